@@ -1,0 +1,48 @@
+// The contract between the scheduler and a backend (ONNX Runtime, in-process JS, ...).
+// A backend instance is one loaded copy of one model version; it knows nothing about HTTP.
+import type { HerdError } from '../../core/errors.ts';
+import type { Parameters, Tensor } from '../../core/tensor.ts';
+import type { ModelConfig } from '../repository/model-config.ts';
+
+export interface InferenceRequest {
+  /** Client-supplied id, echoed in the response; '' when none was given. */
+  id: string;
+  modelName: string;
+  modelVersion: number;
+  /** Validated against the config: names known, datatypes and shapes (batch dim included) right. */
+  inputs: Tensor[];
+  /** Output names the client asked for; empty means every output of the model. */
+  requestedOutputs: string[];
+  parameters: Parameters;
+}
+
+export type InferenceResult =
+  | { ok: true; outputs: Tensor[]; parameters?: Parameters }
+  | { ok: false; error: HerdError };
+
+/** Everything a backend needs to load one instance of one model version. */
+export interface BackendLoadContext {
+  config: ModelConfig;
+  /** Absolute path of `<repo>/<model>`. */
+  modelPath: string;
+  /** Absolute path of `<repo>/<model>/<version>`. */
+  versionPath: string;
+  version: number;
+  /** Instance name as Triton names it, e.g. `my_model_0_1`. */
+  instanceName: string;
+  instanceKind: 'KIND_CPU' | 'KIND_GPU' | 'KIND_MODEL';
+}
+
+export interface Backend {
+  /** One result per request, in order. A thrown error fails every request of the batch. */
+  execute(requests: InferenceRequest[]): Promise<InferenceResult[]>;
+  unload(): Promise<void>;
+}
+
+export interface BackendFactory {
+  /** Backend name as written in config.pbtxt (`onnxruntime`, `js`). */
+  readonly name: string;
+  /** Fills what config.pbtxt leaves out from the model file itself (Triton's auto-complete). */
+  autoCompleteConfig?(config: ModelConfig, modelPath: string, versionPath: string): Promise<ModelConfig>;
+  load(context: BackendLoadContext): Promise<Backend>;
+}
