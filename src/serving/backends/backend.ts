@@ -33,9 +33,19 @@ export interface BackendLoadContext {
   instanceKind: 'KIND_CPU' | 'KIND_GPU' | 'KIND_MODEL';
 }
 
+/**
+ * Filled by a backend during execute() with process.hrtime.bigint() readings, so statistics can split
+ * compute time into input preparation, inference and output conversion as Triton reports it.
+ * A backend that fills nothing has all its time counted as inference.
+ */
+export interface ExecutionMarks {
+  inputEnd?: bigint;
+  inferEnd?: bigint;
+}
+
 export interface Backend {
   /** One result per request, in order. A thrown error fails every request of the batch. */
-  execute(requests: InferenceRequest[]): Promise<InferenceResult[]>;
+  execute(requests: InferenceRequest[], marks?: ExecutionMarks): Promise<InferenceResult[]>;
   unload(): Promise<void>;
 }
 

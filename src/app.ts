@@ -1,0 +1,64 @@
+// The composition root: builds the serving side from a HerdConfig, wires it to the HTTP transport,
+// and owns start-up and the draining shutdown. Nothing else constructs concrete pieces.
+import type { FastifyInstance } from 'fastify';
+import type { HerdConfig } from './config/herd-config-schema.ts';
+import { createHttpApp } from './http/create-http-app.ts';
+import type { BackendFactory } from './serving/backends/backend.ts';
+import { jsBackend } from './serving/backends/js/js-backend.ts';
+import { onnxRuntimeBackend } from './serving/backends/onnxruntime/onnxruntime-backend.ts';
+import { InferenceService } from './serving/inference-service.ts';
+import { ModelRepositoryManager } from './serving/repository/model-repository-manager.ts';
+
+export interface HerdServer {
+  /** Base URL of the KServe HTTP endpoint, e.g. http://127.0.0.1:8000 */
+  httpUrl: string;
+  repository: ModelRepositoryManager;
+  /** Stops accepting requests, answers every accepted one, unloads models. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  log?: (line: string) => void;
+}
+
+export function createBackends(): ReadonlyMap<string, BackendFactory> {
+  return new Map<string, BackendFactory>([
+    [onnxRuntimeBackend.name, onnxRuntimeBackend],
+    [jsBackend.name, jsBackend],
+  ]);
+}
+
+export async function startHerd(config: HerdConfig, options: StartOptions = {}): Promise<HerdServer> {
+  const log = options.log ?? (() => undefined);
+  const repository = new ModelRepositoryManager({
+    repositories: config.serving.model_repository,
+    controlMode: config.serving.model_control_mode,
+    backends: createBackends(),
+  });
+  await repository.start(config.serving.load_model);
+  if (config.serving.model_control_mode === 'poll') repository.startPolling(config.serving.repository_poll_secs);
+
+  let closing = false;
+  const inference = new InferenceService(repository);
+  const http: FastifyInstance = createHttpApp(
+    {
+      inference,
+      repository,
+      isReady: () => !closing && (!config.serving.strict_readiness || repository.allReady()),
+    },
+    { maxInputSize: config.server.http_max_input_size, log },
+  );
+  const address = await http.listen({ host: config.server.host, port: config.server.http_port });
+  const httpUrl = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '[::1]');
+
+  let closed: Promise<void> | undefined;
+  const close = () => {
+    closed ??= (async () => {
+      closing = true;
+      await http.close();
+      await repository.close();
+    })();
+    return closed;
+  };
+  return { httpUrl, repository, close };
+}

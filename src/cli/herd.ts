@@ -1,0 +1,15 @@
+// The `herd` command line. Errors print one clear line and exit 1, never a stack trace.
+import { Command } from 'commander';
+import { HerdError } from '../core/errors.ts';
+import { registerServeCommand } from './serve-command.ts';
+
+const program = new Command('herd').description('Herd: Triton-compatible model serving and an LLM gateway in one server');
+registerServeCommand(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  const message = err instanceof HerdError ? err.message : err instanceof Error ? err.message : String(err);
+  process.stderr.write(`herd: ${message}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,110 @@
+// `herd serve`: flags named like tritonserver's where they mean the same; flags win over herd.yaml.
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { startHerd } from '../app.ts';
+import type { HerdConfig } from '../config/herd-config-schema.ts';
+import { defaultHerdConfig, loadHerdConfigFile } from '../config/load-herd-config.ts';
+import { HerdError } from '../core/errors.ts';
+import { formatModelTable } from './format-model-table.ts';
+
+export interface ServeFlags {
+  config?: string;
+  modelRepository?: string[];
+  host?: string;
+  httpPort?: string;
+  modelControlMode?: string;
+  loadModel?: string[];
+  repositoryPollSecs?: string;
+  strictReadiness?: string | boolean;
+  httpMaxInputSize?: string;
+  exitTimeoutSecs?: string;
+}
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+export function registerServeCommand(program: Command): void {
+  program
+    .command('serve')
+    .description('serve a Triton model repository over KServe v2 HTTP')
+    .option('--config <file>', 'herd.yaml (default: ./herd.yaml when present, else built-in defaults)')
+    .option('--model-repository <dir>', 'model repository path (repeatable)', collect)
+    .option('--host <address>', 'address to listen on')
+    .option('--http-port <port>', 'KServe HTTP port (default 8000)')
+    .option('--model-control-mode <mode>', 'none | poll | explicit')
+    .option('--load-model <name>', "model to load at start in explicit mode, '*' for all (repeatable)", collect)
+    .option('--repository-poll-secs <secs>', 'poll interval in poll mode')
+    .option('--strict-readiness [bool]', 'ready only when every model is ready (default true)')
+    .option('--http-max-input-size <bytes>', 'largest request body accepted (default 64 MB)')
+    .option('--exit-timeout-secs <secs>', 'how long shutdown waits for in-flight requests')
+    .action(async (flags: ServeFlags) => {
+      const config = resolveServeConfig(flags);
+      await runServer(config);
+    });
+}
+
+export function resolveServeConfig(flags: ServeFlags): HerdConfig {
+  const file = flags.config ?? (existsSync('herd.yaml') ? 'herd.yaml' : undefined);
+  const config = file ? loadHerdConfigFile(file).config : defaultHerdConfig();
+  const server = { ...config.server };
+  const serving = { ...config.serving };
+  if (flags.modelRepository) serving.model_repository = flags.modelRepository.map((p) => resolve(p));
+  if (flags.host) server.host = flags.host;
+  if (flags.httpPort !== undefined) server.http_port = parseInteger('--http-port', flags.httpPort, 0, 65535);
+  if (flags.modelControlMode !== undefined) {
+    const mode = flags.modelControlMode.toLowerCase();
+    if (mode !== 'none' && mode !== 'poll' && mode !== 'explicit') throw new HerdError('INVALID_ARG', `--model-control-mode must be none, poll or explicit, got '${flags.modelControlMode}'`);
+    serving.model_control_mode = mode;
+  }
+  if (flags.loadModel) serving.load_model = flags.loadModel;
+  if (flags.repositoryPollSecs !== undefined) serving.repository_poll_secs = parseInteger('--repository-poll-secs', flags.repositoryPollSecs, 0, 86400);
+  if (flags.strictReadiness !== undefined) serving.strict_readiness = parseBool('--strict-readiness', flags.strictReadiness);
+  if (flags.httpMaxInputSize !== undefined) server.http_max_input_size = parseInteger('--http-max-input-size', flags.httpMaxInputSize, 1, Number.MAX_SAFE_INTEGER);
+  if (flags.exitTimeoutSecs !== undefined) server.exit_timeout_secs = parseInteger('--exit-timeout-secs', flags.exitTimeoutSecs, 0, 86400);
+  if (serving.model_repository.length === 0) throw new HerdError('INVALID_ARG', 'no model repository: pass --model-repository DIR or set serving.model_repository in herd.yaml');
+  if (serving.load_model.length > 0 && serving.model_control_mode !== 'explicit') {
+    throw new HerdError('INVALID_ARG', '--load-model is only allowed with --model-control-mode=explicit');
+  }
+  return { ...config, server, serving };
+}
+
+async function runServer(config: HerdConfig): Promise<void> {
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const server = await startHerd(config, { log });
+  process.stdout.write(`${formatModelTable(server.repository.summary())}\n`);
+  for (const problem of server.repository.repositoryErrors) process.stdout.write(`warning: ${problem}\n`);
+  process.stdout.write(`Started HTTPService at ${config.server.host}:${config.server.http_port} (${server.httpUrl})\n`);
+  process.stdout.write(`Model control mode: ${config.serving.model_control_mode}; repositories: ${config.serving.model_repository.join(', ')}\n`);
+
+  const shutdown = (signal: string) => {
+    process.stdout.write(`${signal} received: draining in-flight requests\n`);
+    const timer = setTimeout(() => {
+      process.stderr.write(`exit timeout of ${config.server.exit_timeout_secs}s reached with requests still running\n`);
+      process.exit(1);
+    }, config.server.exit_timeout_secs * 1000);
+    timer.unref();
+    server.close().then(() => {
+      process.stdout.write('all requests answered; exiting\n');
+      process.exit(0);
+    }, (err: unknown) => {
+      process.stderr.write(`shutdown failed: ${String(err)}\n`);
+      process.exit(1);
+    });
+  };
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+function parseInteger(flag: string, value: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new HerdError('INVALID_ARG', `${flag} must be an integer from ${min} to ${max}, got '${value}'`);
+  return n;
+}
+
+function parseBool(flag: string, value: string | boolean): boolean {
+  if (typeof value === 'boolean') return value;
+  const v = value.toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(v)) return true;
+  if (['false', '0', 'no', 'off'].includes(v)) return false;
+  throw new HerdError('INVALID_ARG', `${flag} must be true or false, got '${value}'`);
+}

@@ -1,0 +1,33 @@
+// The herd.yaml schema (zod): field names are the contract from DESIGN.md. Sections arrive as
+// their features do; an unknown key is an error so a typo never silently does nothing.
+import { z } from 'zod';
+
+const port = z.number().int().min(0).max(65535);
+
+export const serverSchema = z.strictObject({
+  host: z.string().default('0.0.0.0'),
+  http_port: port.default(8000),
+  grpc_port: port.default(8001),
+  metrics_port: port.default(8002),
+  /** Largest request body accepted, in bytes, after decompression (tritonserver --http-max-input-size). */
+  http_max_input_size: z.number().int().positive().default(64 * 1024 * 1024),
+  /** Seconds to wait for in-flight requests on SIGINT/SIGTERM (tritonserver --exit-timeout-secs). */
+  exit_timeout_secs: z.number().int().min(0).default(30),
+});
+
+export const servingSchema = z.strictObject({
+  model_repository: z.array(z.string()).default([]),
+  model_control_mode: z.enum(['none', 'poll', 'explicit']).default('none'),
+  load_model: z.array(z.string()).default([]),
+  repository_poll_secs: z.number().min(0).default(15),
+  strict_readiness: z.boolean().default(true),
+});
+
+export const herdConfigSchema = z.strictObject({
+  server: serverSchema.default(serverSchema.parse({})),
+  serving: servingSchema.default(servingSchema.parse({})),
+});
+
+export type HerdConfig = z.infer<typeof herdConfigSchema>;
+export type ServerConfig = HerdConfig['server'];
+export type ServingConfig = HerdConfig['serving'];

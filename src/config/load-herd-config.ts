@@ -1,0 +1,89 @@
+// Reads herd.yaml: YAML syntax errors and schema errors both come back as `file:line:column: path: message`.
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import type { ZodError } from 'zod';
+import { HerdError } from '../core/errors.ts';
+import { herdConfigSchema, type HerdConfig } from './herd-config-schema.ts';
+import { interpolateEnv } from './interpolate-env.ts';
+
+export interface LoadedConfig {
+  config: HerdConfig;
+  /** The file it came from, or undefined for built-in defaults. */
+  file: string | undefined;
+}
+
+export function defaultHerdConfig(): HerdConfig {
+  return herdConfigSchema.parse({});
+}
+
+export function loadHerdConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new HerdError('INVALID_ARG', `cannot read config file ${file}: ${(err as Error).message}`);
+  }
+  return { config: parseHerdConfig(text, file, env), file };
+}
+
+export function parseHerdConfig(text: string, file: string, env: NodeJS.ProcessEnv = process.env): HerdConfig {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
+  const problem = doc.errors[0];
+  if (problem) {
+    const pos = lines.linePos(problem.pos[0]);
+    throw new HerdError('INVALID_ARG', `${file}:${pos.line}:${pos.col}: ${problem.message.split('\n')[0]}`);
+  }
+  const raw = interpolateTree(doc.toJS() ?? {}, env, file, doc, lines, []);
+  const parsed = herdConfigSchema.safeParse(raw);
+  if (!parsed.success) throw new HerdError('INVALID_ARG', formatZodError(parsed.error, file, doc, lines));
+  return resolvePaths(parsed.data, dirname(resolve(file)));
+}
+
+function interpolateTree(value: unknown, env: NodeJS.ProcessEnv, file: string, doc: Document, lines: LineCounter, path: (string | number)[]): unknown {
+  if (typeof value === 'string') return interpolateEnv(value, env, locate(file, doc, lines, path));
+  if (Array.isArray(value)) return value.map((v, i) => interpolateTree(v, env, file, doc, lines, [...path, i]));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolateTree(v, env, file, doc, lines, [...path, k])]));
+  }
+  return value;
+}
+
+function formatZodError(error: ZodError, file: string, doc: Document, lines: LineCounter): string {
+  return error.issues
+    .map((issue) => {
+      const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
+      return `${locate(file, doc, lines, path)}: ${issue.message}`;
+    })
+    .join('\n');
+}
+
+/** `file:line:col: a.b[2].c` for the deepest node of `path` that exists in the document. */
+function locate(file: string, doc: Document, lines: LineCounter, path: (string | number)[]): string {
+  let node: Node | null = doc.contents;
+  let offset = node?.range?.[0] ?? 0;
+  for (const key of path) {
+    if (isMap(node)) {
+      const pair = node.items.find((p) => isScalar(p.key) && p.key.value === key);
+      if (!pair) break;
+      offset = (pair.key as Node).range?.[0] ?? offset;
+      node = (pair.value as Node | null) ?? null;
+    } else if (isSeq(node) && typeof key === 'number') {
+      node = (node.items[key] as Node | undefined) ?? null;
+      if (!node) break;
+      offset = node.range?.[0] ?? offset;
+    } else break;
+  }
+  const pos = lines.linePos(offset);
+  return `${file}:${pos.line}:${pos.col}: ${formatPath(path)}`;
+}
+
+function formatPath(path: (string | number)[]): string {
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('') || '(top level)';
+}
+
+/** Repository paths in herd.yaml are relative to the file, as a user reading the file expects. */
+function resolvePaths(config: HerdConfig, base: string): HerdConfig {
+  return { ...config, serving: { ...config.serving, model_repository: config.serving.model_repository.map((p) => resolve(base, p)) } };
+}

@@ -1,0 +1,85 @@
+// The Fastify app on :8000: raw-body parsing with gzip/deflate and a size limit, response
+// compression on request, one error mapping, and 404/405 answers in KServe's `{"error"}` shape.
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import { promisify } from 'node:util';
+import { deflate, gzip } from 'node:zlib';
+import { HerdError } from '../core/errors.ts';
+import { decodeContentEncoding } from './decode-request-body.ts';
+import { registerKserveRoutes, type KserveDeps } from './kserve-routes.ts';
+import { mapErrorCodeToKserveStatus } from './map-kserve-error.ts';
+
+const gzipAsync = promisify(gzip);
+const deflateAsync = promisify(deflate);
+/** Below this size compressing costs more than it saves. */
+const COMPRESS_MIN_BYTES = 1024;
+
+export interface HttpAppOptions {
+  maxInputSize: number;
+  log?: (line: string) => void;
+}
+
+export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): FastifyInstance {
+  const app = Fastify({ logger: false, bodyLimit: options.maxInputSize, return503OnClosing: true, forceCloseConnections: false });
+  const routes: { pattern: RegExp; methods: string[] }[] = [];
+  const allow = (url: string, methods: string[]) => {
+    const pattern = new RegExp(`^${url.replace(/:[a-z]+/g, '[^/]+')}/?$`);
+    const existing = routes.find((r) => r.pattern.source === pattern.source);
+    if (existing) existing.methods.push(...methods);
+    else routes.push({ pattern, methods: [...methods] });
+  };
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  app.addHook('preParsing', async (request, _reply, payload) =>
+    decodeContentEncoding(payload, request.headers['content-encoding'], options.maxInputSize));
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (!(typeof payload === 'string' || Buffer.isBuffer(payload))) return payload;
+    const size = Buffer.byteLength(payload);
+    if (size < COMPRESS_MIN_BYTES) return payload;
+    const accept = String(request.headers['accept-encoding'] ?? '');
+    const encoding = /\bgzip\b/.test(accept) ? 'gzip' : /\bdeflate\b/.test(accept) ? 'deflate' : undefined;
+    if (!encoding) return payload;
+    reply.header('Content-Encoding', encoding);
+    reply.removeHeader('content-length');
+    return encoding === 'gzip' ? gzipAsync(payload) : deflateAsync(payload);
+  });
+
+  app.setErrorHandler((error: FastifyError | HerdError, _request, reply) => {
+    const { status, message } = describeError(error, options.maxInputSize);
+    if (status >= 500 && status !== 503 && status !== 501) options.log?.(`internal error: ${error.stack ?? message}`);
+    void reply.code(status).header('Content-Type', 'application/json').send(JSON.stringify({ error: message }));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const route = routes.find((r) => r.pattern.test(path));
+    if (route) {
+      void reply.code(405).header('Allow', [...new Set(route.methods)].join(', ')).header('Content-Type', 'application/json')
+        .send(JSON.stringify({ error: `Method Not Allowed: ${request.method} ${path} (allowed: ${[...new Set(route.methods)].join(', ')})` }));
+      return;
+    }
+    void reply.code(404).header('Content-Type', 'application/json').send(JSON.stringify({ error: `Not Found: no route for ${request.method} ${path}` }));
+  });
+
+  registerKserveRoutes(app, deps, allow);
+  return app;
+}
+
+function describeError(error: FastifyError | HerdError, limit: number): { status: number; message: string } {
+  if (error instanceof HerdError) return { status: mapErrorCodeToKserveStatus(error.code), message: error.message };
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { status: 400, message: `request body exceeds the maximum input size of ${limit} bytes; use --http-max-input-size to increase the limit` };
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return { status: 400, message: 'request body length does not match its Content-Length header' };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { status: 400, message: 'request body is empty' };
+    default:
+      break;
+  }
+  if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+    return { status: error.statusCode, message: error.message };
+  }
+  return { status: 500, message: error.message || 'internal error' };
+}

@@ -1,0 +1,177 @@
+// KServe v2 / Triton HTTP routes. Thin: decode the wire format, call serving, encode the answer.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { HerdError } from '../core/errors.ts';
+import { parseInferRequestBody, parseRawInferRequest, type DecodedInferRequest } from '../core/codecs/kserve-infer-request.ts';
+import { createInferResponseBody } from '../core/codecs/kserve-infer-response.ts';
+import type { InferenceService, RequestedOutput } from '../serving/inference-service.ts';
+import type { ModelRepositoryManager } from '../serving/repository/model-repository-manager.ts';
+import { convertModelConfigToJson } from '../serving/repository/convert-model-config-to-json.ts';
+import { createServerMetadata } from '../serving/server-metadata.ts';
+import { mapConfigTypeToDataType } from '../core/datatype.ts';
+import { sendJson } from './send-body.ts';
+
+export interface KserveDeps {
+  inference: InferenceService;
+  repository: ModelRepositoryManager;
+  /** Server readiness (strict readiness and shutdown folded in by the caller). */
+  isReady: () => boolean;
+}
+
+type ModelParams = { model: string; version?: string };
+
+const HEADER_LENGTH = 'inference-header-content-length';
+
+export function registerKserveRoutes(app: FastifyInstance, deps: KserveDeps, allow: (url: string, methods: string[]) => void): void {
+  const { inference, repository } = deps;
+  const serverMetadata = createServerMetadata();
+
+  const get = (url: string, handler: (req: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply) => unknown) => {
+    app.get<{ Params: ModelParams }>(url, handler);
+    allow(url, ['GET', 'HEAD']);
+  };
+  const post = (url: string, handler: (req: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply) => unknown) => {
+    app.post<{ Params: ModelParams }>(url, handler);
+    allow(url, ['POST']);
+  };
+  const both = (url: string, handler: Parameters<typeof get>[1]) => {
+    get(url, handler);
+    get(`${url.replace('/:model', '/:model/versions/:version')}`, handler);
+  };
+
+  get('/v2/health/live', (_req, reply) => reply.code(200).send());
+  get('/v2/health/ready', (_req, reply) => reply.code(deps.isReady() ? 200 : 400).send());
+  get('/v2', (_req, reply) => sendJson(reply, 200, serverMetadata));
+
+  both('/v2/models/:model', (req, reply) => sendJson(reply, 200, inference.metadata(req.params.model, parseVersion(req.params.version))));
+  both('/v2/models/:model/ready', (req, reply) => reply.code(inference.isModelReady(req.params.model, parseVersion(req.params.version)) ? 200 : 400).send());
+  both('/v2/models/:model/config', (req, reply) => sendJson(reply, 200, convertModelConfigToJson(inference.config(req.params.model, parseVersion(req.params.version)))));
+  get('/v2/models/stats', (_req, reply) => sendJson(reply, 200, { model_stats: inference.statistics() }));
+  both('/v2/models/:model/stats', (req, reply) => sendJson(reply, 200, { model_stats: inference.statistics(req.params.model, parseVersion(req.params.version)) }));
+
+  const infer = async (req: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply) => {
+    const version = parseVersion(req.params.version);
+    const body = bodyBuffer(req.body);
+    const headerLength = parseHeaderLength(req.headers[HEADER_LENGTH]);
+    const decoded = headerLength === 0
+      ? decodeRaw(inference, req.params.model, version, body)
+      : parseInferRequestBody(body, headerLength);
+    const answer = await inference.infer({
+      modelName: req.params.model,
+      version,
+      id: decoded.id,
+      parameters: decoded.parameters,
+      inputs: decoded.inputs,
+      outputs: decoded.outputs.map(toRequestedOutput),
+    });
+    const encoded = createInferResponseBody(answer, decoded, headerLength === 0);
+    if (encoded.headerLength !== undefined) {
+      reply.header('Inference-Header-Content-Length', String(encoded.headerLength));
+      reply.header('Content-Type', 'application/octet-stream');
+    } else {
+      reply.header('Content-Type', 'application/json');
+    }
+    return reply.code(200).send(encoded.body);
+  };
+  post('/v2/models/:model/infer', infer);
+  post('/v2/models/:model/versions/:version/infer', infer);
+
+  post('/v2/repository/index', (req, reply) => {
+    const ready = optionalBool(parseJsonBody(req.body), 'ready');
+    return sendJson(reply, 200, repository.index(ready));
+  });
+  post('/v2/repository/models/:model/load', async (req, reply) => {
+    const body = parseJsonBody(req.body);
+    const params = objectField(body, 'parameters');
+    const override = params?.['config'];
+    if (override !== undefined && typeof override !== 'string') {
+      throw new HerdError('INVALID_ARG', "load parameter 'config' must be a string holding the model configuration as JSON");
+    }
+    const files = Object.keys(params ?? {}).filter((k) => k.startsWith('file:'));
+    if (files.length > 0) {
+      throw new HerdError('UNSUPPORTED', `loading model files through the load API (${files.join(', ')}) is not supported; put them in the model repository`);
+    }
+    await repository.load(req.params.model, override);
+    return reply.code(200).send();
+  });
+  post('/v2/repository/models/:model/unload', async (req, reply) => {
+    parseJsonBody(req.body);
+    await repository.unload(req.params.model);
+    return reply.code(200).send();
+  });
+}
+
+function toRequestedOutput(o: DecodedInferRequest['outputs'][number]): RequestedOutput {
+  const classification = o.parameters['classification'];
+  if (classification === undefined) return { name: o.name };
+  if (typeof classification !== 'number' || !Number.isInteger(classification) || classification < 1) {
+    throw new HerdError('INVALID_ARG', `output '${o.name}': parameter 'classification' must be a positive integer, got ${JSON.stringify(classification)}`);
+  }
+  return { name: o.name, classCount: classification };
+}
+
+/** The raw binary form: the whole body is the model's only input, shaped as its config says. */
+function decodeRaw(inference: InferenceService, model: string, version: number | undefined, body: Buffer): DecodedInferRequest {
+  const config = inference.config(model, version);
+  if (config.input.length !== 1) {
+    throw new HerdError('INVALID_ARG', `raw binary request (Inference-Header-Content-Length: 0) needs a model with exactly one input; model '${model}' has ${config.input.length}`);
+  }
+  const input = config.input[0]!;
+  const dims = input.dims;
+  if (dims.some((d) => d < 0)) {
+    throw new HerdError('INVALID_ARG', `raw binary request for model '${model}' is not allowed: input '${input.name}' has variable dims [${dims.join(',')}]`);
+  }
+  const datatype = mapConfigTypeToDataType(input.data_type);
+  if (!datatype) throw new HerdError('INVALID_ARG', `model '${model}' input '${input.name}' has no datatype`);
+  const shape = config.max_batch_size > 0 ? [1, ...dims] : [...dims];
+  return parseRawInferRequest(body, { name: input.name, datatype, shape });
+}
+
+function parseVersion(raw: string | undefined): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[0-9]+$/.test(raw)) throw new HerdError('INVALID_ARG', `failed to parse model version '${raw}': versions are non-negative integers`);
+  return Number(raw);
+}
+
+function parseHeaderLength(value: string | string[] | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const text = Array.isArray(value) ? value[0] : value;
+  if (text === undefined || !/^[0-9]+$/.test(text.trim())) {
+    throw new HerdError('INVALID_ARG', `Inference-Header-Content-Length must be a non-negative integer, got '${String(text)}'`);
+  }
+  return Number(text.trim());
+}
+
+function bodyBuffer(body: unknown): Buffer {
+  if (Buffer.isBuffer(body)) return body;
+  if (body === undefined || body === null) throw new HerdError('INVALID_ARG', 'inference request has no body');
+  throw new HerdError('INTERNAL', 'request body was not read as bytes');
+}
+
+/** Control-API bodies are optional JSON objects. */
+function parseJsonBody(body: unknown): Record<string, unknown> | undefined {
+  if (body === undefined || body === null) return undefined;
+  const buf = bodyBuffer(body);
+  if (buf.length === 0) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(buf.toString('utf8'));
+  } catch (err) {
+    throw new HerdError('INVALID_ARG', `failed to parse the request JSON buffer: ${(err as Error).message}`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new HerdError('INVALID_ARG', 'request body must be a JSON object');
+  return parsed as Record<string, unknown>;
+}
+
+function objectField(body: Record<string, unknown> | undefined, key: string): Record<string, unknown> | undefined {
+  const value = body?.[key];
+  if (value === undefined) return undefined;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new HerdError('INVALID_ARG', `'${key}' must be a JSON object`);
+  return value as Record<string, unknown>;
+}
+
+function optionalBool(body: Record<string, unknown> | undefined, key: string): boolean {
+  const value = body?.[key];
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') throw new HerdError('INVALID_ARG', `'${key}' must be true or false`);
+  return value;
+}

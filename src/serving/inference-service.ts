@@ -1,0 +1,96 @@
+// The serving side's one entry point for transports: resolve the model, validate the request
+// against its config, schedule it, then shape the outputs (subset, classification).
+import { HerdError } from '../core/errors.ts';
+import type { Parameters, Tensor } from '../core/tensor.ts';
+import { classifyTensor } from './classification.ts';
+import { createModelMetadata, type ModelMetadata } from './model-metadata.ts';
+import type { LoadedModel, ModelRepositoryManager } from './repository/model-repository-manager.ts';
+import type { ModelStatistics } from './stats.ts';
+import { validateInferRequest } from './validate-infer-request.ts';
+
+export interface RequestedOutput {
+  name: string;
+  /** Top-k classification instead of raw values (classification extension). */
+  classCount?: number;
+}
+
+export interface InferCall {
+  modelName: string;
+  version?: number;
+  id: string;
+  parameters: Parameters;
+  inputs: Tensor[];
+  /** Empty: every output of the model. */
+  outputs: RequestedOutput[];
+}
+
+export interface InferAnswer {
+  modelName: string;
+  modelVersion: number;
+  id: string;
+  outputs: Tensor[];
+  parameters?: Parameters;
+}
+
+export class InferenceService {
+  constructor(private readonly repository: ModelRepositoryManager) {}
+
+  async infer(call: InferCall): Promise<InferAnswer> {
+    const model = this.repository.get(call.modelName, call.version);
+    validateInferRequest(model.config, { id: call.id, inputs: call.inputs, outputs: call.outputs.map((o) => o.name) });
+    const result = await model.pool.submit({
+      id: call.id,
+      modelName: model.name,
+      modelVersion: model.version,
+      inputs: call.inputs,
+      requestedOutputs: call.outputs.map((o) => o.name),
+      parameters: call.parameters,
+    });
+    if (!result.ok) throw result.error;
+    return {
+      modelName: model.name,
+      modelVersion: model.version,
+      id: call.id,
+      outputs: shapeOutputs(model, result.outputs, call.outputs),
+      ...(result.parameters ? { parameters: result.parameters } : {}),
+    };
+  }
+
+  metadata(name: string, version?: number): ModelMetadata {
+    const model = this.repository.get(name, version);
+    const versions = version !== undefined
+      ? [version]
+      : this.repository.loadedModels().filter((m) => m.name === name).map((m) => m.version).sort((a, b) => a - b);
+    return createModelMetadata(model.config, versions);
+  }
+
+  config(name: string, version?: number): LoadedModel['config'] {
+    return this.repository.get(name, version).config;
+  }
+
+  /** Statistics of every loaded version, of one model, or of one version (Triton's three forms). */
+  statistics(name?: string, version?: number): ModelStatistics[] {
+    if (name === undefined) return this.repository.loadedModels().map((m) => m.stats.snapshot());
+    if (version !== undefined) return [this.repository.get(name, version).stats.snapshot()];
+    this.repository.get(name);
+    return this.repository.loadedModels().filter((m) => m.name === name).map((m) => m.stats.snapshot());
+  }
+
+  isModelReady(name: string, version?: number): boolean {
+    return this.repository.isModelReady(name, version);
+  }
+}
+
+function shapeOutputs(model: LoadedModel, produced: Tensor[], requested: readonly RequestedOutput[]): Tensor[] {
+  if (requested.length === 0) return produced;
+  return requested.map((want) => {
+    const tensor = produced.find((t) => t.name === want.name);
+    if (!tensor) throw new HerdError('INTERNAL', `model '${model.name}' did not produce requested output '${want.name}'`);
+    if (want.classCount === undefined) return tensor;
+    return classifyTensor(tensor, {
+      classCount: want.classCount,
+      batching: model.config.max_batch_size > 0,
+      labels: model.labels.get(want.name),
+    });
+  });
+}

@@ -1,0 +1,311 @@
+// The repository manager: which models exist, which versions are loaded, and Triton's control modes
+// (none: load everything once; poll: rescan and reload what changed; explicit: only the load API).
+// A model that fails keeps its reason and every other model keeps serving.
+import { join } from 'node:path';
+import { HerdError, toHerdError } from '../../core/errors.ts';
+import type { Backend, BackendFactory, InferenceRequest } from '../backends/backend.ts';
+import { readLabelFile } from '../classification.ts';
+import { InstancePool } from '../scheduler/instance-pool.ts';
+import { ModelStats } from '../stats.ts';
+import { loadModelConfig } from './load-model-config.ts';
+import type { ModelConfig } from './model-config.ts';
+import { fingerprintModelFolder } from './model-fingerprint.ts';
+import { listVersionFolders, selectVersions } from './model-versions.ts';
+import { scanRepositories, type ModelLocation } from './scan-repositories.ts';
+
+export type ModelControlMode = 'none' | 'poll' | 'explicit';
+export type ModelState = 'LOADING' | 'READY' | 'UNLOADING' | 'UNAVAILABLE';
+
+/** One loaded, servable model version. */
+export interface LoadedModel {
+  name: string;
+  version: number;
+  config: ModelConfig;
+  pool: InstancePool;
+  stats: ModelStats;
+  /** Output name -> labels from its label_filename. */
+  labels: ReadonlyMap<string, readonly string[]>;
+}
+
+export interface RepositoryIndexEntry { name: string; version?: string; state?: ModelState; reason?: string }
+
+interface ModelRecord {
+  location: ModelLocation;
+  state: ModelState;
+  reason: string;
+  versions: Map<number, LoadedModel>;
+  fingerprint: string;
+  /** Set while a JSON config override from the load API is in force. */
+  overrideJson?: string;
+  loadSeconds?: number;
+}
+
+export interface RepositoryManagerOptions {
+  repositories: string[];
+  controlMode: ModelControlMode;
+  backends: ReadonlyMap<string, BackendFactory>;
+  /** Called with each model's load time, for nv_model_load_duration_secs. */
+  onLoaded?: (model: LoadedModel, seconds: number) => void;
+}
+
+export class ModelRepositoryManager {
+  private readonly models = new Map<string, ModelRecord>();
+  private serial: Promise<unknown> = Promise.resolve();
+  private pollTimer: NodeJS.Timeout | undefined;
+  /** Repository-level problems seen by the last scan. */
+  repositoryErrors: string[] = [];
+
+  constructor(private readonly options: RepositoryManagerOptions) {}
+
+  get controlMode(): ModelControlMode {
+    return this.options.controlMode;
+  }
+
+  /** Loads what the control mode says to load at start: all models, or those named (`*` = all). */
+  start(loadModels: readonly string[]): Promise<void> {
+    return this.exclusive(async () => {
+      const scan = this.rescan();
+      const names = this.options.controlMode === 'explicit'
+        ? (loadModels.includes('*') ? [...scan.keys()] : [...loadModels])
+        : [...scan.keys()];
+      for (const name of names) {
+        const location = scan.get(name);
+        if (!location) {
+          this.models.set(name, { location: { name, path: '' }, state: 'UNAVAILABLE', reason: `failed to load '${name}': model not found in any model repository`, versions: new Map(), fingerprint: '' });
+          continue;
+        }
+        await this.loadRecord(location, undefined);
+      }
+    });
+  }
+
+  /** Starts rescanning every `seconds` (poll mode). */
+  startPolling(seconds: number): void {
+    if (seconds <= 0) return;
+    this.pollTimer = setInterval(() => void this.poll(), seconds * 1000);
+    this.pollTimer.unref();
+  }
+
+  /** Rescans: loads new models, unloads removed ones, reloads changed ones (a failed reload keeps the old version). */
+  poll(): Promise<void> {
+    return this.exclusive(async () => {
+      const scan = this.rescan();
+      for (const [name, record] of this.models) {
+        if (!scan.has(name)) await this.unloadRecord(name, record, 'model was removed from the repository');
+      }
+      for (const location of scan.values()) {
+        const record = this.models.get(location.name);
+        if (!record || record.fingerprint !== fingerprintModelFolder(location.path)) await this.loadRecord(location, undefined);
+      }
+    });
+  }
+
+  /** The load API (explicit mode only); `overrideJson` replaces config.pbtxt. */
+  load(name: string, overrideJson?: string): Promise<void> {
+    this.requireControl();
+    return this.exclusive(async () => {
+      const location = this.rescan().get(name);
+      if (!location) throw new HerdError('INVALID_ARG', `failed to load '${name}', failed to poll from model repository`);
+      await this.loadRecord(location, overrideJson, true);
+      const record = this.models.get(name);
+      if (record?.state !== 'READY') throw new HerdError('INVALID_ARG', record?.reason || `failed to load '${name}'`);
+    });
+  }
+
+  /** The unload API (explicit mode only): in-flight requests finish first. */
+  unload(name: string): Promise<void> {
+    this.requireControl();
+    return this.exclusive(async () => {
+      const record = this.models.get(name);
+      if (!record) {
+        // Triton accepts unloading a model it never loaded.
+        return;
+      }
+      await this.unloadRecord(name, record, 'unloaded');
+    });
+  }
+
+  /** The servable version: the one asked for, or the highest ready one. */
+  get(name: string, version?: number): LoadedModel {
+    const record = this.models.get(name);
+    if (!record) throw new HerdError('NOT_FOUND', `Request for unknown model: '${name}' is not found`);
+    if (version !== undefined) {
+      const loaded = record.versions.get(version);
+      if (!loaded) throw new HerdError('NOT_FOUND', `Request for unknown model: '${name}' version ${version} is not found`);
+      if (record.state !== 'READY') throw new HerdError('UNAVAILABLE', `Request for unknown model: '${name}' version ${version} is not at ready state`);
+      return loaded;
+    }
+    if (record.state !== 'READY' || record.versions.size === 0) {
+      throw new HerdError('UNAVAILABLE', `Request for unknown model: '${name}' has no available versions${record.reason ? ` (${record.reason})` : ''}`);
+    }
+    return [...record.versions.values()].reduce((a, b) => (b.version > a.version ? b : a));
+  }
+
+  /** True when the model exists in some state (used for readiness answers). */
+  isModelReady(name: string, version?: number): boolean {
+    const record = this.models.get(name);
+    if (!record || record.state !== 'READY') return false;
+    return version === undefined ? record.versions.size > 0 : record.versions.has(version);
+  }
+
+  /** Every model that should be serving is READY (Triton's strict readiness). */
+  allReady(): boolean {
+    for (const record of this.models.values()) if (record.state !== 'READY' && record.reason !== 'unloaded') return false;
+    return true;
+  }
+
+  loadedModels(): LoadedModel[] {
+    return [...this.models.values()].flatMap((r) => (r.state === 'READY' ? [...r.versions.values()] : []));
+  }
+
+  /** POST /v2/repository/index: every model in the repositories, with its state where it has one. */
+  index(readyOnly: boolean): RepositoryIndexEntry[] {
+    const names = new Set([...this.rescanNames(), ...this.models.keys()]);
+    const entries: RepositoryIndexEntry[] = [];
+    for (const name of [...names].sort()) {
+      const record = this.models.get(name);
+      if (!record) {
+        if (!readyOnly) entries.push({ name });
+        continue;
+      }
+      if (readyOnly && record.state !== 'READY') continue;
+      if (record.versions.size === 0) {
+        entries.push({ name, state: record.state, reason: record.reason });
+        continue;
+      }
+      for (const v of [...record.versions.keys()].sort((a, b) => a - b)) {
+        entries.push({ name, version: String(v), state: record.state, reason: record.reason });
+      }
+    }
+    return entries;
+  }
+
+  /** Load outcome per model, for the start-up report. */
+  summary(): { name: string; state: ModelState; versions: number[]; reason: string }[] {
+    return [...this.models.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([name, r]) => ({ name, state: r.state, versions: [...r.versions.keys()], reason: r.reason }));
+  }
+
+  /** Drains every queue, then unloads every model. */
+  close(): Promise<void> {
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    return this.exclusive(async () => {
+      await Promise.all([...this.models.entries()].map(([name, record]) => this.unloadRecord(name, record, 'server shutting down')));
+    });
+  }
+
+  private requireControl(): void {
+    if (this.options.controlMode !== 'explicit') {
+      throw new HerdError('UNAVAILABLE', 'explicit model load / unload is not allowed if polling is enabled');
+    }
+  }
+
+  /** Load and unload never interleave (Triton serialises them too). */
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.serial.then(work, work);
+    this.serial = next.catch(() => undefined);
+    return next;
+  }
+
+  private scanProblems = new Map<string, string>();
+
+  private rescan(): Map<string, ModelLocation> {
+    const scan = scanRepositories(this.options.repositories);
+    this.repositoryErrors = scan.errors;
+    this.scanProblems = scan.problems;
+    return scan.models;
+  }
+
+  private rescanNames(): string[] {
+    return [...scanRepositories(this.options.repositories).models.keys()];
+  }
+
+  private async loadRecord(location: ModelLocation, overrideJson: string | undefined, fromApi = false): Promise<void> {
+    const previous = this.models.get(location.name);
+    const fingerprint = fingerprintModelFolder(location.path);
+    const problem = this.scanProblems.get(location.name);
+    const started = process.hrtime.bigint();
+    let loaded: Map<number, LoadedModel>;
+    try {
+      if (problem) throw new HerdError('INVALID_ARG', problem);
+      loaded = await this.loadVersions(location, overrideJson);
+    } catch (err) {
+      const reason = toHerdError(err).message;
+      if (previous && previous.state === 'READY' && !fromApi) {
+        // Poll mode: a broken update must not take down the version that is serving.
+        previous.fingerprint = fingerprint;
+        previous.reason = `reload failed, still serving the previous version: ${reason}`;
+        return;
+      }
+      if (previous) await this.unloadRecord(location.name, previous, reason);
+      this.models.set(location.name, { location, state: 'UNAVAILABLE', reason, versions: new Map(), fingerprint });
+      return;
+    }
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    if (previous) await this.unloadRecord(location.name, previous, 'replaced by a new load');
+    this.models.set(location.name, { location, state: 'READY', reason: '', versions: loaded, fingerprint, overrideJson, loadSeconds: seconds });
+    for (const model of loaded.values()) this.options.onLoaded?.(model, seconds);
+  }
+
+  private async loadVersions(location: ModelLocation, overrideJson: string | undefined): Promise<Map<number, LoadedModel>> {
+    const { config, factory } = await loadModelConfig({ modelName: location.name, modelPath: location.path, overrideJson }, this.options.backends);
+    const versions = selectVersions(config.version_policy, listVersionFolders(location.path));
+    if (versions.length === 0) {
+      throw new HerdError('INVALID_ARG', `at least one version must be available under the version policy of model '${location.name}'`);
+    }
+    const labels = readLabels(config, location.path);
+    const loaded = new Map<number, LoadedModel>();
+    try {
+      for (const version of versions) loaded.set(version, await this.loadVersion(location, config, factory, version, labels));
+    } catch (err) {
+      await Promise.allSettled([...loaded.values()].map((m) => m.pool.close()));
+      throw err;
+    }
+    return loaded;
+  }
+
+  private async loadVersion(location: ModelLocation, config: ModelConfig, factory: BackendFactory, version: number, labels: ReadonlyMap<string, readonly string[]>): Promise<LoadedModel> {
+    const instances: Backend[] = [];
+    try {
+      for (const group of config.instance_group) {
+        if (group.kind === 'KIND_GPU') {
+          throw new HerdError('INVALID_ARG', `instance group ${group.name} of model ${config.name} specifies KIND_GPU but this machine has no GPU; use KIND_CPU`);
+        }
+        for (let i = 0; i < group.count; i++) {
+          instances.push(await factory.load({
+            config, modelPath: location.path, versionPath: join(location.path, String(version)), version,
+            instanceName: `${group.name}_${i}`, instanceKind: group.kind === 'KIND_MODEL' ? 'KIND_MODEL' : 'KIND_CPU',
+          }));
+        }
+      }
+    } catch (err) {
+      await Promise.allSettled(instances.map((b) => b.unload()));
+      throw err;
+    }
+    const stats = new ModelStats(config.name, version);
+    const pool = new InstancePool(instances, stats, (request) => batchSizeOf(config, request));
+    return { name: config.name, version, config, pool, stats, labels };
+  }
+
+  private async unloadRecord(name: string, record: ModelRecord, reason: string): Promise<void> {
+    if (record.versions.size === 0) {
+      if (reason === 'unloaded') this.models.set(name, { ...record, state: 'UNAVAILABLE', reason });
+      return;
+    }
+    record.state = 'UNLOADING';
+    await Promise.allSettled([...record.versions.values()].map((m) => m.pool.close()));
+    this.models.set(name, { ...record, state: 'UNAVAILABLE', reason, versions: new Map() });
+  }
+}
+
+function batchSizeOf(config: ModelConfig, request: InferenceRequest): number {
+  if (config.max_batch_size === 0) return 1;
+  return request.inputs[0]?.shape[0] ?? 1;
+}
+
+function readLabels(config: ModelConfig, modelPath: string): Map<string, readonly string[]> {
+  const labels = new Map<string, readonly string[]>();
+  for (const output of config.output) {
+    if (output.label_filename) labels.set(output.name, readLabelFile(join(modelPath, output.label_filename)));
+  }
+  return labels;
+}

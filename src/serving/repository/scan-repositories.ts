@@ -1,0 +1,45 @@
+// Finds the models in one or more Triton model repositories: every sub-folder of a repository is a
+// model. A name found in two repositories is reported with both paths instead of picking one.
+import { readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+export interface ModelLocation { name: string; path: string }
+
+export interface RepositoryScan {
+  models: Map<string, ModelLocation>;
+  /** Model name -> the problem that keeps it from loading (duplicate, unreadable repository, ...). */
+  problems: Map<string, string>;
+  /** Repository-level problems (a repository that does not exist). */
+  errors: string[];
+}
+
+export function scanRepositories(repositories: readonly string[]): RepositoryScan {
+  const seen = new Map<string, string[]>();
+  const errors: string[] = [];
+  for (const repo of repositories) {
+    const root = resolve(repo);
+    let names: string[];
+    try {
+      names = readdirSync(root).filter((n) => !n.startsWith('.') && isDirectory(join(root, n)));
+    } catch (err) {
+      errors.push(`failed to read model repository '${root}': ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      continue;
+    }
+    for (const name of names) seen.set(name, [...(seen.get(name) ?? []), join(root, name)]);
+  }
+  const models = new Map<string, ModelLocation>();
+  const problems = new Map<string, string>();
+  for (const [name, paths] of [...seen].sort(([a], [b]) => a.localeCompare(b))) {
+    if (paths.length > 1) problems.set(name, `model '${name}' exists in multiple model repositories: ${paths.join(', ')}`);
+    models.set(name, { name, path: paths[0] as string });
+  }
+  return { models, problems, errors };
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
