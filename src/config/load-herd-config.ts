@@ -67,8 +67,8 @@ function locate(file: string, doc: Document, lines: LineCounter, path: (string |
     if (isMap(node)) {
       const pair = node.items.find((p) => isScalar(p.key) && p.key.value === key);
       if (!pair) break;
-      offset = (pair.key as Node).range?.[0] ?? offset;
       node = (pair.value as Node | null) ?? null;
+      offset = node?.range?.[0] ?? (pair.key as Node).range?.[0] ?? offset;
     } else if (isSeq(node) && typeof key === 'number') {
       node = (node.items[key] as Node | undefined) ?? null;
       if (!node) break;
