@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { HerdError, toHerdError } from '../../core/errors.ts';
 import type { Backend, BackendFactory, InferenceRequest } from '../backends/backend.ts';
-import { readLabelFile } from '../classification.ts';
+import { readModelLabels } from '../classification.ts';
 import { InstancePool } from '../scheduler/instance-pool.ts';
 import { ModelStats } from '../stats.ts';
 import { loadModelConfig } from './load-model-config.ts';
@@ -252,7 +252,7 @@ export class ModelRepositoryManager {
     if (versions.length === 0) {
       throw new HerdError('INVALID_ARG', `at least one version must be available under the version policy of model '${location.name}'`);
     }
-    const labels = readLabels(config, location.path);
+    const labels = readModelLabels(config, location.path);
     const loaded = new Map<number, LoadedModel>();
     try {
       for (const version of versions) loaded.set(version, await this.loadVersion(location, config, factory, version, labels));
@@ -300,12 +300,4 @@ export class ModelRepositoryManager {
 function batchSizeOf(config: ModelConfig, request: InferenceRequest): number {
   if (config.max_batch_size === 0) return 1;
   return request.inputs[0]?.shape[0] ?? 1;
-}
-
-function readLabels(config: ModelConfig, modelPath: string): Map<string, readonly string[]> {
-  const labels = new Map<string, readonly string[]>();
-  for (const output of config.output) {
-    if (output.label_filename) labels.set(output.name, readLabelFile(join(modelPath, output.label_filename)));
-  }
-  return labels;
 }
