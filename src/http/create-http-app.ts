@@ -19,7 +19,7 @@ export interface HttpAppOptions {
 }
 
 export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): FastifyInstance {
-  const app = Fastify({ logger: false, bodyLimit: options.maxInputSize, return503OnClosing: true, forceCloseConnections: false });
+  const app = Fastify({ logger: false, bodyLimit: options.maxInputSize, return503OnClosing: true, forceCloseConnections: 'idle' });
   const routes: { pattern: RegExp; methods: string[] }[] = [];
   const allow = (url: string, methods: string[]) => {
     const pattern = new RegExp(`^${url.replace(/:[a-z]+/g, '[^/]+')}/?$`);
@@ -27,6 +27,14 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
     if (existing) existing.methods.push(...methods);
     else routes.push({ pattern, methods: [...methods] });
   };
+
+  // During shutdown, answers close their connection so keep-alive clients do not hold the drain open.
+  let closing = false;
+  app.addHook('preClose', async () => { closing = true; });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing) reply.header('Connection', 'close');
+    return payload;
+  });
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));

@@ -1,13 +1,12 @@
 // KServe v2 / Triton HTTP routes. Thin: decode the wire format, call serving, encode the answer.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HerdError } from '../core/errors.ts';
-import { parseInferRequestBody, parseRawInferRequest, type DecodedInferRequest } from '../core/codecs/kserve-infer-request.ts';
+import { createRawInputSpec, parseInferRequestBody, type DecodedInferRequest } from '../core/codecs/kserve-infer-request.ts';
 import { createInferResponseBody } from '../core/codecs/kserve-infer-response.ts';
 import type { InferenceService, RequestedOutput } from '../serving/inference-service.ts';
 import type { ModelRepositoryManager } from '../serving/repository/model-repository-manager.ts';
 import { convertModelConfigToJson } from '../serving/repository/convert-model-config-to-json.ts';
 import { createServerMetadata } from '../serving/server-metadata.ts';
-import { mapConfigTypeToDataType } from '../core/datatype.ts';
 import { sendJson } from './send-body.ts';
 
 export interface KserveDeps {
@@ -49,28 +48,23 @@ export function registerKserveRoutes(app: FastifyInstance, deps: KserveDeps, all
   both('/v2/models/:model/stats', (req, reply) => sendJson(reply, 200, { model_stats: inference.statistics(req.params.model, parseVersion(req.params.version)) }));
 
   const infer = async (req: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply) => {
+    const modelName = req.params.model;
     const version = parseVersion(req.params.version);
-    const body = bodyBuffer(req.body);
-    const headerLength = parseHeaderLength(req.headers[HEADER_LENGTH]);
-    const decoded = headerLength === 0
-      ? decodeRaw(inference, req.params.model, version, body)
-      : parseInferRequestBody(body, headerLength);
+    const decoded = parseInferRequestBody(bodyBuffer(req.body), req.headers[HEADER_LENGTH], {
+      modelName,
+      rawInput: () => createRawInputSpec(inference.config(modelName, version)),
+    });
     const answer = await inference.infer({
-      modelName: req.params.model,
+      modelName,
       version,
       id: decoded.id,
       parameters: decoded.parameters,
       inputs: decoded.inputs,
       outputs: decoded.outputs.map(toRequestedOutput),
     });
-    const encoded = createInferResponseBody(answer, decoded, headerLength === 0);
-    if (encoded.headerLength !== undefined) {
-      reply.header('Inference-Header-Content-Length', String(encoded.headerLength));
-      reply.header('Content-Type', 'application/octet-stream');
-    } else {
-      reply.header('Content-Type', 'application/json');
-    }
-    return reply.code(200).send(encoded.body);
+    const encoded = createInferResponseBody(answer, decoded);
+    if (encoded.headerLength !== undefined) reply.header('Inference-Header-Content-Length', String(encoded.headerLength));
+    return reply.code(200).header('Content-Type', encoded.contentType).send(encoded.body);
   };
   post('/v2/models/:model/infer', infer);
   post('/v2/models/:model/versions/:version/infer', infer);
@@ -101,44 +95,14 @@ export function registerKserveRoutes(app: FastifyInstance, deps: KserveDeps, all
 }
 
 function toRequestedOutput(o: DecodedInferRequest['outputs'][number]): RequestedOutput {
-  const classification = o.parameters['classification'];
-  if (classification === undefined) return { name: o.name };
-  if (typeof classification !== 'number' || !Number.isInteger(classification) || classification < 1) {
-    throw new HerdError('INVALID_ARG', `output '${o.name}': parameter 'classification' must be a positive integer, got ${JSON.stringify(classification)}`);
-  }
-  return { name: o.name, classCount: classification };
-}
-
-/** The raw binary form: the whole body is the model's only input, shaped as its config says. */
-function decodeRaw(inference: InferenceService, model: string, version: number | undefined, body: Buffer): DecodedInferRequest {
-  const config = inference.config(model, version);
-  if (config.input.length !== 1) {
-    throw new HerdError('INVALID_ARG', `raw binary request (Inference-Header-Content-Length: 0) needs a model with exactly one input; model '${model}' has ${config.input.length}`);
-  }
-  const input = config.input[0]!;
-  const dims = input.dims;
-  if (dims.some((d) => d < 0)) {
-    throw new HerdError('INVALID_ARG', `raw binary request for model '${model}' is not allowed: input '${input.name}' has variable dims [${dims.join(',')}]`);
-  }
-  const datatype = mapConfigTypeToDataType(input.data_type);
-  if (!datatype) throw new HerdError('INVALID_ARG', `model '${model}' input '${input.name}' has no datatype`);
-  const shape = config.max_batch_size > 0 ? [1, ...dims] : [...dims];
-  return parseRawInferRequest(body, { name: input.name, datatype, shape });
+  // classification 0 means no classification, as in Triton.
+  return o.classification ? { name: o.name, classCount: o.classification } : { name: o.name };
 }
 
 function parseVersion(raw: string | undefined): number | undefined {
   if (raw === undefined || raw === '') return undefined;
   if (!/^[0-9]+$/.test(raw)) throw new HerdError('INVALID_ARG', `failed to parse model version '${raw}': versions are non-negative integers`);
   return Number(raw);
-}
-
-function parseHeaderLength(value: string | string[] | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const text = Array.isArray(value) ? value[0] : value;
-  if (text === undefined || !/^[0-9]+$/.test(text.trim())) {
-    throw new HerdError('INVALID_ARG', `Inference-Header-Content-Length must be a non-negative integer, got '${String(text)}'`);
-  }
-  return Number(text.trim());
 }
 
 function bodyBuffer(body: unknown): Buffer {

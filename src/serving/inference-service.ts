@@ -3,6 +3,7 @@
 import { HerdError } from '../core/errors.ts';
 import type { Parameters, Tensor } from '../core/tensor.ts';
 import { classifyTensor } from './classification.ts';
+import { createSequenceControls } from './scheduler/sequence-controls.ts';
 import { createModelMetadata, type ModelMetadata } from './model-metadata.ts';
 import type { LoadedModel, ModelRepositoryManager } from './repository/model-repository-manager.ts';
 import type { ModelStatistics } from './stats.ts';
@@ -38,11 +39,13 @@ export class InferenceService {
   async infer(call: InferCall): Promise<InferAnswer> {
     const model = this.repository.get(call.modelName, call.version);
     validateInferRequest(model.config, { id: call.id, inputs: call.inputs, outputs: call.outputs.map((o) => o.name) });
+    const batchSize = model.config.max_batch_size > 0 ? (call.inputs[0]?.shape[0] ?? 1) : 1;
+    const controls = createSequenceControls(model.config, call.parameters, batchSize);
     const result = await model.pool.submit({
       id: call.id,
       modelName: model.name,
       modelVersion: model.version,
-      inputs: call.inputs,
+      inputs: controls.length > 0 ? [...call.inputs, ...controls] : call.inputs,
       requestedOutputs: call.outputs.map((o) => o.name),
       parameters: call.parameters,
     });

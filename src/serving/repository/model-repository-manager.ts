@@ -91,7 +91,9 @@ export class ModelRepositoryManager {
     return this.exclusive(async () => {
       const scan = this.rescan();
       for (const [name, record] of this.models) {
-        if (!scan.has(name)) await this.unloadRecord(name, record, 'model was removed from the repository');
+        if (scan.has(name)) continue;
+        await this.unloadRecord(name, record, 'model was removed from the repository');
+        this.models.delete(name);
       }
       for (const location of scan.values()) {
         const record = this.models.get(location.name);

@@ -1,0 +1,50 @@
+// Starts the real Herd server (the same startHerd that `herd serve` uses) on a free port for a test.
+import { resolve } from 'node:path';
+import { startHerd, type HerdServer } from '../../src/app.ts';
+import { herdConfigSchema } from '../../src/config/herd-config-schema.ts';
+
+export const TRITON_REPOSITORY = resolve('../shared/testdata/triton_model_repository');
+export const EXAMPLE_REPOSITORY = resolve('examples/model_repository');
+
+export interface TestServerOptions {
+  repositories: string[];
+  controlMode?: 'none' | 'poll' | 'explicit';
+  loadModel?: string[];
+  strictReadiness?: boolean;
+  maxInputSize?: number;
+  pollSecs?: number;
+}
+
+export async function startTestServer(options: TestServerOptions): Promise<HerdServer> {
+  const config = herdConfigSchema.parse({
+    server: { host: '127.0.0.1', http_port: 0, ...(options.maxInputSize ? { http_max_input_size: options.maxInputSize } : {}) },
+    serving: {
+      model_repository: options.repositories,
+      model_control_mode: options.controlMode ?? 'none',
+      load_model: options.loadModel ?? [],
+      strict_readiness: options.strictReadiness ?? true,
+      repository_poll_secs: options.pollSecs ?? 0,
+    },
+  });
+  return startHerd(config);
+}
+
+export interface HttpAnswer { status: number; headers: Headers; body: Buffer; json: () => unknown }
+
+/** One HTTP exchange with the raw body kept, so tests can check binary answers byte for byte. */
+export async function request(url: string, init: RequestInit = {}): Promise<HttpAnswer> {
+  const res = await fetch(url, init);
+  const body = Buffer.from(await res.arrayBuffer());
+  return { status: res.status, headers: res.headers, body, json: () => JSON.parse(body.toString('utf8')) };
+}
+
+export function postJson(url: string, value: unknown, headers: Record<string, string> = {}): Promise<HttpAnswer> {
+  return request(url, { method: 'POST', body: JSON.stringify(value), headers: { 'content-type': 'application/json', ...headers } });
+}
+
+/** A KServe binary-extension body: JSON header followed by the raw tensor bytes. */
+export function binaryBody(header: unknown, ...sections: ArrayBufferView[]): { body: Buffer; headerLength: number } {
+  const json = Buffer.from(JSON.stringify(header));
+  const parts = sections.map((s) => Buffer.from(s.buffer, s.byteOffset, s.byteLength));
+  return { body: Buffer.concat([json, ...parts]), headerLength: json.length };
+}
