@@ -44,6 +44,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     {
       inference,
       repository,
+      serverId: config.server.id,
       isReady: () => !closing && (!config.serving.strict_readiness || repository.allReady()),
     },
     { maxInputSize: config.server.http_max_input_size, log },

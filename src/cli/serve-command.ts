@@ -12,6 +12,7 @@ export interface ServeFlags {
   config?: string;
   modelRepository?: string[];
   host?: string;
+  id?: string;
   httpPort?: string;
   modelControlMode?: string;
   loadModel?: string[];
@@ -30,6 +31,7 @@ export function registerServeCommand(program: Command): void {
     .option('--config <file>', 'herd.yaml (default: ./herd.yaml when present, else built-in defaults)')
     .option('--model-repository <dir>', 'model repository path (repeatable)', collect)
     .option('--host <address>', 'address to listen on')
+    .option('--id <name>', "server id reported by GET /v2 (default 'triton', as Triton's clients expect)")
     .option('--http-port <port>', 'KServe HTTP port (default 8000)')
     .option('--model-control-mode <mode>', 'none | poll | explicit')
     .option('--load-model <name>', "model to load at start in explicit mode, '*' for all (repeatable)", collect)
@@ -50,6 +52,7 @@ export function resolveServeConfig(flags: ServeFlags): HerdConfig {
   const serving = { ...config.serving };
   if (flags.modelRepository) serving.model_repository = flags.modelRepository.map((p) => resolve(p));
   if (flags.host) server.host = flags.host;
+  if (flags.id) server.id = flags.id;
   if (flags.httpPort !== undefined) server.http_port = parseInteger('--http-port', flags.httpPort, 0, 65535);
   if (flags.modelControlMode !== undefined) {
     const mode = flags.modelControlMode.toLowerCase();

@@ -5,6 +5,8 @@ import { z } from 'zod';
 const port = z.number().int().min(0).max(65535);
 
 export const serverSchema = z.strictObject({
+  /** Server id in GET /v2 (tritonserver --id); Triton's client examples expect 'triton'. */
+  id: z.string().min(1).default('triton'),
   host: z.string().default('0.0.0.0'),
   http_port: port.default(8000),
   grpc_port: port.default(8001),

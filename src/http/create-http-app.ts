@@ -1,6 +1,8 @@
 // The Fastify app on :8000: raw-body parsing with gzip/deflate and a size limit, response
 // compression on request, one error mapping, and 404/405 answers in KServe's `{"error"}` shape.
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { promisify } from 'node:util';
 import { deflate, gzip } from 'node:zlib';
 import { HerdError } from '../core/errors.ts';
@@ -19,10 +21,13 @@ export interface HttpAppOptions {
 }
 
 export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): FastifyInstance {
-  const app = Fastify({ logger: false, bodyLimit: options.maxInputSize, return503OnClosing: true, forceCloseConnections: 'idle' });
+  const app = Fastify({
+    logger: false, bodyLimit: options.maxInputSize, return503OnClosing: true, forceCloseConnections: 'idle', clientErrorHandler: handleClientError,
+  });
   const routes: { pattern: RegExp; methods: string[] }[] = [];
   const allow = (url: string, methods: string[]) => {
-    const pattern = new RegExp(`^${url.replace(/:[a-z]+/g, '[^/]+')}/?$`);
+    // Exact paths, as the router matches them: a trailing slash is an unknown route (404), as in Triton.
+    const pattern = new RegExp(`^${url.replace(/:[a-z]+/g, '[^/]+')}$`);
     const existing = routes.find((r) => r.pattern.source === pattern.source);
     if (existing) existing.methods.push(...methods);
     else routes.push({ pattern, methods: [...methods] });
@@ -38,15 +43,21 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-  app.addHook('preParsing', async (request, _reply, payload) =>
-    decodeContentEncoding(payload, request.headers['content-encoding'], options.maxInputSize));
+  app.addHook('preParsing', async (request, reply, payload) => {
+    try {
+      return decodeContentEncoding(payload, request.headers['content-encoding'], options.maxInputSize);
+    } catch (err) {
+      // Like Triton, name the encodings that would have been accepted.
+      if (err instanceof HerdError && err.code === 'UNSUPPORTED') reply.header('Accept-Encoding', 'gzip, deflate');
+      throw err;
+    }
+  });
 
   app.addHook('onSend', async (request, reply, payload) => {
     if (!(typeof payload === 'string' || Buffer.isBuffer(payload))) return payload;
     const size = Buffer.byteLength(payload);
     if (size < COMPRESS_MIN_BYTES) return payload;
-    const accept = String(request.headers['accept-encoding'] ?? '');
-    const encoding = /\bgzip\b/.test(accept) ? 'gzip' : /\bdeflate\b/.test(accept) ? 'deflate' : undefined;
+    const encoding = parseAcceptEncoding(request.headers['accept-encoding']);
     if (!encoding) return payload;
     reply.header('Content-Encoding', encoding);
     reply.removeHeader('content-length');
@@ -72,6 +83,44 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
 
   registerKserveRoutes(app, deps, allow);
   return app;
+}
+
+/**
+ * The response encoding Triton picks (CompressionTypeUsed): the highest q among identity, gzip and
+ * deflate, the first listed on a tie; q=0 refuses. undefined means identity.
+ */
+export function parseAcceptEncoding(header: string | undefined): 'gzip' | 'deflate' | undefined {
+  let best = 'identity';
+  let bestWeight = 0;
+  for (const item of (header ?? '').split(',')) {
+    const [name = '', ...params] = item.split(';').map((part) => part.trim());
+    const q = params.find((p) => /^q=/i.test(p));
+    const weight = q === undefined ? 1 : Number(q.slice(2));
+    const type = name.toLowerCase();
+    if ((type === 'identity' || type === 'gzip' || type === 'deflate') && weight > bestWeight) {
+      best = type;
+      bestWeight = weight;
+    }
+  }
+  return best === 'gzip' || best === 'deflate' ? best : undefined;
+}
+
+/** Node's HTTP parser errors with a status and message of their own; any other is a plain 400. */
+const CLIENT_ERRORS: Readonly<Record<string, [number, string]>> = {
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'request timed out before it was complete'],
+  HPE_HEADER_OVERFLOW: [431, 'request headers exceed the maximum allowed size'],
+  HPE_INVALID_EOF_STATE: [400, 'the connection ended before the request body was complete (shorter than its Content-Length)'],
+};
+
+/** HTTP that Node's parser refuses (a body cut short, garbage after it): Fastify's default answer, in KServe's `{"error"}` shape. */
+function handleClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, `malformed HTTP request (${err.code ?? 'unknown'}): ${err.message}`];
+  const body = JSON.stringify({ error: message });
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  }
+  socket.destroy(err);
 }
 
 function describeError(error: FastifyError | HerdError, limit: number): { status: number; message: string } {

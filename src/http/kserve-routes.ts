@@ -14,6 +14,8 @@ export interface KserveDeps {
   repository: ModelRepositoryManager;
   /** Server readiness (strict readiness and shutdown folded in by the caller). */
   isReady: () => boolean;
+  /** Server id answered by GET /v2. */
+  serverId: string;
 }
 
 type ModelParams = { model: string; version?: string };
@@ -22,7 +24,7 @@ const HEADER_LENGTH = 'inference-header-content-length';
 
 export function registerKserveRoutes(app: FastifyInstance, deps: KserveDeps, allow: (url: string, methods: string[]) => void): void {
   const { inference, repository } = deps;
-  const serverMetadata = createServerMetadata();
+  const serverMetadata = createServerMetadata(deps.serverId);
 
   const get = (url: string, handler: (req: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply) => unknown) => {
     app.get<{ Params: ModelParams }>(url, handler);
@@ -50,9 +52,11 @@ export function registerKserveRoutes(app: FastifyInstance, deps: KserveDeps, all
   const infer = async (req: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply) => {
     const modelName = req.params.model;
     const version = parseVersion(req.params.version);
+    // The model first, as Triton does: a request to an unknown model says so, whatever its body.
+    const config = inference.config(modelName, version);
     const decoded = parseInferRequestBody(bodyBuffer(req.body), req.headers[HEADER_LENGTH], {
       modelName,
-      rawInput: () => createRawInputSpec(inference.config(modelName, version)),
+      rawInput: () => createRawInputSpec(config),
     });
     const answer = await inference.infer({
       modelName,
@@ -102,7 +106,11 @@ function toRequestedOutput(o: DecodedInferRequest['outputs'][number]): Requested
 function parseVersion(raw: string | undefined): number | undefined {
   if (raw === undefined || raw === '') return undefined;
   if (!/^[0-9]+$/.test(raw)) throw new HerdError('INVALID_ARG', `failed to parse model version '${raw}': versions are non-negative integers`);
-  return Number(raw);
+  const version = Number(raw);
+  if (!Number.isSafeInteger(version)) {
+    throw new HerdError('INVALID_ARG', `failed to parse model version '${raw}': out of range (at most ${Number.MAX_SAFE_INTEGER})`);
+  }
+  return version;
 }
 
 function bodyBuffer(body: unknown): Buffer {

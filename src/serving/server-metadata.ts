@@ -17,6 +17,10 @@ export const SUPPORTED_EXTENSIONS = [
 
 const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-export function createServerMetadata(): ServerMetadata {
-  return { name: 'herd', version: packageVersion, extensions: [...SUPPORTED_EXTENSIONS] };
+/**
+ * `name` is the server id, `triton` by default as tritonserver's --id: Triton's own client examples
+ * check it, and a drop-in replacement must pass them. Deployments may set their own.
+ */
+export function createServerMetadata(id = 'triton'): ServerMetadata {
+  return { name: id, version: packageVersion, extensions: [...SUPPORTED_EXTENSIONS] };
 }

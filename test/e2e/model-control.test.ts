@@ -73,7 +73,11 @@ test('explicit mode: a JSON config override replaces config.pbtxt; a bad one is 
 
     const bad = await postJson(`${url}/v2/repository/models/simple/load`, { parameters: { config: '{"name": "simple", "max_batch_size": "lots"' } });
     assert.equal(bad.status, 400);
-    assert.match((bad.json() as { error: string }).error, /config override/);
+    assert.match((bad.json() as { error: string }).error, /^failed to load 'simple': the config override is not valid JSON/);
+    assert.equal((await simpleInfer(url)).status, 200, 'a failed reload keeps the loaded model serving');
+    const noBackend = await postJson(`${url}/v2/repository/models/simple/load`, { parameters: { config: '{"max_batch_size": 16}' } });
+    assert.equal(noBackend.status, 200, `the backend is found from 1/model.onnx: ${noBackend.body.toString()}`);
+    assert.equal(((await request(`${url}/v2/models/simple/config`)).json() as Record<string, unknown>)['max_batch_size'], 16);
     const notString = await postJson(`${url}/v2/repository/models/simple/load`, { parameters: { config: { name: 'simple' } } });
     assert.equal(notString.status, 400);
     const badBody = await request(`${url}/v2/repository/models/simple/load`, { method: 'POST', body: '{not json' });

@@ -46,7 +46,7 @@ test('health: live; not ready under strict readiness while some models are unava
 
 test('server and model metadata as Triton reports them', async () => {
   const meta = (await request(`${url}/v2`)).json() as { name: string; version: string; extensions: string[] };
-  assert.equal(meta.name, 'herd');
+  assert.equal(meta.name, 'triton', 'the server id Triton clients expect');
   assert.ok(meta.extensions.includes('binary_tensor_data'));
   const simple = (await request(`${url}/v2/models/simple`)).json();
   assert.deepEqual(simple, {
@@ -69,7 +69,8 @@ test('config prints every default with enums as strings', async () => {
   assert.equal(input['format'], 'FORMAT_NONE');
   const group = (config['instance_group'] as Record<string, unknown>[])[0] as Record<string, unknown>;
   assert.equal(group['kind'], 'KIND_CPU');
-  assert.equal(group['count'], 1);
+  assert.equal(group['count'], 2, "Triton's default for a CPU onnxruntime model");
+  assert.equal(group['name'], 'simple');
   assert.equal(config['default_model_filename'], 'model.onnx');
 });
 

@@ -1,12 +1,12 @@
 // Produces the complete ModelConfig of one model folder: config.pbtxt (or a JSON override, or
 // nothing), then the backend's auto-complete from the model file, then Triton's validation.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { HerdError } from '../../core/errors.ts';
+import { HerdError, toHerdError } from '../../core/errors.ts';
 import type { BackendFactory } from '../backends/backend.ts';
 import type { ModelConfig } from './model-config.ts';
 import { listVersionFolders } from './model-versions.ts';
-import { parseJsonModelConfig, parsePbtxtModelConfig } from './parse-model-config.ts';
+import { normalizeModelConfig, parseJsonModelConfig, parsePbtxtModelConfig, type ParseModelConfigOptions } from './parse-model-config.ts';
 import { validateModelConfig } from './validate-model-config.ts';
 
 export interface ConfigSource {
@@ -14,6 +14,8 @@ export interface ConfigSource {
   modelPath: string;
   /** JSON text of a config given to the load API; replaces config.pbtxt when present. */
   overrideJson?: string;
+  /** Whether a model of that name exists (ensemble steps are checked against it). */
+  modelExists?: (name: string) => boolean;
 }
 
 export interface ResolvedModel {
@@ -22,49 +24,60 @@ export interface ResolvedModel {
 }
 
 export async function loadModelConfig(source: ConfigSource, backends: ReadonlyMap<string, BackendFactory>): Promise<ResolvedModel> {
-  const config = readConfig(source);
+  const versions = listVersionFolders(source.modelPath);
+  const latest = versions[versions.length - 1];
+  const versionPath = latest === undefined ? undefined : join(source.modelPath, String(latest));
+  const entries = versionPath === undefined ? [] : readdirSync(versionPath);
+  const options: ParseModelConfigOptions = { versionDirectoryEntries: entries, validateIO: false, modelExists: source.modelExists };
+  const config = readConfig(source, entries, options);
   const factory = resolveBackend(config, source, backends);
-  let completed = config;
-  if (factory.autoCompleteConfig) {
-    const versions = listVersionFolders(source.modelPath);
-    const latest = versions[versions.length - 1];
-    if (latest !== undefined) {
-      completed = await factory.autoCompleteConfig(config, source.modelPath, join(source.modelPath, String(latest)));
-    }
-  }
-  validateModelConfig(completed, { expectedName: source.modelName, file: join(source.modelPath, 'config.pbtxt') });
+  const completed = factory.autoCompleteConfig && versionPath !== undefined
+    ? await factory.autoCompleteConfig(config, source.modelPath, versionPath)
+    : config;
+  // As Triton's UpdateModelConfig: what auto-complete filled (max_batch_size...) gets its defaults too.
+  normalizeModelConfig(completed);
+  validateModelConfig(completed, { expectedName: source.modelName, file: join(source.modelPath, 'config.pbtxt'), modelExists: source.modelExists });
   return { config: completed, factory };
 }
 
-function readConfig(source: ConfigSource): ModelConfig {
+function readConfig(source: ConfigSource, entries: readonly string[], options: ParseModelConfigOptions): ModelConfig {
   if (source.overrideJson !== undefined) {
     let parsed: unknown;
     try {
       parsed = JSON.parse(source.overrideJson);
     } catch (err) {
-      throw new HerdError('INVALID_ARG', `failed to parse the config override of model '${source.modelName}': ${(err as Error).message}`);
+      throw new HerdError('INVALID_ARG', `failed to load '${source.modelName}': the config override is not valid JSON: ${(err as Error).message}`);
     }
-    return parseJsonModelConfig(parsed, `config override of '${source.modelName}'`, source.modelName);
+    try {
+      return parseJsonModelConfig(withJsBackend(parsed, entries), `config override of '${source.modelName}'`, source.modelName, options);
+    } catch (err) {
+      const e = toHerdError(err);
+      throw new HerdError(e.code, `failed to load '${source.modelName}': ${e.message}`);
+    }
   }
   const file = join(source.modelPath, 'config.pbtxt');
-  if (existsSync(file)) return parsePbtxtModelConfig(readFileSync(file, 'utf8'), file, source.modelName);
-  // No config.pbtxt: Triton auto-completes from the model files; the backend is guessed from them.
-  return parsePbtxtModelConfig(`name: "${source.modelName}"\n${guessBackendLine(source.modelPath)}`, file, source.modelName);
+  if (existsSync(file)) return parsePbtxtModelConfig(readFileSync(file, 'utf8'), file, source.modelName, options);
+  // No config.pbtxt: Triton auto-completes from the model files.
+  const backend = hasJsModel(entries) ? 'backend: "js"\n' : '';
+  return parsePbtxtModelConfig(`name: "${source.modelName}"\n${backend}`, file, source.modelName, options);
 }
 
-function guessBackendLine(modelPath: string): string {
-  for (const version of listVersionFolders(modelPath)) {
-    const dir = join(modelPath, String(version));
-    if (existsSync(join(dir, 'model.onnx'))) return 'backend: "onnxruntime"\n';
-    if (existsSync(join(dir, 'model.mjs')) || existsSync(join(dir, 'model.js'))) return 'backend: "js"\n';
-  }
-  return '';
+/** Triton infers the backend of a config without one from the model file; Herd's own js files count too. */
+function withJsBackend(parsed: unknown, entries: readonly string[]): unknown {
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return parsed;
+  const config = parsed as Record<string, unknown>;
+  if (config['backend'] || config['platform'] || !hasJsModel(entries)) return parsed;
+  return { ...config, backend: 'js' };
+}
+
+function hasJsModel(entries: readonly string[]): boolean {
+  return entries.includes('model.mjs') || entries.includes('model.js');
 }
 
 function resolveBackend(config: ModelConfig, source: ConfigSource, backends: ReadonlyMap<string, BackendFactory>): BackendFactory {
   const name = config.backend || (config.platform === 'onnxruntime_onnx' ? 'onnxruntime' : config.platform);
   if (!name) {
-    throw new HerdError('INVALID_ARG', `model '${source.modelName}': config must set 'backend' or 'platform' (supported backends: ${[...backends.keys()].join(', ')})`);
+    throw new HerdError('INVALID_ARG', `model '${source.modelName}': config must set 'backend' or 'platform', or the version folder must hold a model file Herd recognises (supported backends: ${[...backends.keys()].join(', ')})`);
   }
   const factory = backends.get(name);
   if (!factory) {

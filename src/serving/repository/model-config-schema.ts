@@ -85,6 +85,11 @@ export const joinPath = (parent: string, name: string) => (parent ? `${parent}.$
 export const indexPath = (path: string, index: number) => `${path}[${index}]`;
 export const keyPath = (path: string, key: string) => `${path}[${JSON.stringify(key)}]`;
 
+/** Sets a map entry as an own property, so a key such as `__proto__` is data, not the object's prototype. */
+export function setMapEntry(map: MessageValue, key: string, value: SingleValue): void {
+  Object.defineProperty(map, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 /** proto3 zero value of a non-message type: enums take their value numbered 0. */
 export function zeroValue(type: FieldType): ScalarValue {
   if (type.kind === 'enum') return type.enum.byNumber.get(0) ?? '';

@@ -108,9 +108,8 @@ export class ModelRepositoryManager {
     return this.exclusive(async () => {
       const location = this.rescan().get(name);
       if (!location) throw new HerdError('INVALID_ARG', `failed to load '${name}', failed to poll from model repository`);
-      await this.loadRecord(location, overrideJson, true);
-      const record = this.models.get(name);
-      if (record?.state !== 'READY') throw new HerdError('INVALID_ARG', record?.reason || `failed to load '${name}'`);
+      const error = await this.loadRecord(location, overrideJson, true);
+      if (error) throw error.message.startsWith('failed to load') ? error : new HerdError(error.code, `failed to load '${name}': ${error.message}`);
     });
   }
 
@@ -221,7 +220,11 @@ export class ModelRepositoryManager {
     return [...scanRepositories(this.options.repositories).models.keys()];
   }
 
-  private async loadRecord(location: ModelLocation, overrideJson: string | undefined, fromApi = false): Promise<void> {
+  /**
+   * Loads (or reloads) one model. On failure a READY previous load keeps serving, as in Triton;
+   * returns the failure so the load API can answer it.
+   */
+  private async loadRecord(location: ModelLocation, overrideJson: string | undefined, fromApi = false): Promise<HerdError | undefined> {
     const previous = this.models.get(location.name);
     const fingerprint = fingerprintModelFolder(location.path);
     const problem = this.scanProblems.get(location.name);
@@ -231,21 +234,21 @@ export class ModelRepositoryManager {
       if (problem) throw new HerdError('INVALID_ARG', problem);
       loaded = await this.loadVersions(location, overrideJson);
     } catch (err) {
-      const reason = toHerdError(err).message;
-      if (previous && previous.state === 'READY' && !fromApi) {
-        // Poll mode: a broken update must not take down the version that is serving.
+      const error = toHerdError(err);
+      if (previous && previous.state === 'READY') {
         previous.fingerprint = fingerprint;
-        previous.reason = `reload failed, still serving the previous version: ${reason}`;
-        return;
+        if (!fromApi) previous.reason = `reload failed, still serving the previous version: ${error.message}`;
+        return error;
       }
-      if (previous) await this.unloadRecord(location.name, previous, reason);
-      this.models.set(location.name, { location, state: 'UNAVAILABLE', reason, versions: new Map(), fingerprint });
-      return;
+      if (previous) await this.unloadRecord(location.name, previous, error.message);
+      this.models.set(location.name, { location, state: 'UNAVAILABLE', reason: error.message, versions: new Map(), fingerprint });
+      return error;
     }
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     if (previous) await this.unloadRecord(location.name, previous, 'replaced by a new load');
     this.models.set(location.name, { location, state: 'READY', reason: '', versions: loaded, fingerprint, overrideJson, loadSeconds: seconds });
     for (const model of loaded.values()) this.options.onLoaded?.(model, seconds);
+    return undefined;
   }
 
   private async loadVersions(location: ModelLocation, overrideJson: string | undefined): Promise<Map<number, LoadedModel>> {

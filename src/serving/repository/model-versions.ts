@@ -18,10 +18,12 @@ export function listVersionFolders(modelPath: string): number[] {
     .sort((a, b) => a - b);
 }
 
-/** The versions to load, ascending. `latest` takes the highest N; `specific` those listed that exist. */
+/**
+ * The versions to load, ascending. `latest` takes the highest N; `specific` those listed that exist;
+ * `all`, or a policy naming none of them, every version (Triton's model_lifecycle rule).
+ */
 export function selectVersions(policy: ModelVersionPolicy, available: readonly number[]): number[] {
-  if (policy.all) return [...available];
+  if (policy.latest) return available.slice(Math.max(0, available.length - policy.latest.num_versions));
   if (policy.specific) return available.filter((v) => policy.specific?.versions.includes(v));
-  const n = policy.latest?.num_versions ?? 1;
-  return available.slice(Math.max(0, available.length - n));
+  return [...available];
 }

@@ -5,7 +5,7 @@ import { HerdError, invalidArg } from '../../core/errors.ts';
 import type { ModelConfig, ModelInstanceGroup } from './model-config.ts';
 import {
   type FieldSchema, type MessageSchema, type MessageValue, type SingleValue,
-  InstanceGroupSchema, ModelConfigSchema, checkIntegerRange, fillDefaults, indexPath, joinPath, keyPath, roundToFloat32,
+  InstanceGroupSchema, ModelConfigSchema, checkIntegerRange, fillDefaults, indexPath, joinPath, keyPath, roundToFloat32, setMapEntry,
 } from './model-config-schema.ts';
 import { type SourceLocation, parseTextFormat } from './pbtxt-parser.ts';
 import { validateModelConfig } from './validate-model-config.ts';
@@ -200,79 +200,82 @@ function kindOf(value: unknown): string {
   return value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `${typeof value} ${JSON.stringify(value)}`;
 }
 
+function jsonFail(source: string, message: string, path: string): never {
+  throw invalidArg(`${source}: ${message}${path ? ` (${path})` : ''}`, path ? { param: path } : undefined);
+}
+
 function readJsonMessage(value: unknown, schema: MessageSchema, path: string, source: string): MessageValue {
-  const fail = (message: string, at: string): never => {
-    throw invalidArg(`${source}: ${message}${at ? ` (${at})` : ''}`, at ? { param: at } : undefined);
-  };
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) fail(`expected an object for ${schema.name}, got ${kindOf(value)}`, path);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) jsonFail(source, `expected an object for ${schema.name}, got ${kindOf(value)}`, path);
   const message: MessageValue = {};
   const spelled = new Map<string, string>();
   for (const [key, raw] of Object.entries(value as Record<string, unknown>)) {
     const field = schema.byName.get(key) ?? schema.fields.find((f) => f.jsonName === key);
-    if (!field) return fail(`unknown field '${key}' in ${schema.name}`, path);
+    if (!field) return jsonFail(source, `unknown field '${key}' in ${schema.name}`, path);
     const fieldPath = joinPath(path, field.name);
-    if (spelled.has(field.name)) fail(`field '${field.name}' is given twice, as '${spelled.get(field.name)}' and '${key}'`, fieldPath);
+    if (spelled.has(field.name)) jsonFail(source, `field '${field.name}' is given twice, as '${spelled.get(field.name)}' and '${key}'`, fieldPath);
     spelled.set(field.name, key);
     if (raw === null) continue; // protobuf JSON: null leaves the field unset
     const other = field.oneof === undefined ? undefined : schema.fields.find((f) => f.oneof === field.oneof && message[f.name] !== undefined);
-    if (other) fail(`field '${field.name}' is specified along with field '${other.name}', but only one member of oneof '${field.oneof}' may be set`, fieldPath);
-    message[field.name] = readJsonField(field, raw, fieldPath, source, fail);
+    if (other) jsonFail(source, `field '${field.name}' is specified along with field '${other.name}', but only one member of oneof '${field.oneof}' may be set`, fieldPath);
+    message[field.name] = readJsonField(field, raw, fieldPath, source);
   }
   return message;
 }
 
-function readJsonField(field: FieldSchema, raw: unknown, path: string, source: string, fail: (m: string, at: string) => never): MessageValue[keyof MessageValue] {
+function readJsonField(field: FieldSchema, raw: unknown, path: string, source: string): MessageValue[string] {
+  const fail = (message: string) => jsonFail(source, message, path);
   if (field.label === 'repeated') {
-    if (!Array.isArray(raw)) return fail(`expected an array for repeated field '${field.name}', got ${kindOf(raw)}`, path);
-    return raw.map((item, i) => readJsonSingle(field, item, indexPath(path, i), source, fail));
+    if (!Array.isArray(raw)) return fail(`expected an array for repeated field '${field.name}', got ${kindOf(raw)}`);
+    return raw.map((item, i) => readJsonSingle(field, item, indexPath(path, i), source));
   }
-  if (field.label === 'map') {
-    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return fail(`expected an object for map field '${field.name}', got ${kindOf(raw)}`, path);
-    const keyType = field.entry!.fields[0].type;
-    const map: MessageValue = {};
-    for (const [rawKey, item] of Object.entries(raw as Record<string, unknown>)) {
-      let key = rawKey;
-      if (keyType.kind === 'scalar' && keyType.scalar !== 'string' && keyType.scalar !== 'bool') {
-        if (!/^-?\d+$/.test(rawKey)) fail(`map key '${rawKey}' of field '${field.name}' is not a ${keyType.scalar}`, path);
-        const problem = checkIntegerRange(keyType.scalar, BigInt(rawKey));
-        if (problem) fail(`map key of field '${field.name}': ${problem}`, path);
-        key = String(BigInt(rawKey));
-      }
-      map[key] = readJsonSingle(field, item, keyPath(path, key), source, fail);
+  if (field.label !== 'map') return readJsonSingle(field, raw, path, source);
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return fail(`expected an object for map field '${field.name}', got ${kindOf(raw)}`);
+  const keyType = field.entry!.fields[0].type;
+  const map: MessageValue = {};
+  for (const [rawKey, item] of Object.entries(raw as Record<string, unknown>)) {
+    let key = rawKey;
+    // JSON object keys are strings; integer-keyed maps (priority_queue_policy) spell the number.
+    if (keyType.kind === 'scalar' && keyType.scalar !== 'string' && keyType.scalar !== 'bool') {
+      if (!/^-?\d+$/.test(rawKey)) fail(`map key '${rawKey}' of field '${field.name}' is not a ${keyType.scalar}`);
+      const problem = checkIntegerRange(keyType.scalar, BigInt(rawKey));
+      if (problem) fail(`map key of field '${field.name}': ${problem}`);
+      key = String(BigInt(rawKey));
     }
-    return map;
+    setMapEntry(map, key, readJsonSingle(field, item, keyPath(path, key), source));
   }
-  return readJsonSingle(field, raw, path, source, fail);
+  return map;
 }
 
-function readJsonSingle(field: FieldSchema, raw: unknown, path: string, source: string, fail: (m: string, at: string) => never): SingleValue {
+function readJsonSingle(field: FieldSchema, raw: unknown, path: string, source: string): SingleValue {
+  const fail = (message: string) => jsonFail(source, message, path);
   const type = field.type;
   if (type.kind === 'message') return readJsonMessage(raw, type.message, path, source);
   if (type.kind === 'enum') {
-    const valid = `valid values: ${[...type.enum.byName.keys()].join(', ')}`;
+    const names = [...type.enum.byName.keys()];
+    const valid = `valid values: ${names.join(', ')}`;
     if (typeof raw === 'string') {
-      const name = [...type.enum.byName.keys()].find((n) => n.toUpperCase() === raw.toUpperCase());
-      return name ?? fail(`invalid value '${raw}' for ${type.enum.name} field '${field.name}'; ${valid}`, path);
+      // Triton parses with case_insensitive_enum_parsing.
+      return names.find((n) => n.toUpperCase() === raw.toUpperCase()) ?? fail(`invalid value '${raw}' for ${type.enum.name} field '${field.name}'; ${valid}`);
     }
-    if (typeof raw === 'number') return type.enum.byNumber.get(raw) ?? fail(`invalid number ${raw} for ${type.enum.name} field '${field.name}'; ${valid}`, path);
-    return fail(`expected a ${type.enum.name} name for field '${field.name}', got ${kindOf(raw)}; ${valid}`, path);
+    if (typeof raw === 'number') return type.enum.byNumber.get(raw) ?? fail(`invalid number ${raw} for ${type.enum.name} field '${field.name}'; ${valid}`);
+    return fail(`expected a ${type.enum.name} name for field '${field.name}', got ${kindOf(raw)}; ${valid}`);
   }
   const scalar = type.scalar;
-  if (scalar === 'string') return typeof raw === 'string' ? raw : fail(`expected a string for field '${field.name}', got ${kindOf(raw)}`, path);
-  if (scalar === 'bool') return typeof raw === 'boolean' ? raw : fail(`expected true or false for bool field '${field.name}', got ${kindOf(raw)}`, path);
+  if (scalar === 'string') return typeof raw === 'string' ? raw : fail(`expected a string for field '${field.name}', got ${kindOf(raw)}`);
+  if (scalar === 'bool') return typeof raw === 'boolean' ? raw : fail(`expected true or false for bool field '${field.name}', got ${kindOf(raw)}`);
   if (scalar === 'float' || scalar === 'double') {
     const special: Record<string, number> = { NaN: NaN, Infinity: Infinity, '-Infinity': -Infinity };
     const value = typeof raw === 'number' ? raw
       : typeof raw === 'string' && raw in special ? special[raw]
       : typeof raw === 'string' && raw.trim() !== '' && Number.isFinite(Number(raw)) ? Number(raw)
-      : fail(`expected a number for ${scalar} field '${field.name}', got ${kindOf(raw)}`, path);
+      : fail(`expected a number for ${scalar} field '${field.name}', got ${kindOf(raw)}`);
     return scalar === 'float' ? roundToFloat32(value) : value;
   }
   // Integers: protobuf writes 64-bit ones as strings, so both spellings are accepted for every width.
   let value: bigint;
   if (typeof raw === 'number' && Number.isInteger(raw)) value = BigInt(raw);
   else if (typeof raw === 'string' && /^-?\d+$/.test(raw)) value = BigInt(raw);
-  else return fail(`expected an integer for ${scalar} field '${field.name}', got ${kindOf(raw)}`, path);
+  else return fail(`expected an integer for ${scalar} field '${field.name}', got ${kindOf(raw)}`);
   const problem = checkIntegerRange(scalar, value);
-  return problem ? fail(`${problem} for field '${field.name}'`, path) : Number(value);
+  return problem ? fail(`${problem} for field '${field.name}'`) : Number(value);
 }

@@ -2,8 +2,8 @@
 // Generic on purpose: model-config-schema.ts supplies ModelConfig's schema; this file knows no Triton field.
 import { invalidArg } from '../../core/errors.ts';
 import {
-  type FieldSchema, type MessageSchema, type MessageValue, type ScalarType, type ScalarValue, type SingleValue,
-  checkIntegerRange, indexPath, joinPath, keyPath, roundToFloat32, zeroValue,
+  type EnumSchema, type FieldSchema, type MessageSchema, type MessageValue, type ScalarType, type ScalarValue, type SingleValue,
+  checkIntegerRange, indexPath, joinPath, keyPath, roundToFloat32, setMapEntry, zeroValue,
 } from './model-config-schema.ts';
 
 export interface SourceLocation { line: number; column: number }
@@ -258,7 +258,7 @@ class TextFormatParser {
       const keyField = field.entry!.fields[0];
       const key = String(entry.key ?? zeroValue(keyField.type));
       const value = entry.value ?? (field.type.kind === 'message' ? {} : zeroValue(field.type));
-      entries[key] = value as SingleValue;
+      setMapEntry(entries, key, value as SingleValue);
       this.locations.set(keyPath(fieldPath, key), locationOf(start));
       return;
     }
@@ -275,7 +275,7 @@ class TextFormatParser {
   private parseSingle(field: FieldSchema, path: string): SingleValue {
     const type = field.type;
     if (type.kind === 'message') return this.parseMessageValue(type.message, field.name, path);
-    if (type.kind === 'enum') return this.parseEnum(field, path);
+    if (type.kind === 'enum') return this.parseEnum(type.enum, field.name, path);
     return this.parseScalar(field, type.scalar, path);
   }
 
@@ -286,23 +286,21 @@ class TextFormatParser {
     return this.parseBody(schema, path, { symbol, open });
   }
 
-  private parseEnum(field: FieldSchema, path: string): string {
-    if (field.type.kind !== 'enum') throw new Error('unreachable');
-    const schema = field.type.enum;
+  private parseEnum(schema: EnumSchema, fieldName: string, path: string): string {
     const valid = `valid values: ${[...schema.byName.keys()].join(', ')}`;
     const negative = this.trySymbol('-');
     const token = this.next();
     if (token.kind === 'identifier' && !negative) {
       if (schema.byName.has(token.text)) return token.text;
-      this.fail(token, `invalid value '${token.text}' for ${schema.name} field '${field.name}'; ${valid}`, path);
+      this.fail(token, `invalid value '${token.text}' for ${schema.name} field '${fieldName}'; ${valid}`, path);
     }
     if (token.kind === 'integer') {
       const number = Number(parseIntegerText(token.text)) * (negative ? -1 : 1);
       const name = schema.byNumber.get(number);
       if (name !== undefined) return name;
-      this.fail(token, `invalid number ${number} for ${schema.name} field '${field.name}'; ${valid}`, path);
+      this.fail(token, `invalid number ${number} for ${schema.name} field '${fieldName}'; ${valid}`, path);
     }
-    return this.fail(token, `expected a ${schema.name} value for field '${field.name}', got ${describe(token)}; ${valid}`, path);
+    return this.fail(token, `expected a ${schema.name} value for field '${fieldName}', got ${describe(token)}; ${valid}`, path);
   }
 
   private parseScalar(field: FieldSchema, scalar: ScalarType, path: string): ScalarValue {

@@ -19,6 +19,7 @@ test('version_policy latest / all / specific', () => {
   assert.deepEqual(selectVersions({ latest: { num_versions: 2 } }, available), [5, 7]);
   assert.deepEqual(selectVersions({ latest: { num_versions: 9 } }, available), available);
   assert.deepEqual(selectVersions({ all: {} }, available), available);
+  assert.deepEqual(selectVersions({}, available), available, 'version_policy {} loads every version, as in Triton');
   assert.deepEqual(selectVersions({ specific: { versions: [2, 3, 7] } }, available), [2, 7]);
 });
 

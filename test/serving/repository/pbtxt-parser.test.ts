@@ -146,3 +146,13 @@ describe('pbtxt parser: errors name file:line:column and the field path', () => 
     assert.equal(parseError('input [{ name: "a" }, { dimz: 1 }]').param, 'input[1]');
   });
 });
+
+describe('pbtxt parser: map keys are data', () => {
+  it('keeps a __proto__ key as an ordinary entry', () => {
+    const m = parse('parameters { key: "__proto__" value { string_value: "x" } }');
+    const parameters = m.parameters as MessageValue;
+    assert.deepEqual(Object.keys(parameters), ['__proto__']);
+    assert.equal(Object.getPrototypeOf(parameters), Object.prototype);
+    assert.equal(JSON.stringify(parameters), '{"__proto__":{"string_value":"x"}}');
+  });
+});

@@ -1,5 +1,5 @@
 // The ONNX Runtime backend (`backend: "onnxruntime"`, `platform: "onnxruntime_onnx"`): Triton-style
-// auto-complete from the model file, and one InferenceSession per instance on load.
+// auto-complete from the model file, and per instance a worker thread that owns one InferenceSession.
 import type { InferenceSession } from 'onnxruntime-node';
 import { unsupported } from '../../../core/errors.ts';
 import type { ModelConfig } from '../../repository/model-config.ts';
@@ -7,8 +7,8 @@ import type { Backend, BackendFactory, BackendLoadContext } from '../backend.ts'
 import { autoCompleteOnnxConfig, fillOnnxBackendFields, needsOnnxSignature } from './onnx-auto-complete.ts';
 import { createOnnxSession, readOnnxSignature, resolveOnnxModelPath, type OnnxSignature } from './onnx-model-file.ts';
 import { OnnxRuntimeInstance } from './onnx-runtime-instance.ts';
+import { OnnxWorkerClient } from './onnx-worker-client.ts';
 import { createSessionOptions } from './session-options.ts';
-import { validateOnnxConfig } from './validate-onnx-config.ts';
 
 // Reading a signature needs no optimisation and must not grab cores while other models load.
 const SIGNATURE_SESSION_OPTIONS: InferenceSession.SessionOptions = {
@@ -28,22 +28,24 @@ async function readSignature(config: ModelConfig, versionPath: string): Promise<
   }
 }
 
-async function load(context: BackendLoadContext): Promise<Backend> {
+/**
+ * Loads one instance. What needs no session (instance kind, model file, session options) is checked
+ * here, before a thread is started; the worker opens the session and validates the config against it,
+ * and its errors come back with their code and message unchanged. `workerUrl` is for tests.
+ */
+export async function loadOnnxInstance(context: BackendLoadContext, workerUrl?: URL): Promise<Backend> {
   const { config } = context;
   if (context.instanceKind === 'KIND_GPU') {
     throw unsupported(`model '${config.name}': KIND_GPU instances are not supported; the onnxruntime backend runs on CPU (use KIND_CPU)`);
   }
-  const file = await resolveOnnxModelPath(config, context.versionPath);
+  const modelFile = await resolveOnnxModelPath(config, context.versionPath);
   const options = { ...createSessionOptions(config), logId: context.instanceName };
-  const session = await createOnnxSession(config, file, options);
-  try {
-    const signature = readOnnxSignature(session);
-    validateOnnxConfig(config, signature);
-    return new OnnxRuntimeInstance(config, session, signature);
-  } catch (err) {
-    await session.release();
-    throw err;
-  }
+  const worker = await OnnxWorkerClient.start({
+    instanceName: context.instanceName,
+    workerData: { config, modelFile, options },
+    workerUrl,
+  });
+  return new OnnxRuntimeInstance(config, worker);
 }
 
 export const onnxRuntimeBackend: BackendFactory = {
@@ -56,5 +58,5 @@ export const onnxRuntimeBackend: BackendFactory = {
     return autoCompleteOnnxConfig(filled, await readSignature(filled, versionPath));
   },
 
-  load,
+  load: (context) => loadOnnxInstance(context),
 };
