@@ -7,8 +7,6 @@ export interface ServerMetadata { name: string; version: string; extensions: str
 export const SUPPORTED_EXTENSIONS = [
   'classification',
   'model_repository',
-  'model_repository(unload_dependents)',
-  'schedule_policy',
   'model_configuration',
   'binary_tensor_data',
   'parameters',
