@@ -41,7 +41,7 @@ export class InferenceService {
     validateInferRequest(model.config, { id: call.id, inputs: call.inputs, outputs: call.outputs.map((o) => o.name) });
     const batchSize = model.config.max_batch_size > 0 ? (call.inputs[0]?.shape[0] ?? 1) : 1;
     const controls = createSequenceControls(model.config, call.parameters, batchSize);
-    const result = await model.pool.submit({
+    const result = await model.scheduler.submit({
       id: call.id,
       modelName: model.name,
       modelVersion: model.version,

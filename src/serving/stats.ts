@@ -31,12 +31,16 @@ export interface RequestTimings {
   totalNs: number;
 }
 
+/** Why a request failed, as Triton labels nv_inference_request_failure. */
+export type FailureReason = 'REJECTED' | 'CANCELED' | 'BACKEND' | 'OTHER';
+
 const zero = (): Duration => ({ count: 0, ns: 0 });
 const add = (d: Duration, ns: number): void => { d.count += 1; d.ns += ns; };
 
 export class ModelStats {
   private readonly stats: ModelStatistics;
   private readonly batches = new Map<number, BatchStat>();
+  private readonly failures: Record<FailureReason, number> = { REJECTED: 0, CANCELED: 0, BACKEND: 0, OTHER: 0 };
   /** Requests accepted and not yet answered (nv_inference_pending_request_count). */
   pending = 0;
 
@@ -62,8 +66,9 @@ export class ModelStats {
     this.stats.last_inference = nowMs;
   }
 
-  recordFailure(totalNs: number, nowMs: number): void {
+  recordFailure(totalNs: number, nowMs: number, reason: FailureReason = 'BACKEND'): void {
     add(this.stats.inference_stats.fail, totalNs);
+    this.failures[reason] += 1;
     this.stats.last_inference = nowMs;
   }
 
@@ -78,6 +83,11 @@ export class ModelStats {
     add(b.compute_input, computeInputNs);
     add(b.compute_infer, computeInferNs);
     add(b.compute_output, computeOutputNs);
+  }
+
+  /** Failures by reason (their sum is inference_stats.fail.count). */
+  failureCounts(): Readonly<Record<FailureReason, number>> {
+    return { ...this.failures };
   }
 
   snapshot(): ModelStatistics {

@@ -3,9 +3,11 @@
 // A model that fails keeps its reason and every other model keeps serving.
 import { join } from 'node:path';
 import { HerdError, toHerdError } from '../../core/errors.ts';
-import type { Backend, BackendFactory, InferenceRequest } from '../backends/backend.ts';
+import type { BackendFactory } from '../backends/backend.ts';
 import { readModelLabels } from '../classification.ts';
-import { InstancePool } from '../scheduler/instance-pool.ts';
+import { createModelScheduler } from '../scheduler/create-model-scheduler.ts';
+import type { ModelScheduler, SchedulerInstance } from '../scheduler/model-scheduler.ts';
+import type { RateLimiter } from '../scheduler/rate-limiter.ts';
 import { ModelStats } from '../stats.ts';
 import { loadModelConfig } from './load-model-config.ts';
 import type { ModelConfig } from './model-config.ts';
@@ -21,7 +23,7 @@ export interface LoadedModel {
   name: string;
   version: number;
   config: ModelConfig;
-  pool: InstancePool;
+  scheduler: ModelScheduler;
   stats: ModelStats;
   /** Output name -> labels from its label_filename. */
   labels: ReadonlyMap<string, readonly string[]>;
@@ -44,6 +46,8 @@ export interface RepositoryManagerOptions {
   repositories: string[];
   controlMode: ModelControlMode;
   backends: ReadonlyMap<string, BackendFactory>;
+  /** Shared by every model when the server rate-limits executions (--rate-limit execution_count). */
+  rateLimiter?: RateLimiter;
   /** Called with each model's load time, for nv_model_load_duration_secs. */
   onLoaded?: (model: LoadedModel, seconds: number) => void;
 }
@@ -262,33 +266,38 @@ export class ModelRepositoryManager {
     try {
       for (const version of versions) loaded.set(version, await this.loadVersion(location, config, factory, version, labels));
     } catch (err) {
-      await Promise.allSettled([...loaded.values()].map((m) => m.pool.close()));
+      await Promise.allSettled([...loaded.values()].map((m) => m.scheduler.close()));
       throw err;
     }
     return loaded;
   }
 
   private async loadVersion(location: ModelLocation, config: ModelConfig, factory: BackendFactory, version: number, labels: ReadonlyMap<string, readonly string[]>): Promise<LoadedModel> {
-    const instances: Backend[] = [];
+    const instances: SchedulerInstance[] = [];
+    const limiter = this.options.rateLimiter;
     try {
       for (const group of config.instance_group) {
         if (group.kind === 'KIND_GPU') {
           throw new HerdError('INVALID_ARG', `instance group ${group.name} of model ${config.name} specifies KIND_GPU but this machine has no GPU; use KIND_CPU`);
         }
+        const resources = (group.rate_limiter?.resources ?? []).map((r) => ({ name: r.name, count: r.count }));
         for (let i = 0; i < group.count; i++) {
-          instances.push(await factory.load({
+          const name = `${group.name}_${i}`;
+          if (limiter && resources.length > 0) limiter.register(resources, name);
+          const backend = await factory.load({
             config, modelPath: location.path, versionPath: join(location.path, String(version)), version,
-            instanceName: `${group.name}_${i}`, instanceKind: group.kind === 'KIND_MODEL' ? 'KIND_MODEL' : 'KIND_CPU',
-          }));
+            instanceName: name, instanceKind: group.kind === 'KIND_MODEL' ? 'KIND_MODEL' : 'KIND_CPU',
+          });
+          instances.push({ name, backend, resources, priority: group.rate_limiter?.priority || 1 });
         }
       }
     } catch (err) {
-      await Promise.allSettled(instances.map((b) => b.unload()));
+      await Promise.allSettled(instances.map((i) => i.backend.unload()));
       throw err;
     }
     const stats = new ModelStats(config.name, version);
-    const pool = new InstancePool(instances, stats, (request) => batchSizeOf(config, request));
-    return { name: config.name, version, config, pool, stats, labels };
+    const scheduler = createModelScheduler({ config, instances, stats, rateLimiter: limiter });
+    return { name: config.name, version, config, scheduler, stats, labels };
   }
 
   private async unloadRecord(name: string, record: ModelRecord, reason: string): Promise<void> {
@@ -297,12 +306,7 @@ export class ModelRepositoryManager {
       return;
     }
     record.state = 'UNLOADING';
-    await Promise.allSettled([...record.versions.values()].map((m) => m.pool.close()));
+    await Promise.allSettled([...record.versions.values()].map((m) => m.scheduler.close()));
     this.models.set(name, { ...record, state: 'UNAVAILABLE', reason, versions: new Map() });
   }
-}
-
-function batchSizeOf(config: ModelConfig, request: InferenceRequest): number {
-  if (config.max_batch_size === 0) return 1;
-  return request.inputs[0]?.shape[0] ?? 1;
 }

@@ -1,0 +1,204 @@
+// The canonical chat shapes every part of the gateway speaks: OpenAI's Chat Completions wire format
+// as domain types, plus Herd's normalised Usage. Providers translate to and from these; nothing else.
+
+export type ChatRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+
+export interface TextPart {
+  type: 'text';
+  text: string;
+}
+
+export interface ImageUrlPart {
+  type: 'image_url';
+  image_url: { url: string; detail?: 'auto' | 'low' | 'high' };
+}
+
+/** OpenAI lets an assistant message replay a refusal as a content part. */
+export interface RefusalPart {
+  type: 'refusal';
+  refusal: string;
+}
+
+export type UserContentPart = TextPart | ImageUrlPart;
+
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface SystemMessage {
+  role: 'system' | 'developer';
+  content: string | TextPart[];
+  name?: string;
+}
+
+export interface UserMessage {
+  role: 'user';
+  content: string | UserContentPart[];
+  name?: string;
+}
+
+export interface AssistantMessage {
+  role: 'assistant';
+  /** null (or absent on the wire) only when tool_calls carries the turn. */
+  content: string | Array<TextPart | RefusalPart> | null;
+  name?: string;
+  tool_calls?: ToolCall[];
+  refusal?: string | null;
+  /** DeepSeek thinking mode wants its reasoning replayed within a tool-call loop; others drop it. */
+  reasoning_content?: string;
+}
+
+export interface ToolMessage {
+  role: 'tool';
+  content: string | TextPart[];
+  tool_call_id: string;
+}
+
+export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
+
+/** JSON Schema as the client sent it; providers pass it on without interpreting it. */
+export type JsonSchema = Record<string, unknown>;
+
+export interface FunctionTool {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: JsonSchema; strict?: boolean };
+}
+
+export type ToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
+
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; json_schema: { name: string; description?: string; schema?: JsonSchema; strict?: boolean } };
+
+/** A validated request body (see validate-chat-request.ts). Absent and JSON null both end up absent. */
+export interface ChatRequest {
+  model: string;
+  messages: ChatMessage[];
+  temperature?: number;
+  top_p?: number;
+  /** Deprecated by OpenAI in favour of max_completion_tokens; providers use max_completion_tokens ?? max_tokens. */
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  stop?: string | string[];
+  n?: number;
+  tools?: FunctionTool[];
+  tool_choice?: ToolChoice;
+  parallel_tool_calls?: boolean;
+  response_format?: ResponseFormat;
+  user?: string;
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean; include_obfuscation?: boolean };
+  seed?: number;
+  presence_penalty?: number;
+  frequency_penalty?: number;
+  logprobs?: boolean;
+  top_logprobs?: number;
+  logit_bias?: Record<string, number>;
+  reasoning_effort?: string;
+  metadata?: Record<string, string>;
+  store?: boolean;
+  service_tier?: string;
+  /** OpenAI prompt-cache routing hint. */
+  prompt_cache_key?: string;
+  /** OpenAI's stable end-user id for abuse detection (successor of `user`). */
+  safety_identifier?: string;
+  /** OpenAI GPT-5 output verbosity: low | medium | high. */
+  verbosity?: string;
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call';
+
+/** `usage` as OpenAI puts it on the wire; built from Usage by convertUsageToOpenAI. */
+export interface ChatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: { cached_tokens?: number };
+  completion_tokens_details?: { reasoning_tokens?: number };
+}
+
+export interface ChatResponseMessage {
+  role: 'assistant';
+  content: string | null;
+  refusal?: string | null;
+  tool_calls?: ToolCall[];
+  /** DeepSeek's field for reasoning text; also where Anthropic thinking and Gemini thoughts land. */
+  reasoning_content?: string;
+}
+
+export interface ChatChoice {
+  index: number;
+  message: ChatResponseMessage;
+  finish_reason: FinishReason | null;
+  logprobs?: unknown;
+}
+
+/** An OpenAI `chat.completion` object. */
+export interface ChatResponse {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: ChatChoice[];
+  usage?: ChatUsage;
+  system_fingerprint?: string | null;
+  service_tier?: string | null;
+}
+
+export interface ToolCallDelta {
+  index: number;
+  id?: string;
+  type?: 'function';
+  function?: { name?: string; arguments?: string };
+}
+
+export interface ChatChunkDelta {
+  role?: 'assistant';
+  content?: string | null;
+  refusal?: string | null;
+  tool_calls?: ToolCallDelta[];
+  reasoning_content?: string | null;
+}
+
+export interface ChatChunkChoice {
+  index: number;
+  delta: ChatChunkDelta;
+  finish_reason: FinishReason | null;
+  logprobs?: unknown;
+}
+
+/**
+ * An OpenAI `chat.completion.chunk`. Providers never put usage on chunks (it travels as its own
+ * stream event); the HTTP layer adds the usage-only chunk when the client asked for include_usage.
+ */
+export interface ChatChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: ChatChunkChoice[];
+  usage?: ChatUsage | null;
+  system_fingerprint?: string | null;
+}
+
+/**
+ * Token usage normalised across upstream dialects, counted the way OpenAI counts:
+ * promptTokens includes cached reads and cache writes; completionTokens includes reasoning.
+ */
+export interface Usage {
+  promptTokens: number;
+  /** Prompt tokens served from a cache (billed at the cached-input price). */
+  cachedPromptTokens: number;
+  /** Prompt tokens written to a cache (Anthropic's cache_creation_input_tokens); 0 elsewhere. */
+  cacheWriteTokens: number;
+  completionTokens: number;
+  /** Completion tokens spent on reasoning/thinking, where the upstream reports them. */
+  reasoningTokens: number;
+  /** True when Herd counted with its own tokenizer because the upstream sent no usage. */
+  estimated: boolean;
+  /** The upstream's usage object exactly as received (undefined when estimated). */
+  raw: unknown;
+}

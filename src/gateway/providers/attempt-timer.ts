@@ -1,0 +1,65 @@
+// The per-attempt clock of one upstream request: an AbortController that follows the caller's signal
+// and also fires on a timeout, which can be paused while the consumer (not the upstream) is slow.
+
+export class AttemptTimer {
+  readonly signal: AbortSignal;
+  private readonly controller = new AbortController();
+  private readonly callerSignal: AbortSignal;
+  private timer: NodeJS.Timeout | undefined;
+  private armed = false;
+  private fired = false;
+  private ms: number;
+
+  constructor(callerSignal: AbortSignal, ms: number) {
+    this.signal = this.controller.signal;
+    this.callerSignal = callerSignal;
+    this.ms = ms;
+    if (callerSignal.aborted) this.controller.abort(callerSignal.reason);
+    else callerSignal.addEventListener('abort', this.onCallerAbort, { once: true });
+    this.arm(ms);
+  }
+
+  /** True once the timeout (not the caller) aborted the request. */
+  get timedOut(): boolean {
+    return this.fired;
+  }
+
+  /** The timeout last armed, for error messages. */
+  get lastMs(): number {
+    return this.ms;
+  }
+
+  /** (Re)starts the countdown from now. */
+  arm(ms: number): void {
+    if (this.timer === undefined || ms !== this.ms) {
+      if (this.timer !== undefined) clearTimeout(this.timer);
+      this.ms = ms;
+      this.timer = setTimeout(this.onTimeout, ms);
+      this.timer.unref();
+    } else {
+      this.timer.refresh();
+    }
+    this.armed = true;
+  }
+
+  /** Stops counting; a pending tick is ignored until the next arm(). */
+  disarm(): void {
+    this.armed = false;
+  }
+
+  dispose(): void {
+    this.armed = false;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.callerSignal.removeEventListener('abort', this.onCallerAbort);
+  }
+
+  private readonly onCallerAbort = (): void => {
+    this.controller.abort(this.callerSignal.reason);
+  };
+
+  private readonly onTimeout = (): void => {
+    if (!this.armed || this.controller.signal.aborted) return;
+    this.fired = true;
+    this.controller.abort(new DOMException('upstream attempt timed out', 'TimeoutError'));
+  };
+}

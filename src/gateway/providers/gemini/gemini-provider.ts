@@ -1,0 +1,103 @@
+// Provider for the Gemini API: POST /{version}/models/{model}:generateContent, and
+// :streamGenerateContent?alt=sse for streams; the key travels in the x-goog-api-key header.
+import { isJsonObject } from '../../check-json-value.ts';
+import { convertUsageToOpenAI } from '../../convert-usage-to-openai.ts';
+import { collectResponseText, CompletionTextCollector, estimateUsage } from '../../usage-estimate.ts';
+import { HttpUpstream } from '../http-upstream.ts';
+import type { Provider, ProviderRequest, ProviderResult, ProviderStreamEvent } from '../provider.ts';
+import { DEFAULT_TIMEOUT_MS, type ProviderOptions } from '../provider-options.ts';
+import { mapStatusToFailure, UpstreamError } from '../upstream-error.ts';
+import { convertGeminiRequest } from './convert-gemini-request.ts';
+import { convertGeminiResponse, findGeminiFailure, isGeminiResponse } from './convert-gemini-response.ts';
+import { convertGeminiUsage } from './convert-gemini-usage.ts';
+import { GeminiStreamTranslator } from './gemini-stream-translator.ts';
+import { parseGeminiErrorBody } from './parse-gemini-error.ts';
+
+export interface GeminiProviderOptions extends ProviderOptions {
+  /** API version path segment; default v1beta (where systemInstruction, tools and thinking live). */
+  apiVersion?: string;
+}
+
+export function createGeminiProvider(options: GeminiProviderOptions): Provider {
+  return new GeminiProvider(options);
+}
+
+class GeminiProvider implements Provider {
+  readonly name: string;
+  private readonly upstream: HttpUpstream;
+  private readonly apiVersion: string;
+
+  constructor(options: GeminiProviderOptions) {
+    this.name = options.name;
+    this.apiVersion = options.apiVersion ?? 'v1beta';
+    this.upstream = new HttpUpstream({
+      provider: options.name,
+      baseUrl: options.baseUrl,
+      headers: { ...options.headers, 'x-goog-api-key': options.apiKey },
+      secrets: [options.apiKey],
+      parseErrorBody: parseGeminiErrorBody,
+      timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      connections: options.connections,
+    });
+  }
+
+  async chat(req: ProviderRequest, signal: AbortSignal): Promise<ProviderResult> {
+    const { body, warnings } = convertGeminiRequest(req.request, req.upstreamModel);
+    const raw = await this.upstream.postJson({ path: this.path(req.upstreamModel, 'generateContent'), body, signal, timeoutMs: req.timeoutMs });
+    if (!isGeminiResponse(raw)) throw this.upstream.malformed('response is not a GenerateContentResponse');
+    const failure = findGeminiFailure(raw, this.name, (text) => this.upstream.safe(text));
+    if (failure !== undefined) throw failure;
+    if (raw.candidates === undefined || raw.candidates.length === 0) throw this.upstream.malformed('response has no candidates');
+    const response = convertGeminiResponse(raw, req.upstreamModel);
+    const usage = raw.usageMetadata !== undefined
+      ? convertGeminiUsage(raw.usageMetadata)
+      : await estimateUsage(req.request, collectResponseText(response));
+    response.usage = convertUsageToOpenAI(usage);
+    return { response, usage, rawFinishReason: raw.candidates[0].finishReason ?? null, warnings };
+  }
+
+  async *stream(req: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderStreamEvent> {
+    const { body, warnings } = convertGeminiRequest(req.request, req.upstreamModel);
+    if (warnings.length > 0) yield { type: 'warnings', warnings };
+    const translator = new GeminiStreamTranslator(this.name, req.upstreamModel, (text) => this.upstream.safe(text));
+    const collector = new CompletionTextCollector();
+    const events = this.upstream.postSse({
+      path: `${this.path(req.upstreamModel, 'streamGenerateContent')}?alt=sse`, body, signal,
+      timeoutMs: req.timeoutMs, idleTimeoutMs: req.idleTimeoutMs,
+    });
+    for await (const event of events) {
+      const data = this.upstream.parseJson(event.data, 'SSE event');
+      if (isJsonObject(data) && data.error !== undefined) throw this.streamError(data);
+      if (!isGeminiResponse(data)) throw this.upstream.malformed('SSE event is not a GenerateContentResponse');
+      const chunk = translator.translate(data);
+      if (chunk === undefined) continue;
+      collector.addChunk(chunk);
+      yield { type: 'chunk', chunk };
+    }
+    if (!translator.complete) {
+      throw new UpstreamError(`${this.name}: stream ended before a finishReason`, { provider: this.name, failure: 'interrupted' });
+    }
+    yield { type: 'usage', usage: translator.finalUsage ?? await estimateUsage(req.request, collector.text()) };
+    yield { type: 'done', finishReason: translator.finishReason, rawFinishReason: translator.rawFinishReason };
+  }
+
+  close(): Promise<void> {
+    return this.upstream.close();
+  }
+
+  private path(model: string, method: string): string {
+    const id = model.startsWith('models/') ? model.slice('models/'.length) : model;
+    return `/${this.apiVersion}/models/${encodeURIComponent(id)}:${method}`;
+  }
+
+  /** Google sends a mid-stream failure as an SSE event holding a normal error body. */
+  private streamError(data: Record<string, unknown>): UpstreamError {
+    const details = parseGeminiErrorBody(data);
+    const error = isJsonObject(data.error) ? data.error : {};
+    const status = typeof error.code === 'number' ? error.code : undefined;
+    const failure = details.failure ?? (status !== undefined ? mapStatusToFailure(status) : 'server_error');
+    return new UpstreamError(`${this.name}: upstream stream error ${this.upstream.safe(details.type ?? '')}: ${this.upstream.safe(details.message ?? 'no message')}`, {
+      provider: this.name, failure, status, upstreamType: details.type, retryAfterSeconds: details.retryAfterSeconds,
+    });
+  }
+}

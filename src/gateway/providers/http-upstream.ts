@@ -1,0 +1,274 @@
+// One keep-alive undici Pool per provider base URL, with the two exchanges providers need: POST JSON
+// and read JSON back, or POST JSON and read Server-Sent Events. Every failure leaves as UpstreamError.
+import { Pool } from 'undici';
+import { createParser } from 'eventsource-parser';
+import { AttemptTimer } from './attempt-timer.ts';
+import { parseRetryAfter } from './parse-retry-after.ts';
+import { mapStatusToFailure, UpstreamError, type UpstreamFailure } from './upstream-error.ts';
+
+/** What a provider reads out of its own error body (each dialect nests these differently). */
+export interface UpstreamErrorBody {
+  type?: string;
+  message?: string;
+  /** Overrides the failure the HTTP status implies (e.g. context_length for a 400). */
+  failure?: UpstreamFailure;
+  retryAfterSeconds?: number;
+}
+
+export interface HttpUpstreamOptions {
+  /** Provider name, prefixed to every error message. */
+  provider: string;
+  /** Origin plus optional path prefix, e.g. `https://api.holysheep.ai/v1`. */
+  baseUrl: string;
+  /** Sent on every request: auth and versions. */
+  headers: Record<string, string>;
+  /** Strings never to repeat in an error message (the API key), even if the upstream echoes them. */
+  secrets?: string[];
+  parseErrorBody: (body: unknown) => UpstreamErrorBody;
+  /** Default per-attempt timeout when a call sets none. */
+  timeoutMs: number;
+  /** Upper bound on open sockets to this origin; undefined leaves undici's default (no bound). */
+  connections?: number;
+  keepAliveTimeoutMs?: number;
+}
+
+export interface UpstreamCall {
+  /** Appended to the base URL's path; may carry a query (`...:streamGenerateContent?alt=sse`). */
+  path: string;
+  body: unknown;
+  signal: AbortSignal;
+  timeoutMs?: number;
+  /** SSE only: longest silence between reads once the first event arrived. Defaults to timeoutMs. */
+  idleTimeoutMs?: number;
+}
+
+export interface SseMessage {
+  event: string | undefined;
+  data: string;
+}
+
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+const MAX_MESSAGE_CHARS = 500;
+
+type UndiciResponse = Awaited<ReturnType<Pool['request']>>;
+
+export class HttpUpstream {
+  readonly provider: string;
+  private readonly pool: Pool;
+  private readonly pathPrefix: string;
+  private readonly options: HttpUpstreamOptions;
+
+  constructor(options: HttpUpstreamOptions) {
+    const url = new URL(options.baseUrl);
+    this.provider = options.provider;
+    this.options = options;
+    this.pathPrefix = url.pathname.replace(/\/+$/, '');
+    this.pool = new Pool(url.origin, {
+      connections: options.connections ?? null,
+      keepAliveTimeout: options.keepAliveTimeoutMs ?? 60_000,
+      keepAliveMaxTimeout: Math.max(options.keepAliveTimeoutMs ?? 60_000, 600_000),
+    });
+  }
+
+  /** POST a JSON body and return the parsed JSON response (shape unchecked: the caller converts it). */
+  async postJson(call: UpstreamCall): Promise<unknown> {
+    const timer = new AttemptTimer(call.signal, call.timeoutMs ?? this.options.timeoutMs);
+    try {
+      const response = await this.send(call, timer, 'application/json');
+      if (response.statusCode >= 400) throw await this.errorFromResponse(response);
+      let text: string;
+      try {
+        text = await response.body.text();
+      } catch (err) {
+        throw this.translate(err, call, timer, 'body');
+      }
+      return this.parseJson(text, 'response body');
+    } finally {
+      timer.dispose();
+    }
+  }
+
+  /** POST a JSON body and yield the response's Server-Sent Events as they arrive. */
+  async *postSse(call: UpstreamCall): AsyncGenerator<SseMessage> {
+    const firstMs = call.timeoutMs ?? this.options.timeoutMs;
+    const idleMs = call.idleTimeoutMs ?? firstMs;
+    const timer = new AttemptTimer(call.signal, firstMs);
+    let response: UndiciResponse | undefined;
+    try {
+      response = await this.send(call, timer, 'text/event-stream');
+      if (response.statusCode >= 400) throw await this.errorFromResponse(response);
+      const contentType = headerValue(response.headers['content-type']) ?? '';
+      if (!contentType.includes('text/event-stream')) throw await this.errorFromUnexpectedBody(response, contentType);
+
+      const queue: SseMessage[] = [];
+      let parseError: Error | undefined;
+      const parser = createParser({
+        onEvent: (message) => { queue.push({ event: message.event, data: message.data }); },
+        onError: (error) => { parseError ??= error; },
+      });
+      const decoder = new TextDecoder();
+      const body = response.body[Symbol.asyncIterator]();
+      let seenEvent = false;
+      for (;;) {
+        // Until the first event the attempt's clock keeps running from the request's start; after
+        // it, each read gets idleMs, and the clock stops while the consumer (not the upstream) holds us.
+        if (seenEvent) timer.arm(idleMs);
+        let next: IteratorResult<Buffer>;
+        try {
+          next = await body.next();
+        } catch (err) {
+          throw this.translate(err, call, timer, 'body');
+        }
+        if (next.done) break;
+        parser.feed(decoder.decode(next.value, { stream: true }));
+        if (parseError !== undefined) {
+          throw this.malformed(`malformed SSE: ${this.safe(parseError.message)}`, parseError);
+        }
+        if (queue.length === 0) continue;
+        seenEvent = true;
+        timer.disarm();
+        for (let i = 0; i < queue.length; i++) yield queue[i];
+        queue.length = 0;
+      }
+      parser.feed(decoder.decode());
+      for (const message of queue) yield message;
+    } catch (err) {
+      throw err instanceof UpstreamError ? err : this.translate(err, call, timer, response ? 'body' : 'connect');
+    } finally {
+      timer.dispose();
+      // Abandoned or failed streams must not keep the socket: destroying frees it (and the upstream).
+      if (response !== undefined && !response.body.destroyed) response.body.destroy();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+
+  private async send(call: UpstreamCall, timer: AttemptTimer, accept: string): Promise<UndiciResponse> {
+    try {
+      return await this.pool.request({
+        method: 'POST',
+        path: this.pathPrefix + call.path,
+        headers: { ...this.options.headers, 'content-type': 'application/json', accept },
+        body: JSON.stringify(call.body),
+        signal: timer.signal,
+      });
+    } catch (err) {
+      throw this.translate(err, call, timer, 'connect');
+    }
+  }
+
+  /** Maps a thrown transport error; a caller abort passes through as the caller's own reason. */
+  private translate(err: unknown, call: UpstreamCall, timer: AttemptTimer, phase: 'connect' | 'body'): unknown {
+    if (err instanceof UpstreamError) return err;
+    if (call.signal.aborted) return call.signal.reason;
+    const code = errorCode(err);
+    if (timer.timedOut || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+      const what = phase === 'connect' ? 'no response headers' : 'no data';
+      return new UpstreamError(`${this.provider}: upstream timed out (${what} within ${timer.lastMs} ms)`,
+        { provider: this.provider, failure: 'timeout', cause: err });
+    }
+    const detail = this.safe(code ?? (err instanceof Error ? err.message : String(err)));
+    if (phase === 'connect') {
+      return new UpstreamError(`${this.provider}: could not reach upstream (${detail})`,
+        { provider: this.provider, failure: 'unavailable', cause: err });
+    }
+    return new UpstreamError(`${this.provider}: connection closed mid-response (${detail})`,
+      { provider: this.provider, failure: 'interrupted', cause: err });
+  }
+
+  private async errorFromResponse(response: UndiciResponse): Promise<UpstreamError> {
+    const status = response.statusCode;
+    const text = await readCapped(response);
+    let parsed: unknown;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    // A non-JSON error body is usually a proxy's HTML or plain-text page: keep its start, flattened.
+    const details: UpstreamErrorBody = parsed === undefined
+      ? { message: text.replace(/\s+/g, ' ').trim().slice(0, 200) }
+      : this.options.parseErrorBody(parsed);
+    const retryAfterSeconds = parseRetryAfter({
+      'retry-after': headerValue(response.headers['retry-after']),
+      'retry-after-ms': headerValue(response.headers['retry-after-ms']),
+    }) ?? details.retryAfterSeconds;
+    const type = details.type === undefined ? '' : ` ${this.safe(details.type)}`;
+    const message = details.message ? `: ${this.safe(details.message)}` : '';
+    return new UpstreamError(`${this.provider}: upstream returned HTTP ${status}${type}${message}`, {
+      provider: this.provider,
+      failure: details.failure ?? mapStatusToFailure(status),
+      status,
+      upstreamType: details.type,
+      retryAfterSeconds,
+    });
+  }
+
+  /** A 2xx stream request answered with something other than SSE: an error object, or garbage. */
+  private async errorFromUnexpectedBody(response: UndiciResponse, contentType: string): Promise<UpstreamError> {
+    const text = await readCapped(response);
+    try {
+      const details = this.options.parseErrorBody(JSON.parse(text));
+      if (details.message !== undefined) {
+        return new UpstreamError(`${this.provider}: upstream answered a stream request with an error: ${this.safe(details.message)}`, {
+          provider: this.provider, failure: details.failure ?? 'server_error', status: response.statusCode, upstreamType: details.type,
+        });
+      }
+    } catch {
+      // not JSON: fall through to the generic message
+    }
+    return this.malformed(`expected text/event-stream, got '${this.safe(contentType || 'no content-type')}'`);
+  }
+
+  /** JSON.parse whose failure is a `malformed` UpstreamError (for SSE data read by providers). */
+  parseJson(text: string, what: string): unknown {
+    try {
+      return JSON.parse(text);
+    } catch (err) {
+      throw this.malformed(`malformed JSON in ${what} (${text.length} bytes)`, err);
+    }
+  }
+
+  /** An UpstreamError for a response that breaks its wire format; `detail` must already be safe. */
+  malformed(detail: string, cause?: unknown): UpstreamError {
+    return new UpstreamError(`${this.provider}: ${detail}`, { provider: this.provider, failure: 'malformed', cause });
+  }
+
+  /** Redacts secrets and bounds the length of upstream-supplied text before it enters a message. */
+  safe(text: string): string {
+    let out = text;
+    for (const secret of this.options.secrets ?? []) {
+      if (secret.length >= 4) out = out.split(secret).join('[redacted]');
+    }
+    return out.length > MAX_MESSAGE_CHARS ? `${out.slice(0, MAX_MESSAGE_CHARS)}…` : out;
+  }
+}
+
+/** The start of an error body; the attempt's timer (still armed) bounds how long this can take. */
+async function readCapped(response: UndiciResponse): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of response.body as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= MAX_ERROR_BODY_BYTES) break;
+    }
+  } catch {
+    // A broken error body still leaves the status to report.
+  } finally {
+    if (!response.body.destroyed) response.body.destroy();
+  }
+  return Buffer.concat(chunks).toString('utf8').slice(0, MAX_ERROR_BODY_BYTES);
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function errorCode(err: unknown): string | undefined {
+  if (typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string') return err.code;
+  return undefined;
+}

@@ -1,0 +1,16 @@
+// The canonical request is already OpenAI's shape: pass it through with the upstream's model id, and
+// force stream_options.include_usage on streams so Herd learns the real token counts.
+import type { ChatRequest } from '../../chat-types.ts';
+
+export type OpenAIWireRequest = Omit<ChatRequest, 'stream' | 'stream_options'> & {
+  stream: boolean;
+  stream_options?: { include_usage: true; include_obfuscation?: boolean };
+};
+
+export function convertOpenAIRequest(request: ChatRequest, upstreamModel: string, stream: boolean): OpenAIWireRequest {
+  const { stream: _clientStream, stream_options: clientOptions, ...rest } = request;
+  const body: OpenAIWireRequest = { ...rest, model: upstreamModel, stream };
+  // The client's own include_usage choice is honoured by the HTTP layer, not by the upstream.
+  if (stream) body.stream_options = { ...clientOptions, include_usage: true };
+  return body;
+}

@@ -1,0 +1,129 @@
+// Provider for any OpenAI-compatible upstream (HolySheep and other relays, OpenAI, DeepSeek): the
+// request passes through with the model replaced; responses and chunks come back nearly untouched.
+import type { ChatChunk, ChatResponse, FinishReason, Usage } from '../../chat-types.ts';
+import { isJsonObject } from '../../check-json-value.ts';
+import { convertUsageToOpenAI } from '../../convert-usage-to-openai.ts';
+import { collectResponseText, CompletionTextCollector, estimateUsage } from '../../usage-estimate.ts';
+import { HttpUpstream } from '../http-upstream.ts';
+import type { Provider, ProviderRequest, ProviderResult, ProviderStreamEvent } from '../provider.ts';
+import { DEFAULT_TIMEOUT_MS, type ProviderOptions } from '../provider-options.ts';
+import { UpstreamError } from '../upstream-error.ts';
+import { convertOpenAIRequest } from './convert-openai-request.ts';
+import { convertOpenAIUsage } from './convert-openai-usage.ts';
+import { mapOpenAIFinishReason } from './map-openai-finish-reason.ts';
+import { parseOpenAIErrorBody } from './parse-openai-error.ts';
+
+const PATH = '/chat/completions';
+
+export function createOpenAIProvider(options: ProviderOptions): Provider {
+  return new OpenAIProvider(options);
+}
+
+class OpenAIProvider implements Provider {
+  readonly name: string;
+  private readonly upstream: HttpUpstream;
+
+  constructor(options: ProviderOptions) {
+    this.name = options.name;
+    this.upstream = new HttpUpstream({
+      provider: options.name,
+      baseUrl: options.baseUrl,
+      headers: { ...options.headers, authorization: `Bearer ${options.apiKey}` },
+      secrets: [options.apiKey],
+      parseErrorBody: parseOpenAIErrorBody,
+      timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      connections: options.connections,
+    });
+  }
+
+  async chat(req: ProviderRequest, signal: AbortSignal): Promise<ProviderResult> {
+    const body = await this.upstream.postJson({
+      path: PATH, body: convertOpenAIRequest(req.request, req.upstreamModel, false), signal, timeoutMs: req.timeoutMs,
+    });
+    const response = this.checkResponse(body);
+    const rawReason = rawFinishReason(body);
+    for (const choice of response.choices) choice.finish_reason = mapOpenAIFinishReason(choice.finish_reason);
+    const usage = convertOpenAIUsage(response.usage) ?? await estimateUsage(req.request, collectResponseText(response));
+    response.usage = convertUsageToOpenAI(usage);
+    return { response, usage, rawFinishReason: rawReason, warnings: [] };
+  }
+
+  async *stream(req: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderStreamEvent> {
+    const events = this.upstream.postSse({
+      path: PATH, body: convertOpenAIRequest(req.request, req.upstreamModel, true), signal,
+      timeoutMs: req.timeoutMs, idleTimeoutMs: req.idleTimeoutMs,
+    });
+    const collector = new CompletionTextCollector();
+    let usage: Usage | undefined;
+    let finishReason: FinishReason | null = null;
+    let rawReason: string | null = null;
+    let sawDone = false;
+    for await (const event of events) {
+      if (event.data === '[DONE]') {
+        sawDone = true;
+        break;
+      }
+      const chunk = this.checkChunk(this.upstream.parseJson(event.data, 'SSE event'));
+      // With include_usage the last chunk has empty choices and the usage; other chunks carry usage: null.
+      if (chunk.usage != null) usage = convertOpenAIUsage(chunk.usage) ?? usage;
+      delete chunk.usage;
+      if (chunk.choices.length === 0) continue;
+      for (const choice of chunk.choices) {
+        if (choice.finish_reason == null) continue;
+        const raw: unknown = choice.finish_reason;
+        choice.finish_reason = mapOpenAIFinishReason(raw);
+        if (choice.index === 0 || finishReason === null) {
+          finishReason = choice.finish_reason;
+          rawReason = String(raw);
+        }
+      }
+      collector.addChunk(chunk);
+      yield { type: 'chunk', chunk };
+    }
+    // Some OpenAI-compatible servers omit [DONE]; a stream that reached a finish_reason is complete.
+    if (!sawDone && finishReason === null) {
+      throw new UpstreamError(`${this.name}: stream ended before [DONE]`, { provider: this.name, failure: 'interrupted' });
+    }
+    yield { type: 'usage', usage: usage ?? await estimateUsage(req.request, collector.text()) };
+    yield { type: 'done', finishReason, rawFinishReason: rawReason };
+  }
+
+  close(): Promise<void> {
+    return this.upstream.close();
+  }
+
+  /** A 200 can still carry an error object (relays do this); anything without choices is malformed. */
+  private checkResponse(body: unknown): ChatResponse {
+    if (isJsonObject(body) && body.error != null) throw this.errorInBody(body);
+    if (!isJsonObject(body) || !Array.isArray(body.choices) || !body.choices.every((c) => isJsonObject(c) && isJsonObject(c.message))) {
+      throw this.upstream.malformed('response is not a chat.completion (no choices[].message)');
+    }
+    return body as unknown as ChatResponse;
+  }
+
+  private checkChunk(data: unknown): ChatChunk {
+    if (isJsonObject(data) && data.error != null) throw this.errorInBody(data);
+    if (!isJsonObject(data)) throw this.upstream.malformed('SSE event is not a JSON object');
+    // Usage-only chunks from some servers have choices: null or no choices at all.
+    if (data.choices == null) data.choices = [];
+    if (!Array.isArray(data.choices) || !data.choices.every((c) => isJsonObject(c) && isJsonObject(c.delta ?? {}))) {
+      throw this.upstream.malformed('SSE event is not a chat.completion.chunk');
+    }
+    for (const choice of data.choices as Array<Record<string, unknown>>) choice.delta ??= {};
+    return data as unknown as ChatChunk;
+  }
+
+  private errorInBody(body: Record<string, unknown>): UpstreamError {
+    const details = parseOpenAIErrorBody(body);
+    const type = details.type ? ` ${this.upstream.safe(details.type)}` : '';
+    return new UpstreamError(`${this.name}: upstream error${type}: ${this.upstream.safe(details.message ?? 'no message')}`, {
+      provider: this.name, failure: details.failure ?? 'server_error', upstreamType: details.type,
+    });
+  }
+}
+
+function rawFinishReason(body: unknown): string | null {
+  if (!isJsonObject(body) || !Array.isArray(body.choices)) return null;
+  const first: unknown = body.choices[0];
+  return isJsonObject(first) && typeof first.finish_reason === 'string' ? first.finish_reason : null;
+}

@@ -1,0 +1,58 @@
+// The contract every upstream adapter (openai, anthropic, gemini) implements: canonical chat data in,
+// canonical chat data, normalised usage and a typed stream of events out. No HTTP types cross it.
+import type { ChatChunk, ChatRequest, ChatResponse, FinishReason, Usage } from '../chat-types.ts';
+
+export interface ProviderRequest {
+  /** Validated canonical request. `stream` and `stream_options` are the client's; providers ignore them. */
+  request: ChatRequest;
+  /** The model id the upstream knows (the router resolves aliases and deployments to this). */
+  upstreamModel: string;
+  /**
+   * Per-attempt timeout. chat(): the whole exchange. stream(): until the first upstream event
+   * arrives (time to first token); after that idleTimeoutMs applies. Defaults to the provider's.
+   */
+  timeoutMs?: number;
+  /** stream() only: longest silence allowed between two upstream reads. Defaults to timeoutMs. */
+  idleTimeoutMs?: number;
+}
+
+/** A request setting the upstream cannot honour and that was left out (not an error, not silent). */
+export interface ProviderWarning {
+  /** OpenAI-style path of the setting, e.g. `presence_penalty` or `messages[1].name`. */
+  param: string;
+  message: string;
+}
+
+export interface ProviderResult {
+  /** An OpenAI chat.completion; `usage` is always present and matches `usage` below. */
+  response: ChatResponse;
+  usage: Usage;
+  /** The upstream's own stop reason for choice 0 (e.g. `end_turn`, `MAX_TOKENS`), for logs. */
+  rawFinishReason: string | null;
+  warnings: ProviderWarning[];
+}
+
+/**
+ * What stream() yields, in this order: at most one `warnings` (before anything else), any number of
+ * `chunk`s, then exactly one `usage` (estimated when the upstream sent none) and exactly one `done`.
+ * Chunks never carry usage. An upstream failure ends the iteration by throwing an UpstreamError.
+ */
+export type ProviderStreamEvent =
+  | { type: 'warnings'; warnings: ProviderWarning[] }
+  | { type: 'chunk'; chunk: ChatChunk }
+  | { type: 'usage'; usage: Usage }
+  | { type: 'done'; finishReason: FinishReason | null; rawFinishReason: string | null };
+
+export interface Provider {
+  /** Configured provider name (`holysheep`, `anthropic`, ...), used in errors and metrics. */
+  readonly name: string;
+  /**
+   * One upstream attempt, no retries (the router owns the one retry loop). Upstream failures reject
+   * with UpstreamError; when `signal` aborts, rejects with `signal.reason` unchanged.
+   */
+  chat(req: ProviderRequest, signal: AbortSignal): Promise<ProviderResult>;
+  /** Same error contract as chat(); breaking out of the iteration releases the upstream request. */
+  stream(req: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderStreamEvent>;
+  /** Closes pooled upstream connections. */
+  close(): Promise<void>;
+}

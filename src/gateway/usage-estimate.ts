@@ -1,0 +1,99 @@
+// Token counts for when an upstream reports no usage: Herd counts with o200k_base (current OpenAI
+// models' encoding) and marks the result `estimated`; for other vendors it is an approximation.
+import type { ChatChunk, ChatMessage, ChatRequest, ChatResponse, Usage } from './chat-types.ts';
+
+type CountTokens = (text: string) => number;
+
+// Loaded on first use: the encoding costs ~180 ms and ~60 MB, which most processes never need
+// (every supported upstream reports usage unless something is wrong).
+let tokenizer: Promise<CountTokens> | undefined;
+
+function loadTokenizer(): Promise<CountTokens> {
+  tokenizer ??= import('gpt-tokenizer/encoding/o200k_base').then((module) => (text: string) => module.countTokens(text));
+  return tokenizer;
+}
+
+export async function countTokens(text: string): Promise<number> {
+  if (text === '') return 0;
+  return (await loadTokenizer())(text);
+}
+
+// OpenAI's published accounting for chat formatting: each message costs 3 tokens of framing,
+// a name 1 more, and every reply is primed with 3 tokens.
+const TOKENS_PER_MESSAGE = 3;
+const TOKENS_PER_NAME = 1;
+const REPLY_PRIMING_TOKENS = 3;
+
+/** Estimated prompt tokens of a request: message text, tool calls and tool definitions. */
+export async function estimatePromptTokens(request: ChatRequest): Promise<number> {
+  const count = await loadTokenizer();
+  let total = REPLY_PRIMING_TOKENS;
+  for (const message of request.messages) {
+    total += TOKENS_PER_MESSAGE + count(messageText(message));
+    if ('name' in message && message.name !== undefined) total += TOKENS_PER_NAME + count(message.name);
+  }
+  if (request.tools !== undefined && request.tools.length > 0) total += count(JSON.stringify(request.tools));
+  return total;
+}
+
+function messageText(message: ChatMessage): string {
+  const parts: string[] = [];
+  const content = message.content;
+  if (typeof content === 'string') parts.push(content);
+  else if (Array.isArray(content)) {
+    for (const part of content) {
+      if (part.type === 'text') parts.push(part.text);
+      else if (part.type === 'refusal') parts.push(part.refusal);
+      // Images are priced by the upstream by size and detail; text tokenizers cannot count them.
+    }
+  }
+  if (message.role === 'assistant') {
+    for (const call of message.tool_calls ?? []) parts.push(call.function.name, call.function.arguments);
+  }
+  return parts.join('\n');
+}
+
+/** Usage counted by Herd for a request and the text the model produced. */
+export async function estimateUsage(request: ChatRequest, completionText: string): Promise<Usage> {
+  const [promptTokens, completionTokens] = await Promise.all([estimatePromptTokens(request), countTokens(completionText)]);
+  return {
+    promptTokens, cachedPromptTokens: 0, cacheWriteTokens: 0, completionTokens, reasoningTokens: 0,
+    estimated: true, raw: undefined,
+  };
+}
+
+/**
+ * Collects the generated text of a stream (content, reasoning, tool names and arguments), so usage
+ * can be estimated if the upstream never reports it. Pushing strings is cheap; joining happens once.
+ */
+export class CompletionTextCollector {
+  private readonly pieces: string[] = [];
+
+  addChunk(chunk: ChatChunk): void {
+    for (const choice of chunk.choices) {
+      const delta = choice.delta;
+      if (delta.content) this.pieces.push(delta.content);
+      if (delta.reasoning_content) this.pieces.push(delta.reasoning_content);
+      if (delta.refusal) this.pieces.push(delta.refusal);
+      for (const call of delta.tool_calls ?? []) {
+        if (call.function?.name) this.pieces.push(call.function.name);
+        if (call.function?.arguments) this.pieces.push(call.function.arguments);
+      }
+    }
+  }
+
+  text(): string {
+    return this.pieces.join('');
+  }
+}
+
+/** The generated text of a finished response, for estimateUsage. */
+export function collectResponseText(response: ChatResponse): string {
+  const pieces: string[] = [];
+  for (const { message } of response.choices) {
+    if (message.content) pieces.push(message.content);
+    if (message.reasoning_content) pieces.push(message.reasoning_content);
+    for (const call of message.tool_calls ?? []) pieces.push(call.function.name, call.function.arguments);
+  }
+  return pieces.join('');
+}

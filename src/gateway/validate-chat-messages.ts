@@ -1,0 +1,168 @@
+// Validates the `messages` array of a chat request into typed ChatMessages, naming the exact
+// offending path (`messages[2].content[0].image_url.url`) in every error.
+import type {
+  AssistantMessage, ChatMessage, ImageUrlPart, RefusalPart, TextPart, ToolCall, UserContentPart,
+} from './chat-types.ts';
+import {
+  expectArray, expectObject, expectOneOf, expectString, invalidParam, rejectUnknownKeys, type JsonObject,
+} from './check-json-value.ts';
+
+const ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
+
+// Fields OpenAI defines per role. `refusal`, `annotations`, `audio` and `function_call` are accepted on
+// assistant messages because SDK users push `completion.choices[0].message` straight back into history.
+const KNOWN_KEYS = {
+  system: new Set(['role', 'content', 'name']),
+  developer: new Set(['role', 'content', 'name']),
+  user: new Set(['role', 'content', 'name']),
+  assistant: new Set(['role', 'content', 'name', 'tool_calls', 'refusal', 'annotations', 'reasoning_content']),
+  tool: new Set(['role', 'content', 'tool_call_id']),
+} as const;
+
+export function validateChatMessages(value: unknown): ChatMessage[] {
+  const raw = expectArray(value, 'messages');
+  if (raw.length === 0) throw invalidParam('messages', 'expected at least one message');
+  const messages: ChatMessage[] = [];
+  // Tool messages must answer a tool call made earlier in the conversation (OpenAI enforces this too);
+  // Gemini needs the function name, which only the assistant's tool call carries.
+  const toolCallIds = new Set<string>();
+  for (let i = 0; i < raw.length; i++) {
+    const message = validateMessage(raw[i], `messages[${i}]`);
+    if (message.role === 'assistant') for (const call of message.tool_calls ?? []) toolCallIds.add(call.id);
+    if (message.role === 'tool' && !toolCallIds.has(message.tool_call_id)) {
+      throw invalidParam(`messages[${i}].tool_call_id`,
+        `'${message.tool_call_id}' does not answer any tool call of an earlier assistant message`);
+    }
+    messages.push(message);
+  }
+  return messages;
+}
+
+function validateMessage(value: unknown, path: string): ChatMessage {
+  const object = expectObject(value, path);
+  const role = expectOneOf(object.role, `${path}.role`, ROLES);
+  rejectUnknownKeys(object, KNOWN_KEYS[role], path);
+  const name = optionalString(object, 'name', path);
+  switch (role) {
+    case 'system':
+    case 'developer':
+      return withName({ role, content: textContent(object.content, `${path}.content`) }, name);
+    case 'user':
+      return withName({ role, content: userContent(object.content, `${path}.content`) }, name);
+    case 'assistant':
+      return validateAssistant(object, path, name);
+    case 'tool':
+      return {
+        role,
+        content: textContent(object.content, `${path}.content`),
+        tool_call_id: expectString(object.tool_call_id, `${path}.tool_call_id`, { nonEmpty: true }),
+      };
+  }
+}
+
+function validateAssistant(object: JsonObject, path: string, name: string | undefined): AssistantMessage {
+  if (object.audio != null) throw invalidParam(`${path}.audio`, 'audio replies are not supported');
+  if (object.function_call != null) {
+    throw invalidParam(`${path}.function_call`, 'the legacy function_call field is not supported; use tool_calls');
+  }
+  const toolCalls = object.tool_calls == null ? undefined : validateToolCalls(object.tool_calls, `${path}.tool_calls`);
+  const message: AssistantMessage = { role: 'assistant', content: assistantContent(object.content, `${path}.content`) };
+  if (message.content === null && (toolCalls === undefined || toolCalls.length === 0)) {
+    throw invalidParam(`${path}.content`, 'an assistant message needs content unless it has tool_calls');
+  }
+  if (toolCalls !== undefined) message.tool_calls = toolCalls;
+  if (typeof object.refusal === 'string') message.refusal = object.refusal;
+  if (object.reasoning_content != null) {
+    message.reasoning_content = expectString(object.reasoning_content, `${path}.reasoning_content`);
+  }
+  return withName(message, name);
+}
+
+function validateToolCalls(value: unknown, path: string): ToolCall[] {
+  return expectArray(value, path).map((item, j) => {
+    const at = `${path}[${j}]`;
+    const call = expectObject(item, at);
+    rejectUnknownKeys(call, TOOL_CALL_KEYS, at);
+    expectOneOf(call.type, `${at}.type`, ['function'] as const);
+    const fn = expectObject(call.function, `${at}.function`);
+    rejectUnknownKeys(fn, FUNCTION_KEYS, `${at}.function`);
+    return {
+      id: expectString(call.id, `${at}.id`, { nonEmpty: true }),
+      type: 'function',
+      function: {
+        name: expectString(fn.name, `${at}.function.name`, { nonEmpty: true }),
+        arguments: expectString(fn.arguments, `${at}.function.arguments`),
+      },
+    };
+  });
+}
+const TOOL_CALL_KEYS = new Set(['id', 'type', 'function']);
+const FUNCTION_KEYS = new Set(['name', 'arguments']);
+
+/** string | text parts (system, developer and tool messages). */
+function textContent(value: unknown, path: string): string | TextPart[] {
+  if (typeof value === 'string') return value;
+  return expectArray(value, path).map((part, j) => textPart(part, `${path}[${j}]`));
+}
+
+function userContent(value: unknown, path: string): string | UserContentPart[] {
+  if (typeof value === 'string') return value;
+  const parts = expectArray(value, path);
+  if (parts.length === 0) throw invalidParam(path, 'expected at least one content part');
+  return parts.map((part, j) => {
+    const at = `${path}[${j}]`;
+    const type = expectObject(part, at).type;
+    if (type === 'image_url') return imagePart(part as JsonObject, at);
+    if (type === 'text') return textPart(part, at);
+    throw invalidParam(`${at}.type`, `content part type ${JSON.stringify(type)} is not supported; use 'text' or 'image_url'`);
+  });
+}
+
+function assistantContent(value: unknown, path: string): string | Array<TextPart | RefusalPart> | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'string') return value;
+  return expectArray(value, path).map((part, j) => {
+    const at = `${path}[${j}]`;
+    const object = expectObject(part, at);
+    if (object.type === 'refusal') {
+      rejectUnknownKeys(object, REFUSAL_PART_KEYS, at);
+      return { type: 'refusal', refusal: expectString(object.refusal, `${at}.refusal`) };
+    }
+    return textPart(object, at);
+  });
+}
+const REFUSAL_PART_KEYS = new Set(['type', 'refusal']);
+
+function textPart(value: unknown, path: string): TextPart {
+  const object = expectObject(value, path);
+  expectOneOf(object.type, `${path}.type`, ['text'] as const);
+  rejectUnknownKeys(object, TEXT_PART_KEYS, path);
+  return { type: 'text', text: expectString(object.text, `${path}.text`) };
+}
+const TEXT_PART_KEYS = new Set(['type', 'text']);
+
+function imagePart(object: JsonObject, path: string): ImageUrlPart {
+  rejectUnknownKeys(object, IMAGE_PART_KEYS, path);
+  const image = expectObject(object.image_url, `${path}.image_url`);
+  rejectUnknownKeys(image, IMAGE_URL_KEYS, `${path}.image_url`);
+  const url = expectString(image.url, `${path}.image_url.url`, { nonEmpty: true });
+  if (!/^(https?:|data:)/i.test(url)) {
+    throw invalidParam(`${path}.image_url.url`, 'expected an http(s) URL or a data: URL');
+  }
+  const part: ImageUrlPart = { type: 'image_url', image_url: { url } };
+  if (image.detail != null) {
+    part.image_url.detail = expectOneOf(image.detail, `${path}.image_url.detail`, ['auto', 'low', 'high'] as const);
+  }
+  return part;
+}
+const IMAGE_PART_KEYS = new Set(['type', 'image_url']);
+const IMAGE_URL_KEYS = new Set(['url', 'detail']);
+
+function optionalString(object: JsonObject, key: string, path: string): string | undefined {
+  return object[key] == null ? undefined : expectString(object[key], `${path}.${key}`);
+}
+
+function withName<T extends ChatMessage>(message: T, name: string | undefined): T {
+  if (name !== undefined) (message as T & { name?: string }).name = name;
+  return message;
+}

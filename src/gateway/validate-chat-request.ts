@@ -1,0 +1,160 @@
+// Validates an untrusted /v1/chat/completions body into a ChatRequest. Every problem is a HerdError
+// INVALID_ARG naming the OpenAI `param`; out-of-range values are rejected, never clamped.
+import type { ChatRequest, FunctionTool, ResponseFormat, ToolChoice } from './chat-types.ts';
+import {
+  expectArray, expectBoolean, expectInteger, expectNumber, expectObject, expectOneOf, expectString,
+  invalidParam, isJsonObject, rejectUnknownKeys, type JsonObject,
+} from './check-json-value.ts';
+import { validateChatMessages } from './validate-chat-messages.ts';
+
+const KNOWN_KEYS = new Set([
+  'model', 'messages', 'temperature', 'top_p', 'max_tokens', 'max_completion_tokens', 'stop', 'n', 'tools',
+  'tool_choice', 'parallel_tool_calls', 'response_format', 'user', 'stream', 'stream_options', 'seed',
+  'presence_penalty', 'frequency_penalty', 'logprobs', 'top_logprobs', 'logit_bias', 'reasoning_effort',
+  'metadata', 'store', 'service_tier', 'prompt_cache_key', 'safety_identifier', 'verbosity',
+]);
+
+// OpenAI's documented limit for function names.
+const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+export function validateChatRequest(body: unknown): ChatRequest {
+  if (!isJsonObject(body)) throw invalidParam('body', 'expected a JSON object');
+  // Unknown arguments are an error, as on OpenAI: a typo'd parameter must not be silently ignored.
+  rejectUnknownKeys(body, KNOWN_KEYS, '');
+  const request: ChatRequest = {
+    model: expectString(body.model, 'model', { nonEmpty: true }),
+    messages: validateChatMessages(body.messages),
+  };
+  const has = (key: string) => body[key] !== undefined && body[key] !== null;
+
+  if (has('temperature')) request.temperature = expectNumber(body.temperature, 'temperature', { min: 0, max: 2 });
+  if (has('top_p')) request.top_p = expectNumber(body.top_p, 'top_p', { min: 0, max: 1 });
+  if (has('max_tokens')) request.max_tokens = expectInteger(body.max_tokens, 'max_tokens', { min: 1 });
+  if (has('max_completion_tokens')) {
+    request.max_completion_tokens = expectInteger(body.max_completion_tokens, 'max_completion_tokens', { min: 1 });
+  }
+  if (has('stop')) request.stop = validateStop(body.stop);
+  if (has('n')) request.n = expectInteger(body.n, 'n', { min: 1, max: 128 });
+  if (has('seed')) request.seed = expectInteger(body.seed, 'seed');
+  if (has('presence_penalty')) {
+    request.presence_penalty = expectNumber(body.presence_penalty, 'presence_penalty', { min: -2, max: 2 });
+  }
+  if (has('frequency_penalty')) {
+    request.frequency_penalty = expectNumber(body.frequency_penalty, 'frequency_penalty', { min: -2, max: 2 });
+  }
+  if (has('logprobs')) request.logprobs = expectBoolean(body.logprobs, 'logprobs');
+  if (has('top_logprobs')) {
+    request.top_logprobs = expectInteger(body.top_logprobs, 'top_logprobs', { min: 0, max: 20 });
+    if (request.logprobs !== true) throw invalidParam('top_logprobs', 'requires logprobs to be true');
+  }
+  if (has('logit_bias')) request.logit_bias = validateLogitBias(body.logit_bias);
+  if (has('user')) request.user = expectString(body.user, 'user');
+  if (has('reasoning_effort')) request.reasoning_effort = expectString(body.reasoning_effort, 'reasoning_effort', { nonEmpty: true });
+  if (has('metadata')) request.metadata = validateMetadata(body.metadata);
+  if (has('store')) request.store = expectBoolean(body.store, 'store');
+  if (has('service_tier')) request.service_tier = expectString(body.service_tier, 'service_tier', { nonEmpty: true });
+  if (has('prompt_cache_key')) request.prompt_cache_key = expectString(body.prompt_cache_key, 'prompt_cache_key');
+  if (has('safety_identifier')) request.safety_identifier = expectString(body.safety_identifier, 'safety_identifier');
+  if (has('verbosity')) request.verbosity = expectOneOf(body.verbosity, 'verbosity', ['low', 'medium', 'high'] as const);
+
+  if (has('stream')) request.stream = expectBoolean(body.stream, 'stream');
+  if (has('stream_options')) {
+    if (request.stream !== true) throw invalidParam('stream_options', 'is only allowed when stream is true');
+    const options = expectObject(body.stream_options, 'stream_options');
+    rejectUnknownKeys(options, STREAM_OPTION_KEYS, 'stream_options');
+    request.stream_options = {};
+    if (options.include_usage != null) {
+      request.stream_options.include_usage = expectBoolean(options.include_usage, 'stream_options.include_usage');
+    }
+    if (options.include_obfuscation != null) {
+      request.stream_options.include_obfuscation = expectBoolean(options.include_obfuscation, 'stream_options.include_obfuscation');
+    }
+  }
+
+  if (has('tools')) request.tools = validateTools(body.tools);
+  if (has('tool_choice')) request.tool_choice = validateToolChoice(body.tool_choice, request.tools);
+  if (has('parallel_tool_calls')) {
+    request.parallel_tool_calls = expectBoolean(body.parallel_tool_calls, 'parallel_tool_calls');
+  }
+  if (has('response_format')) request.response_format = validateResponseFormat(body.response_format);
+  return request;
+}
+const STREAM_OPTION_KEYS = new Set(['include_usage', 'include_obfuscation']);
+
+function validateStop(value: unknown): string | string[] {
+  if (typeof value === 'string') return value;
+  const list = expectArray(value, 'stop');
+  return list.map((item, i) => expectString(item, `stop[${i}]`));
+}
+
+function validateLogitBias(value: unknown): Record<string, number> {
+  const object = expectObject(value, 'logit_bias');
+  const result: Record<string, number> = {};
+  for (const [token, bias] of Object.entries(object)) {
+    if (!/^\d+$/.test(token)) throw invalidParam(`logit_bias.${token}`, 'keys must be token ids');
+    result[token] = expectNumber(bias, `logit_bias.${token}`, { min: -100, max: 100 });
+  }
+  return result;
+}
+
+function validateMetadata(value: unknown): Record<string, string> {
+  const object = expectObject(value, 'metadata');
+  const result: Record<string, string> = {};
+  for (const [key, item] of Object.entries(object)) result[key] = expectString(item, `metadata.${key}`);
+  return result;
+}
+
+function validateTools(value: unknown): FunctionTool[] {
+  const names = new Set<string>();
+  return expectArray(value, 'tools').map((item, i) => {
+    const at = `tools[${i}]`;
+    const tool = expectObject(item, at);
+    rejectUnknownKeys(tool, TOOL_KEYS, at);
+    expectOneOf(tool.type, `${at}.type`, ['function'] as const);
+    const fn = expectObject(tool.function, `${at}.function`);
+    rejectUnknownKeys(fn, FUNCTION_KEYS, `${at}.function`);
+    const name = expectString(fn.name, `${at}.function.name`);
+    if (!FUNCTION_NAME.test(name)) {
+      throw invalidParam(`${at}.function.name`, 'must be 1-64 characters of a-z, A-Z, 0-9, underscore or dash');
+    }
+    if (names.has(name)) throw invalidParam(`${at}.function.name`, `duplicate function name '${name}'`);
+    names.add(name);
+    const result: FunctionTool = { type: 'function', function: { name } };
+    if (fn.description != null) result.function.description = expectString(fn.description, `${at}.function.description`);
+    if (fn.parameters != null) result.function.parameters = expectObject(fn.parameters, `${at}.function.parameters`);
+    if (fn.strict != null) result.function.strict = expectBoolean(fn.strict, `${at}.function.strict`);
+    return result;
+  });
+}
+const TOOL_KEYS = new Set(['type', 'function']);
+const FUNCTION_KEYS = new Set(['name', 'description', 'parameters', 'strict']);
+
+function validateToolChoice(value: unknown, tools: FunctionTool[] | undefined): ToolChoice {
+  if (tools === undefined || tools.length === 0) throw invalidParam('tool_choice', 'is only allowed when tools are specified');
+  if (typeof value === 'string') return expectOneOf(value, 'tool_choice', ['none', 'auto', 'required'] as const);
+  const object = expectObject(value, 'tool_choice');
+  expectOneOf(object.type, 'tool_choice.type', ['function'] as const);
+  const fn = expectObject(object.function, 'tool_choice.function');
+  const name = expectString(fn.name, 'tool_choice.function.name');
+  if (!tools.some((tool) => tool.function.name === name)) {
+    throw invalidParam('tool_choice.function.name', `'${name}' is not one of the tools`);
+  }
+  return { type: 'function', function: { name } };
+}
+
+function validateResponseFormat(value: unknown): ResponseFormat {
+  const object: JsonObject = expectObject(value, 'response_format');
+  const type = expectOneOf(object.type, 'response_format.type', ['text', 'json_object', 'json_schema'] as const);
+  if (type !== 'json_schema') return { type };
+  const spec = expectObject(object.json_schema, 'response_format.json_schema');
+  const format: ResponseFormat = {
+    type,
+    json_schema: { name: expectString(spec.name, 'response_format.json_schema.name', { nonEmpty: true }) },
+  };
+  if (spec.description != null) {
+    format.json_schema.description = expectString(spec.description, 'response_format.json_schema.description');
+  }
+  if (spec.schema != null) format.json_schema.schema = expectObject(spec.schema, 'response_format.json_schema.schema');
+  if (spec.strict != null) format.json_schema.strict = expectBoolean(spec.strict, 'response_format.json_schema.strict');
+  return format;
+}

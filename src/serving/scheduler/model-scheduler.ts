@@ -1,0 +1,245 @@
+// Runs one model version's requests on its instances. Without dynamic batching each instance takes one
+// request at a time, FIFO (Triton's default scheduler); with it, requests wait in priority queues and
+// leave as batches (Triton's dynamic batcher). Every accepted request gets exactly one answer,
+// including during shutdown, which first drains the queue.
+import { systemClock, type Clock, type Timer } from '../../core/clock.ts';
+import { HerdError, toHerdError } from '../../core/errors.ts';
+import type { Backend, ExecutionMarks, InferenceRequest, InferenceResult } from '../backends/backend.ts';
+import type { ModelQueuePolicy } from '../repository/model-config.ts';
+import type { FailureReason, ModelStats } from '../stats.ts';
+import { formDynamicBatch, type BatchPolicy } from './form-dynamic-batch.ts';
+import type { RateLimiter, ResourceNeed } from './rate-limiter.ts';
+import { RequestQueue, type QueuedRequest } from './request-queue.ts';
+
+export interface SchedulerInstance {
+  name: string;
+  backend: Backend;
+  /** Resources held while executing, when the rate limiter is on. */
+  resources: readonly ResourceNeed[];
+  priority: number;
+}
+
+export interface DynamicBatchingOptions {
+  policy: BatchPolicy;
+  preserveOrdering: boolean;
+  /** 0: one level, `priority` request parameters are ignored (as in Triton). */
+  priorityLevels: number;
+  /** 1-based, as in the config. */
+  defaultPriorityLevel: number;
+  /** Policy of each level, index 0 = level 1. */
+  queuePolicies: readonly ModelQueuePolicy[];
+}
+
+export interface ModelSchedulerOptions {
+  modelName: string;
+  instances: readonly SchedulerInstance[];
+  stats: ModelStats;
+  /** Batch elements of a request (first dim of a batching model's inputs, else 1). */
+  batchSizeOf: (request: InferenceRequest) => number;
+  /** Requests with different keys are not batched together. */
+  shapeKeyOf: (request: InferenceRequest) => string;
+  batching?: DynamicBatchingOptions;
+  rateLimiter?: RateLimiter;
+  clock?: Clock;
+}
+
+const MS_TO_NS = 1e6;
+
+export class ModelScheduler {
+  private readonly queue: RequestQueue;
+  private readonly idle: SchedulerInstance[];
+  private readonly clock: Clock;
+  private inFlight = 0;
+  private seq = 0;
+  private nextToDeliver = 0;
+  private readonly finished = new Map<number, () => void>();
+  private timer: Timer | undefined;
+  private timerAt = Infinity;
+  private closed = false;
+  private drainWaiters: (() => void)[] = [];
+
+  constructor(private readonly options: ModelSchedulerOptions) {
+    this.clock = options.clock ?? systemClock;
+    this.queue = new RequestQueue(options.batching?.queuePolicies ?? []);
+    this.idle = [...options.instances].reverse();
+  }
+
+  /** Resolves with exactly one result; never rejects. */
+  submit(request: InferenceRequest): Promise<InferenceResult> {
+    const now = this.clock.now();
+    if (this.closed) return Promise.resolve(this.fail(new HerdError('UNAVAILABLE', `model '${this.options.modelName}' is unloading`), 0, 'REJECTED'));
+    let level: number;
+    try {
+      level = this.levelOf(request);
+    } catch (err) {
+      return Promise.resolve(this.fail(toHerdError(err), 0, 'REJECTED'));
+    }
+    const policy = this.queue.policyOf(level);
+    const timeoutUs = this.timeoutOf(request, policy);
+    return new Promise((resolve) => {
+      const item: QueuedRequest = {
+        request,
+        batchSize: this.options.batchSizeOf(request),
+        shapeKey: this.options.batching ? this.options.shapeKeyOf(request) : '',
+        enqueuedAt: now,
+        deadline: timeoutUs > 0 ? now + timeoutUs / 1000 : Infinity,
+        seq: -1,
+        finish: resolve,
+      };
+      if (!this.queue.push(item, level)) {
+        resolve(this.fail(new HerdError('UNAVAILABLE', `Exceeds maximum queue size for model '${this.options.modelName}'`), 0, 'REJECTED'));
+        return;
+      }
+      item.seq = this.seq++;
+      this.options.stats.pending += 1;
+      this.schedule();
+    });
+  }
+
+  /** Waits until every accepted request has been answered. */
+  drain(): Promise<void> {
+    if (this.queue.size === 0 && this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drainWaiters.push(resolve));
+  }
+
+  /** Refuses new work, answers what was accepted (batch delays are cut short), then unloads every instance. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.schedule();
+    await this.drain();
+    this.timer?.cancel();
+    await Promise.allSettled(this.options.instances.map((i) => i.backend.unload()));
+  }
+
+  private levelOf(request: InferenceRequest): number {
+    const batching = this.options.batching;
+    if (!batching || batching.priorityLevels === 0) return 0;
+    const priority = request.parameters['priority'];
+    if (priority === undefined || priority === 0) return batching.defaultPriorityLevel - 1;
+    if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < 0 || priority > batching.priorityLevels) {
+      throw new HerdError('INVALID_ARG', `priority ${JSON.stringify(priority)} is not valid for model '${this.options.modelName}': use 1 (highest) to ${batching.priorityLevels}, or 0 for the default level ${batching.defaultPriorityLevel}`);
+    }
+    return priority - 1;
+  }
+
+  /** The request's `timeout` (µs) applies only where the policy allows overriding, as in Triton. */
+  private timeoutOf(request: InferenceRequest, policy: ModelQueuePolicy): number {
+    const asked = request.parameters['timeout'];
+    if (policy.allow_timeout_override && typeof asked === 'number' && asked > 0) return asked;
+    return policy.default_timeout_microseconds;
+  }
+
+  private schedule(): void {
+    const now = this.clock.now();
+    for (const expired of this.queue.expire(now)) {
+      this.deliver(expired, this.fail(new HerdError('UNAVAILABLE', 'Request timeout expired'), (now - expired.enqueuedAt) * MS_TO_NS, 'REJECTED'));
+    }
+    let waitUntil = Infinity;
+    while (this.idle.length > 0 && this.queue.size > 0) {
+      let count = 1;
+      const batching = this.options.batching;
+      if (batching) {
+        const decision = formDynamicBatch((i) => this.queue.peek(i), now, this.closed ? { ...batching.policy, maxQueueDelayMs: 0 } : batching.policy);
+        if ('waitMs' in decision) {
+          waitUntil = now + decision.waitMs;
+          break;
+        }
+        count = decision.send;
+      }
+      const items = this.queue.take(count);
+      const instance = this.idle.pop() as SchedulerInstance;
+      this.inFlight += 1;
+      void this.run(instance, items);
+    }
+    this.armTimer(Math.min(waitUntil, this.queue.nextDeadline()));
+    this.checkDrained();
+  }
+
+  private armTimer(at: number): void {
+    if (at === this.timerAt) return;
+    this.timer?.cancel();
+    this.timer = undefined;
+    this.timerAt = at;
+    if (at === Infinity) return;
+    this.timer = this.clock.setTimer(() => {
+      this.timer = undefined;
+      this.timerAt = Infinity;
+      this.schedule();
+    }, at - this.clock.now());
+  }
+
+  private async run(instance: SchedulerInstance, items: QueuedRequest[]): Promise<void> {
+    const release = this.options.rateLimiter && instance.resources.length > 0
+      ? await this.options.rateLimiter.acquire(instance.resources, instance.priority, instance.name)
+      : undefined;
+    const start = this.clock.now();
+    const hrStart = process.hrtime.bigint();
+    const marks: ExecutionMarks = {};
+    let results: InferenceResult[];
+    try {
+      results = await instance.backend.execute(items.map((i) => i.request), marks);
+      if (results.length !== items.length) throw new HerdError('INTERNAL', `backend of model '${this.options.modelName}' returned ${results.length} responses for ${items.length} requests`);
+    } catch (err) {
+      const error = toHerdError(err);
+      results = items.map(() => ({ ok: false, error }));
+    }
+    const hrEnd = process.hrtime.bigint();
+    const end = this.clock.now();
+    release?.();
+    this.record(items, results, { start, end, hrStart, hrEnd, marks });
+    this.inFlight -= 1;
+    this.idle.push(instance);
+    items.forEach((item, i) => this.deliver(item, results[i] as InferenceResult));
+    this.schedule();
+  }
+
+  private record(items: QueuedRequest[], results: InferenceResult[], t: { start: number; end: number; hrStart: bigint; hrEnd: bigint; marks: ExecutionMarks }): void {
+    const stats = this.options.stats;
+    const inputEnd = t.marks.inputEnd ?? t.hrStart;
+    const inferEnd = t.marks.inferEnd ?? t.hrEnd;
+    const computeInputNs = Number(inputEnd - t.hrStart);
+    const computeInferNs = Number(inferEnd - inputEnd);
+    const computeOutputNs = Number(t.hrEnd - inferEnd);
+    const batch = items.reduce((sum, i) => sum + i.batchSize, 0);
+    stats.recordExecution(batch, computeInputNs, computeInferNs, computeOutputNs);
+    const wall = Date.now();
+    items.forEach((item, i) => {
+      const totalNs = (t.end - item.enqueuedAt) * MS_TO_NS;
+      if (results[i]?.ok) {
+        stats.recordSuccess({ queueNs: (t.start - item.enqueuedAt) * MS_TO_NS, computeInputNs, computeInferNs, computeOutputNs, totalNs }, item.batchSize, wall);
+      } else {
+        stats.recordFailure(totalNs, wall, 'BACKEND');
+      }
+    });
+  }
+
+  private fail(error: HerdError, totalNs: number, reason: FailureReason): InferenceResult {
+    this.options.stats.recordFailure(totalNs, Date.now(), reason);
+    return { ok: false, error };
+  }
+
+  /** Answers in arrival order when preserve_ordering is set, otherwise at once. */
+  private deliver(item: QueuedRequest, result: InferenceResult): void {
+    const answer = () => {
+      this.options.stats.pending -= 1;
+      item.finish(result);
+    };
+    if (!this.options.batching?.preserveOrdering) {
+      answer();
+      return;
+    }
+    this.finished.set(item.seq, answer);
+    for (let next = this.finished.get(this.nextToDeliver); next; next = this.finished.get(this.nextToDeliver)) {
+      this.finished.delete(this.nextToDeliver);
+      this.nextToDeliver += 1;
+      next();
+    }
+  }
+
+  private checkDrained(): void {
+    if (this.queue.size !== 0 || this.inFlight !== 0 || this.drainWaiters.length === 0) return;
+    const waiters = this.drainWaiters;
+    this.drainWaiters = [];
+    for (const w of waiters) w();
+  }
+}

@@ -1,0 +1,154 @@
+// The scheduler's queue: one FIFO per priority level, each with its queue policy (max size,
+// default timeout, REJECT or DELAY on expiry), walked in priority order — Triton's PriorityQueue.
+import type { InferenceRequest, InferenceResult } from '../backends/backend.ts';
+import type { ModelQueuePolicy } from '../repository/model-config.ts';
+
+export interface QueuedRequest {
+  request: InferenceRequest;
+  /** Batch elements the request carries (first dim of a batching model's inputs, else 1). */
+  batchSize: number;
+  /** Requests with different keys are never batched together (other dims, datatypes). */
+  shapeKey: string;
+  enqueuedAt: number;
+  /** Clock time after which the queue policy applies; Infinity for none. */
+  deadline: number;
+  /** Arrival order, used to answer in order when preserve_ordering is set. */
+  seq: number;
+  finish: (result: InferenceResult) => void;
+}
+
+/** A FIFO that does not shift arrays on every pop. */
+class Fifo<T> {
+  private items: T[] = [];
+  private head = 0;
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  push(item: T): void {
+    this.items.push(item);
+  }
+
+  at(i: number): T | undefined {
+    return this.items[this.head + i];
+  }
+
+  shift(): T | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const item = this.items[this.head++];
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return item;
+  }
+
+  /** Removes and returns the items that match, keeping the order of the rest. */
+  extract(match: (item: T) => boolean): T[] {
+    const kept: T[] = [];
+    const taken: T[] = [];
+    for (let i = this.head; i < this.items.length; i++) (match(this.items[i] as T) ? taken : kept).push(this.items[i] as T);
+    this.items = kept;
+    this.head = 0;
+    return taken;
+  }
+}
+
+interface Level {
+  policy: ModelQueuePolicy;
+  queue: Fifo<QueuedRequest>;
+  /** Requests whose timeout expired under a DELAY policy: served after the level's others. */
+  delayed: Fifo<QueuedRequest>;
+}
+
+export const NO_POLICY: ModelQueuePolicy = { timeout_action: 'REJECT', default_timeout_microseconds: 0, allow_timeout_override: false, max_queue_size: 0 };
+
+export class RequestQueue {
+  private readonly levels: Level[];
+  private count = 0;
+  private withDeadline = 0;
+
+  /** `policies[0]` belongs to priority level 1 (the highest). */
+  constructor(policies: readonly ModelQueuePolicy[]) {
+    this.levels = (policies.length > 0 ? policies : [NO_POLICY]).map((policy) => ({ policy, queue: new Fifo(), delayed: new Fifo() }));
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  policyOf(level: number): ModelQueuePolicy {
+    return (this.levels[level] ?? this.levels[0] as Level).policy;
+  }
+
+  /** False when the level's queue is full (max_queue_size counts queued requests of that level). */
+  push(item: QueuedRequest, level: number): boolean {
+    const target = this.levels[level] ?? (this.levels[0] as Level);
+    const max = target.policy.max_queue_size;
+    if (max > 0 && target.queue.length + target.delayed.length >= max) return false;
+    target.queue.push(item);
+    this.count += 1;
+    if (item.deadline !== Infinity) this.withDeadline += 1;
+    return true;
+  }
+
+  /** The i-th request in service order, without removing it. */
+  peek(i: number): QueuedRequest | undefined {
+    for (const level of this.levels) {
+      if (i < level.queue.length) return level.queue.at(i);
+      i -= level.queue.length;
+      if (i < level.delayed.length) return level.delayed.at(i);
+      i -= level.delayed.length;
+    }
+    return undefined;
+  }
+
+  /** Removes the first `n` requests in service order. */
+  take(n: number): QueuedRequest[] {
+    const out: QueuedRequest[] = [];
+    for (const level of this.levels) {
+      while (out.length < n && level.queue.length > 0) out.push(level.queue.shift() as QueuedRequest);
+      while (out.length < n && level.delayed.length > 0) out.push(level.delayed.shift() as QueuedRequest);
+    }
+    this.count -= out.length;
+    for (const item of out) if (item.deadline !== Infinity) this.withDeadline -= 1;
+    return out;
+  }
+
+  /**
+   * Applies the queue policies at `now`: expired REJECT requests are removed and returned; expired
+   * DELAY requests move behind their level's others (their deadline is spent).
+   */
+  expire(now: number): QueuedRequest[] {
+    if (this.withDeadline === 0) return [];
+    const rejected: QueuedRequest[] = [];
+    for (const level of this.levels) {
+      const expired = level.queue.extract((r) => r.deadline <= now);
+      for (const r of expired) {
+        this.withDeadline -= 1;
+        r.deadline = Infinity;
+        if (level.policy.timeout_action === 'DELAY') level.delayed.push(r);
+        else rejected.push(r);
+      }
+    }
+    this.count -= rejected.length;
+    return rejected;
+  }
+
+  /** The earliest deadline still pending, or Infinity. */
+  nextDeadline(): number {
+    if (this.withDeadline === 0) return Infinity;
+    let min = Infinity;
+    for (const level of this.levels) {
+      for (let i = 0; i < level.queue.length; i++) min = Math.min(min, (level.queue.at(i) as QueuedRequest).deadline);
+    }
+    return min;
+  }
+
+  /** Removes everything (shutdown of a model that cannot drain). */
+  clear(): QueuedRequest[] {
+    const all = this.take(this.count);
+    return all;
+  }
+}

@@ -1,0 +1,90 @@
+// Request validation: what is accepted as-is, and the exact `param` of every rejection.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { HerdError } from '../../src/core/errors.ts';
+import { validateChatRequest } from '../../src/gateway/validate-chat-request.ts';
+
+function rejects(body: unknown, param: string, message?: RegExp): void {
+  assert.throws(() => validateChatRequest(body), (err: unknown) => {
+    assert.ok(err instanceof HerdError, String(err));
+    assert.equal(err.code, 'INVALID_ARG');
+    assert.equal(err.param, param, err.message);
+    if (message) assert.match(err.message, message);
+    return true;
+  });
+}
+
+const user = { role: 'user', content: 'hi' };
+
+describe('validateChatRequest', () => {
+  it('accepts a full request and returns it typed, dropping JSON nulls', () => {
+    const body = {
+      model: 'gpt-4.1',
+      messages: [
+        { role: 'developer', content: 'Be brief.' },
+        { role: 'user', content: [{ type: 'text', text: 'Look' }, { type: 'image_url', image_url: { url: 'https://x.test/a.png', detail: 'low' } }], name: 'ann' },
+        // What the openai SDK hands back as completion.choices[0].message, pushed straight into history.
+        { role: 'assistant', content: null, refusal: null, annotations: [], audio: null, function_call: null, reasoning_content: 'DeepSeek thinking',
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'call_1', content: 'ok' },
+      ],
+      temperature: 0, top_p: 1, max_tokens: 10, max_completion_tokens: 20, stop: ['a', 'b'], n: 1,
+      tools: [{ type: 'function', function: { name: 'f', description: 'd', parameters: { type: 'object' }, strict: true } }],
+      tool_choice: { type: 'function', function: { name: 'f' } }, parallel_tool_calls: false,
+      response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' }, strict: true } },
+      user: 'u', stream: true, stream_options: { include_usage: true, include_obfuscation: false }, seed: 3, presence_penalty: -2, frequency_penalty: 2,
+      logprobs: true, top_logprobs: 5, logit_bias: { '50256': -100 }, reasoning_effort: 'low', metadata: { team: 'a' },
+      store: false, service_tier: 'auto', prompt_cache_key: 'k', safety_identifier: 's', verbosity: 'low', suffix: null,
+    };
+    const request = validateChatRequest(body);
+    const { suffix: _null, ...expected } = body;
+    const assistant = expected.messages[2] as Record<string, unknown>;
+    delete assistant.refusal; delete assistant.annotations; delete assistant.audio; delete assistant.function_call;
+    assert.deepEqual(request, expected);
+  });
+
+  it('treats explicit nulls as absent', () => {
+    assert.deepEqual(validateChatRequest({ model: 'm', messages: [user], temperature: null, stop: null, tools: null }),
+      { model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+  });
+
+  it('names the offending param', () => {
+    rejects([], 'body');
+    rejects({ messages: [user] }, 'model');
+    rejects({ model: 'm', messages: [] }, 'messages', /at least one/);
+    rejects({ model: 'm', messages: [user, user, { role: 'robot', content: 'x' }] }, 'messages[2].role', /'system', 'developer'/);
+    rejects({ model: 'm', messages: [{ role: 'user' }] }, 'messages[0].content');
+    rejects({ model: 'm', messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: {} }] }] }, 'messages[0].content[0].type');
+    rejects({ model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'ftp://x' } }] }] }, 'messages[0].content[0].image_url.url');
+    rejects({ model: 'm', messages: [{ role: 'assistant', content: null }] }, 'messages[0].content');
+    rejects({ model: 'm', messages: [{ role: 'assistant', content: 'x', tool_calls: [{ id: 'a', type: 'function', function: { name: 'f' } }] }] },
+      'messages[0].tool_calls[0].function.arguments');
+    rejects({ model: 'm', messages: [user, { role: 'tool', tool_call_id: 'nope', content: 'x' }] }, 'messages[1].tool_call_id', /does not answer/);
+    rejects({ model: 'm', messages: [{ role: 'user', content: 'x', colour: 'red' }] }, 'messages[0].colour', /Unrecognized/);
+  });
+
+  it('rejects out-of-range values instead of clamping them', () => {
+    rejects({ model: 'm', messages: [user], temperature: 2.5 }, 'temperature', /between 0 and 2, got 2.5/);
+    rejects({ model: 'm', messages: [user], top_p: -0.1 }, 'top_p');
+    rejects({ model: 'm', messages: [user], max_tokens: 0 }, 'max_tokens');
+    rejects({ model: 'm', messages: [user], max_tokens: 1.5 }, 'max_tokens', /integer/);
+    rejects({ model: 'm', messages: [user], n: 129 }, 'n');
+    rejects({ model: 'm', messages: [user], presence_penalty: 3 }, 'presence_penalty');
+    rejects({ model: 'm', messages: [user], logit_bias: { '1': 101 } }, 'logit_bias.1');
+  });
+
+  it('checks cross-field rules as OpenAI does', () => {
+    rejects({ model: 'm', messages: [user], top_logprobs: 2 }, 'top_logprobs', /logprobs/);
+    rejects({ model: 'm', messages: [user], stream_options: { include_usage: true } }, 'stream_options', /stream is true/);
+    rejects({ model: 'm', messages: [user], tool_choice: 'auto' }, 'tool_choice', /tools/);
+    const tools = [{ type: 'function', function: { name: 'f' } }];
+    rejects({ model: 'm', messages: [user], tools, tool_choice: { type: 'function', function: { name: 'g' } } }, 'tool_choice.function.name');
+    rejects({ model: 'm', messages: [user], tools: [{ type: 'function', function: { name: 'bad name' } }] }, 'tools[0].function.name');
+    rejects({ model: 'm', messages: [user], tools: [...tools, ...tools] }, 'tools[1].function.name', /duplicate/);
+    rejects({ model: 'm', messages: [user], response_format: { type: 'json_schema' } }, 'response_format.json_schema');
+  });
+
+  it('rejects unknown top-level arguments, as OpenAI does', () => {
+    rejects({ model: 'm', messages: [user], temprature: 0.5 }, 'temprature', /Unrecognized argument 'temprature'/);
+  });
+});
