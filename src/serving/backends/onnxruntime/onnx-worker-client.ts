@@ -19,7 +19,9 @@ export interface OnnxWorkerStartOptions {
 
 type State = 'starting' | 'ready' | 'closing' | 'closed' | 'crashed';
 
-type CallMessage = MainToWorkerMessage extends infer M ? (M extends MainToWorkerMessage ? Omit<M, 'id'> : never) : never;
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** A message as a caller writes it; #call numbers it. */
+type CallMessage = DistributiveOmit<MainToWorkerMessage, 'id'>;
 
 interface Settlers<T> {
   resolve(value: T): void;
