@@ -8,6 +8,7 @@ import { jsBackend } from './serving/backends/js/js-backend.ts';
 import { onnxRuntimeBackend } from './serving/backends/onnxruntime/onnxruntime-backend.ts';
 import { InferenceService } from './serving/inference-service.ts';
 import { ModelRepositoryManager } from './serving/repository/model-repository-manager.ts';
+import { RateLimiter } from './serving/scheduler/rate-limiter.ts';
 
 export interface HerdServer {
   /** Base URL of the KServe HTTP endpoint, e.g. http://127.0.0.1:8000 */
@@ -34,6 +35,9 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     repositories: config.serving.model_repository,
     controlMode: config.serving.model_control_mode,
     backends: createBackends(),
+    rateLimiter: config.serving.rate_limit === 'execution_count'
+      ? new RateLimiter(new Map(Object.entries(config.serving.rate_limit_resources)))
+      : undefined,
   });
   await repository.start(config.serving.load_model);
   if (config.serving.model_control_mode === 'poll') repository.startPolling(config.serving.repository_poll_secs);

@@ -20,6 +20,8 @@ export interface ServeFlags {
   strictReadiness?: string | boolean;
   httpMaxInputSize?: string;
   exitTimeoutSecs?: string;
+  rateLimit?: string;
+  rateLimitResource?: string[];
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -39,6 +41,8 @@ export function registerServeCommand(program: Command): void {
     .option('--strict-readiness [bool]', 'ready only when every model is ready (default true)')
     .option('--http-max-input-size <bytes>', 'largest request body accepted (default 64 MB)')
     .option('--exit-timeout-secs <secs>', 'how long shutdown waits for in-flight requests')
+    .option('--rate-limit <mode>', 'off | execution_count: instances hold their rate_limiter resources while executing')
+    .option('--rate-limit-resource <name:count>', 'size of a rate-limiter resource pool, e.g. gpu_memory_mb:40960 (repeatable)', collect)
     .action(async (flags: ServeFlags) => {
       const config = resolveServeConfig(flags);
       await runServer(config);
@@ -64,6 +68,13 @@ export function resolveServeConfig(flags: ServeFlags): HerdConfig {
   if (flags.strictReadiness !== undefined) serving.strict_readiness = parseBool('--strict-readiness', flags.strictReadiness);
   if (flags.httpMaxInputSize !== undefined) server.http_max_input_size = parseInteger('--http-max-input-size', flags.httpMaxInputSize, 1, Number.MAX_SAFE_INTEGER);
   if (flags.exitTimeoutSecs !== undefined) server.exit_timeout_secs = parseInteger('--exit-timeout-secs', flags.exitTimeoutSecs, 0, 86400);
+  if (flags.rateLimit !== undefined) {
+    if (flags.rateLimit !== 'off' && flags.rateLimit !== 'execution_count') throw new HerdError('INVALID_ARG', `--rate-limit must be off or execution_count, got '${flags.rateLimit}'`);
+    serving.rate_limit = flags.rateLimit;
+  }
+  if (flags.rateLimitResource) {
+    serving.rate_limit_resources = { ...serving.rate_limit_resources, ...Object.fromEntries(flags.rateLimitResource.map(parseResource)) };
+  }
   if (serving.model_repository.length === 0) throw new HerdError('INVALID_ARG', 'no model repository: pass --model-repository DIR or set serving.model_repository in herd.yaml');
   if (serving.load_model.length > 0 && serving.model_control_mode !== 'explicit') {
     throw new HerdError('INVALID_ARG', '--load-model is only allowed with --model-control-mode=explicit');
@@ -96,6 +107,16 @@ async function runServer(config: HerdConfig): Promise<void> {
   };
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+/** Triton's NAME:COUNT[:DEVICE]; the device is accepted and ignored (one CPU pool). */
+function parseResource(text: string): [string, number] {
+  const [name, count, device] = text.split(':');
+  const n = Number(count);
+  if (!name || !Number.isInteger(n) || n <= 0 || (device !== undefined && !/^-?\d+$/.test(device))) {
+    throw new HerdError('INVALID_ARG', `--rate-limit-resource must be NAME:COUNT with a positive integer count, got '${text}'`);
+  }
+  return [name, n];
 }
 
 function parseInteger(flag: string, value: string, min: number, max: number): number {

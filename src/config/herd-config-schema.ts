@@ -23,6 +23,10 @@ export const servingSchema = z.strictObject({
   load_model: z.array(z.string()).default([]),
   repository_poll_secs: z.number().min(0).default(15),
   strict_readiness: z.boolean().default(true),
+  /** Triton's --rate-limit: off, or execution_count (instances hold their rate_limiter resources while executing). */
+  rate_limit: z.enum(['off', 'execution_count']).default('off'),
+  /** Pool sizes for --rate-limit execution_count; resources not listed size themselves from the models. */
+  rate_limit_resources: z.record(z.string(), z.number().int().positive()).default({}),
 });
 
 export const herdConfigSchema = z.strictObject({

@@ -7,6 +7,7 @@ export interface ServerMetadata { name: string; version: string; extensions: str
 export const SUPPORTED_EXTENSIONS = [
   'classification',
   'model_repository',
+  'schedule_policy',
   'model_configuration',
   'binary_tensor_data',
   'parameters',

@@ -9,7 +9,6 @@ interface Waiter {
   needs: readonly ResourceNeed[];
   priority: number;
   key: string;
-  virtualTime: number;
   seq: number;
   grant: (release: () => void) => void;
 }
@@ -47,8 +46,11 @@ export class RateLimiter {
   /** Resolves with a release function once every need can be held at once. */
   acquire(needs: readonly ResourceNeed[], priority: number, key: string): Promise<() => void> {
     return new Promise((grant) => {
-      const start = Math.max(this.virtualTimes.get(key) ?? 0, this.minVirtualTime());
-      this.waiters.push({ needs, priority: Math.max(1, priority), key, virtualTime: start, seq: this.seq++, grant });
+      if (!this.waiters.some((w) => w.key === key)) {
+        // A key that was idle starts level with those waiting: idle time banks no extra turns.
+        this.virtualTimes.set(key, Math.max(this.virtualTimes.get(key) ?? 0, this.minWaitingVirtualTime()));
+      }
+      this.waiters.push({ needs, priority: Math.max(1, priority), key, seq: this.seq++, grant });
       this.dispatch();
     });
   }
@@ -58,30 +60,33 @@ export class RateLimiter {
     return Object.fromEntries(this.available);
   }
 
-  private minVirtualTime(): number {
+  private minWaitingVirtualTime(): number {
     let min = Infinity;
-    for (const w of this.waiters) min = Math.min(min, w.virtualTime);
+    for (const w of this.waiters) min = Math.min(min, this.virtualTimes.get(w.key) ?? 0);
     return min === Infinity ? 0 : min;
   }
 
+  /**
+   * Weighted fair order: the key with the least virtual time goes first (FIFO within a key); each
+   * grant advances its key's time by its priority, so priority 2 gets half the turns of priority 1.
+   * A waiter whose needs do not fit now is passed over, not dropped.
+   */
   private dispatch(): void {
-    this.waiters.sort((a, b) => a.virtualTime - b.virtualTime || a.seq - b.seq);
-    const still: Waiter[] = [];
-    for (const w of this.waiters) {
-      if (!w.needs.every((n) => (this.available.get(n.name) ?? 0) >= n.count)) {
-        still.push(w);
-        continue;
-      }
-      for (const n of w.needs) this.available.set(n.name, (this.available.get(n.name) ?? 0) - n.count);
-      this.virtualTimes.set(w.key, w.virtualTime + w.priority);
+    for (;;) {
+      const order = [...this.waiters].sort((a, b) =>
+        (this.virtualTimes.get(a.key) ?? 0) - (this.virtualTimes.get(b.key) ?? 0) || a.seq - b.seq);
+      const next = order.find((w) => w.needs.every((n) => (this.available.get(n.name) ?? 0) >= n.count));
+      if (!next) return;
+      this.waiters = this.waiters.filter((w) => w !== next);
+      for (const n of next.needs) this.available.set(n.name, (this.available.get(n.name) ?? 0) - n.count);
+      this.virtualTimes.set(next.key, (this.virtualTimes.get(next.key) ?? 0) + next.priority);
       let released = false;
-      w.grant(() => {
+      next.grant(() => {
         if (released) return;
         released = true;
-        for (const n of w.needs) this.available.set(n.name, (this.available.get(n.name) ?? 0) + n.count);
+        for (const n of next.needs) this.available.set(n.name, (this.available.get(n.name) ?? 0) + n.count);
         this.dispatch();
       });
     }
-    this.waiters = still;
   }
 }
