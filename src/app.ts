@@ -2,17 +2,23 @@
 // and owns start-up and the draining shutdown. Nothing else constructs concrete pieces.
 import type { FastifyInstance } from 'fastify';
 import type { HerdConfig } from './config/herd-config-schema.ts';
+import { createServingStatsSource } from './http/convert-model-statistics-to-snapshot.ts';
 import { createHttpApp } from './http/create-http-app.ts';
+import { startMetricsServer } from './http/metrics-server.ts';
+import { createMetricsRegistry } from './metrics/create-metrics-registry.ts';
+import { registerInferenceMetrics } from './metrics/inference-metrics.ts';
 import type { BackendFactory } from './serving/backends/backend.ts';
 import { jsBackend } from './serving/backends/js/js-backend.ts';
 import { onnxRuntimeBackend } from './serving/backends/onnxruntime/onnxruntime-backend.ts';
 import { InferenceService } from './serving/inference-service.ts';
-import { ModelRepositoryManager } from './serving/repository/model-repository-manager.ts';
+import { ModelRepositoryManager, type LoadedModel } from './serving/repository/model-repository-manager.ts';
 import { RateLimiter } from './serving/scheduler/rate-limiter.ts';
 
 export interface HerdServer {
   /** Base URL of the KServe HTTP endpoint, e.g. http://127.0.0.1:8000 */
   httpUrl: string;
+  /** Base URL of the Prometheus endpoint (GET /metrics), e.g. http://127.0.0.1:8002 */
+  metricsUrl: string;
   repository: ModelRepositoryManager;
   /** Stops accepting requests, answers every accepted one, unloads models. Idempotent. */
   close(): Promise<void>;
@@ -31,6 +37,7 @@ export function createBackends(): ReadonlyMap<string, BackendFactory> {
 
 export async function startHerd(config: HerdConfig, options: StartOptions = {}): Promise<HerdServer> {
   const log = options.log ?? (() => undefined);
+  const loadSeconds = new WeakMap<LoadedModel, number>();
   const repository = new ModelRepositoryManager({
     repositories: config.serving.model_repository,
     controlMode: config.serving.model_control_mode,
@@ -38,6 +45,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     rateLimiter: config.serving.rate_limit === 'execution_count'
       ? new RateLimiter(new Map(Object.entries(config.serving.rate_limit_resources)))
       : undefined,
+    onLoaded: (model, seconds) => loadSeconds.set(model, seconds),
   });
   await repository.start(config.serving.load_model);
   if (config.serving.model_control_mode === 'poll') repository.startPolling(config.serving.repository_poll_secs);
@@ -53,7 +61,18 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     },
     { maxInputSize: config.server.http_max_input_size, log },
   );
-  const address = await http.listen({ host: config.server.host, port: config.server.http_port });
+  const registry = createMetricsRegistry();
+  registerInferenceMetrics(registry, createServingStatsSource(repository, loadSeconds));
+  let metrics: Awaited<ReturnType<typeof startMetricsServer>>;
+  let address: string;
+  try {
+    address = await http.listen({ host: config.server.host, port: config.server.http_port });
+    metrics = await startMetricsServer({ registry, host: config.server.host, port: config.server.metrics_port, log });
+  } catch (err) {
+    await http.close();
+    await repository.close();
+    throw err;
+  }
   const httpUrl = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '[::1]');
 
   let closed: Promise<void> | undefined;
@@ -62,8 +81,9 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       closing = true;
       await http.close();
       await repository.close();
+      await metrics.close();
     })();
     return closed;
   };
-  return { httpUrl, repository, close };
+  return { httpUrl, metricsUrl: metrics.url, repository, close };
 }

@@ -14,6 +14,7 @@ export interface ServeFlags {
   host?: string;
   id?: string;
   httpPort?: string;
+  metricsPort?: string;
   modelControlMode?: string;
   loadModel?: string[];
   repositoryPollSecs?: string;
@@ -35,6 +36,7 @@ export function registerServeCommand(program: Command): void {
     .option('--host <address>', 'address to listen on')
     .option('--id <name>', "server id reported by GET /v2 (default 'triton', as Triton's clients expect)")
     .option('--http-port <port>', 'KServe HTTP port (default 8000)')
+    .option('--metrics-port <port>', 'Prometheus metrics port (default 8002)')
     .option('--model-control-mode <mode>', 'none | poll | explicit')
     .option('--load-model <name>', "model to load at start in explicit mode, '*' for all (repeatable)", collect)
     .option('--repository-poll-secs <secs>', 'poll interval in poll mode')
@@ -58,6 +60,7 @@ export function resolveServeConfig(flags: ServeFlags): HerdConfig {
   if (flags.host) server.host = flags.host;
   if (flags.id) server.id = flags.id;
   if (flags.httpPort !== undefined) server.http_port = parseInteger('--http-port', flags.httpPort, 0, 65535);
+  if (flags.metricsPort !== undefined) server.metrics_port = parseInteger('--metrics-port', flags.metricsPort, 0, 65535);
   if (flags.modelControlMode !== undefined) {
     const mode = flags.modelControlMode.toLowerCase();
     if (mode !== 'none' && mode !== 'poll' && mode !== 'explicit') throw new HerdError('INVALID_ARG', `--model-control-mode must be none, poll or explicit, got '${flags.modelControlMode}'`);
@@ -88,6 +91,7 @@ async function runServer(config: HerdConfig): Promise<void> {
   process.stdout.write(`${formatModelTable(server.repository.summary())}\n`);
   for (const problem of server.repository.repositoryErrors) process.stdout.write(`warning: ${problem}\n`);
   process.stdout.write(`Started HTTPService at ${config.server.host}:${config.server.http_port} (${server.httpUrl})\n`);
+  process.stdout.write(`Started Metrics Service at ${config.server.host}:${config.server.metrics_port} (${server.metricsUrl}/metrics)\n`);
   process.stdout.write(`Model control mode: ${config.serving.model_control_mode}; repositories: ${config.serving.model_repository.join(', ')}\n`);
 
   const shutdown = (signal: string) => {

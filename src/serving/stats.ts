@@ -41,7 +41,7 @@ export class ModelStats {
   private readonly stats: ModelStatistics;
   private readonly batches = new Map<number, BatchStat>();
   private readonly failures: Record<FailureReason, number> = { REJECTED: 0, CANCELED: 0, BACKEND: 0, OTHER: 0 };
-  /** Requests accepted and not yet answered (nv_inference_pending_request_count). */
+  /** Requests queued and not yet executing (nv_inference_pending_request_count, as Triton counts it). */
   pending = 0;
 
   constructor(name: string, version: number) {

@@ -132,6 +132,7 @@ export class ModelScheduler {
   private schedule(): void {
     const now = this.clock.now();
     for (const expired of this.queue.expire(now)) {
+      this.options.stats.pending -= 1;
       this.deliver(expired, this.fail(new HerdError('UNAVAILABLE', 'Request timeout expired'), (now - expired.enqueuedAt) * MS_TO_NS, 'REJECTED'));
     }
     let waitUntil = Infinity;
@@ -147,6 +148,7 @@ export class ModelScheduler {
         count = decision.send;
       }
       const items = this.queue.take(count);
+      this.options.stats.pending -= items.length;
       const instance = this.idle.pop() as SchedulerInstance;
       this.inFlight += 1;
       void this.run(instance, items);
@@ -220,15 +222,11 @@ export class ModelScheduler {
 
   /** Answers in arrival order when preserve_ordering is set, otherwise at once. */
   private deliver(item: QueuedRequest, result: InferenceResult): void {
-    const answer = () => {
-      this.options.stats.pending -= 1;
-      item.finish(result);
-    };
     if (!this.options.batching?.preserveOrdering) {
-      answer();
+      item.finish(result);
       return;
     }
-    this.finished.set(item.seq, answer);
+    this.finished.set(item.seq, () => item.finish(result));
     for (let next = this.finished.get(this.nextToDeliver); next; next = this.finished.get(this.nextToDeliver)) {
       this.finished.delete(this.nextToDeliver);
       this.nextToDeliver += 1;

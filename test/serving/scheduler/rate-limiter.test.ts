@@ -11,14 +11,14 @@ test('an instance holds its resources while executing; others wait, none is drop
   limiter.register(needs, 'a_0');
   const first = await limiter.acquire(needs, 1, 'a_0');
   assert.deepEqual(limiter.snapshot(), { gpu_memory_mb: 16384 });
-  let second: (() => void) | undefined;
-  void limiter.acquire(needs, 1, 'a_1').then((release) => { second = release; });
+  const granted: (() => void)[] = [];
+  void limiter.acquire(needs, 1, 'a_1').then((release) => { granted.push(release); });
   await tick();
-  assert.equal(second, undefined, 'not enough left for a second instance');
+  assert.equal(granted.length, 0, 'not enough left for a second instance');
   first();
   await tick();
-  assert.ok(second, 'granted once the first released');
-  second?.();
+  assert.equal(granted.length, 1, 'granted once the first released');
+  granted[0]?.();
   assert.deepEqual(limiter.snapshot(), { gpu_memory_mb: 40960 });
 });
 

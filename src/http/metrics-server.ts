@@ -1,0 +1,98 @@
+// The metrics endpoint on its own port (Triton's :8002): GET /metrics in Prometheus text format from
+// the shared registry; other paths 404 and other methods 405, in Herd's `{"error"}` shape.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { promisify } from 'node:util';
+import { deflate, gzip } from 'node:zlib';
+import type { Registry } from 'prom-client';
+import { renderMetrics } from '../metrics/create-metrics-registry.ts';
+import { parseAcceptEncoding } from './create-http-app.ts';
+
+const gzipAsync = promisify(gzip);
+const deflateAsync = promisify(deflate);
+const ALLOWED_METHODS = 'GET, HEAD';
+/** Below this size compressing costs more than it saves (as on :8000). */
+const COMPRESS_MIN_BYTES = 1024;
+
+export interface MetricsServerOptions {
+  registry: Registry;
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  log?: (line: string) => void;
+}
+
+export interface MetricsServer {
+  /** e.g. http://127.0.0.1:8002 (a wildcard host is given as loopback). */
+  url: string;
+  /** Stops accepting, lets scrapes in progress finish, then resolves. Idempotent. */
+  close(): Promise<void>;
+}
+
+export async function startMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
+  let closing = false;
+  const server = createServer((request, response) => {
+    // A scrape has no body; read whatever came so the connection can be reused.
+    request.resume();
+    if (closing) response.setHeader('Connection', 'close');
+    handle(request, response, options).catch((err: unknown) => {
+      const message = err instanceof Error ? err.message : String(err);
+      options.log?.(`metrics: internal error: ${err instanceof Error ? err.stack ?? message : message}`);
+      if (!response.headersSent) sendError(response, 500, `failed to collect metrics: ${message}`);
+      else response.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+
+  let closed: Promise<void> | undefined;
+  const close = () => {
+    closed ??= new Promise<void>((resolve, reject) => {
+      closing = true;
+      server.close((err) => (err ? reject(err) : resolve()));
+      // Idle keep-alive sockets would hold close() open; busy ones end after their answer (Connection: close).
+      server.closeIdleConnections();
+    });
+    return closed;
+  };
+  return { url: formatUrl(server.address() as AddressInfo), close };
+}
+
+async function handle(request: IncomingMessage, response: ServerResponse, options: MetricsServerOptions): Promise<void> {
+  const method = request.method ?? 'GET';
+  const path = (request.url ?? '/').split('?')[0] ?? '/';
+  if (path !== '/metrics') {
+    sendError(response, 404, `Not Found: no route for ${method} ${path}`);
+    return;
+  }
+  if (method !== 'GET' && method !== 'HEAD') {
+    response.setHeader('Allow', ALLOWED_METHODS);
+    sendError(response, 405, `Method Not Allowed: ${method} ${path} (allowed: ${ALLOWED_METHODS})`);
+    return;
+  }
+  const { contentType, body } = await renderMetrics(options.registry);
+  let payload: Buffer = Buffer.from(body, 'utf8');
+  const encoding = payload.length >= COMPRESS_MIN_BYTES ? parseAcceptEncoding(request.headers['accept-encoding']) : undefined;
+  if (encoding) {
+    payload = encoding === 'gzip' ? await gzipAsync(payload) : await deflateAsync(payload);
+    response.setHeader('Content-Encoding', encoding);
+  }
+  response.writeHead(200, { 'Content-Type': contentType, 'Content-Length': payload.length, Vary: 'Accept-Encoding' });
+  response.end(method === 'HEAD' ? undefined : payload);
+}
+
+function sendError(response: ServerResponse, status: number, message: string): void {
+  const body = JSON.stringify({ error: message });
+  response.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+  response.end(response.req.method === 'HEAD' ? undefined : body);
+}
+
+function formatUrl(address: AddressInfo): string {
+  const host = address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '::1' : address.address;
+  return `http://${address.family === 'IPv6' ? `[${host}]` : host}:${address.port}`;
+}

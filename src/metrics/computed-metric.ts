@@ -1,0 +1,61 @@
+// prom-client metrics whose values are read from a source at scrape time instead of being
+// incremented as events happen: the exposition keeps the true TYPE (counter or gauge).
+import { Counter, Gauge, type Registry } from 'prom-client';
+
+export interface Sample<L extends string> {
+  labels: Readonly<Record<L, string>>;
+  value: number;
+}
+
+export interface ComputedMetricOptions<L extends string> {
+  registry: Registry;
+  name: string;
+  help: string;
+  labelNames: readonly L[];
+  /** Called once per scrape of this metric; every sample it yields becomes one series. */
+  read: () => Iterable<Sample<L>>;
+}
+
+/**
+ * A counter whose value is a cumulative total kept elsewhere. prom-client's Counter has no set(),
+ * so collect() resets it and increments each series from zero: the scrape shows exactly the
+ * source's totals, and series whose source disappeared (an unloaded model) disappear with it.
+ */
+export function createComputedCounter<L extends string>(options: ComputedMetricOptions<L>): Counter<L> {
+  const { name, read } = options;
+  return new Counter<L>({
+    name,
+    help: options.help,
+    labelNames: options.labelNames,
+    registers: [options.registry],
+    collect() {
+      this.reset();
+      for (const sample of read()) {
+        // Checked here so a bad value names its metric; prom-client's own error does not.
+        if (!Number.isFinite(sample.value) || sample.value < 0) {
+          throw new Error(`${name}${JSON.stringify(sample.labels)}: a counter needs a finite value >= 0, got ${sample.value}`);
+        }
+        // inc(labels, 0) creates the series at 0 (only an omitted value means 1).
+        this.inc(sample.labels as Partial<Record<L, string>>, sample.value);
+      }
+    },
+  });
+}
+
+/** A gauge whose current value is read from a source at scrape time. */
+export function createComputedGauge<L extends string>(options: ComputedMetricOptions<L>): Gauge<L> {
+  const { name, read } = options;
+  return new Gauge<L>({
+    name,
+    help: options.help,
+    labelNames: options.labelNames,
+    registers: [options.registry],
+    collect() {
+      this.reset();
+      for (const sample of read()) {
+        if (Number.isNaN(sample.value)) throw new Error(`${name}${JSON.stringify(sample.labels)}: a gauge value must be a number, got NaN`);
+        this.set(sample.labels as Partial<Record<L, string>>, sample.value);
+      }
+    },
+  });
+}

@@ -1,0 +1,92 @@
+// Triton's per-model inference metrics (names, types, HELP text and labels as tritonserver prints
+// them), computed at scrape time from statistics snapshots so /metrics and /stats never disagree.
+import type { Registry } from 'prom-client';
+import { createComputedCounter, createComputedGauge, type Sample } from './computed-metric.ts';
+import { FAILURE_REASONS, type DurationStat, type InferenceStatsSnapshot } from './inference-stats-snapshot.ts';
+
+type ModelLabel = 'model' | 'version';
+type FailureLabel = ModelLabel | 'reason';
+
+/**
+ * Microseconds as Triton's *_duration_us counters hold them. Triton adds ⌊ns/1000⌋ per request; when
+ * the source kept that sum (`us`) it is used as is, otherwise the total's ⌊ns/1000⌋ is the closest.
+ */
+export function convertDurationToTritonUs(duration: DurationStat): number {
+  return duration.us ?? Math.floor(duration.ns / 1000);
+}
+
+/** The counters labelled by model and version, with the HELP text of Triton core's metrics.cc. */
+const COUNTERS: readonly { name: string; help: string; value: (s: InferenceStatsSnapshot) => number }[] = [
+  { name: 'nv_inference_request_success', help: 'Number of successful inference requests, all batch sizes', value: (s) => s.success.count },
+  { name: 'nv_inference_count', help: 'Number of inferences performed (does not include cached requests)', value: (s) => s.inference_count },
+  { name: 'nv_inference_exec_count', help: 'Number of model executions performed (does not include cached requests)', value: (s) => s.execution_count },
+  // Triton counts only successful requests in the duration counters (a failure adds to the failure count alone).
+  { name: 'nv_inference_request_duration_us', help: 'Cumulative inference request duration in microseconds (includes cached requests)', value: (s) => convertDurationToTritonUs(s.success) },
+  { name: 'nv_inference_queue_duration_us', help: 'Cumulative inference queuing duration in microseconds (includes cached requests)', value: (s) => convertDurationToTritonUs(s.queue) },
+  { name: 'nv_inference_compute_input_duration_us', help: 'Cumulative compute input duration in microseconds (does not include cached requests)', value: (s) => convertDurationToTritonUs(s.compute_input) },
+  { name: 'nv_inference_compute_infer_duration_us', help: 'Cumulative compute inference duration in microseconds (does not include cached requests)', value: (s) => convertDurationToTritonUs(s.compute_infer) },
+  { name: 'nv_inference_compute_output_duration_us', help: 'Cumulative inference compute output duration in microseconds (does not include cached requests)', value: (s) => convertDurationToTritonUs(s.compute_output) },
+];
+
+/**
+ * Registers the nv_inference_* and nv_model_load_duration_secs families on `registry`. `source` is
+ * called once per scrape (every family of one scrape reads the same snapshot) and returns one entry
+ * per loaded model version; a version missing from it has no series, as in Triton after an unload.
+ */
+export function registerInferenceMetrics(registry: Registry, source: () => readonly InferenceStatsSnapshot[]): void {
+  const read = memoizePerScrape(source);
+  // Label keys in Triton's order (its label maps are sorted by key), so the text matches byte for byte.
+  const labelsOf = (s: InferenceStatsSnapshot) => ({ model: s.model, version: s.version });
+  const samples = (value: (s: InferenceStatsSnapshot) => number) => () => read().map((s): Sample<ModelLabel> => ({ labels: labelsOf(s), value: value(s) }));
+
+  for (const counter of COUNTERS) {
+    createComputedCounter<ModelLabel>({ registry, name: counter.name, help: counter.help, labelNames: ['model', 'version'], read: samples(counter.value) });
+  }
+  createComputedCounter<FailureLabel>({
+    registry,
+    name: 'nv_inference_request_failure',
+    help: 'Number of failed inference requests, all batch sizes',
+    labelNames: ['model', 'reason', 'version'],
+    read: () => read().flatMap(failureSamples),
+  });
+  createComputedGauge<ModelLabel>({
+    registry,
+    name: 'nv_inference_pending_request_count',
+    help: 'Instantaneous number of pending requests awaiting execution per-model.',
+    labelNames: ['model', 'version'],
+    read: samples((s) => s.pending),
+  });
+  createComputedGauge<ModelLabel>({
+    registry,
+    name: 'nv_model_load_duration_secs',
+    help: 'Model load time in seconds',
+    labelNames: ['model', 'version'],
+    read: () => read().flatMap((s) => (s.load_duration_secs === undefined ? [] : [{ labels: labelsOf(s), value: s.load_duration_secs }])),
+  });
+}
+
+/** Every reason gets a series, zeros included, as Triton creates all four when a model loads. */
+function failureSamples(s: InferenceStatsSnapshot): Sample<FailureLabel>[] {
+  const reasons = s.fail.reasons ?? {};
+  const covered = FAILURE_REASONS.reduce((sum, reason) => sum + (reasons[reason] ?? 0), 0);
+  const uncovered = Math.max(0, s.fail.count - covered);
+  return FAILURE_REASONS.map((reason) => ({
+    labels: { model: s.model, reason, version: s.version },
+    value: (reasons[reason] ?? 0) + (reason === 'OTHER' ? uncovered : 0),
+  }));
+}
+
+/**
+ * prom-client collects every metric of a scrape in one synchronous pass, so a value cached until
+ * the next microtask is shared by exactly one scrape: one source() call, one consistent instant.
+ */
+function memoizePerScrape<T>(source: () => readonly T[]): () => readonly T[] {
+  let current: readonly T[] | undefined;
+  return () => {
+    if (current === undefined) {
+      current = source();
+      queueMicrotask(() => { current = undefined; });
+    }
+    return current;
+  };
+}
