@@ -1,10 +1,11 @@
 // The onnxruntime backend's worker threads: instances run in parallel without blocking the event loop,
-// marks come back on the main clock, inputs cross threads safely, and a crashed worker fails fast.
+// marks come back on the main clock, inputs cross threads safely, and a crashed worker is restarted with backoff.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { ManualClock } from '../../../src/core/clock.ts';
 import { HerdError } from '../../../src/core/errors.ts';
 import type { Tensor } from '../../../src/core/tensor.ts';
 import type { Backend, ExecutionMarks, InferenceResult } from '../../../src/serving/backends/backend.ts';
@@ -154,21 +155,83 @@ describe('onnxruntime worker instances on my_model', () => {
 describe('onnxruntime worker crashes', () => {
   const simple = tritonTestConfigs().simple;
   const path = join(TRITON_REPO, 'simple');
-  const load = (name: string) => loadOnnxInstance({ ...createLoadContext({ ...simple, name }, path), instanceName: `${name}_0_0` }, CRASHING_WORKER);
-  const ones = (name: string) => ({ name, datatype: 'INT32' as const, shape: [1, 16], data: new Int32Array(16).fill(1) });
-  const request = createRequest('simple', [ones('INPUT0'), ones('INPUT1')]);
+  const load = (name: string, clock = new ManualClock(), parameters = {}) =>
+    loadOnnxInstance({ ...createLoadContext({ ...simple, name, parameters }, path), instanceName: `${name}_0_0` }, { workerUrl: CRASHING_WORKER, clock });
+  const filled = (name: string, value: number) => ({ name, datatype: 'INT32' as const, shape: [1, 16], data: new Int32Array(16).fill(value) });
+  const request = createRequest('simple', [filled('INPUT0', 1), filled('INPUT1', 1)]);
+  const poisoned = createRequest('simple', [filled('INPUT0', -999), filled('INPUT1', 1)]);
+  let dir = '';
+  before(async () => { dir = await mkdtemp(join(tmpdir(), 'herd-ort-crash-')); });
+  after(async () => { await rm(dir, { recursive: true, force: true }); });
 
   for (const fault of ['crash_on_run', 'exit_on_run']) {
-    it(`${fault}: fails the batch in flight with INTERNAL, then every later one with UNAVAILABLE`, async () => {
-      const backend = await load(fault);
+    it(`${fault}: fails the batch in flight with INTERNAL, restarts at once, then backs off`, async () => {
+      const clock = new ManualClock();
+      const backend = await load(fault, clock);
+      const crashed = herdError('INTERNAL', new RegExp(`^model instance ${fault}_0_0 crashed: `));
       try {
-        await assert.rejects(backend.execute([request]), herdError('INTERNAL', new RegExp(`^model instance ${fault}_0_0 crashed: `)));
-        await assert.rejects(backend.execute([request]), herdError('UNAVAILABLE', new RegExp(`model instance ${fault}_0_0 is unavailable`)));
+        await assert.rejects(backend.execute([request]), crashed);
+        // First crash: the next call restarts the worker straight away (and this one crashes again).
+        await assert.rejects(backend.execute([request]), crashed);
+        assert.equal(backend.restartCount, 1);
+        // Two crashes in a row: no new thread until the backoff has passed; calls fail fast meanwhile.
+        await assert.rejects(backend.execute([request]), herdError('UNAVAILABLE', /^model instance \w+ is unavailable: it crashed \(.+\); next restart attempt in 100 ms$/));
+        assert.equal(backend.restartCount, 1);
+        clock.advance(100);
+        await assert.rejects(backend.execute([request]), crashed);
+        assert.equal(backend.restartCount, 2);
+        await assert.rejects(backend.execute([request]), herdError('UNAVAILABLE', /next restart attempt in 200 ms$/));
       } finally {
         await backend.unload();
       }
     });
   }
+
+  it('fails every batch in flight at the crash, then serves again from a restarted worker', async () => {
+    const backend = await load('crash_on_poison');
+    try {
+      const [first, second] = await Promise.allSettled([backend.execute([poisoned]), backend.execute([request])]);
+      for (const settled of [first, second]) {
+        assert.equal(settled.status, 'rejected');
+        if (settled.status === 'rejected') herdError('INTERNAL', /^model instance crash_on_poison_0_0 crashed: simulated crash on a poisoned input/)(settled.reason);
+      }
+      const [result] = await backend.execute([request]);
+      assert.deepEqual([...outputOf(result).data as Int32Array], new Array(16).fill(2));
+      assert.equal(backend.restartCount, 1);
+      assert.equal(backend.failedRestartCount, 0);
+    } finally {
+      await backend.unload();
+    }
+  });
+
+  it('backs off while a restarted model keeps crashing on load, and recovers when it loads again', async () => {
+    const faultFile = join(dir, 'fault');
+    await writeFile(faultFile, 'crash_on_poison');
+    const clock = new ManualClock();
+    const backend = await load('simple', clock, { fault_file: { string_value: faultFile } });
+    try {
+      await assert.rejects(backend.execute([poisoned]), herdError('INTERNAL', /crashed: simulated crash on a poisoned input/));
+      await writeFile(faultFile, 'crash_on_load');
+      await assert.rejects(backend.execute([request]), herdError('UNAVAILABLE', /^model instance simple_0_0 crashed and could not be restarted: .*simulated crash while loading/));
+      assert.equal(backend.failedRestartCount, 1);
+      await assert.rejects(backend.execute([request]), herdError('UNAVAILABLE', /next restart attempt in 100 ms$/));
+      clock.advance(100);
+      await assert.rejects(backend.execute([request]), herdError('UNAVAILABLE', /could not be restarted/));
+      await assert.rejects(backend.execute([request]), herdError('UNAVAILABLE', /next restart attempt in 200 ms$/));
+      assert.equal(backend.failedRestartCount, 2);
+      await writeFile(faultFile, 'crash_on_poison');
+      clock.advance(200);
+      const [result] = await backend.execute([request]);
+      assert.deepEqual([...outputOf(result).data as Int32Array], new Array(16).fill(2));
+      assert.deepEqual([backend.restartCount, backend.failedRestartCount], [1, 2]);
+      // A completed run resets the backoff: the next crash is again followed by an immediate restart.
+      await assert.rejects(backend.execute([poisoned]), herdError('INTERNAL', /crashed/));
+      assert.ok(outputOf((await backend.execute([request]))[0]));
+      assert.equal(backend.restartCount, 2);
+    } finally {
+      await backend.unload();
+    }
+  });
 
   it('rejects load when the worker dies while loading', async () => {
     await assert.rejects(load('crash_on_load'), herdError('INTERNAL', /^model instance crash_on_load_0_0 crashed: simulated crash while loading/));

@@ -30,8 +30,11 @@ function decodeStrings(tensor: Tensor, data: Uint8Array[]): string[] {
   });
 }
 
-/** An ort.Tensor over the same memory as `tensor.data`, with `shape` (the model-side shape after reshape). */
-export function convertTensorToOrt(tensor: Tensor, shape: readonly number[]): ort.Tensor {
+/**
+ * Throws what convertTensorToOrt would, without building anything: the instance checks each request this
+ * way before concatenating a batch, so a bad request fails alone instead of failing the whole run.
+ */
+export function validateTensorForOrt(tensor: Tensor, shape: readonly number[]): void {
   const ortType = mapDataTypeToOrtType(tensor.datatype);
   if (ortType === undefined) {
     throw unsupported(`input '${tensor.name}': datatype ${tensor.datatype} is not supported by the onnxruntime backend`);
@@ -42,14 +45,20 @@ export function convertTensorToOrt(tensor: Tensor, shape: readonly number[]): or
   }
   if (isBytesData(tensor.data)) {
     if (ortType !== 'string') throw internal(`input '${tensor.name}': ${tensor.datatype} data given as byte strings`);
-    return new ort.Tensor('string', decodeStrings(tensor, tensor.data), shape);
+    return;
   }
   const expected = ARRAY_FOR[tensor.datatype as keyof typeof ARRAY_FOR];
   if (!(tensor.data instanceof expected)) {
     throw internal(`input '${tensor.name}': ${tensor.datatype} data must be a ${expected.name}, got ${tensor.data.constructor.name}`);
   }
-  // The constructor's overloads are keyed by a literal type; the runtime check above guarantees the pairing.
-  return new ort.Tensor(ortType as 'float32', tensor.data as Float32Array, shape);
+}
+
+/** An ort.Tensor over the same memory as `tensor.data`, with `shape` (the model-side shape after reshape). */
+export function convertTensorToOrt(tensor: Tensor, shape: readonly number[]): ort.Tensor {
+  validateTensorForOrt(tensor, shape);
+  if (isBytesData(tensor.data)) return new ort.Tensor('string', decodeStrings(tensor, tensor.data), shape);
+  // The constructor's overloads are keyed by a literal type; validateTensorForOrt guarantees the pairing.
+  return new ort.Tensor(mapDataTypeToOrtType(tensor.datatype) as 'float32', tensor.data as Float32Array, shape);
 }
 
 /** A Herd tensor named `name` from an ORT output; `datatype` is the config's, checked against what ORT produced. */

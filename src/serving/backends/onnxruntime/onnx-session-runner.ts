@@ -1,21 +1,16 @@
-// Runs batches of requests on one InferenceSession, inside the instance's worker thread: builds feeds
-// (reshape, name checks), runs the session, converts outputs, and times the three phases for statistics.
+// Runs session.run calls on one InferenceSession, in whichever thread owns it (the instance's worker, or the
+// main thread with execution_thread "main"): builds feeds (reshape), runs, converts outputs, times the phases.
 import type * as ort from 'onnxruntime-node';
 import type { DataType } from '../../../core/datatype.ts';
 import { mapConfigTypeToDataType } from '../../../core/datatype.ts';
-import { HerdError, internal, invalidArg } from '../../../core/errors.ts';
+import { HerdError, internal } from '../../../core/errors.ts';
 import type { Tensor } from '../../../core/tensor.ts';
 import type { ModelConfig } from '../../repository/model-config.ts';
-import type { InferenceRequest, InferenceResult } from '../backend.ts';
 import { convertOrtToTensor, convertTensorToOrt } from './convert-ort-tensor.ts';
-import type { OnnxSignature } from './onnx-model-file.ts';
+import { createOnnxSession, readOnnxSignature, type OnnxSignature } from './onnx-model-file.ts';
+import type { OnnxWorkerData } from './onnx-worker-protocol.ts';
 import { convertShapeForReshape, type ReshapeRule } from './reshape.ts';
-
-interface InputPlan {
-  /** Request shape -> model shape, when the config has a reshape. */
-  reshape?: ReshapeRule;
-  optional: boolean;
-}
+import { validateOnnxConfig } from './validate-onnx-config.ts';
 
 interface OutputPlan {
   dataType: DataType;
@@ -23,40 +18,62 @@ interface OutputPlan {
   reshape?: ReshapeRule;
 }
 
-export type SessionRequest = Pick<InferenceRequest, 'inputs' | 'requestedOutputs'>;
+/**
+ * One session.run. The inputs were checked by validateOnnxRequest on the main thread (names, dims, counts,
+ * outputs); a run may hold several requests concatenated along the batch dim, which the runner cannot tell.
+ */
+export interface SessionRun {
+  inputs: Tensor[];
+  /** Config outputs to fetch, in the order the outputs come back. */
+  outputNames: string[];
+}
+
+export type SessionRunResult = { ok: true; outputs: Tensor[] } | { ok: false; error: HerdError };
 
 export interface SessionBatchResult {
-  results: InferenceResult[];
+  /** One per run, in order. */
+  results: SessionRunResult[];
   /** process.hrtime.bigint() when every feed was built, just before the first run. */
   inputEnd: bigint;
   /** process.hrtime.bigint() after the last run, before outputs are converted. */
   inferEnd: bigint;
 }
 
-interface Prepared { feeds: Record<string, ort.Tensor>; names: string[] }
-interface Fetched { fetched: ort.InferenceSession.ReturnType; names: string[] }
-/** A request that failed in an earlier phase skips the later ones. */
+type Feeds = Record<string, ort.Tensor>;
+/** A run that failed in an earlier phase skips the later ones. */
 interface Failed { failed: HerdError }
 
 const hasFailed = (stage: object): stage is Failed => 'failed' in stage;
 
+/** Opens the session, checks the config against the model and wraps both; releases the session on failure. */
+export async function openOnnxSessionRunner({ config, modelFile, options }: OnnxWorkerData): Promise<OnnxSessionRunner> {
+  const session = await createOnnxSession(config, modelFile, options);
+  try {
+    const signature = readOnnxSignature(session);
+    validateOnnxConfig(config, signature);
+    return new OnnxSessionRunner(config, session, signature);
+  } catch (err) {
+    await session.release();
+    throw err;
+  }
+}
+
 export class OnnxSessionRunner {
+  /** The ONNX file's input names (config inputs plus sequence controls and the like). */
+  readonly modelInputs: readonly string[];
   readonly #config: ModelConfig;
   readonly #session: ort.InferenceSession;
-  readonly #modelInputs: Set<string>;
-  readonly #inputs = new Map<string, InputPlan>();
+  /** Request shape -> model shape, for the inputs whose config has a reshape. */
+  readonly #inputReshapes = new Map<string, ReshapeRule>();
   readonly #outputs = new Map<string, OutputPlan>();
 
   constructor(config: ModelConfig, session: ort.InferenceSession, signature: OnnxSignature) {
     this.#config = config;
     this.#session = session;
-    this.#modelInputs = new Set(signature.inputs.map((io) => io.name));
+    this.modelInputs = signature.inputs.map((io) => io.name);
     const hasBatchDim = (config.max_batch_size ?? 0) > 0;
     for (const input of config.input ?? []) {
-      this.#inputs.set(input.name, {
-        optional: input.optional,
-        reshape: input.reshape ? { from: input.dims, to: input.reshape.shape, hasBatchDim } : undefined,
-      });
+      if (input.reshape) this.#inputReshapes.set(input.name, { from: input.dims, to: input.reshape.shape, hasBatchDim });
     }
     for (const output of config.output ?? []) {
       const dataType = mapConfigTypeToDataType(output.data_type);
@@ -70,26 +87,20 @@ export class OnnxSessionRunner {
   }
 
   /**
-   * One result per request, in order; a bad request fails alone. Phase by phase over the whole batch
-   * (all feeds, all runs, all outputs) so the two timestamps split the batch the way Triton reports it.
+   * One result per run, in order; a run that fails fails alone. Phase by phase over all runs (all feeds,
+   * all session.run calls, all outputs) so the two timestamps split the call the way Triton reports it.
    * Runs are sequential: the instance's intra-op threads are its CPU budget.
    */
-  async runBatch(requests: readonly SessionRequest[]): Promise<SessionBatchResult> {
-    const prepared = requests.map((request) => this.#attempt((): Prepared => ({
-      feeds: this.#createFeeds(request.inputs),
-      names: this.#resolveOutputNames(request.requestedOutputs),
-    })));
+  async runBatch(runs: readonly SessionRun[]): Promise<SessionBatchResult> {
+    const prepared = runs.map((run) => this.#attempt(() => this.#createFeeds(run.inputs)));
     const inputEnd = process.hrtime.bigint();
-    const ran: (Fetched | Failed)[] = [];
-    for (const stage of prepared) {
-      ran.push(hasFailed(stage) ? stage : await this.#attemptAsync(async (): Promise<Fetched> => ({
-        fetched: await this.#runSession(stage.feeds, stage.names),
-        names: stage.names,
-      })));
+    const fetched: (ort.InferenceSession.ReturnType | Failed)[] = [];
+    for (const [i, feeds] of prepared.entries()) {
+      fetched.push(hasFailed(feeds) ? feeds : await this.#runSession(feeds, runs[i].outputNames));
     }
     const inferEnd = process.hrtime.bigint();
-    const results = ran.map((stage): InferenceResult => {
-      const converted = hasFailed(stage) ? stage : this.#attempt(() => stage.names.map((name) => this.#convertOutput(name, stage.fetched[name])));
+    const results = fetched.map((values, i): SessionRunResult => {
+      const converted = hasFailed(values) ? values : this.#attempt(() => runs[i].outputNames.map((name) => this.#convertOutput(name, values[name])));
       return hasFailed(converted) ? { ok: false, error: converted.failed } : { ok: true, outputs: converted };
     });
     return { results, inputEnd, inferEnd };
@@ -107,54 +118,28 @@ export class OnnxSessionRunner {
     }
   }
 
-  async #attemptAsync<T extends object>(fn: () => Promise<T>): Promise<T | Failed> {
-    try {
-      return await fn();
-    } catch (err) {
-      return { failed: this.#toError(err) };
-    }
-  }
-
-  #createFeeds(inputs: readonly Tensor[]): Record<string, ort.Tensor> {
-    const feeds: Record<string, ort.Tensor> = {};
+  #createFeeds(inputs: readonly Tensor[]): Feeds {
+    const feeds: Feeds = {};
     for (const tensor of inputs) {
-      if (!this.#modelInputs.has(tensor.name)) {
-        throw invalidArg(`unexpected inference input '${tensor.name}' for model '${this.#config.name}', allowed inputs are: ${[...this.#modelInputs].join(', ')}`);
-      }
-      const plan = this.#inputs.get(tensor.name);
-      const shape = plan?.reshape ? convertShapeForReshape(tensor.name, tensor.shape, plan.reshape) : tensor.shape;
+      const reshape = this.#inputReshapes.get(tensor.name);
+      const shape = reshape ? convertShapeForReshape(tensor.name, tensor.shape, reshape) : tensor.shape;
       feeds[tensor.name] = convertTensorToOrt(tensor, shape);
-    }
-    for (const [name, plan] of this.#inputs) {
-      if (!plan.optional && !(name in feeds)) {
-        throw invalidArg(`expected input '${name}' for model '${this.#config.name}' is missing from the request`);
-      }
     }
     return feeds;
   }
 
-  /** The config's outputs the request asked for, in request order; all of them when it asked for none. */
-  #resolveOutputNames(requested: readonly string[]): string[] {
-    if (requested.length === 0) return [...this.#outputs.keys()];
-    for (const name of requested) {
-      if (!this.#outputs.has(name)) {
-        throw invalidArg(`unexpected inference output '${name}' for model '${this.#config.name}', allowed outputs are: ${[...this.#outputs.keys()].join(', ')}`);
-      }
-    }
-    return [...new Set(requested)];
-  }
-
-  async #runSession(feeds: Record<string, ort.Tensor>, outputNames: string[]): Promise<ort.InferenceSession.ReturnType> {
+  async #runSession(feeds: Feeds, outputNames: string[]): Promise<ort.InferenceSession.ReturnType | Failed> {
     try {
       return await this.#session.run(feeds, outputNames);
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
-      throw internal(`onnxruntime failed to run model '${this.#config.name}': ${reason}`, { cause: err });
+      return { failed: internal(`onnxruntime failed to run model '${this.#config.name}': ${reason}`, { cause: err }) };
     }
   }
 
   #convertOutput(name: string, value: ort.OnnxValue | undefined): Tensor {
-    const plan = this.#outputs.get(name)!;
+    const plan = this.#outputs.get(name);
+    if (!plan) throw internal(`model '${this.#config.name}' has no configured output '${name}'`);
     if (value === undefined) throw internal(`model '${this.#config.name}' produced no output '${name}'`);
     const modelShape = [...value.dims];
     const shape = plan.reshape ? convertShapeForReshape(name, modelShape, plan.reshape) : modelShape;

@@ -1,9 +1,9 @@
-// Main-thread end of one ONNX instance's worker thread: starts it, matches replies to calls, and turns a
-// crash (an uncaught error or an unexpected exit of the thread) into failed calls instead of hangs.
+// Main-thread end of one life of an ONNX instance's worker thread: starts it, matches replies to calls, and turns
+// a crash (uncaught error, unexpected exit) into failed calls instead of hangs; onnx-worker-host.ts restarts it.
 import { Worker } from 'node:worker_threads';
 import { internal, unavailable, type HerdError } from '../../../core/errors.ts';
 import {
-  convertWireToError, type MainToWorkerMessage, type OnnxWorkerData, type RanMessage, type WireRequest,
+  convertWireToError, type MainToWorkerMessage, type OnnxWorkerData, type RanMessage, type WireRun,
   type WorkerToMainMessage,
 } from './onnx-worker-protocol.ts';
 
@@ -15,6 +15,8 @@ export interface OnnxWorkerStartOptions {
   workerData: OnnxWorkerData;
   /** The worker's entry file; tests substitute one that misbehaves. */
   workerUrl?: URL;
+  /** Called once if the thread dies after it has loaded (not for a failed start: start() rejects then). */
+  onCrash?: (reason: string) => void;
 }
 
 type State = 'starting' | 'ready' | 'closing' | 'closed' | 'crashed';
@@ -32,6 +34,8 @@ export class OnnxWorkerClient {
   readonly #name: string;
   readonly #worker: Worker;
   readonly #pending = new Map<number, Settlers<WorkerToMainMessage>>();
+  readonly #onCrash: ((reason: string) => void) | undefined;
+  #modelInputs: readonly string[] = [];
   #nextId = 1;
   #state: State = 'starting';
   #crashReason = '';
@@ -40,6 +44,7 @@ export class OnnxWorkerClient {
 
   private constructor(options: OnnxWorkerStartOptions, loading: Settlers<void>) {
     this.#name = options.instanceName;
+    this.#onCrash = options.onCrash;
     this.#loading = loading;
     // execArgv [] rather than the parent's: tsx's loader flags do nothing for a worker's entry on Node 20
     // (the bootstrap registers tsx itself) and re-running them cost ~20 ms per worker start (measured).
@@ -71,10 +76,20 @@ export class OnnxWorkerClient {
     return client;
   }
 
-  /** Runs one batch; rejects with INTERNAL if the worker crashes meanwhile, UNAVAILABLE once it has. */
-  async run(requests: WireRequest[], transfer: readonly ArrayBuffer[]): Promise<RanMessage> {
+  /** The ONNX file's input names, as the worker read them at load. */
+  get modelInputs(): readonly string[] {
+    return this.#modelInputs;
+  }
+
+  /** Loaded and alive: run() can be called. */
+  get ready(): boolean {
+    return this.#state === 'ready';
+  }
+
+  /** Runs session.run calls; rejects with INTERNAL if the worker crashes meanwhile, UNAVAILABLE once it has. */
+  async run(runs: WireRun[], transfer: readonly ArrayBuffer[]): Promise<RanMessage> {
     if (this.#state !== 'ready') throw this.#unavailableError();
-    const reply = await this.#call({ type: 'run', requests }, transfer);
+    const reply = await this.#call({ type: 'run', runs }, transfer);
     if (reply.type !== 'ran') throw internal(`model instance ${this.#name}: unexpected '${reply.type}' reply to a run`);
     return reply;
   }
@@ -115,6 +130,7 @@ export class OnnxWorkerClient {
 
   #onMessage(message: WorkerToMainMessage): void {
     if (message.type === 'loaded') {
+      this.#modelInputs = message.modelInputs;
       this.#state = 'ready';
       this.#loading?.resolve();
       this.#loading = undefined;
@@ -133,6 +149,7 @@ export class OnnxWorkerClient {
 
   #crash(reason: string): void {
     if (this.#state === 'crashed' || this.#state === 'closed') return;
+    const wasReady = this.#state === 'ready';
     this.#state = 'crashed';
     this.#crashReason = reason;
     const error = internal(`model instance ${this.#name} crashed: ${reason}`);
@@ -142,6 +159,7 @@ export class OnnxWorkerClient {
     this.#pending.clear();
     // After 'messageerror' the thread may still be alive; after 'error'/'exit' this is a no-op.
     void this.#worker.terminate();
+    if (wasReady) this.#onCrash?.(reason);
   }
 
   #unavailableError(): HerdError {

@@ -1,14 +1,11 @@
 // Main module of an ONNX Runtime instance's worker thread (started through onnx-worker-bootstrap.mjs):
 // opens the session, checks the config against it, then answers run/release messages one at a time.
 import { parentPort, workerData } from 'node:worker_threads';
-import type { InferenceResult } from '../backend.ts';
 import { convertTensorToWire, convertWireToTensor } from './convert-wire-tensor.ts';
-import { createOnnxSession, readOnnxSignature } from './onnx-model-file.ts';
-import { OnnxSessionRunner } from './onnx-session-runner.ts';
+import { openOnnxSessionRunner, type OnnxSessionRunner, type SessionRunResult } from './onnx-session-runner.ts';
 import {
   convertErrorToWire, type MainToWorkerMessage, type OnnxWorkerData, type WireResult, type WorkerToMainMessage,
 } from './onnx-worker-protocol.ts';
-import { validateOnnxConfig } from './validate-onnx-config.ts';
 
 if (!parentPort) throw new Error('onnx-worker-entry.ts runs in a worker thread, not on the main thread');
 const port = parentPort;
@@ -17,19 +14,7 @@ function post(message: WorkerToMainMessage, transfer: Set<ArrayBuffer> = new Set
   port.postMessage(message, [...transfer]);
 }
 
-async function openRunner({ config, modelFile, options }: OnnxWorkerData): Promise<OnnxSessionRunner> {
-  const session = await createOnnxSession(config, modelFile, options);
-  try {
-    const signature = readOnnxSignature(session);
-    validateOnnxConfig(config, signature);
-    return new OnnxSessionRunner(config, session, signature);
-  } catch (err) {
-    await session.release();
-    throw err;
-  }
-}
-
-function convertResultToWire(result: InferenceResult, transfer: Set<ArrayBuffer>): WireResult {
+function convertResultToWire(result: SessionRunResult, transfer: Set<ArrayBuffer>): WireResult {
   if (!result.ok) return { ok: false, error: convertErrorToWire(result.error) };
   // ORT's output arrays belong to this thread alone and are dropped after sending: move them, no copy.
   return { ok: true, outputs: result.outputs.map((t) => convertTensorToWire(t, 'move', transfer)) };
@@ -42,9 +27,9 @@ async function handle(runner: OnnxSessionRunner, message: MainToWorkerMessage): 
       post({ type: 'released', id: message.id });
       return;
     }
-    const batch = await runner.runBatch(message.requests.map((r) => ({
+    const batch = await runner.runBatch(message.runs.map((r) => ({
       inputs: r.inputs.map(convertWireToTensor),
-      requestedOutputs: r.requestedOutputs,
+      outputNames: r.outputNames,
     })));
     const transfer = new Set<ArrayBuffer>();
     const results = batch.results.map((r) => convertResultToWire(r, transfer));
@@ -57,7 +42,7 @@ async function handle(runner: OnnxSessionRunner, message: MainToWorkerMessage): 
 async function main(): Promise<void> {
   let runner: OnnxSessionRunner;
   try {
-    runner = await openRunner(workerData as OnnxWorkerData);
+    runner = await openOnnxSessionRunner(workerData as OnnxWorkerData);
   } catch (err) {
     post({ type: 'load-failed', error: convertErrorToWire(err) });
     return;
@@ -67,7 +52,7 @@ async function main(): Promise<void> {
   port.on('message', (message: MainToWorkerMessage) => {
     queue = queue.then(() => handle(runner, message));
   });
-  post({ type: 'loaded' });
+  post({ type: 'loaded', modelInputs: [...runner.modelInputs] });
 }
 
 await main();

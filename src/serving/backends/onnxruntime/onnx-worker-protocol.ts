@@ -24,16 +24,20 @@ export interface WireError {
   message: string;
 }
 
-/** The part of an InferenceRequest the session needs. */
-export interface WireRequest {
+/**
+ * One session.run: the inputs of one request, or of several requests concatenated along the batch dim
+ * (the main thread validates and concatenates, see plan-onnx-batch.ts), and the outputs to fetch.
+ */
+export interface WireRun {
   inputs: WireTensor[];
-  requestedOutputs: string[];
+  outputNames: string[];
 }
 
+/** A run's outputs, in `outputNames` order, or why the run failed. */
 export type WireResult = { ok: true; outputs: WireTensor[] } | { ok: false; error: WireError };
 
 export type MainToWorkerMessage =
-  | { type: 'run'; id: number; requests: WireRequest[] }
+  | { type: 'run'; id: number; runs: WireRun[] }
   | { type: 'release'; id: number };
 
 /**
@@ -49,11 +53,12 @@ export interface RanMessage {
 }
 
 export type WorkerToMainMessage =
-  | { type: 'loaded' }
+  /** `modelInputs`: the ONNX file's input names, which the main thread checks requests against. */
+  | { type: 'loaded'; modelInputs: string[] }
   | { type: 'load-failed'; error: WireError }
   | RanMessage
   | { type: 'released'; id: number }
-  /** A call failed as a whole (a bug or a broken session), as opposed to one request of a batch. */
+  /** A call failed as a whole (a bug or a broken session), as opposed to one run of a batch. */
   | { type: 'failed'; id: number; error: WireError };
 
 export function convertErrorToWire(err: unknown): WireError {

@@ -1,13 +1,18 @@
 // The ONNX Runtime backend (`backend: "onnxruntime"`, `platform: "onnxruntime_onnx"`): Triton-style
-// auto-complete from the model file, and per instance a worker thread that owns one InferenceSession.
+// auto-complete from the model file, and per instance one InferenceSession, in a worker thread of its own
+// unless the config asks for the main thread (`execution_thread`).
 import type { InferenceSession } from 'onnxruntime-node';
+import type { Clock } from '../../../core/clock.ts';
 import { unsupported } from '../../../core/errors.ts';
 import type { ModelConfig } from '../../repository/model-config.ts';
-import type { Backend, BackendFactory, BackendLoadContext } from '../backend.ts';
+import type { BackendFactory, BackendLoadContext } from '../backend.ts';
 import { autoCompleteOnnxConfig, fillOnnxBackendFields, needsOnnxSignature } from './onnx-auto-complete.ts';
 import { createOnnxSession, readOnnxSignature, resolveOnnxModelPath, type OnnxSignature } from './onnx-model-file.ts';
+import { parseExecutionThread } from './execution-thread.ts';
+import { OnnxMainThreadHost } from './onnx-main-thread-host.ts';
 import { OnnxRuntimeInstance } from './onnx-runtime-instance.ts';
-import { OnnxWorkerClient } from './onnx-worker-client.ts';
+import type { OnnxSessionHost } from './onnx-session-host.ts';
+import { OnnxWorkerHost } from './onnx-worker-host.ts';
 import { createSessionOptions } from './session-options.ts';
 
 // Reading a signature needs no optimisation and must not grab cores while other models load.
@@ -28,24 +33,29 @@ async function readSignature(config: ModelConfig, versionPath: string): Promise<
   }
 }
 
+/** Seams for tests: a misbehaving worker entry, a manual clock for the restart backoff. */
+export interface OnnxLoadOptions {
+  workerUrl?: URL;
+  clock?: Clock;
+}
+
 /**
- * Loads one instance. What needs no session (instance kind, model file, session options) is checked
- * here, before a thread is started; the worker opens the session and validates the config against it,
- * and its errors come back with their code and message unchanged. `workerUrl` is for tests.
+ * Loads one instance. What needs no session (instance kind, model file, session options, execution
+ * thread) is checked here, before a thread is started; the host opens the session and validates the
+ * config against it, and a worker's errors come back with their code and message unchanged.
  */
-export async function loadOnnxInstance(context: BackendLoadContext, workerUrl?: URL): Promise<Backend> {
+export async function loadOnnxInstance(context: BackendLoadContext, { workerUrl, clock }: OnnxLoadOptions = {}): Promise<OnnxRuntimeInstance> {
   const { config } = context;
   if (context.instanceKind === 'KIND_GPU') {
     throw unsupported(`model '${config.name}': KIND_GPU instances are not supported; the onnxruntime backend runs on CPU (use KIND_CPU)`);
   }
   const modelFile = await resolveOnnxModelPath(config, context.versionPath);
   const options = { ...createSessionOptions(config), logId: context.instanceName };
-  const worker = await OnnxWorkerClient.start({
-    instanceName: context.instanceName,
-    workerData: { config, modelFile, options },
-    workerUrl,
-  });
-  return new OnnxRuntimeInstance(config, worker);
+  const workerData = { config, modelFile, options };
+  const host: OnnxSessionHost = parseExecutionThread(config) === 'main'
+    ? await OnnxMainThreadHost.open(workerData)
+    : await OnnxWorkerHost.start({ instanceName: context.instanceName, workerData, workerUrl, clock });
+  return new OnnxRuntimeInstance(config, host);
 }
 
 export const onnxRuntimeBackend: BackendFactory = {

@@ -1,0 +1,87 @@
+// A closed-loop HTTP load generator for the serving benchmarks: C connections on one undici Pool,
+// each sending a prebuilt body back to back for a fixed time. Same generator for Herd and the bare
+// server, so their numbers compare as ratios. (Node's global fetch capped at a quarter of this here.)
+import { Pool } from 'undici';
+
+export interface LoadSpec {
+  origin: string;
+  path: string;
+  body: Buffer;
+  headers: Record<string, string>;
+  concurrency: number;
+  durationMs: number;
+  /** Requests per second across all connections (open loop); omitted: closed loop. */
+  ratePerSecond?: number;
+}
+
+export interface LoadResult {
+  requests: number;
+  seconds: number;
+  perSecond: number;
+  statuses: Record<number, number>;
+  /** Latency percentiles of 200 answers, µs. */
+  p50us: number;
+  p90us: number;
+  p99us: number;
+  /** Latency percentiles of non-200 answers, µs (how fast refusals come back). */
+  refusedP99us: number;
+  errors: number;
+}
+
+export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  const pool = new Pool(spec.origin, { connections: spec.concurrency, pipelining: 1, keepAliveTimeout: 60_000 });
+  const ok: number[] = [];
+  const refused: number[] = [];
+  const statuses: Record<number, number> = {};
+  let errors = 0;
+  const started = performance.now();
+  const end = started + spec.durationMs;
+  const one = async () => {
+    const t0 = performance.now();
+    try {
+      const res = await pool.request({ method: 'POST', path: spec.path, body: spec.body, headers: spec.headers });
+      await res.body.arrayBuffer();
+      const us = (performance.now() - t0) * 1000;
+      statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
+      (res.statusCode === 200 ? ok : refused).push(us);
+    } catch {
+      errors += 1;
+    }
+  };
+  if (spec.ratePerSecond) {
+    const interval = 1000 / spec.ratePerSecond;
+    const inflight = new Set<Promise<void>>();
+    for (let next = started; next < end; next += interval) {
+      const wait = next - performance.now();
+      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+      const p = one().then(() => { inflight.delete(p); });
+      inflight.add(p);
+    }
+    await Promise.all(inflight);
+  } else {
+    await Promise.all(Array.from({ length: spec.concurrency }, async () => {
+      while (performance.now() < end) await one();
+    }));
+  }
+  const seconds = (performance.now() - started) / 1000;
+  await pool.close();
+  ok.sort((a, b) => a - b);
+  refused.sort((a, b) => a - b);
+  const pick = (xs: number[], p: number) => (xs.length === 0 ? 0 : xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] as number);
+  const requests = ok.length + refused.length + errors;
+  return {
+    requests, seconds, perSecond: ok.length / seconds, statuses, errors,
+    p50us: pick(ok, 50), p90us: pick(ok, 90), p99us: pick(ok, 99), refusedP99us: pick(refused, 99),
+  };
+}
+
+/** A KServe binary-extension infer body: JSON header then raw FP32/INT32 bytes per input. */
+export function createBinaryInferBody(inputs: { name: string; datatype: string; shape: number[]; data: ArrayBufferView }[], binaryOutputs = true): { body: Buffer; headers: Record<string, string> } {
+  const header = {
+    inputs: inputs.map((i) => ({ name: i.name, datatype: i.datatype, shape: i.shape, parameters: { binary_data_size: i.data.byteLength } })),
+    parameters: { binary_data_output: binaryOutputs },
+  };
+  const json = Buffer.from(JSON.stringify(header));
+  const body = Buffer.concat([json, ...inputs.map((i) => Buffer.from(i.data.buffer, i.data.byteOffset, i.data.byteLength))]);
+  return { body, headers: { 'inference-header-content-length': String(json.length), 'content-type': 'application/octet-stream' } };
+}
