@@ -13,7 +13,18 @@ export interface Clock {
 export const systemClock: Clock = {
   now: () => performance.now(),
   setTimer(callback, delayMs) {
-    const handle = setTimeout(callback, Math.max(0, delayMs));
+    // Node's timers have 1 ms granularity; a 100 µs batching delay would become 1 ms or more.
+    // Sub-millisecond waits re-check the clock on each event-loop turn instead.
+    if (delayMs < 1) {
+      const due = performance.now() + Math.max(0, delayMs);
+      let handle: NodeJS.Immediate | undefined;
+      const check = () => {
+        if (performance.now() >= due) { handle = undefined; callback(); } else handle = setImmediate(check);
+      };
+      handle = setImmediate(check);
+      return { cancel: () => { if (handle) clearImmediate(handle); } };
+    }
+    const handle = setTimeout(callback, delayMs);
     return { cancel: () => clearTimeout(handle) };
   },
 };

@@ -1,0 +1,157 @@
+// `herd keys create|list|revoke`: gateway keys in the store named by --db, else by herd.yaml's
+// auth.db, else ./data/herd.db. A new key goes to stdout alone so scripts can capture it.
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { loadHerdConfigFile } from '../config/load-herd-config.ts';
+import { HerdError } from '../core/errors.ts';
+import { resolveAuthSettings } from '../gateway/keys/auth-settings.ts';
+import type { AllowedModels, KeyStore, StoredKey } from '../gateway/keys/key-store.ts';
+import { openKeyStore, parseKeyStoreLocation } from '../gateway/keys/open-key-store.ts';
+
+export interface KeysFlags {
+  config?: string;
+  db?: string;
+}
+
+export interface KeysCreateFlags extends KeysFlags {
+  name: string;
+  /** `a,b` or `*` (the default). */
+  models?: string;
+}
+
+export interface KeysListFlags extends KeysFlags {
+  json?: boolean;
+}
+
+/** Where output goes; tests capture it instead of the process streams. */
+export interface KeysIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  env: NodeJS.ProcessEnv;
+}
+
+const processIo: KeysIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  env: process.env,
+};
+
+export function registerKeysCommand(program: Command, io: KeysIo = processIo): void {
+  const keys = program.command('keys').description('manage the API keys clients use for the OpenAI-compatible gateway');
+  const withStore = (command: Command) => command
+    .option('--config <file>', 'herd.yaml whose auth.db to use (default: ./herd.yaml when present)')
+    .option('--db <path>', 'key store file, overriding herd.yaml (default ./data/herd.db)');
+
+  withStore(keys.command('create'))
+    .description('create a key; it is printed once and cannot be shown again')
+    .requiredOption('--name <name>', 'who or what will use the key')
+    .option('--models <list>', "comma-separated models the key may call, or '*' for all", '*')
+    .action((flags: KeysCreateFlags) => runKeysCreate(flags, io));
+  withStore(keys.command('list'))
+    .description('list keys (never their secrets)')
+    .option('--json', 'print JSON instead of a table')
+    .action((flags: KeysListFlags) => runKeysList(flags, io));
+  withStore(keys.command('revoke'))
+    .description('revoke a key by id or prefix; running servers stop accepting it within about a second')
+    .argument('<id-or-prefix>', 'the key id (key_…) or prefix (sk-herd-…) from herd keys list, or the key itself')
+    .action((ref: string, flags: KeysFlags) => runKeysRevoke(ref, flags, io));
+}
+
+export async function runKeysCreate(flags: KeysCreateFlags, io: KeysIo): Promise<void> {
+  const allowedModels = parseModelsFlag(flags.models ?? '*');
+  const { store, path } = openStore(flags, io, false);
+  try {
+    const { key, secret } = await store.create({ name: flags.name, allowedModels });
+    io.stderr(`Created key ${key.id} '${key.name}' (models: ${formatModels(key.allowedModels)}) in ${path}:\n`);
+    io.stdout(`${secret}\n`);
+    io.stderr('Store this key now: it is shown only once. Herd keeps only a hash of it and cannot show it again.\n');
+  } finally {
+    store.close();
+  }
+}
+
+export async function runKeysList(flags: KeysListFlags, io: KeysIo): Promise<void> {
+  const path = storePath(flags, io);
+  if (!existsSync(path)) {
+    if (flags.json) io.stdout('[]\n');
+    else io.stdout(`No keys yet (${path} does not exist). Create one with: herd keys create --name NAME\n`);
+    return;
+  }
+  const { store } = openStore(flags, io, true);
+  try {
+    const keys = await store.list();
+    if (flags.json) io.stdout(`${JSON.stringify(keys.map(convertKeyToJson), null, 2)}\n`);
+    else if (keys.length === 0) io.stdout(`No keys in ${path}. Create one with: herd keys create --name NAME\n`);
+    else io.stdout(`${formatKeysTable(keys)}\n`);
+  } finally {
+    store.close();
+  }
+}
+
+export async function runKeysRevoke(ref: string, flags: KeysFlags, io: KeysIo): Promise<void> {
+  const { store } = openStore(flags, io, true);
+  try {
+    const { key, alreadyRevoked } = await store.revoke(ref);
+    if (alreadyRevoked) {
+      io.stdout(`Key ${key.id} '${key.name}' (${key.prefix}…) was already revoked on ${formatDate(key.revokedAt)}.\n`);
+    } else {
+      io.stdout(`Revoked key ${key.id} '${key.name}' (${key.prefix}…). Running servers stop accepting it within about a second.\n`);
+    }
+  } finally {
+    store.close();
+  }
+}
+
+/** `*` for every model, else the comma-separated names (validated by the store). */
+export function parseModelsFlag(value: string): AllowedModels {
+  const text = value.trim();
+  return text === '*' ? '*' : text.split(',').map((m) => m.trim());
+}
+
+export function formatKeysTable(keys: readonly StoredKey[]): string {
+  const header = ['ID', 'Name', 'Prefix', 'Models', 'Created', 'Revoked'];
+  const rows = keys.map((k) => [k.id, k.name, `${k.prefix}…`, formatModels(k.allowedModels), formatDate(k.createdAt), k.revokedAt ? formatDate(k.revokedAt) : '-']);
+  const table = [header, ...rows];
+  const widths = header.map((_, i) => Math.max(...table.map((row) => (row[i] ?? '').length)));
+  const rule = `+${widths.map((w) => '-'.repeat(w + 2)).join('+')}+`;
+  const format = (row: string[]) => `| ${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join(' | ')} |`;
+  return [rule, format(header), rule, ...rows.map(format), rule].join('\n');
+}
+
+/** The key store location: --db, else herd.yaml (--config or ./herd.yaml), else the default. */
+export function resolveKeyStoreLocation(flags: KeysFlags, env: NodeJS.ProcessEnv): string {
+  if (flags.db !== undefined) return flags.db;
+  const file = flags.config ?? (existsSync('herd.yaml') ? 'herd.yaml' : undefined);
+  return resolveAuthSettings(file ? loadHerdConfigFile(file, env).config.auth : undefined).keyStore;
+}
+
+function storePath(flags: KeysFlags, io: KeysIo): string {
+  const location = parseKeyStoreLocation(resolveKeyStoreLocation(flags, io.env));
+  if (location.kind !== 'sqlite') throw new HerdError('UNSUPPORTED', 'herd keys supports only sqlite: key stores for now');
+  return resolve(location.path);
+}
+
+function openStore(flags: KeysFlags, io: KeysIo, mustExist: boolean): { store: KeyStore; path: string } {
+  const path = storePath(flags, io);
+  return { store: openKeyStore(path, { mustExist }), path };
+}
+
+function formatModels(models: AllowedModels): string {
+  return models === '*' ? '*' : models.join(',');
+}
+
+function formatDate(date: Date | undefined): string {
+  return date ? `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC` : '-';
+}
+
+function convertKeyToJson(key: StoredKey) {
+  return {
+    id: key.id,
+    name: key.name,
+    prefix: key.prefix,
+    models: key.allowedModels,
+    created: key.createdAt.toISOString(),
+    revoked: key.revokedAt?.toISOString() ?? null,
+  };
+}

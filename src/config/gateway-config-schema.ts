@@ -1,0 +1,219 @@
+// The gateway's herd.yaml sections (auth, providers, models, routes) and the cross-reference checks
+// between them, each reported at the exact path of the offending value (e.g. models.x.fallbacks[1]).
+import { z } from 'zod';
+
+/** Route names a client may send as `model`; no model or alias may take them. */
+export const TIER_NAMES = ['fast', 'balanced', 'quality', 'advanced'] as const;
+export type TierName = (typeof TIER_NAMES)[number];
+export const AUTO_MODEL = 'auto';
+const RESERVED_NAMES: ReadonlySet<string> = new Set<string>([AUTO_MODEL, ...TIER_NAMES]);
+
+const positiveInt = z.number().int().positive();
+const usdPerMTok = z.number().min(0);
+// Model ids travel in JSON bodies and headers (x-herd-model): printable, no whitespace.
+const modelId = z.string().regex(/^[^\s]+$/, 'must be a non-empty name without spaces');
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
+
+export const authSchema = z.strictObject({
+  /** Variable holding the admin key (also valid as a client key). */
+  master_key_env: envName.default('HERD_MASTER_KEY'),
+  /** Where gateway keys are stored (hashed). */
+  db: z.string().min(1).default('./data/herd.db'),
+});
+
+/** USD per million tokens, as the maker (or a relay) lists it. */
+export const priceSchema = z.strictObject({
+  input: usdPerMTok,
+  output: usdPerMTok,
+  /** Prompt tokens read from the upstream's cache; billed at `input` when absent. */
+  cached_input: usdPerMTok.optional(),
+  /** Prompt tokens written to a cache (Anthropic); billed at `input` when absent. */
+  cache_write: usdPerMTok.optional(),
+});
+
+const retrySchema = z.strictObject({
+  /** Attempts on one deployment, the first included, before moving to the next one. */
+  attempts: positiveInt.default(3),
+  /** Full-jitter exponential backoff: wait random(0, min(cap_ms, base_ms × 2^(n-1))) before retry n. */
+  base_ms: z.number().int().min(0).default(500),
+  /** Also the longest Retry-After Herd waits; a longer one moves on to the next deployment. */
+  cap_ms: z.number().int().min(0).default(20_000),
+});
+
+const breakerSchema = z.strictObject({
+  /** Opens when failures / requests in the window reach this ratio... */
+  failure_ratio: z.number().gt(0).max(1).default(0.5),
+  /** ...over at least this many requests. */
+  min_requests: positiveInt.default(5),
+  window_ms: positiveInt.default(60_000),
+  /** How long an open breaker refuses requests before one half-open probe is let through. */
+  cooldown_ms: positiveInt.default(30_000),
+});
+
+const PROVIDER_TYPES = ['openai', 'anthropic', 'gemini'] as const;
+
+export const providerSchema = z.strictObject({
+  type: z.enum(PROVIDER_TYPES),
+  /** Defaults: the preset of the same name (holysheep, openai, deepseek) or the official API of the type. */
+  base_url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
+  /** Default: `<NAME>_API_KEY` (holysheep → HOLYSHEEP_API_KEY). The provider is disabled while it is unset. */
+  api_key_env: envName.optional(),
+  headers: z.record(z.string(), z.string()).default({}),
+  /** Settlement-currency units this provider charges per 1 USD of list price (¥1/$ relay: 1; official at ¥7.3/$: 7.3). */
+  exchange_rate: z.number().positive().default(1),
+  /** Per-attempt timeout of a non-streamed call; for streams, the longest silence between chunks. */
+  timeout_ms: positiveInt.default(60_000),
+  /** Streams: longest wait for the first upstream event. Default: timeout_ms. */
+  first_token_timeout_ms: positiveInt.optional(),
+  limits: z.strictObject({ rpm: positiveInt.optional(), concurrency: positiveInt.optional() }).default({}),
+  retry: retrySchema.prefault({}),
+  breaker: breakerSchema.prefault({}),
+  /** anthropic only: max_tokens sent when the client set none (the Messages API requires one). */
+  default_max_tokens: positiveInt.optional(),
+  /** gemini only: API version path segment (default v1beta). */
+  api_version: z.string().regex(/^v[0-9a-z]+$/).optional(),
+});
+
+export const deploymentSchema = z.strictObject({
+  provider: z.string().min(1),
+  /** The id the upstream knows. Default: the model's name. */
+  upstream_model: z.string().min(1).optional(),
+  /** This provider's own list, when it differs from the model's (relays sometimes do). */
+  price: priceSchema.optional(),
+  /** Share of traffic under strategy `weighted`. */
+  weight: z.number().positive().default(1),
+});
+
+export const ROUTING_STRATEGIES = ['cheapest', 'weighted', 'least-busy', 'lowest-latency'] as const;
+export type RoutingStrategy = (typeof ROUTING_STRATEGIES)[number];
+
+export const modelSchema = z.strictObject({
+  aliases: z.array(modelId).default([]),
+  context_window: positiveInt.optional(),
+  price: priceSchema.optional(),
+  deployments: z.array(deploymentSchema).min(1, 'needs at least one deployment'),
+  strategy: z.enum(ROUTING_STRATEGIES).default('cheapest'),
+  /** Models (names or aliases) tried in order when every deployment of this one failed. */
+  fallbacks: z.array(modelId).default([]),
+  /** Scales a non-streamed attempt's timeout with the output: timeout_ms + ms_per_token × max_tokens. */
+  ms_per_token: z.number().positive().optional(),
+});
+
+const autoRuleSchema = z.strictObject({
+  /** Matches when the estimated prompt is at most this many tokens; a rule without it matches all. */
+  max_prompt_tokens: positiveInt.optional(),
+  tier: z.enum(TIER_NAMES),
+});
+
+export const routesSchema = z.strictObject({
+  tiers: z.strictObject({
+    fast: modelId.optional(), balanced: modelId.optional(), quality: modelId.optional(), advanced: modelId.optional(),
+  }).default({}),
+  /** `model: auto`: the first rule that matches picks the tier. */
+  auto: z.array(autoRuleSchema).default([]),
+  /** Total time for one request across retries and fallbacks (streams: until the first chunk); never shorter than one attempt. */
+  deadline_ms: positiveInt.default(120_000),
+});
+
+/** Spread into herdConfigSchema; pair with `.superRefine(checkGatewayConfig)`. */
+export const gatewayConfigShape = {
+  auth: authSchema.prefault({}),
+  providers: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'provider names are letters, digits, _ . -'), providerSchema).default({}),
+  models: z.record(modelId, modelSchema).default({}),
+  routes: routesSchema.prefault({}),
+};
+
+export const gatewayConfigSchema = z.strictObject(gatewayConfigShape).superRefine((c, ctx) => checkGatewayConfig(c, ctx));
+
+export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
+export type AuthConfig = GatewayConfig['auth'];
+export type ProviderConfig = z.infer<typeof providerSchema>;
+export type ProviderType = ProviderConfig['type'];
+export type GatewayModelConfig = z.infer<typeof modelSchema>;
+export type DeploymentConfig = z.infer<typeof deploymentSchema>;
+export type PriceConfig = z.infer<typeof priceSchema>;
+export type RoutesConfig = GatewayConfig['routes'];
+export type AutoRule = RoutesConfig['auto'][number];
+
+type Path = (string | number)[];
+interface IssueSink {
+  addIssue(issue: { code: 'custom'; path: Path; message: string }): void;
+}
+
+/** Checks what a per-field schema cannot see: names that must refer to each other, and routes that can match. */
+export function checkGatewayConfig(config: Pick<GatewayConfig, 'providers' | 'models' | 'routes'>, ctx: IssueSink): void {
+  const report = (path: Path, message: string) => ctx.addIssue({ code: 'custom', path, message });
+  for (const [name, provider] of Object.entries(config.providers)) checkProvider(name, provider, report);
+
+  const providerNames = Object.keys(config.providers);
+  const owners = new Map<string, string>(); // name or alias → model
+  for (const name of Object.keys(config.models)) {
+    owners.set(name, name);
+    if (RESERVED_NAMES.has(name)) report(['models', name], `'${name}' is a route name (${[...RESERVED_NAMES].join(', ')}) and cannot name a model`);
+  }
+  for (const [name, model] of Object.entries(config.models)) {
+    model.aliases.forEach((alias, i) => {
+      const path = ['models', name, 'aliases', i];
+      const owner = owners.get(alias);
+      if (RESERVED_NAMES.has(alias)) report(path, `'${alias}' is a route name and cannot be an alias`);
+      else if (owner !== undefined) report(path, owner === alias ? `'${alias}' is already the name of a model` : `alias '${alias}' is already used by model '${owner}'`);
+      else owners.set(alias, name);
+    });
+    model.deployments.forEach((deployment, i) => {
+      if (!(deployment.provider in config.providers)) {
+        report(['models', name, 'deployments', i, 'provider'], `unknown provider '${deployment.provider}' (known: ${listOrNone(providerNames)})`);
+      }
+      if (deployment.price === undefined && model.price === undefined) {
+        report(['models', name, 'deployments', i], 'no price: set price on the model or on this deployment (USD per million tokens)');
+      }
+    });
+  }
+  const knownModels = listOrNone(Object.keys(config.models));
+  for (const [name, model] of Object.entries(config.models)) {
+    model.fallbacks.forEach((fallback, i) => {
+      const path = ['models', name, 'fallbacks', i];
+      const target = owners.get(fallback);
+      if (target === undefined) report(path, `unknown model '${fallback}' (known: ${knownModels})`);
+      else if (target === name) report(path, `'${fallback}' is this model itself`);
+    });
+  }
+  for (const tier of TIER_NAMES) {
+    const target = config.routes.tiers[tier];
+    if (target !== undefined && !owners.has(target)) report(['routes', 'tiers', tier], `unknown model '${target}' (known: ${knownModels})`);
+  }
+  checkAutoRules(config.routes, report);
+}
+
+function checkProvider(name: string, provider: ProviderConfig, report: (path: Path, message: string) => void): void {
+  if (provider.default_max_tokens !== undefined && provider.type !== 'anthropic') {
+    report(['providers', name, 'default_max_tokens'], 'only valid for type: anthropic');
+  }
+  if (provider.api_version !== undefined && provider.type !== 'gemini') {
+    report(['providers', name, 'api_version'], 'only valid for type: gemini');
+  }
+  if (provider.retry.cap_ms < provider.retry.base_ms) {
+    report(['providers', name, 'retry', 'cap_ms'], `must be at least base_ms (${provider.retry.base_ms})`);
+  }
+}
+
+function checkAutoRules(routes: RoutesConfig, report: (path: Path, message: string) => void): void {
+  let previous: number | undefined;
+  routes.auto.forEach((rule, i) => {
+    const path = ['routes', 'auto', i];
+    if (routes.tiers[rule.tier] === undefined) report([...path, 'tier'], `tier '${rule.tier}' is not set in routes.tiers`);
+    const isLast = i === routes.auto.length - 1;
+    if (rule.max_prompt_tokens === undefined) {
+      if (!isLast) report(path, 'a rule without max_prompt_tokens matches everything, so the rules after it can never match');
+      return;
+    }
+    if (previous !== undefined && rule.max_prompt_tokens <= previous) {
+      report([...path, 'max_prompt_tokens'], `${rule.max_prompt_tokens} is not above the previous rule's ${previous}, so this rule can never match`);
+    }
+    previous = rule.max_prompt_tokens;
+    if (isLast) report(path, 'the last rule must match every request: leave out max_prompt_tokens (e.g. { tier: quality })');
+  });
+}
+
+function listOrNone(names: string[]): string {
+  return names.length === 0 ? 'none configured' : names.join(', ');
+}

@@ -1,0 +1,183 @@
+// The gateway's entry point for an authenticated, validated ChatRequest: resolves the model, runs the
+// routed attempts (strategy, retries, breakers, fallbacks, deadlines) and hands the transport the
+// answer or the stream plus what its headers need (model, provider, attempts, upstream time).
+import type { TierName } from '../config/gateway-config-schema.ts';
+import { systemClock, type Clock } from '../core/clock.ts';
+import type { ChatRequest, ChatResponse, Usage } from './chat-types.ts';
+import { createProviders } from './create-providers.ts';
+import { describeGatewayHealth, listGatewayModels, type GatewayHealth, type ModelListEntry } from './describe-gateway.ts';
+import type { Provider, ProviderResult, ProviderWarning } from './providers/provider.ts';
+import { BreakerRegistry } from './resilience/circuit-breaker.ts';
+import { computeAttemptTimeouts, Deadline } from './resilience/deadline.ts';
+import { realSleep, type Sleep } from './resilience/sleep.ts';
+import type { AttemptRecord } from './router/attempt-record.ts';
+import { DeploymentStats } from './router/deployment-stats.ts';
+import { expandFallbacks } from './router/expand-fallbacks.ts';
+import { buildGatewayCatalog, type CatalogModel, type GatewayCatalog, type GatewayRoutingConfig } from './router/gateway-catalog.ts';
+import { PromptTokenEstimate } from './router/prompt-token-estimate.ts';
+import { resolveRoute, type ModelFilter, type RouteKind } from './router/resolve-route.ts';
+import { runAttempts, type AttemptTarget, type RoutingState } from './router/run-attempts.ts';
+import { createStreamRelay, openProviderStream, type OpenedStream, type StreamRelay } from './stream-relay.ts';
+
+export interface ChatServiceOptions {
+  /** Validated config (a HerdConfig will do): providers, models, routes. */
+  config: GatewayRoutingConfig;
+  /** Where providers' keys are read (and whether each provider is enabled). */
+  env: NodeJS.ProcessEnv;
+  clock?: Clock;
+  /** Provider instances by provider name, used instead of building them from config (tests). */
+  providers?: Readonly<Record<string, Provider>>;
+  /** Uniform in [0, 1): jitter and weighted choice. */
+  random?: () => number;
+  /** The wait between retries. */
+  sleep?: Sleep;
+}
+
+export interface ChatContext {
+  /** Aborted when the client goes away: stops the upstream call and any retry. */
+  signal?: AbortSignal;
+  /** Whether the caller's key may use a model (canonical names); absent: every model. */
+  allowModel?: ModelFilter;
+  /** Total time for this request, replacing routes.deadline_ms. */
+  deadlineMs?: number;
+}
+
+/** What the transport needs besides the body: the x-herd-* headers and the attempt trail. */
+export interface ChatMeta {
+  /** The `model` the client sent. */
+  requestedModel: string;
+  route: RouteKind;
+  tier?: TierName;
+  /** Public name of the model that answered (x-herd-model; also the body's `model`). */
+  model: string;
+  /** x-herd-provider. */
+  provider: string;
+  upstreamModel: string;
+  /** Every upstream attempt, failed ones included (x-herd-attempts = attempts.length). */
+  attempts: AttemptRecord[];
+  /** Time waiting on upstreams (failed attempts included); for a stream, until its first chunk. */
+  upstreamMs: number;
+  /** Time sleeping between retries (Retry-After, backoff). */
+  waitedMs: number;
+  /** Herd's own time inside the service so far: elapsed − upstreamMs − waitedMs. */
+  overheadMs: number;
+  /** Prompt tokens Herd counted for routing, when routing needed them. */
+  estimatedPromptTokens?: number;
+  warnings: ProviderWarning[];
+}
+
+export interface CompletionMeta extends ChatMeta {
+  /** Normalised usage for billing (the body carries OpenAI's shape of it). */
+  usage: Usage;
+  rawFinishReason: string | null;
+}
+
+export interface ChatCompletion {
+  response: ChatResponse;
+  meta: CompletionMeta;
+}
+
+/** A stream whose first chunk is ready: send headers from `meta`, then forward `chunks`. */
+export interface ChatStream extends StreamRelay {
+  meta: ChatMeta;
+}
+
+export interface ChatService {
+  /** Rejects with HerdError: NOT_FOUND, PERMISSION_DENIED, UNAVAILABLE, or UpstreamRouteError; or the signal's reason when aborted. */
+  complete(request: ChatRequest, context?: ChatContext): Promise<ChatCompletion>;
+  /** Resolves at the first chunk; rejects (as complete() does) when no upstream got that far. */
+  stream(request: ChatRequest, context?: ChatContext): Promise<ChatStream>;
+  listModels(allowed?: ModelFilter): ModelListEntry[];
+  health(): GatewayHealth;
+  readonly catalog: GatewayCatalog;
+  close(): Promise<void>;
+}
+
+const NEVER_ABORTED = new AbortController().signal;
+
+export function createChatService(options: ChatServiceOptions): ChatService {
+  const clock = options.clock ?? systemClock;
+  const catalog = buildGatewayCatalog(options.config, options.env);
+  const providers = createProviders(catalog, options.env, options.providers);
+  const now = () => clock.now();
+  const state: RoutingState = {
+    providers: providers.byName, breakers: new BreakerRegistry(now), stats: new DeploymentStats(),
+    clock, random: options.random ?? Math.random, sleep: options.sleep ?? realSleep,
+  };
+  const created = Math.floor(Date.now() / 1000);
+
+  async function route<T>(
+    request: ChatRequest, context: ChatContext, stream: boolean, attempt: (target: AttemptTarget, signal: AbortSignal) => Promise<T>,
+  ) {
+    const startedAt = clock.now();
+    const signal = context.signal ?? NEVER_ABORTED;
+    if (signal.aborted) throw signal.reason;
+    const prompt = new PromptTokenEstimate(request);
+    const resolved = await resolveRoute(catalog, request.model, prompt, context.allowModel);
+    const chain = expandFallbacks(catalog, resolved.model, context.allowModel);
+    const deadline = new Deadline(context.deadlineMs ?? defaultDeadlineMs(catalog, resolved.model, request, stream), now);
+    const loop = await runAttempts(state, {
+      chain, request, stream, signal, deadline, attempt,
+      forecastTokens: async () => {
+        const promptTokens = await prompt.exact();
+        return { prompt: promptTokens, completion: request.max_completion_tokens ?? request.max_tokens ?? promptTokens };
+      },
+    });
+    const meta = (warnings: ProviderWarning[]): ChatMeta => {
+      const m: ChatMeta = {
+        requestedModel: request.model, route: resolved.kind, model: loop.target.model.name,
+        provider: loop.target.deployment.provider.name, upstreamModel: loop.target.deployment.upstreamModel,
+        attempts: loop.attempts, upstreamMs: loop.upstreamMs, waitedMs: loop.waitedMs,
+        overheadMs: Math.max(0, clock.now() - startedAt - loop.upstreamMs - loop.waitedMs), warnings,
+      };
+      if (resolved.tier !== undefined) m.tier = resolved.tier;
+      const counted = prompt.known();
+      if (counted !== undefined) m.estimatedPromptTokens = counted;
+      return m;
+    };
+    return { loop, meta, signal };
+  }
+
+  return {
+    catalog,
+
+    async complete(request, context = {}) {
+      const { loop, meta } = await route<ProviderResult>(request, context, false, (target, signal) => target.provider.chat(
+        { request, upstreamModel: target.deployment.upstreamModel, timeoutMs: target.timeouts.timeoutMs }, signal,
+      ));
+      loop.lease.succeed();
+      const result = loop.value;
+      result.response.model = loop.target.model.name;
+      return { response: result.response, meta: { ...meta(result.warnings), usage: result.usage, rawFinishReason: result.rawFinishReason } };
+    },
+
+    async stream(request, context = {}) {
+      const { loop, meta, signal } = await route<OpenedStream>(request, context, true, (target, attemptSignal) => openProviderStream(
+        target.provider.stream({
+          request, upstreamModel: target.deployment.upstreamModel,
+          timeoutMs: target.timeouts.timeoutMs, idleTimeoutMs: target.timeouts.idleTimeoutMs,
+        }, attemptSignal),
+      ));
+      const relay = createStreamRelay({
+        opened: loop.value, lease: loop.lease, request, model: loop.target.model.name, signal, attempts: loop.attempts, clock,
+      });
+      return { ...relay, meta: meta(loop.value.warnings) };
+    },
+
+    listModels: (allowed) => listGatewayModels(catalog, created, allowed),
+    health: () => describeGatewayHealth(catalog, state.breakers, state.stats),
+    async close() {
+      await Promise.all(providers.owned.map((p) => p.close()));
+    },
+  };
+}
+
+/** routes.deadline_ms, but never shorter than one attempt on the primary model: it bounds retries, not a single long answer. */
+function defaultDeadlineMs(catalog: GatewayCatalog, model: CatalogModel, request: ChatRequest, stream: boolean): number {
+  let longest = 0;
+  for (const d of model.enabledDeployments) {
+    const t = computeAttemptTimeouts({ request, stream, provider: d.provider.settings, model: { ms_per_token: model.msPerToken } });
+    longest = Math.max(longest, t.timeoutMs);
+  }
+  return Math.max(catalog.deadlineMs, longest);
+}

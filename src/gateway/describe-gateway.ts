@@ -1,0 +1,96 @@
+// What GET /v1/models and GET /health report about the gateway: the models a key may use (with the
+// routes to them), providers enabled or why not, and every deployment's breaker and load.
+import { AUTO_MODEL, TIER_NAMES } from '../config/gateway-config-schema.ts';
+import type { BreakerRegistry, BreakerState } from './resilience/circuit-breaker.ts';
+import type { DeploymentStats } from './router/deployment-stats.ts';
+import type { GatewayCatalog } from './router/gateway-catalog.ts';
+import { listModelNames, type ModelFilter } from './router/resolve-route.ts';
+
+/** An OpenAI `model` object plus Herd's own details under `herd`. */
+export interface ModelListEntry {
+  id: string;
+  object: 'model';
+  created: number;
+  /** The provider that serves it first (config order); `herd` for routes (tiers, auto). */
+  owned_by: string;
+  herd: {
+    kind: 'model' | 'tier' | 'auto';
+    /** Enabled providers serving it (for a tier: its target's). */
+    providers: string[];
+    aliases?: string[];
+    context_window?: number;
+    /** For a tier: the model it routes to. */
+    target?: string;
+  };
+}
+
+export function listGatewayModels(catalog: GatewayCatalog, created: number, allowed?: ModelFilter): ModelListEntry[] {
+  const providersOf = (name: string) => [...new Set(catalog.models.get(name)?.enabledDeployments.map((d) => d.provider.name) ?? [])];
+  return listModelNames(catalog, allowed).map((id): ModelListEntry => {
+    const model = catalog.models.get(id);
+    if (model !== undefined) {
+      const providers = providersOf(id);
+      const herd: ModelListEntry['herd'] = { kind: 'model', providers, aliases: model.aliases };
+      if (model.contextWindow !== undefined) herd.context_window = model.contextWindow;
+      return { id, object: 'model', created, owned_by: providers[0] ?? 'herd', herd };
+    }
+    if (id === AUTO_MODEL) return { id, object: 'model', created, owned_by: 'herd', herd: { kind: 'auto', providers: [] } };
+    const target = catalog.tiers.get(id as (typeof TIER_NAMES)[number]) ?? '';
+    return { id, object: 'model', created, owned_by: 'herd', herd: { kind: 'tier', target, providers: providersOf(target) } };
+  });
+}
+
+export interface GatewayHealth {
+  providers: Array<{ name: string; type: string; baseUrl: string | undefined; enabled: boolean; reason?: string }>;
+  models: Array<{ name: string; available: boolean; reasons: string[] }>;
+  breakers: Array<{
+    /** `provider/upstream_model`. */
+    key: string;
+    provider: string;
+    upstreamModel: string;
+    models: string[];
+    breaker: BreakerState;
+    /** Requests and failures in the breaker's window. */
+    requests: number;
+    failures: number;
+    /** While the breaker is open: ms until a probe may go out. */
+    retryInMs?: number;
+    inFlight: number;
+    latencyMs: { chat?: number; stream?: number };
+  }>;
+}
+
+export function describeGatewayHealth(catalog: GatewayCatalog, breakers: BreakerRegistry, stats: DeploymentStats): GatewayHealth {
+  const providers = [...catalog.providers.values()].map((p) => {
+    const entry: GatewayHealth['providers'][number] = { name: p.name, type: p.type, baseUrl: p.baseUrl, enabled: p.enabled };
+    if (p.disabledReason !== undefined) entry.reason = p.disabledReason;
+    return entry;
+  });
+  const models = [...catalog.models.values()].map((m) => ({
+    name: m.name, available: m.enabledDeployments.length > 0, reasons: m.enabledDeployments.length > 0 ? [] : m.unavailableReasons,
+  }));
+  const breakerStates = new Map(breakers.snapshot().map((entry) => [entry.key, entry.snapshot]));
+  const byKey = new Map<string, GatewayHealth['breakers'][number]>();
+  for (const model of catalog.models.values()) {
+    for (const d of model.enabledDeployments) {
+      const existing = byKey.get(d.key);
+      if (existing !== undefined) {
+        existing.models.push(model.name);
+        continue;
+      }
+      const breaker = breakerStates.get(d.key) ?? { state: 'closed' as const, requests: 0, failures: 0 };
+      const entry: GatewayHealth['breakers'][number] = {
+        key: d.key, provider: d.provider.name, upstreamModel: d.upstreamModel, models: [model.name],
+        breaker: breaker.state, requests: breaker.requests, failures: breaker.failures,
+        inFlight: stats.inFlight(d.key), latencyMs: {},
+      };
+      if (breaker.retryInMs !== undefined) entry.retryInMs = breaker.retryInMs;
+      const chat = stats.latencyMs(d.key, 'chat');
+      const stream = stats.latencyMs(d.key, 'stream');
+      if (chat !== undefined) entry.latencyMs.chat = Math.round(chat);
+      if (stream !== undefined) entry.latencyMs.stream = Math.round(stream);
+      byKey.set(d.key, entry);
+    }
+  }
+  return { providers, models, breakers: [...byKey.values()] };
+}

@@ -1,0 +1,31 @@
+// The `auth` section of herd.yaml as the gateway uses it: which environment variable holds the
+// master key, and where keys are stored. Defaults match DESIGN.md.
+import type { AuthConfig } from '../../config/gateway-config-schema.ts';
+
+export interface AuthSettings {
+  masterKeyEnv: string;
+  /** auth.db: a file path or `sqlite:PATH` (relative to the working directory); later `postgres://…`. */
+  keyStore: string;
+}
+
+export const DEFAULT_MASTER_KEY_ENV = 'HERD_MASTER_KEY';
+export const DEFAULT_KEY_STORE = './data/herd.db';
+
+export function resolveAuthSettings(auth: Partial<AuthConfig> | undefined): AuthSettings {
+  return { masterKeyEnv: auth?.master_key_env ?? DEFAULT_MASTER_KEY_ENV, keyStore: auth?.db ?? DEFAULT_KEY_STORE };
+}
+
+/**
+ * The master key's value, or undefined when the variable is unset or blank. Surrounding whitespace
+ * is dropped because HTTP strips it from header values, so such a key could never match.
+ */
+export function readMasterKey(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value ? value : undefined;
+}
+
+/** What the app prints when the gateway runs without authentication. */
+export function formatOpenGatewayWarning(settings: AuthSettings): string {
+  return `warning: no gateway keys exist and ${settings.masterKeyEnv} is not set: the OpenAI-compatible gateway accepts requests without a key, from 127.0.0.1 only. `
+    + `Create a key with \`herd keys create --name NAME\` or set ${settings.masterKeyEnv} to require one.`;
+}

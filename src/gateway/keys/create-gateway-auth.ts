@@ -1,0 +1,30 @@
+// One call for the composition root: opens the key store named by herd.yaml's `auth` section,
+// reads the master key from its environment variable, and builds the Authenticator.
+import type { AuthConfig } from '../../config/gateway-config-schema.ts';
+import { formatOpenGatewayWarning, readMasterKey, resolveAuthSettings, type AuthSettings } from './auth-settings.ts';
+import { Authenticator } from './authenticator.ts';
+import type { KeyStore } from './key-store.ts';
+import { openKeyStore } from './open-key-store.ts';
+import type { SqliteKeyStoreOptions } from './sqlite-key-store.ts';
+
+export interface GatewayAuth {
+  authenticator: Authenticator;
+  store: KeyStore;
+  settings: AuthSettings;
+  /** Set when the gateway starts without authentication; the app prints it. */
+  openWarning: string | undefined;
+  close(): void;
+}
+
+export function createGatewayAuth(auth: Partial<AuthConfig> | undefined, env: NodeJS.ProcessEnv = process.env, options: SqliteKeyStoreOptions = {}): GatewayAuth {
+  const settings = resolveAuthSettings(auth);
+  const store = openKeyStore(settings.keyStore, options);
+  try {
+    const authenticator = new Authenticator({ store, masterKey: readMasterKey(env, settings.masterKeyEnv), masterKeyEnv: settings.masterKeyEnv });
+    const openWarning = authenticator.isOpen() ? formatOpenGatewayWarning(settings) : undefined;
+    return { authenticator, store, settings, openWarning, close: () => store.close() };
+  } catch (err) {
+    store.close();
+    throw err;
+  }
+}

@@ -1,0 +1,37 @@
+// The gateway_keys schema, one numbered migration at a time (scope 'keys' in schema_migrations).
+// Per-key limits come as later migrations adding nullable columns, NULL meaning "no limit", e.g.
+//   { version: 2, name: 'per-key limits', sql: `ALTER TABLE gateway_keys ADD COLUMN rpm INTEGER; …` }
+// for budget_day_micros / budget_month_micros (settlement currency, integer micro-units), rpm, tpm,
+// max_concurrency and default_priority ('HIGH' | 'NORMAL' | 'BATCH'): existing keys keep working.
+import type { SqliteMigration } from './apply-sqlite-migrations.ts';
+
+export const KEY_STORE_SCOPE = 'keys';
+
+export const keyStoreMigrations: readonly SqliteMigration[] = [
+  {
+    version: 1,
+    name: 'gateway keys',
+    sql: `
+      CREATE TABLE gateway_keys (
+        id             TEXT    PRIMARY KEY,            -- 'key_' + 12 hex characters
+        name           TEXT    NOT NULL,
+        key_hash       TEXT    NOT NULL UNIQUE,        -- SHA-256 of the full key, hex; never the key
+        prefix         TEXT    NOT NULL,               -- first 12 characters, for display only
+        allowed_models TEXT    NOT NULL,               -- JSON: "*" or an array of model names
+        created_at     INTEGER NOT NULL,               -- Unix milliseconds
+        revoked_at     INTEGER                         -- NULL while active
+      );
+      CREATE INDEX gateway_keys_prefix ON gateway_keys (prefix);
+      -- Bumped by triggers on every change, even one made by hand with the sqlite3 shell, so a
+      -- server notices a revoke by reading one row (see SqliteKeyStore).
+      CREATE TABLE gateway_keys_revision (id INTEGER PRIMARY KEY CHECK (id = 1), revision INTEGER NOT NULL);
+      INSERT INTO gateway_keys_revision (id, revision) VALUES (1, 0);
+      CREATE TRIGGER gateway_keys_insert AFTER INSERT ON gateway_keys
+        BEGIN UPDATE gateway_keys_revision SET revision = revision + 1 WHERE id = 1; END;
+      CREATE TRIGGER gateway_keys_update AFTER UPDATE ON gateway_keys
+        BEGIN UPDATE gateway_keys_revision SET revision = revision + 1 WHERE id = 1; END;
+      CREATE TRIGGER gateway_keys_delete AFTER DELETE ON gateway_keys
+        BEGIN UPDATE gateway_keys_revision SET revision = revision + 1 WHERE id = 1; END;
+    `,
+  },
+];

@@ -1,0 +1,203 @@
+// KeyStore on a SQLite file (better-sqlite3, WAL): the embedded default. Active keys are held in
+// memory by hash; a one-row revision check at most once per interval picks up writes made by
+// other processes (the `herd keys` CLI), so a revoke takes effect within about a second.
+import { existsSync, mkdirSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { dirname, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { systemClock, type Clock } from '../../core/clock.ts';
+import { HerdError } from '../../core/errors.ts';
+import { applySqliteMigrations } from './apply-sqlite-migrations.ts';
+import { createKeySecret, hashKeySecret, looksLikeKeySecret } from './create-key-secret.ts';
+import { isModelAllowed } from './is-model-allowed.ts';
+import type { AllowedModels, CreatedKey, CreateKeyInput, KeyInfo, KeyStore, RevokeResult, StoredKey } from './key-store.ts';
+import { KEY_STORE_SCOPE, keyStoreMigrations } from './key-store-migrations.ts';
+import { quoteUntrusted } from './mask-key.ts';
+import { validateCreateKeyInput } from './validate-create-key-input.ts';
+
+export interface SqliteKeyStoreOptions {
+  /** How stale the in-memory keys may get with respect to other processes (default 1000 ms). */
+  recheckIntervalMs?: number;
+  /** Monotonic clock for the re-check; tests pass a ManualClock. */
+  clock?: Pick<Clock, 'now'>;
+  /** Fail instead of creating the file (the CLI's list and revoke should not create databases). */
+  mustExist?: boolean;
+}
+
+interface KeyRow {
+  id: string;
+  name: string;
+  prefix: string;
+  allowed_models: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+interface ActiveKeyRow extends KeyRow { key_hash: string }
+
+const COLUMNS = 'id, name, prefix, allowed_models, created_at, revoked_at';
+
+export class SqliteKeyStore implements KeyStore {
+  readonly path: string;
+  private readonly db: Database.Database;
+  private readonly clock: Pick<Clock, 'now'>;
+  private readonly recheckIntervalMs: number;
+  /** hash → key, active keys only. Replaced wholesale on reload, never mutated. */
+  private active = new Map<string, KeyInfo>();
+  private revision = -1;
+  private checkedAt = Number.NEGATIVE_INFINITY;
+  private closed = false;
+
+  /** Opens (creating the file and its directory unless mustExist) and migrates. */
+  static open(file: string, options: SqliteKeyStoreOptions = {}): SqliteKeyStore {
+    const path = resolve(file);
+    if (options.mustExist && !existsSync(path)) throw new HerdError('NOT_FOUND', `key store ${path} does not exist`);
+    let db: Database.Database | undefined;
+    try {
+      if (!options.mustExist) mkdirSync(dirname(path), { recursive: true });
+      db = new Database(path, { fileMustExist: options.mustExist ?? false });
+      db.pragma('journal_mode = WAL');
+      applySqliteMigrations(db, KEY_STORE_SCOPE, keyStoreMigrations);
+    } catch (err) {
+      db?.close();
+      throw new HerdError('UNAVAILABLE', `cannot open key store ${path}: ${messageOf(err)}`, { cause: err });
+    }
+    return new SqliteKeyStore(db, path, options);
+  }
+
+  private constructor(db: Database.Database, path: string, options: SqliteKeyStoreOptions) {
+    this.db = db;
+    this.path = path;
+    this.clock = options.clock ?? systemClock;
+    this.recheckIntervalMs = options.recheckIntervalMs ?? 1000;
+  }
+
+  async create(input: CreateKeyInput): Promise<CreatedKey> {
+    const valid = validateCreateKeyInput(input);
+    const { secret, hash, prefix } = createKeySecret();
+    const row: KeyRow = {
+      id: `key_${randomBytes(6).toString('hex')}`,
+      name: valid.name,
+      prefix,
+      allowed_models: JSON.stringify(valid.allowedModels),
+      created_at: Date.now(),
+      revoked_at: null,
+    };
+    this.write(() => {
+      this.db.prepare(`INSERT INTO gateway_keys (${COLUMNS}, key_hash) VALUES (@id, @name, @prefix, @allowed_models, @created_at, @revoked_at, @hash)`)
+        .run({ ...row, hash });
+    });
+    return { key: convertRowToStoredKey(row), secret };
+  }
+
+  async list(): Promise<StoredKey[]> {
+    const rows = this.read(() => this.db.prepare(`SELECT ${COLUMNS} FROM gateway_keys ORDER BY created_at, rowid`).all() as KeyRow[]);
+    return rows.map(convertRowToStoredKey);
+  }
+
+  async revoke(idOrPrefix: string): Promise<RevokeResult> {
+    const ref = idOrPrefix.trim();
+    if (ref === '') throw new HerdError('INVALID_ARG', 'give the id or prefix of the key to revoke');
+    const byKey = looksLikeKeySecret(ref);
+    const rows = this.read(() => (byKey
+      ? this.db.prepare(`SELECT ${COLUMNS} FROM gateway_keys WHERE key_hash = ?`).all(hashKeySecret(ref))
+      : this.db.prepare(`SELECT ${COLUMNS} FROM gateway_keys WHERE id = ? OR prefix = ? ORDER BY created_at DESC, rowid DESC`).all(ref, ref)) as KeyRow[]);
+    // Never echo a full key back, even a wrong one: it may be a live secret for something else.
+    const shown = quoteUntrusted(ref);
+    if (rows.length === 0) throw new HerdError('NOT_FOUND', `${byKey ? `no key matches ${shown}` : `no key has the id or prefix ${shown}`} (see herd keys list)`);
+    const active = rows.filter((r) => r.revoked_at === null);
+    if (active.length > 1) {
+      throw new HerdError('INVALID_ARG', `prefix ${shown} matches ${active.length} active keys (${active.map((r) => r.id).join(', ')}): revoke by id`);
+    }
+    const target = active[0];
+    if (!target) return { key: convertRowToStoredKey(rows[0] as KeyRow), alreadyRevoked: true };
+    const revokedAt = Date.now();
+    this.write(() => {
+      this.db.prepare('UPDATE gateway_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(revokedAt, target.id);
+    });
+    return { key: convertRowToStoredKey({ ...target, revoked_at: revokedAt }), alreadyRevoked: false };
+  }
+
+  authenticate(token: string): KeyInfo | undefined {
+    this.refreshIfStale();
+    // A Map lookup is not constant-time, and need not be: the lookup key is the SHA-256 of what
+    // the client sent, so timing can at best reveal how a *hash* compares, and steering a hash
+    // toward a stored one is a preimage search.
+    return this.active.get(hashKeySecret(token));
+  }
+
+  hasActiveKeys(): boolean {
+    this.refreshIfStale();
+    return this.active.size > 0;
+  }
+
+  isModelAllowed(key: KeyInfo, model: string): boolean {
+    return isModelAllowed(key, model);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.db.close();
+  }
+
+  /** Reloads the active keys when the revision has moved: one single-row read per interval. */
+  private refreshIfStale(): void {
+    if (this.closed) throw new HerdError('UNAVAILABLE', `key store ${this.path} is closed`);
+    const now = this.clock.now();
+    if (now - this.checkedAt < this.recheckIntervalMs) return;
+    this.read(() => {
+      this.db.transaction(() => {
+        const { revision } = this.db.prepare('SELECT revision FROM gateway_keys_revision WHERE id = 1').get() as { revision: number };
+        if (revision === this.revision) return;
+        const rows = this.db.prepare(`SELECT ${COLUMNS}, key_hash FROM gateway_keys WHERE revoked_at IS NULL`).all() as ActiveKeyRow[];
+        this.active = new Map(rows.map((r) => [r.key_hash, convertRowToKeyInfo(r)]));
+        this.revision = revision;
+      })();
+    });
+    this.checkedAt = now;
+  }
+
+  private write(change: () => void): void {
+    this.read(change);
+    // Our own write: the next authenticate() must see it, whatever the interval.
+    this.checkedAt = Number.NEGATIVE_INFINITY;
+  }
+
+  /** Runs a statement, turning SQLite failures into one clear error that never carries key material. */
+  private read<T>(body: () => T): T {
+    if (this.closed) throw new HerdError('UNAVAILABLE', `key store ${this.path} is closed`);
+    try {
+      return body();
+    } catch (err) {
+      if (err instanceof HerdError) throw err;
+      throw new HerdError('UNAVAILABLE', `key store ${this.path} failed: ${messageOf(err)}`, { cause: err });
+    }
+  }
+}
+
+function convertRowToKeyInfo(row: KeyRow): KeyInfo {
+  return Object.freeze({ id: row.id, name: row.name, prefix: row.prefix, allowedModels: parseAllowedModels(row.allowed_models), role: 'client' as const });
+}
+
+function convertRowToStoredKey(row: KeyRow): StoredKey {
+  return Object.freeze({
+    ...convertRowToKeyInfo(row),
+    createdAt: new Date(row.created_at),
+    revokedAt: row.revoked_at === null ? undefined : new Date(row.revoked_at),
+  });
+}
+
+/** A row edited into something unreadable allows nothing rather than everything. */
+function parseAllowedModels(text: string): AllowedModels {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (value === '*') return '*';
+    if (Array.isArray(value) && value.every((m) => typeof m === 'string')) return Object.freeze([...value]);
+  } catch { /* fall through */ }
+  return Object.freeze([]);
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

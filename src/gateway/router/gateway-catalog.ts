@@ -1,0 +1,114 @@
+// The gateway's model catalog, built once from validated config and the environment: providers
+// (enabled, or disabled with the reason), models with their deployments, names and aliases, routes.
+import type {
+  AutoRule, GatewayConfig, PriceConfig, ProviderConfig, ProviderType, RoutingStrategy, TierName,
+} from '../../config/gateway-config-schema.ts';
+import { describeMissingBaseUrl, resolveProviderEndpoint } from './resolve-provider-endpoint.ts';
+
+export type GatewayRoutingConfig = Pick<GatewayConfig, 'providers' | 'models' | 'routes'>;
+
+export interface CatalogProvider {
+  name: string;
+  type: ProviderType;
+  baseUrl: string | undefined;
+  apiKeyEnv: string;
+  enabled: boolean;
+  /** Why the provider is disabled (e.g. `OPENAI_API_KEY is not set`). */
+  disabledReason?: string;
+  settings: ProviderConfig;
+}
+
+export interface CatalogDeployment {
+  /** `provider/upstream_model`: the breaker's and the load statistics' key. */
+  key: string;
+  /** The public model this deployment serves. */
+  model: string;
+  provider: CatalogProvider;
+  upstreamModel: string;
+  /** The list price that applies: the deployment's own, else the model's (USD per million tokens). */
+  price: PriceConfig;
+  weight: number;
+}
+
+export interface CatalogModel {
+  name: string;
+  aliases: string[];
+  contextWindow: number | undefined;
+  strategy: RoutingStrategy;
+  /** Canonical model names (aliases in herd.yaml resolved). */
+  fallbacks: string[];
+  msPerToken: number | undefined;
+  deployments: CatalogDeployment[];
+  /** Deployments whose provider is enabled. */
+  enabledDeployments: CatalogDeployment[];
+  /** Why each other deployment cannot be used (`openai: OPENAI_API_KEY is not set`). */
+  unavailableReasons: string[];
+}
+
+export interface GatewayCatalog {
+  providers: ReadonlyMap<string, CatalogProvider>;
+  models: ReadonlyMap<string, CatalogModel>;
+  /** Tier name → canonical model name, for the tiers that are set. */
+  tiers: ReadonlyMap<TierName, string>;
+  autoRules: readonly AutoRule[];
+  deadlineMs: number;
+  /** A model by its name or one of its aliases. */
+  findModel(nameOrAlias: string): CatalogModel | undefined;
+}
+
+export function buildGatewayCatalog(config: GatewayRoutingConfig, env: NodeJS.ProcessEnv): GatewayCatalog {
+  const providers = new Map<string, CatalogProvider>();
+  for (const [name, settings] of Object.entries(config.providers)) {
+    const endpoint = resolveProviderEndpoint(name, settings);
+    let disabledReason: string | undefined;
+    if (endpoint.baseUrl === undefined) disabledReason = describeMissingBaseUrl(name);
+    else if (!env[endpoint.apiKeyEnv]) disabledReason = `${endpoint.apiKeyEnv} is not set`;
+    providers.set(name, {
+      name, type: settings.type, baseUrl: endpoint.baseUrl, apiKeyEnv: endpoint.apiKeyEnv,
+      enabled: disabledReason === undefined, disabledReason, settings,
+    });
+  }
+
+  const byName = new Map<string, string>();
+  for (const [name, model] of Object.entries(config.models)) {
+    byName.set(name, name);
+    for (const alias of model.aliases) byName.set(alias, name);
+  }
+  const canonical = (nameOrAlias: string): string => {
+    const name = byName.get(nameOrAlias);
+    // Config validation rejects unknown references; reaching this means an unvalidated config.
+    if (name === undefined) throw new Error(`unknown model '${nameOrAlias}' in gateway config`);
+    return name;
+  };
+
+  const models = new Map<string, CatalogModel>();
+  for (const [name, model] of Object.entries(config.models)) {
+    const deployments: CatalogDeployment[] = model.deployments.map((d) => {
+      const provider = providers.get(d.provider);
+      const price = d.price ?? model.price;
+      if (provider === undefined || price === undefined) throw new Error(`model '${name}': unvalidated deployment of '${d.provider}'`);
+      const upstreamModel = d.upstream_model ?? name;
+      return { key: `${provider.name}/${upstreamModel}`, model: name, provider, upstreamModel, price, weight: d.weight };
+    });
+    const enabledDeployments = deployments.filter((d) => d.provider.enabled);
+    const unavailableReasons = deployments
+      .filter((d) => !d.provider.enabled)
+      .map((d) => `${d.provider.name}: ${d.provider.disabledReason ?? 'disabled'}`);
+    models.set(name, {
+      name, aliases: [...model.aliases], contextWindow: model.context_window, strategy: model.strategy,
+      fallbacks: model.fallbacks.map(canonical), msPerToken: model.ms_per_token, deployments, enabledDeployments, unavailableReasons,
+    });
+  }
+
+  const tiers = new Map<TierName, string>();
+  for (const [tier, target] of Object.entries(config.routes.tiers) as Array<[TierName, string | undefined]>) {
+    if (target !== undefined) tiers.set(tier, canonical(target));
+  }
+  return {
+    providers, models, tiers, autoRules: config.routes.auto, deadlineMs: config.routes.deadline_ms,
+    findModel: (nameOrAlias) => {
+      const name = byName.get(nameOrAlias);
+      return name === undefined ? undefined : models.get(name);
+    },
+  };
+}

@@ -1,0 +1,30 @@
+// Where a configured provider lives and which variable holds its key, when herd.yaml leaves them
+// out: the OpenAI-compatible preset of the same name, the official API of its type, `<NAME>_API_KEY`.
+import type { ProviderConfig } from '../../config/gateway-config-schema.ts';
+import { OPENAI_COMPATIBLE_PRESETS, type OpenAICompatiblePreset } from '../providers/openai/presets.ts';
+
+const OFFICIAL_BASE_URLS: Readonly<Record<'anthropic' | 'gemini', string>> = {
+  anthropic: 'https://api.anthropic.com',
+  gemini: 'https://generativelanguage.googleapis.com',
+};
+
+export interface ProviderEndpoint {
+  /** Undefined when neither herd.yaml nor a preset gives one (the provider is then disabled). */
+  baseUrl: string | undefined;
+  apiKeyEnv: string;
+}
+
+export function resolveProviderEndpoint(name: string, config: Pick<ProviderConfig, 'type' | 'base_url' | 'api_key_env'>): ProviderEndpoint {
+  const preset: OpenAICompatiblePreset | undefined = Object.hasOwn(OPENAI_COMPATIBLE_PRESETS, name)
+    ? OPENAI_COMPATIBLE_PRESETS[name as keyof typeof OPENAI_COMPATIBLE_PRESETS]
+    : undefined;
+  const officialUrl = config.type === 'openai' ? preset?.baseUrl : OFFICIAL_BASE_URLS[config.type];
+  return {
+    baseUrl: config.base_url ?? officialUrl,
+    apiKeyEnv: config.api_key_env ?? preset?.apiKeyEnv ?? `${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_API_KEY`,
+  };
+}
+
+export function describeMissingBaseUrl(name: string): string {
+  return `base_url is not set and there is no preset named '${name}' (presets: ${Object.keys(OPENAI_COMPATIBLE_PRESETS).join(', ')})`;
+}

@@ -1,0 +1,85 @@
+// From the `model` a client sent to a catalog model: exact name, alias, tier (fast, balanced,
+// quality, advanced) or `auto` (first rule whose prompt-size bound fits). Unknown names are an error
+// listing what exists — never a quiet switch to some other model.
+import { AUTO_MODEL, TIER_NAMES, type AutoRule, type TierName } from '../../config/gateway-config-schema.ts';
+import { HerdError, notFound } from '../../core/errors.ts';
+import type { CatalogModel, GatewayCatalog } from './gateway-catalog.ts';
+import type { PromptTokenEstimate } from './prompt-token-estimate.ts';
+
+export type RouteKind = 'model' | 'alias' | 'tier' | 'auto';
+
+export interface ResolvedRoute {
+  /** The name as the client sent it. */
+  requested: string;
+  kind: RouteKind;
+  model: CatalogModel;
+  /** The tier a `tier` or `auto` route went through. */
+  tier?: TierName;
+}
+
+/** Whether the caller's key may use a model (by canonical name); absent means every model. */
+export type ModelFilter = (model: string) => boolean;
+
+export async function resolveRoute(
+  catalog: GatewayCatalog, requested: string, prompt: PromptTokenEstimate, allowed?: ModelFilter,
+): Promise<ResolvedRoute> {
+  const direct = catalog.findModel(requested);
+  if (direct !== undefined) {
+    if (allowed !== undefined && !allowed(direct.name)) {
+      throw new HerdError('PERMISSION_DENIED', `The model \`${requested}\` is not allowed for this key.`, { param: 'model' });
+    }
+    return { requested, kind: direct.name === requested ? 'model' : 'alias', model: direct };
+  }
+
+  let tier: TierName | undefined;
+  let kind: RouteKind = 'tier';
+  if (isTierName(requested)) tier = requested;
+  else if (requested === AUTO_MODEL && catalog.autoRules.length > 0) {
+    kind = 'auto';
+    tier = await selectAutoTier(catalog.autoRules, prompt);
+  }
+  const target = tier === undefined ? undefined : catalog.tiers.get(tier);
+  const model = target === undefined ? undefined : catalog.models.get(target);
+  if (model === undefined) {
+    throw notFound(
+      `The model \`${requested}\` does not exist or you do not have access to it. Available models: ${listModelNames(catalog, allowed).join(', ') || 'none'}.`,
+      { param: 'model' },
+    );
+  }
+  if (allowed !== undefined && !allowed(model.name)) {
+    throw new HerdError('PERMISSION_DENIED', `\`${requested}\` routes to \`${model.name}\`, which this key may not use.`, { param: 'model' });
+  }
+  return { requested, kind, model, tier };
+}
+
+/** The first rule that matches; the byte bound settles the first rule without tokenizing when it can. */
+export async function selectAutoTier(rules: readonly AutoRule[], prompt: PromptTokenEstimate): Promise<TierName> {
+  const first = rules[0];
+  if (first === undefined) throw new Error('selectAutoTier needs at least one rule');
+  if (first.max_prompt_tokens === undefined || prompt.upperBound() <= first.max_prompt_tokens) return first.tier;
+  const tokens = await prompt.exact();
+  for (const rule of rules) {
+    if (rule.max_prompt_tokens === undefined || tokens <= rule.max_prompt_tokens) return rule.tier;
+  }
+  // Config validation makes the last rule a catch-all; an unvalidated list falls back to its last rule.
+  return rules[rules.length - 1]!.tier;
+}
+
+/** Names a client may send: models this key may use that can serve now, then the routes to them. */
+export function listModelNames(catalog: GatewayCatalog, allowed?: ModelFilter): string[] {
+  const usable = (name: string) => {
+    const model = catalog.models.get(name);
+    return model !== undefined && model.enabledDeployments.length > 0 && (allowed === undefined || allowed(name));
+  };
+  const names = [...catalog.models.keys()].filter(usable);
+  for (const tier of TIER_NAMES) {
+    const target = catalog.tiers.get(tier);
+    if (target !== undefined && usable(target)) names.push(tier);
+  }
+  if (catalog.autoRules.length > 0 && catalog.autoRules.every((rule) => usable(catalog.tiers.get(rule.tier) ?? ''))) names.push(AUTO_MODEL);
+  return names;
+}
+
+function isTierName(name: string): name is TierName {
+  return (TIER_NAMES as readonly string[]).includes(name);
+}
