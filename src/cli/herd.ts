@@ -1,12 +1,14 @@
 // The `herd` command line. Errors print one clear line and exit 1, never a stack trace.
 import { Command } from 'commander';
 import { HerdError } from '../core/errors.ts';
+import { registerBenchCommand } from './bench-command.ts';
 import { registerKeysCommand } from './keys-command.ts';
 import { registerServeCommand } from './serve-command.ts';
 
 const program = new Command('herd').description('Herd: Triton-compatible model serving and an LLM gateway in one server');
 registerServeCommand(program);
 registerKeysCommand(program);
+registerBenchCommand(program);
 
 try {
   await program.parseAsync(process.argv);

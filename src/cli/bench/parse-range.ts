@@ -47,21 +47,10 @@ function parseRange(text: string, rules: RangeRules): LoadRange {
   return { start, end, step };
 }
 
-/** The levels of a bounded range, start first; float steps are computed from start to avoid drift. */
-export function expandRange(range: LoadRange): number[] {
-  if (range.end === 0) throw invalidArg('an open range (end 0) has no fixed list of levels');
-  const levels: number[] = [];
-  // A little slack so 0.1:0.3:0.1 reaches 0.3 despite binary fractions.
-  const limit = range.end + range.step * 1e-9;
-  for (let i = 0; ; i++) {
-    const level = Number((range.start + i * range.step).toPrecision(12));
-    if (level > limit) break;
-    levels.push(level);
-  }
-  return levels;
-}
-
-/** The i-th level of a range (open or not); undefined once past a bounded end. */
+/**
+ * The i-th level of a range (open or not), undefined once past a bounded end. Computed from start,
+ * not by adding steps, so 0.1:0.3:0.1 reaches 0.3 despite binary fractions.
+ */
 export function levelAt(range: LoadRange, index: number): number | undefined {
   const level = Number((range.start + index * range.step).toPrecision(12));
   if (range.end !== 0 && level > range.end + range.step * 1e-9) return undefined;
