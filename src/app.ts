@@ -2,6 +2,8 @@
 // and owns start-up and the draining shutdown. Nothing else constructs concrete pieces.
 import type { FastifyInstance } from 'fastify';
 import type { HerdConfig } from './config/herd-config-schema.ts';
+import { createChatService, type ChatService } from './gateway/chat-service.ts';
+import { createGatewayAuth, type GatewayAuth } from './gateway/keys/create-gateway-auth.ts';
 import { createServingStatsSource } from './http/convert-model-statistics-to-snapshot.ts';
 import { createHttpApp } from './http/create-http-app.ts';
 import { startMetricsServer } from './http/metrics-server.ts';
@@ -20,12 +22,18 @@ export interface HerdServer {
   /** Base URL of the Prometheus endpoint (GET /metrics), e.g. http://127.0.0.1:8002 */
   metricsUrl: string;
   repository: ModelRepositoryManager;
+  /** The LLM gateway, when herd.yaml configures models. */
+  gateway: ChatService | undefined;
+  /** Set when the gateway runs without authentication (the CLI prints it). */
+  gatewayWarning: string | undefined;
   /** Stops accepting requests, answers every accepted one, unloads models. Idempotent. */
   close(): Promise<void>;
 }
 
 export interface StartOptions {
   log?: (line: string) => void;
+  /** Where upstream API keys are read from (default process.env). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export function createBackends(): ReadonlyMap<string, BackendFactory> {
@@ -50,6 +58,13 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   await repository.start(config.serving.load_model);
   if (config.serving.model_control_mode === 'poll') repository.startPolling(config.serving.repository_poll_secs);
 
+  // The gateway exists when herd.yaml names models: a serving-only deployment opens no key store.
+  let gateway: { chat: ChatService; auth: GatewayAuth } | undefined;
+  if (Object.keys(config.models).length > 0) {
+    const auth = createGatewayAuth(config.auth, options.env ?? process.env);
+    gateway = { chat: createChatService({ config, env: options.env ?? process.env }), auth };
+  }
+
   let closing = false;
   const inference = new InferenceService(repository);
   const http: FastifyInstance = createHttpApp(
@@ -59,7 +74,11 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       serverId: config.server.id,
       isReady: () => !closing && (!config.serving.strict_readiness || repository.allReady()),
     },
-    { maxInputSize: config.server.http_max_input_size, log },
+    {
+      maxInputSize: config.server.http_max_input_size,
+      log,
+      ...(gateway ? { gateway: { chat: gateway.chat, authenticator: gateway.auth.authenticator, log } } : {}),
+    },
   );
   const registry = createMetricsRegistry();
   registerInferenceMetrics(registry, createServingStatsSource(repository, loadSeconds));
@@ -71,6 +90,8 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   } catch (err) {
     await http.close();
     await repository.close();
+    await gateway?.chat.close();
+    gateway?.auth.close();
     throw err;
   }
   const httpUrl = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '[::1]');
@@ -81,9 +102,11 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       closing = true;
       await http.close();
       await repository.close();
+      await gateway?.chat.close();
+      gateway?.auth.close();
       await metrics.close();
     })();
     return closed;
   };
-  return { httpUrl, metricsUrl: metrics.url, repository, close };
+  return { httpUrl, metricsUrl: metrics.url, repository, gateway: gateway?.chat, gatewayWarning: gateway?.auth.openWarning, close };
 }

@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { HerdError } from '../core/errors.ts';
 import { registerBenchCommand } from './bench-command.ts';
+import { registerCheckCommand } from './check-command.ts';
 import { registerKeysCommand } from './keys-command.ts';
 import { registerServeCommand } from './serve-command.ts';
 
@@ -9,6 +10,7 @@ const program = new Command('herd').description('Herd: Triton-compatible model s
 registerServeCommand(program);
 registerKeysCommand(program);
 registerBenchCommand(program);
+registerCheckCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -78,7 +78,9 @@ export function resolveServeConfig(flags: ServeFlags): HerdConfig {
   if (flags.rateLimitResource) {
     serving.rate_limit_resources = { ...serving.rate_limit_resources, ...Object.fromEntries(flags.rateLimitResource.map(parseResource)) };
   }
-  if (serving.model_repository.length === 0) throw new HerdError('INVALID_ARG', 'no model repository: pass --model-repository DIR or set serving.model_repository in herd.yaml');
+  if (serving.model_repository.length === 0 && Object.keys(config.models).length === 0) {
+    throw new HerdError('INVALID_ARG', 'nothing to serve: pass --model-repository DIR, or set serving.model_repository or gateway models in herd.yaml');
+  }
   if (serving.load_model.length > 0 && serving.model_control_mode !== 'explicit') {
     throw new HerdError('INVALID_ARG', '--load-model is only allowed with --model-control-mode=explicit');
   }
@@ -92,6 +94,13 @@ async function runServer(config: HerdConfig): Promise<void> {
   for (const problem of server.repository.repositoryErrors) process.stdout.write(`warning: ${problem}\n`);
   process.stdout.write(`Started HTTPService at ${config.server.host}:${config.server.http_port} (${server.httpUrl})\n`);
   process.stdout.write(`Started Metrics Service at ${config.server.host}:${config.server.metrics_port} (${server.metricsUrl}/metrics)\n`);
+  if (server.gateway) {
+    const health = server.gateway.health();
+    const enabled = health.providers.filter((p) => p.enabled).map((p) => p.name);
+    process.stdout.write(`LLM gateway at ${server.httpUrl}/v1: ${health.models.filter((m) => m.available).length} of ${health.models.length} models available; providers enabled: ${enabled.join(', ') || 'none'}\n`);
+    for (const p of health.providers.filter((x) => !x.enabled)) process.stdout.write(`  provider ${p.name} disabled: ${p.reason}\n`);
+  }
+  if (server.gatewayWarning) process.stdout.write(`warning: ${server.gatewayWarning}\n`);
   process.stdout.write(`Model control mode: ${config.serving.model_control_mode}; repositories: ${config.serving.model_repository.join(', ')}\n`);
 
   const shutdown = (signal: string) => {

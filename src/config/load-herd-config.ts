@@ -83,7 +83,18 @@ function formatPath(path: (string | number)[]): string {
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('') || '(top level)';
 }
 
-/** Repository paths in herd.yaml are relative to the file, as a user reading the file expects. */
+/** Paths in herd.yaml (repositories, the SQLite file) are relative to the file, as a user reading it expects. */
 function resolvePaths(config: HerdConfig, base: string): HerdConfig {
-  return { ...config, serving: { ...config.serving, model_repository: config.serving.model_repository.map((p) => resolve(base, p)) } };
+  return {
+    ...config,
+    serving: { ...config.serving, model_repository: config.serving.model_repository.map((p) => resolve(base, p)) },
+    auth: { ...config.auth, db: resolveStorePath(config.auth.db, base) },
+  };
+}
+
+/** `./x.db`, `x.db` and `sqlite:./x.db` are files next to herd.yaml; URLs (postgres://…) stay as written. */
+function resolveStorePath(db: string, base: string): string {
+  if (db.startsWith('sqlite:')) return `sqlite:${resolve(base, db.slice('sqlite:'.length))}`;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(db)) return db;
+  return resolve(base, db);
 }

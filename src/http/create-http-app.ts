@@ -9,6 +9,7 @@ import { HerdError } from '../core/errors.ts';
 import { decodeContentEncoding } from './decode-request-body.ts';
 import { registerKserveRoutes, type KserveDeps } from './kserve-routes.ts';
 import { mapErrorCodeToKserveStatus } from './map-kserve-error.ts';
+import { registerOpenAIRoutes, type OpenAIDeps } from './openai-routes.ts';
 
 const gzipAsync = promisify(gzip);
 const deflateAsync = promisify(deflate);
@@ -17,6 +18,8 @@ const COMPRESS_MIN_BYTES = 1024;
 
 export interface HttpAppOptions {
   maxInputSize: number;
+  /** The LLM gateway's routes (/v1, /health), when the gateway is configured. */
+  gateway?: OpenAIDeps;
   log?: (line: string) => void;
 }
 
@@ -73,6 +76,13 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';
     const route = routes.find((r) => r.pattern.test(path));
+    if (path.startsWith('/v1/') || path === '/v1') {
+      // OpenAI's own answer for a wrong URL or method, so SDK users see a familiar error.
+      const status = route ? 405 : 404;
+      void reply.code(status).header('Content-Type', 'application/json')
+        .send(JSON.stringify({ error: { message: `Invalid URL (${request.method} ${path})`, type: 'invalid_request_error', param: null, code: null } }));
+      return;
+    }
     if (route) {
       void reply.code(405).header('Allow', [...new Set(route.methods)].join(', ')).header('Content-Type', 'application/json')
         .send(JSON.stringify({ error: `Method Not Allowed: ${request.method} ${path} (allowed: ${[...new Set(route.methods)].join(', ')})` }));
@@ -82,6 +92,7 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   });
 
   registerKserveRoutes(app, deps, allow);
+  if (options.gateway) registerOpenAIRoutes(app, options.gateway, allow);
   return app;
 }
 

@@ -100,12 +100,12 @@ test('commander wiring: herd keys create|list|revoke with --db, required --name'
   await assert.rejects(program().parseAsync(['keys', 'create', '--db', db], { from: 'user' }), /required option '--name <name>' not specified/);
 });
 
-test('the store location: --db wins, then herd.yaml, then ./data/herd.db', () => {
+test('the store location: --db wins, then herd.yaml (relative to it), then ./data/herd.db', () => {
   const dir = tempDir();
   const yaml = join(dir, 'herd.yaml');
   writeFileSync(yaml, 'server: { http_port: 8000 }\n');
   assert.equal(resolveKeyStoreLocation({ db: '/x/y.db', config: yaml }, {}), '/x/y.db');
-  assert.equal(resolveKeyStoreLocation({ config: yaml }, {}), './data/herd.db');
+  assert.equal(resolveKeyStoreLocation({ config: yaml }, {}), join(dir, 'data/herd.db'), 'relative to the config file');
   assert.throws(() => resolveKeyStoreLocation({ config: join(dir, 'nope.yaml') }, {}), /cannot read config file/);
 });
 

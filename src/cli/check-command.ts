@@ -1,0 +1,55 @@
+// `herd check [herd.yaml]`: validates a config and prints what it resolves to — repositories,
+// providers (enabled, or why not), models with their deployments and effective prices, routes.
+import { existsSync } from 'node:fs';
+import type { Command } from 'commander';
+import type { HerdConfig } from '../config/herd-config-schema.ts';
+import { loadHerdConfigFile } from '../config/load-herd-config.ts';
+import { HerdError } from '../core/errors.ts';
+import { buildGatewayCatalog, type GatewayCatalog } from '../gateway/router/gateway-catalog.ts';
+
+export function registerCheckCommand(program: Command, write: (text: string) => void = (t) => process.stdout.write(t)): void {
+  program
+    .command('check')
+    .description('validate herd.yaml and print the models, providers and routes it resolves to')
+    .argument('[config]', 'the file to check (default ./herd.yaml)')
+    .action((file: string | undefined) => {
+      const path = file ?? 'herd.yaml';
+      if (!existsSync(path)) throw new HerdError('INVALID_ARG', `no config file at ${path}`);
+      const { config } = loadHerdConfigFile(path);
+      write(formatCheckReport(path, config, buildGatewayCatalog(config, process.env)));
+    });
+}
+
+export function formatCheckReport(file: string, config: HerdConfig, catalog: GatewayCatalog): string {
+  const out: string[] = [`${file}: OK`, ''];
+  out.push(`server: http ${config.server.host}:${config.server.http_port}, metrics :${config.server.metrics_port}`);
+  out.push(`serving: ${config.serving.model_repository.length > 0 ? config.serving.model_repository.join(', ') : '(no model repository)'}; control mode ${config.serving.model_control_mode}`);
+  if (catalog.providers.size > 0) {
+    out.push('', 'providers:');
+    for (const p of catalog.providers.values()) {
+      const state = p.enabled ? 'enabled' : `disabled: ${p.disabledReason}`;
+      out.push(`  ${p.name.padEnd(12)} ${p.type.padEnd(9)} ${p.baseUrl ?? '-'}  ×${p.settings.exchange_rate} per USD  key ${p.apiKeyEnv}  (${state})`);
+    }
+  }
+  if (catalog.models.size > 0) {
+    out.push('', 'models (list: USD per million tokens, input / output; effective: settlement currency per million = list × the provider\'s exchange rate):');
+    for (const m of catalog.models.values()) {
+      const aliases = m.aliases.length > 0 ? ` (aliases: ${m.aliases.join(', ')})` : '';
+      const available = m.enabledDeployments.length > 0 ? '' : '  UNAVAILABLE';
+      out.push(`  ${m.name}${aliases} — ${m.strategy}${m.fallbacks.length > 0 ? `, falls back to ${m.fallbacks.join(' → ')}` : ''}${available}`);
+      for (const d of m.deployments) {
+        const rate = d.provider.settings.exchange_rate;
+        const on = d.provider.enabled ? '' : `  [${d.provider.disabledReason}]`;
+        out.push(`    via ${d.provider.name}/${d.upstreamModel}: list ${d.price.input} / ${d.price.output}, effective ${round(d.price.input * rate)} / ${round(d.price.output * rate)}${on}`);
+      }
+    }
+  }
+  if (catalog.tiers.size > 0 || catalog.autoRules.length > 0) {
+    out.push('', 'routes:');
+    for (const [tier, model] of catalog.tiers) out.push(`  ${tier} → ${model}`);
+    catalog.autoRules.forEach((r) => out.push(`  auto: ${r.max_prompt_tokens === undefined ? 'otherwise' : `≤ ${r.max_prompt_tokens} prompt tokens`} → ${r.tier} (${catalog.tiers.get(r.tier) ?? 'unset'})`));
+  }
+  return `${out.join('\n')}\n`;
+}
+
+const round = (n: number) => Math.round(n * 10_000) / 10_000;
