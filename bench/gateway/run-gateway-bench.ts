@@ -1,0 +1,136 @@
+// The gateway benchmark: a local mock upstream called directly, through a bare relay (the floor for
+// any Node gateway here), and through Herd with auth and routing on — at concurrency 1, 16 and 64,
+// non-streaming and streaming (time to first byte). Usage: npx tsx bench/gateway/run-gateway-bench.ts [--seconds 5]
+// Writes bench/results/gateway-<date>.md. Never part of `npm test`.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Pool } from 'undici';
+import { runLoad } from '../serving/closed-loop-load.ts';
+
+const args = process.argv.slice(2);
+const seconds = Number(args[args.indexOf('--seconds') + 1] || 5);
+const lines: string[] = [];
+const say = (line: string) => { lines.push(line); process.stdout.write(`${line}\n`); };
+const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+const MASTER = 'sk-herd-bench-master-key-0000000000000000000000';
+
+interface Proc { url: string; child: ChildProcess; stop(): Promise<void> }
+
+function start(cmd: string[], pattern: RegExp, toUrl: (m: RegExpMatchArray) => string, env: NodeJS.ProcessEnv = process.env): Promise<Proc> {
+  const child = spawn(process.execPath, cmd, { stdio: ['ignore', 'pipe', 'pipe'], env });
+  return new Promise((ok, fail) => {
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = out.match(pattern);
+      if (m) ok({ url: toUrl(m), child, stop: () => new Promise((done) => { child.once('exit', () => done()); child.kill('SIGTERM'); }) });
+    });
+    child.stderr?.on('data', (d: Buffer) => { out += d.toString(); });
+    child.on('exit', (code) => fail(new Error(`${cmd.join(' ')} exited ${code}: ${out}`)));
+  });
+}
+
+const cpuSeconds = (pid: number) => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+};
+const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+
+const request = (stream: boolean) => Buffer.from(JSON.stringify({
+  model: 'gpt-4.1', messages: [{ role: 'system', content: 'You are a helpful assistant.' }, { role: 'user', content: 'Say hello in French.' }],
+  max_tokens: 64, temperature: 0.7, ...(stream ? { stream: true } : {}),
+}));
+const headers = { 'content-type': 'application/json', authorization: `Bearer ${MASTER}` };
+
+/** Closed loop of streaming requests: time to the first body byte, and to the end. */
+async function runStreamLoad(origin: string, concurrency: number, durationMs: number): Promise<{ perSecond: number; ttfbP50: number; ttfbP99: number }> {
+  const pool = new Pool(origin, { connections: concurrency, keepAliveTimeout: 60_000 });
+  const ttfb: number[] = [];
+  let done = 0;
+  const end = performance.now() + durationMs;
+  const started = performance.now();
+  const body = request(true);
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (performance.now() < end) {
+      const t0 = performance.now();
+      const res = await pool.request({ method: 'POST', path: '/v1/chat/completions', body, headers });
+      let first = true;
+      for await (const _part of res.body) {
+        if (first) { ttfb.push((performance.now() - t0) * 1000); first = false; }
+      }
+      done += 1;
+    }
+  }));
+  const secs = (performance.now() - started) / 1000;
+  await pool.close();
+  ttfb.sort((a, b) => a - b);
+  const pick = (p: number) => ttfb[Math.min(ttfb.length - 1, Math.floor((p / 100) * ttfb.length))] ?? 0;
+  return { perSecond: done / secs, ttfbP50: pick(50), ttfbP99: pick(99) };
+}
+
+const mock = await start([resolve('bench/gateway/mock-upstream.mjs'), '0'], /listening (\d+)/, (m) => `http://127.0.0.1:${m[1]}`);
+const bare = await start([resolve('bench/gateway/bare-relay.mjs'), '0', mock.url], /listening (\d+)/, (m) => `http://127.0.0.1:${m[1]}`);
+const dir = mkdtempSync(join(tmpdir(), 'herd-gw-bench-'));
+writeFileSync(join(dir, 'herd.yaml'), `
+server: { host: 127.0.0.1, http_port: 0, metrics_port: 0 }
+auth: { master_key_env: HERD_BENCH_MASTER, db: ./herd.db }
+providers:
+  bench: { type: openai, base_url: "${mock.url}/v1", api_key_env: BENCH_UPSTREAM_KEY, exchange_rate: 1.0 }
+models:
+  gpt-4.1:
+    price: { input: 2.00, cached_input: 0.50, output: 8.00 }
+    deployments: [{ provider: bench }]
+`);
+const herd = await start([resolve('bin/herd.mjs'), 'serve', '--config', join(dir, 'herd.yaml')], /Started HTTPService at \S+ \((http:\/\/[^)]+)\)/, (m) => m[1] as string,
+  { ...process.env, HERD_BENCH_MASTER: MASTER, BENCH_UPSTREAM_KEY: 'sk-bench' });
+
+const targets = [
+  { name: 'mock upstream, direct', url: mock.url, pid: mock.child.pid! },
+  { name: 'bare relay (node:http + undici)', url: bare.url, pid: bare.child.pid! },
+  { name: 'Herd (auth, routing, usage)', url: herd.url, pid: herd.child.pid! },
+];
+const date = new Date().toISOString().slice(0, 10);
+say(`# Gateway benchmarks — ${date}\n`);
+say(`Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fmt(totalmem() / 2 ** 30)} GiB, Node ${process.version}; load generator (undici Pool), mock upstream, relay and Herd all on the same 2 cores. ${seconds} s per cell. Command: \`npx tsx bench/gateway/run-gateway-bench.ts --seconds ${seconds}\`. CPU per request is the server process's own (user+system) over the requests it answered; for the relays it excludes the mock's CPU.\n`);
+
+const results: Record<string, Record<number, { perSecond: number; p50: number; p99: number; cpuUs: number }>> = {};
+say('## Non-streaming\n');
+say('| target | concurrency | requests/s | p50 µs | p99 µs | server CPU µs/request |');
+say('| --- | ---: | ---: | ---: | ---: | ---: |');
+for (const t of targets) {
+  results[t.name] = {};
+  await runLoad({ origin: t.url, path: '/v1/chat/completions', body: request(false), headers, concurrency: 16, durationMs: 1000 });
+  for (const c of [1, 16, 64]) {
+    const cpu0 = cpuSeconds(t.pid);
+    const r = await runLoad({ origin: t.url, path: '/v1/chat/completions', body: request(false), headers, concurrency: c, durationMs: seconds * 1000 });
+    const cpuUs = ((cpuSeconds(t.pid) - cpu0) * 1e6) / Math.max(1, r.statuses[200] ?? 0);
+    if ((r.statuses[200] ?? 0) !== r.requests) throw new Error(`${t.name}: statuses ${JSON.stringify(r.statuses)} errors ${r.errors}`);
+    results[t.name]![c] = { perSecond: r.perSecond, p50: r.p50us, p99: r.p99us, cpuUs };
+    say(`| ${t.name} | ${c} | ${fmt(r.perSecond)} | ${fmt(r.p50us)} | ${fmt(r.p99us)} | ${fmt(cpuUs, 1)} |`);
+  }
+}
+const m = results[targets[0]!.name]!, b = results[targets[1]!.name]!, h = results[targets[2]!.name]!;
+say('\n## Streaming (time to first byte)\n');
+say('| target | concurrency | streams/s | TTFB p50 µs | TTFB p99 µs |');
+say('| --- | ---: | ---: | ---: | ---: |');
+const ttfb: Record<string, number> = {};
+for (const t of targets) {
+  for (const c of [1, 16, 64]) {
+    const r = await runStreamLoad(t.url, c, seconds * 1000);
+    if (c === 1) ttfb[t.name] = r.ttfbP50;
+    say(`| ${t.name} | ${c} | ${fmt(r.perSecond)} | ${fmt(r.ttfbP50)} | ${fmt(r.ttfbP99)} |`);
+  }
+}
+const rss = rssMiB(herd.child.pid!);
+say('\n## Against the targets\n');
+say(`- Herd CPU per request ÷ bare relay's: ${fmt(h[16]!.cpuUs / b[16]!.cpuUs, 2)}× at concurrency 16, ${fmt(h[64]!.cpuUs / b[64]!.cpuUs, 2)}× at 64 (target ≤ 1.3×).`);
+say(`- Added p50 at concurrency 1 over the mock: bare relay +${fmt((b[1]!.p50 - m[1]!.p50) / 1000, 3)} ms, Herd +${fmt((h[1]!.p50 - m[1]!.p50) / 1000, 3)} ms; Herd − relay = ${fmt((h[1]!.p50 - b[1]!.p50) / 1000, 3)} ms (target ≤ 0.1 ms).`);
+const tm = ttfb[targets[0]!.name]!, tb = ttfb[targets[1]!.name]!, th = ttfb[targets[2]!.name]!;
+say(`- Added streaming TTFB p50 at concurrency 1: bare relay +${fmt((tb - tm) / 1000, 3)} ms, Herd +${fmt((th - tm) / 1000, 3)} ms; Herd − relay = ${fmt((th - tb) / 1000, 3)} ms (target ≤ 0.2 ms).`);
+say(`- Herd RSS after the load: ${fmt(rss, 1)} MiB (target ≤ 150 MiB).`);
+for (const p of [herd, bare, mock]) await p.stop();
+mkdirSync('bench/results', { recursive: true });
+writeFileSync(`bench/results/gateway-${date}.md`, `${lines.join('\n')}\n`);
+process.stdout.write(`\nwritten to bench/results/gateway-${date}.md\n`);
