@@ -6,7 +6,7 @@ import { HerdError } from '../../src/core/errors.ts';
 import { levelAt, parseConcurrencyRange, parseRequestRateRange, type LoadRange } from '../../src/cli/bench/parse-range.ts';
 import { parseBenchOptions, parseShapes, type BenchFlags } from '../../src/cli/bench/parse-bench-options.ts';
 import { createBenchInputs, type BenchInputSpec } from '../../src/cli/bench/create-bench-inputs.ts';
-import { createSeededRandom } from '../../src/cli/bench/seeded-random.ts';
+import { createSeededRandom } from '../../src/core/seeded-random.ts';
 import type { ModelConfigDocument, ModelMetadata } from '../../src/client/kserve-types.ts';
 
 const levels = (range: LoadRange) => {

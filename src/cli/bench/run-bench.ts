@@ -14,7 +14,7 @@ import type { BenchOptions } from './parse-bench-options.ts';
 import { levelAt } from './parse-range.ts';
 import { ProgressDisplay, type ProgressStream } from './progress-display.ts';
 import { RequestRateLoad } from './request-rate-load.ts';
-import { createSeededRandom } from './seeded-random.ts';
+import { createSeededRandom } from '../../core/seeded-random.ts';
 import { convertStatisticsToCounters, type ServerCounters } from './server-stats.ts';
 import { formatPerfCsv } from './write-perf-csv.ts';
 

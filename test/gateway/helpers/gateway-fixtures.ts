@@ -5,17 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { gatewayConfigSchema, type GatewayConfig } from '../../../src/config/gateway-config-schema.ts';
 import { sendJson, sendSse, type MockHandler, type SseFrame } from './mock-upstream.ts';
 
-/** mulberry32: a tiny deterministic PRNG, uniform in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { createSeededRandom as seededRandom } from '../../../src/core/seeded-random.ts';
 
 /** A gateway config from YAML text, validated exactly as herd.yaml is. */
 export function gatewayConfig(yaml: string): GatewayConfig {
