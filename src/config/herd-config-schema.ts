@@ -1,6 +1,7 @@
 // The herd.yaml schema (zod): field names are the contract from DESIGN.md. Sections arrive as
 // their features do; an unknown key is an error so a typo never silently does nothing.
 import { z } from 'zod';
+import { cacheConfigShape } from './cache-config-schema.ts';
 import { checkGatewayConfig, gatewayConfigShape } from './gateway-config-schema.ts';
 
 const port = z.number().int().min(0).max(65535);
@@ -34,6 +35,7 @@ export const herdConfigSchema = z.strictObject({
   server: serverSchema.default(serverSchema.parse({})),
   serving: servingSchema.default(servingSchema.parse({})),
   ...gatewayConfigShape,
+  ...cacheConfigShape,
 }).superRefine((config, ctx) => checkGatewayConfig(config, ctx));
 
 export type HerdConfig = z.infer<typeof herdConfigSchema>;

@@ -1,0 +1,118 @@
+// herd.yaml's `billing` section (zod): settlement currency, market exchange rates, where the ledger
+// lives, how it batches, and dated price-catalog entries; plus the checks that need other sections.
+import { z } from 'zod';
+import type { GatewayConfig } from './gateway-config-schema.ts';
+
+export const BILLING_CURRENCIES = ['CNY', 'USD'] as const;
+export type BillingCurrency = (typeof BILLING_CURRENCIES)[number];
+
+/** The market rate used when `fx.USD` is not set and settlement is CNY (DESIGN.md's example). */
+export const DEFAULT_CNY_PER_USD = 7.3;
+
+// Decimals may be written as numbers (7.3) or strings ("7.3"); both are read exactly, never as floats.
+const DECIMAL_TEXT = /^\d+(?:\.\d+)?$/;
+const decimal = z.union([z.number(), z.string().regex(DECIMAL_TEXT, 'must be a decimal number such as 7.3')]);
+const nonNegativeDecimal = decimal.refine((v) => Number(v) >= 0 && Number.isFinite(Number(v)), 'must be zero or more');
+const positiveDecimal = decimal.refine((v) => Number(v) > 0 && Number.isFinite(Number(v)), 'must be more than zero');
+
+const LEDGER_LOCATION = /^(?:sqlite:.+|postgres(?:ql)?:\/\/.+|[^:]+)$/i;
+
+/** `2026-05-01` (midnight UTC) or a full ISO 8601 time with its offset. */
+const effectiveDate = z.string().refine((s) => parseEffectiveDate(s) !== undefined, {
+  message: 'must be a date (2026-05-01, taken as 00:00 UTC) or an ISO 8601 time with an offset (2026-05-01T08:00:00+08:00)',
+});
+
+export const billingPriceSchema = z.strictObject({
+  /** A model of `models` (name or alias). */
+  model: z.string().min(1),
+  /** Only for this provider's deployment of the model; absent: every provider without its own entry. */
+  provider: z.string().min(1).optional(),
+  /** Currency the price is listed in. */
+  currency: z.enum(BILLING_CURRENCIES).default('USD'),
+  /** Per million tokens. */
+  input: nonNegativeDecimal,
+  output: nonNegativeDecimal,
+  /** Prompt tokens read from the upstream's cache; `input` when absent. */
+  cached_input: nonNegativeDecimal.optional(),
+  /** Prompt tokens written to a cache; `input` when absent. */
+  cache_write: nonNegativeDecimal.optional(),
+  /** From when this price applies (requests are priced by the entry in force when they started). */
+  effective: effectiveDate,
+  /** Where the number comes from (a URL, "invoice 2026-04"): shown by reports and `herd cost`. */
+  source: z.string().optional(),
+});
+
+export const billingConfigSchema = z.strictObject({
+  /** The currency the team pays in: budgets and the ledger's cost column use it. */
+  currency: z.enum(BILLING_CURRENCIES).default('CNY'),
+  /**
+   * Market rates: settlement units per 1 unit of another currency ({ USD: 7.3 } under CNY). They
+   * turn what was paid into true USD for reports and convert prices listed in another currency;
+   * what a provider charges per list-price dollar is its own `exchange_rate`.
+   */
+  fx: z.strictObject({ USD: positiveDecimal.optional(), CNY: positiveDecimal.optional() }).default({}),
+  /** `sqlite:PATH` (relative to herd.yaml), a bare path, or `postgres://…` for several replicas. */
+  ledger: z.string().regex(LEDGER_LOCATION, 'must be sqlite:PATH, a file path, or postgres://…').default('sqlite:./data/herd.db'),
+  /** Request and attempt rows are written in batches at most this often... */
+  flush_interval_ms: z.number().int().positive().default(1000),
+  /** ...or as soon as this many rows are waiting. */
+  flush_max_rows: z.number().int().positive().default(500),
+  /** At start-up, reservations open longer than this are released (their process died before settling). */
+  stale_reservation_minutes: z.number().positive().default(60),
+  prices: z.array(billingPriceSchema).default([]),
+});
+
+export type BillingConfig = z.infer<typeof billingConfigSchema>;
+export type BillingPriceConfig = z.infer<typeof billingPriceSchema>;
+
+type Path = (string | number)[];
+interface IssueSink {
+  addIssue(issue: { code: 'custom'; path: Path; message: string }): void;
+}
+
+/** Pair with herdConfigSchema's superRefine: references from billing.prices and currency/fx consistency. */
+export function checkBillingConfig(config: { billing: BillingConfig } & Pick<GatewayConfig, 'providers' | 'models'>, ctx: IssueSink): void {
+  const report = (path: Path, message: string) => ctx.addIssue({ code: 'custom', path, message });
+  const { billing } = config;
+  const own = billing.fx[billing.currency];
+  if (own !== undefined && Number(own) !== 1) {
+    report(['billing', 'fx', billing.currency], `${billing.currency} is the settlement currency: its rate is 1 by definition (leave it out)`);
+  }
+  const owners = new Map<string, string>();
+  for (const [name, model] of Object.entries(config.models)) {
+    owners.set(name, name);
+    for (const alias of model.aliases) owners.set(alias, name);
+  }
+  const seen = new Set<string>();
+  billing.prices.forEach((entry, i) => {
+    const path = ['billing', 'prices', i];
+    const model = owners.get(entry.model);
+    if (model === undefined) {
+      report([...path, 'model'], `unknown model '${entry.model}' (known: ${Object.keys(config.models).join(', ') || 'none configured'})`);
+      return;
+    }
+    if (entry.provider !== undefined) {
+      const deployed = config.models[model]?.deployments.map((d) => d.provider) ?? [];
+      if (!(entry.provider in config.providers)) report([...path, 'provider'], `unknown provider '${entry.provider}'`);
+      else if (!deployed.includes(entry.provider)) report([...path, 'provider'], `model '${model}' has no deployment on '${entry.provider}' (it has: ${deployed.join(', ')})`);
+    }
+    if (entry.currency !== billing.currency && entry.currency !== 'USD' && billing.fx[entry.currency] === undefined) {
+      report([...path, 'currency'], `prices in ${entry.currency} need billing.fx.${entry.currency} (${billing.currency} per ${entry.currency})`);
+    }
+    const key = `${model}\u0000${entry.provider ?? ''}\u0000${parseEffectiveDate(entry.effective)}`;
+    if (seen.has(key)) report([...path, 'effective'], `another entry for '${model}'${entry.provider ? ` on '${entry.provider}'` : ''} takes effect at the same time`);
+    seen.add(key);
+  });
+}
+
+/** Epoch milliseconds of an `effective` value, or undefined when it is not a date. */
+export function parseEffectiveDate(text: string): number | undefined {
+  if (/^\d{4}-\d{2}-\d{2}$/.test(text)) {
+    const ms = Date.parse(`${text}T00:00:00Z`);
+    return Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== text ? undefined : ms;
+  }
+  // A time without an offset would depend on the server's time zone: require one.
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})$/.test(text)) return undefined;
+  const ms = Date.parse(text);
+  return Number.isNaN(ms) ? undefined : ms;
+}

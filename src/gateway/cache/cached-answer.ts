@@ -1,0 +1,90 @@
+// What one cache entry holds — the answer as the client first got it plus what billing and the
+// x-herd-* headers need on a hit — and its JSON form, identical in memory and in Redis.
+import type { ChatResponse, Usage } from '../chat-types.ts';
+
+export const CACHED_ANSWER_VERSION = 1;
+
+export interface CachedAnswer {
+  v: typeof CACHED_ANSWER_VERSION;
+  /** The body first sent (its original id and created; `model` is the public model name). */
+  response: ChatResponse;
+  /** Normalised usage of the original call. */
+  usage: Usage;
+  /** Public name of the model that answered (equal to the canonical model in the key). */
+  model: string;
+  provider: string;
+  upstreamModel: string;
+  /** What the original call cost, in billing's micro-units; opaque here, summed as "saved" on hits. */
+  costMicros: number;
+  /** Epoch ms when stored. */
+  storedAt: number;
+  /** Epoch ms after which no tier serves it (storedAt + the writer's longest TTL). */
+  expiresAt: number;
+}
+
+export interface CachedAnswerInput {
+  response: ChatResponse;
+  usage: Usage;
+  provider: string;
+  upstreamModel: string;
+  costMicros: number;
+}
+
+/** A stored entry: frozen (the memory tier hands out the same object to every hit) and its JSON. */
+export interface EncodedAnswer {
+  answer: Readonly<CachedAnswer>;
+  json: string;
+  bytes: number;
+}
+
+export function encodeCachedAnswer(input: CachedAnswerInput, storedAt: number, ttlMs: number): EncodedAnswer {
+  const answer: CachedAnswer = {
+    v: CACHED_ANSWER_VERSION, response: input.response, usage: input.usage, model: input.response.model,
+    provider: input.provider, upstreamModel: input.upstreamModel, costMicros: input.costMicros,
+    storedAt, expiresAt: storedAt + ttlMs,
+  };
+  const json = JSON.stringify(answer);
+  // Parsed back rather than frozen in place: the caller still owns (and may change) the live response.
+  return { answer: deepFreeze(JSON.parse(json) as CachedAnswer), json, bytes: Buffer.byteLength(json) };
+}
+
+/** Redis holds text another Herd version (or anything else) may have written: check before trusting it. */
+export function decodeCachedAnswer(json: string): EncodedAnswer | Error {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (err) {
+    return new Error(`cache entry is not JSON: ${(err as Error).message}`);
+  }
+  const problem = describeShapeProblem(value);
+  if (problem !== undefined) return new Error(`cache entry rejected: ${problem}`);
+  return { answer: deepFreeze(value as CachedAnswer), json, bytes: Buffer.byteLength(json) };
+}
+
+function describeShapeProblem(value: unknown): string | undefined {
+  if (!isObject(value)) return 'not an object';
+  if (value.v !== CACHED_ANSWER_VERSION) return `version ${JSON.stringify(value.v)}, expected ${CACHED_ANSWER_VERSION}`;
+  for (const field of ['model', 'provider', 'upstreamModel'] as const) {
+    if (typeof value[field] !== 'string') return `${field} is not a string`;
+  }
+  for (const field of ['costMicros', 'storedAt', 'expiresAt'] as const) {
+    if (typeof value[field] !== 'number') return `${field} is not a number`;
+  }
+  if (!isObject(value.usage) || typeof value.usage.promptTokens !== 'number') return 'usage is malformed';
+  const response = value.response;
+  if (!isObject(response) || response.object !== 'chat.completion' || !Array.isArray(response.choices)) return 'response is not a chat.completion';
+  if (!response.choices.every((c) => isObject(c) && isObject(c.message) && typeof c.index === 'number')) return 'a choice is malformed';
+  return undefined;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const item of Object.values(value)) deepFreeze(item);
+  }
+  return value;
+}

@@ -1,0 +1,136 @@
+// A cache hit delivered as a live answer would be: a chat.completion with a fresh id, or the
+// OpenAI chunk sequence for a streaming request, so the HTTP layer writes both as it does today.
+//
+// Fresh `id` and `created` on every hit: clients and log pipelines dedupe and correlate by id, and
+// two requests answered with one id would look like one. The body is otherwise the original,
+// `usage` included (the tokens the answer took; the hit itself is billed nothing — x-herd-cache: hit).
+//
+// Each text field (reasoning, content, refusal) is replayed as one delta and each tool call as one
+// delta carrying id, name and the whole arguments: the answer is already complete, so splitting it
+// would only add bytes and chunks; every client accumulates deltas of any size.
+import type { ChatChunk, ChatChunkChoice, ChatChunkDelta, ChatChoice, ChatResponse, ChatUsage } from '../chat-types.ts';
+import type { CompletionMeta } from '../chat-service.ts';
+import { convertUsageToOpenAI } from '../convert-usage-to-openai.ts';
+import { createCompletionId, nowSeconds } from '../providers/create-ids.ts';
+import type { TierName } from '../../config/gateway-config-schema.ts';
+import type { RouteKind } from '../router/resolve-route.ts';
+import type { StreamRelay, StreamResult } from '../stream-relay.ts';
+import type { CachedAnswer } from './cached-answer.ts';
+
+export interface ReplayIdentity {
+  /** Default: a new chatcmpl- id. */
+  id?: string;
+  /** Unix seconds. Default: now. */
+  created?: number;
+}
+
+/** The cached chat.completion for a non-streaming hit: a copy with a fresh id and created. */
+export function convertCachedToResponse(answer: Readonly<CachedAnswer>, identity: ReplayIdentity = {}): ChatResponse {
+  return { ...answer.response, id: identity.id ?? createCompletionId(), created: identity.created ?? nowSeconds() };
+}
+
+export interface ReplayOptions extends ReplayIdentity {
+  /** The request's stream_options.include_usage: adds the usage-only last chunk (and usage: null on the others). */
+  includeUsage: boolean;
+}
+
+/** The chunks a live stream of this answer would have sent, in order, choice after choice. */
+export function replayCachedChunks(answer: Readonly<CachedAnswer>, options: ReplayOptions): ChatChunk[] {
+  const response = answer.response;
+  const id = options.id ?? createCompletionId();
+  const created = options.created ?? nowSeconds();
+  const chunk = (choices: ChatChunkChoice[]): ChatChunk => {
+    const out: ChatChunk = { id, object: 'chat.completion.chunk', created, model: response.model, choices };
+    if (response.system_fingerprint !== undefined) out.system_fingerprint = response.system_fingerprint;
+    if (options.includeUsage) out.usage = null;
+    return out;
+  };
+  const chunks: ChatChunk[] = [];
+  for (const choice of response.choices) {
+    for (const part of replayChoice(choice)) chunks.push(chunk([part]));
+  }
+  if (options.includeUsage) chunks.push({ ...chunk([]), usage: usageOf(answer) });
+  return chunks;
+}
+
+function replayChoice(choice: ChatChoice): ChatChunkChoice[] {
+  const { index, message } = choice;
+  const parts: ChatChunkChoice[] = [];
+  const delta = (d: ChatChunkDelta, logprobs?: unknown) => {
+    const part: ChatChunkChoice = { index, delta: d, finish_reason: null };
+    if (logprobs !== undefined) part.logprobs = logprobs;
+    parts.push(part);
+  };
+  // As OpenAI opens a stream: the role, with empty content (null when tool calls carry the turn).
+  delta({ role: 'assistant', content: message.content === null ? null : '' });
+  if (message.reasoning_content !== undefined && message.reasoning_content !== '') delta({ reasoning_content: message.reasoning_content });
+  // Logprobs ride on the content delta: for one delta, the whole answer's list is the chunk's list.
+  const hasContent = message.content !== null && message.content !== '';
+  if (hasContent) delta({ content: message.content }, choice.logprobs ?? undefined);
+  if (message.refusal !== undefined && message.refusal !== null) delta({ refusal: message.refusal }, hasContent ? undefined : choice.logprobs ?? undefined);
+  (message.tool_calls ?? []).forEach((call, i) => delta({
+    tool_calls: [{ index: i, id: call.id, type: call.type, function: { name: call.function.name, arguments: call.function.arguments } }],
+  }));
+  parts.push({ index, delta: {}, finish_reason: choice.finish_reason });
+  return parts;
+}
+
+function usageOf(answer: Readonly<CachedAnswer>): ChatUsage {
+  return answer.response.usage ?? convertUsageToOpenAI(answer.usage);
+}
+
+/**
+ * A StreamRelay over the replayed chunks, so a hit drops into the HTTP layer's streaming path:
+ * `{ ...createCachedStream(hit.answer, {...}), meta: createCacheHitMeta(...) }` is a ChatStream.
+ */
+export function createCachedStream(answer: Readonly<CachedAnswer>, options: ReplayOptions): StreamRelay {
+  const chunks = replayCachedChunks(answer, options);
+  const first = answer.response.choices[0];
+  let cancelled = false;
+  let sent = 0;
+  let settle!: (result: StreamResult) => void;
+  const result = new Promise<StreamResult>((resolve) => { settle = resolve; });
+  const finish = (outcome: StreamResult['outcome']) => settle({
+    outcome, usage: answer.usage, finishReason: first?.finish_reason ?? null, rawFinishReason: first?.finish_reason ?? null,
+    chunks: sent, streamMs: 0,
+  });
+  async function* replay(): AsyncGenerator<ChatChunk> {
+    let completed = false;
+    try {
+      for (const chunk of chunks) {
+        if (cancelled) return;
+        yield chunk;
+        if (chunk.choices.length > 0) sent++;
+      }
+      completed = true;
+    } finally {
+      // A consumer that stops early (break, return()) lands here too.
+      finish(completed ? 'completed' : 'cancelled');
+    }
+  }
+  return {
+    chunks: replay(),
+    cancel: () => { cancelled = true; finish('cancelled'); },
+    result,
+  };
+}
+
+export interface CacheHitRoute {
+  /** The `model` the client sent. */
+  requestedModel: string;
+  route: RouteKind;
+  tier?: TierName;
+  /** Herd's time for the request so far, ms. */
+  overheadMs?: number;
+}
+
+/** The meta chat.complete / chat.stream would give, for a hit: no attempts, no upstream time. */
+export function createCacheHitMeta(answer: Readonly<CachedAnswer>, route: CacheHitRoute): CompletionMeta {
+  const meta: CompletionMeta = {
+    requestedModel: route.requestedModel, route: route.route, model: answer.model, provider: answer.provider,
+    upstreamModel: answer.upstreamModel, attempts: [], upstreamMs: 0, waitedMs: 0, overheadMs: route.overheadMs ?? 0,
+    warnings: [], usage: answer.usage, rawFinishReason: answer.response.choices[0]?.finish_reason ?? null,
+  };
+  if (route.tier !== undefined) meta.tier = route.tier;
+  return meta;
+}
