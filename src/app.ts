@@ -2,8 +2,15 @@
 // and owns start-up and the draining shutdown. Nothing else constructs concrete pieces.
 import type { FastifyInstance } from 'fastify';
 import type { HerdConfig } from './config/herd-config-schema.ts';
+import { BillingService } from './gateway/billing/billing-service.ts';
+import type { Ledger } from './gateway/billing/ledger.ts';
+import { openLedger } from './gateway/billing/open-ledger.ts';
+import { createResponseCache } from './gateway/cache/create-response-cache.ts';
+import type { ResponseCache } from './gateway/cache/response-cache.ts';
+import { ChatGateway } from './gateway/chat-gateway.ts';
 import { createChatService, type ChatService } from './gateway/chat-service.ts';
 import { createGatewayAuth, type GatewayAuth } from './gateway/keys/create-gateway-auth.ts';
+import { createGatewayLimits, type GatewayLimits } from './gateway/limits/create-gateway-limits.ts';
 import { createServingStatsSource } from './http/convert-model-statistics-to-snapshot.ts';
 import { createHttpApp } from './http/create-http-app.ts';
 import { startMetricsServer } from './http/metrics-server.ts';
@@ -59,11 +66,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   if (config.serving.model_control_mode === 'poll') repository.startPolling(config.serving.repository_poll_secs);
 
   // The gateway exists when herd.yaml names models: a serving-only deployment opens no key store.
-  let gateway: { chat: ChatService; auth: GatewayAuth } | undefined;
-  if (Object.keys(config.models).length > 0) {
-    const auth = createGatewayAuth(config.auth, options.env ?? process.env);
-    gateway = { chat: createChatService({ config, env: options.env ?? process.env }), auth };
-  }
+  const gateway = Object.keys(config.models).length > 0 ? await startGateway(config, options.env ?? process.env, log) : undefined;
 
   let closing = false;
   const inference = new InferenceService(repository);
@@ -77,7 +80,10 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     {
       maxInputSize: config.server.http_max_input_size,
       log,
-      ...(gateway ? { gateway: { chat: gateway.chat, authenticator: gateway.auth.authenticator, log } } : {}),
+      ...(gateway ? {
+        gateway: { gateway: gateway.flow, chat: gateway.chat, authenticator: gateway.auth.authenticator, log },
+        admin: { authenticator: gateway.auth.authenticator, ledger: gateway.ledger, masterKeyEnv: config.auth.master_key_env, log },
+      } : {}),
     },
   );
   const registry = createMetricsRegistry();
@@ -90,8 +96,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   } catch (err) {
     await http.close();
     await repository.close();
-    await gateway?.chat.close();
-    gateway?.auth.close();
+    await gateway?.close();
     throw err;
   }
   const httpUrl = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '[::1]');
@@ -102,11 +107,54 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       closing = true;
       await http.close();
       await repository.close();
-      await gateway?.chat.close();
-      gateway?.auth.close();
+      await gateway?.close();
       await metrics.close();
     })();
     return closed;
   };
   return { httpUrl, metricsUrl: metrics.url, repository, gateway: gateway?.chat, gatewayWarning: gateway?.auth.openWarning, close };
+}
+
+interface RunningGateway {
+  chat: ChatService;
+  flow: ChatGateway;
+  auth: GatewayAuth;
+  ledger: Ledger;
+  close(): Promise<void>;
+}
+
+/** Keys, limits, cache, ledger and the chat service, opened in order and closed in reverse. */
+async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (line: string) => void): Promise<RunningGateway> {
+  const auth = createGatewayAuth(config.auth, env);
+  let limits: GatewayLimits | undefined;
+  let cache: ResponseCache | undefined;
+  let ledger: Ledger | undefined;
+  try {
+    limits = createGatewayLimits(config.limits, { onError: (err) => log(`limits: ${err.message}`) });
+    await limits.ready(2000);
+    cache = createResponseCache({ config: config.cache, log });
+    await cache.ready(2000);
+    ledger = await openLedger(config.billing.ledger, { flushIntervalMs: config.billing.flush_interval_ms, maxBatchRows: config.billing.flush_max_rows, onError: (err: unknown) => log(`ledger: ${err instanceof Error ? err.message : String(err)}`) });
+    const billing = new BillingService({ config, ledger });
+    await billing.recover();
+    const chat = createChatService({ config, env, admission: limits.admission });
+    const flow = new ChatGateway({ chat, cache: { store: cache, policy: config.cache }, billing, keyLimits: limits.keys, log });
+    const opened = { limits, cache, ledger };
+    return {
+      chat, flow, auth, ledger,
+      async close() {
+        await chat.close();
+        await opened.cache.close();
+        await opened.ledger.close();
+        await opened.limits.close();
+        auth.close();
+      },
+    };
+  } catch (err) {
+    await cache?.close();
+    await ledger?.close();
+    await limits?.close();
+    auth.close();
+    throw err;
+  }
 }

@@ -1,7 +1,9 @@
 // The herd.yaml schema (zod): field names are the contract from DESIGN.md. Sections arrive as
 // their features do; an unknown key is an error so a typo never silently does nothing.
 import { z } from 'zod';
+import { billingConfigSchema, checkBillingConfig } from './billing-config-schema.ts';
 import { cacheConfigShape } from './cache-config-schema.ts';
+import { checkLimitsConfig, limitsConfigShape } from './limits-config-schema.ts';
 import { checkGatewayConfig, gatewayConfigShape } from './gateway-config-schema.ts';
 
 const port = z.number().int().min(0).max(65535);
@@ -36,7 +38,13 @@ export const herdConfigSchema = z.strictObject({
   serving: servingSchema.default(servingSchema.parse({})),
   ...gatewayConfigShape,
   ...cacheConfigShape,
-}).superRefine((config, ctx) => checkGatewayConfig(config, ctx));
+  ...limitsConfigShape,
+  billing: billingConfigSchema.prefault({}),
+}).superRefine((config, ctx) => {
+  checkGatewayConfig(config, ctx);
+  checkBillingConfig(config, ctx);
+  checkLimitsConfig(config, ctx);
+});
 
 export type HerdConfig = z.infer<typeof herdConfigSchema>;
 export type ServerConfig = HerdConfig['server'];

@@ -6,6 +6,8 @@ import { systemClock, type Clock } from '../core/clock.ts';
 import type { ChatRequest, ChatResponse, Usage } from './chat-types.ts';
 import { createProviders } from './create-providers.ts';
 import { describeGatewayHealth, listGatewayModels, type GatewayHealth, type ModelListEntry } from './describe-gateway.ts';
+import type { Admission } from './limits/admission.ts';
+import type { Priority } from './limits/priority.ts';
 import type { Provider, ProviderResult, ProviderWarning } from './providers/provider.ts';
 import { BreakerRegistry } from './resilience/circuit-breaker.ts';
 import { computeAttemptTimeouts, Deadline } from './resilience/deadline.ts';
@@ -31,6 +33,8 @@ export interface ChatServiceOptions {
   random?: () => number;
   /** The wait between retries. */
   sleep?: Sleep;
+  /** Waits for a slot on the upstream model and provider before each attempt (see createGatewayLimits). */
+  admission?: Admission;
 }
 
 export interface ChatContext {
@@ -40,6 +44,8 @@ export interface ChatContext {
   allowModel?: ModelFilter;
   /** Total time for this request, replacing routes.deadline_ms. */
   deadlineMs?: number;
+  /** Admission class (resolvePriority: x-herd-priority, else the key's default); NORMAL when absent. */
+  priority?: Priority;
 }
 
 /** What the transport needs besides the body: the x-herd-* headers and the attempt trail. */
@@ -57,8 +63,10 @@ export interface ChatMeta {
   attempts: AttemptRecord[];
   /** Time waiting on upstreams (failed attempts included); for a stream, until its first chunk. */
   upstreamMs: number;
-  /** Time sleeping between retries (Retry-After, backoff). */
+  /** Time sleeping between retries (Retry-After, backoff) and queued for admission. */
   waitedMs: number;
+  /** The part of waitedMs queued for admission (priority queue, provider limits). */
+  queuedMs?: number;
   /** Herd's own time inside the service so far: elapsed − upstreamMs − waitedMs. */
   overheadMs: number;
   /** Prompt tokens Herd counted for routing, when routing needed them. */
@@ -102,7 +110,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   const now = () => clock.now();
   const state: RoutingState = {
     providers: providers.byName, breakers: new BreakerRegistry(now), stats: new DeploymentStats(),
-    clock, random: options.random ?? Math.random, sleep: options.sleep ?? realSleep,
+    clock, random: options.random ?? Math.random, sleep: options.sleep ?? realSleep, admission: options.admission,
   };
   const created = Math.floor(Date.now() / 1000);
 
@@ -117,7 +125,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     const chain = expandFallbacks(catalog, resolved.model, context.allowModel);
     const deadline = new Deadline(context.deadlineMs ?? defaultDeadlineMs(catalog, resolved.model, request, stream), now);
     const loop = await runAttempts(state, {
-      chain, request, stream, signal, deadline, attempt,
+      chain, request, stream, signal, deadline, attempt, priority: context.priority,
       forecastTokens: async () => {
         const promptTokens = await prompt.exact();
         return { prompt: promptTokens, completion: request.max_completion_tokens ?? request.max_tokens ?? promptTokens };
@@ -127,7 +135,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       const m: ChatMeta = {
         requestedModel: request.model, route: resolved.kind, model: loop.target.model.name,
         provider: loop.target.deployment.provider.name, upstreamModel: loop.target.deployment.upstreamModel,
-        attempts: loop.attempts, upstreamMs: loop.upstreamMs, waitedMs: loop.waitedMs,
+        attempts: loop.attempts, upstreamMs: loop.upstreamMs, waitedMs: loop.waitedMs, queuedMs: loop.queuedMs,
         overheadMs: Math.max(0, clock.now() - startedAt - loop.upstreamMs - loop.waitedMs), warnings,
       };
       if (resolved.tier !== undefined) m.tier = resolved.tier;

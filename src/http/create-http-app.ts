@@ -9,6 +9,7 @@ import { HerdError } from '../core/errors.ts';
 import { decodeContentEncoding } from './decode-request-body.ts';
 import { registerKserveRoutes, type KserveDeps } from './kserve-routes.ts';
 import { mapErrorCodeToKserveStatus } from './map-kserve-error.ts';
+import { registerAdminRoutes, type AdminDeps } from './admin-routes.ts';
 import { registerOpenAIRoutes, type OpenAIDeps } from './openai-routes.ts';
 
 const gzipAsync = promisify(gzip);
@@ -20,6 +21,8 @@ export interface HttpAppOptions {
   maxInputSize: number;
   /** The LLM gateway's routes (/v1, /health), when the gateway is configured. */
   gateway?: OpenAIDeps;
+  /** /admin/* (usage reports), when the gateway keeps a ledger. */
+  admin?: AdminDeps;
   log?: (line: string) => void;
 }
 
@@ -101,6 +104,7 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
 
   registerKserveRoutes(app, deps, allow);
   if (options.gateway) registerOpenAIRoutes(app, options.gateway, allow);
+  if (options.admin) registerAdminRoutes(app, options.admin, allow);
   return app;
 }
 

@@ -2,14 +2,17 @@
 // Thin: authenticate, parse, hand to the chat service, write its answer; errors in OpenAI's shape.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HerdError, toHerdError } from '../core/errors.ts';
-import type { ChatRequest } from '../gateway/chat-types.ts';
-import type { ChatMeta, ChatService } from '../gateway/chat-service.ts';
+import type { ChatGateway, GatewayAnswer } from '../gateway/chat-gateway.ts';
+import type { ChatMeta, ChatService, ChatStream } from '../gateway/chat-service.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
 import type { KeyInfo } from '../gateway/keys/key-store.ts';
 import { validateChatRequest } from '../gateway/validate-chat-request.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';
 
 export interface OpenAIDeps {
+  /** The request flow (limits, cache, budget, routing, billing). */
+  gateway: ChatGateway;
+  /** Model listing and health. */
   chat: ChatService;
   authenticator: Authenticator;
   log?: (line: string) => void;
@@ -27,14 +30,13 @@ export function registerOpenAIRoutes(app: FastifyInstance, deps: OpenAIDeps, all
       const started = performance.now();
       const key = authenticate(deps.authenticator, req);
       const request = validateChatRequest(parseJson(req.body));
-      const denied = deps.authenticator.authorizeModel(key, request.model);
-      if (denied) throw denied;
       const controller = abortOnClientClose(reply);
-      const context = { signal: controller.signal, allowModel: (model: string) => !deps.authenticator.authorizeModel(key, model) };
-      if (request.stream) return streamCompletion(deps.chat, request, context, reply, started);
-      const { response, meta } = await deps.chat.complete(request, context);
-      setHerdHeaders(reply, meta, started);
-      return reply.code(200).header('content-type', 'application/json').send(JSON.stringify(response));
+      // Model access (aliases and tiers resolved first) is checked inside the gateway's routing.
+      const answer: GatewayAnswer = await deps.gateway.handle(request, { key, headers: req.headers, signal: controller.signal });
+      if (answer.kind === 'stream') return writeStream(answer.stream, answer.cache, reply, started);
+      setHerdHeaders(reply, answer.meta, started);
+      reply.header('x-herd-cache', answer.cache);
+      return reply.code(200).header('content-type', 'application/json').send(JSON.stringify(answer.response));
     });
     allow('/v1/chat/completions', ['POST']);
 
@@ -94,15 +96,15 @@ function setHerdHeaders(reply: FastifyReply, meta: ChatMeta, started: number): v
   for (const [k, v] of Object.entries(herdHeaders(meta, started))) reply.header(k, v);
 }
 
-async function streamCompletion(chat: ChatService, request: ChatRequest, context: { signal: AbortSignal; allowModel: (m: string) => boolean }, reply: FastifyReply, started: number): Promise<void> {
-  // Until the first chunk exists, failures are ordinary JSON errors with a status (fallbacks happen here).
-  const stream = await chat.stream(request, context);
+/** SSE from the first chunk on: the headers carry the answering model; no upstream switch after this. */
+async function writeStream(stream: ChatStream, cache: string, reply: FastifyReply, started: number): Promise<void> {
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
     connection: 'keep-alive',
+    'x-herd-cache': cache,
     ...herdHeaders(stream.meta, started),
   });
   raw.on('close', () => stream.cancel());

@@ -1,8 +1,5 @@
 // The gateway_keys schema, one numbered migration at a time (scope 'keys' in schema_migrations).
-// Per-key limits come as later migrations adding nullable columns, NULL meaning "no limit", e.g.
-//   { version: 2, name: 'per-key limits', sql: `ALTER TABLE gateway_keys ADD COLUMN rpm INTEGER; …` }
-// for budget_day_micros / budget_month_micros (settlement currency, integer micro-units), rpm, tpm,
-// max_concurrency and default_priority ('HIGH' | 'NORMAL' | 'BATCH'): existing keys keep working.
+// Later columns are nullable, NULL meaning "no limit", so keys created before them keep working.
 import type { SqliteMigration } from './apply-sqlite-migrations.ts';
 
 export const KEY_STORE_SCOPE = 'keys';
@@ -32,6 +29,18 @@ export const keyStoreMigrations: readonly SqliteMigration[] = [
         BEGIN UPDATE gateway_keys_revision SET revision = revision + 1 WHERE id = 1; END;
       CREATE TRIGGER gateway_keys_delete AFTER DELETE ON gateway_keys
         BEGIN UPDATE gateway_keys_revision SET revision = revision + 1 WHERE id = 1; END;
+    `,
+  },
+  {
+    version: 2,
+    name: 'per-key limits',
+    sql: `
+      ALTER TABLE gateway_keys ADD COLUMN budget_day_micros   INTEGER CHECK (budget_day_micros >= 0);   -- settlement currency, 1e-6 units, per UTC day
+      ALTER TABLE gateway_keys ADD COLUMN budget_month_micros INTEGER CHECK (budget_month_micros >= 0); -- per UTC calendar month
+      ALTER TABLE gateway_keys ADD COLUMN rpm                 INTEGER CHECK (rpm > 0);                  -- requests per minute
+      ALTER TABLE gateway_keys ADD COLUMN tpm                 INTEGER CHECK (tpm > 0);                  -- tokens per minute
+      ALTER TABLE gateway_keys ADD COLUMN max_concurrency     INTEGER CHECK (max_concurrency > 0);      -- requests in flight
+      ALTER TABLE gateway_keys ADD COLUMN default_priority    TEXT    CHECK (default_priority IN ('HIGH', 'NORMAL', 'BATCH'));
     `,
   },
 ];

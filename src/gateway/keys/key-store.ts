@@ -1,5 +1,6 @@
 // The gateway-key contract: plain data for a key and the KeyStore interface that SQLite implements
 // today and Postgres can implement later. No secret ever appears in these shapes after creation.
+import type { Priority } from '../limits/priority.ts';
 
 /** '*' means every model; otherwise the names (or aliases) a key may call. */
 export type AllowedModels = readonly string[] | '*';
@@ -7,9 +8,24 @@ export type AllowedModels = readonly string[] | '*';
 /** 'admin' is the master key from the environment; stored keys are always 'client'. */
 export type KeyRole = 'admin' | 'client';
 
-/** What a request is authenticated as. Per-key limits (budgets, RPM, TPM, concurrency, default
- *  priority) will join this shape as optional fields when their migration lands. */
-export interface KeyInfo {
+/** Per-key limits; an absent field means no limit (the column is NULL). */
+export interface KeyLimits {
+  /** Spend per UTC day, settlement currency in integer micro-units (1e-6). */
+  budgetDayMicros?: number;
+  /** Spend per UTC calendar month, settlement currency micro-units. */
+  budgetMonthMicros?: number;
+  /** Requests per minute. */
+  rpm?: number;
+  /** Tokens per minute (prompt + completion). */
+  tpm?: number;
+  /** Requests in flight at once. */
+  maxConcurrency?: number;
+  /** Admission class when the request sends no x-herd-priority header. */
+  defaultPriority?: Priority;
+}
+
+/** What a request is authenticated as: who, which models, and its limits. */
+export interface KeyInfo extends KeyLimits {
   id: string;
   name: string;
   /** First characters of the key, e.g. `sk-herd-Ab3x`: enough to recognise it, not to use it. */
@@ -25,7 +41,7 @@ export interface StoredKey extends KeyInfo {
   revokedAt: Date | undefined;
 }
 
-export interface CreateKeyInput {
+export interface CreateKeyInput extends KeyLimits {
   name: string;
   allowedModels: AllowedModels;
 }

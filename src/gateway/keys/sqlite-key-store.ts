@@ -10,7 +10,8 @@ import { HerdError } from '../../core/errors.ts';
 import { applySqliteMigrations } from './apply-sqlite-migrations.ts';
 import { createKeySecret, hashKeySecret, looksLikeKeySecret } from './create-key-secret.ts';
 import { isModelAllowed } from './is-model-allowed.ts';
-import type { AllowedModels, CreatedKey, CreateKeyInput, KeyInfo, KeyStore, RevokeResult, StoredKey } from './key-store.ts';
+import { isPriority } from '../limits/priority.ts';
+import type { AllowedModels, CreatedKey, CreateKeyInput, KeyInfo, KeyLimits, KeyStore, RevokeResult, StoredKey } from './key-store.ts';
 import { KEY_STORE_SCOPE, keyStoreMigrations } from './key-store-migrations.ts';
 import { quoteUntrusted } from './mask-key.ts';
 import { validateCreateKeyInput } from './validate-create-key-input.ts';
@@ -24,7 +25,7 @@ export interface SqliteKeyStoreOptions {
   mustExist?: boolean;
 }
 
-interface KeyRow {
+interface KeyRow extends LimitColumns {
   id: string;
   name: string;
   prefix: string;
@@ -33,9 +34,20 @@ interface KeyRow {
   revoked_at: number | null;
 }
 
+/** Migration 2's columns; NULL: no limit. */
+interface LimitColumns {
+  budget_day_micros: number | null;
+  budget_month_micros: number | null;
+  rpm: number | null;
+  tpm: number | null;
+  max_concurrency: number | null;
+  default_priority: string | null;
+}
+
 interface ActiveKeyRow extends KeyRow { key_hash: string }
 
-const COLUMNS = 'id, name, prefix, allowed_models, created_at, revoked_at';
+const COLUMNS = 'id, name, prefix, allowed_models, created_at, revoked_at, budget_day_micros, budget_month_micros, rpm, tpm, max_concurrency, default_priority';
+const PARAMS = '@id, @name, @prefix, @allowed_models, @created_at, @revoked_at, @budget_day_micros, @budget_month_micros, @rpm, @tpm, @max_concurrency, @default_priority';
 
 export class SqliteKeyStore implements KeyStore {
   readonly path: string;
@@ -82,9 +94,10 @@ export class SqliteKeyStore implements KeyStore {
       allowed_models: JSON.stringify(valid.allowedModels),
       created_at: Date.now(),
       revoked_at: null,
+      ...convertKeyLimitsToColumns(valid),
     };
     this.write(() => {
-      this.db.prepare(`INSERT INTO gateway_keys (${COLUMNS}, key_hash) VALUES (@id, @name, @prefix, @allowed_models, @created_at, @revoked_at, @hash)`)
+      this.db.prepare(`INSERT INTO gateway_keys (${COLUMNS}, key_hash) VALUES (${PARAMS}, @hash)`)
         .run({ ...row, hash });
     });
     return { key: convertRowToStoredKey(row), secret };
@@ -177,7 +190,37 @@ export class SqliteKeyStore implements KeyStore {
 }
 
 function convertRowToKeyInfo(row: KeyRow): KeyInfo {
-  return Object.freeze({ id: row.id, name: row.name, prefix: row.prefix, allowedModels: parseAllowedModels(row.allowed_models), role: 'client' as const });
+  return Object.freeze({
+    id: row.id, name: row.name, prefix: row.prefix, allowedModels: parseAllowedModels(row.allowed_models), role: 'client' as const,
+    ...parseKeyLimits(row),
+  });
+}
+
+function convertKeyLimitsToColumns(limits: KeyLimits): LimitColumns {
+  return {
+    budget_day_micros: limits.budgetDayMicros ?? null,
+    budget_month_micros: limits.budgetMonthMicros ?? null,
+    rpm: limits.rpm ?? null,
+    tpm: limits.tpm ?? null,
+    max_concurrency: limits.maxConcurrency ?? null,
+    default_priority: limits.defaultPriority ?? null,
+  };
+}
+
+/**
+ * Only the limits that are set. A value edited (around the CHECKs, e.g. as text) into something
+ * unreadable limits the most rather than the least: 0 for a number, BATCH for the priority.
+ */
+function parseKeyLimits(row: LimitColumns): KeyLimits {
+  const limits: KeyLimits = {};
+  const whole = (value: number | null, min: number) => (Number.isSafeInteger(value) && (value as number) >= min ? value as number : 0);
+  if (row.budget_day_micros !== null) limits.budgetDayMicros = whole(row.budget_day_micros, 0);
+  if (row.budget_month_micros !== null) limits.budgetMonthMicros = whole(row.budget_month_micros, 0);
+  if (row.rpm !== null) limits.rpm = whole(row.rpm, 1);
+  if (row.tpm !== null) limits.tpm = whole(row.tpm, 1);
+  if (row.max_concurrency !== null) limits.maxConcurrency = whole(row.max_concurrency, 1);
+  if (row.default_priority !== null) limits.defaultPriority = isPriority(row.default_priority) ? row.default_priority : 'BATCH';
+  return limits;
 }
 
 function convertRowToStoredKey(row: KeyRow): StoredKey {

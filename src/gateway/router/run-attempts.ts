@@ -1,9 +1,12 @@
 // The gateway's one retry loop: walks the fallback chain model by model, picks a deployment by the
 // model's strategy among those whose breaker is closed, retries transient failures with backoff and
 // Retry-After, moves on when retrying here cannot help, and stops at once for the client's own errors.
+// With an admission hook, each attempt first waits for a slot on its upstream (and moves on when none comes).
 import type { Clock } from '../../core/clock.ts';
 import { HerdError, unavailable } from '../../core/errors.ts';
 import type { ChatRequest } from '../chat-types.ts';
+import { holdAdmission, NO_ADMISSION, type Admission, type AdmissionPermit } from '../limits/admission.ts';
+import type { Priority } from '../limits/priority.ts';
 import type { Provider } from '../providers/provider.ts';
 import { UpstreamError } from '../providers/upstream-error.ts';
 import type { BreakerRegistry, CircuitBreaker } from '../resilience/circuit-breaker.ts';
@@ -32,6 +35,8 @@ export interface RoutingState {
   clock: Clock;
   random: () => number;
   sleep: Sleep;
+  /** Slots per upstream model and provider account, taken before each attempt; absent: none. */
+  admission?: Admission | undefined;
 }
 
 export interface AttemptLoopInput<T> {
@@ -43,6 +48,8 @@ export interface AttemptLoopInput<T> {
   signal: AbortSignal;
   deadline: Deadline;
   forecastTokens: () => Promise<TokenForecast>;
+  /** Admission class; NORMAL when absent. */
+  priority?: Priority | undefined;
   /** One upstream attempt; resolves once it succeeded (chat: the answer; stream: the first event). */
   attempt: (target: AttemptTarget, signal: AbortSignal) => Promise<T>;
 }
@@ -55,8 +62,10 @@ export interface AttemptLoopResult<T> {
   attempts: AttemptRecord[];
   /** Time spent waiting on upstreams, failed attempts included, up to `value`. */
   upstreamMs: number;
-  /** Time spent sleeping between retries. */
+  /** Time spent sleeping between retries and queued for admission. */
   waitedMs: number;
+  /** The part of waitedMs spent queued for admission. */
+  queuedMs: number;
 }
 
 export async function runAttempts<T>(state: RoutingState, input: AttemptLoopInput<T>): Promise<AttemptLoopResult<T>> {
@@ -71,6 +80,9 @@ class AttemptLoop<T> {
   private lastError: UpstreamError | undefined;
   private upstreamMs = 0;
   private waitedMs = 0;
+  private queuedMs = 0;
+  /** Set when admission turned a deployment away: the soonest Retry-After it suggested. */
+  private busyRetryAfterS: number | undefined;
   /** Soonest time an open breaker on the way lets a probe through. */
   private openUntilMs: number | undefined;
   /** After "prompt too long": models whose window is no larger would say the same. */
@@ -130,12 +142,20 @@ class AttemptLoop<T> {
     for (let attempt = 1; ; attempt++) {
       if (signal.aborted) throw signal.reason;
       if (input.deadline.remainingMs() <= 0) throw this.deadlineError();
-      const permit = breakerOf(state, deployment).tryAcquire();
-      if (permit === undefined) {
+      const admitted = await this.admit(deployment);
+      if (admitted === undefined) return { kind: 'next-deployment' };
+      if (input.deadline.remainingMs() <= 0) {
+        admitted.release();
+        throw this.deadlineError();
+      }
+      const breakerPermit = breakerOf(state, deployment).tryAcquire();
+      if (breakerPermit === undefined) {
         // Opened (or its probe went out) while this request waited to retry.
+        admitted.release();
         this.noteOpen(deployment);
         return { kind: 'next-deployment' };
       }
+      const permit = holdAdmission(breakerPermit, admitted);
       const timeouts = computeAttemptTimeouts({ request: input.request, stream: input.stream, provider: settings, model: { ms_per_token: model.msPerToken } });
       timeouts.timeoutMs = input.deadline.bound(timeouts.timeoutMs);
       const target: AttemptTarget = { model, deployment, provider, timeouts };
@@ -152,7 +172,7 @@ class AttemptLoop<T> {
         state.stats.recordLatency(deployment.key, kind, record.durationMs);
         return {
           kind: 'answered',
-          result: { value, target, lease, attempts: this.attempts, upstreamMs: this.upstreamMs, waitedMs: this.waitedMs },
+          result: { value, target, lease, attempts: this.attempts, upstreamMs: this.upstreamMs, waitedMs: this.waitedMs, queuedMs: this.queuedMs },
         };
       } catch (err) {
         record.durationMs = clock.now() - startedAt;
@@ -179,6 +199,27 @@ class AttemptLoop<T> {
     }
   }
 
+  /** A slot for the next attempt on `deployment`; undefined when admission turned it away (busy). */
+  private async admit(deployment: CatalogDeployment): Promise<AdmissionPermit | undefined> {
+    const { admission, clock } = this.state;
+    if (admission === undefined) return NO_ADMISSION;
+    const { signal, deadline } = this.input;
+    const from = clock.now();
+    try {
+      return await admission.acquire({ deployment, priority: this.input.priority ?? 'NORMAL', signal, maxWaitMs: deadline.remainingMs() });
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      if (!(err instanceof HerdError) || err.code !== 'UNAVAILABLE') throw err;
+      this.skipped.push(`${deployment.key}: ${err.message}`);
+      this.busyRetryAfterS = Math.min(this.busyRetryAfterS ?? Number.POSITIVE_INFINITY, err.retryAfterSeconds ?? 1);
+      return undefined;
+    } finally {
+      const queued = clock.now() - from;
+      this.queuedMs += queued;
+      this.waitedMs += queued;
+    }
+  }
+
   private noteOpen(deployment: CatalogDeployment): void {
     this.skipped.push(`${deployment.key}: circuit open`);
     // Half-open with its probe out: the answer is moments away.
@@ -186,8 +227,10 @@ class AttemptLoop<T> {
     this.openUntilMs = Math.min(this.openUntilMs ?? retryIn, retryIn);
   }
 
-  private deadlineError(): UpstreamRouteError {
+  private deadlineError(): HerdError {
     const last = this.lastError;
+    // The deadline went by in admission queues without a single attempt: the model is busy, not failing.
+    if (last === undefined && this.attempts.length === 0 && this.busyRetryAfterS !== undefined) return this.busyError();
     const detail = last === undefined ? '' : `; last: ${last.message}`;
     return new UpstreamRouteError(
       `no answer within the ${this.input.deadline.totalMs} ms deadline after ${plural(this.attempts.length, 'attempt')}${detail}`,
@@ -202,12 +245,19 @@ class AttemptLoop<T> {
       return UpstreamRouteError.wrap(this.lastError, this.attempts,
         `\`${primary.name}\`: every upstream failed after ${plural(this.attempts.length, 'attempt')}${skips}; last: ${this.lastError.message}`);
     }
+    if (this.busyRetryAfterS !== undefined) return this.busyError();
     if (this.openUntilMs !== undefined) {
       return unavailable(`The model \`${primary.name}\` is temporarily unavailable: its upstreams are failing${skips}.`, {
         retryAfterSeconds: Math.max(1, Math.ceil(this.openUntilMs / 1000)),
       });
     }
     return unavailable(`The model \`${primary.name}\` is unavailable: ${this.skipped.join('; ')}.`);
+  }
+
+  private busyError(): HerdError {
+    const primary = this.input.chain[0]!;
+    const retryAfterSeconds = Math.min(this.busyRetryAfterS ?? 1, this.openUntilMs === undefined ? Number.POSITIVE_INFINITY : Math.max(1, Math.ceil(this.openUntilMs / 1000)));
+    return unavailable(`The model \`${primary.name}\` is busy: no upstream had a free slot in time (skipped: ${this.skipped.join('; ')}).`, { retryAfterSeconds });
   }
 }
 

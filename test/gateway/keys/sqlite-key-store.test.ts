@@ -141,10 +141,15 @@ test('migrations are recorded once and reopening applies nothing; keys survive',
     again.close();
   }
   const db = new Database(path, { readonly: true });
-  assert.deepEqual(db.prepare('SELECT scope, version, name FROM schema_migrations').all(), [{ scope: 'keys', version: 1, name: 'gateway keys' }]);
+  assert.deepEqual(db.prepare('SELECT scope, version, name FROM schema_migrations').all(), [
+    { scope: 'keys', version: 1, name: 'gateway keys' }, { scope: 'keys', version: 2, name: 'per-key limits' },
+  ]);
   assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
   const columns = (db.prepare('PRAGMA table_info(gateway_keys)').all() as { name: string }[]).map((c) => c.name);
-  assert.deepEqual(columns, ['id', 'name', 'key_hash', 'prefix', 'allowed_models', 'created_at', 'revoked_at']);
+  assert.deepEqual(columns, [
+    'id', 'name', 'key_hash', 'prefix', 'allowed_models', 'created_at', 'revoked_at',
+    'budget_day_micros', 'budget_month_micros', 'rpm', 'tpm', 'max_concurrency', 'default_priority',
+  ]);
   const stored = JSON.stringify(db.prepare('SELECT * FROM gateway_keys').all());
   assert.ok(!stored.includes(secret), 'the key itself is never stored');
   db.close();
@@ -156,7 +161,7 @@ test('a database from a newer Herd is refused rather than misread', () => {
   const db = new Database(path);
   db.prepare("INSERT INTO schema_migrations (scope, version, name, applied_at) VALUES ('keys', 99, 'future', 0)").run();
   db.close();
-  assert.throws(() => SqliteKeyStore.open(path), (err: HerdError) => err.code === 'UNAVAILABLE' && /version 99, newer than this Herd knows \(1\)/.test(err.message));
+  assert.throws(() => SqliteKeyStore.open(path), (err: HerdError) => err.code === 'UNAVAILABLE' && /version 99, newer than this Herd knows \(2\)/.test(err.message));
 });
 
 test('missing and unreadable files give clear errors', () => {

@@ -1,0 +1,83 @@
+// herd.yaml's `limits` section: where limits are counted (this process, or Redis shared by every
+// replica) and priority admission per upstream model (slots, queue length, queue timeout, aging).
+// Per-key limits live on the keys (herd keys create); per-provider ones in providers.*.limits.
+import { z } from 'zod';
+
+const positiveInt = z.number().int().positive();
+
+export const limitsRedisSchema = z.strictObject({
+  url: z.string().regex(/^rediss?:\/\/.+/, 'must be a redis:// or rediss:// URL'),
+  key_prefix: z.string().default('herd:limits:'),
+  /** Longest wait for one Redis command before on_error applies. */
+  timeout_ms: positiveInt.default(250),
+  /**
+   * While Redis cannot answer: `allow` lets requests through unchecked (limits protect the gateway,
+   * they should not take it down with Redis); `deny` answers 503.
+   */
+  on_error: z.enum(['allow', 'deny']).default('allow'),
+  /** A concurrency slot of a replica that died is freed after this long (live holders renew theirs). */
+  lease_ms: positiveInt.default(30_000),
+  /** How often a queued request re-checks for slots freed by other replicas. */
+  poll_ms: positiveInt.default(50),
+});
+
+/** Admission settings one upstream model may override. */
+const admissionOverrideSchema = z.strictObject({
+  concurrency: positiveInt.optional(),
+  queue_timeout_ms: positiveInt.optional(),
+  aging_ms: positiveInt.optional(),
+  max_queue: positiveInt.optional(),
+});
+
+// provider/upstream_model, as in x-herd-provider and the breaker keys.
+const deploymentKey = z.string().regex(/^[^/\s]+\/\S+$/, 'must be provider/upstream_model');
+
+export const admissionSchema = z.strictObject({
+  /** Upstream calls in flight per upstream model (provider/upstream_model), across all replicas when Redis is set. */
+  concurrency: positiveInt.default(64),
+  /** Longest wait in an admission queue before 503 + Retry-After (the request's deadline may cut it shorter). */
+  queue_timeout_ms: positiveInt.default(30_000),
+  /** A waiter climbs one priority class per aging_ms waited, so BATCH is served within 2 × aging_ms of a HIGH stream. */
+  aging_ms: positiveInt.default(10_000),
+  /** Waiters per queue; when full, a newcomer ranked higher than the last waiter takes its place. */
+  max_queue: positiveInt.default(1000),
+  /** Per upstream model: `holysheep/gpt-4.1: { concurrency: 8 }`. */
+  models: z.record(deploymentKey, admissionOverrideSchema).default({}),
+});
+
+export const limitsConfigSchema = z.strictObject({
+  /** Absent: limits are counted in this process only (one replica). */
+  redis: limitsRedisSchema.optional(),
+  admission: admissionSchema.prefault({}),
+});
+
+/** Spread into herdConfigSchema, as gatewayConfigShape is. */
+export const limitsConfigShape = {
+  limits: limitsConfigSchema.prefault({}),
+};
+
+export type LimitsConfig = z.infer<typeof limitsConfigSchema>;
+export type LimitsRedisConfig = z.infer<typeof limitsRedisSchema>;
+export type AdmissionConfig = z.infer<typeof admissionSchema>;
+export type AdmissionOverride = z.infer<typeof admissionOverrideSchema>;
+
+interface IssueSink {
+  addIssue(issue: { code: 'custom'; path: (string | number)[]; message: string }): void;
+}
+
+interface ModelsForCheck {
+  models: Record<string, { deployments: { provider: string; upstream_model?: string | undefined }[] }>;
+}
+
+/** Call from herdConfigSchema's superRefine: an override must name a configured deployment, or it would silently do nothing. */
+export function checkLimitsConfig(config: { limits: LimitsConfig } & ModelsForCheck, ctx: IssueSink): void {
+  const known = new Set<string>();
+  for (const [name, model] of Object.entries(config.models)) {
+    for (const d of model.deployments) known.add(`${d.provider}/${d.upstream_model ?? name}`);
+  }
+  for (const key of Object.keys(config.limits.admission.models)) {
+    if (known.has(key)) continue;
+    const hint = known.size > 0 ? `: known upstream models are ${[...known].sort().join(', ')}` : '';
+    ctx.addIssue({ code: 'custom', path: ['limits', 'admission', 'models', key], message: `no deployment is ${key}${hint}` });
+  }
+}

@@ -1,0 +1,191 @@
+// Billing as the request path uses it: estimate() and reserve() before going upstream, then one finish()
+// that prices what happened, settles or releases the reservation, and queues the ledger rows.
+import type { BillingConfig } from '../../config/billing-config-schema.ts';
+import { AUTO_MODEL, type GatewayConfig, type TierName } from '../../config/gateway-config-schema.ts';
+import type { HerdError } from '../../core/errors.ts';
+import type { CompletionMeta, ChatMeta } from '../chat-service.ts';
+import type { ChatRequest, Usage } from '../chat-types.ts';
+import { UpstreamRouteError } from '../router/attempt-record.ts';
+import type { StreamResult } from '../stream-relay.ts';
+import { estimatePromptTokens } from '../usage-estimate.ts';
+import { createLedgerRecords, type AnswerFacts } from './create-ledger-records.ts';
+import type { Ledger, RecoverResult, ReleaseResult, RequestRecord, Reservation, ReserveInput, SettleResult } from './ledger.ts';
+import type { CurrencyCode, Micros } from './money.ts';
+import { createPriceCatalog, type PriceCatalog } from './price-catalog.ts';
+import { createSettlementRates, priceTokens, type Cost, type SettlementRates } from './price-usage.ts';
+
+export type BillableConfig = Pick<GatewayConfig, 'providers' | 'models'> & Partial<Pick<GatewayConfig, 'routes'>> & { billing?: BillingConfig };
+
+export interface BillingServiceOptions {
+  config: BillableConfig;
+  ledger: Ledger;
+  /** Wall clock, epoch ms. */
+  now?: () => number;
+}
+
+export interface EstimateInput {
+  /** As the client sent it: a model, an alias, a tier or `auto`. */
+  model: string;
+  promptTokens: number;
+  /** max_completion_tokens ?? max_tokens; absent: as many as the prompt (the router's own forecast). */
+  maxCompletionTokens?: number | undefined;
+  /** Only these providers (e.g. the enabled ones); default every deployment. */
+  providers?: readonly string[];
+  atMs?: number;
+}
+
+interface FinishBase {
+  requestId: string;
+  key: { id: string; name?: string | undefined };
+  /** The `model` the client sent. */
+  requestedModel: string;
+  priority?: string | undefined;
+  /** Epoch ms when the request arrived (prices in force then apply). */
+  startedAt: number;
+  /** Monotonic duration of the whole request, if measured. */
+  latencyMs?: number;
+  httpStatus?: number;
+  /** Whether reserve() ran for this request (default true): decides whether there is a reservation to settle. */
+  reserved?: boolean;
+}
+
+export type FinishInput = FinishBase & (
+  | { outcome: 'completion'; meta: CompletionMeta }
+  /** After `stream.result` resolved; ttftMs: from arrival to the first chunk being ready. */
+  | { outcome: 'stream'; meta: ChatMeta; result: StreamResult; ttftMs?: number }
+  /** Nothing answered (or the request was refused before going upstream). */
+  | { outcome: 'error'; error: HerdError }
+  /** Answered from Herd's cache: costs nothing, saves what the cached answer cost. */
+  | { outcome: 'cache-hit'; model: string; provider: string; upstreamModel: string; usage: Usage }
+);
+
+export interface FinishResult {
+  /** The request's price (undefined when nothing answered); a cache hit's is what it saved. */
+  cost: Cost | undefined;
+  settlement: SettleResult | ReleaseResult | undefined;
+  record: RequestRecord;
+}
+
+export class BillingService {
+  readonly currency: CurrencyCode;
+  readonly catalog: PriceCatalog;
+  readonly rates: SettlementRates;
+  readonly ledger: Ledger;
+  private readonly config: BillableConfig;
+  private readonly now: () => number;
+
+  constructor(options: BillingServiceOptions) {
+    this.config = options.config;
+    this.ledger = options.ledger;
+    this.now = options.now ?? Date.now;
+    this.catalog = createPriceCatalog(options.config);
+    this.rates = createSettlementRates(options.config);
+    this.currency = this.rates.currency;
+  }
+
+  /** Cost of `usage` on (provider, model) with the price in force at `atMs`. */
+  price(input: { provider: string; model: string; usage: Pick<Usage, 'promptTokens' | 'cachedPromptTokens' | 'cacheWriteTokens' | 'completionTokens'>; atMs?: number }): Cost {
+    const entry = this.catalog.get(input.provider, input.model, input.atMs ?? this.now());
+    return priceTokens(input.usage, entry, input.provider, this.rates);
+  }
+
+  /**
+   * What to reserve: the dearest deployment's cost for the prompt plus the completion limit. Tiers
+   * resolve through routes.tiers; `auto` takes the dearest of its rules' tiers. 0 for an unknown
+   * model (the chat service answers 404 for it anyway).
+   */
+  estimate(input: EstimateInput): Micros {
+    const at = input.atMs ?? this.now();
+    const usage = { promptTokens: input.promptTokens, cachedPromptTokens: 0, cacheWriteTokens: 0, completionTokens: input.maxCompletionTokens ?? input.promptTokens };
+    let dearest = 0;
+    for (const model of this.candidateModels(input.model)) {
+      for (const d of this.config.models[model]?.deployments ?? []) {
+        if (input.providers && !input.providers.includes(d.provider)) continue;
+        dearest = Math.max(dearest, this.price({ provider: d.provider, model, usage, atMs: at }).costMicros);
+      }
+    }
+    return dearest;
+  }
+
+  /** estimate() for a request, counting its prompt with Herd's tokenizer. */
+  async estimateRequest(request: ChatRequest, providers?: readonly string[]): Promise<Micros> {
+    const promptTokens = await estimatePromptTokens(request);
+    return this.estimate({ model: request.model, promptTokens, maxCompletionTokens: request.max_completion_tokens ?? request.max_tokens, ...(providers ? { providers } : {}) });
+  }
+
+  reserve(input: Omit<ReserveInput, 'currency'>): Promise<Reservation> {
+    return this.ledger.reserve({ ...input, currency: this.currency });
+  }
+
+  /** Prices the outcome, settles (or releases) the reservation, queues the rows. Rejects only if the ledger cannot settle. */
+  async finish(input: FinishInput): Promise<FinishResult> {
+    const finishedAt = this.now();
+    const answer = this.describeAnswer(input);
+    const { request, attempts } = createLedgerRecords({
+      requestId: input.requestId, keyId: input.key.id, keyName: input.key.name, requestedModel: input.requestedModel,
+      priority: input.priority, startedAt: input.startedAt, finishedAt, latencyMs: input.latencyMs,
+      ttftMs: input.outcome === 'stream' ? input.ttftMs ?? sumAttemptTime(input.meta) : undefined, httpStatus: input.httpStatus,
+    }, answer, this.currency);
+    // The rows go in first: if the settlement fails (database down), the request's cost is still on record.
+    this.ledger.record(request, attempts);
+    const reserved = input.reserved ?? true;
+    let settlement: SettleResult | ReleaseResult | undefined;
+    if (answer.model === undefined) {
+      if (reserved) settlement = await this.ledger.release(input.requestId);
+    } else if (reserved || request.costMicros > 0) {
+      settlement = await this.ledger.settle(input.requestId, { costMicros: request.costMicros, keyId: input.key.id, atMs: input.startedAt });
+    }
+    return { cost: answer.cost, settlement, record: request };
+  }
+
+  /** Releases reservations older than billing.stale_reservation_minutes (call at start-up, and periodically with several replicas). */
+  recover(): Promise<RecoverResult> {
+    const minutes = this.config.billing?.stale_reservation_minutes ?? 60;
+    return this.ledger.recover({ olderThanMs: minutes * 60_000, nowMs: this.now() });
+  }
+
+  private describeAnswer(input: FinishInput): AnswerFacts {
+    const priced = (provider: string, model: string, usage: Usage) => this.price({ provider, model, usage, atMs: input.startedAt });
+    switch (input.outcome) {
+      case 'completion':
+      case 'stream': {
+        const usage = input.outcome === 'completion' ? input.meta.usage : input.result.usage;
+        const status = input.outcome === 'completion' || input.result.outcome === 'completed' ? 'ok' : input.result.outcome;
+        return {
+          model: input.meta.model, provider: input.meta.provider, upstreamModel: input.meta.upstreamModel, status, usage,
+          cost: priced(input.meta.provider, input.meta.model, usage), cacheHit: false, savedMicros: 0, attempts: input.meta.attempts,
+        };
+      }
+      case 'cache-hit': {
+        const cost = priced(input.provider, input.model, input.usage);
+        return {
+          model: input.model, provider: input.provider, upstreamModel: input.upstreamModel, status: 'ok', usage: input.usage,
+          cost, cacheHit: true, savedMicros: cost.costMicros, attempts: [],
+        };
+      }
+      case 'error':
+        return {
+          model: undefined, provider: undefined, upstreamModel: undefined, status: input.error.code, usage: undefined,
+          cost: undefined, cacheHit: false, savedMicros: 0, attempts: input.error instanceof UpstreamRouteError ? input.error.attempts : [],
+        };
+    }
+  }
+
+  /** Canonical models a requested name may end up on. */
+  private candidateModels(requested: string): string[] {
+    const { models, routes } = this.config;
+    if (requested in models) return [requested];
+    for (const [name, model] of Object.entries(models)) if (model.aliases.includes(requested)) return [name];
+    const tierTarget = (tier: TierName) => {
+      const target = routes?.tiers[tier];
+      return target === undefined ? [] : this.candidateModels(target);
+    };
+    if (requested === AUTO_MODEL) return (routes?.auto ?? []).flatMap((rule) => tierTarget(rule.tier));
+    if (routes && requested in routes.tiers) return tierTarget(requested as TierName);
+    return [];
+  }
+}
+
+function sumAttemptTime(meta: ChatMeta): number {
+  return meta.upstreamMs + meta.waitedMs + meta.overheadMs;
+}

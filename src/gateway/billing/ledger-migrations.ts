@@ -1,0 +1,97 @@
+// The ledger schema as numbered migrations (scope 'ledger' in schema_migrations), each one SQL text
+// that SQLite and PostgreSQL both run unchanged. Money: integer micros (BIGINT); times: epoch ms (UTC).
+import type { SqliteMigration } from '../keys/apply-sqlite-migrations.ts';
+
+export const LEDGER_SCOPE = 'ledger';
+
+// Portable on purpose: BIGINT, TEXT, SMALLINT and DOUBLE PRECISION mean the same to both databases,
+// and flags are 0/1 SMALLINTs (SQLite has no boolean). Dialect-specific SQL stays out of migrations.
+
+export const ledgerMigrations: readonly SqliteMigration[] = [
+  {
+    version: 1,
+    name: 'requests, attempts, reservations, spend',
+    sql: `
+      CREATE TABLE ledger_requests (
+        request_id           TEXT     PRIMARY KEY,
+        key_id               TEXT     NOT NULL,
+        key_name             TEXT,
+        model_requested      TEXT     NOT NULL,    -- what the client sent (alias, tier, auto)
+        model                TEXT,                 -- public model that answered; NULL when none did
+        provider             TEXT,
+        upstream_model       TEXT,
+        prompt_tokens        BIGINT   NOT NULL,    -- includes cached reads and cache writes
+        cached_prompt_tokens BIGINT   NOT NULL,
+        cache_write_tokens   BIGINT   NOT NULL,
+        completion_tokens    BIGINT   NOT NULL,    -- includes reasoning
+        reasoning_tokens     BIGINT   NOT NULL,
+        estimated            SMALLINT NOT NULL,    -- 1: counted by Herd's tokenizer, not reported upstream
+        currency             TEXT     NOT NULL,    -- settlement currency of cost_micros and saved_micros
+        cost_micros          BIGINT   NOT NULL,    -- charged, settlement currency
+        usd_micros           BIGINT   NOT NULL,    -- cost_micros at the market rate (true USD)
+        list_usd_micros      BIGINT   NOT NULL,    -- at the USD list price
+        cache_hit            SMALLINT NOT NULL,
+        saved_micros         BIGINT   NOT NULL,    -- cache hit: what the answer would have cost
+        status               TEXT     NOT NULL,    -- ok | cancelled | failed | an error code
+        http_status          SMALLINT,
+        priority             TEXT,
+        attempts             SMALLINT NOT NULL,
+        latency_ms           DOUBLE PRECISION NOT NULL,
+        ttft_ms              DOUBLE PRECISION,
+        price_source         TEXT,
+        price_effective_at   BIGINT,               -- NULL: herd.yaml's price, in force since always
+        started_at           BIGINT   NOT NULL,
+        finished_at          BIGINT   NOT NULL
+      );
+      CREATE INDEX ledger_requests_started ON ledger_requests (started_at);
+      CREATE INDEX ledger_requests_key_started ON ledger_requests (key_id, started_at);
+
+      CREATE TABLE ledger_attempts (
+        request_id           TEXT     NOT NULL,
+        attempt              SMALLINT NOT NULL,    -- 1, 2, … in the order tried
+        model                TEXT     NOT NULL,
+        provider             TEXT     NOT NULL,
+        upstream_model       TEXT     NOT NULL,
+        outcome              TEXT     NOT NULL,    -- ok | rate_limited | timeout | …
+        http_status          SMALLINT,
+        prompt_tokens        BIGINT   NOT NULL,
+        cached_prompt_tokens BIGINT   NOT NULL,
+        cache_write_tokens   BIGINT   NOT NULL,
+        completion_tokens    BIGINT   NOT NULL,
+        reasoning_tokens     BIGINT   NOT NULL,
+        estimated            SMALLINT NOT NULL,
+        currency             TEXT     NOT NULL,
+        cost_micros          BIGINT   NOT NULL,
+        usd_micros           BIGINT   NOT NULL,
+        list_usd_micros      BIGINT   NOT NULL,
+        latency_ms           DOUBLE PRECISION NOT NULL,
+        ttft_ms              DOUBLE PRECISION,
+        started_at           BIGINT   NOT NULL,
+        PRIMARY KEY (request_id, attempt)
+      );
+
+      -- Budget holds: the source of truth for spend (request rows arrive later, in batches).
+      CREATE TABLE ledger_reservations (
+        request_id      TEXT   PRIMARY KEY,
+        key_id          TEXT   NOT NULL,
+        state           TEXT   NOT NULL,           -- open | settled | released
+        estimate_micros BIGINT NOT NULL,
+        actual_micros   BIGINT,                    -- set when settled
+        day_period      TEXT   NOT NULL,           -- 'd:2026-05-01' (UTC) the charge counts in
+        month_period    TEXT   NOT NULL,           -- 'm:2026-05'
+        created_at      BIGINT NOT NULL,
+        resolved_at     BIGINT
+      );
+      CREATE INDEX ledger_reservations_open ON ledger_reservations (state, created_at);
+
+      -- Running totals per key and period (settled actuals + open estimates), kept in the same
+      -- transaction as every reservation change, so a budget check reads two rows, not a month of requests.
+      CREATE TABLE ledger_spend (
+        key_id  TEXT   NOT NULL,
+        period  TEXT   NOT NULL,                   -- 'd:YYYY-MM-DD' | 'm:YYYY-MM'
+        micros  BIGINT NOT NULL,
+        PRIMARY KEY (key_id, period)
+      );
+    `,
+  },
+];

@@ -1,0 +1,215 @@
+// The Ledger contract: budget reservations (reserve → settle | release, idempotent by request id),
+// batched request/attempt rows and usage reports; SQLite and PostgreSQL implement it on one schema.
+import type { CurrencyCode, Micros } from './money.ts';
+
+export interface Budgets {
+  /** Per UTC day, settlement micro-units. */
+  dayMicros?: number | undefined;
+  /** Per UTC calendar month. */
+  monthMicros?: number | undefined;
+}
+
+export interface ReserveInput {
+  keyId: string;
+  requestId: string;
+  /** What the request may cost at most (see BillingService.estimate): held against the budgets until settled. */
+  estimateMicros: Micros;
+  budgets: Budgets;
+  /** Only for the BUDGET_EXCEEDED message. */
+  currency?: CurrencyCode;
+  /** Epoch ms; default now. Decides the day and month the reservation (and its settlement) count in. */
+  atMs?: number;
+}
+
+export type ReservationState = 'open' | 'settled' | 'released';
+
+export interface Reservation {
+  requestId: string;
+  keyId: string;
+  state: ReservationState;
+  estimateMicros: Micros;
+  /** Set once settled. */
+  actualMicros: Micros | undefined;
+  /** False when this requestId had been reserved before: nothing was charged again. */
+  created: boolean;
+  /** The key's spend in the reservation's day and month, this reservation included. */
+  spent: Spend;
+}
+
+export interface Spend {
+  dayMicros: Micros;
+  monthMicros: Micros;
+}
+
+export interface SettleInput {
+  costMicros: Micros;
+  /** Needed only when no reservation exists (a request that skipped reserve): a settled one is created. */
+  keyId?: string;
+  atMs?: number;
+}
+
+export interface SettleResult {
+  state: ReservationState | 'none';
+  /** The amount now charged for this request (the first settlement's, on a repeat call). */
+  actualMicros: Micros;
+  /** False when the call changed nothing (already settled, or no reservation and nothing to charge). */
+  changed: boolean;
+}
+
+export interface ReleaseResult {
+  state: ReservationState | 'none';
+  changed: boolean;
+}
+
+export interface RecoverOptions {
+  /** Open reservations created longer ago than this are released. */
+  olderThanMs: number;
+  nowMs?: number;
+}
+
+export interface RecoverResult {
+  released: number;
+  releasedMicros: Micros;
+}
+
+export interface TokenColumns {
+  promptTokens: number;
+  cachedPromptTokens: number;
+  cacheWriteTokens: number;
+  completionTokens: number;
+  reasoningTokens: number;
+  /** Herd counted these with its tokenizer (the upstream reported none). */
+  estimated: boolean;
+}
+
+export interface CostColumns {
+  currency: CurrencyCode;
+  /** Settlement currency: what was charged. */
+  costMicros: Micros;
+  /** True USD (costMicros at the market rate). */
+  usdMicros: Micros;
+  /** At the list price in USD. */
+  listUsdMicros: Micros;
+}
+
+/** One client request. Status: 'ok', 'cancelled' (client went away), 'failed' (stream broke), or an error code. */
+export interface RequestRecord extends TokenColumns, CostColumns {
+  requestId: string;
+  keyId: string;
+  keyName: string | undefined;
+  /** The `model` the client sent (an alias, a tier, `auto`). */
+  requestedModel: string;
+  /** What answered; undefined when nothing did. */
+  model: string | undefined;
+  provider: string | undefined;
+  upstreamModel: string | undefined;
+  status: string;
+  httpStatus: number | undefined;
+  cacheHit: boolean;
+  /** Cache hit: what the answer would have cost (settlement currency). */
+  savedMicros: Micros;
+  priority: string | undefined;
+  attempts: number;
+  latencyMs: number;
+  /** Streams: until the first chunk reached Herd. */
+  ttftMs: number | undefined;
+  /** Which catalog entry priced it: its source and effective time (undefined: in force since always). */
+  priceSource: string | undefined;
+  priceEffectiveAt: number | undefined;
+  /** Epoch ms. */
+  startedAt: number;
+  finishedAt: number;
+}
+
+/** One upstream attempt of a request (1-based `attempt`). */
+export interface AttemptRow extends TokenColumns, CostColumns {
+  requestId: string;
+  attempt: number;
+  model: string;
+  provider: string;
+  upstreamModel: string;
+  /** 'ok' or the failure kind (rate_limited, timeout, …). */
+  outcome: string;
+  httpStatus: number | undefined;
+  latencyMs: number;
+  ttftMs: number | undefined;
+  startedAt: number;
+}
+
+export const USAGE_GROUPS = ['day', 'model', 'provider', 'key'] as const;
+export type UsageGroup = (typeof USAGE_GROUPS)[number];
+
+export interface UsageQuery {
+  /** Epoch ms, inclusive. */
+  sinceMs: number;
+  /** Epoch ms, exclusive; default now. */
+  untilMs?: number;
+  by: UsageGroup;
+}
+
+export interface UsageRow {
+  /** The day (YYYY-MM-DD, UTC), model, provider or key id; '-' where none applies (nothing answered). */
+  group: string;
+  /** by key: the key's name at the time. */
+  keyName: string | undefined;
+  currency: CurrencyCode;
+  requests: number;
+  /** Requests with status other than ok. */
+  failed: number;
+  cacheHits: number;
+  /** Requests whose tokens Herd estimated. */
+  estimated: number;
+  /** Upstream tokens (cache hits excluded: they consumed none). */
+  promptTokens: number;
+  cachedPromptTokens: number;
+  cacheWriteTokens: number;
+  completionTokens: number;
+  reasoningTokens: number;
+  costMicros: Micros;
+  usdMicros: Micros;
+  listUsdMicros: Micros;
+  savedMicros: Micros;
+}
+
+export interface LedgerStats {
+  /** Rows waiting for the next flush. */
+  queued: number;
+  written: number;
+  flushes: number;
+  failedFlushes: number;
+  /** Rows given up on because the queue hit its bound while the database was failing. */
+  dropped: number;
+}
+
+export interface LedgerOptions {
+  /** Request/attempt rows are written at most this long after record() (default 1000 ms)... */
+  flushIntervalMs?: number;
+  /** ...or as soon as this many rows wait (default 500). */
+  maxBatchRows?: number;
+  /** A background flush failed (the rows stay queued for the next one). */
+  onError?: (error: unknown) => void;
+  /** Wall clock, epoch ms (tests pin it). */
+  now?: () => number;
+}
+
+export interface Ledger {
+  readonly kind: 'sqlite' | 'postgres';
+  /** Holds `estimateMicros` against the key's budgets, atomically with the check; BUDGET_EXCEEDED when it would pass one. Idempotent by requestId. */
+  reserve(input: ReserveInput): Promise<Reservation>;
+  /** Replaces the reservation with the real cost. Idempotent; a settlement after a release (recover) still charges. */
+  settle(requestId: string, actual: SettleInput): Promise<SettleResult>;
+  /** Refunds an open reservation (the request failed). Idempotent; no effect once settled. */
+  release(requestId: string): Promise<ReleaseResult>;
+  /** Releases reservations left open by a process that died before settling (see RecoverOptions). */
+  recover(options: RecoverOptions): Promise<RecoverResult>;
+  /** The key's settled spend plus open reservations in the day and month of `atMs`. */
+  spend(keyId: string, atMs?: number): Promise<Spend>;
+  /** Queues the rows; they are written in one transaction with others, off the request's path. */
+  record(request: RequestRecord, attempts: readonly AttemptRow[]): void;
+  /** Writes whatever is queued now. */
+  flush(): Promise<void>;
+  usage(query: UsageQuery): Promise<UsageRow[]>;
+  stats(): LedgerStats;
+  /** Flushes, then closes the database. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,42 @@
+// Picks the Ledger implementation from billing.ledger: `sqlite:PATH` or a bare path (the embedded
+// default), or `postgres://…` (several replicas sharing one ledger).
+import { isAbsolute, resolve } from 'node:path';
+import { HerdError } from '../../core/errors.ts';
+import type { Ledger, LedgerOptions } from './ledger.ts';
+import { PostgresLedger } from './postgres-ledger.ts';
+import { SqliteLedger, type SqliteLedgerOptions } from './sqlite-ledger.ts';
+
+export type LedgerLocation = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
+
+export function parseLedgerLocation(location: string): LedgerLocation {
+  const text = location.trim();
+  const scheme = /^([a-z][a-z0-9+.-]+):/i.exec(text)?.[1]?.toLowerCase();
+  if (text === '') throw new HerdError('INVALID_ARG', 'the ledger location is empty: use sqlite:PATH or postgres://…', { param: 'billing.ledger' });
+  if (scheme === undefined) return { kind: 'sqlite', path: text };
+  if (scheme === 'sqlite') {
+    const path = text.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    if (path === '') throw new HerdError('INVALID_ARG', `ledger '${text}' names no file: use sqlite:PATH`, { param: 'billing.ledger' });
+    return { kind: 'sqlite', path };
+  }
+  if (scheme === 'postgres' || scheme === 'postgresql') return { kind: 'postgres', url: text };
+  // Only the scheme goes into the message: a URL may carry a password.
+  throw new HerdError('INVALID_ARG', `ledger scheme '${scheme}:' is not supported: use sqlite:PATH or postgres://…`, { param: 'billing.ledger' });
+}
+
+/** A relative SQLite path is relative to herd.yaml's folder, as auth.db is; URLs stay as written. */
+export function resolveLedgerLocation(location: string, baseDir: string): string {
+  const parsed = parseLedgerLocation(location);
+  if (parsed.kind === 'postgres' || isAbsolute(parsed.path)) return location;
+  return `sqlite:${resolve(baseDir, parsed.path)}`;
+}
+
+export interface OpenLedgerOptions extends LedgerOptions, Pick<SqliteLedgerOptions, 'synchronous'> {
+  /** PostgreSQL only: the schema holding the tables. */
+  schema?: string;
+}
+
+export async function openLedger(location: string, options: OpenLedgerOptions = {}): Promise<Ledger> {
+  const parsed = parseLedgerLocation(location);
+  if (parsed.kind === 'postgres') return PostgresLedger.open({ ...options, url: parsed.url });
+  return SqliteLedger.open(parsed.path, options);
+}

@@ -1,0 +1,117 @@
+// The price catalog: dated (provider?, model) prices per million tokens with their currency and source;
+// a request is priced with the entry in force when it started, so a price change never reprices history.
+import type { BillingConfig } from '../../config/billing-config-schema.ts';
+import { parseEffectiveDate } from '../../config/billing-config-schema.ts';
+import type { GatewayConfig, PriceConfig } from '../../config/gateway-config-schema.ts';
+import { HerdError } from '../../core/errors.ts';
+import type { CurrencyCode } from './money.ts';
+import { Rational } from './rational.ts';
+
+export interface PriceEntry {
+  /** Canonical public model name. */
+  model: string;
+  /** Only this provider's deployment; undefined: any provider that has no entry of its own in force. */
+  provider: string | undefined;
+  currency: CurrencyCode;
+  /** Per million tokens, exact. */
+  input: Rational;
+  output: Rational;
+  /** Undefined: billed at `input`. */
+  cachedInput: Rational | undefined;
+  cacheWrite: Rational | undefined;
+  /** Epoch ms; -Infinity for herd.yaml's models.*.price and deployments[].price (in force since always). */
+  effectiveFrom: number;
+  source: string;
+}
+
+export type PriceInput = Omit<PriceEntry, 'input' | 'output' | 'cachedInput' | 'cacheWrite'> & {
+  input: Rational | number | string;
+  output: Rational | number | string;
+  cachedInput?: Rational | number | string | undefined;
+  cacheWrite?: Rational | number | string | undefined;
+};
+
+export class PriceCatalog {
+  /** model → provider ('' for generic) → entries, newest first. */
+  private readonly entries = new Map<string, Map<string, PriceEntry[]>>();
+
+  constructor(entries: readonly PriceInput[] = []) {
+    for (const entry of entries) this.add(entry);
+  }
+
+  add(input: PriceInput): PriceEntry {
+    const entry: PriceEntry = {
+      ...input,
+      input: Rational.of(input.input),
+      output: Rational.of(input.output),
+      cachedInput: input.cachedInput === undefined ? undefined : Rational.of(input.cachedInput),
+      cacheWrite: input.cacheWrite === undefined ? undefined : Rational.of(input.cacheWrite),
+    };
+    let byProvider = this.entries.get(entry.model);
+    if (!byProvider) this.entries.set(entry.model, (byProvider = new Map()));
+    const list = byProvider.get(entry.provider ?? '') ?? [];
+    list.push(entry);
+    list.sort((a, b) => b.effectiveFrom - a.effectiveFrom);
+    byProvider.set(entry.provider ?? '', list);
+    return entry;
+  }
+
+  /**
+   * The price of `model` on `provider` at `atMs`: the newest provider-specific entry in force, else
+   * the newest generic one. A provider's own list (a relay's deployment price) thus keeps applying
+   * when the maker's list changes, and a dated change for one provider affects only that provider.
+   */
+  find(provider: string | undefined, model: string, atMs: number): PriceEntry | undefined {
+    const byProvider = this.entries.get(model);
+    if (!byProvider) return undefined;
+    const inForce = (list: PriceEntry[] | undefined) => list?.find((e) => e.effectiveFrom <= atMs);
+    return (provider === undefined ? undefined : inForce(byProvider.get(provider))) ?? inForce(byProvider.get(''));
+  }
+
+  /** As find(), but a missing price is a configuration error (validation makes it unreachable). */
+  get(provider: string | undefined, model: string, atMs: number): PriceEntry {
+    const entry = this.find(provider, model, atMs);
+    if (!entry) throw new HerdError('INTERNAL', `no price for model '${model}'${provider ? ` on '${provider}'` : ''} at ${new Date(atMs).toISOString()}`);
+    return entry;
+  }
+
+  /** Every entry, for `herd check` and tests: model, then provider, newest first. */
+  list(): PriceEntry[] {
+    return [...this.entries.values()].flatMap((byProvider) => [...byProvider.values()].flat());
+  }
+}
+
+/**
+ * The catalog herd.yaml describes: models.*.price (generic, USD), deployments[].price (that provider,
+ * USD), both in force since always, plus billing.prices' dated entries (aliases resolved).
+ */
+export function createPriceCatalog(config: Pick<GatewayConfig, 'models'> & { billing?: Pick<BillingConfig, 'prices'> }): PriceCatalog {
+  const catalog = new PriceCatalog();
+  const canonical = new Map<string, string>();
+  for (const [name, model] of Object.entries(config.models)) {
+    canonical.set(name, name);
+    for (const alias of model.aliases) canonical.set(alias, name);
+    if (model.price) catalog.add(fromConfigPrice(name, undefined, model.price, `herd.yaml models.${name}.price`));
+    model.deployments.forEach((d, i) => {
+      if (d.price) catalog.add(fromConfigPrice(name, d.provider, d.price, `herd.yaml models.${name}.deployments[${i}].price`));
+    });
+  }
+  (config.billing?.prices ?? []).forEach((p, i) => {
+    const model = canonical.get(p.model);
+    const effectiveFrom = parseEffectiveDate(p.effective);
+    if (model === undefined || effectiveFrom === undefined) throw new HerdError('INVALID_ARG', `billing.prices[${i}]: unknown model or bad date (validate the config first)`);
+    catalog.add({
+      model, provider: p.provider, currency: p.currency, input: p.input, output: p.output,
+      cachedInput: p.cached_input, cacheWrite: p.cache_write, effectiveFrom,
+      source: p.source ?? `herd.yaml billing.prices[${i}]`,
+    });
+  });
+  return catalog;
+}
+
+function fromConfigPrice(model: string, provider: string | undefined, price: PriceConfig, source: string): PriceInput {
+  return {
+    model, provider, currency: 'USD', input: price.input, output: price.output,
+    cachedInput: price.cached_input, cacheWrite: price.cache_write, effectiveFrom: Number.NEGATIVE_INFINITY, source,
+  };
+}

@@ -1,0 +1,40 @@
+// The usage report's one SQL statement, for both dialects: the only differences are the UTC-day
+// expression and the parameter placeholders. Sums are CAST to BIGINT so pg does not return NUMERIC.
+import type { UsageGroup } from './ledger.ts';
+
+export type SqlDialect = 'sqlite' | 'postgres';
+
+const DAY: Record<SqlDialect, string> = {
+  sqlite: "strftime('%Y-%m-%d', started_at / 1000, 'unixepoch')",
+  postgres: "to_char(to_timestamp(started_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
+};
+
+function groupExpression(dialect: SqlDialect, by: UsageGroup): string {
+  switch (by) {
+    case 'day': return DAY[dialect];
+    case 'model': return "COALESCE(model, '-')";
+    case 'provider': return "COALESCE(provider, '-')";
+    case 'key': return 'key_id';
+  }
+}
+
+// Cache hits consumed no upstream tokens: they count as requests and savings, not as usage.
+const upstream = (column: string) => `CAST(SUM(CASE WHEN cache_hit = 0 THEN ${column} ELSE 0 END) AS BIGINT) AS ${column}`;
+const total = (column: string) => `CAST(SUM(${column}) AS BIGINT) AS ${column}`;
+
+export function buildUsageQuery(dialect: SqlDialect, by: UsageGroup): string {
+  const p = dialect === 'postgres' ? ['$1', '$2'] : ['?', '?'];
+  return `
+    SELECT ${groupExpression(dialect, by)} AS grp, ${by === 'key' ? 'MAX(key_name)' : 'NULL'} AS key_name, currency,
+      COUNT(*) AS requests,
+      CAST(SUM(CASE WHEN status <> 'ok' THEN 1 ELSE 0 END) AS BIGINT) AS failed,
+      CAST(SUM(cache_hit) AS BIGINT) AS cache_hits,
+      ${total('estimated')},
+      ${upstream('prompt_tokens')}, ${upstream('cached_prompt_tokens')}, ${upstream('cache_write_tokens')},
+      ${upstream('completion_tokens')}, ${upstream('reasoning_tokens')},
+      ${total('cost_micros')}, ${total('usd_micros')}, ${total('list_usd_micros')}, ${total('saved_micros')}
+    FROM ledger_requests
+    WHERE started_at >= ${p[0]} AND started_at < ${p[1]}
+    GROUP BY 1, currency
+    ORDER BY 1, currency`;
+}

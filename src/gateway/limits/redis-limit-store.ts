@@ -1,0 +1,147 @@
+// LimitStore shared by every replica through Redis: each operation is one Lua script run by EVALSHA
+// (EVAL once when Redis does not have it cached yet). When Redis cannot answer, `onRedisError`
+// decides: 'allow' lets the request through unchecked (limits protect, they should not take the
+// gateway down with Redis), 'deny' answers UNAVAILABLE.
+import { createHash } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { HerdError } from '../../core/errors.ts';
+import type { LeaseCheck, LimitCheck, LimitDecision, LimitRefusal, LimitStore, WindowCheck } from './limit-store.ts';
+import { ACQUIRE_SCRIPT, ADJUST_SCRIPT, RENEW_SCRIPT } from './redis-limit-scripts.ts';
+
+export type RedisErrorMode = 'allow' | 'deny';
+
+export interface RedisLimitStoreOptions {
+  client: Redis;
+  /** Prepended to every key, e.g. `herd:limits:`; tests use a unique one per run. */
+  keyPrefix: string;
+  onRedisError?: RedisErrorMode;
+  /** Told about every Redis failure (the request itself goes on as onRedisError says). */
+  onError?: (err: Error) => void;
+  /** Whether close() quits the client (false when it is shared with the cache). */
+  ownsClient?: boolean;
+}
+
+interface Script {
+  source: string;
+  sha: string;
+}
+
+const script = (source: string): Script => ({ source, sha: createHash('sha1').update(source).digest('hex') });
+const ACQUIRE = script(ACQUIRE_SCRIPT);
+const ADJUST = script(ADJUST_SCRIPT);
+const RENEW = script(RENEW_SCRIPT);
+
+export class RedisLimitStore implements LimitStore {
+  readonly shared = true;
+  readonly client: Redis;
+  private readonly keyPrefix: string;
+  private readonly mode: RedisErrorMode;
+  private readonly onError: (err: Error) => void;
+  private readonly ownsClient: boolean;
+
+  constructor(options: RedisLimitStoreOptions) {
+    this.client = options.client;
+    this.keyPrefix = options.keyPrefix;
+    this.mode = options.onRedisError ?? 'allow';
+    this.onError = options.onError ?? (() => undefined);
+    this.ownsClient = options.ownsClient ?? false;
+  }
+
+  async acquire(group: string, id: string, checks: readonly LimitCheck[]): Promise<LimitDecision> {
+    const keys = checks.flatMap((c) => [this.key(group, c.name), `${this.key(group, c.name)}:sum`]);
+    const args = checks.flatMap((c) => (c.kind === 'window' ? ['window', c.limit, c.windowMs, c.cost] : ['lease', c.limit, c.leaseMs, 1]));
+    let reply: unknown;
+    try {
+      reply = await this.run(ACQUIRE, keys, [id, ...args]);
+    } catch (err) {
+      this.onError(asError(err));
+      if (this.mode === 'allow') return { granted: true };
+      throw new HerdError('UNAVAILABLE', 'rate limits cannot be checked right now (Redis is unavailable)', { retryAfterSeconds: 1, cause: err });
+    }
+    return parseAcquireReply(reply);
+  }
+
+  async adjust(group: string, id: string, check: WindowCheck, fromCost: number, toCost: number): Promise<void> {
+    if (fromCost === toCost) return;
+    const key = this.key(group, check.name);
+    await this.quietly(() => this.run(ADJUST, [key, `${key}:sum`], [id, fromCost, toCost]));
+  }
+
+  async release(group: string, id: string, leases: readonly LeaseCheck[]): Promise<void> {
+    if (leases.length === 0) return;
+    await this.quietly(async () => {
+      const pipeline = this.client.pipeline();
+      for (const lease of leases) pipeline.zrem(this.key(group, lease.name), id);
+      const results = await pipeline.exec();
+      const failed = results?.find(([err]) => err !== null)?.[0];
+      if (failed) throw failed;
+    });
+  }
+
+  async renew(group: string, id: string, leases: readonly LeaseCheck[]): Promise<void> {
+    if (leases.length === 0) return;
+    const leaseMs = Math.max(...leases.map((l) => l.leaseMs));
+    await this.quietly(() => this.run(RENEW, leases.map((l) => this.key(group, l.name)), [id, leaseMs]));
+  }
+
+  async close(): Promise<void> {
+    if (!this.ownsClient) return;
+    if (this.client.status === 'ready') await this.client.quit().catch(() => this.client.disconnect());
+    else this.client.disconnect();
+  }
+
+  /** `{…}` is a Redis Cluster hash tag: one group's counters share a slot, as a script needs. */
+  private key(group: string, name: string): string {
+    return `${this.keyPrefix}{${group}}:${name}`;
+  }
+
+  /** EVALSHA, falling back to EVAL (which also caches the script) after a restart or SCRIPT FLUSH. */
+  private async run(s: Script, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    try {
+      return await this.client.evalsha(s.sha, keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!asError(err).message.startsWith('NOSCRIPT')) throw err;
+      return this.client.eval(s.source, keys.length, ...keys, ...args);
+    }
+  }
+
+  /** Bookkeeping after the fact (corrections, releases) must never fail the request it follows. */
+  private async quietly(body: () => Promise<unknown>): Promise<void> {
+    try {
+      await body();
+    } catch (err) {
+      this.onError(asError(err));
+    }
+  }
+}
+
+/**
+ * A client for limits: no offline queue and no per-command retries (a request must not wait on a
+ * reconnect to learn whether it may go), a command timeout, reconnects with capped backoff.
+ */
+export function createLimitsRedisClient(url: string, timeoutMs: number, onError: (err: Error) => void): Redis {
+  const client = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: timeoutMs,
+    connectTimeout: Math.max(1000, timeoutMs * 4),
+    retryStrategy: (times: number) => Math.min(times * 200, 5000),
+  });
+  client.on('error', onError);
+  return client;
+}
+
+export function parseAcquireReply(reply: unknown): LimitDecision {
+  if (!Array.isArray(reply) || typeof reply[0] !== 'number') throw new HerdError('INTERNAL', `unexpected reply from the limits script: ${JSON.stringify(reply)}`);
+  if (reply[0] === 1) return { granted: true };
+  const refusals: LimitRefusal[] = [];
+  for (let i = 1; i + 2 < reply.length; i += 3) {
+    const [index, wait, used] = [Number(reply[i]), Number(reply[i + 1]), Number(reply[i + 2])];
+    refusals.push({ index: index - 1, used, retryAfterMs: wait >= 0 ? wait : undefined, neverFits: wait === -2 });
+  }
+  return { granted: false, refusals };
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}

@@ -1,0 +1,92 @@
+// `herd usage` over a real SQLite ledger: the table and --json by each grouping, the ledger found
+// through herd.yaml (relative to it) or --ledger, a fresh install, and clear errors for bad flags.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { registerUsageCommand, runUsage, type BillingCliIo } from '../../src/cli/usage-command.ts';
+import { HerdError } from '../../src/core/errors.ts';
+import { SqliteLedger } from '../../src/gateway/billing/sqlite-ledger.ts';
+import { sampleRequest } from '../gateway/billing/ledger-contract.ts';
+
+const NOW = Date.parse('2026-05-21T12:00:00Z');
+
+function captureIo(): BillingCliIo & { out: string[]; text(): string } {
+  const out: string[] = [];
+  return { out, env: {}, now: () => NOW, stdout: (t) => { out.push(t); }, stderr: (t) => { out.push(t); }, text: () => out.join('') };
+}
+
+async function seedLedger(file: string): Promise<void> {
+  const ledger = SqliteLedger.open(file);
+  const day1 = Date.parse('2026-05-20T09:00:00Z');
+  const day2 = Date.parse('2026-05-21T09:00:00Z');
+  ledger.record(sampleRequest({ requestId: 'a', startedAt: day1, provider: 'openai', costMicros: 58_400_000, usdMicros: 8_000_000, listUsdMicros: 8_000_000, promptTokens: 0, cachedPromptTokens: 0, completionTokens: 1_000_000, reasoningTokens: 0 }), []);
+  ledger.record(sampleRequest({ requestId: 'b', startedAt: day2, keyId: 'key_b', keyName: 'team b', provider: 'holysheep', costMicros: 8_000_000, usdMicros: 1_095_890, listUsdMicros: 8_000_000, promptTokens: 0, cachedPromptTokens: 0, completionTokens: 1_000_000, reasoningTokens: 0 }), []);
+  ledger.record(sampleRequest({ requestId: 'old', startedAt: Date.parse('2026-04-01T00:00:00Z') }), []);
+  await ledger.close();
+}
+
+test('a table by model and by provider, with totals in ¥ and $', async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'herd-usage-')), 'herd.db');
+  await seedLedger(file);
+  const io = captureIo();
+  await runUsage({ ledger: `sqlite:${file}`, by: 'provider', since: '7d' }, io);
+  const text = io.text();
+  assert.match(text, /^Usage from 2026-05-14 12:00 UTC to 2026-05-21 12:00 UTC by provider\n/);
+  assert.match(text, /holysheep +1 +0 +0 +0 +0 +1,000,000 +0 +¥8\.00 +\$1\.10 +\$8\.00 +¥0\.00/);
+  assert.match(text, /openai +1 +0 +0 +0 +0 +1,000,000 +0 +¥58\.40 +\$8\.00 +\$8\.00 +¥0\.00/);
+  assert.match(text, /total +2 +0 +0 +0 +0 +2,000,000 +0 +¥66\.40 +\$9\.10 +\$16\.00 +¥0\.00/, 'the April request is outside --since 7d');
+  assert.match(text, /true USD: that at the market rate/);
+});
+
+test('--json is exact (micros and tokens) with cent strings, grouped by key with names', async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'herd-usage-')), 'herd.db');
+  await seedLedger(file);
+  const io = captureIo();
+  await runUsage({ ledger: file, by: 'key', since: '2026-05-01', until: '2026-05-21T00:00:00Z', json: true }, io);
+  const json = JSON.parse(io.text());
+  assert.equal(json.object, 'usage.report');
+  assert.deepEqual([json.since, json.until, json.by], ['2026-05-01T00:00:00.000Z', '2026-05-21T00:00:00.000Z', 'key']);
+  assert.deepEqual(json.rows, [{
+    group: 'key_a', key_name: 'team a', currency: 'CNY', requests: 1, failed: 0, cache_hits: 0, estimated: 0,
+    tokens: { prompt: 0, cached_prompt: 0, cache_write: 0, completion: 1_000_000, reasoning: 0 },
+    cost_micros: 58_400_000, cost: '58.40', usd_micros: 8_000_000, usd: '8.00', list_usd_micros: 8_000_000, list_usd: '8.00', saved_micros: 0, saved: '0.00',
+  }]);
+  assert.equal(json.totals[0].cost, '58.40');
+});
+
+test('the ledger comes from herd.yaml, relative to it; a fresh install prints no usage and creates nothing', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'herd-usage-'));
+  mkdirSync(join(dir, 'data'));
+  await seedLedger(join(dir, 'data', 'herd.db'));
+  writeFileSync(join(dir, 'herd.yaml'), 'server: { http_port: 0 }\n');
+  const io = captureIo();
+  await runUsage({ config: join(dir, 'herd.yaml'), by: 'day' }, io);
+  assert.match(io.text(), /2026-05-20 +1 .*¥58\.40/);
+  assert.match(io.text(), /2026-05-21 +1 .*¥8\.00/);
+
+  const empty = mkdtempSync(join(tmpdir(), 'herd-usage-empty-'));
+  const none = captureIo();
+  await runUsage({ ledger: `sqlite:${join(empty, 'data', 'herd.db')}` }, none);
+  assert.match(none.text(), /^No usage recorded yet \(.*data\/herd\.db does not exist\)\.\n$/);
+  assert.equal(existsSync(join(empty, 'data')), false);
+  const json = captureIo();
+  await runUsage({ ledger: join(empty, 'herd.db'), json: true }, json);
+  assert.deepEqual(JSON.parse(json.text()).rows, []);
+});
+
+test('through commander; bad flags are INVALID_ARG with the accepted forms', async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'herd-usage-')), 'herd.db');
+  await seedLedger(file);
+  const io = captureIo();
+  const program = new Command('herd').exitOverride();
+  registerUsageCommand(program, io);
+  await program.parseAsync(['node', 'herd', 'usage', '--ledger', file, '--by', 'model', '--json']);
+  assert.equal(JSON.parse(io.text()).rows[0].group, 'gpt-4.1');
+  await assert.rejects(runUsage({ ledger: file, by: 'week' }, captureIo()), (err: HerdError) => err.code === 'INVALID_ARG' && /by must be one of day, model, provider, key/.test(err.message));
+  await assert.rejects(runUsage({ ledger: file, since: 'yesterday' }, captureIo()), /since must be a duration such as 7d/);
+  await assert.rejects(runUsage({ ledger: file, since: '1d', until: '2d' }, captureIo()), /--until .* must be after --since/);
+  await assert.rejects(runUsage({ ledger: 'mysql://x' }, captureIo()), /scheme 'mysql:' is not supported/);
+});

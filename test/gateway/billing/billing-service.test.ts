@@ -1,0 +1,171 @@
+// The request path's billing calls end to end on a real SQLite ledger: the reserve estimate (dearest
+// deployment; aliases, tiers and auto resolved), finish() for a completion, a cut-off stream, a
+// failure after retries, and a cache hit — costs, settlements, request and attempt rows.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { HerdError } from '../../../src/core/errors.ts';
+import { BillingService } from '../../../src/gateway/billing/billing-service.ts';
+import { SqliteLedger } from '../../../src/gateway/billing/sqlite-ledger.ts';
+import type { CompletionMeta } from '../../../src/gateway/chat-service.ts';
+import type { Usage } from '../../../src/gateway/chat-types.ts';
+import { UpstreamError } from '../../../src/gateway/providers/upstream-error.ts';
+import { UpstreamRouteError, type AttemptRecord } from '../../../src/gateway/router/attempt-record.ts';
+import { mapErrorToOpenAI } from '../../../src/http/map-openai-error.ts';
+import { billingTestConfig } from './billing-fixtures.ts';
+
+const START = Date.parse('2026-05-20T10:00:00Z');
+
+function setup() {
+  const file = join(mkdtempSync(join(tmpdir(), 'herd-billing-')), 'herd.db');
+  const now = { ms: START + 900 };
+  const ledger = SqliteLedger.open(file, { flushIntervalMs: 60_000, now: () => now.ms });
+  const billing = new BillingService({ config: billingTestConfig(), ledger, now: () => now.ms });
+  return { file, now, ledger, billing };
+}
+
+const usage = (over: Partial<Usage> = {}): Usage => ({
+  promptTokens: 1_000, cachedPromptTokens: 0, cacheWriteTokens: 0, completionTokens: 500, reasoningTokens: 0, estimated: false, raw: {}, ...over,
+});
+
+function completionMeta(attempts: AttemptRecord[], u: Usage, provider = 'openai'): CompletionMeta {
+  return {
+    requestedModel: 'gpt4', route: 'alias', model: 'gpt-4.1', provider, upstreamModel: 'gpt-4.1', attempts,
+    upstreamMs: 900, waitedMs: 250, overheadMs: 0.4, warnings: [], usage: u, rawFinishReason: 'stop',
+  };
+}
+
+const attempt = (over: Partial<AttemptRecord>): AttemptRecord => ({ model: 'gpt-4.1', provider: 'openai', upstreamModel: 'gpt-4.1', outcome: 'ok', durationMs: 600, ...over });
+
+test('the reserve estimate: prompt + completion limit on the dearest deployment; aliases, tiers and auto resolved', async () => {
+  const { billing, ledger } = setup();
+  try {
+    // gpt-4.1: openai at ¥7.3/$ is dearest: 1 000 × $2 × 7.3 + 500 × $8 × 7.3 = 14 600 + 29 200 µ¥.
+    assert.equal(billing.estimate({ model: 'gpt-4.1', promptTokens: 1_000, maxCompletionTokens: 500 }), 43_800);
+    assert.equal(billing.estimate({ model: 'gpt4', promptTokens: 1_000, maxCompletionTokens: 500 }), 43_800);
+    assert.equal(billing.estimate({ model: 'advanced', promptTokens: 1_000, maxCompletionTokens: 500 }), 43_800);
+    assert.equal(billing.estimate({ model: 'gpt-4.1', promptTokens: 1_000, maxCompletionTokens: 500, providers: ['holysheep'] }), 6_000);
+    assert.equal(billing.estimate({ model: 'gpt-4.1', promptTokens: 1_000 }), 73_000, 'no limit: as many completion tokens as prompt tokens');
+    // auto → fast (gemini: 1000 × 0.30 + 500 × 2.50 = 1 550 µ$) or quality (claude: 3 000 + 7 500 = 10 500 µ$): the dearer, × 7.3.
+    assert.equal(billing.estimate({ model: 'auto', promptTokens: 1_000, maxCompletionTokens: 500 }), 76_650);
+    assert.equal(billing.estimate({ model: 'nope', promptTokens: 1_000 }), 0);
+    const counted = await billing.estimateRequest({ model: 'gpt-4.1', messages: [{ role: 'user', content: 'Hello there' }], max_tokens: 10 });
+    assert.ok(counted > 10 * 8 * 7.3 && counted < 100 * 73, `tokenizer-based estimate ${counted}`);
+  } finally {
+    await ledger.close();
+  }
+});
+
+test('a completion after a retry: settled at its real cost, one request row and one row per attempt', async () => {
+  const { billing, ledger, file } = setup();
+  try {
+    const key = { id: 'key_a', name: 'team a' };
+    const estimate = billing.estimate({ model: 'gpt4', promptTokens: 1_000, maxCompletionTokens: 500 });
+    await billing.reserve({ keyId: key.id, requestId: 'r1', estimateMicros: estimate, budgets: { dayMicros: 100_000 } });
+    const meta = completionMeta([
+      attempt({ outcome: 'rate_limited', status: 429, durationMs: 50, next: 'retry', waitMs: 250 }),
+      attempt({ durationMs: 600 }),
+    ], usage({ cachedPromptTokens: 400, reasoningTokens: 120 }));
+    const done = await billing.finish({ requestId: 'r1', key, requestedModel: 'gpt4', priority: 'HIGH', startedAt: START, latencyMs: 901.5, httpStatus: 200, outcome: 'completion', meta });
+    // 600 × $2 + 400 × $0.50 + 500 × $8 = 1 200 + 200 + 4 000 = 5 400 µ$ list; × 7.3 = 39 420 µ¥.
+    assert.equal(done.record.costMicros, 39_420);
+    assert.equal(done.record.listUsdMicros, 5_400);
+    assert.deepEqual(done.settlement, { state: 'settled', actualMicros: 39_420, changed: true });
+    assert.deepEqual(await ledger.spend('key_a'), { dayMicros: 39_420, monthMicros: 39_420 });
+    await ledger.flush();
+    const db = new Database(file, { readonly: true });
+    const row = db.prepare('SELECT * FROM ledger_requests').get() as Record<string, unknown>;
+    assert.equal(row.status, 'ok');
+    assert.equal(row.model_requested, 'gpt4');
+    assert.equal(row.attempts, 2);
+    assert.equal(row.priority, 'HIGH');
+    assert.equal(row.latency_ms, 901.5);
+    assert.equal(row.price_source, 'herd.yaml models.gpt-4.1.price');
+    const attempts = db.prepare('SELECT attempt, outcome, http_status, cost_micros, completion_tokens, started_at FROM ledger_attempts ORDER BY attempt').all();
+    assert.deepEqual(attempts, [
+      { attempt: 1, outcome: 'rate_limited', http_status: 429, cost_micros: 0, completion_tokens: 0, started_at: START },
+      { attempt: 2, outcome: 'ok', http_status: null, cost_micros: 39_420, completion_tokens: 500, started_at: START + 300 },
+    ]);
+    db.close();
+  } finally {
+    await ledger.close();
+  }
+});
+
+test('a stream cut off by the client is billed from the tokens Herd counted, marked estimated', async () => {
+  const { billing, ledger } = setup();
+  try {
+    await billing.reserve({ keyId: 'k', requestId: 's1', estimateMicros: 50_000, budgets: {} });
+    const { usage: _u, rawFinishReason: _r, ...meta } = completionMeta([attempt({ provider: 'holysheep', durationMs: 180 })], usage(), 'holysheep');
+    const done = await billing.finish({
+      requestId: 's1', key: { id: 'k' }, requestedModel: 'gpt-4.1', startedAt: START, outcome: 'stream', meta: { ...meta, provider: 'holysheep' }, ttftMs: 190,
+      result: { outcome: 'cancelled', usage: usage({ completionTokens: 37, estimated: true, raw: undefined }), finishReason: null, rawFinishReason: null, chunks: 12, streamMs: 400 },
+    });
+    assert.equal(done.record.status, 'cancelled');
+    assert.equal(done.record.estimated, true);
+    assert.equal(done.record.ttftMs, 190);
+    assert.equal(done.record.costMicros, 2_296, '1 000 × $2 + 37 × $8 = 2 296 µ$ at ¥1/$');
+    assert.deepEqual(await ledger.spend('k'), { dayMicros: 2_296, monthMicros: 2_296 });
+  } finally {
+    await ledger.close();
+  }
+});
+
+test('a request that failed everywhere is released and recorded with its attempts; a budget refusal is 429 insufficient_quota', async () => {
+  const { billing, ledger } = setup();
+  try {
+    await billing.reserve({ keyId: 'k', requestId: 'f1', estimateMicros: 9_000, budgets: { dayMicros: 10_000 } });
+    await assert.rejects(billing.reserve({ keyId: 'k', requestId: 'f2', estimateMicros: 2_000, budgets: { dayMicros: 10_000 } }), (err: HerdError) => {
+      const answer = mapErrorToOpenAI(err);
+      return answer.status === 429 && answer.body.error.code === 'insufficient_quota' && !('retry-after' in answer.headers) && /daily budget of ¥0\.01 \(spent and reserved so far: less than ¥0\.01\)/.test(err.message);
+    });
+    const failure = new UpstreamError('upstream timed out', { provider: 'openai', failure: 'timeout' });
+    const error = UpstreamRouteError.wrap(failure, [attempt({ outcome: 'timeout', durationMs: 30_000, next: 'next-deployment' }), attempt({ provider: 'holysheep', outcome: 'timeout', durationMs: 30_000, next: 'answer' })]);
+    const done = await billing.finish({ requestId: 'f1', key: { id: 'k' }, requestedModel: 'gpt-4.1', startedAt: START, httpStatus: 504, outcome: 'error', error });
+    assert.deepEqual(done.settlement, { state: 'released', changed: true });
+    assert.equal(done.record.status, 'UPSTREAM_TIMEOUT');
+    assert.equal(done.record.attempts, 2);
+    assert.equal(done.record.model, undefined);
+    assert.deepEqual(await ledger.spend('k'), { dayMicros: 0, monthMicros: 0 });
+    // Refused before going upstream: recorded, nothing to release.
+    const refused = await billing.finish({ requestId: 'f2', key: { id: 'k' }, requestedModel: 'gpt-4.1', startedAt: START, reserved: false, outcome: 'error', error: new HerdError('BUDGET_EXCEEDED', 'over') });
+    assert.equal(refused.settlement, undefined);
+    assert.equal(refused.record.status, 'BUDGET_EXCEEDED');
+  } finally {
+    await ledger.close();
+  }
+});
+
+test('a cache hit costs nothing and records what it saved', async () => {
+  const { billing, ledger } = setup();
+  try {
+    const done = await billing.finish({
+      requestId: 'c1', key: { id: 'k' }, requestedModel: 'gpt-4.1', startedAt: START, reserved: false,
+      outcome: 'cache-hit', model: 'gpt-4.1', provider: 'openai', upstreamModel: 'gpt-4.1', usage: usage(),
+    });
+    assert.equal(done.record.costMicros, 0);
+    assert.equal(done.record.cacheHit, true);
+    assert.equal(done.record.savedMicros, 43_800, '1 000 × $2 + 500 × $8 = 6 000 µ$ × 7.3');
+    assert.equal(done.settlement, undefined, 'no reservation, nothing charged: no ledger round trip');
+    await ledger.flush();
+    const [row] = await ledger.usage({ sinceMs: START - 1, untilMs: START + 1_000, by: 'model' });
+    assert.deepEqual([row?.requests, row?.cacheHits, row?.promptTokens, row?.costMicros, row?.savedMicros], [1, 1, 0, 0, 43_800]);
+  } finally {
+    await ledger.close();
+  }
+});
+
+test('recover() releases reservations older than billing.stale_reservation_minutes', async () => {
+  const { billing, ledger, now } = setup();
+  try {
+    await billing.reserve({ keyId: 'k', requestId: 'old', estimateMicros: 500, budgets: {}, atMs: START - 59 * 60_000 });
+    assert.deepEqual(await billing.recover(), { released: 0, releasedMicros: 0 });
+    now.ms += 2 * 60_000;
+    assert.deepEqual(await billing.recover(), { released: 1, releasedMicros: 500 });
+  } finally {
+    await ledger.close();
+  }
+});

@@ -1,0 +1,66 @@
+// The ledger contract on SQLite, plus what only SQLite has: the file's WAL mode, a ledger sharing
+// one file (and schema_migrations) with the key store, and store failures as UNAVAILABLE.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { openLedger, parseLedgerLocation, resolveLedgerLocation } from '../../../src/gateway/billing/open-ledger.ts';
+import { SqliteLedger } from '../../../src/gateway/billing/sqlite-ledger.ts';
+import { SqliteKeyStore } from '../../../src/gateway/keys/sqlite-key-store.ts';
+import { runLedgerContract, sampleRequest } from './ledger-contract.ts';
+
+const tempDir = () => mkdtempSync(join(tmpdir(), 'herd-ledger-'));
+
+test('SQLite ledger contract', async (t) => {
+  const file = join(tempDir(), 'data', 'herd.db');
+  await runLedgerContract(t, async (options) => SqliteLedger.open(file, options));
+});
+
+test('the ledger shares herd.db with the key store: WAL, one schema_migrations table, two scopes', async () => {
+  const file = join(tempDir(), 'herd.db');
+  const keys = SqliteKeyStore.open(file);
+  const ledger = await openLedger(`sqlite:${file}`);
+  try {
+    const db = new Database(file, { readonly: true });
+    assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+    assert.deepEqual(db.prepare('SELECT scope, MAX(version) AS version FROM schema_migrations GROUP BY scope ORDER BY scope').all().map((r) => (r as { scope: string }).scope), ['keys', 'ledger']);
+    assert.deepEqual(db.prepare("SELECT version, name FROM schema_migrations WHERE scope = 'ledger'").all(), [{ version: 1, name: 'requests, attempts, reservations, spend' }]);
+    db.close();
+  } finally {
+    await ledger.close();
+    keys.close();
+  }
+});
+
+test('ledger locations: sqlite:PATH, bare paths relative to herd.yaml, postgres URLs kept; other schemes refused without echoing the URL', () => {
+  assert.deepEqual(parseLedgerLocation('sqlite:./data/herd.db'), { kind: 'sqlite', path: './data/herd.db' });
+  assert.deepEqual(parseLedgerLocation('/var/herd.db'), { kind: 'sqlite', path: '/var/herd.db' });
+  assert.deepEqual(parseLedgerLocation('postgresql://u:p@h/db'), { kind: 'postgres', url: 'postgresql://u:p@h/db' });
+  assert.equal(resolveLedgerLocation('sqlite:./data/herd.db', '/etc/herd'), 'sqlite:/etc/herd/data/herd.db');
+  assert.equal(resolveLedgerLocation('data.db', '/etc/herd'), 'sqlite:/etc/herd/data.db');
+  assert.equal(resolveLedgerLocation('postgres://h/db', '/etc/herd'), 'postgres://h/db');
+  assert.throws(() => parseLedgerLocation('mysql://root:secret@h/db'), (err: Error) => /scheme 'mysql:'/.test(err.message) && !err.message.includes('secret'));
+});
+
+test('a failing batch keeps its rows for the next flush and reports the error', async () => {
+  const file = join(tempDir(), 'herd.db');
+  const errors: unknown[] = [];
+  const ledger = SqliteLedger.open(file, { flushIntervalMs: 5, onError: (e) => errors.push(e) });
+  const other = new Database(file);
+  try {
+    other.exec('ALTER TABLE ledger_requests RENAME TO ledger_requests_away');
+    ledger.record(sampleRequest({ requestId: 'f1' }), []);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.ok(errors.length >= 1 && /ledger .* failed/.test(String(errors[0])));
+    assert.equal(ledger.stats().queued, 1);
+    other.exec('ALTER TABLE ledger_requests_away RENAME TO ledger_requests');
+    await ledger.flush();
+    assert.equal(ledger.stats().queued, 0);
+    assert.equal((other.prepare('SELECT COUNT(*) AS n FROM ledger_requests').get() as { n: number }).n, 1);
+  } finally {
+    other.close();
+    await ledger.close();
+  }
+});
