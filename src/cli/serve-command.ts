@@ -30,7 +30,7 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
-    .description('serve a Triton model repository over KServe v2 HTTP')
+    .description('serve a Triton model repository (KServe v2 HTTP) and the LLM gateway')
     .option('--config <file>', 'herd.yaml (default: ./herd.yaml when present, else built-in defaults)')
     .option('--model-repository <dir>', 'model repository path (repeatable)', collect)
     .option('--host <address>', 'address to listen on')
