@@ -82,7 +82,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       log,
       ...(gateway ? {
         gateway: { gateway: gateway.flow, chat: gateway.chat, authenticator: gateway.auth.authenticator, log },
-        admin: { authenticator: gateway.auth.authenticator, ledger: gateway.ledger, masterKeyEnv: config.auth.master_key_env, log },
+        ...(gateway.ledger ? { admin: { authenticator: gateway.auth.authenticator, ledger: gateway.ledger, masterKeyEnv: config.auth.master_key_env, log } } : {}),
       } : {}),
     },
   );
@@ -119,7 +119,8 @@ interface RunningGateway {
   chat: ChatService;
   flow: ChatGateway;
   auth: GatewayAuth;
-  ledger: Ledger;
+  /** Undefined with `billing.ledger: off`. */
+  ledger: Ledger | undefined;
   close(): Promise<void>;
 }
 
@@ -134,9 +135,14 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
     await limits.ready(2000);
     cache = createResponseCache({ config: config.cache, log });
     await cache.ready(2000);
-    ledger = await openLedger(config.billing.ledger, { flushIntervalMs: config.billing.flush_interval_ms, maxBatchRows: config.billing.flush_max_rows, onError: (err: unknown) => log(`ledger: ${err instanceof Error ? err.message : String(err)}`) });
-    const billing = new BillingService({ config, ledger });
-    await billing.recover();
+    let billing: BillingService | undefined;
+    if (config.billing.ledger !== 'off') {
+      ledger = await openLedger(config.billing.ledger, { flushIntervalMs: config.billing.flush_interval_ms, maxBatchRows: config.billing.flush_max_rows, onError: (err: unknown) => log(`ledger: ${err instanceof Error ? err.message : String(err)}`) });
+      billing = new BillingService({ config, ledger });
+      await billing.recover();
+    } else {
+      log('billing.ledger is off: requests are not priced or recorded, and key budgets are not enforced');
+    }
     const chat = createChatService({ config, env, admission: limits.admission });
     const flow = new ChatGateway({ chat, cache: { store: cache, policy: config.cache }, billing, keyLimits: limits.keys, log });
     const opened = { limits, cache, ledger };
@@ -145,7 +151,7 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
       async close() {
         await chat.close();
         await opened.cache.close();
-        await opened.ledger.close();
+        await opened.ledger?.close();
         await opened.limits.close();
         auth.close();
       },

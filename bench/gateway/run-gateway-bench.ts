@@ -72,10 +72,12 @@ async function runStreamLoad(origin: string, concurrency: number, durationMs: nu
 
 const mock = await start([resolve('bench/gateway/mock-upstream.mjs'), '0'], /listening (\d+)/, (m) => `http://127.0.0.1:${m[1]}`);
 const bare = await start([resolve('bench/gateway/bare-relay.mjs'), '0', mock.url], /listening (\d+)/, (m) => `http://127.0.0.1:${m[1]}`);
-const dir = mkdtempSync(join(tmpdir(), 'herd-gw-bench-'));
-writeFileSync(join(dir, 'herd.yaml'), `
+async function startHerdGateway(ledger: string): Promise<Proc> {
+  const dir = mkdtempSync(join(tmpdir(), 'herd-gw-bench-'));
+  writeFileSync(join(dir, 'herd.yaml'), `
 server: { host: 127.0.0.1, http_port: 0, metrics_port: 0 }
 auth: { master_key_env: HERD_BENCH_MASTER, db: ./herd.db }
+billing: { ledger: "${ledger}" }
 providers:
   bench: { type: openai, base_url: "${mock.url}/v1", api_key_env: BENCH_UPSTREAM_KEY, exchange_rate: 1.0 }
 models:
@@ -83,13 +85,16 @@ models:
     price: { input: 2.00, cached_input: 0.50, output: 8.00 }
     deployments: [{ provider: bench }]
 `);
-const herd = await start([resolve('bin/herd.mjs'), 'serve', '--config', join(dir, 'herd.yaml')], /Started HTTPService at \S+ \((http:\/\/[^)]+)\)/, (m) => m[1] as string,
-  { ...process.env, HERD_BENCH_MASTER: MASTER, BENCH_UPSTREAM_KEY: 'sk-bench' });
+  return start([resolve('bin/herd.mjs'), 'serve', '--config', join(dir, 'herd.yaml')], /Started HTTPService at \S+ \((http:\/\/[^)]+)\)/, (m) => m[1] as string,
+    { ...process.env, HERD_BENCH_MASTER: MASTER, BENCH_UPSTREAM_KEY: 'sk-bench' });
+}
+const herd = await startHerdGateway('sqlite:./herd.db');
+const herdNoLedger = await startHerdGateway('off');
 
 const targets = [
   { name: 'mock upstream, direct', url: mock.url, pid: mock.child.pid! },
   { name: 'bare relay (node:http + undici)', url: bare.url, pid: bare.child.pid! },
-  { name: 'Herd (auth, routing, usage)', url: herd.url, pid: herd.child.pid! },
+  { name: 'Herd (auth, routing, limits, cache lookup, ledger)', url: herd.url, pid: herd.child.pid! },
 ];
 const date = new Date().toISOString().slice(0, 10);
 say(`# Gateway benchmarks — ${date}\n`);
@@ -124,13 +129,26 @@ for (const t of targets) {
   }
 }
 const rss = rssMiB(herd.child.pid!);
+
+say('\n## Ledger cost and cache hits\n');
+const noLedger = await runLoad({ origin: herdNoLedger.url, path: '/v1/chat/completions', body: request(false), headers, concurrency: 16, durationMs: seconds * 1000 });
+const withLedger = await runLoad({ origin: herd.url, path: '/v1/chat/completions', body: request(false), headers, concurrency: 16, durationMs: seconds * 1000 });
+say(`| Herd at concurrency 16 | requests/s |`);
+say('| --- | ---: |');
+say(`| billing.ledger: off | ${fmt(noLedger.perSecond)} |`);
+say(`| ledger on (SQLite, batched writes; every request tokenized, reserved, settled) | ${fmt(withLedger.perSecond)} |`);
+say(`\nThroughput with the ledger ÷ without: **${fmt((withLedger.perSecond / noLedger.perSecond) * 100, 1)}%** (target ≥ 90%).`);
+const cacheable = Buffer.from(JSON.stringify({ model: 'gpt-4.1', messages: [{ role: 'user', content: 'Say hello in French.' }], max_tokens: 64, temperature: 0 }));
+await runLoad({ origin: herd.url, path: '/v1/chat/completions', body: cacheable, headers, concurrency: 1, durationMs: 500 });
+const hits = await runLoad({ origin: herd.url, path: '/v1/chat/completions', body: cacheable, headers, concurrency: 1, durationMs: seconds * 1000 });
+say(`\nCache hit (temperature 0, memory tier), concurrency 1: p50 **${fmt(hits.p50us)} µs**, p99 ${fmt(hits.p99us)} µs, ${fmt(hits.perSecond)} requests/s (target p50 ≤ 300 µs end to end).`);
 say('\n## Against the targets\n');
 say(`- Herd CPU per request ÷ bare relay's: ${fmt(h[16]!.cpuUs / b[16]!.cpuUs, 2)}× at concurrency 16, ${fmt(h[64]!.cpuUs / b[64]!.cpuUs, 2)}× at 64 (target ≤ 1.3×).`);
 say(`- Added p50 at concurrency 1 over the mock: bare relay +${fmt((b[1]!.p50 - m[1]!.p50) / 1000, 3)} ms, Herd +${fmt((h[1]!.p50 - m[1]!.p50) / 1000, 3)} ms; Herd − relay = ${fmt((h[1]!.p50 - b[1]!.p50) / 1000, 3)} ms (target ≤ 0.1 ms).`);
 const tm = ttfb[targets[0]!.name]!, tb = ttfb[targets[1]!.name]!, th = ttfb[targets[2]!.name]!;
 say(`- Added streaming TTFB p50 at concurrency 1: bare relay +${fmt((tb - tm) / 1000, 3)} ms, Herd +${fmt((th - tm) / 1000, 3)} ms; Herd − relay = ${fmt((th - tb) / 1000, 3)} ms (target ≤ 0.2 ms).`);
 say(`- Herd RSS after the load: ${fmt(rss, 1)} MiB (target ≤ 150 MiB).`);
-for (const p of [herd, bare, mock]) await p.stop();
+for (const p of [herd, herdNoLedger, bare, mock]) await p.stop();
 mkdirSync('bench/results', { recursive: true });
 writeFileSync(`bench/results/gateway-${date}.md`, `${lines.join('\n')}\n`);
 process.stdout.write(`\nwritten to bench/results/gateway-${date}.md\n`);

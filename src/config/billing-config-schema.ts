@@ -51,8 +51,8 @@ export const billingConfigSchema = z.strictObject({
    * what a provider charges per list-price dollar is its own `exchange_rate`.
    */
   fx: z.strictObject({ USD: positiveDecimal.optional(), CNY: positiveDecimal.optional() }).default({}),
-  /** `sqlite:PATH` (relative to herd.yaml), a bare path, or `postgres://…` for several replicas. */
-  ledger: z.string().regex(LEDGER_LOCATION, 'must be sqlite:PATH, a file path, or postgres://…').default('sqlite:./data/herd.db'),
+  /** `sqlite:PATH` (relative to herd.yaml), a bare path, `postgres://…` for several replicas, or `off` (no ledger: nothing is priced or recorded, budgets are not enforced). */
+  ledger: z.string().regex(LEDGER_LOCATION, 'must be sqlite:PATH, a file path, postgres://…, or off').default('sqlite:./data/herd.db'),
   /** Request and attempt rows are written in batches at most this often... */
   flush_interval_ms: z.number().int().positive().default(1000),
   /** ...or as soon as this many rows are waiting. */

@@ -95,6 +95,7 @@ function resolvePaths(config: HerdConfig, base: string): HerdConfig {
 
 /** `./x.db`, `x.db` and `sqlite:./x.db` are files next to herd.yaml; URLs (postgres://…) stay as written. */
 function resolveStorePath(db: string, base: string): string {
+  if (db === 'off') return db;
   if (db.startsWith('sqlite:')) return `sqlite:${resolve(base, db.slice('sqlite:'.length))}`;
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(db)) return db;
   return resolve(base, db);
