@@ -3,7 +3,8 @@
 // billing, TPM correction and the cache write — however the request ends. Transports call this.
 import { randomUUID } from 'node:crypto';
 import { HerdError, toHerdError } from '../core/errors.ts';
-import type { BillingService } from './billing/billing-service.ts';
+import type { BillingService, FinishResult } from './billing/billing-service.ts';
+import type { Cost } from './billing/price-usage.ts';
 import { evaluateCachedAnswer, evaluateCachePolicy, type CachePolicyConfig, type CachePolicyDecision, type RequestHeaders } from './cache/cache-policy.ts';
 import { computeCacheKey } from './cache/compute-cache-key.ts';
 import { convertCachedToResponse, createCacheHitMeta, createCachedStream } from './cache/replay-cached-answer.ts';
@@ -11,10 +12,15 @@ import type { ResponseCache } from './cache/response-cache.ts';
 import { tapStreamForCache } from './cache/tap-stream-for-cache.ts';
 import type { ChatMeta, ChatService, ChatStream } from './chat-service.ts';
 import type { ChatRequest, ChatResponse, Usage } from './chat-types.ts';
+import {
+  estimateErrorStatus, mapStatusToClass, NO_PROVIDER, UNKNOWN_MODEL,
+  type CacheOutcome, type GatewayObserver, type GatewayRequestEvent,
+} from './gateway-observer.ts';
 import { isModelAllowed } from './keys/is-model-allowed.ts';
 import type { KeyInfo } from './keys/key-store.ts';
 import { estimateTokenReservation, type KeyLimiter, type KeyLimitTicket } from './limits/key-limiter.ts';
 import { resolvePriority, PRIORITY_HEADER, type Priority } from './limits/priority.ts';
+import { UpstreamRouteError } from './router/attempt-record.ts';
 import { PromptTokenEstimate } from './router/prompt-token-estimate.ts';
 import { resolveRoute } from './router/resolve-route.ts';
 
@@ -24,6 +30,10 @@ export interface ChatGatewayDeps {
   billing?: BillingService;
   keyLimits?: KeyLimiter;
   log?: (line: string) => void;
+  /** Told once about every request, however it ended (metrics). */
+  observer?: GatewayObserver;
+  /** The HTTP status the transport answers a failure with (for the observer); default: estimateErrorStatus. */
+  errorStatus?: (error: HerdError) => number;
 }
 
 export interface GatewayCaller {
@@ -33,7 +43,7 @@ export interface GatewayCaller {
   signal: AbortSignal;
 }
 
-export type CacheOutcome = 'hit' | 'miss' | 'off';
+export type { CacheOutcome };
 
 export type GatewayAnswer =
   | { kind: 'completion'; response: ChatResponse; meta: ChatMeta; cache: CacheOutcome }
@@ -41,24 +51,47 @@ export type GatewayAnswer =
 
 const usedTokens = (u: Usage) => u.promptTokens + u.completionTokens;
 
+/** What the flow knew when a request failed: the observer's labels for it. */
+interface Progress {
+  model: string;
+  cache: CacheOutcome;
+  /** Once the chat service was called, upstream time is inside the elapsed time and overhead is unknown. */
+  calledUpstream: boolean;
+}
+
 export class ChatGateway {
   constructor(private readonly deps: ChatGatewayDeps) {}
 
   async handle(request: ChatRequest, caller: GatewayCaller): Promise<GatewayAnswer> {
+    const t0 = performance.now();
+    const progress: Progress = { model: UNKNOWN_MODEL, cache: 'off', calledUpstream: false };
+    try {
+      return await this.run(request, caller, t0, progress);
+    } catch (err) {
+      this.reportFailure(err, request, progress, t0);
+      throw err;
+    }
+  }
+
+  private async run(request: ChatRequest, caller: GatewayCaller, t0: number, progress: Progress): Promise<GatewayAnswer> {
     const { chat, billing, keyLimits } = this.deps;
     const startedAt = Date.now();
-    const t0 = performance.now();
     const requestId = randomUUID();
     const allowModel = (model: string) => isModelAllowed(caller.key, model);
     const priority: Priority = resolvePriority(caller.headers[PRIORITY_HEADER], caller.key.defaultPriority);
     const prompt = new PromptTokenEstimate(request);
     const route = await resolveRoute(chat.catalog, request.model, prompt, allowModel);
     const model = route.model.name;
+    progress.model = model;
 
-    const needsTokens = billing !== undefined || caller.key.tpm !== undefined;
-    const promptTokens = needsTokens ? await prompt.exact() : 0;
+    // Tokenizing the prompt and holding a reservation cost CPU and a synchronous ledger write on the hot
+    // path, so they happen only where a decision needs them: a key with a budget or a TPM limit.
+    // Without a budget the settlement alone charges the exact cost (finish with reserved: false).
+    const hasBudget = caller.key.budgetDayMicros !== undefined || caller.key.budgetMonthMicros !== undefined;
+    const reserving = billing !== undefined && hasBudget;
+    const promptTokens = reserving || caller.key.tpm !== undefined ? await prompt.exact() : 0;
     const ticket: KeyLimitTicket | undefined = keyLimits ? await keyLimits.reserve(caller.key, estimateTokenReservation(promptTokens, request)) : undefined;
-    const base = { requestId, key: { id: caller.key.id, name: caller.key.name }, requestedModel: request.model, priority, startedAt };
+    const base = { requestId, key: { id: caller.key.id, name: caller.key.name }, requestedModel: request.model, priority, startedAt, reserved: reserving };
 
     try {
       const policy = this.cachePolicy(request, caller.headers);
@@ -68,19 +101,21 @@ export class ChatGateway {
         if (hit) {
           const answer = hit.answer;
           const meta = createCacheHitMeta(answer, { requestedModel: request.model, route: route.kind, ...(route.tier ? { tier: route.tier } : {}), overheadMs: performance.now() - t0 });
-          void billing?.finish({ ...base, outcome: 'cache-hit', reserved: false, model: answer.model, provider: answer.provider, upstreamModel: answer.upstreamModel, usage: answer.usage, latencyMs: performance.now() - t0 })
-            .catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
+          const billed = billing?.finish({ ...base, outcome: 'cache-hit', reserved: false, model: answer.model, provider: answer.provider, upstreamModel: answer.upstreamModel, usage: answer.usage, latencyMs: performance.now() - t0 });
+          void billed?.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
           void ticket?.settle(0);
-          if (request.stream) {
-            const relay = createCachedStream(answer, { includeUsage: request.stream_options?.include_usage === true });
-            return { kind: 'stream', stream: { ...relay, meta }, cache: 'hit' };
-          }
-          return { kind: 'completion', response: convertCachedToResponse(answer), meta, cache: 'hit' };
+          const stream = request.stream === true;
+          const result: GatewayAnswer = stream
+            ? { kind: 'stream', stream: { ...createCachedStream(answer, { includeUsage: request.stream_options?.include_usage === true }), meta }, cache: 'hit' }
+            : { kind: 'completion', response: convertCachedToResponse(answer), meta, cache: 'hit' };
+          this.reportAnswer({ model: answer.model, provider: answer.provider, statusClass: '2xx', cache: 'hit', stream, overheadMs: performance.now() - t0 }, billed, { usage: answer.usage, startedAt });
+          return result;
         }
       }
       const cacheOutcome: CacheOutcome = policy?.read ? 'miss' : 'off';
+      progress.cache = cacheOutcome;
 
-      if (billing) {
+      if (billing && reserving) {
         const estimateMicros = billing.estimate({ model: request.model, promptTokens, maxCompletionTokens: request.max_completion_tokens ?? request.max_tokens });
         await billing.reserve({ keyId: caller.key.id, requestId, estimateMicros, budgets: { dayMicros: caller.key.budgetDayMicros, monthMicros: caller.key.budgetMonthMicros } })
           .catch((err: unknown) => {
@@ -89,6 +124,7 @@ export class ChatGateway {
           });
       }
       const context = { signal: caller.signal, allowModel, priority };
+      progress.calledUpstream = true;
 
       if (request.stream) {
         let stream: ChatStream;
@@ -108,9 +144,17 @@ export class ChatGateway {
             }
           }), meta: stream.meta };
         }
+        const { meta } = stream;
+        // Herd's part of the time to first chunk; the rest of a stream's life is the upstream's and the client's.
+        const overheadMs = Math.max(0, performance.now() - t0 - meta.upstreamMs - meta.waitedMs);
         void stream.result.then((result) => {
           void ticket?.settle(usedTokens(result.usage));
-          return billing?.finish({ ...base, outcome: 'stream', meta: stream.meta, result, ttftMs, latencyMs: performance.now() - t0 });
+          const billed = billing?.finish({ ...base, outcome: 'stream', meta, result, ttftMs, latencyMs: performance.now() - t0 });
+          this.reportAnswer({
+            model: meta.model, provider: meta.provider, statusClass: '2xx', cache: cacheOutcome, stream: true, tokens: result.usage,
+            upstreamMs: meta.upstreamMs + result.streamMs, ttftMs, queuedMs: meta.queuedMs, overheadMs,
+          }, billed, { usage: result.usage, startedAt });
+          return billed;
         }).catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
         return { kind: 'stream', stream: relay, cache: cacheOutcome };
       }
@@ -132,10 +176,68 @@ export class ChatGateway {
       } else if (billed) {
         void billed.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
       }
+      // Measured last: pricing and the cache write above run on the request path too.
+      this.reportAnswer({
+        model: meta.model, provider: meta.provider, statusClass: '2xx', cache: cacheOutcome, stream: false, tokens: meta.usage,
+        upstreamMs: meta.upstreamMs, queuedMs: meta.queuedMs, overheadMs: Math.max(0, performance.now() - t0 - meta.upstreamMs - meta.waitedMs),
+      }, billed, { usage: meta.usage, startedAt });
       return { kind: 'completion', response, meta, cache: cacheOutcome };
     } catch (err) {
       void ticket?.settle(0);
       throw err;
+    }
+  }
+
+  /**
+   * Reports an answered request once billing has priced it, so metrics and the ledger hold the same
+   * cost; at once without billing. If the ledger cannot settle, the cost is priced here instead.
+   */
+  private reportAnswer(event: GatewayRequestEvent, billed: Promise<FinishResult> | undefined, priced: { usage: Usage; startedAt: number }): void {
+    if (this.deps.observer === undefined) return;
+    if (billed === undefined) {
+      this.notify(event);
+      return;
+    }
+    const settle = (cost: Cost | undefined) => {
+      if (cost !== undefined) {
+        if (event.cache === 'hit') event.savedUsdMicros = cost.usdMicros;
+        else event.usdMicros = cost.usdMicros;
+      }
+      this.notify(event);
+    };
+    billed.then((r) => settle(r.cost), () => settle(this.priceQuietly(event, priced)));
+  }
+
+  private priceQuietly(event: GatewayRequestEvent, priced: { usage: Usage; startedAt: number }): Cost | undefined {
+    try {
+      return this.deps.billing?.price({ provider: event.provider, model: event.model, usage: priced.usage, atMs: priced.startedAt });
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** A failed request: labelled by the last upstream tried, if any, with the status the transport will answer. */
+  private reportFailure(err: unknown, request: ChatRequest, progress: Progress, t0: number): void {
+    if (this.deps.observer === undefined) return;
+    const error = toHerdError(err);
+    const last = error instanceof UpstreamRouteError ? error.attempts.at(-1) : undefined;
+    const event: GatewayRequestEvent = {
+      model: last?.model ?? progress.model,
+      provider: last?.provider ?? NO_PROVIDER,
+      statusClass: mapStatusToClass((this.deps.errorStatus ?? estimateErrorStatus)(error)),
+      cache: progress.cache,
+      stream: request.stream === true,
+    };
+    if (!progress.calledUpstream) event.overheadMs = performance.now() - t0;
+    this.notify(event);
+  }
+
+  /** A broken observer must never fail or double-report a request. */
+  private notify(event: GatewayRequestEvent): void {
+    try {
+      this.deps.observer?.onRequestFinished(event);
+    } catch (err) {
+      this.deps.log?.(`gateway observer: ${String(err)}`);
     }
   }
 

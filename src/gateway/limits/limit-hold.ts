@@ -57,8 +57,8 @@ export class LimitHold {
     const every = Math.max(1, Math.min(...this.leases.map((l) => l.leaseMs)) / 3);
     const beat = () => {
       if (this.released) return;
-      void this.store.renew(this.group, this.id, this.leases).finally(() => {
-        if (!this.released) this.timer = this.clock.setTimer(beat, every);
+      void this.store.renew(this.group, this.id, this.leases).then((more) => {
+        if (more && !this.released) this.timer = this.clock.setTimer(beat, every);
       });
     };
     this.timer = this.clock.setTimer(beat, every);

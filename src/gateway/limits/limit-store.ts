@@ -53,8 +53,11 @@ export interface LimitStore {
   adjust(group: string, id: string, check: WindowCheck, fromCost: number, toCost: number): Promise<void>;
   /** Gives back leases (window entries stay: a request that ran still counts towards its rate). */
   release(group: string, id: string, leases: readonly LeaseCheck[]): Promise<void>;
-  /** Keeps a long holder's leases from expiring. */
-  renew(group: string, id: string, leases: readonly LeaseCheck[]): Promise<void>;
+  /**
+   * Keeps a long holder's leases from expiring. False when there is nothing left to renew (the
+   * leases lapsed, or the store is closed): the holder stops renewing. A failed attempt is true.
+   */
+  renew(group: string, id: string, leases: readonly LeaseCheck[]): Promise<boolean>;
   close(): Promise<void>;
 }
 

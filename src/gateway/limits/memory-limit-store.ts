@@ -77,8 +77,9 @@ export class MemoryLimitStore implements LimitStore {
     }
   }
 
-  async renew(): Promise<void> {
-    // Leases never expire in memory: nothing to extend.
+  async renew(): Promise<boolean> {
+    // Leases never expire in memory: nothing to extend (and LimitHold never asks).
+    return false;
   }
 
   async close(): Promise<void> {

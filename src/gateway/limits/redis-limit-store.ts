@@ -38,6 +38,7 @@ export class RedisLimitStore implements LimitStore {
   private readonly mode: RedisErrorMode;
   private readonly onError: (err: Error) => void;
   private readonly ownsClient: boolean;
+  private closed = false;
 
   constructor(options: RedisLimitStoreOptions) {
     this.client = options.client;
@@ -78,13 +79,19 @@ export class RedisLimitStore implements LimitStore {
     });
   }
 
-  async renew(group: string, id: string, leases: readonly LeaseCheck[]): Promise<void> {
-    if (leases.length === 0) return;
+  async renew(group: string, id: string, leases: readonly LeaseCheck[]): Promise<boolean> {
+    if (leases.length === 0 || this.closed) return false;
     const leaseMs = Math.max(...leases.map((l) => l.leaseMs));
-    await this.quietly(() => this.run(RENEW, leases.map((l) => this.key(group, l.name)), [id, leaseMs]));
+    try {
+      return Number(await this.run(RENEW, leases.map((l) => this.key(group, l.name)), [id, leaseMs])) > 0;
+    } catch (err) {
+      this.onError(asError(err));
+      return true; // Redis may be back by the next beat, before the lease runs out
+    }
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     if (!this.ownsClient) return;
     if (this.client.status === 'ready') await this.client.quit().catch(() => this.client.disconnect());
     else this.client.disconnect();
