@@ -1,6 +1,7 @@
 // The composition root: builds the serving side from a HerdConfig, wires it to the HTTP transport,
 // and owns start-up and the draining shutdown. Nothing else constructs concrete pieces.
 import type { FastifyInstance } from 'fastify';
+import type { Registry } from 'prom-client';
 import type { HerdConfig } from './config/herd-config-schema.ts';
 import { BillingService } from './gateway/billing/billing-service.ts';
 import type { Ledger } from './gateway/billing/ledger.ts';
@@ -13,8 +14,10 @@ import { createGatewayAuth, type GatewayAuth } from './gateway/keys/create-gatew
 import { createGatewayLimits, type GatewayLimits } from './gateway/limits/create-gateway-limits.ts';
 import { createServingStatsSource } from './http/convert-model-statistics-to-snapshot.ts';
 import { createHttpApp } from './http/create-http-app.ts';
+import { mapErrorToOpenAI } from './http/map-openai-error.ts';
 import { startMetricsServer } from './http/metrics-server.ts';
 import { createMetricsRegistry } from './metrics/create-metrics-registry.ts';
+import { registerGatewayRequestMetrics, registerGatewayStateMetrics } from './metrics/gateway-metrics.ts';
 import { registerInferenceMetrics } from './metrics/inference-metrics.ts';
 import type { BackendFactory } from './serving/backends/backend.ts';
 import { jsBackend } from './serving/backends/js/js-backend.ts';
@@ -65,8 +68,9 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   await repository.start(config.serving.load_model);
   if (config.serving.model_control_mode === 'poll') repository.startPolling(config.serving.repository_poll_secs);
 
+  const registry = createMetricsRegistry();
   // The gateway exists when herd.yaml names models: a serving-only deployment opens no key store.
-  const gateway = Object.keys(config.models).length > 0 ? await startGateway(config, options.env ?? process.env, log) : undefined;
+  const gateway = Object.keys(config.models).length > 0 ? await startGateway(config, options.env ?? process.env, log, registry) : undefined;
 
   let closing = false;
   const inference = new InferenceService(repository);
@@ -86,7 +90,6 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       } : {}),
     },
   );
-  const registry = createMetricsRegistry();
   registerInferenceMetrics(registry, createServingStatsSource(repository, loadSeconds));
   let metrics: Awaited<ReturnType<typeof startMetricsServer>>;
   let address: string;
@@ -124,8 +127,8 @@ interface RunningGateway {
   close(): Promise<void>;
 }
 
-/** Keys, limits, cache, ledger and the chat service, opened in order and closed in reverse. */
-async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (line: string) => void): Promise<RunningGateway> {
+/** Keys, limits, cache, ledger and the chat service, opened in order and closed in reverse; their metrics on `registry`. */
+async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (line: string) => void, registry: Registry): Promise<RunningGateway> {
   const auth = createGatewayAuth(config.auth, env);
   let limits: GatewayLimits | undefined;
   let cache: ResponseCache | undefined;
@@ -144,8 +147,19 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
       log('billing.ledger is off: requests are not priced or recorded, and key budgets are not enforced');
     }
     const chat = createChatService({ config, env, admission: limits.admission });
-    const flow = new ChatGateway({ chat, cache: { store: cache, policy: config.cache }, billing, keyLimits: limits.keys, log });
+    const observer = registerGatewayRequestMetrics({ registry, models: Object.keys(config.models), providers: Object.keys(config.providers) });
+    const flow = new ChatGateway({
+      chat, cache: { store: cache, policy: config.cache }, billing, keyLimits: limits.keys, log,
+      observer, errorStatus: (error) => mapErrorToOpenAI(error).status,
+    });
     const opened = { limits, cache, ledger };
+    const admission = limits.admission;
+    registerGatewayStateMetrics(registry, {
+      cache: () => opened.cache.stats,
+      modelQueues: () => admission.stats().models,
+      providerQueues: () => admission.stats().providers,
+      breakers: () => chat.health().breakers,
+    });
     return {
       chat, flow, auth, ledger,
       async close() {

@@ -42,7 +42,8 @@ export const admissionSchema = z.strictObject({
   /** Waiters per queue; when full, a newcomer ranked higher than the last waiter takes its place. */
   max_queue: positiveInt.default(1000),
   /** Per upstream model: `holysheep/gpt-4.1: { concurrency: 8 }`. */
-  models: z.record(deploymentKey, admissionOverrideSchema).default({}),
+  // zod reports a bad record key as "Invalid key in record"; say what a key must look like instead.
+  models: z.record(deploymentKey, admissionOverrideSchema, { error: (issue) => (issue.code === 'invalid_key' ? 'must be provider/upstream_model' : undefined) }).default({}),
 });
 
 export const limitsConfigSchema = z.strictObject({

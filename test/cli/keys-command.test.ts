@@ -131,3 +131,62 @@ test('as a real process: exit 0 on success, 1 with one clear line on failure', (
   assert.match(unknown.stderr, /^herd: no key has the id or prefix 'key_000000000000'/);
   assert.equal(herd('revoke', secret).status, 0);
 });
+
+test('limits: create with --rpm --tpm --max-concurrency --budget-day --budget-month --priority; list shows them', async () => {
+  const db = join(tempDir(), 'herd.db');
+  const io = captureIo();
+  const program = () => {
+    const p = new Command('herd').exitOverride().configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
+    registerKeysCommand(p, io);
+    return p;
+  };
+  await program().parseAsync([
+    'keys', 'create', '--name', 'batch-jobs', '--db', db, '--rpm', '60', '--tpm', '90000', '--max-concurrency', '4',
+    '--budget-day', '12.5', '--budget-month', '200', '--priority', 'batch',
+  ], { from: 'user' });
+  assert.match(io.err.join(''), /^Created key key_[0-9a-f]{12} 'batch-jobs' \(models: \*; rpm 60, tpm 90000, 4 concurrent, 12\.50\/day, 200\.00\/month, priority batch\) in /);
+  const secret = (io.out.pop() as string).trim();
+  await runKeysCreate({ name: 'plain', db }, captureIo());
+
+  const store = SqliteKeyStore.open(db);
+  try {
+    const key = store.authenticate(secret);
+    assert.deepEqual([key?.rpm, key?.tpm, key?.maxConcurrency, key?.budgetDayMicros, key?.budgetMonthMicros, key?.defaultPriority], [60, 90_000, 4, 12_500_000, 200_000_000, 'BATCH']);
+  } finally {
+    store.close();
+  }
+
+  const listed = captureIo();
+  await runKeysList({ db }, listed);
+  const table = listed.text();
+  assert.match(table, /\| Revoked +\| Priority \| RPM \| TPM +\| Concurrency \| Budget\/day \| Budget\/month \|/);
+  assert.match(table, /\| batch-jobs \|.*\| - +\| batch +\| 60 +\| 90000 \| 4 +\| 12\.50 +\| 200\.00 +\|/);
+  assert.match(table, /\| plain +\|.*\| - +\| - +\| - +\| - +\| - +\| - +\| - +\|/);
+  const json = captureIo();
+  await runKeysList({ db, json: true }, json);
+  const [limited, plain] = JSON.parse(json.text()) as Record<string, unknown>[];
+  assert.deepEqual(
+    [limited!.priority, limited!.rpm, limited!.tpm, limited!.max_concurrency, limited!.budget_day_micros, limited!.budget_month_micros],
+    ['BATCH', 60, 90_000, 4, 12_500_000, 200_000_000],
+  );
+  assert.deepEqual([plain!.priority, plain!.rpm, plain!.budget_day_micros], [null, null, null]);
+});
+
+test('limit flags are checked before any store is opened', async () => {
+  const dir = tempDir();
+  const db = join(dir, 'herd.db');
+  const cases: [Partial<Parameters<typeof runKeysCreate>[0]>, RegExp][] = [
+    [{ rpm: '0' }, /^--rpm must be a whole number of at least 1, got '0'$/],
+    [{ tpm: '1e5' }, /^--tpm must be a whole number of at least 1, got '1e5'$/],
+    [{ maxConcurrency: '2.5' }, /^--max-concurrency must be a whole number/],
+    [{ budgetDay: '1.2345678' }, /^--budget-day has more than 6 decimals/],
+    [{ budgetMonth: '-5' }, /^--budget-month must be an amount such as 10 or 12\.50/],
+    [{ priority: 'urgent' }, /^--priority must be one of high, normal, batch; got 'urgent'$/],
+  ];
+  for (const [flags, message] of cases) {
+    await assert.rejects(runKeysCreate({ name: 'x', db, ...flags }, captureIo()), (err: HerdError) => err.code === 'INVALID_ARG' && message.test(err.message));
+  }
+  const listed = captureIo();
+  await runKeysList({ db }, listed);
+  assert.match(listed.text(), /^No keys yet/, 'no database was created');
+});

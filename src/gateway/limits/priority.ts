@@ -14,8 +14,9 @@ export const PRIORITY_RANK: Readonly<Record<Priority, number>> = { HIGH: 0, NORM
 export function parsePriority(value: string, param: string = PRIORITY_HEADER): Priority {
   const upper = value.trim().toUpperCase();
   if ((PRIORITIES as readonly string[]).includes(upper)) return upper as Priority;
-  const shown = value.length > 40 ? `${value.slice(0, 40)}…` : value;
-  throw new HerdError('INVALID_ARG', `${param} must be one of high, normal, batch; got '${shown.replace(/[^\x20-\x7e]/g, '?')}'`, { param });
+  // Printable ASCII only: the value is the client's, and it ends up in logs.
+  const printable = value.slice(0, 40).replace(/[^\x20-\x7e]/g, '?');
+  throw new HerdError('INVALID_ARG', `${param} must be one of high, normal, batch; got '${printable}${value.length > 40 ? '…' : ''}'`, { param });
 }
 
 export function isPriority(value: unknown): value is Priority {

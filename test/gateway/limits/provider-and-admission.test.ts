@@ -13,6 +13,11 @@ import { ProviderLimiter, type ProviderLimitTarget } from '../../../src/gateway/
 
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
 const NEVER = new AbortController().signal;
+/** The pass a request got by now (fails the test if it got none). */
+const held = (pass: GatePass | undefined): GatePass => {
+  assert.ok(pass, 'admitted by now');
+  return pass;
+};
 
 function providerLimiter(clock: ManualClock) {
   return new ProviderLimiter({ store: new MemoryLimitStore(clock), clock, agingMs: 10_000, maxQueue: 100, leaseMs: 30_000, pollMs: 50 });
@@ -91,12 +96,11 @@ test('the admission hook: a slot on the upstream model, then one on its provider
 
   const first = await limits.admission.acquire({ deployment, priority: 'NORMAL', signal: NEVER, maxWaitMs: 10_000 });
   // Same model: waits on the model's 1 slot. Other model, same provider: waits on the provider.
-  let second: GatePass | undefined;
-  let third: GatePass | undefined;
-  void limits.admission.acquire({ deployment, priority: 'NORMAL', signal: NEVER, maxWaitMs: 10_000 }).then((p) => { second = p; });
-  void limits.admission.acquire({ deployment: other, priority: 'HIGH', signal: NEVER, maxWaitMs: 10_000 }).then((p) => { third = p; });
+  const got: { second?: GatePass; third?: GatePass } = {};
+  void limits.admission.acquire({ deployment, priority: 'NORMAL', signal: NEVER, maxWaitMs: 10_000 }).then((p) => { got.second = p; });
+  void limits.admission.acquire({ deployment: other, priority: 'HIGH', signal: NEVER, maxWaitMs: 10_000 }).then((p) => { got.third = p; });
   await flush();
-  assert.deepEqual([second, third], [undefined, undefined]);
+  assert.deepEqual([got.second, got.third], [undefined, undefined]);
   const stats = limits.admission.stats();
   assert.deepEqual(stats.models.map((m) => [m.upstreamModel, m.concurrency, m.inFlight, m.waiting.NORMAL]), [
     ['holysheep/gpt-4.1', 1, 1, 1], ['holysheep/deepseek-v3.2', 8, 1, 0],
@@ -109,18 +113,16 @@ test('the admission hook: a slot on the upstream model, then one on its provider
   await flush();
   // The provider slot goes to the HIGH request of the other model; the second one holds its
   // model slot and waits for the provider.
-  assert.ok(third);
-  assert.equal(third.waitedMs, 200);
-  assert.equal(second, undefined);
+  assert.equal(got.third?.waitedMs, 200);
+  assert.equal(got.second, undefined);
 
   // Its provider wait is bounded by what is left of its budget (queue_timeout_ms is for the model queue).
   clock.advance(1000);
   await flush();
-  assert.equal(second, undefined, 'still within its 10 s budget');
-  third.release();
+  assert.equal(got.second, undefined, 'still within its 10 s budget');
+  held(got.third).release();
   await flush();
-  assert.ok(second);
-  second.release();
+  held(got.second).release();
   await flush();
   assert.deepEqual(limits.admission.stats().models.map((m) => m.inFlight), [0, 0]);
   await limits.close();

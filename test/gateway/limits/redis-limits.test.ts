@@ -94,13 +94,12 @@ describe('redis limits', { skip: REDIS_URL ? false : 'redis limits: REDIS_URL is
     const doomed = await replica({ leaseMs: 300 });
     await Promise.all([held[1]!.settle(0), replacement.settle(0)]);
     const orphan = await doomed.keys.reserve(k, 0);
-    doomed.client.disconnect();
-    await b.keys.reserve(k, 0);
+    await doomed.store.close(); // the process is gone: its renewals stop, its leases stay behind
+    const third = await b.keys.reserve(k, 0);
     await assert.rejects(b.keys.reserve(k, 0), /In flight 3/, 'the dead replica still counts until its lease lapses');
     await pause(350);
-    await b.keys.reserve(k, 0);
-    await orphan.settle(0); // stops its renewals; its Redis is gone, so this only reports an error
-    await held[2]!.settle(0);
+    const fourth = await b.keys.reserve(k, 0);
+    await Promise.all([orphan, held[2]!, third, fourth].map((t) => t.settle(0)));
   });
 
   it('a provider queue admits as the other replica frees slots (polling), in priority order', async () => {
