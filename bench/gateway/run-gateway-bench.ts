@@ -136,7 +136,7 @@ const withLedger = await runLoad({ origin: herd.url, path: '/v1/chat/completions
 say(`| Herd at concurrency 16 | requests/s |`);
 say('| --- | ---: |');
 say(`| billing.ledger: off | ${fmt(noLedger.perSecond)} |`);
-say(`| ledger on (SQLite, batched writes; every request tokenized, reserved, settled) | ${fmt(withLedger.perSecond)} |`);
+say(`| ledger on (SQLite; a key without a budget: its rows and charge written in batches) | ${fmt(withLedger.perSecond)} |`);
 say(`\nThroughput with the ledger ÷ without: **${fmt((withLedger.perSecond / noLedger.perSecond) * 100, 1)}%** (target ≥ 90%).`);
 const cacheable = Buffer.from(JSON.stringify({ model: 'gpt-4.1', messages: [{ role: 'user', content: 'Say hello in French.' }], max_tokens: 64, temperature: 0 }));
 await runLoad({ origin: herd.url, path: '/v1/chat/completions', body: cacheable, headers, concurrency: 1, durationMs: 500 });
