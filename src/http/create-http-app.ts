@@ -3,10 +3,12 @@
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { createServer } from 'node:http';
 import { promisify } from 'node:util';
 import { deflate, gzip } from 'node:zlib';
 import { HerdError } from '../core/errors.ts';
 import { decodeContentEncoding } from './decode-request-body.ts';
+import { createFastInferHandler } from './fast-infer-path.ts';
 import { registerKserveRoutes, type KserveDeps } from './kserve-routes.ts';
 import { mapErrorCodeToKserveStatus } from './map-kserve-error.ts';
 import { registerAdminRoutes, type AdminDeps } from './admin-routes.ts';
@@ -27,8 +29,14 @@ export interface HttpAppOptions {
 }
 
 export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): FastifyInstance {
+  // During shutdown, answers close their connection so keep-alive clients do not hold the drain open.
+  let closing = false;
+  const fastInfer = createFastInferHandler({ inference: deps.inference, maxInputSize: options.maxInputSize, isClosing: () => closing, log: options.log });
   const app = Fastify({
     logger: false, bodyLimit: options.maxInputSize, return503OnClosing: true, forceCloseConnections: 'idle', clientErrorHandler: handleClientError,
+    serverFactory: (handler) => createServer((req, res) => {
+      if (!fastInfer(req, res)) handler(req, res);
+    }),
   });
   const routes: { pattern: RegExp; methods: string[] }[] = [];
   const allow = (url: string, methods: string[]) => {
@@ -39,8 +47,6 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
     else routes.push({ pattern, methods: [...methods] });
   };
 
-  // During shutdown, answers close their connection so keep-alive clients do not hold the drain open.
-  let closing = false;
   app.addHook('preClose', async () => { closing = true; });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));

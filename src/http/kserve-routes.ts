@@ -1,12 +1,11 @@
 // KServe v2 / Triton HTTP routes. Thin: decode the wire format, call serving, encode the answer.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HerdError } from '../core/errors.ts';
-import { createRawInputSpec, parseInferRequestBody, type DecodedInferRequest } from '../core/codecs/kserve-infer-request.ts';
-import { createInferResponseBody } from '../core/codecs/kserve-infer-response.ts';
-import type { InferenceService, RequestedOutput } from '../serving/inference-service.ts';
+import type { InferenceService } from '../serving/inference-service.ts';
 import type { ModelRepositoryManager } from '../serving/repository/model-repository-manager.ts';
 import { convertModelConfigToJson } from '../serving/repository/convert-model-config-to-json.ts';
 import { createServerMetadata } from '../serving/server-metadata.ts';
+import { parseVersion, runInferExchange } from './kserve-infer-exchange.ts';
 import { sendJson } from './send-body.ts';
 
 export interface KserveDeps {
@@ -50,25 +49,9 @@ export function registerKserveRoutes(app: FastifyInstance, deps: KserveDeps, all
   both('/v2/models/:model/stats', (req, reply) => sendJson(reply, 200, { model_stats: inference.statistics(req.params.model, parseVersion(req.params.version)) }));
 
   const infer = async (req: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply) => {
-    const modelName = req.params.model;
-    const version = parseVersion(req.params.version);
-    // The model first, as Triton does: a request to an unknown model says so, whatever its body.
-    const config = inference.config(modelName, version);
-    const decoded = parseInferRequestBody(bodyBuffer(req.body), req.headers[HEADER_LENGTH], {
-      modelName,
-      rawInput: () => createRawInputSpec(config),
-    });
-    const answer = await inference.infer({
-      modelName,
-      version,
-      id: decoded.id,
-      parameters: decoded.parameters,
-      inputs: decoded.inputs,
-      outputs: decoded.outputs.map(toRequestedOutput),
-    });
-    const encoded = createInferResponseBody(answer, decoded);
-    if (encoded.headerLength !== undefined) reply.header('Inference-Header-Content-Length', String(encoded.headerLength));
-    return reply.code(200).header('Content-Type', encoded.contentType).send(encoded.body);
+    const answer = await runInferExchange(inference, req.params.model, req.params.version, bodyBuffer(req.body), req.headers[HEADER_LENGTH]);
+    if (answer.headerLength !== undefined) reply.header('Inference-Header-Content-Length', String(answer.headerLength));
+    return reply.code(200).header('Content-Type', answer.contentType).send(answer.body);
   };
   post('/v2/models/:model/infer', infer);
   post('/v2/models/:model/versions/:version/infer', infer);
@@ -98,20 +81,7 @@ export function registerKserveRoutes(app: FastifyInstance, deps: KserveDeps, all
   });
 }
 
-function toRequestedOutput(o: DecodedInferRequest['outputs'][number]): RequestedOutput {
-  // classification 0 means no classification, as in Triton.
-  return o.classification ? { name: o.name, classCount: o.classification } : { name: o.name };
-}
 
-function parseVersion(raw: string | undefined): number | undefined {
-  if (raw === undefined || raw === '') return undefined;
-  if (!/^[0-9]+$/.test(raw)) throw new HerdError('INVALID_ARG', `failed to parse model version '${raw}': versions are non-negative integers`);
-  const version = Number(raw);
-  if (!Number.isSafeInteger(version)) {
-    throw new HerdError('INVALID_ARG', `failed to parse model version '${raw}': out of range (at most ${Number.MAX_SAFE_INTEGER})`);
-  }
-  return version;
-}
 
 function bodyBuffer(body: unknown): Buffer {
   if (Buffer.isBuffer(body)) return body;

@@ -1,0 +1,63 @@
+// The hot route without the framework: a plain POST /v2/models/{m}[/versions/{v}]/infer with a known
+// length and no content coding goes straight to the infer exchange. Everything else (compression,
+// chunked bodies, oversized bodies, shutdown) falls through to Fastify, which answers it in full.
+// Measured in bench/serving: Fastify's per-request plumbing is a large share of a tiny model's cost.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { toHerdError } from '../core/errors.ts';
+import type { InferenceService } from '../serving/inference-service.ts';
+import { runInferExchange } from './kserve-infer-exchange.ts';
+import { mapErrorCodeToKserveStatus } from './map-kserve-error.ts';
+
+const INFER_PATH = /^\/v2\/models\/([^/?]+)(?:\/versions\/([^/?]+))?\/infer$/;
+
+export interface FastInferOptions {
+  inference: InferenceService;
+  maxInputSize: number;
+  /** True once shutdown began: then Fastify answers (503 for new requests, Connection: close). */
+  isClosing: () => boolean;
+  log?: (line: string) => void;
+}
+
+/** Returns true when it took the request. */
+export function createFastInferHandler(options: FastInferOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
+  return (req, res) => {
+    if (req.method !== 'POST' || options.isClosing()) return false;
+    const headers = req.headers;
+    if (headers['content-encoding'] !== undefined || headers['accept-encoding'] !== undefined || headers['transfer-encoding'] !== undefined) return false;
+    const length = Number(headers['content-length']);
+    if (!Number.isInteger(length) || length < 0 || length > options.maxInputSize) return false;
+    const match = INFER_PATH.exec(req.url ?? '');
+    if (!match) return false;
+    let model: string;
+    let version: string | undefined;
+    try {
+      model = decodeURIComponent(match[1] as string);
+      version = match[2] === undefined ? undefined : decodeURIComponent(match[2]);
+    } catch {
+      return false;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+      runInferExchange(options.inference, model, version, body, headers['inference-header-content-length']).then(
+        (reply) => {
+          const out: Record<string, string | number> = { 'content-type': reply.contentType, 'content-length': reply.body.length };
+          if (reply.headerLength !== undefined) out['inference-header-content-length'] = reply.headerLength;
+          if (options.isClosing()) out['connection'] = 'close';
+          res.writeHead(200, out);
+          res.end(reply.body);
+        },
+        (err: unknown) => {
+          const error = toHerdError(err);
+          const status = mapErrorCodeToKserveStatus(error.code);
+          if (status === 500) options.log?.(`internal error: ${error.stack ?? error.message}`);
+          const body = JSON.stringify({ error: error.message });
+          res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(options.isClosing() ? { connection: 'close' } : {}) });
+          res.end(body);
+        },
+      );
+    });
+    return true;
+  };
+}
