@@ -104,9 +104,11 @@ function buildAddSubOnnx(): Uint8Array {
   });
 }
 
-const MY_MODEL_CONFIG = `${GENERATED_HEADER}name: "my_model"
+/** my_model and mlp_2048 share one serving shape: FP32 768 in, 512 out, batched, two single-threaded CPU instances. */
+function createDenseModelConfig(name: string, maxBatchSize: number): string {
+  return `${GENERATED_HEADER}name: "${name}"
 platform: "onnxruntime_onnx"
-max_batch_size: 128
+max_batch_size: ${maxBatchSize}
 input [
   {
     name: "INPUT__0"
@@ -143,6 +145,9 @@ parameters [
   }
 ]
 `;
+}
+
+const MY_MODEL_CONFIG = createDenseModelConfig('my_model', 128);
 
 const ADD_SUB_CONFIG = `${GENERATED_HEADER}name: "add_sub"
 platform: "onnxruntime_onnx"
@@ -179,44 +184,7 @@ instance_group [
 ]
 `;
 
-const MLP_2048_CONFIG = `${GENERATED_HEADER}name: "mlp_2048"
-platform: "onnxruntime_onnx"
-max_batch_size: 64
-input [
-  {
-    name: "INPUT__0"
-    data_type: TYPE_FP32
-    dims: [ 768 ]
-  }
-]
-output [
-  {
-    name: "OUTPUT__0"
-    data_type: TYPE_FP32
-    dims: [ 512 ]
-  }
-]
-dynamic_batching {
-  preferred_batch_size: [ 16, 32, 64 ]
-  max_queue_delay_microseconds: 100
-}
-instance_group [
-  {
-    kind: KIND_CPU
-    count: 2
-  }
-]
-parameters [
-  {
-    key: "intra_op_thread_count"
-    value: { string_value: "1" }
-  },
-  {
-    key: "session.intra_op.allow_spinning"
-    value: { string_value: "0" }
-  }
-]
-`;
+const MLP_2048_CONFIG = createDenseModelConfig('mlp_2048', 64);
 
 export const EXAMPLE_MODELS: readonly ExampleModel[] = [
   {

@@ -3,7 +3,7 @@
 // billing, TPM correction and the cache write — however the request ends. Transports call this.
 import { randomUUID } from 'node:crypto';
 import { HerdError, toHerdError } from '../core/errors.ts';
-import type { BillingService, FinishResult } from './billing/billing-service.ts';
+import type { BillingService, FinishBase, FinishResult } from './billing/billing-service.ts';
 import type { Cost } from './billing/price-usage.ts';
 import { evaluateCachedAnswer, evaluateCachePolicy, type CachePolicyConfig, type CachePolicyDecision, type RequestHeaders } from './cache/cache-policy.ts';
 import { computeCacheKey } from './cache/compute-cache-key.ts';
@@ -123,7 +123,7 @@ export class ChatGateway {
             throw err;
           });
       }
-      const context = { signal: caller.signal, allowModel, priority };
+      const context = { signal: caller.signal, allowModel, priority, prompt };
       progress.calledUpstream = true;
 
       if (request.stream) {
@@ -246,8 +246,7 @@ export class ChatGateway {
     return cache ? evaluateCachePolicy(request, headers, cache.policy) : undefined;
   }
 
-  private finishError(base: Parameters<BillingService['finish']>[0] extends infer F ? Omit<Extract<F, { outcome: 'error' }>, 'outcome' | 'error'> : never, err: unknown, t0: number): void {
-    const error = err instanceof HerdError ? err : toHerdError(err);
-    void this.deps.billing?.finish({ ...base, outcome: 'error', error, latencyMs: performance.now() - t0 }).catch((e: unknown) => this.deps.log?.(`ledger: ${String(e)}`));
+  private finishError(base: FinishBase, err: unknown, t0: number): void {
+    void this.deps.billing?.finish({ ...base, outcome: 'error', error: toHerdError(err), latencyMs: performance.now() - t0 }).catch((e: unknown) => this.deps.log?.(`ledger: ${String(e)}`));
   }
 }

@@ -46,6 +46,8 @@ export interface ChatContext {
   deadlineMs?: number;
   /** Admission class (resolvePriority: x-herd-priority, else the key's default); NORMAL when absent. */
   priority?: Priority;
+  /** The caller's estimate of this request's prompt, so a prompt already tokenized is not tokenized again. */
+  prompt?: PromptTokenEstimate;
 }
 
 /** What the transport needs besides the body: the x-herd-* headers and the attempt trail. */
@@ -120,7 +122,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     const startedAt = clock.now();
     const signal = context.signal ?? NEVER_ABORTED;
     if (signal.aborted) throw signal.reason;
-    const prompt = new PromptTokenEstimate(request);
+    const prompt = context.prompt ?? new PromptTokenEstimate(request);
     const resolved = await resolveRoute(catalog, request.model, prompt, context.allowModel);
     const chain = expandFallbacks(catalog, resolved.model, context.allowModel);
     const deadline = new Deadline(context.deadlineMs ?? defaultDeadlineMs(catalog, resolved.model, request, stream), now);

@@ -34,7 +34,7 @@ export interface EstimateInput {
   atMs?: number;
 }
 
-interface FinishBase {
+export interface FinishBase {
   requestId: string;
   key: { id: string; name?: string | undefined };
   /** The `model` the client sent. */
