@@ -7,7 +7,9 @@ import { createServer } from 'node:http';
 import { promisify } from 'node:util';
 import { deflate, gzip } from 'node:zlib';
 import { HerdError } from '../core/errors.ts';
+import { COMPRESS_MIN_BYTES, parseAcceptEncoding } from './accept-encoding.ts';
 import { decodeContentEncoding } from './decode-request-body.ts';
+import { createFastChatHandler } from './fast-chat-path.ts';
 import { createFastInferHandler } from './fast-infer-path.ts';
 import { registerKserveRoutes, type KserveDeps } from './kserve-routes.ts';
 import { mapErrorCodeToKserveStatus } from './map-kserve-error.ts';
@@ -16,8 +18,6 @@ import { registerOpenAIRoutes, type OpenAIDeps } from './openai-routes.ts';
 
 const gzipAsync = promisify(gzip);
 const deflateAsync = promisify(deflate);
-/** Below this size compressing costs more than it saves. */
-const COMPRESS_MIN_BYTES = 1024;
 
 export interface HttpAppOptions {
   maxInputSize: number;
@@ -31,11 +31,16 @@ export interface HttpAppOptions {
 export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): FastifyInstance {
   // During shutdown, answers close their connection so keep-alive clients do not hold the drain open.
   let closing = false;
-  const fastInfer = createFastInferHandler({ inference: deps.inference, maxInputSize: options.maxInputSize, isClosing: () => closing, log: options.log });
+  const isClosing = () => closing;
+  const fastInfer = createFastInferHandler({ inference: deps.inference, maxInputSize: options.maxInputSize, isClosing, log: options.log });
+  const gateway = options.gateway;
+  const fastChat = gateway
+    ? createFastChatHandler({ gateway: gateway.gateway, authenticator: gateway.authenticator, log: gateway.log, isClosing, maxInputSize: options.maxInputSize })
+    : () => false;
   const app = Fastify({
     logger: false, bodyLimit: options.maxInputSize, return503OnClosing: true, forceCloseConnections: 'idle', clientErrorHandler: handleClientError,
     serverFactory: (handler) => createServer((req, res) => {
-      if (!fastInfer(req, res)) handler(req, res);
+      if (!fastInfer(req, res) && !fastChat(req, res)) handler(req, res);
     }),
   });
   const routes: { pattern: RegExp; methods: string[] }[] = [];
@@ -109,29 +114,9 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   });
 
   registerKserveRoutes(app, deps, allow);
-  if (options.gateway) registerOpenAIRoutes(app, options.gateway, allow);
+  if (gateway) registerOpenAIRoutes(app, gateway, allow, isClosing);
   if (options.admin) registerAdminRoutes(app, options.admin, allow);
   return app;
-}
-
-/**
- * The response encoding Triton picks (CompressionTypeUsed): the highest q among identity, gzip and
- * deflate, the first listed on a tie; q=0 refuses. undefined means identity.
- */
-export function parseAcceptEncoding(header: string | undefined): 'gzip' | 'deflate' | undefined {
-  let best = 'identity';
-  let bestWeight = 0;
-  for (const item of (header ?? '').split(',')) {
-    const [name = '', ...params] = item.split(';').map((part) => part.trim());
-    const q = params.find((p) => /^q=/i.test(p));
-    const weight = q === undefined ? 1 : Number(q.slice(2));
-    const type = name.toLowerCase();
-    if ((type === 'identity' || type === 'gzip' || type === 'deflate') && weight > bestWeight) {
-      best = type;
-      bestWeight = weight;
-    }
-  }
-  return best === 'gzip' || best === 'deflate' ? best : undefined;
 }
 
 /** Node's HTTP parser errors with a status and message of their own; any other is a plain 400. */

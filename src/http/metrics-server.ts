@@ -6,13 +6,11 @@ import { promisify } from 'node:util';
 import { deflate, gzip } from 'node:zlib';
 import type { Registry } from 'prom-client';
 import { renderMetrics } from '../metrics/create-metrics-registry.ts';
-import { parseAcceptEncoding } from './create-http-app.ts';
+import { COMPRESS_MIN_BYTES, parseAcceptEncoding } from './accept-encoding.ts';
 
 const gzipAsync = promisify(gzip);
 const deflateAsync = promisify(deflate);
 const ALLOWED_METHODS = 'GET, HEAD';
-/** Below this size compressing costs more than it saves (as on :8000). */
-const COMPRESS_MIN_BYTES = 1024;
 
 export interface MetricsServerOptions {
   registry: Registry;

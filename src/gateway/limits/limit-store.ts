@@ -49,6 +49,8 @@ export interface LimitStore {
    * counters (`key:key_ab12…`, `provider:holysheep`): all checks of one call live in one group.
    */
   acquire(group: string, id: string, checks: readonly LimitCheck[]): Promise<LimitDecision>;
+  /** The same decision at once, for stores that hold their counts in this process; absent otherwise. */
+  acquireNow?(group: string, id: string, checks: readonly LimitCheck[]): LimitDecision;
   /** Re-records a window entry's cost (a TPM estimate corrected to actual use). No-op once it left the window. */
   adjust(group: string, id: string, check: WindowCheck, fromCost: number, toCost: number): Promise<void>;
   /** Gives back leases (window entries stay: a request that ran still counts towards its rate). */

@@ -82,6 +82,7 @@ export class PriorityGate {
   private readonly options: PriorityGateOptions;
   private readonly queue: Waiter[] = [];
   private seq = 0;
+  private holders = 0;
   private pumping = false;
   private again = false;
   private wake: Timer | undefined;
@@ -97,7 +98,17 @@ export class PriorityGate {
   }
 
   acquire(request: GateRequest): Promise<GatePass> {
-    const { clock, agingMs, maxQueue, queueTimeoutMs } = this.options;
+    const { clock, agingMs, maxQueue, queueTimeoutMs, store } = this.options;
+    // Nobody waiting and the counts in this process: a free slot is granted without queueing (no
+    // timer, no abort listener), which is every request while the upstream is below its limit.
+    if (this.queue.length === 0 && store.acquireNow !== undefined && !request.signal.aborted) {
+      const id = this.newHolderId();
+      const decision = store.acquireNow(this.options.group, id, this.options.checks);
+      if (decision.granted) {
+        const now = clock.now();
+        return Promise.resolve(this.grant(request.priority, now, new LimitHold({ store, group: this.options.group, id, checks: this.options.checks, clock })));
+      }
+    }
     return new Promise<GatePass>((resolve, reject) => {
       if (request.signal.aborted) {
         reject(request.signal.reason);
@@ -163,7 +174,7 @@ export class PriorityGate {
     while (this.queue.length > 0) {
       this.again = false;
       const head = this.queue[0] as Waiter;
-      const id = randomUUID();
+      const id = this.newHolderId();
       let decision;
       try {
         decision = await store.acquire(group, id, checks);
@@ -202,12 +213,16 @@ export class PriorityGate {
   }
 
   private admit(waiter: Waiter, hold: LimitHold): void {
-    const { clock } = this.options;
     this.remove(waiter);
+    waiter.resolve(this.grant(waiter.priority, waiter.enqueuedAt, hold));
+  }
+
+  private grant(priority: Priority, enqueuedAt: number, hold: LimitHold): GatePass {
+    const { clock } = this.options;
     const grantedAt = clock.now();
-    const waitedMs = grantedAt - waiter.enqueuedAt;
-    this.counts.admitted[waiter.priority]++;
-    this.counts.waitMsTotal[waiter.priority] += waitedMs;
+    const waitedMs = grantedAt - enqueuedAt;
+    this.counts.admitted[priority]++;
+    this.counts.waitMsTotal[priority] += waitedMs;
     this.counts.maxWaitMs = Math.max(this.counts.maxWaitMs, waitedMs);
     this.inFlight++;
     const release = () => {
@@ -215,9 +230,17 @@ export class PriorityGate {
       this.inFlight--;
       const held = clock.now() - grantedAt;
       this.meanHoldMs = this.meanHoldMs === undefined ? held : 0.8 * this.meanHoldMs + 0.2 * held;
-      void hold.release().then(() => this.pump(), () => this.pump());
+      const freed = hold.release();
+      // A local store frees the slot inside release(); with nobody queued there is nothing to pump.
+      if (this.queue.length > 0 || this.options.store.shared) void freed.then(() => this.pump(), () => this.pump());
+      else void freed.catch(() => undefined);
     };
-    waiter.resolve({ waitedMs, release });
+    return { waitedMs, release };
+  }
+
+  /** Holder ids only need to be unique within the store: a counter here, a UUID across replicas. */
+  private newHolderId(): string {
+    return this.options.store.shared ? randomUUID() : `h${this.holders++}`;
   }
 
   private leave(waiter: Waiter, reason: unknown): void {

@@ -40,6 +40,11 @@ export interface UpstreamCall {
   timeoutMs?: number;
   /** SSE only: longest silence between reads once the first event arrived. Defaults to timeoutMs. */
   idleTimeoutMs?: number;
+  /**
+   * SSE only: true for the dialect's last event ([DONE], message_stop). A consumer that stops after it
+   * leaves at most a few trailing bytes, which are read so the keep-alive socket is reused, not closed.
+   */
+  isFinal?: (message: SseMessage) => boolean;
 }
 
 export interface SseMessage {
@@ -49,6 +54,8 @@ export interface SseMessage {
 
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 const MAX_MESSAGE_CHARS = 500;
+/** After the final event, more than this is not a terminator: the socket is closed instead. */
+const TRAILER_LIMIT_BYTES = 4096;
 
 type UndiciResponse = Awaited<ReturnType<Pool['request']>>;
 
@@ -94,6 +101,7 @@ export class HttpUpstream {
     const idleMs = call.idleTimeoutMs ?? firstMs;
     const timer = new AttemptTimer(call.signal, firstMs);
     let response: UndiciResponse | undefined;
+    let sawFinal = false;
     try {
       response = await this.send(call, timer, 'text/event-stream');
       if (response.statusCode >= 400) throw await this.errorFromResponse(response);
@@ -127,7 +135,11 @@ export class HttpUpstream {
         if (queue.length === 0) continue;
         seenEvent = true;
         timer.disarm();
-        for (let i = 0; i < queue.length; i++) yield queue[i];
+        for (let i = 0; i < queue.length; i++) {
+          const message = queue[i]!;
+          if (call.isFinal?.(message) === true) sawFinal = true;
+          yield message;
+        }
         queue.length = 0;
       }
       parser.feed(decoder.decode());
@@ -137,7 +149,11 @@ export class HttpUpstream {
     } finally {
       timer.dispose();
       // Abandoned or failed streams must not keep the socket: destroying frees it (and the upstream).
-      if (response !== undefined && !response.body.destroyed) response.body.destroy();
+      // A stream that reached its final event only has its terminator left: reading it keeps the socket.
+      if (response !== undefined && !response.body.destroyed) {
+        if (sawFinal) response.body.dump({ limit: TRAILER_LIMIT_BYTES }).catch(() => undefined);
+        else response.body.destroy();
+      }
     }
   }
 

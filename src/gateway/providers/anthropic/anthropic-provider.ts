@@ -64,7 +64,9 @@ class AnthropicProvider implements Provider {
     if (warnings.length > 0) yield { type: 'warnings', warnings };
     const translator = new AnthropicStreamTranslator(this.name, (text) => this.upstream.safe(text));
     const collector = new CompletionTextCollector();
-    const events = this.upstream.postSse({ path: PATH, body, signal, timeoutMs: req.timeoutMs, idleTimeoutMs: req.idleTimeoutMs });
+    const events = this.upstream.postSse({
+      path: PATH, body, signal, timeoutMs: req.timeoutMs, idleTimeoutMs: req.idleTimeoutMs, isFinal: (message) => message.event === 'message_stop',
+    });
     for await (const event of events) {
       const data = this.upstream.parseJson(event.data, 'SSE event');
       if (!isJsonObject(data)) throw this.upstream.malformed(`SSE event '${event.event ?? 'message'}' is not a JSON object`);

@@ -51,7 +51,7 @@ class OpenAIProvider implements Provider {
   async *stream(req: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderStreamEvent> {
     const events = this.upstream.postSse({
       path: PATH, body: convertOpenAIRequest(req.request, req.upstreamModel, true), signal,
-      timeoutMs: req.timeoutMs, idleTimeoutMs: req.idleTimeoutMs,
+      timeoutMs: req.timeoutMs, idleTimeoutMs: req.idleTimeoutMs, isFinal: (message) => message.data === '[DONE]',
     });
     const collector = new CompletionTextCollector();
     let usage: Usage | undefined;

@@ -1,0 +1,10 @@
+// After `tsc -p tsconfig.build.json`: copies the files tsc does not emit (plain .mjs entry files) from
+// src/ to dist/, so the compiled tree runs on its own.
+import { cpSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const walk = (dir) => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
+for (const file of walk(join(root, 'src')).filter((f) => f.endsWith('.mjs'))) {
+  cpSync(file, join(root, 'dist', relative(join(root, 'src'), file)));
+}

@@ -1,0 +1,144 @@
+// One POST /v1/chat/completions written straight onto node:http's response, shared by the
+// framework-free fast path and the Fastify route: authenticate, parse, validate, run the gateway,
+// then one JSON body or an SSE stream. Never throws: every failure is an answer in OpenAI's shape.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { promisify } from 'node:util';
+import { deflate, gzip } from 'node:zlib';
+import { HerdError, toHerdError } from '../core/errors.ts';
+import type { ChatGateway, GatewayAnswer } from '../gateway/chat-gateway.ts';
+import type { ChatMeta, ChatStream } from '../gateway/chat-service.ts';
+import type { Authenticator } from '../gateway/keys/authenticator.ts';
+import { validateChatRequest } from '../gateway/validate-chat-request.ts';
+import { COMPRESS_MIN_BYTES, parseAcceptEncoding } from './accept-encoding.ts';
+import { mapErrorToOpenAI } from './map-openai-error.ts';
+
+const gzipAsync = promisify(gzip);
+const deflateAsync = promisify(deflate);
+
+export interface ChatExchangeDeps {
+  gateway: ChatGateway;
+  authenticator: Authenticator;
+  log?: ((line: string) => void) | undefined;
+  /** True once shutdown began: answers then close their connection. */
+  isClosing: () => boolean;
+}
+
+type OutHeaders = Record<string, string | number>;
+
+/** Answers `req` on `res`; `body` is the whole request body, already decoded. `started` is performance.now() at arrival. */
+export async function runChatCompletionExchange(deps: ChatExchangeDeps, req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, started: number): Promise<void> {
+  try {
+    const auth = deps.authenticator.authenticate(req.headers.authorization, req.socket.remoteAddress);
+    if (auth instanceof HerdError) throw auth;
+    const request = validateChatRequest(parseJson(body));
+    const signal = abortOnClientClose(res);
+    // Model access (aliases and tiers resolved first) is checked inside the gateway's routing.
+    const answer: GatewayAnswer = await deps.gateway.handle(request, { key: auth.key, headers: req.headers, signal });
+    if (answer.kind === 'stream') {
+      await writeStream(deps, answer.stream, answer.cache, res, started);
+      return;
+    }
+    const headers = herdHeaders(answer.meta, started);
+    headers['x-herd-cache'] = answer.cache;
+    await writeJson(deps, req, res, 200, headers, JSON.stringify(answer.response));
+  } catch (err) {
+    const error = toHerdError(err);
+    if (error.code === 'INTERNAL') deps.log?.(`gateway error: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    if (res.headersSent) {
+      if (!res.writableEnded) res.end();
+      return;
+    }
+    const answer = mapErrorToOpenAI(error);
+    await writeJson(deps, req, res, answer.status, { ...answer.headers }, JSON.stringify(answer.body)).catch(() => res.destroy());
+  }
+}
+
+function parseJson(body: Buffer | undefined): unknown {
+  if (body === undefined || body.length === 0) {
+    throw new HerdError('INVALID_ARG', 'We could not parse the JSON body of your request: the body is empty. The OpenAI API expects a JSON payload.');
+  }
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch (err) {
+    throw new HerdError('INVALID_ARG', `We could not parse the JSON body of your request (${(err as Error).message}). The OpenAI API expects a JSON payload.`);
+  }
+}
+
+/** A client that goes away aborts the upstream call and any retries. */
+function abortOnClientClose(res: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) controller.abort(new HerdError('UNAVAILABLE', 'client closed the connection'));
+  });
+  return controller.signal;
+}
+
+function herdHeaders(meta: ChatMeta, started: number): OutHeaders {
+  const elapsed = performance.now() - started;
+  return {
+    'x-herd-model': meta.model,
+    'x-herd-provider': meta.provider,
+    'x-herd-attempts': String(meta.attempts.length),
+    'x-herd-overhead-ms': Math.max(0, elapsed - meta.upstreamMs - meta.waitedMs).toFixed(3),
+  };
+}
+
+/** One JSON body in one write, compressed when the client asks and it is worth it. */
+async function writeJson(deps: ChatExchangeDeps, req: IncomingMessage, res: ServerResponse, status: number, headers: OutHeaders, text: string): Promise<void> {
+  headers['content-type'] = 'application/json';
+  if (deps.isClosing()) headers['connection'] = 'close';
+  let payload: Buffer | string = text;
+  const accept = req.headers['accept-encoding'];
+  if (accept !== undefined && text.length >= COMPRESS_MIN_BYTES) {
+    const encoding = parseAcceptEncoding(accept);
+    if (encoding !== undefined) {
+      payload = await (encoding === 'gzip' ? gzipAsync(text) : deflateAsync(text));
+      headers['content-encoding'] = encoding;
+    }
+  }
+  headers['content-length'] = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+  if (res.destroyed) return;
+  res.writeHead(status, headers);
+  res.end(payload);
+}
+
+/**
+ * SSE from the first chunk on: the headers carry the answering model; no upstream switch after this.
+ * Chunks that arrive together leave together: the socket is corked until the current I/O turn ends.
+ */
+async function writeStream(deps: ChatExchangeDeps, stream: ChatStream, cache: string, res: ServerResponse, started: number): Promise<void> {
+  const headers = herdHeaders(stream.meta, started);
+  headers['content-type'] = 'text/event-stream; charset=utf-8';
+  headers['cache-control'] = 'no-cache';
+  headers['x-herd-cache'] = cache;
+  if (deps.isClosing()) headers['connection'] = 'close';
+  res.writeHead(200, headers);
+  res.once('close', () => stream.cancel());
+  let corked = false;
+  const uncork = () => {
+    if (!corked) return;
+    corked = false;
+    res.uncork();
+  };
+  const send = (text: string) => {
+    if (!corked) {
+      corked = true;
+      res.cork();
+      setImmediate(uncork);
+    }
+    res.write(text);
+  };
+  try {
+    for await (const chunk of stream.chunks) {
+      if (res.destroyed) break;
+      send(`data: ${JSON.stringify(chunk)}\n\n`);
+    }
+    if (!res.destroyed) send('data: [DONE]\n\n');
+  } catch (err) {
+    // After the first byte there is no switching upstream: the client gets an error event, no [DONE].
+    if (!res.destroyed) send(`data: ${JSON.stringify(mapErrorToOpenAI(toHerdError(err)).body)}\n\n`);
+  } finally {
+    corked = false;
+    res.end();
+  }
+}
