@@ -21,7 +21,7 @@ import { registerGatewayRequestMetrics, registerGatewayStateMetrics } from './me
 import { registerInferenceMetrics } from './metrics/inference-metrics.ts';
 import type { BackendFactory } from './serving/backends/backend.ts';
 import { jsBackend } from './serving/backends/js/js-backend.ts';
-import { onnxRuntimeBackend } from './serving/backends/onnxruntime/onnxruntime-backend.ts';
+import { createLazyBackend } from './serving/backends/lazy-backend.ts';
 import { InferenceService } from './serving/inference-service.ts';
 import { ModelRepositoryManager, type LoadedModel } from './serving/repository/model-repository-manager.ts';
 import { RateLimiter } from './serving/scheduler/rate-limiter.ts';
@@ -48,7 +48,7 @@ export interface StartOptions {
 
 export function createBackends(): ReadonlyMap<string, BackendFactory> {
   return new Map<string, BackendFactory>([
-    [onnxRuntimeBackend.name, onnxRuntimeBackend],
+    ['onnxruntime', createLazyBackend('onnxruntime', async () => (await import('./serving/backends/onnxruntime/onnxruntime-backend.ts')).onnxRuntimeBackend)],
     [jsBackend.name, jsBackend],
   ]);
 }
@@ -134,9 +134,9 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
   let cache: ResponseCache | undefined;
   let ledger: Ledger | undefined;
   try {
-    limits = createGatewayLimits(config.limits, { onError: (err) => log(`limits: ${err.message}`) });
+    limits = await createGatewayLimits(config.limits, { onError: (err) => log(`limits: ${err.message}`) });
     await limits.ready(2000);
-    cache = createResponseCache({ config: config.cache, log });
+    cache = await createResponseCache({ config: config.cache, log });
     await cache.ready(2000);
     let billing: BillingService | undefined;
     if (config.billing.ledger !== 'off') {

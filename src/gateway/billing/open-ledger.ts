@@ -3,7 +3,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { HerdError } from '../../core/errors.ts';
 import type { Ledger, LedgerOptions } from './ledger.ts';
-import { PostgresLedger } from './postgres-ledger.ts';
 import { SqliteLedger, type SqliteLedgerOptions } from './sqlite-ledger.ts';
 
 export type LedgerLocation = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
@@ -37,6 +36,7 @@ export interface OpenLedgerOptions extends LedgerOptions, Pick<SqliteLedgerOptio
 
 export async function openLedger(location: string, options: OpenLedgerOptions = {}): Promise<Ledger> {
   const parsed = parseLedgerLocation(location);
-  if (parsed.kind === 'postgres') return PostgresLedger.open({ ...options, url: parsed.url });
+  // pg is imported only for a PostgreSQL ledger: a SQLite one should not carry its resident size.
+  if (parsed.kind === 'postgres') return (await import('./postgres-ledger.ts')).PostgresLedger.open({ ...options, url: parsed.url });
   return SqliteLedger.open(parsed.path, options);
 }

@@ -2,7 +2,7 @@
 // when `cache.redis` is set (its client owned by the cache and closed with it).
 import type { CacheConfig } from '../../config/cache-config-schema.ts';
 import { MemoryCacheTier } from './memory-cache-tier.ts';
-import { createCacheRedisClient, RedisCacheTier } from './redis-cache-tier.ts';
+import type { RedisCacheTier } from './redis-cache-tier.ts';
 import { ResponseCache } from './response-cache.ts';
 
 export interface CreateResponseCacheOptions {
@@ -15,20 +15,25 @@ export interface CreateResponseCacheOptions {
   wallClock?: () => number;
 }
 
-export function createResponseCache(options: CreateResponseCacheOptions): ResponseCache {
+/** Async because the Redis tier's client library (tens of MB resident) is imported only when configured. */
+export async function createResponseCache(options: CreateResponseCacheOptions): Promise<ResponseCache> {
   const { memory, redis } = options.config;
   const memoryTier = new MemoryCacheTier({
     maxEntries: memory.max_entries, maxBytes: memory.max_bytes, ttlMs: memory.ttl_s * 1000,
     ...(options.clock ? { clock: options.clock } : {}),
   });
   let cache: ResponseCache | undefined;
-  const redisTier = redis === undefined ? undefined : new RedisCacheTier({
-    // ioredis connects asynchronously: no error event can arrive before `cache` is assigned below.
-    client: createCacheRedisClient(redis, (err) => cache?.reportRedisConnectionError(err)),
-    keyPrefix: redis.key_prefix,
-    ttlMs: redis.ttl_s * 1000,
-    ownsClient: true,
-  });
+  let redisTier: RedisCacheTier | undefined;
+  if (redis !== undefined) {
+    const { createCacheRedisClient, RedisCacheTier } = await import('./redis-cache-tier.ts');
+    redisTier = new RedisCacheTier({
+      // ioredis connects asynchronously: no error event can arrive before `cache` is assigned below.
+      client: createCacheRedisClient(redis, (err) => cache?.reportRedisConnectionError(err)),
+      keyPrefix: redis.key_prefix,
+      ttlMs: redis.ttl_s * 1000,
+      ownsClient: true,
+    });
+  }
   cache = new ResponseCache({
     memory: memoryTier,
     ...(redisTier ? { redis: redisTier } : {}),

@@ -9,7 +9,6 @@ import type { LimitStore } from './limit-store.ts';
 import { MemoryLimitStore } from './memory-limit-store.ts';
 import { PriorityAdmission } from './priority-admission.ts';
 import { ProviderLimiter } from './provider-limiter.ts';
-import { createLimitsRedisClient, RedisLimitStore } from './redis-limit-store.ts';
 
 export interface GatewayLimits {
   store: LimitStore;
@@ -35,13 +34,15 @@ export interface GatewayLimitsOptions {
 const MEMORY_LEASE_MS = 30_000;
 const MEMORY_POLL_MS = 50;
 
-export function createGatewayLimits(config: LimitsConfig, options: GatewayLimitsOptions = {}): GatewayLimits {
+/** Async because the Redis store's client library (tens of MB resident) is imported only when configured. */
+export async function createGatewayLimits(config: LimitsConfig, options: GatewayLimitsOptions = {}): Promise<GatewayLimits> {
   const clock = options.clock ?? systemClock;
   const onError = options.onError ?? (() => undefined);
   const redis = config.redis;
   let store: LimitStore;
   let client: Redis | undefined;
   if (redis) {
+    const { createLimitsRedisClient, RedisLimitStore } = await import('./redis-limit-store.ts');
     client = options.redisClient ?? createLimitsRedisClient(redis.url, redis.timeout_ms, onError);
     store = new RedisLimitStore({ client, keyPrefix: redis.key_prefix, onRedisError: redis.on_error, onError, ownsClient: options.redisClient === undefined });
   } else {

@@ -101,7 +101,7 @@ describe('response cache, memory only', () => {
   const config = cacheConfigSchema.parse({ memory: { max_entries: 100, ttl_s: 60 } });
 
   it('counts misses, writes, hits and the saved cost', async () => {
-    const cache = createResponseCache({ config });
+    const cache = await createResponseCache({ config });
     assert.equal(await cache.lookup('k'), undefined);
     await cache.store('k', answerInput(textResponse(), 1500));
     const first = await cache.lookup('k');
@@ -119,7 +119,7 @@ describe('response cache, memory only', () => {
   });
 
   it('does not serve an entry the request may not have (tool calls stored under `use`)', async () => {
-    const cache = createResponseCache({ config });
+    const cache = await createResponseCache({ config });
     await cache.store('k', answerInput(toolCallResponse()));
     const accept = (optedIn: boolean) => (answer: Readonly<CachedAnswer>) =>
       evaluateCachedAnswer(answer.response, { model: 'gpt-4.1', optedIn }).cacheable;
@@ -133,7 +133,7 @@ describe('response cache, memory only', () => {
 
   it('follows the memory TTL from config on an injected clock', async () => {
     const clock = new ManualClock();
-    const cache = createResponseCache({ config: cacheConfigSchema.parse({ memory: { ttl_s: 2 } }), clock });
+    const cache = await createResponseCache({ config: cacheConfigSchema.parse({ memory: { ttl_s: 2 } }), clock });
     await cache.store('k', answerInput());
     clock.advance(2000);
     assert.ok(await cache.lookup('k'));

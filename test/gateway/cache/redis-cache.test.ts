@@ -19,7 +19,7 @@ describe('redis cache tier', { skip: REDIS_URL ? false : 'redis cache tier: REDI
   const caches: ResponseCache[] = [];
   const open = async (options: { ttl_s?: number; clock?: ManualClock; wallClock?: () => number; log?: (line: string) => void } = {}) => {
     const config = cacheConfigSchema.parse({ redis: { url: REDIS_URL, key_prefix: PREFIX, ttl_s: options.ttl_s ?? 60 }, memory: { ttl_s: 300 } });
-    const cache = createResponseCache({
+    const cache = await createResponseCache({
       config, ...(options.clock ? { clock: options.clock } : {}), ...(options.wallClock ? { wallClock: options.wallClock } : {}),
       ...(options.log ? { log: options.log } : {}),
     });
@@ -90,7 +90,7 @@ describe('redis cache tier with Redis down', () => {
   it('misses at once, never throws, keeps serving from memory, logs the outage once and counts each failure', async () => {
     const port = await findClosedPort();
     const lines: string[] = [];
-    const cache = createResponseCache({
+    const cache = await createResponseCache({
       config: cacheConfigSchema.parse({ redis: { url: `redis://127.0.0.1:${port}`, timeout_ms: 100 } }),
       log: (line) => lines.push(line),
     });

@@ -127,7 +127,7 @@ models:
   });
 
   it('with the real admission: a second request queues behind a stream on a 1-slot model and reports its queue time', async () => {
-    const limits = createGatewayLimits(limitsConfigSchema.parse({ admission: { models: { 'holysheep/gpt-4.1': { concurrency: 1 } } } }));
+    const limits = await createGatewayLimits(limitsConfigSchema.parse({ admission: { models: { 'holysheep/gpt-4.1': { concurrency: 1 } } } }));
     const svc = start({ admission: limits.admission });
     const stream = await svc.stream(ask({ stream: true }));
     const second = svc.complete(ask());
@@ -144,7 +144,7 @@ models:
   });
 
   it('a client abort while queued ends the request without any upstream call', async () => {
-    const limits = createGatewayLimits(limitsConfigSchema.parse({ admission: { concurrency: 1 } }));
+    const limits = await createGatewayLimits(limitsConfigSchema.parse({ admission: { concurrency: 1 } }));
     const svc = start({ admission: limits.admission });
     const stream = await svc.stream(ask({ stream: true }));
     const controller = new AbortController();

@@ -90,7 +90,7 @@ test('a provider without limits costs nothing: no queue, no stats', async () => 
 test('the admission hook: a slot on the upstream model, then one on its provider, both freed together', async () => {
   const clock = new ManualClock();
   const config = limitsConfigSchema.parse({ admission: { concurrency: 8, queue_timeout_ms: 1000, models: { 'holysheep/gpt-4.1': { concurrency: 1 } } } });
-  const limits = createGatewayLimits(config, { clock });
+  const limits = await createGatewayLimits(config, { clock });
   const deployment = { key: 'holysheep/gpt-4.1', provider: provider('holysheep', { concurrency: 1 }) };
   const other = { key: 'holysheep/deepseek-v3.2', provider: deployment.provider };
 
@@ -130,7 +130,7 @@ test('the admission hook: a slot on the upstream model, then one on its provider
 
 test('when the provider queue gives up, the model slot taken for it is given back', async () => {
   const clock = new ManualClock();
-  const limits = createGatewayLimits(limitsConfigSchema.parse({ admission: { concurrency: 1 } }), { clock });
+  const limits = await createGatewayLimits(limitsConfigSchema.parse({ admission: { concurrency: 1 } }), { clock });
   const relay = provider('holysheep', { rpm: 1 });
   const a = { key: 'holysheep/a', provider: relay };
   await limits.admission.acquire({ deployment: a, priority: 'NORMAL', signal: NEVER, maxWaitMs: 1000 });
