@@ -1,7 +1,7 @@
 // One client request through the gateway, in order: resolve the model (access checked), the key's
 // rate limits, the exact-match cache, the budget reservation, the chat service, then settlement —
 // billing, TPM correction and the cache write — however the request ends. Transports call this.
-import { randomUUID } from 'node:crypto';
+import type { AbortLink } from '../core/abort-link.ts';
 import { HerdError, toHerdError } from '../core/errors.ts';
 import type { BillingService, FinishBase, FinishResult } from './billing/billing-service.ts';
 import type { Cost } from './billing/price-usage.ts';
@@ -22,6 +22,7 @@ import { estimateTokenReservation, type KeyLimiter, type KeyLimitTicket } from '
 import { resolvePriority, PRIORITY_HEADER, type Priority } from './limits/priority.ts';
 import { UpstreamRouteError } from './router/attempt-record.ts';
 import { PromptTokenEstimate } from './router/prompt-token-estimate.ts';
+import { createRequestId } from './request-id.ts';
 import { resolveRoute } from './router/resolve-route.ts';
 
 export interface ChatGatewayDeps {
@@ -40,7 +41,7 @@ export interface GatewayCaller {
   key: KeyInfo;
   headers: RequestHeaders;
   /** Aborts when the client goes away. */
-  signal: AbortSignal;
+  signal: AbortLink;
 }
 
 export type { CacheOutcome };
@@ -76,7 +77,7 @@ export class ChatGateway {
   private async run(request: ChatRequest, caller: GatewayCaller, t0: number, progress: Progress): Promise<GatewayAnswer> {
     const { chat, billing, keyLimits } = this.deps;
     const startedAt = Date.now();
-    const requestId = randomUUID();
+    const requestId = createRequestId(startedAt);
     const allowModel = (model: string) => isModelAllowed(caller.key, model);
     const priority: Priority = resolvePriority(caller.headers[PRIORITY_HEADER], caller.key.defaultPriority);
     const prompt = new PromptTokenEstimate(request);

@@ -1,6 +1,7 @@
 // The gateway's entry point for an authenticated, validated ChatRequest: resolves the model, runs the
 // routed attempts (strategy, retries, breakers, fallbacks, deadlines) and hands the transport the
 // answer or the stream plus what its headers need (model, provider, attempts, upstream time).
+import { type AbortLink, LightAbortController } from '../core/abort-link.ts';
 import type { TierName } from '../config/gateway-config-schema.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import type { ChatRequest, ChatResponse, Usage } from './chat-types.ts';
@@ -39,7 +40,7 @@ export interface ChatServiceOptions {
 
 export interface ChatContext {
   /** Aborted when the client goes away: stops the upstream call and any retry. */
-  signal?: AbortSignal;
+  signal?: AbortLink;
   /** Whether the caller's key may use a model (canonical names); absent: every model. */
   allowModel?: ModelFilter;
   /** Total time for this request, replacing routes.deadline_ms. */
@@ -103,7 +104,7 @@ export interface ChatService {
   close(): Promise<void>;
 }
 
-const NEVER_ABORTED = new AbortController().signal;
+const NEVER_ABORTED = new LightAbortController().signal;
 
 export function createChatService(options: ChatServiceOptions): ChatService {
   const clock = options.clock ?? systemClock;
@@ -117,7 +118,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   const created = Math.floor(Date.now() / 1000);
 
   async function route<T>(
-    request: ChatRequest, context: ChatContext, stream: boolean, attempt: (target: AttemptTarget, signal: AbortSignal) => Promise<T>,
+    request: ChatRequest, context: ChatContext, stream: boolean, attempt: (target: AttemptTarget, signal: AbortLink) => Promise<T>,
   ) {
     const startedAt = clock.now();
     const signal = context.signal ?? NEVER_ABORTED;

@@ -1,6 +1,7 @@
 // Forwards a provider stream that has produced its first event: chunks renamed to the public model,
 // the usage chunk only when the client asked for it, and no switching upstream after this point —
 // a failure now ends the stream with an error. Settles the attempt's lease when the stream ends.
+import type { AbortLink } from '../core/abort-link.ts';
 import type { Clock } from '../core/clock.ts';
 import type { HerdError } from '../core/errors.ts';
 import type { ChatChunk, ChatRequest, FinishReason, Usage } from './chat-types.ts';
@@ -63,7 +64,7 @@ export interface StreamRelayOptions {
   /** The public model name every chunk carries. */
   model: string;
   /** The client's signal: if it aborts, the stream is cancelled even when nobody is reading it. */
-  signal: AbortSignal;
+  signal: AbortLink;
   attempts: readonly AttemptRecord[];
   clock: Clock;
 }

@@ -1,6 +1,7 @@
 // One POST /v1/chat/completions written straight onto node:http's response, shared by the
 // framework-free fast path and the Fastify route: authenticate, parse, validate, run the gateway,
 // then one JSON body or an SSE stream. Never throws: every failure is an answer in OpenAI's shape.
+import { type AbortLink, LightAbortController } from '../core/abort-link.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { promisify } from 'node:util';
 import { deflate, gzip } from 'node:zlib';
@@ -65,8 +66,8 @@ function parseJson(body: Buffer | undefined): unknown {
 }
 
 /** A client that goes away aborts the upstream call and any retries. */
-function abortOnClientClose(res: ServerResponse): AbortSignal {
-  const controller = new AbortController();
+function abortOnClientClose(res: ServerResponse): AbortLink {
+  const controller = new LightAbortController();
   res.once('close', () => {
     if (!res.writableFinished) controller.abort(new HerdError('UNAVAILABLE', 'client closed the connection'));
   });

@@ -1,6 +1,7 @@
 // The chat service's admission hook: before each upstream attempt, a slot on its upstream model
 // (priority admission) and then on its provider account (the plan's RPM and concurrency), held
 // until the attempt ends — for a stream, until its last chunk.
+import type { AbortLink } from '../../core/abort-link.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { GatePass } from './priority-gate.ts';
 import type { ModelQueueStats, PriorityAdmission } from './priority-admission.ts';
@@ -18,7 +19,7 @@ export interface AdmissionRequest {
   deployment: AdmissionTarget;
   priority: Priority;
   /** The client's signal: aborting it leaves the queue, rejecting with its reason. */
-  signal: AbortSignal;
+  signal: AbortLink;
   /** Longest total wait (what is left of the request's deadline). */
   maxWaitMs: number;
 }

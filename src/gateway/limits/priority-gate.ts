@@ -8,6 +8,7 @@
 // under any stream of HIGH arrivals it is admitted within 2 × aging_ms plus the time to serve the
 // (bounded, ≤ max_queue) set of requests ranked ahead of it then. The order is fixed at arrival,
 // so the queue is a sorted array, never re-sorted.
+import type { AbortLink } from '../../core/abort-link.ts';
 import { randomUUID } from 'node:crypto';
 import type { Clock, Timer } from '../../core/clock.ts';
 import { HerdError, toHerdError } from '../../core/errors.ts';
@@ -34,7 +35,7 @@ export interface PriorityGateOptions {
 export interface GateRequest {
   priority: Priority;
   /** Aborting it leaves the queue at once, rejecting with the signal's reason. */
-  signal: AbortSignal;
+  signal: AbortLink;
   /** The request's budget for waiting (e.g. what is left of its deadline). */
   maxWaitMs: number;
 }
@@ -69,7 +70,7 @@ interface Waiter {
   deadline: number;
   done: boolean;
   timer: Timer | undefined;
-  signal: AbortSignal;
+  signal: AbortLink;
   onAbort: () => void;
   resolve(pass: GatePass): void;
   reject(err: unknown): void;

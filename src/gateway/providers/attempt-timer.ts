@@ -1,16 +1,17 @@
 // The per-attempt clock of one upstream request: an AbortController that follows the caller's signal
 // and also fires on a timeout, which can be paused while the consumer (not the upstream) is slow.
+import { type AbortLink, LightAbortController } from '../../core/abort-link.ts';
 
 export class AttemptTimer {
-  readonly signal: AbortSignal;
-  private readonly controller = new AbortController();
-  private readonly callerSignal: AbortSignal;
+  readonly signal: AbortLink;
+  private readonly controller = new LightAbortController();
+  private readonly callerSignal: AbortLink;
   private timer: NodeJS.Timeout | undefined;
   private armed = false;
   private fired = false;
   private ms: number;
 
-  constructor(callerSignal: AbortSignal, ms: number) {
+  constructor(callerSignal: AbortLink, ms: number) {
     this.signal = this.controller.signal;
     this.callerSignal = callerSignal;
     this.ms = ms;

@@ -1,5 +1,6 @@
 // One keep-alive undici Pool per provider base URL, with the two exchanges providers need: POST JSON
 // and read JSON back, or POST JSON and read Server-Sent Events. Every failure leaves as UpstreamError.
+import type { AbortLink } from '../../core/abort-link.ts';
 import { Pool } from 'undici';
 import { createParser } from 'eventsource-parser';
 import { AttemptTimer } from './attempt-timer.ts';
@@ -36,7 +37,7 @@ export interface UpstreamCall {
   /** Appended to the base URL's path; may carry a query (`...:streamGenerateContent?alt=sse`). */
   path: string;
   body: unknown;
-  signal: AbortSignal;
+  signal: AbortLink;
   timeoutMs?: number;
   /** SSE only: longest silence between reads once the first event arrived. Defaults to timeoutMs. */
   idleTimeoutMs?: number;

@@ -1,5 +1,6 @@
 // The contract every upstream adapter (openai, anthropic, gemini) implements: canonical chat data in,
 // canonical chat data, normalised usage and a typed stream of events out. No HTTP types cross it.
+import type { AbortLink } from '../../core/abort-link.ts';
 import type { ChatChunk, ChatRequest, ChatResponse, FinishReason, Usage } from '../chat-types.ts';
 
 export interface ProviderRequest {
@@ -50,9 +51,9 @@ export interface Provider {
    * One upstream attempt, no retries (the router owns the one retry loop). Upstream failures reject
    * with UpstreamError; when `signal` aborts, rejects with `signal.reason` unchanged.
    */
-  chat(req: ProviderRequest, signal: AbortSignal): Promise<ProviderResult>;
+  chat(req: ProviderRequest, signal: AbortLink): Promise<ProviderResult>;
   /** Same error contract as chat(); breaking out of the iteration releases the upstream request. */
-  stream(req: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderStreamEvent>;
+  stream(req: ProviderRequest, signal: AbortLink): AsyncIterable<ProviderStreamEvent>;
   /** Closes pooled upstream connections. */
   close(): Promise<void>;
 }

@@ -1,7 +1,8 @@
 // The router's wait between retries: cancelled by the client's signal (rejecting with its reason, as
 // providers do), and injectable so tests run retries without real time passing.
+import type { AbortLink } from '../../core/abort-link.ts';
 
-export type Sleep = (ms: number, signal: AbortSignal) => Promise<void>;
+export type Sleep = (ms: number, signal: AbortLink) => Promise<void>;
 
 export const realSleep: Sleep = (ms, signal) => new Promise<void>((resolve, reject) => {
   if (signal.aborted) {

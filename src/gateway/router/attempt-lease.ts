@@ -1,20 +1,21 @@
 // One upstream attempt's hold on a deployment: its breaker permit, its place in the in-flight count and
 // its own abort signal (following the client's). Settled exactly once — for a stream, when it ends.
+import { type AbortLink, LightAbortController } from '../../core/abort-link.ts';
 import type { BreakerPermit } from '../resilience/circuit-breaker.ts';
 import { mapFailureToHealth } from '../resilience/failure-policy.ts';
 import type { UpstreamError } from '../providers/upstream-error.ts';
 import type { DeploymentStats } from './deployment-stats.ts';
 
 export class AttemptLease {
-  readonly signal: AbortSignal;
-  private readonly controller = new AbortController();
-  private readonly clientSignal: AbortSignal;
+  readonly signal: AbortLink;
+  private readonly controller = new LightAbortController();
+  private readonly clientSignal: AbortLink;
   private readonly permit: BreakerPermit;
   private readonly stats: DeploymentStats;
   private readonly key: string;
   private settled = false;
 
-  constructor(options: { key: string; permit: BreakerPermit; stats: DeploymentStats; clientSignal: AbortSignal }) {
+  constructor(options: { key: string; permit: BreakerPermit; stats: DeploymentStats; clientSignal: AbortLink }) {
     this.key = options.key;
     this.permit = options.permit;
     this.stats = options.stats;

@@ -2,6 +2,7 @@
 // model's strategy among those whose breaker is closed, retries transient failures with backoff and
 // Retry-After, moves on when retrying here cannot help, and stops at once for the client's own errors.
 // With an admission hook, each attempt first waits for a slot on its upstream (and moves on when none comes).
+import type { AbortLink } from '../../core/abort-link.ts';
 import type { Clock } from '../../core/clock.ts';
 import { HerdError, unavailable } from '../../core/errors.ts';
 import type { ChatRequest } from '../chat-types.ts';
@@ -45,13 +46,13 @@ export interface AttemptLoopInput<T> {
   request: ChatRequest;
   stream: boolean;
   /** The client's signal: aborting it stops the attempt in flight and every later one. */
-  signal: AbortSignal;
+  signal: AbortLink;
   deadline: Deadline;
   forecastTokens: () => Promise<TokenForecast>;
   /** Admission class; NORMAL when absent. */
   priority?: Priority | undefined;
   /** One upstream attempt; resolves once it succeeded (chat: the answer; stream: the first event). */
-  attempt: (target: AttemptTarget, signal: AbortSignal) => Promise<T>;
+  attempt: (target: AttemptTarget, signal: AbortLink) => Promise<T>;
 }
 
 export interface AttemptLoopResult<T> {

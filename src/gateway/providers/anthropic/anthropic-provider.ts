@@ -1,4 +1,5 @@
 // Provider for Anthropic's Messages API (POST /v1/messages, x-api-key, anthropic-version 2023-06-01).
+import type { AbortLink } from '../../../core/abort-link.ts';
 import { collectResponseText, CompletionTextCollector, estimateUsage } from '../../usage-estimate.ts';
 import { convertUsageToOpenAI } from '../../convert-usage-to-openai.ts';
 import { isJsonObject } from '../../check-json-value.ts';
@@ -43,7 +44,7 @@ class AnthropicProvider implements Provider {
     });
   }
 
-  async chat(req: ProviderRequest, signal: AbortSignal): Promise<ProviderResult> {
+  async chat(req: ProviderRequest, signal: AbortLink): Promise<ProviderResult> {
     const { body, warnings } = convertAnthropicRequest(req.request, req.upstreamModel, { defaultMaxTokens: this.defaultMaxTokens, stream: false });
     const raw = await this.upstream.postJson({ path: PATH, body, signal, timeoutMs: req.timeoutMs });
     if (!isAnthropicResponse(raw)) {
@@ -59,7 +60,7 @@ class AnthropicProvider implements Provider {
     return { response, usage, rawFinishReason: raw.stop_reason, warnings };
   }
 
-  async *stream(req: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderStreamEvent> {
+  async *stream(req: ProviderRequest, signal: AbortLink): AsyncGenerator<ProviderStreamEvent> {
     const { body, warnings } = convertAnthropicRequest(req.request, req.upstreamModel, { defaultMaxTokens: this.defaultMaxTokens, stream: true });
     if (warnings.length > 0) yield { type: 'warnings', warnings };
     const translator = new AnthropicStreamTranslator(this.name, (text) => this.upstream.safe(text));

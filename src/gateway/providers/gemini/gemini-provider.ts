@@ -1,5 +1,6 @@
 // Provider for the Gemini API: POST /{version}/models/{model}:generateContent, and
 // :streamGenerateContent?alt=sse for streams; the key travels in the x-goog-api-key header.
+import type { AbortLink } from '../../../core/abort-link.ts';
 import { isJsonObject } from '../../check-json-value.ts';
 import { convertUsageToOpenAI } from '../../convert-usage-to-openai.ts';
 import { collectResponseText, CompletionTextCollector, estimateUsage } from '../../usage-estimate.ts';
@@ -41,7 +42,7 @@ class GeminiProvider implements Provider {
     });
   }
 
-  async chat(req: ProviderRequest, signal: AbortSignal): Promise<ProviderResult> {
+  async chat(req: ProviderRequest, signal: AbortLink): Promise<ProviderResult> {
     const { body, warnings } = convertGeminiRequest(req.request, req.upstreamModel);
     const raw = await this.upstream.postJson({ path: this.path(req.upstreamModel, 'generateContent'), body, signal, timeoutMs: req.timeoutMs });
     if (!isGeminiResponse(raw)) throw this.upstream.malformed('response is not a GenerateContentResponse');
@@ -56,7 +57,7 @@ class GeminiProvider implements Provider {
     return { response, usage, rawFinishReason: raw.candidates[0].finishReason ?? null, warnings };
   }
 
-  async *stream(req: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderStreamEvent> {
+  async *stream(req: ProviderRequest, signal: AbortLink): AsyncGenerator<ProviderStreamEvent> {
     const { body, warnings } = convertGeminiRequest(req.request, req.upstreamModel);
     if (warnings.length > 0) yield { type: 'warnings', warnings };
     const translator = new GeminiStreamTranslator(this.name, req.upstreamModel, (text) => this.upstream.safe(text));

@@ -1,5 +1,6 @@
 // Provider for any OpenAI-compatible upstream (HolySheep and other relays, OpenAI, DeepSeek): the
 // request passes through with the model replaced; responses and chunks come back nearly untouched.
+import type { AbortLink } from '../../../core/abort-link.ts';
 import type { ChatChunk, ChatResponse, FinishReason, Usage } from '../../chat-types.ts';
 import { isJsonObject } from '../../check-json-value.ts';
 import { convertUsageToOpenAI } from '../../convert-usage-to-openai.ts';
@@ -36,7 +37,7 @@ class OpenAIProvider implements Provider {
     });
   }
 
-  async chat(req: ProviderRequest, signal: AbortSignal): Promise<ProviderResult> {
+  async chat(req: ProviderRequest, signal: AbortLink): Promise<ProviderResult> {
     const body = await this.upstream.postJson({
       path: PATH, body: convertOpenAIRequest(req.request, req.upstreamModel, false), signal, timeoutMs: req.timeoutMs,
     });
@@ -48,7 +49,7 @@ class OpenAIProvider implements Provider {
     return { response, usage, rawFinishReason: rawReason, warnings: [] };
   }
 
-  async *stream(req: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderStreamEvent> {
+  async *stream(req: ProviderRequest, signal: AbortLink): AsyncGenerator<ProviderStreamEvent> {
     const events = this.upstream.postSse({
       path: PATH, body: convertOpenAIRequest(req.request, req.upstreamModel, true), signal,
       timeoutMs: req.timeoutMs, idleTimeoutMs: req.idleTimeoutMs, isFinal: (message) => message.data === '[DONE]',
