@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
 import OpenAI from 'openai';
 import { startHerd, type HerdServer } from '../../src/app.ts';
 import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
@@ -85,6 +87,35 @@ routes:
     assert.ok(Number(response.headers.get('x-herd-overhead-ms')) >= 0);
     assert.equal((relay.requests[0]?.body as { model: string }).model, 'gpt-4.1');
     assert.equal(relay.requests[0]?.headers['authorization'], 'Bearer sk-upstream-hs', 'the upstream key comes from the environment');
+  });
+
+  it('a compressed or chunked body (the framework path) is answered like a plain one (the fast path), streams too', async () => {
+    const body = JSON.stringify({ model: 'gpt4', messages: [{ role: 'user', content: 'hello' }] });
+    const headers = { authorization: `Bearer ${MASTER}`, 'content-type': 'application/json' };
+    const plain = await fetch(`${server.httpUrl}/v1/chat/completions`, { method: 'POST', headers, body });
+    const gzipped = await fetch(`${server.httpUrl}/v1/chat/completions`, { method: 'POST', headers: { ...headers, 'content-encoding': 'gzip' }, body: gzipSync(body) });
+    const chunked = await fetch(`${server.httpUrl}/v1/chat/completions`, {
+      method: 'POST', headers, body: Readable.toWeb(Readable.from([body.slice(0, 10), body.slice(10)])) as ReadableStream, duplex: 'half',
+    } as RequestInit);
+    for (const res of [plain, gzipped, chunked]) {
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('x-herd-model'), 'gpt-4.1');
+      assert.equal(res.headers.get('content-type'), 'application/json');
+      const answer = (await res.json()) as { model: string; choices: { message: { content: string } }[] };
+      assert.equal(answer.choices[0]?.message.content, 'Bonjour from the relay');
+      assert.equal(answer.model, 'gpt-4.1');
+    }
+    const streamed = await fetch(`${server.httpUrl}/v1/chat/completions`, {
+      method: 'POST', headers: { ...headers, 'content-encoding': 'gzip' }, body: gzipSync(JSON.stringify({ model: 'gpt-4.1', messages: [{ role: 'user', content: 'hi' }], stream: true })),
+    });
+    assert.equal(streamed.status, 200);
+    assert.match(streamed.headers.get('content-type') ?? '', /^text\/event-stream/);
+    const text = await streamed.text();
+    assert.match(text, /"content":"Bon"/);
+    assert.ok(text.endsWith('data: [DONE]\n\n'));
+    const broken = await fetch(`${server.httpUrl}/v1/chat/completions`, { method: 'POST', headers: { ...headers, 'content-encoding': 'gzip' }, body: 'not gzip' });
+    assert.equal(broken.status, 400);
+    assert.equal(((await broken.json()) as { error: { type: string } }).error.type, 'invalid_request_error');
   });
 
   it('streams with SSE; usage arrives when include_usage is asked for', async () => {
