@@ -2,7 +2,7 @@
 // any Node gateway here), and through Herd with auth and routing on — at concurrency 1, 16 and 64,
 // non-streaming and streaming (time to first byte). Usage: npx tsx bench/gateway/run-gateway-bench.ts [--seconds 5]
 // Writes bench/results/gateway-<date>.md. Never part of `npm test`.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -45,7 +45,7 @@ const request = (stream: boolean) => Buffer.from(JSON.stringify({
 const headers = { 'content-type': 'application/json', authorization: `Bearer ${MASTER}` };
 
 /** Closed loop of streaming requests: time to the first body byte, and to the end. */
-async function runStreamLoad(origin: string, concurrency: number, durationMs: number): Promise<{ perSecond: number; ttfbP50: number; ttfbP99: number }> {
+async function runStreamLoad(origin: string, concurrency: number, durationMs: number): Promise<{ perSecond: number; ttfbP50: number; ttfbP99: number; streams: number }> {
   const pool = new Pool(origin, { connections: concurrency, keepAliveTimeout: 60_000 });
   const ttfb: number[] = [];
   let done = 0;
@@ -67,9 +67,12 @@ async function runStreamLoad(origin: string, concurrency: number, durationMs: nu
   await pool.close();
   ttfb.sort((a, b) => a - b);
   const pick = (p: number) => ttfb[Math.min(ttfb.length - 1, Math.floor((p / 100) * ttfb.length))] ?? 0;
-  return { perSecond: done / secs, ttfbP50: pick(50), ttfbP99: pick(99) };
+  return { perSecond: done / secs, ttfbP50: pick(50), ttfbP99: pick(99), streams: done };
 }
 
+// Herd runs as `npm start` runs it: compiled to dist/ (no tsx loader in the process).
+const build = spawnSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
+if (build.status !== 0) throw new Error('npm run build failed');
 const mock = await start([resolve('bench/gateway/mock-upstream.mjs'), '0'], /listening (\d+)/, (m) => `http://127.0.0.1:${m[1]}`);
 const bare = await start([resolve('bench/gateway/bare-relay.mjs'), '0', mock.url], /listening (\d+)/, (m) => `http://127.0.0.1:${m[1]}`);
 async function startHerdGateway(ledger: string): Promise<Proc> {
@@ -85,10 +88,11 @@ models:
     price: { input: 2.00, cached_input: 0.50, output: 8.00 }
     deployments: [{ provider: bench }]
 `);
-  return start([resolve('bin/herd.mjs'), 'serve', '--config', join(dir, 'herd.yaml')], /Started HTTPService at \S+ \((http:\/\/[^)]+)\)/, (m) => m[1] as string,
+  return start([resolve('dist/cli/herd.js'), 'serve', '--config', join(dir, 'herd.yaml')], /Started HTTPService at \S+ \((http:\/\/[^)]+)\)/, (m) => m[1] as string,
     { ...process.env, HERD_BENCH_MASTER: MASTER, BENCH_UPSTREAM_KEY: 'sk-bench' });
 }
 const herd = await startHerdGateway('sqlite:./herd.db');
+const idleRss = rssMiB(herd.child.pid!);
 const herdNoLedger = await startHerdGateway('off');
 
 const targets = [
@@ -118,14 +122,18 @@ for (const t of targets) {
 }
 const m = results[targets[0]!.name]!, b = results[targets[1]!.name]!, h = results[targets[2]!.name]!;
 say('\n## Streaming (time to first byte)\n');
-say('| target | concurrency | streams/s | TTFB p50 µs | TTFB p99 µs |');
-say('| --- | ---: | ---: | ---: | ---: |');
+say('| target | concurrency | streams/s | TTFB p50 µs | TTFB p99 µs | server CPU µs/stream |');
+say('| --- | ---: | ---: | ---: | ---: | ---: |');
+const streamCpu: Record<string, Record<number, number>> = {};
 const ttfb: Record<string, number> = {};
 for (const t of targets) {
   for (const c of [1, 16, 64]) {
+    const cpu0 = cpuSeconds(t.pid);
     const r = await runStreamLoad(t.url, c, seconds * 1000);
+    const cpuUs = ((cpuSeconds(t.pid) - cpu0) * 1e6) / Math.max(1, r.streams);
+    (streamCpu[t.name] ??= {})[c] = cpuUs;
     if (c === 1) ttfb[t.name] = r.ttfbP50;
-    say(`| ${t.name} | ${c} | ${fmt(r.perSecond)} | ${fmt(r.ttfbP50)} | ${fmt(r.ttfbP99)} |`);
+    say(`| ${t.name} | ${c} | ${fmt(r.perSecond)} | ${fmt(r.ttfbP50)} | ${fmt(r.ttfbP99)} | ${fmt(cpuUs, 1)} |`);
   }
 }
 const rss = rssMiB(herd.child.pid!);
@@ -147,7 +155,9 @@ say(`- Herd CPU per request ÷ bare relay's: ${fmt(h[16]!.cpuUs / b[16]!.cpuUs, 
 say(`- Added p50 at concurrency 1 over the mock: bare relay +${fmt((b[1]!.p50 - m[1]!.p50) / 1000, 3)} ms, Herd +${fmt((h[1]!.p50 - m[1]!.p50) / 1000, 3)} ms; Herd − relay = ${fmt((h[1]!.p50 - b[1]!.p50) / 1000, 3)} ms (target ≤ 0.1 ms).`);
 const tm = ttfb[targets[0]!.name]!, tb = ttfb[targets[1]!.name]!, th = ttfb[targets[2]!.name]!;
 say(`- Added streaming TTFB p50 at concurrency 1: bare relay +${fmt((tb - tm) / 1000, 3)} ms, Herd +${fmt((th - tm) / 1000, 3)} ms; Herd − relay = ${fmt((th - tb) / 1000, 3)} ms (target ≤ 0.2 ms).`);
-say(`- Herd RSS after the load: ${fmt(rss, 1)} MiB (target ≤ 150 MiB).`);
+const sb = streamCpu[targets[1]!.name]!, sh = streamCpu[targets[2]!.name]!;
+say(`- Streaming, Herd CPU per stream ÷ bare relay's: ${fmt(sh[16]! / sb[16]!, 2)}× at concurrency 16, ${fmt(sh[64]! / sb[64]!, 2)}× at 64.`);
+say(`- Herd RSS after the load: ${fmt(rss, 1)} MiB (target ≤ 150 MiB); at start, before any request: ${fmt(idleRss, 1)} MiB.`);
 for (const p of [herd, herdNoLedger, bare, mock]) await p.stop();
 mkdirSync('bench/results', { recursive: true });
 writeFileSync(`bench/results/gateway-${date}.md`, `${lines.join('\n')}\n`);

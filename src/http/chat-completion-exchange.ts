@@ -105,7 +105,8 @@ async function writeJson(deps: ChatExchangeDeps, req: IncomingMessage, res: Serv
 
 /**
  * SSE from the first chunk on: the headers carry the answering model; no upstream switch after this.
- * Chunks that arrive together leave together: the socket is corked until the current I/O turn ends.
+ * Chunks that arrive together leave together: the socket is corked until the promise jobs of the
+ * current I/O callback have run (a nextTick queued from them runs after them), then flushed at once.
  */
 async function writeStream(deps: ChatExchangeDeps, stream: ChatStream, cache: string, res: ServerResponse, started: number): Promise<void> {
   const headers = herdHeaders(stream.meta, started);
@@ -125,7 +126,7 @@ async function writeStream(deps: ChatExchangeDeps, stream: ChatStream, cache: st
     if (!corked) {
       corked = true;
       res.cork();
-      setImmediate(uncork);
+      process.nextTick(uncork);
     }
     res.write(text);
   };
