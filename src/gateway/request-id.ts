@@ -19,8 +19,6 @@ function randomBytes(n: number): Buffer {
   return out;
 }
 
-const hex = (n: number, width: number) => n.toString(16).padStart(width, '0');
-
 export function createRequestId(now: number = Date.now()): string {
   let ms = Math.max(now, lastMs);
   if (ms === lastMs) {
@@ -34,9 +32,11 @@ export function createRequestId(now: number = Date.now()): string {
     sequence = randomBytes(1)[0]! & 0x7f;
   }
   lastMs = ms;
-  const r = randomBytes(8);
-  const variantHi = 0x8000 | ((r[0]! & 0x3f) << 8) | r[1]!;
-  const tail = r.toString('hex', 2, 8);
-  const ts = hex(ms, 12);
-  return `${ts.slice(0, 8)}-${ts.slice(8, 12)}-${hex(0x7000 | sequence, 4)}-${hex(variantHi, 4)}-${tail}`;
+  const id = Buffer.allocUnsafe(16);
+  id.writeUIntBE(ms, 0, 6);
+  id.writeUInt16BE(0x7000 | sequence, 6);
+  randomBytes(8).copy(id, 8);
+  id[8] = (id[8]! & 0x3f) | 0x80;
+  const h = id.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
