@@ -168,20 +168,30 @@ export class ChatGateway {
         throw err;
       }
       const { response, meta } = completion;
-      void ticket?.settle(usedTokens(meta.usage));
-      const billed = billing?.finish({ ...base, outcome: 'completion', meta, latencyMs: performance.now() - t0, httpStatus: 200 });
-      if (policy?.write && cacheKey && this.deps.cache && evaluateCachedAnswer(response, { model, optedIn: policy.optedIn }).cacheable) {
-        const cache = this.deps.cache.store;
-        void Promise.resolve(billed).then((r) => r?.cost?.costMicros ?? 0, () => 0).then((costMicros) =>
-          cache.store(cacheKey, { response, usage: meta.usage, provider: meta.provider, upstreamModel: meta.upstreamModel, costMicros }));
-      } else if (billed) {
-        void billed.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
-      }
-      // Measured last: pricing and the cache write above run on the request path too.
-      this.reportAnswer({
-        model: meta.model, provider: meta.provider, statusClass: '2xx', cache: cacheOutcome, stream: false, tokens: meta.usage,
-        upstreamMs: meta.upstreamMs, queuedMs: meta.queuedMs, overheadMs: Math.max(0, performance.now() - t0 - meta.upstreamMs - meta.waitedMs),
-      }, billed, { usage: meta.usage, startedAt });
+      const latencyMs = performance.now() - t0;
+      const overheadMs = Math.max(0, latencyMs - meta.upstreamMs - meta.waitedMs);
+      // Settling changes nothing in the answer, so it runs once the answer is on its way (the transport
+      // writes it in this turn of the event loop): the client does not wait for pricing, ledger rows,
+      // the cache write or metrics.
+      setImmediate(() => {
+        try {
+          void ticket?.settle(usedTokens(meta.usage));
+          const billed = billing?.finish({ ...base, outcome: 'completion', meta, latencyMs, httpStatus: 200 });
+          if (policy?.write && cacheKey && this.deps.cache && evaluateCachedAnswer(response, { model, optedIn: policy.optedIn }).cacheable) {
+            const cache = this.deps.cache.store;
+            void Promise.resolve(billed).then((r) => r?.cost?.costMicros ?? 0, () => 0).then((costMicros) =>
+              cache.store(cacheKey, { response, usage: meta.usage, provider: meta.provider, upstreamModel: meta.upstreamModel, costMicros }));
+          } else if (billed) {
+            void billed.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
+          }
+          this.reportAnswer({
+            model: meta.model, provider: meta.provider, statusClass: '2xx', cache: cacheOutcome, stream: false, tokens: meta.usage,
+            upstreamMs: meta.upstreamMs, queuedMs: meta.queuedMs, overheadMs,
+          }, billed, { usage: meta.usage, startedAt });
+        } catch (err) {
+          this.deps.log?.(`settling request ${requestId}: ${String(err)}`);
+        }
+      });
       return { kind: 'completion', response, meta, cache: cacheOutcome };
     } catch (err) {
       void ticket?.settle(0);
