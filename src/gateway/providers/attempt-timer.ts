@@ -1,4 +1,4 @@
-// The per-attempt clock of one upstream request: an AbortController that follows the caller's signal
+// The per-attempt clock of one upstream request: an abort signal (a light one, see abort-link.ts) that follows the caller's
 // and also fires on a timeout, which can be paused while the consumer (not the upstream) is slow.
 import { type AbortLink, LightAbortController } from '../../core/abort-link.ts';
 
