@@ -26,6 +26,9 @@ export interface LoadResult {
   /** Latency percentiles of non-200 answers, µs (how fast refusals come back). */
   refusedP99us: number;
   errors: number;
+  /** Every latency, sorted, µs: lets interleaved windows merge into exact percentiles. */
+  okUs: number[];
+  refusedUs: number[];
 }
 
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
@@ -65,14 +68,53 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   }
   const seconds = (performance.now() - started) / 1000;
   await pool.close();
+  return summarise({ ok, refused, seconds, statuses, errors });
+}
+
+const pick = (xs: number[], p: number) => (xs.length === 0 ? 0 : xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] as number);
+
+function summarise(raw: { ok: number[]; refused: number[]; seconds: number; statuses: Record<number, number>; errors: number }): LoadResult {
+  const { ok, refused, seconds, statuses, errors } = raw;
   ok.sort((a, b) => a - b);
   refused.sort((a, b) => a - b);
-  const pick = (xs: number[], p: number) => (xs.length === 0 ? 0 : xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] as number);
   const requests = ok.length + refused.length + errors;
   return {
-    requests, seconds, perSecond: ok.length / seconds, statuses, errors,
+    requests, seconds, perSecond: ok.length / seconds, statuses, errors, okUs: ok, refusedUs: refused,
     p50us: pick(ok, 50), p90us: pick(ok, 90), p99us: pick(ok, 99), refusedP99us: pick(refused, 99),
   };
+}
+
+/** Several windows of one target as if they were one run: summed counts and time, exact percentiles. */
+export function mergeLoadResults(results: readonly LoadResult[]): LoadResult {
+  const statuses: Record<number, number> = {};
+  for (const r of results) for (const [k, v] of Object.entries(r.statuses)) statuses[Number(k)] = (statuses[Number(k)] ?? 0) + v;
+  return summarise({
+    ok: results.flatMap((r) => r.okUs),
+    refused: results.flatMap((r) => r.refusedUs),
+    seconds: results.reduce((sum, r) => sum + r.seconds, 0),
+    statuses,
+    errors: results.reduce((sum, r) => sum + r.errors, 0),
+  });
+}
+
+/**
+ * Runs the targets in alternating windows (A B A B ...) and merges each one's windows. On a shared machine
+ * the background load drifts over seconds; alternating puts every target under the same drift, so their
+ * ratio means something where two back-to-back runs do not.
+ */
+export async function runInterleaved<K extends string>(targets: Record<K, (windowMs: number) => Promise<LoadResult>>, totalMs: number, windowMs = 1000, gapMs = 0): Promise<Record<K, LoadResult>> {
+  const keys = Object.keys(targets) as K[];
+  const windows = Math.max(1, Math.round(totalMs / windowMs));
+  const parts = Object.fromEntries(keys.map((k) => [k, [] as LoadResult[]])) as Record<K, LoadResult[]>;
+  for (let w = 0; w < windows; w++) {
+    // Alternate the order too, so no target always runs right after the same other one.
+    for (const k of w % 2 === 0 ? keys : [...keys].reverse()) {
+      parts[k].push(await targets[k](totalMs / windows));
+      // A pause lets what one window left behind (GC, a draining queue) settle before the next.
+      if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
+    }
+  }
+  return Object.fromEntries(keys.map((k) => [k, mergeLoadResults(parts[k])])) as Record<K, LoadResult>;
 }
 
 /** A KServe binary-extension infer body: JSON header then raw FP32/INT32 bytes per input. */

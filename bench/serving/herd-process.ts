@@ -1,8 +1,17 @@
 // Starts `herd serve` (or the bare server) as a child process for a benchmark and stops it again.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+
+/** Herd runs as `npm start` runs it: compiled to dist/ (built once per benchmark process). */
+let built = false;
+function ensureBuilt(): void {
+  if (built) return;
+  const build = spawnSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('npm run build failed');
+  built = true;
+}
 
 export interface RunningProcess { url: string; child: ChildProcess; stop(): Promise<void> }
 
@@ -29,7 +38,8 @@ function stopper(child: ChildProcess): () => Promise<void> {
 }
 
 export async function startHerd(repository: string, extraArgs: string[] = []): Promise<RunningProcess> {
-  const child = spawn(process.execPath, [resolve('bin/herd.mjs'), 'serve', '--model-repository', repository, '--host', '127.0.0.1', '--http-port', '0', '--metrics-port', '0', ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+  ensureBuilt();
+  const child = spawn(process.execPath, [resolve('dist/cli/herd.js'), 'serve', '--model-repository', repository, '--host', '127.0.0.1', '--http-port', '0', '--metrics-port', '0', ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
   const m = await waitForLine(child, /Started HTTPService at \S+ \((http:\/\/[^)]+)\)/, 'herd serve');
   return { url: m[1] as string, child, stop: stopper(child) };
 }

@@ -1,11 +1,12 @@
 // The hot route without the framework: a plain POST /v2/models/{m}[/versions/{v}]/infer with a known
 // length and no content coding goes straight to the infer exchange. Everything else (compression,
 // chunked bodies, oversized bodies, shutdown) falls through to Fastify, which answers it in full.
+// One difference by design: a model whose queue is full gets its 503 here before the body is decoded.
 // Measured in bench/serving: Fastify's per-request plumbing is a large share of a tiny model's cost.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toHerdError } from '../core/errors.ts';
 import type { InferenceService } from '../serving/inference-service.ts';
-import { runInferExchange } from './kserve-infer-exchange.ts';
+import { parseVersion, runInferExchange } from './kserve-infer-exchange.ts';
 import { mapErrorCodeToKserveStatus } from './map-kserve-error.ts';
 
 const INFER_PATH = /^\/v2\/models\/([^/?]+)(?:\/versions\/([^/?]+))?\/infer$/;
@@ -36,6 +37,23 @@ export function createFastInferHandler(options: FastInferOptions): (req: Incomin
     } catch {
       return false;
     }
+    const sendError = (err: unknown) => {
+      const error = toHerdError(err);
+      const status = mapErrorCodeToKserveStatus(error.code);
+      if (status === 500) options.log?.(`internal error: ${error.stack ?? error.message}`);
+      const body = JSON.stringify({ error: error.message });
+      res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(options.isClosing() ? { connection: 'close' } : {}) });
+      res.end(body);
+    };
+    // A model whose queue is full at every priority level refuses whatever the body holds: answer 503 without
+    // buffering or decoding it (the body is still read off the socket, to keep the connection usable).
+    // Under overload most requests are refused, and decoding them took the CPU the accepted ones needed.
+    const refusal = refuseIfQueueFull(options.inference, model, version);
+    if (refusal) {
+      req.on('end', () => sendError(refusal));
+      req.resume();
+      return true;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -48,16 +66,20 @@ export function createFastInferHandler(options: FastInferOptions): (req: Incomin
           res.writeHead(200, out);
           res.end(reply.body);
         },
-        (err: unknown) => {
-          const error = toHerdError(err);
-          const status = mapErrorCodeToKserveStatus(error.code);
-          if (status === 500) options.log?.(`internal error: ${error.stack ?? error.message}`);
-          const body = JSON.stringify({ error: error.message });
-          res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(options.isClosing() ? { connection: 'close' } : {}) });
-          res.end(body);
-        },
+        sendError,
       );
     });
     return true;
   };
+}
+
+/** The early refusal, if any; a version that does not parse is left to the full path to report. */
+function refuseIfQueueFull(inference: InferenceService, model: string, rawVersion: string | undefined) {
+  let version: number | undefined;
+  try {
+    version = parseVersion(rawVersion);
+  } catch {
+    return undefined;
+  }
+  return inference.refuseIfQueueFull(model, version);
 }

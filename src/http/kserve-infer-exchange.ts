@@ -1,6 +1,6 @@
 // One KServe infer exchange, bytes in and bytes out: shared by the Fastify route and the fast path
 // so both answer identically (same checks, same order, same encoding).
-import { createRawInputSpec, parseInferRequestBody, type DecodedInferRequest } from '../core/codecs/kserve-infer-request.ts';
+import { parseInferRequestBody, type DecodedInferRequest } from '../core/codecs/kserve-infer-request.ts';
 import { createInferResponseBody } from '../core/codecs/kserve-infer-response.ts';
 import { HerdError } from '../core/errors.ts';
 import type { InferenceService, RequestedOutput } from '../serving/inference-service.ts';
@@ -18,18 +18,20 @@ export async function runInferExchange(
   const version = parseVersion(rawVersion);
   // The model first, as Triton does: a request to an unknown model says so, whatever its body.
   const config = inference.config(modelName, version);
-  const decoded = parseInferRequestBody(body, headerLength, { modelName, rawInput: () => createRawInputSpec(config) });
+  const decoded = parseInferRequestBody(body, headerLength, { modelName, rawInput: config });
   const answer = await inference.infer({
     modelName,
     version,
     id: decoded.id,
     parameters: decoded.parameters,
     inputs: decoded.inputs,
-    outputs: decoded.outputs.map(toRequestedOutput),
+    outputs: decoded.outputs.length === 0 ? NO_OUTPUTS : decoded.outputs.map(toRequestedOutput),
   });
   const encoded = createInferResponseBody(answer, decoded);
   return { body: encoded.body, contentType: encoded.contentType, headerLength: encoded.headerLength };
 }
+
+const NO_OUTPUTS: RequestedOutput[] = [];
 
 function toRequestedOutput(o: DecodedInferRequest['outputs'][number]): RequestedOutput {
   // classification 0 means no classification, as in Triton.

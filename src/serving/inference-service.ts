@@ -59,6 +59,16 @@ export class InferenceService {
     };
   }
 
+  /**
+   * For transports, before decoding a request: the 503 it would get anyway because the model's queue is
+   * full at every priority level (counted as a failed request, as the scheduler counts it). Undefined when
+   * the request may be accepted, or the model is unknown (the full path then reports that).
+   */
+  refuseIfQueueFull(name: string, version?: number): HerdError | undefined {
+    if (!this.repository.isModelReady(name, version)) return undefined;
+    return this.repository.get(name, version).scheduler.refuseIfFull();
+  }
+
   metadata(name: string, version?: number): ModelMetadata {
     const model = this.repository.get(name, version);
     const versions = version !== undefined

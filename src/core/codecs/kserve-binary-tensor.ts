@@ -34,13 +34,16 @@ export function parseBinaryTensorData(bytes: Uint8Array, context: BinaryTensorCo
   let buffer = bytes.buffer;
   let offset = bytes.byteOffset;
   if (offset % size !== 0 || (!LITTLE_ENDIAN_HOST && size > 1)) {
-    // A fresh ArrayBuffer at offset 0 is aligned for every element size. (Not bytes.slice():
-    // on a Buffer that is a view, not a copy.)
-    const copy = new Uint8Array(bytes.byteLength);
+    // Node's allocUnsafe starts every allocation on an 8-byte boundary, aligned for every element size,
+    // and serves small ones from a shared slab: no zero-fill and no backing store of their own. Socket
+    // reads put sections at any offset, so this copy is the common case for small binary inputs.
+    // (Not bytes.slice(): on a Buffer that is a view, not a copy.)
+    const pooled = Buffer.allocUnsafe(bytes.byteLength);
+    const copy = pooled.byteOffset % 8 === 0 ? pooled : new Uint8Array(bytes.byteLength);
     copy.set(bytes);
     if (!LITTLE_ENDIAN_HOST) swapBytes(copy, size);
     buffer = copy.buffer;
-    offset = 0;
+    offset = copy.byteOffset;
   }
   switch (context.datatype) {
     case 'BOOL': return normaliseBool(new Uint8Array(buffer, offset, count));

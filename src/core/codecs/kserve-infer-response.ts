@@ -76,8 +76,14 @@ export function createInferResponseBody(
   });
   json += ']}';
 
-  const head = Buffer.from(json, 'utf8');
-  if (!anyBinary) return { body: head, headerLength: undefined, contentType: 'application/json' };
-  const body = Buffer.concat([head, ...sections], head.byteLength + sectionBytes);
-  return { body, headerLength: head.byteLength, contentType: 'application/octet-stream' };
+  if (!anyBinary) return { body: Buffer.from(json, 'utf8'), headerLength: undefined, contentType: 'application/json' };
+  // One allocation for the whole body: the JSON is written straight into it, then the sections copied once.
+  const headLength = Buffer.byteLength(json, 'utf8');
+  const body = Buffer.allocUnsafe(headLength + sectionBytes);
+  let at = body.write(json, 0, headLength, 'utf8');
+  for (const section of sections) {
+    body.set(section, at);
+    at += section.byteLength;
+  }
+  return { body, headerLength: headLength, contentType: 'application/octet-stream' };
 }

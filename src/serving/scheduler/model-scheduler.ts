@@ -87,13 +87,25 @@ export class ModelScheduler {
         finish: resolve,
       };
       if (!this.queue.push(item, level)) {
-        resolve(this.fail(new HerdError('UNAVAILABLE', `Exceeds maximum queue size for model '${this.options.modelName}'`), 0, 'REJECTED'));
+        resolve(this.fail(this.queueFullError(), 0, 'REJECTED'));
         return;
       }
       item.seq = this.seq++;
       this.options.stats.pending += 1;
       this.schedule();
     });
+  }
+
+  /**
+   * The refusal a new request would get because every queue level is full, recorded as that request's
+   * failure; undefined when one might be accepted. Lets a transport answer 503 before it decodes the body:
+   * under overload, refusals are most of the traffic and decoding them starves the accepted requests.
+   */
+  refuseIfFull(): HerdError | undefined {
+    if (this.closed || !this.queue.isEveryLevelFull()) return undefined;
+    const error = this.queueFullError();
+    this.fail(error, 0, 'REJECTED');
+    return error;
   }
 
   /** Waits until every accepted request has been answered. */
@@ -213,6 +225,10 @@ export class ModelScheduler {
         stats.recordFailure(totalNs, wall, 'BACKEND');
       }
     });
+  }
+
+  private queueFullError(): HerdError {
+    return new HerdError('UNAVAILABLE', `Exceeds maximum queue size for model '${this.options.modelName}'`);
   }
 
   private fail(error: HerdError, totalNs: number, reason: FailureReason): InferenceResult {

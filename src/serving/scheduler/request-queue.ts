@@ -82,6 +82,15 @@ export class RequestQueue {
     return (this.levels[level] ?? this.levels[0] as Level).policy;
   }
 
+  /** True when every level has a max_queue_size and is at it: any new request would be refused. */
+  isEveryLevelFull(): boolean {
+    for (const level of this.levels) {
+      const max = level.policy.max_queue_size;
+      if (max === 0 || level.queue.length + level.delayed.length < max) return false;
+    }
+    return true;
+  }
+
   /** False when the level's queue is full (max_queue_size counts queued requests of that level). */
   push(item: QueuedRequest, level: number): boolean {
     const target = this.levels[level] ?? (this.levels[0] as Level);

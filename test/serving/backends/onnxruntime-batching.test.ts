@@ -202,12 +202,12 @@ for (const thread of ['worker', 'main'] as const) {
 }
 
 describe('execution_thread parameter', () => {
-  it('rejects any value but worker or main, naming the parameter', async () => {
+  it('rejects any value but auto, worker or main, naming the parameter', async () => {
     const config = addSubConfig({ parameters: { execution_thread: { string_value: 'gpu' } } });
     await assert.rejects(loadOnnxInstance(createLoadContext(config, join(TRITON_REPO, 'simple'))), (err: unknown) => {
       assert.ok(err instanceof HerdError);
       assert.equal(err.code, 'INVALID_ARG');
-      assert.match(err.message, /^model 'add_sub': parameter 'execution_thread' must be "worker" .* or "main" .*, got 'gpu'$/);
+      assert.match(err.message, /^model 'add_sub': parameter 'execution_thread' must be "auto" .*, "worker" .* or "main" .*, got 'gpu'$/);
       return true;
     });
   });

@@ -156,7 +156,8 @@ describe('onnxruntime worker crashes', () => {
   const simple = tritonTestConfigs().simple;
   const path = join(TRITON_REPO, 'simple');
   const load = (name: string, clock = new ManualClock(), parameters = {}) =>
-    loadOnnxInstance({ ...createLoadContext({ ...simple, name, parameters }, path), instanceName: `${name}_0_0` }, { workerUrl: CRASHING_WORKER, clock });
+    // execution_thread worker: add_sub-sized models would otherwise be hosted on the main thread (auto).
+    loadOnnxInstance({ ...createLoadContext({ ...simple, name, parameters: { execution_thread: { string_value: 'worker' }, ...parameters } }, path), instanceName: `${name}_0_0` }, { workerUrl: CRASHING_WORKER, clock });
   const filled = (name: string, value: number) => ({ name, datatype: 'INT32' as const, shape: [1, 16], data: new Int32Array(16).fill(value) });
   const request = createRequest('simple', [filled('INPUT0', 1), filled('INPUT1', 1)]);
   const poisoned = createRequest('simple', [filled('INPUT0', -999), filled('INPUT1', 1)]);

@@ -212,3 +212,25 @@ test('close cuts batch delays short, answers every accepted request, unloads, th
   const refused = await s.submit(request('late'));
   assert.match(errorOf(refused) ?? '', /unloading/);
 });
+
+test('refuseIfFull: refuses (and counts) only when every priority level is at its max_queue_size', async () => {
+  const b = gatedBackend();
+  const { s, stats } = scheduler([b], {
+    priorityLevels: 2,
+    defaultPriorityLevel: 1,
+    queuePolicies: [{ ...REJECT, max_queue_size: 1 }, { ...REJECT, max_queue_size: 1 }],
+  });
+  const busy = s.submit(request('busy'));
+  await settle();
+  assert.equal(s.refuseIfFull(), undefined, 'both levels have room');
+  const first = s.submit(request('q1'));
+  assert.equal(s.refuseIfFull(), undefined, 'level 2 still has room');
+  const second = s.submit(request('q2', { parameters: { priority: 2 } }));
+  const refusal = s.refuseIfFull();
+  assert.equal(refusal?.code, 'UNAVAILABLE');
+  assert.match(refusal?.message ?? '', /^Exceeds maximum queue size for model 'm'$/);
+  assert.equal(stats.failureCounts().REJECTED, 1);
+  b.release(); await settle(); b.release(); await settle(); b.release();
+  assert.deepEqual((await Promise.all([busy, first, second])).map((r) => r.ok), [true, true, true]);
+  assert.equal(s.refuseIfFull(), undefined);
+});

@@ -1,17 +1,18 @@
-// The `execution_thread` model parameter: where an instance's session runs, "worker" (default) or "main".
+// The `execution_thread` model parameter: where an instance's session runs, "auto" (default), "worker" or "main".
 import { invalidArg } from '../../../core/errors.ts';
 import type { ModelConfig } from '../../repository/model-config.ts';
 
-export type ExecutionThread = 'worker' | 'main';
+export type ExecutionThread = 'auto' | 'worker' | 'main';
 
 /** Throws INVALID_ARG for any other value (no silent fallback to the default). */
 export function parseExecutionThread(config: ModelConfig): ExecutionThread {
   const raw = config.parameters?.['execution_thread']?.string_value;
-  if (raw === undefined) return 'worker';
+  if (raw === undefined) return 'auto';
   const value = raw.trim();
-  if (value === 'worker' || value === 'main') return value;
+  if (value === 'auto' || value === 'worker' || value === 'main') return value;
   throw invalidArg(
-    `model '${config.name}': parameter 'execution_thread' must be "worker" (the default: each instance's session ` +
+    `model '${config.name}': parameter 'execution_thread' must be "auto" (the default: the main thread when a run of ` +
+    `the largest batch is measured at load to take microseconds, otherwise a worker), "worker" (each instance's session ` +
     `runs in a thread of its own) or "main" (on the event loop thread, only for models that compute in microseconds), got '${raw}'`,
   );
 }

@@ -10,9 +10,12 @@ import type { OnnxWorkerData } from './onnx-worker-protocol.ts';
  * defers with setImmediate), so every run here blocks the event loop for its whole duration, and several
  * instances of one model add no parallelism. A crash here is the process's crash: nothing to restart.
  * What it saves, per call of batch 1 (p50, 2 busy cores): add_sub 18 µs here vs 83 µs through a worker,
- * my_model 40 µs vs 106 µs. Opt-in only: a model slower than that stalls every other request meanwhile.
+ * my_model 40 µs vs 106 µs. A model slower than that stalls every other request meanwhile: opt-in
+ * ("main"), or chosen by "auto" only for models whose largest batch is measured at load to run in
+ * microseconds (choose-execution-thread.ts).
  */
 export class OnnxMainThreadHost implements OnnxSessionHost {
+  readonly thread = 'main';
   readonly restartCount = 0;
   readonly failedRestartCount = 0;
   readonly #runner: OnnxSessionRunner;

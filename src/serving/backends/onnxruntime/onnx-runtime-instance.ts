@@ -28,6 +28,11 @@ export class OnnxRuntimeInstance implements Backend {
     this.#rules = createOnnxRequestRules(config, host.modelInputs);
   }
 
+  /** Where the session runs: execution_thread "auto" decides at load. */
+  get thread(): 'main' | 'worker' {
+    return this.#host.thread;
+  }
+
   /** Times the instance's worker was restarted after a crash (diagnostics; serving has no logger). */
   get restartCount(): number {
     return this.#host.restartCount;

@@ -8,6 +8,8 @@ export interface HostedRun extends SessionRun {
 }
 
 export interface OnnxSessionHost {
+  /** Where the session runs (diagnostics and tests; execution_thread "auto" picks one at load). */
+  readonly thread: 'main' | 'worker';
   /** The ONNX file's input names, read when the session was opened. */
   readonly modelInputs: readonly string[];
   /** Sessions reopened after a crash, and attempts that failed (diagnostics; 0 on the main thread). */

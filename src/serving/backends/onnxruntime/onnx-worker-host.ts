@@ -27,6 +27,7 @@ function convertWireToRunResult(result: WireResult): SessionRunResult {
 }
 
 export class OnnxWorkerHost implements OnnxSessionHost {
+  readonly thread = 'worker';
   readonly #options: OnnxWorkerHostOptions;
   readonly #clock: Clock;
   #client: OnnxWorkerClient | undefined;

@@ -1,6 +1,6 @@
 // The ONNX Runtime backend (`backend: "onnxruntime"`, `platform: "onnxruntime_onnx"`): Triton-style
 // auto-complete from the model file, and per instance one InferenceSession, in a worker thread of its own
-// unless the config asks for the main thread (`execution_thread`).
+// or, for models measured at load to compute in microseconds, on the main thread (`execution_thread`).
 import type { InferenceSession } from 'onnxruntime-node';
 import type { Clock } from '../../../core/clock.ts';
 import { unsupported } from '../../../core/errors.ts';
@@ -8,6 +8,7 @@ import type { ModelConfig } from '../../repository/model-config.ts';
 import type { BackendFactory, BackendLoadContext } from '../backend.ts';
 import { autoCompleteOnnxConfig, fillOnnxBackendFields, needsOnnxSignature } from './onnx-auto-complete.ts';
 import { createOnnxSession, readOnnxSignature, resolveOnnxModelPath, type OnnxSignature } from './onnx-model-file.ts';
+import { chooseAutoExecutionThread } from './choose-execution-thread.ts';
 import { parseExecutionThread } from './execution-thread.ts';
 import { OnnxMainThreadHost } from './onnx-main-thread-host.ts';
 import { OnnxRuntimeInstance } from './onnx-runtime-instance.ts';
@@ -33,10 +34,12 @@ async function readSignature(config: ModelConfig, versionPath: string): Promise<
   }
 }
 
-/** Seams for tests: a misbehaving worker entry, a manual clock for the restart backoff. */
+/** Seams for tests: a misbehaving worker entry, a manual clock for the restart backoff, the auto limit. */
 export interface OnnxLoadOptions {
   workerUrl?: URL;
   clock?: Clock;
+  /** execution_thread "auto"'s limit on the probe run (AUTO_MAIN_THREAD_MAX_RUN_US); tests pin the outcome. */
+  autoMaxRunUs?: number;
 }
 
 /**
@@ -44,7 +47,7 @@ export interface OnnxLoadOptions {
  * thread) is checked here, before a thread is started; the host opens the session and validates the
  * config against it, and a worker's errors come back with their code and message unchanged.
  */
-export async function loadOnnxInstance(context: BackendLoadContext, { workerUrl, clock }: OnnxLoadOptions = {}): Promise<OnnxRuntimeInstance> {
+export async function loadOnnxInstance(context: BackendLoadContext, { workerUrl, clock, autoMaxRunUs }: OnnxLoadOptions = {}): Promise<OnnxRuntimeInstance> {
   const { config } = context;
   if (context.instanceKind === 'KIND_GPU') {
     throw unsupported(`model '${config.name}': KIND_GPU instances are not supported; the onnxruntime backend runs on CPU (use KIND_CPU)`);
@@ -52,9 +55,11 @@ export async function loadOnnxInstance(context: BackendLoadContext, { workerUrl,
   const modelFile = await resolveOnnxModelPath(config, context.versionPath);
   const options = { ...createSessionOptions(config), logId: context.instanceName };
   const workerData = { config, modelFile, options };
-  const host: OnnxSessionHost = parseExecutionThread(config) === 'main'
-    ? await OnnxMainThreadHost.open(workerData)
-    : await OnnxWorkerHost.start({ instanceName: context.instanceName, workerData, workerUrl, clock });
+  const thread = parseExecutionThread(config);
+  let host: OnnxSessionHost | undefined;
+  if (thread === 'main') host = await OnnxMainThreadHost.open(workerData);
+  else if (thread === 'auto') host = (await chooseAutoExecutionThread(workerData, autoMaxRunUs)).host;
+  host ??= await OnnxWorkerHost.start({ instanceName: context.instanceName, workerData, workerUrl, clock });
   return new OnnxRuntimeInstance(config, host);
 }
 

@@ -51,16 +51,28 @@ interface Group {
  * and ragged inputs (whose dims may differ) correct: they fall back to runs of their own.
  */
 function createConcatKey(request: InferenceRequest): string {
-  const parts = request.inputs.map((t) => [t.name, t.datatype, t.shape.slice(1)] as const);
-  parts.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  return JSON.stringify(parts);
+  // Built by hand rather than JSON.stringify of arrays: it runs for every request of every batch. The quoted
+  // name keeps keys unambiguous; sorting whole parts orders them by name, as names are unique in a request.
+  const parts = new Array<string>(request.inputs.length);
+  request.inputs.forEach((t, i) => {
+    let part = `${JSON.stringify(t.name)}${t.datatype}`;
+    for (let d = 1; d < t.shape.length; d++) part += `,${t.shape[d]}`;
+    parts[i] = part;
+  });
+  if (parts.length > 1) parts.sort();
+  return parts.join(';');
 }
 
 function createRun(group: Group, outputOrder: readonly string[]): PlannedRun {
   const { members, requests, batchSize } = group;
+  if (requests.length === 1) {
+    // The common unbatched call: no Set of names to build for one member.
+    const asked = members[0].outputNames;
+    const outputNames = asked.length === outputOrder.length ? [...outputOrder] : outputOrder.filter((name) => asked.includes(name));
+    return { inputs: requests[0].inputs, outputNames, ownsInputs: false, members, batchSize };
+  }
   const wanted = new Set(members.flatMap((m) => m.outputNames));
   const outputNames = outputOrder.filter((name) => wanted.has(name));
-  if (requests.length === 1) return { inputs: requests[0].inputs, outputNames, ownsInputs: false, members, batchSize };
   const inputs = requests[0].inputs.map((first) =>
     concatBatchTensors(requests.map((r) => r.inputs.find((t) => t.name === first.name) as Tensor)));
   return { inputs, outputNames, ownsInputs: true, members, batchSize };

@@ -1,0 +1,39 @@
+// Herd's own per-request work without HTTP: runInferExchange (decode, validate, schedule, batch, run,
+// split, encode) over a model repository, `concurrency` requests in flight, in one process. With
+// --cpu-prof it shows where that work goes; not a benchmark of record.
+// Usage: npx tsx bench/serving/exchange-microbench.ts MODEL CONCURRENCY SECONDS [execution_thread]
+import { runInferExchange } from '../../src/http/kserve-infer-exchange.ts';
+import { createBackends } from '../../src/app.ts';
+import { InferenceService } from '../../src/serving/inference-service.ts';
+import { ModelRepositoryManager } from '../../src/serving/repository/model-repository-manager.ts';
+import { createBinaryInferBody } from './closed-loop-load.ts';
+import { createVariantRepository } from './herd-process.ts';
+
+const [model = 'my_model', concurrency = '64', seconds = '4', thread] = process.argv.slice(2);
+const inputs = model === 'add_sub'
+  ? ['INPUT0', 'INPUT1'].map((name) => ({ name, datatype: 'INT32', shape: [1, 16], data: Int32Array.from({ length: 16 }, (_, i) => i) }))
+  : [{ name: 'INPUT__0', datatype: 'FP32', shape: [1, 768], data: Float32Array.from({ length: 768 }, (_, i) => Math.sin(i)) }];
+const { body, headers } = createBinaryInferBody(inputs);
+const repo = createVariantRepository(model, (c) => (thread ? `${c}\nparameters { key: "execution_thread" value { string_value: "${thread}" } }\n` : c));
+const repository = new ModelRepositoryManager({ repositories: [repo], controlMode: 'none', backends: createBackends() });
+await repository.start([]);
+const inference = new InferenceService(repository);
+const headerLength = headers['inference-header-content-length'];
+let done = 0;
+const run = async (until: number) => {
+  while (performance.now() < until) {
+    // A fresh copy per request, as a socket read would give.
+    await runInferExchange(inference, model, undefined, Buffer.from(body), headerLength);
+    done += 1;
+  }
+};
+await Promise.all(Array.from({ length: Number(concurrency) }, () => run(performance.now() + 500)));
+done = 0;
+const cpu0 = process.cpuUsage();
+const t0 = performance.now();
+await Promise.all(Array.from({ length: Number(concurrency) }, () => run(t0 + Number(seconds) * 1000)));
+const wall = (performance.now() - t0) / 1000;
+const cpu = process.cpuUsage(cpu0);
+process.stdout.write(`${model} c=${concurrency} ${thread ?? 'auto'}: ${Math.round(done / wall)} req/s (${Math.round((wall * 1e6 * Number(concurrency)) / done)} µs per request in flight), process CPU ${Math.round((cpu.user + cpu.system) / done)} µs/request\n`);
+await repository.close();
+process.exit(0);

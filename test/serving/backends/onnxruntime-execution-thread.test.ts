@@ -1,0 +1,83 @@
+// execution_thread "auto" (the default): a model whose largest batch runs in microseconds is hosted on the
+// main thread, anything else (large file, slow run, shapes a probe cannot build) in a worker.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { after, before, describe, it } from 'node:test';
+import { chooseAutoExecutionThread, createProbeRun } from '../../../src/serving/backends/onnxruntime/choose-execution-thread.ts';
+import { loadOnnxInstance } from '../../../src/serving/backends/onnxruntime/onnxruntime-backend.ts';
+import { createSessionOptions } from '../../../src/serving/backends/onnxruntime/session-options.ts';
+import type { ModelConfig } from '../../../src/serving/repository/model-config.ts';
+import { generateExampleModels } from '../../../scripts/generate-example-models.ts';
+import { TRITON_REPO, configInput, configOutput, createLoadContext, createRequest, createTestConfig, tritonTestConfigs } from './onnxruntime-fixtures.ts';
+
+const simple = (extra: Partial<ModelConfig> = {}): ModelConfig => ({ ...tritonTestConfigs().simple, ...extra });
+const simpleFile = join(TRITON_REPO, 'simple', '1', 'model.onnx');
+const int32 = (name: string) => ({ name, datatype: 'INT32' as const, shape: [1, 16], data: new Int32Array(16).fill(2) });
+
+describe('execution_thread auto', () => {
+  let examples = '';
+  before(async () => {
+    examples = await mkdtemp(join(tmpdir(), 'herd-ort-thread-'));
+    await generateExampleModels({ outDir: examples, only: ['my_model'] });
+  });
+  after(async () => { await rm(examples, { recursive: true, force: true }); });
+
+  // The limits are pinned (a generous one, then 0): a probe's timing on a busy test machine is not the point.
+  it('hosts a model whose probe run is within the limit on the main thread, and it answers', async () => {
+    const backend = await loadOnnxInstance(createLoadContext(simple(), join(TRITON_REPO, 'simple')), { autoMaxRunUs: 1e6 });
+    try {
+      assert.equal(backend.thread, 'main');
+      const [result] = await backend.execute([createRequest('simple', [int32('INPUT0'), int32('INPUT1')])]);
+      assert.ok(result?.ok);
+      assert.deepEqual([...result.outputs[0]!.data as Int32Array], new Array(16).fill(4));
+    } finally {
+      await backend.unload();
+    }
+  });
+
+  it('puts a model file over 1 MiB in a worker without probing it', async () => {
+    const config = createTestConfig({
+      name: 'my_model', max_batch_size: 128,
+      input: [configInput('INPUT__0', 'TYPE_FP32', [768])], output: [configOutput('OUTPUT__0', 'TYPE_FP32', [512])],
+    });
+    const backend = await loadOnnxInstance(createLoadContext(config, join(examples, 'my_model')));
+    try {
+      assert.equal(backend.thread, 'worker');
+    } finally {
+      await backend.unload();
+    }
+  });
+
+  it('goes to a worker when the largest batch runs slower than the limit', async () => {
+    const backend = await loadOnnxInstance(createLoadContext(simple(), join(TRITON_REPO, 'simple')), { autoMaxRunUs: 0 });
+    assert.equal(backend.thread, 'worker');
+    await backend.unload();
+    const config = simple();
+    const choice = await chooseAutoExecutionThread({ config, modelFile: simpleFile, options: createSessionOptions(config) }, 0);
+    assert.equal(choice.host, undefined);
+    assert.match(choice.reason, /^largest batch runs in \d+ µs of CPU$/);
+  });
+
+  it('respects an explicit worker or main', async () => {
+    for (const thread of ['worker', 'main'] as const) {
+      const config = simple({ parameters: { execution_thread: { string_value: thread } } });
+      const backend = await loadOnnxInstance(createLoadContext(config, join(TRITON_REPO, 'simple')));
+      assert.equal(backend.thread, thread);
+      await backend.unload();
+    }
+  });
+
+  it('builds probe inputs of the largest batch, and none for shapes it cannot know', () => {
+    const run = createProbeRun(simple(), ['INPUT0', 'INPUT1']);
+    assert.deepEqual(run?.inputs.map((t) => [t.name, t.datatype, t.shape, t.data.length]), [['INPUT0', 'INT32', [8, 16], 128], ['INPUT1', 'INT32', [8, 16], 128]]);
+    assert.deepEqual(run?.outputNames, ['OUTPUT0', 'OUTPUT1']);
+    const variable = simple({ input: [configInput('INPUT0', 'TYPE_INT32', [-1]), configInput('INPUT1', 'TYPE_INT32', [16])] });
+    assert.equal(createProbeRun(variable, ['INPUT0', 'INPUT1']), undefined);
+    const strings = simple({ input: [configInput('INPUT0', 'TYPE_STRING', [16]), configInput('INPUT1', 'TYPE_INT32', [16])] });
+    assert.equal(createProbeRun(strings, ['INPUT0', 'INPUT1']), undefined);
+    // A model input the config does not list (a sequence control the server feeds) is not modelled.
+    assert.equal(createProbeRun(simple(), ['INPUT0', 'INPUT1', 'START']), undefined);
+  });
+});
