@@ -148,15 +148,24 @@ export class ChatGateway {
         const { meta } = stream;
         // Herd's part of the time to first chunk; the rest of a stream's life is the upstream's and the client's.
         const overheadMs = Math.max(0, performance.now() - t0 - meta.upstreamMs - meta.waitedMs);
+        // As for a completion, settling waits until the stream's last bytes are written: the stream ends
+        // in the same turn of the event loop as its result, and the transport flushes at the end of it.
         void stream.result.then((result) => {
-          void ticket?.settle(usedTokens(result.usage));
-          const billed = billing?.finish({ ...base, outcome: 'stream', meta, result, ttftMs, latencyMs: performance.now() - t0 });
-          this.reportAnswer({
-            model: meta.model, provider: meta.provider, statusClass: '2xx', cache: cacheOutcome, stream: true, tokens: result.usage,
-            upstreamMs: meta.upstreamMs + result.streamMs, ttftMs, queuedMs: meta.queuedMs, overheadMs,
-          }, billed, { usage: result.usage, startedAt });
-          return billed;
-        }).catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
+          const latencyMs = performance.now() - t0;
+          setImmediate(() => {
+            try {
+              void ticket?.settle(usedTokens(result.usage));
+              const billed = billing?.finish({ ...base, outcome: 'stream', meta, result, ttftMs, latencyMs });
+              void billed?.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
+              this.reportAnswer({
+                model: meta.model, provider: meta.provider, statusClass: '2xx', cache: cacheOutcome, stream: true, tokens: result.usage,
+                upstreamMs: meta.upstreamMs + result.streamMs, ttftMs, queuedMs: meta.queuedMs, overheadMs,
+              }, billed, { usage: result.usage, startedAt });
+            } catch (err) {
+              this.deps.log?.(`settling request ${requestId}: ${String(err)}`);
+            }
+          });
+        });
         return { kind: 'stream', stream: relay, cache: cacheOutcome };
       }
 
