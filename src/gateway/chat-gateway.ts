@@ -152,18 +152,14 @@ export class ChatGateway {
         // in the same turn of the event loop as its result, and the transport flushes at the end of it.
         void stream.result.then((result) => {
           const latencyMs = performance.now() - t0;
-          setImmediate(() => {
-            try {
-              void ticket?.settle(usedTokens(result.usage));
-              const billed = billing?.finish({ ...base, outcome: 'stream', meta, result, ttftMs, latencyMs });
-              void billed?.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
-              this.reportAnswer({
-                model: meta.model, provider: meta.provider, statusClass: '2xx', cache: cacheOutcome, stream: true, tokens: result.usage,
-                upstreamMs: meta.upstreamMs + result.streamMs, ttftMs, queuedMs: meta.queuedMs, overheadMs,
-              }, billed, { usage: result.usage, startedAt });
-            } catch (err) {
-              this.deps.log?.(`settling request ${requestId}: ${String(err)}`);
-            }
+          this.settleLater(requestId, () => {
+            void ticket?.settle(usedTokens(result.usage));
+            const billed = billing?.finish({ ...base, outcome: 'stream', meta, result, ttftMs, latencyMs });
+            void billed?.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
+            this.reportAnswer({
+              model: meta.model, provider: meta.provider, statusClass: '2xx', cache: cacheOutcome, stream: true, tokens: result.usage,
+              upstreamMs: meta.upstreamMs + result.streamMs, ttftMs, queuedMs: meta.queuedMs, overheadMs,
+            }, billed, { usage: result.usage, startedAt });
           });
         });
         return { kind: 'stream', stream: relay, cache: cacheOutcome };
@@ -179,33 +175,41 @@ export class ChatGateway {
       const { response, meta } = completion;
       const latencyMs = performance.now() - t0;
       const overheadMs = Math.max(0, latencyMs - meta.upstreamMs - meta.waitedMs);
-      // Settling changes nothing in the answer, so it runs once the answer is on its way (the transport
-      // writes it in this turn of the event loop): the client does not wait for pricing, ledger rows,
-      // the cache write or metrics.
-      setImmediate(() => {
-        try {
-          void ticket?.settle(usedTokens(meta.usage));
-          const billed = billing?.finish({ ...base, outcome: 'completion', meta, latencyMs, httpStatus: 200 });
-          if (policy?.write && cacheKey && this.deps.cache && evaluateCachedAnswer(response, { model, optedIn: policy.optedIn }).cacheable) {
-            const cache = this.deps.cache.store;
-            void Promise.resolve(billed).then((r) => r?.cost?.costMicros ?? 0, () => 0).then((costMicros) =>
-              cache.store(cacheKey, { response, usage: meta.usage, provider: meta.provider, upstreamModel: meta.upstreamModel, costMicros }));
-          } else if (billed) {
-            void billed.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
-          }
-          this.reportAnswer({
-            model: meta.model, provider: meta.provider, statusClass: '2xx', cache: cacheOutcome, stream: false, tokens: meta.usage,
-            upstreamMs: meta.upstreamMs, queuedMs: meta.queuedMs, overheadMs,
-          }, billed, { usage: meta.usage, startedAt });
-        } catch (err) {
-          this.deps.log?.(`settling request ${requestId}: ${String(err)}`);
+      // The client does not wait for pricing, ledger rows, the cache write or metrics.
+      this.settleLater(requestId, () => {
+        void ticket?.settle(usedTokens(meta.usage));
+        const billed = billing?.finish({ ...base, outcome: 'completion', meta, latencyMs, httpStatus: 200 });
+        if (policy?.write && cacheKey && this.deps.cache && evaluateCachedAnswer(response, { model, optedIn: policy.optedIn }).cacheable) {
+          const cache = this.deps.cache.store;
+          void Promise.resolve(billed).then((r) => r?.cost?.costMicros ?? 0, () => 0).then((costMicros) =>
+            cache.store(cacheKey, { response, usage: meta.usage, provider: meta.provider, upstreamModel: meta.upstreamModel, costMicros }));
+        } else if (billed) {
+          void billed.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
         }
+        this.reportAnswer({
+          model: meta.model, provider: meta.provider, statusClass: '2xx', cache: cacheOutcome, stream: false, tokens: meta.usage,
+          upstreamMs: meta.upstreamMs, queuedMs: meta.queuedMs, overheadMs,
+        }, billed, { usage: meta.usage, startedAt });
       });
       return { kind: 'completion', response, meta, cache: cacheOutcome };
     } catch (err) {
       void ticket?.settle(0);
       throw err;
     }
+  }
+
+  /**
+   * Runs a request's settlement after the current turn of the event loop, in which the transport writes
+   * the answer: settling changes nothing in it. A failure here is logged, never thrown into the loop.
+   */
+  private settleLater(requestId: string, settle: () => void): void {
+    setImmediate(() => {
+      try {
+        settle();
+      } catch (err) {
+        this.deps.log?.(`settling request ${requestId}: ${String(err)}`);
+      }
+    });
   }
 
   /**

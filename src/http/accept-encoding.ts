@@ -1,5 +1,10 @@
 // Response compression as Triton negotiates it, shared by the HTTP app, the metrics server and the
 // framework-free fast paths.
+import { promisify } from 'node:util';
+import { deflate, gzip } from 'node:zlib';
+
+const gzipAsync = promisify(gzip);
+const deflateAsync = promisify(deflate);
 
 /**
  * The response encoding Triton picks (CompressionTypeUsed): the highest q among identity, gzip and
@@ -23,3 +28,7 @@ export function parseAcceptEncoding(header: string | undefined): 'gzip' | 'defla
 
 /** Below this size compressing costs more than it saves. */
 export const COMPRESS_MIN_BYTES = 1024;
+
+export function compressBody(payload: string | Buffer, encoding: 'gzip' | 'deflate'): Promise<Buffer> {
+  return encoding === 'gzip' ? gzipAsync(payload) : deflateAsync(payload);
+}

@@ -3,18 +3,14 @@
 // then one JSON body or an SSE stream. Never throws: every failure is an answer in OpenAI's shape.
 import { type AbortLink, LightAbortController } from '../core/abort-link.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { promisify } from 'node:util';
-import { deflate, gzip } from 'node:zlib';
 import { HerdError, toHerdError } from '../core/errors.ts';
 import type { ChatGateway, GatewayAnswer } from '../gateway/chat-gateway.ts';
 import type { ChatMeta, ChatStream } from '../gateway/chat-service.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
 import { validateChatRequest } from '../gateway/validate-chat-request.ts';
-import { COMPRESS_MIN_BYTES, parseAcceptEncoding } from './accept-encoding.ts';
+import { COMPRESS_MIN_BYTES, compressBody, parseAcceptEncoding } from './accept-encoding.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';
 
-const gzipAsync = promisify(gzip);
-const deflateAsync = promisify(deflate);
 
 export interface ChatExchangeDeps {
   gateway: ChatGateway;
@@ -93,7 +89,7 @@ async function writeJson(deps: ChatExchangeDeps, req: IncomingMessage, res: Serv
   if (accept !== undefined && text.length >= COMPRESS_MIN_BYTES) {
     const encoding = parseAcceptEncoding(accept);
     if (encoding !== undefined) {
-      payload = await (encoding === 'gzip' ? gzipAsync(text) : deflateAsync(text));
+      payload = await compressBody(text, encoding);
       headers['content-encoding'] = encoding;
     }
   }
@@ -114,8 +110,8 @@ async function writeStream(deps: ChatExchangeDeps, stream: ChatStream, cache: st
   headers['cache-control'] = 'no-cache';
   headers['x-herd-cache'] = cache;
   if (deps.isClosing()) headers['connection'] = 'close';
+  // A client that leaves aborts the request's signal, and the relay cancels the stream on it.
   res.writeHead(200, headers);
-  res.once('close', () => stream.cancel());
   let corked = false;
   const uncork = () => {
     if (!corked) return;

@@ -4,10 +4,8 @@ import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createServer } from 'node:http';
-import { promisify } from 'node:util';
-import { deflate, gzip } from 'node:zlib';
 import { HerdError } from '../core/errors.ts';
-import { COMPRESS_MIN_BYTES, parseAcceptEncoding } from './accept-encoding.ts';
+import { COMPRESS_MIN_BYTES, compressBody, parseAcceptEncoding } from './accept-encoding.ts';
 import { decodeContentEncoding } from './decode-request-body.ts';
 import { createFastChatHandler } from './fast-chat-path.ts';
 import { createFastInferHandler } from './fast-infer-path.ts';
@@ -16,8 +14,6 @@ import { mapErrorCodeToKserveStatus } from './map-kserve-error.ts';
 import { registerAdminRoutes, type AdminDeps } from './admin-routes.ts';
 import { registerOpenAIRoutes, type OpenAIDeps } from './openai-routes.ts';
 
-const gzipAsync = promisify(gzip);
-const deflateAsync = promisify(deflate);
 
 export interface HttpAppOptions {
   maxInputSize: number;
@@ -86,7 +82,7 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
     }
     reply.header('Content-Encoding', encoding);
     reply.removeHeader('content-length');
-    (encoding === 'gzip' ? gzipAsync(payload) : deflateAsync(payload)).then((zipped) => done(null, zipped), (err: Error) => done(err));
+    compressBody(payload, encoding).then((zipped) => done(null, zipped), (err: Error) => done(err));
   });
 
   app.setErrorHandler((error: FastifyError | HerdError, _request, reply) => {

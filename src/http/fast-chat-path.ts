@@ -4,6 +4,7 @@
 // Measured in bench/gateway: Fastify's per-request plumbing was a large share of the gateway's own cost.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { runChatCompletionExchange, type ChatExchangeDeps } from './chat-completion-exchange.ts';
+import { hasPlainBody, readBody } from './plain-body.ts';
 
 const CHAT_PATH = '/v1/chat/completions';
 
@@ -15,17 +16,9 @@ export interface FastChatOptions extends ChatExchangeDeps {
 export function createFastChatHandler(options: FastChatOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
   return (req, res) => {
     if (req.method !== 'POST' || req.url !== CHAT_PATH || options.isClosing()) return false;
-    const headers = req.headers;
-    if (headers['content-encoding'] !== undefined || headers['transfer-encoding'] !== undefined) return false;
-    const length = Number(headers['content-length']);
-    if (!Number.isInteger(length) || length < 0 || length > options.maxInputSize) return false;
+    if (!hasPlainBody(req, options.maxInputSize)) return false;
     const started = performance.now();
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-      void runChatCompletionExchange(options, req, res, body, started);
-    });
+    readBody(req, (body) => void runChatCompletionExchange(options, req, res, body, started));
     return true;
   };
 }

@@ -8,6 +8,7 @@ import { toHerdError } from '../core/errors.ts';
 import type { InferenceService } from '../serving/inference-service.ts';
 import { parseVersion, runInferExchange } from './kserve-infer-exchange.ts';
 import { mapErrorCodeToKserveStatus } from './map-kserve-error.ts';
+import { hasPlainBody, readBody } from './plain-body.ts';
 
 const INFER_PATH = /^\/v2\/models\/([^/?]+)(?:\/versions\/([^/?]+))?\/infer$/;
 
@@ -24,9 +25,8 @@ export function createFastInferHandler(options: FastInferOptions): (req: Incomin
   return (req, res) => {
     if (req.method !== 'POST' || options.isClosing()) return false;
     const headers = req.headers;
-    if (headers['content-encoding'] !== undefined || headers['accept-encoding'] !== undefined || headers['transfer-encoding'] !== undefined) return false;
-    const length = Number(headers['content-length']);
-    if (!Number.isInteger(length) || length < 0 || length > options.maxInputSize) return false;
+    // Responses here are never compressed: a client that accepts an encoding goes to Fastify.
+    if (headers['accept-encoding'] !== undefined || !hasPlainBody(req, options.maxInputSize)) return false;
     const match = INFER_PATH.exec(req.url ?? '');
     if (!match) return false;
     let model: string;
@@ -54,10 +54,7 @@ export function createFastInferHandler(options: FastInferOptions): (req: Incomin
       req.resume();
       return true;
     }
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+    readBody(req, (body) => {
       runInferExchange(options.inference, model, version, body, headers['inference-header-content-length']).then(
         (reply) => {
           const out: Record<string, string | number> = { 'content-type': reply.contentType, 'content-length': reply.body.length };

@@ -2,14 +2,10 @@
 // the shared registry; other paths 404 and other methods 405, in Herd's `{"error"}` shape.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { promisify } from 'node:util';
-import { deflate, gzip } from 'node:zlib';
 import type { Registry } from 'prom-client';
 import { renderMetrics } from '../metrics/create-metrics-registry.ts';
-import { COMPRESS_MIN_BYTES, parseAcceptEncoding } from './accept-encoding.ts';
+import { COMPRESS_MIN_BYTES, compressBody, parseAcceptEncoding } from './accept-encoding.ts';
 
-const gzipAsync = promisify(gzip);
-const deflateAsync = promisify(deflate);
 const ALLOWED_METHODS = 'GET, HEAD';
 
 export interface MetricsServerOptions {
@@ -77,7 +73,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
   let payload: Buffer = Buffer.from(body, 'utf8');
   const encoding = payload.length >= COMPRESS_MIN_BYTES ? parseAcceptEncoding(request.headers['accept-encoding']) : undefined;
   if (encoding) {
-    payload = encoding === 'gzip' ? await gzipAsync(payload) : await deflateAsync(payload);
+    payload = await compressBody(payload, encoding);
     response.setHeader('Content-Encoding', encoding);
   }
   response.writeHead(200, { 'Content-Type': contentType, 'Content-Length': payload.length, Vary: 'Accept-Encoding' });
