@@ -4,12 +4,17 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-/** Herd runs as `npm start` runs it: compiled to dist/ (built once per benchmark process). */
+/**
+ * Herd runs as `npm start` runs it: the example models generated (mlp_2048 is not in git) and the
+ * code compiled to dist/, once per benchmark process.
+ */
 let built = false;
-function ensureBuilt(): void {
+export function ensureBuilt(): void {
   if (built) return;
-  const build = spawnSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
-  if (build.status !== 0) throw new Error('npm run build failed');
+  for (const script of ['models', 'build']) {
+    const run = spawnSync('npm', ['run', '--silent', script], { stdio: 'inherit' });
+    if (run.status !== 0) throw new Error(`npm run ${script} failed`);
+  }
   built = true;
 }
 

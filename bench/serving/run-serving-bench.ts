@@ -6,13 +6,14 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import * as ort from 'onnxruntime-node';
 import { createBinaryInferBody, runInterleaved, runLoad, type LoadResult } from './closed-loop-load.ts';
-import { createVariantRepository, startBareServer, startHerd, type RunningProcess } from './herd-process.ts';
+import { createVariantRepository, ensureBuilt, startBareServer, startHerd, type RunningProcess } from './herd-process.ts';
 import { diffThreadCpu, readThreadCpu } from './thread-cpu.ts';
 
 const args = process.argv.slice(2);
 const seconds = Number(args[args.indexOf('--seconds') + 1] || 8);
 const only = args.includes('--only') ? (args[args.indexOf('--only') + 1] ?? '').split(',') : ['a', 'b', 'c', 'd', 'e'];
 const durationMs = seconds * 1000;
+ensureBuilt();
 const lines: string[] = [];
 const say = (line: string) => { lines.push(line); process.stdout.write(`${line}\n`); };
 
