@@ -33,12 +33,16 @@ export interface InferAnswer {
   parameters?: Parameters;
 }
 
+/** Shared by every request that asks for all outputs (most do): nothing downstream mutates it. */
+const NO_OUTPUT_NAMES: readonly string[] = [];
+
 export class InferenceService {
   constructor(private readonly repository: ModelRepositoryManager) {}
 
   async infer(call: InferCall): Promise<InferAnswer> {
     const model = this.repository.get(call.modelName, call.version);
-    validateInferRequest(model.config, { id: call.id, inputs: call.inputs, outputs: call.outputs.map((o) => o.name) });
+    const outputNames = call.outputs.length === 0 ? NO_OUTPUT_NAMES : call.outputs.map((o) => o.name);
+    validateInferRequest(model.config, { id: call.id, inputs: call.inputs, outputs: outputNames });
     const batchSize = model.config.max_batch_size > 0 ? (call.inputs[0]?.shape[0] ?? 1) : 1;
     const controls = createSequenceControls(model.config, call.parameters, batchSize);
     const result = await model.scheduler.submit({
@@ -46,7 +50,7 @@ export class InferenceService {
       modelName: model.name,
       modelVersion: model.version,
       inputs: controls.length > 0 ? [...call.inputs, ...controls] : call.inputs,
-      requestedOutputs: call.outputs.map((o) => o.name),
+      requestedOutputs: outputNames,
       parameters: call.parameters,
     });
     if (!result.ok) throw result.error;

@@ -12,7 +12,7 @@ export interface InferenceRequest {
   /** Validated against the config: names known, datatypes and shapes (batch dim included) right. */
   inputs: Tensor[];
   /** Output names the client asked for; empty means every output of the model. */
-  requestedOutputs: string[];
+  requestedOutputs: readonly string[];
   parameters: Parameters;
 }
 

@@ -143,7 +143,10 @@ export class ModelRepositoryManager {
     if (record.state !== 'READY' || record.versions.size === 0) {
       throw new HerdError('UNAVAILABLE', `Request for unknown model: '${name}' has no available versions${record.reason ? ` (${record.reason})` : ''}`);
     }
-    return [...record.versions.values()].reduce((a, b) => (b.version > a.version ? b : a));
+    // The latest version, without copying the versions into an array: this runs several times per request.
+    let latest: LoadedModel | undefined;
+    for (const loaded of record.versions.values()) if (latest === undefined || loaded.version > latest.version) latest = loaded;
+    return latest as LoadedModel;
   }
 
   /** True when the model exists in some state (used for readiness answers). */

@@ -57,6 +57,7 @@ export class ModelScheduler {
   private timerAt = Infinity;
   private closed = false;
   private drainWaiters: (() => void)[] = [];
+  private queueFull: HerdError | undefined;
 
   constructor(private readonly options: ModelSchedulerOptions) {
     this.clock = options.clock ?? systemClock;
@@ -227,8 +228,13 @@ export class ModelScheduler {
     });
   }
 
+  /**
+   * One error for every refusal: under overload most requests are refused, and building an Error (its stack
+   * trace) for each took ~6 µs of the event loop that accepted requests wait on. Nothing reads its stack.
+   */
   private queueFullError(): HerdError {
-    return new HerdError('UNAVAILABLE', `Exceeds maximum queue size for model '${this.options.modelName}'`);
+    this.queueFull ??= new HerdError('UNAVAILABLE', `Exceeds maximum queue size for model '${this.options.modelName}'`);
+    return this.queueFull;
   }
 
   private fail(error: HerdError, totalNs: number, reason: FailureReason): InferenceResult {

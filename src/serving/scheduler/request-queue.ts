@@ -36,7 +36,11 @@ class Fifo<T> {
 
   shift(): T | undefined {
     if (this.head >= this.items.length) return undefined;
-    const item = this.items[this.head++];
+    const item = this.items[this.head];
+    // Clear the slot: a taken request (its tensors, the body they view, its promise) must not stay
+    // reachable from the queue until the next compaction, or it survives young-generation GCs and is
+    // promoted, which makes old-generation collections frequent under load.
+    this.items[this.head++] = undefined as T;
     if (this.head > 1024 && this.head * 2 > this.items.length) {
       this.items = this.items.slice(this.head);
       this.head = 0;
