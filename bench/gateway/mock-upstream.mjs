@@ -7,14 +7,17 @@ const completion = JSON.stringify({
   choices: [{ index: 0, message: { role: 'assistant', content: 'Bonjour! Comment puis-je vous aider aujourd\'hui ?' }, finish_reason: 'stop', logprobs: null }],
   usage: { prompt_tokens: 24, completion_tokens: 12, total_tokens: 36 },
 });
-const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1764460800, model: 'gpt-4.1', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-const stream = [
-  chunk({ role: 'assistant', content: '' }),
-  ...['Bonjour', '! Comment', ' puis-je', ' vous aider', ' aujourd\'hui ?'].map((t) => chunk({ content: t })),
-  chunk({}, 'stop'),
-  `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1764460800, model: 'gpt-4.1', choices: [], usage: { prompt_tokens: 24, completion_tokens: 12, total_tokens: 36 } })}\n\n`,
+// As OpenAI streams under stream_options.include_usage (which Herd always asks for): every chunk carries
+// `usage: null`, and a last chunk with empty choices carries the usage.
+const chunk = (delta, finish, withUsage) => `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1764460800, model: 'gpt-4.1', choices: [{ index: 0, delta, finish_reason: finish }], ...(withUsage ? { usage: null } : {}) })}\n\n`;
+const sse = (withUsage) => [
+  chunk({ role: 'assistant', content: '' }, null, withUsage),
+  ...['Bonjour', '! Comment', ' puis-je', ' vous aider', ' aujourd\'hui ?'].map((t) => chunk({ content: t }, null, withUsage)),
+  chunk({}, 'stop', withUsage),
+  ...(withUsage ? [`data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1764460800, model: 'gpt-4.1', choices: [], usage: { prompt_tokens: 24, completion_tokens: 12, total_tokens: 36 } })}\n\n`] : []),
   'data: [DONE]\n\n',
 ].join('');
+const streams = { plain: sse(false), withUsage: sse(true) };
 
 const server = createServer((req, res) => {
   const chunks = [];
@@ -23,7 +26,7 @@ const server = createServer((req, res) => {
     const body = JSON.parse(Buffer.concat(chunks).toString() || '{}');
     if (body.stream) {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.end(stream);
+      res.end(body.stream_options?.include_usage ? streams.withUsage : streams.plain);
     } else {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(completion) });
       res.end(completion);
