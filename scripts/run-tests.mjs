@@ -1,6 +1,7 @@
 // Runs every test/**/*.test.ts with node's test runner (Node 20's --test takes no globs).
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
 
 function collect(dir, out) {
@@ -10,6 +11,13 @@ function collect(dir, out) {
     else if (name.endsWith('.test.ts')) out.push(path);
   }
   return out;
+}
+// Triton's example repository (../shared/testdata beside the checkout, or HERD_TESTDATA): the suites that serve
+// it fail without it, so say at once why, instead of letting them fail on "unknown model".
+const testdata = resolve(process.env.HERD_TESTDATA ?? resolve(dirname(fileURLToPath(import.meta.url)), '../../shared/testdata'), 'triton_model_repository');
+if (!existsSync(testdata)) {
+  process.stderr.write(`warning: ${testdata} does not exist: the suites that serve Triton's example models will fail. ` +
+    'Put the shared folder beside this checkout, or set HERD_TESTDATA to its testdata folder.\n');
 }
 const filter = process.argv.slice(2);
 const files = collect('test', []).filter((f) => filter.length === 0 || filter.some((p) => f.includes(p)));

@@ -2,8 +2,9 @@
 import { resolve } from 'node:path';
 import { startHerd, type HerdServer } from '../../src/app.ts';
 import { herdConfigSchema } from '../../src/config/herd-config-schema.ts';
+import { TRITON_MODEL_REPOSITORY } from '../triton-testdata.ts';
 
-export const TRITON_REPOSITORY = resolve('../shared/testdata/triton_model_repository');
+export const TRITON_REPOSITORY = TRITON_MODEL_REPOSITORY;
 export const EXAMPLE_REPOSITORY = resolve('examples/model_repository');
 
 export interface TestServerOptions {

@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import type { ConfigDataType, ModelConfig, ModelInput, ModelOutput, ModelSequenceBatching, ModelSequenceControlInput, SequenceControlKind } from '../../../src/serving/repository/model-config.ts';
 import type { BackendLoadContext, InferenceRequest } from '../../../src/serving/backends/backend.ts';
 import type { Tensor } from '../../../src/core/tensor.ts';
+import { TRITON_MODEL_REPOSITORY } from '../../triton-testdata.ts';
 
-export const TRITON_REPO = '/work/shared/testdata/triton_model_repository';
+export const TRITON_REPO = TRITON_MODEL_REPOSITORY;
 
 export function createTestConfig(fields: Partial<ModelConfig> & { name: string }): ModelConfig {
   return {
@@ -64,7 +65,7 @@ function addSubConfig(name: string, type: ConfigDataType): ModelConfig {
   });
 }
 
-/** The configs of /work/shared/testdata/triton_model_repository's ONNX models, transcribed from their config.pbtxt. */
+/** The configs of the Triton test repository's ONNX models, transcribed from their config.pbtxt. */
 export function tritonTestConfigs(): Record<string, ModelConfig> {
   return {
     simple: addSubConfig('simple', 'TYPE_INT32'),

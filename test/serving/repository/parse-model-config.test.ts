@@ -10,8 +10,9 @@ import type { ModelConfig } from '../../../src/serving/repository/model-config.t
 import {
   normalizeInstanceGroups, normalizeModelConfig, parseJsonModelConfig, parsePbtxtModelConfig,
 } from '../../../src/serving/repository/parse-model-config.ts';
+import { TRITON_MODEL_REPOSITORY } from '../../triton-testdata.ts';
 
-const REPOSITORY = '/work/shared/testdata/triton_model_repository';
+const REPOSITORY = TRITON_MODEL_REPOSITORY;
 const FILE = 'models/m/config.pbtxt';
 
 function rejection(run: () => unknown): HerdError {
