@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Pool } from 'undici';
-import { runLoad } from '../serving/closed-loop-load.ts';
+import { mergeLoadResults, runInterleaved, runLoad, type LoadResult } from '../serving/closed-loop-load.ts';
 
 const args = process.argv.slice(2);
 const seconds = Number(args[args.indexOf('--seconds') + 1] || 5);
@@ -44,30 +44,35 @@ const request = (stream: boolean) => Buffer.from(JSON.stringify({
 }));
 const headers = { 'content-type': 'application/json', authorization: `Bearer ${MASTER}` };
 
-/** Closed loop of streaming requests: time to the first body byte, and to the end. */
-async function runStreamLoad(origin: string, concurrency: number, durationMs: number): Promise<{ perSecond: number; ttfbP50: number; ttfbP99: number; streams: number }> {
+/** Closed loop of streaming requests, as a LoadResult whose latencies are the times to the first body byte. */
+async function runStreamLoad(origin: string, concurrency: number, durationMs: number): Promise<LoadResult> {
   const pool = new Pool(origin, { connections: concurrency, keepAliveTimeout: 60_000 });
   const ttfb: number[] = [];
-  let done = 0;
+  const statuses: Record<number, number> = {};
+  let errors = 0;
   const end = performance.now() + durationMs;
   const started = performance.now();
   const body = request(true);
   await Promise.all(Array.from({ length: concurrency }, async () => {
     while (performance.now() < end) {
       const t0 = performance.now();
-      const res = await pool.request({ method: 'POST', path: '/v1/chat/completions', body, headers });
-      let first = true;
-      for await (const _part of res.body) {
-        if (first) { ttfb.push((performance.now() - t0) * 1000); first = false; }
+      try {
+        const res = await pool.request({ method: 'POST', path: '/v1/chat/completions', body, headers });
+        let first = true;
+        for await (const _part of res.body) {
+          if (first) { ttfb.push((performance.now() - t0) * 1000); first = false; }
+        }
+        statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
+      } catch {
+        errors += 1;
       }
-      done += 1;
     }
   }));
-  const secs = (performance.now() - started) / 1000;
+  const seconds = (performance.now() - started) / 1000;
   await pool.close();
-  ttfb.sort((a, b) => a - b);
-  const pick = (p: number) => ttfb[Math.min(ttfb.length - 1, Math.floor((p / 100) * ttfb.length))] ?? 0;
-  return { perSecond: done / secs, ttfbP50: pick(50), ttfbP99: pick(99), streams: done };
+  const requests = ttfb.length + errors;
+  // mergeLoadResults of one window sorts the samples and takes the percentiles.
+  return mergeLoadResults([{ requests, seconds, perSecond: 0, statuses, errors, okUs: ttfb, refusedUs: [], p50us: 0, p90us: 0, p99us: 0, refusedP99us: 0 }]);
 }
 
 // Herd runs as `npm start` runs it: compiled to dist/ (no tsx loader in the process).
@@ -102,64 +107,80 @@ const targets = [
 ];
 const date = new Date().toISOString().slice(0, 10);
 say(`# Gateway benchmarks — ${date}\n`);
-say(`Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fmt(totalmem() / 2 ** 30)} GiB, Node ${process.version}; load generator (undici Pool), mock upstream, relay and Herd all on the same 2 cores. ${seconds} s per cell. Command: \`npx tsx bench/gateway/run-gateway-bench.ts --seconds ${seconds}\`. CPU per request is the server process's own (user+system) over the requests it answered; for the relays it excludes the mock's CPU.\n`);
+say(`Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fmt(totalmem() / 2 ** 30)} GiB, Node ${process.version}; load generator (undici Pool), mock upstream, relay and Herd all on the same 2 cores. ${seconds} s per cell, in 1 s windows alternating between the three targets. Command: \`npx tsx bench/gateway/run-gateway-bench.ts --seconds ${seconds}\`. CPU per request is the server process's own (user+system) over the requests it answered; for the relays it excludes the mock's CPU.\n`);
 
-const results: Record<string, Record<number, { perSecond: number; p50: number; p99: number; cpuUs: number }>> = {};
+type Target = (typeof targets)[number];
+/**
+ * One cell: the three targets in alternating 1 s windows (see runInterleaved), so drift in the shared
+ * machine's background load falls on all of them alike; CPU per answer is each server's own, over its windows.
+ */
+async function measureCell(load: (origin: string, concurrency: number, ms: number) => Promise<LoadResult>, concurrency: number) {
+  const cpu = new Map<Target, number>();
+  const runs = await runInterleaved(Object.fromEntries(targets.map((t) => [t.name, async (ms: number) => {
+    const before = cpuSeconds(t.pid);
+    const r = await load(t.url, concurrency, ms);
+    cpu.set(t, (cpu.get(t) ?? 0) + cpuSeconds(t.pid) - before);
+    return r;
+  }])), seconds * 1000, 1000);
+  return targets.map((t) => {
+    const r = runs[t.name]!;
+    const answered = r.statuses[200] ?? 0;
+    if (answered !== r.requests) throw new Error(`${t.name}: statuses ${JSON.stringify(r.statuses)} errors ${r.errors}`);
+    return { target: t, perSecond: answered / r.seconds, p50: r.p50us, p99: r.p99us, cpuUs: ((cpu.get(t) ?? 0) * 1e6) / Math.max(1, answered) };
+  });
+}
+const jsonLoad = (origin: string, concurrency: number, durationMs: number) =>
+  runLoad({ origin, path: '/v1/chat/completions', body: request(false), headers, concurrency, durationMs });
+
+// Warm-up of the same kind as the measurement: until V8 has optimised a path, its cost is the compiler's.
+// Streams take code paths the non-streaming load never ran (SSE parsing, the relay): they are warmed too.
+for (const t of targets) {
+  await jsonLoad(t.url, 16, 2000);
+  await runStreamLoad(t.url, 16, 2000);
+}
+const cells: Record<'json' | 'stream', Record<number, Awaited<ReturnType<typeof measureCell>>>> = { json: {}, stream: {} };
+for (const c of [1, 16, 64]) cells.json[c] = await measureCell(jsonLoad, c);
+for (const c of [1, 16, 64]) cells.stream[c] = await measureCell(runStreamLoad, c);
+
 say('## Non-streaming\n');
 say('| target | concurrency | requests/s | p50 µs | p99 µs | server CPU µs/request |');
 say('| --- | ---: | ---: | ---: | ---: | ---: |');
-for (const t of targets) {
-  results[t.name] = {};
-  // Warm-up of the same kind as the measurement: until V8 has optimised a path, its cost is the compiler's.
-  await runLoad({ origin: t.url, path: '/v1/chat/completions', body: request(false), headers, concurrency: 16, durationMs: 2000 });
-  for (const c of [1, 16, 64]) {
-    const cpu0 = cpuSeconds(t.pid);
-    const r = await runLoad({ origin: t.url, path: '/v1/chat/completions', body: request(false), headers, concurrency: c, durationMs: seconds * 1000 });
-    const cpuUs = ((cpuSeconds(t.pid) - cpu0) * 1e6) / Math.max(1, r.statuses[200] ?? 0);
-    if ((r.statuses[200] ?? 0) !== r.requests) throw new Error(`${t.name}: statuses ${JSON.stringify(r.statuses)} errors ${r.errors}`);
-    results[t.name]![c] = { perSecond: r.perSecond, p50: r.p50us, p99: r.p99us, cpuUs };
-    say(`| ${t.name} | ${c} | ${fmt(r.perSecond)} | ${fmt(r.p50us)} | ${fmt(r.p99us)} | ${fmt(cpuUs, 1)} |`);
-  }
+for (let i = 0; i < targets.length; i++) for (const c of [1, 16, 64]) {
+  const r = cells.json[c]![i]!;
+  say(`| ${r.target.name} | ${c} | ${fmt(r.perSecond)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.cpuUs, 1)} |`);
 }
-const m = results[targets[0]!.name]!, b = results[targets[1]!.name]!, h = results[targets[2]!.name]!;
 say('\n## Streaming (time to first byte)\n');
 say('| target | concurrency | streams/s | TTFB p50 µs | TTFB p99 µs | server CPU µs/stream |');
 say('| --- | ---: | ---: | ---: | ---: | ---: |');
-const streamCpu: Record<string, Record<number, number>> = {};
-const ttfb: Record<string, number> = {};
-for (const t of targets) {
-  // Streams take code paths the non-streaming load never ran (SSE parsing, the relay): warm them too.
-  await runStreamLoad(t.url, 16, 2000);
-  for (const c of [1, 16, 64]) {
-    const cpu0 = cpuSeconds(t.pid);
-    const r = await runStreamLoad(t.url, c, seconds * 1000);
-    const cpuUs = ((cpuSeconds(t.pid) - cpu0) * 1e6) / Math.max(1, r.streams);
-    (streamCpu[t.name] ??= {})[c] = cpuUs;
-    if (c === 1) ttfb[t.name] = r.ttfbP50;
-    say(`| ${t.name} | ${c} | ${fmt(r.perSecond)} | ${fmt(r.ttfbP50)} | ${fmt(r.ttfbP99)} | ${fmt(cpuUs, 1)} |`);
-  }
+for (let i = 0; i < targets.length; i++) for (const c of [1, 16, 64]) {
+  const r = cells.stream[c]![i]!;
+  say(`| ${r.target.name} | ${c} | ${fmt(r.perSecond)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.cpuUs, 1)} |`);
 }
 const rss = rssMiB(herd.child.pid!);
 
 say('\n## Ledger cost and cache hits\n');
-const noLedger = await runLoad({ origin: herdNoLedger.url, path: '/v1/chat/completions', body: request(false), headers, concurrency: 16, durationMs: seconds * 1000 });
-const withLedger = await runLoad({ origin: herd.url, path: '/v1/chat/completions', body: request(false), headers, concurrency: 16, durationMs: seconds * 1000 });
+await jsonLoad(herdNoLedger.url, 16, 2000); // warmed as the measured targets were
+const ledgerRuns = await runInterleaved({
+  off: (ms) => jsonLoad(herdNoLedger.url, 16, ms),
+  on: (ms) => jsonLoad(herd.url, 16, ms),
+}, seconds * 1000, 1000);
+const noLedger = ledgerRuns.off, withLedger = ledgerRuns.on;
 say(`| Herd at concurrency 16 | requests/s |`);
 say('| --- | ---: |');
 say(`| billing.ledger: off | ${fmt(noLedger.perSecond)} |`);
 say(`| ledger on (SQLite; a key without a budget: its rows and charge written in batches) | ${fmt(withLedger.perSecond)} |`);
-say(`\nThroughput with the ledger ÷ without: **${fmt((withLedger.perSecond / noLedger.perSecond) * 100, 1)}%** (target ≥ 90%).`);
+say(`\nThe two ran in alternating 1 s windows. Throughput with the ledger ÷ without: **${fmt((withLedger.perSecond / noLedger.perSecond) * 100, 1)}%** (target ≥ 90%).`);
 const cacheable = Buffer.from(JSON.stringify({ model: 'gpt-4.1', messages: [{ role: 'user', content: 'Say hello in French.' }], max_tokens: 64, temperature: 0 }));
-await runLoad({ origin: herd.url, path: '/v1/chat/completions', body: cacheable, headers, concurrency: 1, durationMs: 500 });
+await runLoad({ origin: herd.url, path: '/v1/chat/completions', body: cacheable, headers, concurrency: 1, durationMs: 1000 });
 const hits = await runLoad({ origin: herd.url, path: '/v1/chat/completions', body: cacheable, headers, concurrency: 1, durationMs: seconds * 1000 });
 say(`\nCache hit (temperature 0, memory tier), concurrency 1: p50 **${fmt(hits.p50us)} µs**, p99 ${fmt(hits.p99us)} µs, ${fmt(hits.perSecond)} requests/s (target p50 ≤ 300 µs end to end).`);
 say('\n## Against the targets\n');
-say(`- Herd CPU per request ÷ bare relay's: ${fmt(h[16]!.cpuUs / b[16]!.cpuUs, 2)}× at concurrency 16, ${fmt(h[64]!.cpuUs / b[64]!.cpuUs, 2)}× at 64 (target ≤ 1.3×).`);
-say(`- Added p50 at concurrency 1 over the mock: bare relay +${fmt((b[1]!.p50 - m[1]!.p50) / 1000, 3)} ms, Herd +${fmt((h[1]!.p50 - m[1]!.p50) / 1000, 3)} ms; Herd − relay = ${fmt((h[1]!.p50 - b[1]!.p50) / 1000, 3)} ms (target ≤ 0.1 ms).`);
-const tm = ttfb[targets[0]!.name]!, tb = ttfb[targets[1]!.name]!, th = ttfb[targets[2]!.name]!;
-say(`- Added streaming TTFB p50 at concurrency 1: bare relay +${fmt((tb - tm) / 1000, 3)} ms, Herd +${fmt((th - tm) / 1000, 3)} ms; Herd − relay = ${fmt((th - tb) / 1000, 3)} ms (target ≤ 0.2 ms).`);
-const sb = streamCpu[targets[1]!.name]!, sh = streamCpu[targets[2]!.name]!;
-say(`- Streaming, Herd CPU per stream ÷ bare relay's: ${fmt(sh[16]! / sb[16]!, 2)}× at concurrency 16, ${fmt(sh[64]! / sb[64]!, 2)}× at 64.`);
+const [m, b, h] = [0, 1, 2].map((i) => Object.fromEntries([1, 16, 64].map((c) => [c, cells.json[c]![i]!]))) as Record<number, { p50: number; cpuUs: number }>[];
+const [sm, sb, sh] = [0, 1, 2].map((i) => Object.fromEntries([1, 16, 64].map((c) => [c, cells.stream[c]![i]!]))) as Record<number, { p50: number; cpuUs: number }>[];
+say(`- Herd CPU per request ÷ bare relay's: ${fmt(h![16]!.cpuUs / b![16]!.cpuUs, 2)}× at concurrency 16, ${fmt(h![64]!.cpuUs / b![64]!.cpuUs, 2)}× at 64 (target ≤ 1.3×).`);
+say(`- Added p50 at concurrency 1 over the mock: bare relay +${fmt((b![1]!.p50 - m![1]!.p50) / 1000, 3)} ms, Herd +${fmt((h![1]!.p50 - m![1]!.p50) / 1000, 3)} ms; Herd − relay = ${fmt((h![1]!.p50 - b![1]!.p50) / 1000, 3)} ms (target ≤ 0.1 ms).`);
+say(`- Added streaming TTFB p50 at concurrency 1: bare relay +${fmt((sb![1]!.p50 - sm![1]!.p50) / 1000, 3)} ms, Herd +${fmt((sh![1]!.p50 - sm![1]!.p50) / 1000, 3)} ms; Herd − relay = ${fmt((sh![1]!.p50 - sb![1]!.p50) / 1000, 3)} ms (target ≤ 0.2 ms).`);
+say(`- Streaming, Herd CPU per stream ÷ bare relay's: ${fmt(sh![16]!.cpuUs / sb![16]!.cpuUs, 2)}× at concurrency 16, ${fmt(sh![64]!.cpuUs / sb![64]!.cpuUs, 2)}× at 64.`);
 say(`- Herd RSS after the load: ${fmt(rss, 1)} MiB (target ≤ 150 MiB); at start, before any request: ${fmt(idleRss, 1)} MiB.`);
 for (const p of [herd, herdNoLedger, bare, mock]) await p.stop();
 mkdirSync('bench/results', { recursive: true });
