@@ -24,29 +24,42 @@ const flag = (value: boolean) => (value ? 1 : 0);
 // Epoch milliseconds go into BIGINT columns: whole numbers only.
 const ms = (value: number) => Math.round(value);
 
+/**
+ * A request's values in REQUEST_COLUMNS order. SQLite binds them by position, which measured ~30% cheaper
+ * per row than binding an object by name (bench/gateway: the ledger's rows are a large part of a request).
+ */
+export function convertRequestToValues(r: RequestRecord): DbValue[] {
+  return [
+    r.requestId, r.keyId, orNull(r.keyName), r.requestedModel, orNull(r.model), orNull(r.provider), orNull(r.upstreamModel),
+    r.promptTokens, r.cachedPromptTokens, r.cacheWriteTokens, r.completionTokens, r.reasoningTokens, flag(r.estimated),
+    r.currency, r.costMicros, r.usdMicros, r.listUsdMicros, flag(r.cacheHit), r.savedMicros, r.status, orNull(r.httpStatus),
+    orNull(r.priority), r.attempts, r.latencyMs, orNull(r.ttftMs),
+    orNull(r.priceSource), r.priceEffectiveAt === undefined ? null : ms(r.priceEffectiveAt), ms(r.startedAt), ms(r.finishedAt),
+  ];
+}
+
+/** An attempt's values in ATTEMPT_COLUMNS order. */
+export function convertAttemptToValues(a: AttemptRow): DbValue[] {
+  return [
+    a.requestId, a.attempt, a.model, a.provider, a.upstreamModel, a.outcome, orNull(a.httpStatus),
+    a.promptTokens, a.cachedPromptTokens, a.cacheWriteTokens, a.completionTokens, a.reasoningTokens, flag(a.estimated),
+    a.currency, a.costMicros, a.usdMicros, a.listUsdMicros, a.latencyMs, orNull(a.ttftMs), ms(a.startedAt),
+  ];
+}
+
+const zip = (columns: readonly string[], values: DbValue[]): DbRow => {
+  const row: DbRow = {};
+  for (let i = 0; i < columns.length; i++) row[columns[i] as string] = values[i] as DbValue;
+  return row;
+};
+
+/** The request row by column name (Postgres sends a batch as JSON records). */
 export function convertRequestToRow(r: RequestRecord): DbRow {
-  return {
-    request_id: r.requestId, key_id: r.keyId, key_name: orNull(r.keyName), model_requested: r.requestedModel,
-    model: orNull(r.model), provider: orNull(r.provider), upstream_model: orNull(r.upstreamModel),
-    prompt_tokens: r.promptTokens, cached_prompt_tokens: r.cachedPromptTokens, cache_write_tokens: r.cacheWriteTokens,
-    completion_tokens: r.completionTokens, reasoning_tokens: r.reasoningTokens, estimated: flag(r.estimated),
-    currency: r.currency, cost_micros: r.costMicros, usd_micros: r.usdMicros, list_usd_micros: r.listUsdMicros,
-    cache_hit: flag(r.cacheHit), saved_micros: r.savedMicros, status: r.status, http_status: orNull(r.httpStatus),
-    priority: orNull(r.priority), attempts: r.attempts, latency_ms: r.latencyMs, ttft_ms: orNull(r.ttftMs),
-    price_source: orNull(r.priceSource), price_effective_at: r.priceEffectiveAt === undefined ? null : ms(r.priceEffectiveAt),
-    started_at: ms(r.startedAt), finished_at: ms(r.finishedAt),
-  };
+  return zip(REQUEST_COLUMNS, convertRequestToValues(r));
 }
 
 export function convertAttemptToRow(a: AttemptRow): DbRow {
-  return {
-    request_id: a.requestId, attempt: a.attempt, model: a.model, provider: a.provider, upstream_model: a.upstreamModel,
-    outcome: a.outcome, http_status: orNull(a.httpStatus),
-    prompt_tokens: a.promptTokens, cached_prompt_tokens: a.cachedPromptTokens, cache_write_tokens: a.cacheWriteTokens,
-    completion_tokens: a.completionTokens, reasoning_tokens: a.reasoningTokens, estimated: flag(a.estimated),
-    currency: a.currency, cost_micros: a.costMicros, usd_micros: a.usdMicros, list_usd_micros: a.listUsdMicros,
-    latency_ms: a.latencyMs, ttft_ms: orNull(a.ttftMs), started_at: ms(a.startedAt),
-  };
+  return zip(ATTEMPT_COLUMNS, convertAttemptToValues(a));
 }
 
 /** A usage row as either driver returns it. */

@@ -11,7 +11,7 @@ import type {
   SettleInput, SettleResult, Spend, UsageGroup, UsageQuery, UsageRow, AttemptRow, RequestRecord,
 } from './ledger.ts';
 import { LEDGER_SCOPE, ledgerMigrations } from './ledger-migrations.ts';
-import { ATTEMPT_COLUMNS, REQUEST_COLUMNS, convertAttemptToRow, convertRequestToRow, convertUsageRow } from './ledger-rows.ts';
+import { ATTEMPT_COLUMNS, REQUEST_COLUMNS, convertAttemptToValues, convertRequestToValues, convertUsageRow } from './ledger-rows.ts';
 import { LedgerWriteQueue, type LedgerEntry } from './ledger-write-queue.ts';
 import { buildUsageQuery } from './usage-query.ts';
 
@@ -66,7 +66,7 @@ export class SqliteLedger implements Ledger {
     this.path = path;
     this.now = options.now ?? Date.now;
     const insert = (table: string, columns: readonly string[]) =>
-      db.prepare(`INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')}) ON CONFLICT DO NOTHING`);
+      db.prepare(`INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ON CONFLICT DO NOTHING`);
     this.sql = {
       reservation: db.prepare('SELECT * FROM ledger_reservations WHERE request_id = ?'),
       insertReservation: db.prepare(`INSERT INTO ledger_reservations (request_id, key_id, state, estimate_micros, actual_micros, day_period, month_period, created_at, resolved_at)
@@ -198,8 +198,8 @@ export class SqliteLedger implements Ledger {
   private writeEntries(entries: readonly LedgerEntry[]): void {
     this.guard(() => this.db.transaction(() => {
       for (const { request, attempts } of entries) {
-        this.sql.insertRequest.run(convertRequestToRow(request));
-        for (const attempt of attempts) this.sql.insertAttempt.run(convertAttemptToRow(attempt));
+        this.sql.insertRequest.run(convertRequestToValues(request));
+        for (const attempt of attempts) this.sql.insertAttempt.run(convertAttemptToValues(attempt));
       }
     }).immediate());
   }
