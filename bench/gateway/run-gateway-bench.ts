@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Pool } from 'undici';
-import { mergeLoadResults, runInterleaved, runLoad, type LoadResult } from '../serving/closed-loop-load.ts';
+import { runInterleaved, runLoad, summariseLoad, type LoadResult } from '../serving/closed-loop-load.ts';
 
 const args = process.argv.slice(2);
 const seconds = Number(args[args.indexOf('--seconds') + 1] || 5);
@@ -70,9 +70,7 @@ async function runStreamLoad(origin: string, concurrency: number, durationMs: nu
   }));
   const seconds = (performance.now() - started) / 1000;
   await pool.close();
-  const requests = ttfb.length + errors;
-  // mergeLoadResults of one window sorts the samples and takes the percentiles.
-  return mergeLoadResults([{ requests, seconds, perSecond: 0, statuses, errors, okUs: ttfb, refusedUs: [], p50us: 0, p90us: 0, p99us: 0, refusedP99us: 0 }]);
+  return summariseLoad({ ok: ttfb, refused: [], seconds, statuses, errors });
 }
 
 // Herd runs as `npm start` runs it: compiled to dist/ (no tsx loader in the process).

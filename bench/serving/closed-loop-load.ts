@@ -68,12 +68,13 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   }
   const seconds = (performance.now() - started) / 1000;
   await pool.close();
-  return summarise({ ok, refused, seconds, statuses, errors });
+  return summariseLoad({ ok, refused, seconds, statuses, errors });
 }
 
 const pick = (xs: number[], p: number) => (xs.length === 0 ? 0 : xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] as number);
 
-function summarise(raw: { ok: number[]; refused: number[]; seconds: number; statuses: Record<number, number>; errors: number }): LoadResult {
+/** A LoadResult from raw latencies (sorted here) and counts; for load generators other than runLoad too. */
+export function summariseLoad(raw: { ok: number[]; refused: number[]; seconds: number; statuses: Record<number, number>; errors: number }): LoadResult {
   const { ok, refused, seconds, statuses, errors } = raw;
   ok.sort((a, b) => a - b);
   refused.sort((a, b) => a - b);
@@ -88,7 +89,7 @@ function summarise(raw: { ok: number[]; refused: number[]; seconds: number; stat
 export function mergeLoadResults(results: readonly LoadResult[]): LoadResult {
   const statuses: Record<number, number> = {};
   for (const r of results) for (const [k, v] of Object.entries(r.statuses)) statuses[Number(k)] = (statuses[Number(k)] ?? 0) + v;
-  return summarise({
+  return summariseLoad({
     ok: results.flatMap((r) => r.okUs),
     refused: results.flatMap((r) => r.refusedUs),
     seconds: results.reduce((sum, r) => sum + r.seconds, 0),
@@ -115,6 +116,13 @@ export async function runInterleaved<K extends string>(targets: Record<K, (windo
     }
   }
   return Object.fromEntries(keys.map((k) => [k, mergeLoadResults(parts[k])])) as Record<K, LoadResult>;
+}
+
+/** One sample for the bench's tools, as binary infer body: add_sub's two INT32[16] inputs, else one FP32[768]. */
+export function createSampleInferBody(model: string): { body: Buffer; headers: Record<string, string> } {
+  return createBinaryInferBody(model === 'add_sub'
+    ? ['INPUT0', 'INPUT1'].map((name) => ({ name, datatype: 'INT32', shape: [1, 16], data: Int32Array.from({ length: 16 }, (_, i) => i) }))
+    : [{ name: 'INPUT__0', datatype: 'FP32', shape: [1, 768], data: Float32Array.from({ length: 768 }, (_, i) => Math.sin(i)) }]);
 }
 
 /** A KServe binary-extension infer body: JSON header then raw FP32/INT32 bytes per input. */

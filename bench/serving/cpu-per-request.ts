@@ -1,15 +1,12 @@
 // CPU µs per request of `herd serve` (main thread, other threads) under a closed-loop load: the cost measure
 // that survives a shared machine, for comparing changes. Not a benchmark of record.
 // Usage: npx tsx bench/serving/cpu-per-request.ts MODEL CONCURRENCY SECONDS [KEY=VALUE model parameters...]
-import { createBinaryInferBody, runLoad } from './closed-loop-load.ts';
+import { createSampleInferBody, runLoad } from './closed-loop-load.ts';
 import { createVariantRepository, startHerd } from './herd-process.ts';
 import { diffThreadCpu, readThreadCpu } from './thread-cpu.ts';
 
 const [model = 'my_model', concurrency = '64', seconds = '4', ...params] = process.argv.slice(2);
-const inputs = model === 'add_sub'
-  ? ['INPUT0', 'INPUT1'].map((name) => ({ name, datatype: 'INT32', shape: [1, 16], data: Int32Array.from({ length: 16 }, (_, i) => i) }))
-  : [{ name: 'INPUT__0', datatype: 'FP32', shape: [1, 768], data: Float32Array.from({ length: 768 }, (_, i) => Math.sin(i)) }];
-const body = createBinaryInferBody(inputs);
+const body = createSampleInferBody(model);
 const edit = (config: string) => config + params.map((p) => {
   const [key, value] = p.split('=');
   return `\nparameters { key: "${key}" value { string_value: "${value}" } }\n`;

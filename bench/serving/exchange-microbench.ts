@@ -6,14 +6,11 @@ import { runInferExchange } from '../../src/http/kserve-infer-exchange.ts';
 import { createBackends } from '../../src/app.ts';
 import { InferenceService } from '../../src/serving/inference-service.ts';
 import { ModelRepositoryManager } from '../../src/serving/repository/model-repository-manager.ts';
-import { createBinaryInferBody } from './closed-loop-load.ts';
+import { createSampleInferBody } from './closed-loop-load.ts';
 import { createVariantRepository } from './herd-process.ts';
 
 const [model = 'my_model', concurrency = '64', seconds = '4', thread] = process.argv.slice(2);
-const inputs = model === 'add_sub'
-  ? ['INPUT0', 'INPUT1'].map((name) => ({ name, datatype: 'INT32', shape: [1, 16], data: Int32Array.from({ length: 16 }, (_, i) => i) }))
-  : [{ name: 'INPUT__0', datatype: 'FP32', shape: [1, 768], data: Float32Array.from({ length: 768 }, (_, i) => Math.sin(i)) }];
-const { body, headers } = createBinaryInferBody(inputs);
+const { body, headers } = createSampleInferBody(model);
 const repo = createVariantRepository(model, (c) => (thread ? `${c}\nparameters { key: "execution_thread" value { string_value: "${thread}" } }\n` : c));
 const repository = new ModelRepositoryManager({ repositories: [repo], controlMode: 'none', backends: createBackends() });
 await repository.start([]);

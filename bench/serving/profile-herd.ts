@@ -3,20 +3,15 @@
 // Usage: npx tsx bench/serving/profile-herd.ts MODEL CONCURRENCY SECONDS OUT_DIR [execution_thread]
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
-import { createBinaryInferBody, runLoad } from './closed-loop-load.ts';
-import { createVariantRepository } from './herd-process.ts';
+import { createSampleInferBody, runLoad } from './closed-loop-load.ts';
+import { createVariantRepository, ensureBuilt } from './herd-process.ts';
 
 const [model = 'my_model', concurrency = '64', seconds = '5', outDir = '/tmp/herd-prof', thread] = process.argv.slice(2);
-const inputs = model === 'add_sub'
-  ? [
-      { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: Int32Array.from({ length: 16 }, (_, i) => i) },
-      { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: Int32Array.from({ length: 16 }, () => 1) },
-    ]
-  : [{ name: 'INPUT__0', datatype: 'FP32', shape: [1, 768], data: Float32Array.from({ length: 768 }, (_, i) => Math.sin(i)) }];
-const body = createBinaryInferBody(inputs);
+const body = createSampleInferBody(model);
 const repo = createVariantRepository(model, (c) => (thread ? `${c}\nparameters { key: "execution_thread" value { string_value: "${thread}" } }\n` : c));
+ensureBuilt();
 const spawnedAt = Date.now();
-const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${outDir}`, resolve('bin/herd.mjs'), 'serve', '--model-repository', repo, '--host', '127.0.0.1', '--http-port', '0', '--metrics-port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${outDir}`, resolve('dist/cli/herd.js'), 'serve', '--model-repository', repo, '--host', '127.0.0.1', '--http-port', '0', '--metrics-port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
 const url = await new Promise<string>((ok) => {
   let out = '';
   child.stdout!.on('data', (d: Buffer) => { out += d.toString(); const m = out.match(/\((http:\/\/[^)]+)\)/); if (m) ok(m[1]!); });

@@ -50,11 +50,8 @@ export interface RawModelDescription {
 export interface ParseInferRequestOptions {
   /** For messages, as Triton puts it in them. */
   modelName?: string;
-  /**
-   * The raw form's input when the header length is 0: the spec, a function building it, or the model
-   * description to build it from (createRawInputSpec, only when a raw body arrives); without it a raw body is refused.
-   */
-  rawInput?: RawInputSpec | (() => RawInputSpec) | RawModelDescription;
+  /** The model, whose single input the raw form (header length 0) is built from; without it a raw body is refused. */
+  rawInput?: RawModelDescription;
 }
 
 /**
@@ -91,7 +88,7 @@ export function parseInferRequestBody(
     if (options.rawInput === undefined) {
       throw internal(`a raw binary request (${INFERENCE_HEADER_CONTENT_LENGTH}: 0) needs the model's input; use parseRawInferRequest`);
     }
-    return parseRawInferRequest(body, resolveRawInput(options.rawInput), options);
+    return parseRawInferRequest(body, createRawInputSpec(options.rawInput), options);
   }
   const jsonLength = length ?? body.byteLength;
   const text = asBuffer(body).toString('utf8', 0, jsonLength);
@@ -104,11 +101,6 @@ export function parseInferRequestBody(
     if (!(err instanceof LossyIntegerError)) throw err;
     return convertRequestDocument(parseLosslessJson(text), source);
   }
-}
-
-function resolveRawInput(given: NonNullable<ParseInferRequestOptions['rawInput']>): RawInputSpec {
-  if (typeof given === 'function') return given();
-  return 'datatype' in given ? given : createRawInputSpec(given);
 }
 
 function parseJsonDocument(text: string): unknown {

@@ -217,7 +217,7 @@ test('raw form: the model\'s single input, batch 1 when the model batches', () =
     id: '', parameters: {}, outputs: [], binaryDataOutput: true, raw: true,
     inputs: [{ name: 'IN', datatype: 'FP32', shape: [1, 2], data: new Float32Array([1, 2]) }],
   });
-  assert.deepEqual(parseInferRequestBody(raw, '0', { rawInput: () => spec }), decoded);
+  assert.deepEqual(parseInferRequestBody(raw, '0', { rawInput: config }), decoded);
   assert.throws(() => parseInferRequestBody(raw, '0'), (err: unknown) => err instanceof HerdError && err.code === 'INTERNAL');
   assert.throws(() => parseRawInferRequest(raw.subarray(0, 6), spec, { modelName: 'simple' }),
     invalid(/input byte size mismatch for input 'IN' for model 'simple'\. Expected 8, got 6/));

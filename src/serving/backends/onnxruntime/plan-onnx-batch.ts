@@ -65,14 +65,9 @@ function createConcatKey(request: InferenceRequest): string {
 
 function createRun(group: Group, outputOrder: readonly string[]): PlannedRun {
   const { members, requests, batchSize } = group;
-  if (requests.length === 1) {
-    // The common unbatched call: no Set of names to build for one member.
-    const asked = members[0].outputNames;
-    const outputNames = asked.length === outputOrder.length ? [...outputOrder] : outputOrder.filter((name) => asked.includes(name));
-    return { inputs: requests[0].inputs, outputNames, ownsInputs: false, members, batchSize };
-  }
-  const wanted = new Set(members.flatMap((m) => m.outputNames));
-  const outputNames = outputOrder.filter((name) => wanted.has(name));
+  // The outputs any member asked for, in the model's order (a model has a handful: a scan, no Set).
+  const outputNames = outputOrder.filter((name) => members.some((m) => m.outputNames.includes(name)));
+  if (requests.length === 1) return { inputs: requests[0].inputs, outputNames, ownsInputs: false, members, batchSize };
   const inputs = requests[0].inputs.map((first) =>
     concatBatchTensors(requests.map((r) => r.inputs.find((t) => t.name === first.name) as Tensor)));
   return { inputs, outputNames, ownsInputs: true, members, batchSize };
