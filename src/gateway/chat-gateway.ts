@@ -102,12 +102,12 @@ export class ChatGateway {
         if (hit) {
           const answer = hit.answer;
           const meta = createCacheHitMeta(answer, { requestedModel: request.model, route: route.kind, ...(route.tier ? { tier: route.tier } : {}), overheadMs: performance.now() - t0 });
-          const billed = billing?.finish({ ...base, outcome: 'cache-hit', reserved: false, model: answer.model, provider: answer.provider, upstreamModel: answer.upstreamModel, usage: answer.usage, latencyMs: performance.now() - t0 });
+          const billed = billing?.finish({ outcome: 'cache-hit', model: answer.model, provider: answer.provider, upstreamModel: answer.upstreamModel, usage: answer.usage, latencyMs: performance.now() - t0, ...base, reserved: false });
           void billed?.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
           void ticket?.settle(0);
           const stream = request.stream === true;
           const result: GatewayAnswer = stream
-            ? { kind: 'stream', stream: { ...createCachedStream(answer, { includeUsage: request.stream_options?.include_usage === true }), meta }, cache: 'hit' }
+            ? { kind: 'stream', stream: { meta, ...createCachedStream(answer, { includeUsage: request.stream_options?.include_usage === true }) }, cache: 'hit' }
             : { kind: 'completion', response: convertCachedToResponse(answer), meta, cache: 'hit' };
           this.reportAnswer({ model: answer.model, provider: answer.provider, statusClass: '2xx', cache: 'hit', stream, overheadMs: performance.now() - t0 }, billed, { usage: answer.usage, startedAt });
           return result;
@@ -139,11 +139,11 @@ export class ChatGateway {
         let relay = stream as ChatStream;
         if (policy?.write && cacheKey && this.deps.cache) {
           const cache = this.deps.cache.store;
-          relay = { ...tapStreamForCache(stream, (done) => {
+          relay = { meta: stream.meta, ...tapStreamForCache(stream, (done) => {
             if (evaluateCachedAnswer(done.response, { model, optedIn: policy.optedIn }).cacheable) {
               void cache.store(cacheKey, { response: done.response, usage: done.result.usage, provider: stream.meta.provider, upstreamModel: stream.meta.upstreamModel, costMicros: 0 });
             }
-          }), meta: stream.meta };
+          }) };
         }
         const { meta } = stream;
         // Herd's part of the time to first chunk; the rest of a stream's life is the upstream's and the client's.
@@ -154,7 +154,7 @@ export class ChatGateway {
           const latencyMs = performance.now() - t0;
           this.settleLater(requestId, () => {
             void ticket?.settle(usedTokens(result.usage));
-            const billed = billing?.finish({ ...base, outcome: 'stream', meta, result, ttftMs, latencyMs });
+            const billed = billing?.finish({ outcome: 'stream', meta, result, ttftMs, latencyMs, ...base });
             void billed?.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
             this.reportAnswer({
               model: meta.model, provider: meta.provider, statusClass: '2xx', cache: cacheOutcome, stream: true, tokens: result.usage,
@@ -178,7 +178,7 @@ export class ChatGateway {
       // The client does not wait for pricing, ledger rows, the cache write or metrics.
       this.settleLater(requestId, () => {
         void ticket?.settle(usedTokens(meta.usage));
-        const billed = billing?.finish({ ...base, outcome: 'completion', meta, latencyMs, httpStatus: 200 });
+        const billed = billing?.finish({ outcome: 'completion', meta, latencyMs, httpStatus: 200, ...base });
         if (policy?.write && cacheKey && this.deps.cache && evaluateCachedAnswer(response, { model, optedIn: policy.optedIn }).cacheable) {
           const cache = this.deps.cache.store;
           void Promise.resolve(billed).then((r) => r?.cost?.costMicros ?? 0, () => 0).then((costMicros) =>
@@ -271,6 +271,6 @@ export class ChatGateway {
   }
 
   private finishError(base: FinishBase, err: unknown, t0: number): void {
-    void this.deps.billing?.finish({ ...base, outcome: 'error', error: toHerdError(err), latencyMs: performance.now() - t0 }).catch((e: unknown) => this.deps.log?.(`ledger: ${String(e)}`));
+    void this.deps.billing?.finish({ outcome: 'error', error: toHerdError(err), latencyMs: performance.now() - t0, ...base }).catch((e: unknown) => this.deps.log?.(`ledger: ${String(e)}`));
   }
 }

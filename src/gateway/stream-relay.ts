@@ -90,9 +90,9 @@ export function createStreamRelay(options: StreamRelayOptions): StreamRelay {
     signal.removeEventListener('abort', cancel);
     const streamMs = clock.now() - startedAt;
     const base = { outcome, finishReason, rawFinishReason, error, chunks, streamMs };
-    if (usage !== undefined) settle({ ...base, usage });
+    if (usage !== undefined) settle({ usage, ...base });
     // The upstream bills what it generated even when the stream broke: count what was forwarded.
-    else void estimateUsage(request, collector.text()).then((estimated) => settle({ ...base, usage: estimated }));
+    else void estimateUsage(request, collector.text()).then((estimated) => settle({ usage: estimated, ...base }));
   };
 
   function cancel(): void {

@@ -65,12 +65,18 @@ export class HttpUpstream {
   private readonly pool: Pool;
   private readonly pathPrefix: string;
   private readonly options: HttpUpstreamOptions;
+  // Built once: undici only reads a request's headers, and a per-call `{ ...headers, accept }` was an
+  // old-generation allocation on every request (see chat-service.ts).
+  private readonly jsonHeaders: Record<string, string>;
+  private readonly sseHeaders: Record<string, string>;
 
   constructor(options: HttpUpstreamOptions) {
     const url = new URL(options.baseUrl);
     this.provider = options.provider;
     this.options = options;
     this.pathPrefix = url.pathname.replace(/\/+$/, '');
+    this.jsonHeaders = { ...options.headers, 'content-type': 'application/json', accept: 'application/json' };
+    this.sseHeaders = { ...options.headers, 'content-type': 'application/json', accept: 'text/event-stream' };
     this.pool = new Pool(url.origin, {
       connections: options.connections ?? null,
       keepAliveTimeout: options.keepAliveTimeoutMs ?? 60_000,
@@ -82,7 +88,7 @@ export class HttpUpstream {
   async postJson(call: UpstreamCall): Promise<unknown> {
     const timer = new AttemptTimer(call.signal, call.timeoutMs ?? this.options.timeoutMs);
     try {
-      const response = await this.send(call, timer, 'application/json');
+      const response = await this.send(call, timer, this.jsonHeaders);
       if (response.statusCode >= 400) throw await this.errorFromResponse(response);
       let text: string;
       try {
@@ -104,7 +110,7 @@ export class HttpUpstream {
     let response: UndiciResponse | undefined;
     let sawFinal = false;
     try {
-      response = await this.send(call, timer, 'text/event-stream');
+      response = await this.send(call, timer, this.sseHeaders);
       if (response.statusCode >= 400) throw await this.errorFromResponse(response);
       const contentType = headerValue(response.headers['content-type']) ?? '';
       if (!contentType.includes('text/event-stream')) throw await this.errorFromUnexpectedBody(response, contentType);
@@ -162,12 +168,12 @@ export class HttpUpstream {
     await this.pool.close();
   }
 
-  private async send(call: UpstreamCall, timer: AttemptTimer, accept: string): Promise<UndiciResponse> {
+  private async send(call: UpstreamCall, timer: AttemptTimer, headers: Record<string, string>): Promise<UndiciResponse> {
     try {
       return await this.pool.request({
         method: 'POST',
         path: this.pathPrefix + call.path,
-        headers: { ...this.options.headers, 'content-type': 'application/json', accept },
+        headers,
         body: JSON.stringify(call.body),
         signal: timer.signal,
       });

@@ -8,8 +8,9 @@ export type OpenAIWireRequest = Omit<ChatRequest, 'stream' | 'stream_options'> &
 };
 
 export function convertOpenAIRequest(request: ChatRequest, upstreamModel: string, stream: boolean): OpenAIWireRequest {
-  const { stream: _clientStream, stream_options: clientOptions, ...rest } = request;
-  const body: OpenAIWireRequest = { ...rest, model: upstreamModel, stream };
+  const { stream: _clientStream, stream_options: clientOptions, model: _clientModel, ...rest } = request;
+  // Fields before the spread (see chat-service.ts).
+  const body: OpenAIWireRequest = { model: upstreamModel, stream, ...rest };
   // The client's own include_usage choice is honoured by the HTTP layer, not by the upstream.
   if (stream) body.stream_options = { ...clientOptions, include_usage: true };
   return body;
