@@ -81,38 +81,51 @@ function usageOf(answer: Readonly<CachedAnswer>): ChatUsage {
 
 /**
  * A StreamRelay over the replayed chunks, so a hit drops into the HTTP layer's streaming path:
- * `{ ...createCachedStream(hit.answer, {...}), meta: createCacheHitMeta(...) }` is a ChatStream.
+ * `{ meta: createCacheHitMeta(...), ...createCachedStream(hit.answer, {...}) }` is a ChatStream.
  */
 export function createCachedStream(answer: Readonly<CachedAnswer>, options: ReplayOptions): StreamRelay {
-  const chunks = replayCachedChunks(answer, options);
-  const first = answer.response.choices[0];
-  let cancelled = false;
-  let sent = 0;
-  let settle!: (result: StreamResult) => void;
-  const result = new Promise<StreamResult>((resolve) => { settle = resolve; });
-  const finish = (outcome: StreamResult['outcome']) => settle({
-    outcome, usage: answer.usage, finishReason: first?.finish_reason ?? null, rawFinishReason: first?.finish_reason ?? null,
-    chunks: sent, streamMs: 0,
-  });
-  async function* replay(): AsyncGenerator<ChatChunk> {
-    let completed = false;
-    try {
-      for (const chunk of chunks) {
-        if (cancelled) return;
-        yield chunk;
-        if (chunk.choices.length > 0) sent++;
-      }
-      completed = true;
-    } finally {
-      // A consumer that stops early (break, return()) lands here too.
-      finish(completed ? 'completed' : 'cancelled');
-    }
+  const replay = new CachedReplay(answer, replayCachedChunks(answer, options));
+  return { chunks: replayChunks(replay), cancel: replay.cancel, result: replay.result };
+}
+
+/** A replay's state, handed to the generator as an argument rather than closed over (see stream-relay.ts). */
+class CachedReplay {
+  cancelled = false;
+  sent = 0;
+  readonly result: Promise<StreamResult>;
+  private settle!: (result: StreamResult) => void;
+
+  constructor(private readonly answer: Readonly<CachedAnswer>, readonly chunks: readonly ChatChunk[]) {
+    this.result = new Promise<StreamResult>((resolve) => { this.settle = resolve; });
   }
-  return {
-    chunks: replay(),
-    cancel: () => { cancelled = true; finish('cancelled'); },
-    result,
+
+  finish(outcome: StreamResult['outcome']): void {
+    const first = this.answer.response.choices[0];
+    this.settle({
+      outcome, usage: this.answer.usage, finishReason: first?.finish_reason ?? null, rawFinishReason: first?.finish_reason ?? null,
+      chunks: this.sent, streamMs: 0,
+    });
+  }
+
+  readonly cancel = (): void => {
+    this.cancelled = true;
+    this.finish('cancelled');
   };
+}
+
+async function* replayChunks(replay: CachedReplay): AsyncGenerator<ChatChunk> {
+  let completed = false;
+  try {
+    for (const chunk of replay.chunks) {
+      if (replay.cancelled) return;
+      yield chunk;
+      if (chunk.choices.length > 0) replay.sent++;
+    }
+    completed = true;
+  } finally {
+    // A consumer that stops early (break, return()) lands here too.
+    replay.finish(completed ? 'completed' : 'cancelled');
+  }
 }
 
 export interface CacheHitRoute {
