@@ -29,10 +29,11 @@ export function registerOpenAIRoutes(
     });
 
     // Bodies the fast path leaves here (compressed, chunked) are decoded by the app's hooks first.
+    const exchangeDeps = { ...deps, isClosing };
     scope.post('/v1/chat/completions', async (req, reply) => {
       const started = performance.now();
       reply.hijack();
-      await runChatCompletionExchange({ ...deps, isClosing }, req.raw, reply.raw, Buffer.isBuffer(req.body) ? req.body : undefined, started);
+      await runChatCompletionExchange(exchangeDeps, req.raw, reply.raw, Buffer.isBuffer(req.body) ? req.body : undefined, started);
     });
     allow('/v1/chat/completions', ['POST']);
 

@@ -12,6 +12,6 @@ export function convertOpenAIRequest(request: ChatRequest, upstreamModel: string
   // Fields before the spread (see chat-service.ts).
   const body: OpenAIWireRequest = { model: upstreamModel, stream, ...rest };
   // The client's own include_usage choice is honoured by the HTTP layer, not by the upstream.
-  if (stream) body.stream_options = { ...clientOptions, include_usage: true };
+  if (stream) body.stream_options = Object.assign({}, clientOptions, { include_usage: true as const });
   return body;
 }
