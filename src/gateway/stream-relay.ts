@@ -84,7 +84,7 @@ export function createStreamRelay(options: StreamRelayOptions): StreamRelay {
 class RelayRun {
   readonly options: StreamRelayOptions;
   readonly result: Promise<StreamResult>;
-  readonly includeUsage: boolean;
+  private readonly includeUsage: boolean;
   private readonly collector = new CompletionTextCollector();
   private readonly startedAt: number;
   private usage: Usage | undefined;
