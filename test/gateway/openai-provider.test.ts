@@ -98,7 +98,7 @@ describe('openai provider', () => {
     assert.deepEqual(events.map((e) => e.type), ['chunk', 'chunk', 'chunk', 'chunk', 'usage', 'done']);
     const chunks = events.flatMap((e) => (e.type === 'chunk' ? [e.chunk] : []));
     assert.equal(chunks.map((c) => c.choices[0].delta.content ?? '').join(''), 'Hello');
-    assert.ok(chunks.every((c) => !('usage' in c)));
+    assert.ok(chunks.every((c) => c.usage === undefined));
     const usage = events.find((e): e is Extract<ProviderStreamEvent, { type: 'usage' }> => e.type === 'usage')!;
     assert.equal(usage.usage.promptTokens, 9);
     assert.equal(usage.usage.estimated, false);

@@ -67,7 +67,9 @@ class OpenAIProvider implements Provider {
       const chunk = this.checkChunk(this.upstream.parseJson(event.data, 'SSE event'));
       // With include_usage the last chunk has empty choices and the usage; other chunks carry usage: null.
       if (chunk.usage != null) usage = convertOpenAIUsage(chunk.usage) ?? usage;
-      delete chunk.usage;
+      // Cleared, not deleted: OpenAI sends `obfuscation` after `usage`, and deleting a property that is not the
+      // last one turns each chunk into a slow dictionary object (~0.7 µs more per chunk to re-serialise, measured).
+      chunk.usage = undefined;
       if (chunk.choices.length === 0) continue;
       for (const choice of chunk.choices) {
         if (choice.finish_reason == null) continue;
