@@ -2,12 +2,13 @@
 // any Node gateway here), and through Herd with auth and routing on — at concurrency 1, 16 and 64,
 // non-streaming and streaming (time to first byte). Usage: npx tsx bench/gateway/run-gateway-bench.ts [--seconds 5]
 // Writes bench/results/gateway-<date>.md. Never part of `npm test`.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Pool } from 'undici';
 import { runInterleaved, runLoad, summariseLoad, type LoadResult } from '../serving/closed-loop-load.ts';
+import { ensureBuilt } from '../serving/herd-process.ts';
 
 const args = process.argv.slice(2);
 const seconds = Number(args[args.indexOf('--seconds') + 1] || 5);
@@ -74,8 +75,7 @@ async function runStreamLoad(origin: string, concurrency: number, durationMs: nu
 }
 
 // Herd runs as `npm start` runs it: compiled to dist/ (no tsx loader in the process).
-const build = spawnSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
-if (build.status !== 0) throw new Error('npm run build failed');
+ensureBuilt();
 const mock = await start([resolve('bench/gateway/mock-upstream.mjs'), '0'], /listening (\d+)/, (m) => `http://127.0.0.1:${m[1]}`);
 const bare = await start([resolve('bench/gateway/bare-relay.mjs'), '0', mock.url], /listening (\d+)/, (m) => `http://127.0.0.1:${m[1]}`);
 async function startHerdGateway(ledger: string): Promise<Proc> {
