@@ -5,15 +5,20 @@ import { cpus, totalmem } from 'node:os';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import * as ort from 'onnxruntime-node';
-import { createBinaryInferBody, runInterleaved, runLoad, type LoadResult } from './closed-loop-load.ts';
+import { createBinaryInferBody, runInterleaved, runLoad, type LoadResult, type LoadSpec } from './closed-loop-load.ts';
 import { createVariantRepository, ensureBuilt, startBareServer, startHerd, type RunningProcess } from './herd-process.ts';
 import { diffThreadCpu, readThreadCpu } from './thread-cpu.ts';
+import { isWrkInstalled, runWrkLoad } from './wrk-load.ts';
 
 const args = process.argv.slice(2);
 const seconds = Number(args[args.indexOf('--seconds') + 1] || 8);
 const only = args.includes('--only') ? (args[args.indexOf('--only') + 1] ?? '').split(',') : ['a', 'b', 'c', 'd', 'e'];
 const durationMs = seconds * 1000;
 ensureBuilt();
+// Closed-loop measurements (A-D) use wrk where it is installed: the undici generator's own CPU per request
+// exceeded the bare server's on 2 cores, so it, not the servers, set the floor. E's open loop stays on undici.
+const useWrk = isWrkInstalled() && !args.includes('--undici');
+const closedLoad = (spec: LoadSpec) => (useWrk ? runWrkLoad(spec) : runLoad(spec));
 const lines: string[] = [];
 const say = (line: string) => { lines.push(line); process.stdout.write(`${line}\n`); };
 
@@ -85,7 +90,7 @@ async function benchA(): Promise<void> {
   };
   for (const server of Object.values(servers)) await warm(server.url, path, body, 64);
   const before = { with: await readStats(servers['with dynamic batching'], 'mlp_2048'), without: await readStats(servers['without dynamic batching'], 'mlp_2048') };
-  const load = (server: RunningProcess) => (windowMs: number) => runLoad({ origin: server.url, path, ...body, concurrency: 64, durationMs: windowMs });
+  const load = (server: RunningProcess) => (windowMs: number) => closedLoad({ origin: server.url, path, ...body, concurrency: 64, durationMs: windowMs });
   const results = await runInterleaved({
     'with dynamic batching': load(servers['with dynamic batching']),
     'without dynamic batching': load(servers['without dynamic batching']),
@@ -125,7 +130,7 @@ async function benchB(): Promise<void> {
   const body = createBinaryInferBody([{ name: 'INPUT__0', datatype: 'FP32', shape: [64, 768], data: fp32(64 * 768) }]);
   const server = await startHerd(createVariantRepository('mlp_2048', (c) => c));
   await warm(server.url, '/v2/models/mlp_2048/infer', body, 4);
-  const r = await withStats(server, 'mlp_2048', () => runLoad({ origin: server.url, path: '/v2/models/mlp_2048/infer', ...body, concurrency: 4, durationMs }));
+  const r = await withStats(server, 'mlp_2048', () => closedLoad({ origin: server.url, path: '/v2/models/mlp_2048/infer', ...body, concurrency: 4, durationMs }));
   await server.stop();
   const served = r.load.perSecond * 64;
   say('| | samples/s |');
@@ -154,9 +159,9 @@ async function benchC(): Promise<void> {
   const onMainCpu = createCpuMeter(onMain);
   const bareCpu = createCpuMeter(bare);
   const { herd, main, floor } = await runInterleaved({
-    herd: (windowMs) => herdCpu.track(() => runLoad({ origin: server.url, path, ...body, concurrency: 64, durationMs: windowMs })),
-    main: (windowMs) => onMainCpu.track(() => runLoad({ origin: onMain.url, path, ...body, concurrency: 64, durationMs: windowMs })),
-    floor: (windowMs) => bareCpu.track(() => runLoad({ origin: bare.url, path: '/', ...body, concurrency: 64, durationMs: windowMs })),
+    herd: (windowMs) => herdCpu.track(() => closedLoad({ origin: server.url, path, ...body, concurrency: 64, durationMs: windowMs })),
+    main: (windowMs) => onMainCpu.track(() => closedLoad({ origin: onMain.url, path, ...body, concurrency: 64, durationMs: windowMs })),
+    floor: (windowMs) => bareCpu.track(() => closedLoad({ origin: bare.url, path: '/', ...body, concurrency: 64, durationMs: windowMs })),
   }, durationMs);
   const after = await readStats(server, 'my_model');
   await server.stop();
@@ -197,8 +202,8 @@ async function benchD(): Promise<void> {
   for (const name of names) before.set(name, await readStats(variants[name], 'add_sub'));
   const loads = await runInterleaved({
     ...Object.fromEntries(names.map((name) => [name,
-      (windowMs: number) => runLoad({ origin: variants[name].url, path, ...body, concurrency: 1, durationMs: windowMs })])) as Record<Name, (windowMs: number) => Promise<LoadResult>>,
-    bare: (windowMs: number) => runLoad({ origin: bare.url, path: '/', ...body, concurrency: 1, durationMs: windowMs }),
+      (windowMs: number) => closedLoad({ origin: variants[name].url, path, ...body, concurrency: 1, durationMs: windowMs })])) as Record<Name, (windowMs: number) => Promise<LoadResult>>,
+    bare: (windowMs: number) => closedLoad({ origin: bare.url, path: '/', ...body, concurrency: 1, durationMs: windowMs }),
   }, durationMs);
   await bare.stop();
   say('| variant | infer/s | client p50 µs | client p99 µs | server compute µs (mean) | server overhead µs (mean: request − compute) |');
@@ -223,10 +228,10 @@ async function benchE(): Promise<void> {
   say(`Batches are capped at ${E_MAX_BATCH} so that 4× the model's sustainable rate stays below what the HTTP front end can parse on this machine: the test is about the model queue, not the socket backlog. ` +
     `max_queue_size is what an operator derives from a latency budget: ${E_QUEUE} (instances × max_batch_size) holds one batch per instance, so an accepted request waits for at most about one batch time before its own batch starts, and a request beyond that is refused at once.\n`);
   const body = createBinaryInferBody([{ name: 'INPUT__0', datatype: 'FP32', shape: [1, 768], data: fp32(768) }]);
+  // The example's batching block is replaced whole: a batch goes as soon as it is full, and waits at most 100 µs.
   const repo = createVariantRepository('mlp_2048', (c) => c
-    .replace('max_batch_size: 64', `max_batch_size: ${E_MAX_BATCH}`)
-    .replace('preferred_batch_size: [ 16, 32, 64 ]', `preferred_batch_size: [ ${E_MAX_BATCH} ]`)
-    .replace('max_queue_delay_microseconds: 100', `max_queue_delay_microseconds: 100\n  default_queue_policy { max_queue_size: ${E_QUEUE} }`));
+    .replace(/max_batch_size: \d+/, `max_batch_size: ${E_MAX_BATCH}`)
+    .replace(/dynamic_batching \{[^}]*\}\n/s, `dynamic_batching {\n  preferred_batch_size: [ ${E_MAX_BATCH} ]\n  max_queue_delay_microseconds: 100\n  default_queue_policy { max_queue_size: ${E_QUEUE} }\n}\n`));
   const server = await startHerd(repo);
   const path = '/v2/models/mlp_2048/infer';
   // Enough connections to keep every instance busy (a batch executing on each, and the next batch waiting in the
@@ -266,7 +271,7 @@ async function benchE(): Promise<void> {
 const runners: Record<string, () => Promise<void>> = { a: benchA, b: benchB, c: benchC, d: benchD, e: benchE };
 const date = new Date().toISOString().slice(0, 10);
 say(`# Serving benchmarks — ${date}`);
-say(`\nMachine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fmt(totalmem() / 2 ** 30, 0)} GiB, Node ${process.version}. Load generator: bench/serving/closed-loop-load.ts (undici Pool) on the same machine. ${seconds} s per measurement. Command: \`npx tsx bench/serving/run-serving-bench.ts --seconds ${seconds}\`.`);
+say(`\nMachine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fmt(totalmem() / 2 ** 30, 0)} GiB, Node ${process.version}. Load generator on the same machine: ${useWrk ? 'wrk (one thread) for A-D, bench/serving/closed-loop-load.ts (undici Pool) for E' : 'bench/serving/closed-loop-load.ts (undici Pool)'}. ${seconds} s per measurement. Command: \`npx tsx bench/serving/run-serving-bench.ts --seconds ${seconds}\`.`);
 for (const key of only) await runners[key]?.();
 mkdirSync('bench/results', { recursive: true });
 const file = `bench/results/serving-${date}.md`;
