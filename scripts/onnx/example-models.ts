@@ -187,12 +187,12 @@ instance_group [
 `;
 
 // mlp_2048 is compute-bound (one sample ~0.57 ms, ~0.09 ms each at batch 64, in-process on this machine), so
-// it is configured for throughput as Triton recommends: no preferred sizes (they cap a batch at 16 or 32 when
-// more are queued) and a delay that lets batches grow. Measured at concurrency 64 (wrk, 3 rounds, 2026-12-01):
-// 100 µs with preferred sizes 4,965 infer/s (avg batch 13.6), 1000 µs with them 5,597 (18.8), 1000 µs without
-// 5,866 (22.6). The cost: a request arriving alone waits up to 1 ms for company.
+// it is configured for throughput as Triton recommends: no preferred sizes, which capped a batch at 16 or 32
+// when more were queued. Measured with wrk, the variants side by side in alternating windows (2026-12-01):
+// infer/s at concurrency 1 / 8 / 64 — preferred [16,32,64] with 100 µs: 598 / 2,121 / 5,211; none with 300 µs:
+// 561 / 2,250 / 6,328; none with 1000 µs: 349 / 1,875 / 6,319 (a lone request then waits the whole delay).
 const MLP_2048_CONFIG = createDenseModelConfig('mlp_2048', 64, `dynamic_batching {
-  max_queue_delay_microseconds: 1000
+  max_queue_delay_microseconds: 300
 }
 `);
 
