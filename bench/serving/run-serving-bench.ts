@@ -1,5 +1,5 @@
 // The serving benchmarks of the batching issue, each as a ratio measured in one run on this machine.
-// Usage: npx tsx bench/serving/run-serving-bench.ts [--seconds 8] [--only a,b,c,d,e]
+// Usage: npx tsx bench/serving/run-serving-bench.ts [--seconds 8] [--only a,b,c,d,e] [--undici]
 // Writes bench/results/serving-<date>.md. Never part of `npm test`.
 import { cpus, totalmem } from 'node:os';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -146,7 +146,7 @@ async function benchC(): Promise<void> {
   const path = '/v2/models/my_model/infer';
   const server = await startHerd(createVariantRepository('my_model', (c) => c));
   // For comparison only (the ratio of record is the example config's): the same model with its session on the
-  // event loop thread, which the example config does not choose (execution_thread auto sends a 1.5 MB model to a worker).
+  // event loop thread for every batch (execution_thread auto splits my_model: small batches there, large ones in a worker).
   const onMain = await startHerd(createVariantRepository('my_model', (c) => `${c}\nparameters { key: "execution_thread" value { string_value: "main" } }\n`));
   const probe = await fetch(`${server.url}${path}`, { method: 'POST', body: body.body, headers: body.headers });
   const responseBytes = (await probe.arrayBuffer()).byteLength;
@@ -170,7 +170,7 @@ async function benchC(): Promise<void> {
   say(`| server | requests/s | p50 ms | p99 ms |`);
   say('| --- | ---: | ---: | ---: |');
   say(`| bare node:http (reads ${body.body.length} B, answers ${responseBytes} B) | ${fmt(floor.perSecond)} | ${fmt(floor.p50us / 1000, 2)} | ${fmt(floor.p99us / 1000, 2)} |`);
-  say(`| Herd, my_model (example config: sessions in worker threads) | ${fmt(herd.perSecond)} | ${fmt(herd.p50us / 1000, 2)} | ${fmt(herd.p99us / 1000, 2)} |`);
+  say(`| Herd, my_model (example config: execution_thread auto) | ${fmt(herd.perSecond)} | ${fmt(herd.p50us / 1000, 2)} | ${fmt(herd.p99us / 1000, 2)} |`);
   say(`| Herd, my_model with execution_thread: main (comparison) | ${fmt(main.perSecond)} | ${fmt(main.p50us / 1000, 2)} | ${fmt(main.p99us / 1000, 2)} |`);
   const batch = (after.inference_count - before.inference_count) / (after.execution_count - before.execution_count);
   const perRequest = (cpu: { main: number; total: number }, r: LoadResult) => `${fmt(cpu.main / r.requests)} µs main thread, ${fmt(cpu.total / r.requests)} µs all threads`;

@@ -1,11 +1,13 @@
 // execution_thread "auto" (the default): a model whose largest batch runs in microseconds is hosted on the
-// main thread, anything else (large file, slow run, shapes a probe cannot build) in a worker.
+// main thread; one whose small batches do is split (small batches on the main thread, large ones in a worker);
+// anything else (large file, slow run, shapes a probe cannot build) in a worker.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { after, before, describe, it } from 'node:test';
-import { chooseAutoExecutionThread, createProbeRun } from '../../../src/serving/backends/onnxruntime/choose-execution-thread.ts';
+import { AUTO_MAIN_THREAD_MAX_FILE_BYTES, chooseAutoExecutionThread, createProbeRun } from '../../../src/serving/backends/onnxruntime/choose-execution-thread.ts';
+import { countBatchSamples } from '../../../src/serving/backends/onnxruntime/onnx-split-host.ts';
 import { loadOnnxInstance } from '../../../src/serving/backends/onnxruntime/onnxruntime-backend.ts';
 import { createSessionOptions } from '../../../src/serving/backends/onnxruntime/session-options.ts';
 import type { ModelConfig } from '../../../src/serving/repository/model-config.ts';
@@ -37,17 +39,55 @@ describe('execution_thread auto', () => {
     }
   });
 
-  it('puts a model file over 1 MiB in a worker without probing it', async () => {
-    const config = createTestConfig({
-      name: 'my_model', max_batch_size: 128,
-      input: [configInput('INPUT__0', 'TYPE_FP32', [768])], output: [configOutput('OUTPUT__0', 'TYPE_FP32', [512])],
-    });
-    const backend = await loadOnnxInstance(createLoadContext(config, join(examples, 'my_model')));
+  const myModelConfig = () => createTestConfig({
+    name: 'my_model', max_batch_size: 128,
+    input: [configInput('INPUT__0', 'TYPE_FP32', [768])], output: [configOutput('OUTPUT__0', 'TYPE_FP32', [512])],
+  });
+  const fp32Rows = (rows: number) => ({ name: 'INPUT__0', datatype: 'FP32' as const, shape: [rows, 768], data: Float32Array.from({ length: rows * 768 }, (_, i) => ((i % 768) % 7) / 7) });
+
+  // 150 µs lies between my_model's batch of 1 (~10-30 µs of CPU) and its batch of 128 (~0.6-1.5 ms) on any
+  // machine this runs on; the split point found between them is timing, so only its range is checked.
+  it('splits a model that is quick at small batches only: small ones on the main thread, large ones in a worker', async () => {
+    const config = myModelConfig();
+    const choice = await chooseAutoExecutionThread({ config, modelFile: join(examples, 'my_model', '1', 'model.onnx'), options: createSessionOptions(config) }, 150);
     try {
-      assert.equal(backend.thread, 'worker');
+      assert.ok(choice.host, choice.reason);
+      assert.ok(choice.mainMaxBatch !== undefined && choice.mainMaxBatch >= 1 && choice.mainMaxBatch < 128, choice.reason);
+      assert.match(choice.reason, /^largest batch runs in \d+ µs of CPU; batches of up to \d+ run in \d+ µs and stay on the main thread$/);
+    } finally {
+      await choice.host?.close();
+    }
+    const backend = await loadOnnxInstance(createLoadContext(config, join(examples, 'my_model')), { autoMaxRunUs: 150 });
+    try {
+      assert.equal(backend.thread, 'split');
+      // One row through the main thread, 128 rows through the worker: the same row answers the same.
+      const [small] = await backend.execute([createRequest('my_model', [fp32Rows(1)])]);
+      const [large] = await backend.execute([createRequest('my_model', [fp32Rows(128)])]);
+      assert.ok(small?.ok && large?.ok);
+      assert.deepEqual(large.outputs[0]!.shape, [128, 512]);
+      assert.deepEqual([...(large.outputs[0]!.data as Float32Array).subarray(0, 512)], [...(small.outputs[0]!.data as Float32Array)]);
     } finally {
       await backend.unload();
     }
+  });
+
+  it('counts a batch by its runs\' batch dims', () => {
+    const run = (rows: number) => ({ inputs: [fp32Rows(rows)], outputNames: ['OUTPUT__0'], ownsInputs: true });
+    assert.equal(countBatchSamples([run(3), run(1), run(12)]), 16);
+    assert.equal(countBatchSamples([]), 0);
+  });
+
+  it('puts a model file over the size limit in a worker without opening it', async () => {
+    const dir = join(examples, 'big_model', '1');
+    await mkdir(dir, { recursive: true });
+    const file = join(dir, 'model.onnx');
+    await writeFile(file, '');
+    // Sparse: the size is what is checked; an open would fail on these zero bytes.
+    await truncate(file, AUTO_MAIN_THREAD_MAX_FILE_BYTES + 1);
+    const config = myModelConfig();
+    const choice = await chooseAutoExecutionThread({ config, modelFile: file, options: createSessionOptions(config) });
+    assert.equal(choice.host, undefined);
+    assert.equal(choice.reason, `model file of ${AUTO_MAIN_THREAD_MAX_FILE_BYTES + 1} bytes`);
   });
 
   it('goes to a worker when the largest batch runs slower than the limit', async () => {

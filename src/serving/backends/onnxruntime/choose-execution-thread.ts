@@ -1,8 +1,9 @@
-// execution_thread "auto": decides at load whether an instance's session may run on the event loop thread.
-// onnxruntime-node's session.run computes synchronously on the calling thread, so the main thread is only
-// right for models whose largest run costs less than the worker hop it saves: measured on 2 busy cores, a
-// postMessage round trip adds ~150 µs of latency and ~12% of the main thread's time at load, while add_sub
-// runs in ~20-50 µs. The decision rests on a timed run of the largest batch the scheduler may send.
+// execution_thread "auto": decides at load where an instance's session runs. onnxruntime-node's session.run
+// computes synchronously on the calling thread, so the main thread suits only runs shorter than the worker hop
+// they save. Measured on 2 busy cores: a postMessage round trip adds ~150 µs of latency, and at concurrency 64
+// my_model cost 114-130 µs of CPU per request through workers against 86-87 µs on the main thread (bench C,
+// 2026-12-01). A model is probed at its largest batch; one too slow there is probed at a smaller batch, and if
+// that one qualifies, batches up to it stay on the main thread and larger ones go to a worker (a split host).
 import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { mapConfigTypeToDataType } from '../../../core/datatype.ts';
@@ -13,32 +14,36 @@ import type { HostedRun } from './onnx-session-host.ts';
 import type { OnnxWorkerData } from './onnx-worker-protocol.ts';
 
 /**
- * A run of the largest batch must take at most this (CPU time, median of the probe runs) to stay on the main
- * thread: a stall no longer than the latency one worker round trip adds. Measured on 2 busy cores through
- * this probe: add_sub at batch 8 in 65-90 µs, Triton's `simple` in 110-150 µs (my_model, 1.5 MB, is not probed).
+ * A run must take at most this (CPU time, median of the probe runs) to stay on the main thread: about what the
+ * hop costs. At concurrency 64 on 2 cores the worker path spent ~25 µs more CPU per request than the main
+ * thread (bench C, batches of ~15: ~400 µs per batch), and 0.5 ms is within what a request waits in the queue
+ * at that load. Measured through this probe: add_sub at batch 8 in 27-90 µs, Triton's `simple` in 30-150 µs;
+ * my_model 0.55-1.5 ms at batch 128 (so it splits, at ~40-80), mlp_2048 ~5.4 ms (its file is not probed).
+ * With 200 µs my_model split at 16, and its batches of 32 still paid the hop: 77 against 57 µs per request.
  */
-export const AUTO_MAIN_THREAD_MAX_RUN_US = 200;
+export const AUTO_MAIN_THREAD_MAX_RUN_US = 500;
 /**
  * Larger files go to a worker unprobed: opening a session blocks the thread that opens it (a model loaded at
- * run time would stall serving), and megabytes of weights mean far more than 100 µs of compute per batch.
+ * run time would stall serving), and tens of megabytes of weights mean far more than 200 µs of compute for
+ * even one sample (mlp_2048, 27 MB: ~570 µs). my_model (1.5 MB) is probed.
  */
-export const AUTO_MAIN_THREAD_MAX_FILE_BYTES = 1 << 20;
+export const AUTO_MAIN_THREAD_MAX_FILE_BYTES = 8 << 20;
 // The first runs are slow (the session's allocations, and the JS around session.run not yet optimised,
 // whose compilation runs on V8's background threads and counts as this process's CPU): they are not timed.
 const PROBE_WARMUP_RUNS = 20;
 const PROBE_TIMED_RUNS = 21;
 
 /**
- * Synthetic inputs of the largest batch (max_batch_size, or the config dims for a non-batching model), or
- * undefined when the shape is not fixed (-1 dims beyond the batch dim, reshape) or the datatype is BYTES:
- * then nothing can tell how costly a run is and the instance goes to a worker.
+ * Synthetic inputs of a batch of `batchSize` (default the largest: max_batch_size, or the config dims for a
+ * non-batching model), or undefined when the shape is not fixed (-1 dims beyond the batch dim, reshape) or the
+ * datatype is BYTES: then nothing can tell how costly a run is and the instance goes to a worker.
  */
-export function createProbeRun(config: ModelConfig, modelInputs: readonly string[]): HostedRun | undefined {
+export function createProbeRun(config: ModelConfig, modelInputs: readonly string[], batchSize = config.max_batch_size): HostedRun | undefined {
   const inputs: Tensor[] = [];
   const configured = new Set((config.input ?? []).map((i) => i.name));
   // Inputs the server feeds itself (sequence controls, states) are not modelled by a probe.
   if (modelInputs.some((name) => !configured.has(name))) return undefined;
-  const batch = config.max_batch_size > 0 ? [config.max_batch_size] : [];
+  const batch = config.max_batch_size > 0 ? [batchSize] : [];
   for (const input of config.input ?? []) {
     const datatype = mapConfigTypeToDataType(input.data_type);
     if (!datatype || datatype === 'BYTES' || input.reshape || input.dims.some((d) => d < 0)) return undefined;
@@ -74,10 +79,31 @@ async function timeRunCpu(host: OnnxMainThreadHost, run: HostedRun, maxRunUs: nu
 }
 
 export interface AutoThreadChoice {
-  /** The opened main-thread host when the model qualifies; undefined: use a worker. */
+  /** The opened main-thread host when the model qualifies (all its batches, or up to mainMaxBatch); undefined: a worker only. */
   host: OnnxMainThreadHost | undefined;
+  /** Set when only batches of up to this many samples qualify: larger ones need a worker beside the host. */
+  mainMaxBatch?: number;
   /** Why, for the load log and tests. */
   reason: string;
+}
+
+/**
+ * The largest batch that runs within the limit, guessed from the full batch's time as if cost were linear in
+ * the batch, aiming at 90% of the limit (a fixed cost per run makes small batches dearer per sample than the
+ * guess), then timed and shrunk the same way until a timed run qualifies. A few tries: every probe run stalls
+ * the event loop too.
+ */
+async function findMainThreadBatch(host: OnnxMainThreadHost, config: ModelConfig, largestUs: number, maxRunUs: number): Promise<{ batch: number; us: number } | undefined> {
+  const aim = 0.9 * maxRunUs;
+  let batch = Math.floor((config.max_batch_size * aim) / largestUs);
+  for (let tries = 0; tries < 4 && batch >= 1; tries++) {
+    const run = createProbeRun(config, host.modelInputs, batch);
+    const us = run && (await timeRunCpu(host, run, maxRunUs));
+    if (us === undefined) return undefined;
+    if (us <= maxRunUs) return { batch, us };
+    batch = Math.min(batch - 1, Math.floor((batch * aim) / us));
+  }
+  return undefined;
 }
 
 /** Opens the session on the main thread only to probe it; closes it again unless the model qualifies. */
@@ -93,8 +119,15 @@ export async function chooseAutoExecutionThread(data: OnnxWorkerData, maxRunUs =
     if (!run) return { host: undefined, reason: 'inputs of variable shape or BYTES' };
     const us = await timeRunCpu(host, run, maxRunUs);
     if (us === undefined) return { host: undefined, reason: 'the probe run failed' };
-    keep = us <= maxRunUs;
-    return { host: keep ? host : undefined, reason: `largest batch runs in ${Math.round(us)} µs of CPU` };
+    const largest = `largest batch runs in ${Math.round(us)} µs of CPU`;
+    if (us <= maxRunUs) {
+      keep = true;
+      return { host, reason: largest };
+    }
+    const split = data.config.max_batch_size > 1 ? await findMainThreadBatch(host, data.config, us, maxRunUs) : undefined;
+    if (!split) return { host: undefined, reason: largest };
+    keep = true;
+    return { host, mainMaxBatch: split.batch, reason: `${largest}; batches of up to ${split.batch} run in ${Math.round(split.us)} µs and stay on the main thread` };
   } finally {
     if (!keep) await host.close();
   }

@@ -11,8 +11,8 @@ export function parseExecutionThread(config: ModelConfig): ExecutionThread {
   const value = raw.trim();
   if (value === 'auto' || value === 'worker' || value === 'main') return value;
   throw invalidArg(
-    `model '${config.name}': parameter 'execution_thread' must be "auto" (the default: the main thread when a run of ` +
-    `the largest batch is measured at load to take microseconds, otherwise a worker), "worker" (each instance's session ` +
+    `model '${config.name}': parameter 'execution_thread' must be "auto" (the default: runs timed at load decide; batches ` +
+    `that compute in microseconds stay on the main thread, larger ones go to a worker), "worker" (each instance's session ` +
     `runs in a thread of its own) or "main" (on the event loop thread, only for models that compute in microseconds), got '${raw}'`,
   );
 }

@@ -3,7 +3,7 @@
 import { unavailable } from '../../../core/errors.ts';
 import type { ModelConfig } from '../../repository/model-config.ts';
 import type { Backend, ExecutionMarks, InferenceRequest, InferenceResult } from '../backend.ts';
-import type { OnnxSessionHost } from './onnx-session-host.ts';
+import type { ExecutionSide, OnnxSessionHost } from './onnx-session-host.ts';
 import { collectOnnxBatchResults, planOnnxBatch } from './plan-onnx-batch.ts';
 import { createOnnxRequestRules, type OnnxRequestRules } from './validate-onnx-request.ts';
 
@@ -29,7 +29,7 @@ export class OnnxRuntimeInstance implements Backend {
   }
 
   /** Where the session runs: execution_thread "auto" decides at load. */
-  get thread(): 'main' | 'worker' {
+  get thread(): ExecutionSide {
     return this.#host.thread;
   }
 

@@ -1,5 +1,5 @@
-// Where an instance's session lives: in a worker thread of its own (the default, onnx-worker-host.ts) or
-// on the main thread (execution_thread "main", onnx-main-thread-host.ts). Both take the same runs.
+// Where an instance's session lives: in a worker thread of its own (onnx-worker-host.ts), on the main thread
+// (onnx-main-thread-host.ts), or both, split by batch size (onnx-split-host.ts). All take the same runs.
 import type { SessionBatchResult, SessionRun } from './onnx-session-runner.ts';
 
 export interface HostedRun extends SessionRun {
@@ -7,9 +7,12 @@ export interface HostedRun extends SessionRun {
   ownsInputs: boolean;
 }
 
+/** 'split': small batches on the main thread, large ones in a worker. */
+export type ExecutionSide = 'main' | 'worker' | 'split';
+
 export interface OnnxSessionHost {
-  /** Where the session runs (diagnostics and tests; execution_thread "auto" picks one at load). */
-  readonly thread: 'main' | 'worker';
+  /** Where the session runs (diagnostics and tests; execution_thread "auto" picks at load). */
+  readonly thread: ExecutionSide;
   /** The ONNX file's input names, read when the session was opened. */
   readonly modelInputs: readonly string[];
   /** Sessions reopened after a crash, and attempts that failed (diagnostics; 0 on the main thread). */

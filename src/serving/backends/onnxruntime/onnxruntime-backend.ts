@@ -13,6 +13,7 @@ import { parseExecutionThread } from './execution-thread.ts';
 import { OnnxMainThreadHost } from './onnx-main-thread-host.ts';
 import { OnnxRuntimeInstance } from './onnx-runtime-instance.ts';
 import type { OnnxSessionHost } from './onnx-session-host.ts';
+import { OnnxSplitHost } from './onnx-split-host.ts';
 import { OnnxWorkerHost } from './onnx-worker-host.ts';
 import { createSessionOptions } from './session-options.ts';
 
@@ -56,10 +57,16 @@ export async function loadOnnxInstance(context: BackendLoadContext, { workerUrl,
   const options = { ...createSessionOptions(config), logId: context.instanceName };
   const workerData = { config, modelFile, options };
   const thread = parseExecutionThread(config);
-  let host: OnnxSessionHost | undefined;
+  const startWorker = () => OnnxWorkerHost.start({ instanceName: context.instanceName, workerData, workerUrl, clock });
+  let host: OnnxSessionHost;
   if (thread === 'main') host = await OnnxMainThreadHost.open(workerData);
-  else if (thread === 'auto') host = (await chooseAutoExecutionThread(workerData, autoMaxRunUs)).host;
-  host ??= await OnnxWorkerHost.start({ instanceName: context.instanceName, workerData, workerUrl, clock });
+  else if (thread === 'worker') host = await startWorker();
+  else {
+    const choice = await chooseAutoExecutionThread(workerData, autoMaxRunUs);
+    if (!choice.host) host = await startWorker();
+    else if (choice.mainMaxBatch === undefined) host = choice.host;
+    else host = new OnnxSplitHost(choice.host, await startWorker().catch(async (err: unknown) => { await choice.host?.close(); throw err; }), choice.mainMaxBatch);
+  }
   return new OnnxRuntimeInstance(config, host);
 }
 
