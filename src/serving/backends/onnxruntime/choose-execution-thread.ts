@@ -32,6 +32,12 @@ export const AUTO_MAIN_THREAD_MAX_FILE_BYTES = 8 << 20;
 // whose compilation runs on V8's background threads and counts as this process's CPU): they are not timed.
 const PROBE_WARMUP_RUNS = 20;
 const PROBE_TIMED_RUNS = 21;
+// Later probes of the same session at a smaller batch: the JS is warm; ORT plans the new shape in a run or two.
+const REPROBE_WARMUP_RUNS = 3;
+const REPROBE_TIMED_RUNS = 11;
+// Timed runs all this far over the limit settle the answer without the rest of them.
+const CLEARLY_OVER_RUNS = 5;
+const CLEARLY_OVER_FACTOR = 1.5;
 
 /**
  * Synthetic inputs of a batch of `batchSize` (default the largest: max_batch_size, or the config dims for a
@@ -61,9 +67,9 @@ export function createProbeRun(config: ModelConfig, modelInputs: readonly string
  * (intra-op threads add their time too, erring towards a worker) and the rest of the process is mostly
  * idle while a model loads; the median drops runs that met a burst of background work.
  */
-async function timeRunCpu(host: OnnxMainThreadHost, run: HostedRun, maxRunUs: number): Promise<number | undefined> {
+async function timeRunCpu(host: OnnxMainThreadHost, run: HostedRun, maxRunUs: number, warmup = PROBE_WARMUP_RUNS, runs = PROBE_TIMED_RUNS): Promise<number | undefined> {
   const timed: number[] = [];
-  for (let i = 0; i < PROBE_WARMUP_RUNS + PROBE_TIMED_RUNS; i++) {
+  for (let i = 0; i < warmup + runs; i++) {
     const start = process.cpuUsage();
     const batch = await host.runBatch([run]);
     const used = process.cpuUsage(start);
@@ -72,7 +78,8 @@ async function timeRunCpu(host: OnnxMainThreadHost, run: HostedRun, maxRunUs: nu
     // A clearly slow model stops the probe early (every probe run stalls the event loop too); not on the
     // first run, which pays the session's one-off costs.
     if (i > 0 && us > 20 * maxRunUs) return us;
-    if (i >= PROBE_WARMUP_RUNS) timed.push(us);
+    if (i >= warmup) timed.push(us);
+    if (timed.length === CLEARLY_OVER_RUNS && timed.every((t) => t > CLEARLY_OVER_FACTOR * maxRunUs)) break;
   }
   timed.sort((a, b) => a - b);
   return timed[timed.length >> 1];
@@ -98,7 +105,7 @@ async function findMainThreadBatch(host: OnnxMainThreadHost, config: ModelConfig
   let batch = Math.floor((config.max_batch_size * aim) / largestUs);
   for (let tries = 0; tries < 4 && batch >= 1; tries++) {
     const run = createProbeRun(config, host.modelInputs, batch);
-    const us = run && (await timeRunCpu(host, run, maxRunUs));
+    const us = run && (await timeRunCpu(host, run, maxRunUs, REPROBE_WARMUP_RUNS, REPROBE_TIMED_RUNS));
     if (us === undefined) return undefined;
     if (us <= maxRunUs) return { batch, us };
     batch = Math.min(batch - 1, Math.floor((batch * aim) / us));
