@@ -14,7 +14,7 @@ import type { HostedRun } from './onnx-session-host.ts';
 import type { OnnxWorkerData } from './onnx-worker-protocol.ts';
 
 /**
- * A run must take at most this (CPU time, median of the probe runs) to stay on the main thread: about what the
+ * A run must take at most this (as timeRun measures it) to stay on the main thread: about what the
  * hop costs. At concurrency 64 on 2 cores the worker path spent ~25 µs more CPU per request than the main
  * thread (bench C, batches of ~15: ~400 µs per batch), and 0.5 ms is within what a request waits in the queue
  * at that load. Measured through this probe: add_sub at batch 8 in 27-90 µs, Triton's `simple` in 30-150 µs;
@@ -24,8 +24,8 @@ import type { OnnxWorkerData } from './onnx-worker-protocol.ts';
 export const AUTO_MAIN_THREAD_MAX_RUN_US = 500;
 /**
  * Larger files go to a worker unprobed: opening a session blocks the thread that opens it (a model loaded at
- * run time would stall serving), and tens of megabytes of weights mean far more than 200 µs of compute for
- * even one sample (mlp_2048, 27 MB: ~570 µs). my_model (1.5 MB) is probed.
+ * run time would stall serving), and tens of megabytes of weights compute too long for the event loop even
+ * at batch 1 (mlp_2048, 27 MB: ~570 µs). my_model (1.5 MB) is probed.
  */
 export const AUTO_MAIN_THREAD_MAX_FILE_BYTES = 8 << 20;
 // The first runs are slow (the session's allocations, and the JS around session.run not yet optimised,
@@ -61,28 +61,36 @@ export function createProbeRun(config: ModelConfig, modelInputs: readonly string
 }
 
 /**
- * Median CPU µs of the timed runs. CPU time rather than wall time: on a busy machine a thread waits for
- * a core, and wall time would send a fast model to a worker (measured: the fastest of ten wall-clock runs
- * of Triton's `simple` at batch 8 took 83 µs once and 2.7 ms the next time, while another benchmark ran). session.run computes on this thread
- * (intra-op threads add their time too, erring towards a worker) and the rest of the process is mostly
- * idle while a model loads; the median drops runs that met a burst of background work.
+ * What one run costs the event loop, in µs: the smaller of two lower quartiles over the timed runs, of wall
+ * time and of the process's CPU time. Both are upper bounds of the probing thread's own time (Node 20 has no
+ * per-thread clock finer than 10 ms ticks) and each fails differently: wall time counts waiting for a core
+ * (the fastest of ten wall-clock runs of Triton's `simple` at batch 8 took 83 µs once and 2.7 ms the next
+ * time, while another benchmark ran), CPU time counts this process's other threads (a GC or a worker starting
+ * beside the probe made most runs of one probe read 30-50x too slow). With several intra-op threads, wall
+ * time is also the stall itself. The lower quartile ignores up to three quarters of disturbed runs.
  */
-async function timeRunCpu(host: OnnxMainThreadHost, run: HostedRun, maxRunUs: number, warmup = PROBE_WARMUP_RUNS, runs = PROBE_TIMED_RUNS): Promise<number | undefined> {
-  const timed: number[] = [];
+async function timeRun(host: OnnxMainThreadHost, run: HostedRun, maxRunUs: number, warmup = PROBE_WARMUP_RUNS, runs = PROBE_TIMED_RUNS): Promise<number | undefined> {
+  const wall: number[] = [];
+  const cpu: number[] = [];
   for (let i = 0; i < warmup + runs; i++) {
-    const start = process.cpuUsage();
+    const startCpu = process.cpuUsage();
+    const start = performance.now();
     const batch = await host.runBatch([run]);
-    const used = process.cpuUsage(start);
-    const us = used.user + used.system;
+    const wallUs = (performance.now() - start) * 1000;
+    const used = process.cpuUsage(startCpu);
+    const us = Math.min(wallUs, used.user + used.system);
     if (!batch.results.every((r) => r.ok)) return undefined;
     // A clearly slow model stops the probe early (every probe run stalls the event loop too); not on the
     // first run, which pays the session's one-off costs.
     if (i > 0 && us > 20 * maxRunUs) return us;
-    if (i >= warmup) timed.push(us);
-    if (timed.length === CLEARLY_OVER_RUNS && timed.every((t) => t > CLEARLY_OVER_FACTOR * maxRunUs)) break;
+    if (i >= warmup) {
+      wall.push(wallUs);
+      cpu.push(used.user + used.system);
+    }
+    if (wall.length === CLEARLY_OVER_RUNS && wall.every((w, k) => Math.min(w, cpu[k] as number) > CLEARLY_OVER_FACTOR * maxRunUs)) break;
   }
-  timed.sort((a, b) => a - b);
-  return timed[timed.length >> 1];
+  const lowerQuartile = (xs: number[]) => xs.sort((a, b) => a - b)[xs.length >> 2] as number;
+  return Math.min(lowerQuartile(wall), lowerQuartile(cpu));
 }
 
 export interface AutoThreadChoice {
@@ -105,10 +113,11 @@ async function findMainThreadBatch(host: OnnxMainThreadHost, config: ModelConfig
   let batch = Math.floor((config.max_batch_size * aim) / largestUs);
   for (let tries = 0; tries < 4 && batch >= 1; tries++) {
     const run = createProbeRun(config, host.modelInputs, batch);
-    const us = run && (await timeRunCpu(host, run, maxRunUs, REPROBE_WARMUP_RUNS, REPROBE_TIMED_RUNS));
+    const us = run && (await timeRun(host, run, maxRunUs, REPROBE_WARMUP_RUNS, REPROBE_TIMED_RUNS));
     if (us === undefined) return undefined;
     if (us <= maxRunUs) return { batch, us };
-    batch = Math.min(batch - 1, Math.floor((batch * aim) / us));
+    // After a second miss, at least halve: timings on a shared machine can swing 2x between probes.
+    batch = Math.min(batch - 1, Math.floor((batch * aim) / us), tries >= 1 ? batch >> 1 : batch);
   }
   return undefined;
 }
@@ -124,9 +133,9 @@ export async function chooseAutoExecutionThread(data: OnnxWorkerData, maxRunUs =
   try {
     const run = createProbeRun(data.config, host.modelInputs);
     if (!run) return { host: undefined, reason: 'inputs of variable shape or BYTES' };
-    const us = await timeRunCpu(host, run, maxRunUs);
+    const us = await timeRun(host, run, maxRunUs);
     if (us === undefined) return { host: undefined, reason: 'the probe run failed' };
-    const largest = `largest batch runs in ${Math.round(us)} µs of CPU`;
+    const largest = `largest batch runs in ${Math.round(us)} µs`;
     if (us <= maxRunUs) {
       keep = true;
       return { host, reason: largest };
