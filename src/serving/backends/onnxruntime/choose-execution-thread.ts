@@ -19,7 +19,8 @@ import type { OnnxWorkerData } from './onnx-worker-protocol.ts';
  * thread (bench C, batches of ~15: ~400 µs per batch), and 0.5 ms is within what a request waits in the queue
  * at that load. Measured through this probe: add_sub at batch 8 in 27-90 µs, Triton's `simple` in 30-150 µs;
  * my_model 0.55-1.5 ms at batch 128 (so it splits, at ~40-80), mlp_2048 ~5.4 ms (its file is not probed).
- * With 200 µs my_model split at 16, and its batches of 32 still paid the hop: 77 against 57 µs per request.
+ * With 200 µs my_model split at 16 and its batches of 32 still paid the hop: 77 µs of CPU per request, against
+ * 57 µs with an 800 µs limit (one instance split at 77, the other wholly on the main thread).
  */
 export const AUTO_MAIN_THREAD_MAX_RUN_US = 500;
 /**

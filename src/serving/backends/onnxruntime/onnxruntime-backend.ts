@@ -65,9 +65,19 @@ export async function loadOnnxInstance(context: BackendLoadContext, { workerUrl,
     const choice = await chooseAutoExecutionThread(workerData, autoMaxRunUs);
     if (!choice.host) host = await startWorker();
     else if (choice.mainMaxBatch === undefined) host = choice.host;
-    else host = new OnnxSplitHost(choice.host, await startWorker().catch(async (err: unknown) => { await choice.host?.close(); throw err; }), choice.mainMaxBatch);
+    else host = await addWorker(choice.host, choice.mainMaxBatch, startWorker);
   }
   return new OnnxRuntimeInstance(config, host);
+}
+
+/** The split host of "auto": the probed main-thread session, and a worker for the batches too large for it. */
+async function addWorker(main: OnnxMainThreadHost, mainMaxBatch: number, startWorker: () => Promise<OnnxWorkerHost>): Promise<OnnxSplitHost> {
+  try {
+    return new OnnxSplitHost(main, await startWorker(), mainMaxBatch);
+  } catch (err) {
+    await main.close();
+    throw err;
+  }
 }
 
 export const onnxRuntimeBackend: BackendFactory = {
