@@ -64,12 +64,15 @@ describe('execution_thread auto', () => {
     const backend = await loadOnnxInstance(createLoadContext(config, join(examples, 'my_model')), { autoMaxRunUs: limit });
     try {
       assert.equal(backend.thread, 'split');
-      // One row through the main thread, 128 rows through the worker: the same row answers the same.
+      // One row through the main thread, 128 rows through the worker: the same row answers the same (to float
+      // rounding: a batch of one and of 128 may take different matrix kernels).
       const [small] = await backend.execute([createRequest('my_model', [fp32Rows(1)])]);
       const [large] = await backend.execute([createRequest('my_model', [fp32Rows(128)])]);
       assert.ok(small?.ok && large?.ok);
       assert.deepEqual(large.outputs[0]!.shape, [128, 512]);
-      assert.deepEqual([...(large.outputs[0]!.data as Float32Array).subarray(0, 512)], [...(small.outputs[0]!.data as Float32Array)]);
+      const one = small.outputs[0]!.data as Float32Array;
+      const first = (large.outputs[0]!.data as Float32Array).subarray(0, 512);
+      assert.ok(one.every((v, i) => Math.abs(v - (first[i] as number)) <= 1e-4 * Math.max(1, Math.abs(v))), 'row 0 of the batch of 128 differs from the batch of 1');
     } finally {
       await backend.unload();
     }
