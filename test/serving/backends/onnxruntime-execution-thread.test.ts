@@ -79,7 +79,7 @@ describe('execution_thread auto', () => {
   });
 
   it('counts a batch by its runs\' batch dims', () => {
-    const run = (rows: number) => ({ inputs: [fp32Rows(rows)], outputNames: ['OUTPUT__0'], ownsInputs: true });
+    const run = (rows: number) => ({ inputs: [fp32Rows(rows)], outputNames: ['OUTPUT__0'], ownsInputs: true, batchSize: rows });
     assert.equal(countBatchSamples([run(3), run(1), run(12)]), 16);
     assert.equal(countBatchSamples([]), 0);
   });

@@ -58,21 +58,20 @@ export function createProbeRun(config: ModelConfig, modelInputs: readonly string
     inputs.push({ name: input.name, datatype, shape, data: allocateTensorData(datatype, elementCount(shape)) });
   }
   if (inputs.length === 0) return undefined;
-  return { inputs, outputNames: (config.output ?? []).map((o) => o.name), ownsInputs: true };
+  return { inputs, outputNames: (config.output ?? []).map((o) => o.name), ownsInputs: true, batchSize: batch[0] ?? 1 };
 }
 
 /**
- * What one run costs the event loop, in µs: the smaller of two lower quartiles over the timed runs, of wall
- * time and of the process's CPU time. Both are upper bounds of the probing thread's own time (Node 20 has no
- * per-thread clock finer than 10 ms ticks) and each fails differently: wall time counts waiting for a core
- * (the fastest of ten wall-clock runs of Triton's `simple` at batch 8 took 83 µs once and 2.7 ms the next
+ * What one run costs the event loop, in µs: the lower quartile over the timed runs of each run's smaller
+ * reading, wall time or the process's CPU time. Both are upper bounds of the probing thread's own time (Node 20
+ * has no per-thread clock finer than 10 ms ticks) and each fails differently: wall time counts waiting for a
+ * core (the fastest of ten wall-clock runs of Triton's `simple` at batch 8 took 83 µs once and 2.7 ms the next
  * time, while another benchmark ran), CPU time counts this process's other threads (a GC or a worker starting
  * beside the probe made most runs of one probe read 30-50x too slow). With several intra-op threads, wall
  * time is also the stall itself. The lower quartile ignores up to three quarters of disturbed runs.
  */
 async function timeRun(host: OnnxMainThreadHost, run: HostedRun, maxRunUs: number, warmup = PROBE_WARMUP_RUNS, runs = PROBE_TIMED_RUNS): Promise<number | undefined> {
-  const wall: number[] = [];
-  const cpu: number[] = [];
+  const timed: number[] = [];
   for (let i = 0; i < warmup + runs; i++) {
     const startCpu = process.cpuUsage();
     const start = performance.now();
@@ -84,14 +83,11 @@ async function timeRun(host: OnnxMainThreadHost, run: HostedRun, maxRunUs: numbe
     // A clearly slow model stops the probe early (every probe run stalls the event loop too); not on the
     // first run, which pays the session's one-off costs.
     if (i > 0 && us > 20 * maxRunUs) return us;
-    if (i >= warmup) {
-      wall.push(wallUs);
-      cpu.push(used.user + used.system);
-    }
-    if (wall.length === CLEARLY_OVER_RUNS && wall.every((w, k) => Math.min(w, cpu[k] as number) > CLEARLY_OVER_FACTOR * maxRunUs)) break;
+    if (i >= warmup) timed.push(us);
+    if (timed.length === CLEARLY_OVER_RUNS && timed.every((t) => t > CLEARLY_OVER_FACTOR * maxRunUs)) break;
   }
-  const lowerQuartile = (xs: number[]) => xs.sort((a, b) => a - b)[xs.length >> 2] as number;
-  return Math.min(lowerQuartile(wall), lowerQuartile(cpu));
+  timed.sort((a, b) => a - b);
+  return timed[timed.length >> 2];
 }
 
 export interface AutoThreadChoice {

@@ -5,6 +5,8 @@ import type { SessionBatchResult, SessionRun } from './onnx-session-runner.ts';
 export interface HostedRun extends SessionRun {
   /** The numeric input buffers are the run's own (freshly concatenated): a worker may transfer them uncopied. */
   ownsInputs: boolean;
+  /** Rows along the batch dim, summed over the requests run together (what a split host routes by). */
+  batchSize: number;
 }
 
 /** 'split': small batches on the main thread, large ones in a worker. */

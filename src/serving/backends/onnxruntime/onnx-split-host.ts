@@ -5,10 +5,10 @@ import type { SessionBatchResult } from './onnx-session-runner.ts';
 import type { HostedRun, OnnxSessionHost } from './onnx-session-host.ts';
 import type { OnnxWorkerHost } from './onnx-worker-host.ts';
 
-/** Samples in a batch of a batching model: the runs' batch dims (dim 0 of their first input). */
+/** Samples in a batch: the planner's batch sizes of its runs. */
 export function countBatchSamples(runs: readonly HostedRun[]): number {
   let samples = 0;
-  for (const run of runs) samples += run.inputs[0]?.shape[0] ?? 1;
+  for (const run of runs) samples += run.batchSize;
   return samples;
 }
 

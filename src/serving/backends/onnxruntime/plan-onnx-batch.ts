@@ -5,7 +5,8 @@ import { HerdError, internal, toHerdError } from '../../../core/errors.ts';
 import type { Tensor } from '../../../core/tensor.ts';
 import type { InferenceRequest, InferenceResult } from '../backend.ts';
 import { concatBatchTensors } from './concat-batch-tensors.ts';
-import type { SessionRun, SessionRunResult } from './onnx-session-runner.ts';
+import type { SessionRunResult } from './onnx-session-runner.ts';
+import type { HostedRun } from './onnx-session-host.ts';
 import { sliceBatchTensor } from './slice-batch-tensor.ts';
 import { validateOnnxRequest, type OnnxRequestRules } from './validate-onnx-request.ts';
 
@@ -20,15 +21,9 @@ export interface BatchMember {
   outputNames: string[];
 }
 
-export interface PlannedRun extends SessionRun {
-  /**
-   * True when the inputs were concatenated, so every numeric buffer is a fresh one nobody else holds:
-   * a worker host may transfer it instead of copying it. False: the inputs are the caller's own arrays.
-   */
-  ownsInputs: boolean;
+/** A run as a host takes it (ownsInputs: true only when the inputs were concatenated), with its requests' places. */
+export interface PlannedRun extends HostedRun {
   members: BatchMember[];
-  /** Sum of the members' batch sizes. */
-  batchSize: number;
 }
 
 export interface OnnxBatchPlan {
