@@ -7,6 +7,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import * as ort from 'onnxruntime-node';
 import { createBinaryInferBody, runInterleaved, runLoad, type LoadResult, type LoadSpec } from './closed-loop-load.ts';
 import { createVariantRepository, ensureBuilt, startBareServer, startHerd, type RunningProcess } from './herd-process.ts';
+import { runRawOpenLoop } from './raw-http-load.ts';
 import { diffThreadCpu, readThreadCpu } from './thread-cpu.ts';
 import { isWrkInstalled, runWrkLoad } from './wrk-load.ts';
 
@@ -16,9 +17,14 @@ const only = args.includes('--only') ? (args[args.indexOf('--only') + 1] ?? '').
 const durationMs = seconds * 1000;
 ensureBuilt();
 // Closed-loop measurements (A-D) use wrk where it is installed: the undici generator's own CPU per request
-// exceeded the bare server's on 2 cores, so it, not the servers, set the floor. E's open loop stays on undici.
-const useWrk = isWrkInstalled() && !args.includes('--undici');
+// exceeded the bare server's on 2 cores, so it, not the servers, set the floor. wrk has no open loop: E's runs on
+// raw sockets (raw-http-load.ts), which under its 4× load took overload p99 from ~40 to ~20 ms, measured side by side.
+// --undici brings back the undici generator for both.
+const useUndici = args.includes('--undici');
+const useWrk = isWrkInstalled() && !useUndici;
 const closedLoad = (spec: LoadSpec) => (useWrk ? runWrkLoad(spec) : runLoad(spec));
+const openLoad = (spec: LoadSpec & { ratePerSecond: number }) => (useUndici ? runLoad(spec) : runRawOpenLoop(spec));
+const generators = `${useWrk ? 'wrk (one thread)' : 'bench/serving/closed-loop-load.ts (undici Pool)'} for A-D, ${useUndici ? 'the undici Pool' : 'bench/serving/raw-http-load.ts (raw keep-alive sockets)'} for E's open loop`;
 const lines: string[] = [];
 const say = (line: string) => { lines.push(line); process.stdout.write(`${line}\n`); };
 
@@ -248,8 +254,8 @@ async function benchE(): Promise<void> {
   const generatorDelay = monitorEventLoopDelay({ resolution: 1 });
   generatorDelay.enable();
   const { unloaded, overload } = await runInterleaved({
-    unloaded: (windowMs) => runLoad({ origin: server.url, path, ...body, concurrency: 64, durationMs: windowMs, ratePerSecond: sustainable.perSecond * 0.8 }),
-    overload: (windowMs) => runLoad({ origin: server.url, path, ...body, concurrency: 256, durationMs: windowMs, ratePerSecond: sustainable.perSecond * 4 }),
+    unloaded: (windowMs) => openLoad({ origin: server.url, path, ...body, concurrency: 64, durationMs: windowMs, ratePerSecond: sustainable.perSecond * 0.8 }),
+    overload: (windowMs) => openLoad({ origin: server.url, path, ...body, concurrency: 256, durationMs: windowMs, ratePerSecond: sustainable.perSecond * 4 }),
   }, durationMs, 1500, 1000);
   generatorDelay.disable();
   await server.stop();
@@ -271,7 +277,7 @@ async function benchE(): Promise<void> {
 const runners: Record<string, () => Promise<void>> = { a: benchA, b: benchB, c: benchC, d: benchD, e: benchE };
 const date = new Date().toISOString().slice(0, 10);
 say(`# Serving benchmarks — ${date}`);
-say(`\nMachine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fmt(totalmem() / 2 ** 30, 0)} GiB, Node ${process.version}. Load generator on the same machine: ${useWrk ? 'wrk (one thread) for A-D, bench/serving/closed-loop-load.ts (undici Pool) for E' : 'bench/serving/closed-loop-load.ts (undici Pool)'}. ${seconds} s per measurement. Command: \`npx tsx bench/serving/run-serving-bench.ts --seconds ${seconds}\`.`);
+say(`\nMachine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fmt(totalmem() / 2 ** 30, 0)} GiB, Node ${process.version}. Load generator on the same machine: ${generators}. ${seconds} s per measurement. Command: \`npx tsx bench/serving/run-serving-bench.ts --seconds ${seconds}\`.`);
 for (const key of only) await runners[key]?.();
 mkdirSync('bench/results', { recursive: true });
 const file = `bench/results/serving-${date}.md`;
