@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import { Pool } from 'undici';
 import { runInterleaved, runLoad, summariseLoad, type LoadResult } from '../serving/closed-loop-load.ts';
 import { ensureBuilt } from '../serving/herd-process.ts';
+import { runRawOpenLoop } from '../serving/raw-http-load.ts';
 
 const args = process.argv.slice(2);
 const seconds = Number(args[args.indexOf('--seconds') + 1] || 5);
@@ -105,7 +106,7 @@ const targets = [
 ];
 const date = new Date().toISOString().slice(0, 10);
 say(`# Gateway benchmarks — ${date}\n`);
-say(`Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fmt(totalmem() / 2 ** 30)} GiB, Node ${process.version}; load generator (undici Pool), mock upstream, relay and Herd all on the same 2 cores. ${seconds} s per cell, in 1 s windows alternating between the three targets. Command: \`npx tsx bench/gateway/run-gateway-bench.ts --seconds ${seconds}\`. CPU per request is the server process's own (user+system) over the requests it answered; for the relays it excludes the mock's CPU.\n`);
+say(`Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fmt(totalmem() / 2 ** 30)} GiB, Node ${process.version}; load generator (undici Pool; raw keep-alive sockets for the equal-load cell), mock upstream, relay and Herd all on the same 2 cores. ${seconds} s per cell, in 1 s windows alternating between the three targets. Command: \`npx tsx bench/gateway/run-gateway-bench.ts --seconds ${seconds}\`. CPU per request is the server process's own (user+system) over the requests it answered; for the relays it excludes the mock's CPU.\n`);
 
 type Target = (typeof targets)[number];
 /**
@@ -139,6 +140,13 @@ for (const t of targets) {
 const cells: Record<'json' | 'stream', Record<number, Awaited<ReturnType<typeof measureCell>>>> = { json: {}, stream: {} };
 for (const c of [1, 16, 64]) cells.json[c] = await measureCell(jsonLoad, c);
 for (const c of [1, 16, 64]) cells.stream[c] = await measureCell(runStreamLoad, c);
+// The closed-loop cells compare each server at its own saturation, where a slower server also pays more kernel time
+// per request (fewer requests per wakeup). This one offers all three the same open-loop rate, half of what Herd
+// served at c=16, so neither saturates: the cost of a request at equal load.
+const equalRate = Math.round(cells.json[16]![2]!.perSecond / 2);
+const equalLoad = await measureCell((origin, _concurrency, durationMs) => runRawOpenLoop({
+  origin, path: '/v1/chat/completions', body: request(false), headers, concurrency: 32, durationMs, ratePerSecond: equalRate,
+}), 32);
 
 say('## Non-streaming\n');
 say('| target | concurrency | requests/s | p50 µs | p99 µs | server CPU µs/request |');
@@ -154,6 +162,10 @@ for (let i = 0; i < targets.length; i++) for (const c of [1, 16, 64]) {
   const r = cells.stream[c]![i]!;
   say(`| ${r.target.name} | ${c} | ${fmt(r.perSecond)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.cpuUs, 1)} |`);
 }
+say(`\n## Equal offered load (open loop, ${fmt(equalRate)} requests/s to each: half of Herd's throughput at concurrency 16)\n`);
+say('| target | requests/s | p50 µs | p99 µs | server CPU µs/request |');
+say('| --- | ---: | ---: | ---: | ---: |');
+for (const r of equalLoad) say(`| ${r.target.name} | ${fmt(r.perSecond)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.cpuUs, 1)} |`);
 const rss = rssMiB(herd.child.pid!);
 
 say('\n## Ledger cost and cache hits\n');
@@ -178,6 +190,7 @@ const [sm, sb, sh] = [0, 1, 2].map((i) => Object.fromEntries([1, 16, 64].map((c)
 say(`- Herd CPU per request ÷ bare relay's: ${fmt(h![16]!.cpuUs / b![16]!.cpuUs, 2)}× at concurrency 16, ${fmt(h![64]!.cpuUs / b![64]!.cpuUs, 2)}× at 64 (target ≤ 1.3×).`);
 say(`- Added p50 at concurrency 1 over the mock: bare relay +${fmt((b![1]!.p50 - m![1]!.p50) / 1000, 3)} ms, Herd +${fmt((h![1]!.p50 - m![1]!.p50) / 1000, 3)} ms; Herd − relay = ${fmt((h![1]!.p50 - b![1]!.p50) / 1000, 3)} ms (target ≤ 0.1 ms).`);
 say(`- Added streaming TTFB p50 at concurrency 1: bare relay +${fmt((sb![1]!.p50 - sm![1]!.p50) / 1000, 3)} ms, Herd +${fmt((sh![1]!.p50 - sm![1]!.p50) / 1000, 3)} ms; Herd − relay = ${fmt((sh![1]!.p50 - sb![1]!.p50) / 1000, 3)} ms (target ≤ 0.2 ms).`);
+say(`- At equal offered load (${fmt(equalRate)} requests/s, open loop), Herd CPU per request ÷ bare relay's: ${fmt(equalLoad[2]!.cpuUs / equalLoad[1]!.cpuUs, 2)}×.`);
 say(`- Streaming, Herd CPU per stream ÷ bare relay's: ${fmt(sh![16]!.cpuUs / sb![16]!.cpuUs, 2)}× at concurrency 16, ${fmt(sh![64]!.cpuUs / sb![64]!.cpuUs, 2)}× at 64.`);
 say(`- Herd RSS after the load: ${fmt(rss, 1)} MiB (target ≤ 150 MiB); at start, before any request: ${fmt(idleRss, 1)} MiB.`);
 for (const p of [herd, herdNoLedger, bare, mock]) await p.stop();
