@@ -26,6 +26,7 @@ import type * as ErrorModule from '../../src/http/map-openai-error.ts';
 import type * as RegistryModule from '../../src/metrics/create-metrics-registry.ts';
 import type * as MetricsModule from '../../src/metrics/gateway-metrics.ts';
 import { ensureBuilt } from '../serving/herd-process.ts';
+import { createBenchGatewayYaml } from './bench-gateway-yaml.ts';
 
 // The compiled dist/ that `npm start` runs, not src/ through tsx: tsx (esbuild's keepNames) wraps every closure
 // created on the hot path in a naming call, which made the same flow ~35% dearer here (48.6 against 35.6 µs).
@@ -85,16 +86,9 @@ const cannedProvider: Provider = {
 
 const dir = mkdtempSync(join(tmpdir(), 'herd-flow-bench-'));
 const env = { HERD_BENCH_MASTER: MASTER };
-const config = parseHerdConfig(`
-auth: { master_key_env: HERD_BENCH_MASTER, db: ${join(dir, 'herd.db')} }
-billing: { ledger: "sqlite:${join(dir, 'ledger.db')}" }
-providers:
-  bench: { type: openai, base_url: "http://127.0.0.1:9/v1", api_key_env: HERD_BENCH_MASTER, exchange_rate: 1.0 }
-models:
-  gpt-4.1:
-    price: { input: 2.00, cached_input: 0.50, output: 8.00 }
-    deployments: [{ provider: bench }]
-`, 'flow-microbench.yaml', env);
+const config = parseHerdConfig(createBenchGatewayYaml({
+  baseUrl: 'http://127.0.0.1:9/v1', ledger: `sqlite:${join(dir, 'ledger.db')}`, authDb: join(dir, 'herd.db'), upstreamKeyEnv: 'HERD_BENCH_MASTER',
+}), 'flow-microbench.yaml', env);
 const auth = createGatewayAuth(config.auth, env);
 const ledger = await openLedger(config.billing.ledger, { flushIntervalMs: config.billing.flush_interval_ms, maxBatchRows: config.billing.flush_max_rows });
 const billing = new BillingService({ config, ledger });

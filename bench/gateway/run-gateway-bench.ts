@@ -10,6 +10,7 @@ import { Pool } from 'undici';
 import { runInterleaved, runLoad, summariseLoad, type LoadResult } from '../serving/closed-loop-load.ts';
 import { ensureBuilt } from '../serving/herd-process.ts';
 import { runRawOpenLoop } from '../serving/raw-http-load.ts';
+import { createBenchGatewayYaml } from './bench-gateway-yaml.ts';
 
 const args = process.argv.slice(2);
 const seconds = Number(args[args.indexOf('--seconds') + 1] || 5);
@@ -81,17 +82,7 @@ const mock = await start([resolve('bench/gateway/mock-upstream.mjs'), '0'], /lis
 const bare = await start([resolve('bench/gateway/bare-relay.mjs'), '0', mock.url], /listening (\d+)/, (m) => `http://127.0.0.1:${m[1]}`);
 async function startHerdGateway(ledger: string): Promise<Proc> {
   const dir = mkdtempSync(join(tmpdir(), 'herd-gw-bench-'));
-  writeFileSync(join(dir, 'herd.yaml'), `
-server: { host: 127.0.0.1, http_port: 0, metrics_port: 0 }
-auth: { master_key_env: HERD_BENCH_MASTER, db: ./herd.db }
-billing: { ledger: "${ledger}" }
-providers:
-  bench: { type: openai, base_url: "${mock.url}/v1", api_key_env: BENCH_UPSTREAM_KEY, exchange_rate: 1.0 }
-models:
-  gpt-4.1:
-    price: { input: 2.00, cached_input: 0.50, output: 8.00 }
-    deployments: [{ provider: bench }]
-`);
+  writeFileSync(join(dir, 'herd.yaml'), createBenchGatewayYaml({ baseUrl: `${mock.url}/v1`, ledger, authDb: './herd.db', upstreamKeyEnv: 'BENCH_UPSTREAM_KEY', server: true }));
   return start([resolve('dist/cli/herd.js'), 'serve', '--config', join(dir, 'herd.yaml')], /Started HTTPService at \S+ \((http:\/\/[^)]+)\)/, (m) => m[1] as string,
     { ...process.env, HERD_BENCH_MASTER: MASTER, BENCH_UPSTREAM_KEY: 'sk-bench' });
 }
