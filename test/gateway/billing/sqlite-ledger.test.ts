@@ -52,8 +52,10 @@ test('a failing batch keeps its rows for the next flush and reports the error', 
   try {
     other.exec('ALTER TABLE ledger_requests RENAME TO ledger_requests_away');
     ledger.record(sampleRequest({ requestId: 'f1' }), []);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.ok(errors.length >= 1 && /ledger .* failed/.test(String(errors[0])));
+    // The rows are written by the ledger's writer thread, which starts at the first batch.
+    const deadline = Date.now() + 10_000;
+    while (errors.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.ok(errors.length >= 1 && /ledger .* failed: no such table: ledger_requests/.test(String(errors[0])), String(errors[0]));
     assert.equal(ledger.stats().queued, 1);
     other.exec('ALTER TABLE ledger_requests_away RENAME TO ledger_requests');
     await ledger.flush();
