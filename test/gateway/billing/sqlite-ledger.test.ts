@@ -1,7 +1,8 @@
 // The ledger contract on SQLite, plus what only SQLite has: the file's WAL mode, a ledger sharing
-// one file (and schema_migrations) with the key store, and store failures as UNAVAILABLE.
+// one file (and schema_migrations) with the key store, store failures as UNAVAILABLE, and the rows' writer thread.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,5 +65,26 @@ test('a failing batch keeps its rows for the next flush and reports the error', 
   } finally {
     other.close();
     await ledger.close();
+  }
+});
+
+test('rows are written by a thread of their own, which lets the process end once idle', async () => {
+  const file = join(tempDir(), 'herd.db');
+  // flush() waits for the thread's commit; the process then has nothing left to do and must exit by itself.
+  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'fixtures', 'flush-then-exit.ts'), file], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => { output += d.toString(); });
+  child.stderr.on('data', (d: Buffer) => { output += d.toString(); });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (c, s) => resolve([c, s])));
+  clearTimeout(timer);
+  assert.equal(signal, null, `the child did not exit by itself: ${output}`);
+  assert.equal(code, 0, output);
+  assert.match(output, /flushed/);
+  const db = new Database(file, { readonly: true });
+  try {
+    assert.deepEqual(db.prepare('SELECT request_id FROM ledger_requests ORDER BY request_id').all(), [{ request_id: 'x1' }, { request_id: 'x2' }, { request_id: 'x3' }]);
+  } finally {
+    db.close();
   }
 });
