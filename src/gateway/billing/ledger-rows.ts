@@ -19,11 +19,6 @@ export const ATTEMPT_COLUMNS = [
   'currency', 'cost_micros', 'usd_micros', 'list_usd_micros', 'latency_ms', 'ttft_ms', 'started_at',
 ] as const;
 
-/** One row's INSERT, by position; a row already there (a retried batch) is left as it is. Both databases take it. */
-export function createInsertSql(table: string, columns: readonly string[]): string {
-  return `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ON CONFLICT DO NOTHING`;
-}
-
 const orNull = <T>(value: T | undefined): T | null => (value === undefined ? null : value);
 const flag = (value: boolean) => (value ? 1 : 0);
 // Epoch milliseconds go into BIGINT columns: whole numbers only.

@@ -1,6 +1,5 @@
 // The Ledger on a SQLite file (better-sqlite3, WAL), the embedded default: every reservation change
 // runs in BEGIN IMMEDIATE, so worker processes sharing the file check and update a key's spend in turn.
-// Request and attempt rows are batched and written by SqliteRowWriter's thread, over a second connection.
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
@@ -12,9 +11,8 @@ import type {
   SettleInput, SettleResult, Spend, UsageGroup, UsageQuery, UsageRow, AttemptRow, RequestRecord,
 } from './ledger.ts';
 import { LEDGER_SCOPE, ledgerMigrations } from './ledger-migrations.ts';
-import { convertAttemptToValues, convertRequestToValues, convertUsageRow } from './ledger-rows.ts';
+import { ATTEMPT_COLUMNS, REQUEST_COLUMNS, convertAttemptToValues, convertRequestToValues, convertUsageRow } from './ledger-rows.ts';
 import { LedgerWriteQueue, type LedgerEntry } from './ledger-write-queue.ts';
-import { SqliteRowWriter } from './sqlite-row-writer.ts';
 import { buildUsageQuery } from './usage-query.ts';
 
 export interface SqliteLedgerOptions extends LedgerOptions {
@@ -42,8 +40,6 @@ export class SqliteLedger implements Ledger {
   private readonly db: Database.Database;
   private readonly now: () => number;
   private readonly queue: LedgerWriteQueue;
-  /** Request and attempt rows go to the file from a thread of their own; reservations stay on this connection. */
-  private readonly rows: SqliteRowWriter;
   private readonly sql;
   private closed = false;
 
@@ -73,6 +69,8 @@ export class SqliteLedger implements Ledger {
     this.db = db;
     this.path = path;
     this.now = options.now ?? Date.now;
+    const insert = (table: string, columns: readonly string[]) =>
+      db.prepare(`INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ON CONFLICT DO NOTHING`);
     this.sql = {
       reservation: db.prepare('SELECT * FROM ledger_reservations WHERE request_id = ?'),
       insertReservation: db.prepare(`INSERT INTO ledger_reservations (request_id, key_id, state, estimate_micros, actual_micros, day_period, month_period, created_at, resolved_at)
@@ -82,11 +80,12 @@ export class SqliteLedger implements Ledger {
         ON CONFLICT (key_id, period) DO UPDATE SET micros = micros + excluded.micros`),
       spend: db.prepare('SELECT period, micros FROM ledger_spend WHERE key_id = ? AND period IN (?, ?)'),
       stale: db.prepare("SELECT * FROM ledger_reservations WHERE state = 'open' AND created_at < ? ORDER BY created_at"),
+      insertRequest: insert('ledger_requests', REQUEST_COLUMNS),
+      insertAttempt: insert('ledger_attempts', ATTEMPT_COLUMNS),
       usage: new Map<UsageGroup, Database.Statement>(),
     };
-    this.rows = new SqliteRowWriter({ path, synchronous: options.synchronous ?? 'NORMAL' });
     this.queue = new LedgerWriteQueue({
-      write: (entries) => this.writeEntries(entries),
+      write: async (entries) => this.writeEntries(entries),
       flushIntervalMs: options.flushIntervalMs ?? 1000,
       maxBatchRows: options.maxBatchRows ?? 500,
       onError: options.onError,
@@ -196,15 +195,17 @@ export class SqliteLedger implements Ledger {
     try {
       await this.queue.close();
     } finally {
-      await this.rows.close();
       this.db.close();
     }
   }
 
-  private writeEntries(entries: readonly LedgerEntry[]): Promise<void> {
-    const requests = entries.map((entry) => convertRequestToValues(entry.request));
-    const attempts = entries.flatMap((entry) => entry.attempts.map(convertAttemptToValues));
-    return this.rows.write(requests, attempts);
+  private writeEntries(entries: readonly LedgerEntry[]): void {
+    this.guard(() => this.db.transaction(() => {
+      for (const { request, attempts } of entries) {
+        this.sql.insertRequest.run(convertRequestToValues(request));
+        for (const attempt of attempts) this.sql.insertAttempt.run(convertAttemptToValues(attempt));
+      }
+    }).immediate());
   }
 
   private replay(row: ReservationRow, keyId: string): Reservation {

@@ -1,8 +1,7 @@
 // The ledger contract on SQLite, plus what only SQLite has: the file's WAL mode, a ledger sharing
-// one file (and schema_migrations) with the key store, store failures as UNAVAILABLE, and the rows' writer thread.
+// one file (and schema_migrations) with the key store, and store failures as UNAVAILABLE.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,10 +52,8 @@ test('a failing batch keeps its rows for the next flush and reports the error', 
   try {
     other.exec('ALTER TABLE ledger_requests RENAME TO ledger_requests_away');
     ledger.record(sampleRequest({ requestId: 'f1' }), []);
-    // The rows are written by the ledger's writer thread, which starts at the first batch.
-    const deadline = Date.now() + 10_000;
-    while (errors.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-    assert.ok(errors.length >= 1 && /ledger .* failed: no such table: ledger_requests/.test(String(errors[0])), String(errors[0]));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.ok(errors.length >= 1 && /ledger .* failed/.test(String(errors[0])));
     assert.equal(ledger.stats().queued, 1);
     other.exec('ALTER TABLE ledger_requests_away RENAME TO ledger_requests');
     await ledger.flush();
@@ -65,26 +62,5 @@ test('a failing batch keeps its rows for the next flush and reports the error', 
   } finally {
     other.close();
     await ledger.close();
-  }
-});
-
-test('rows are written by a thread of their own, which lets the process end once idle', async () => {
-  const file = join(tempDir(), 'herd.db');
-  // flush() waits for the thread's commit; the process then has nothing left to do and must exit by itself.
-  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'fixtures', 'flush-then-exit.ts'), file], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (d: Buffer) => { output += d.toString(); });
-  child.stderr.on('data', (d: Buffer) => { output += d.toString(); });
-  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (c, s) => resolve([c, s])));
-  clearTimeout(timer);
-  assert.equal(signal, null, `the child did not exit by itself: ${output}`);
-  assert.equal(code, 0, output);
-  assert.match(output, /flushed/);
-  const db = new Database(file, { readonly: true });
-  try {
-    assert.deepEqual(db.prepare('SELECT request_id FROM ledger_requests ORDER BY request_id').all(), [{ request_id: 'x1' }, { request_id: 'x2' }, { request_id: 'x3' }]);
-  } finally {
-    db.close();
   }
 });
