@@ -70,7 +70,7 @@ export function createProbeRun(config: ModelConfig, modelInputs: readonly string
  * beside the probe made most runs of one probe read 30-50x too slow). With several intra-op threads, wall
  * time is also the stall itself. The lower quartile ignores up to three quarters of disturbed runs.
  */
-async function timeRun(host: OnnxMainThreadHost, run: HostedRun, maxRunUs: number, warmup = PROBE_WARMUP_RUNS, runs = PROBE_TIMED_RUNS): Promise<number | undefined> {
+async function timeRun(host: OnnxMainThreadHost, run: HostedRun, maxRunUs: number, cost: ProbeCost | undefined, warmup = PROBE_WARMUP_RUNS, runs = PROBE_TIMED_RUNS): Promise<number | undefined> {
   const timed: number[] = [];
   for (let i = 0; i < warmup + runs; i++) {
     const startCpu = process.cpuUsage();
@@ -78,7 +78,7 @@ async function timeRun(host: OnnxMainThreadHost, run: HostedRun, maxRunUs: numbe
     const batch = await host.runBatch([run]);
     const wallUs = (performance.now() - start) * 1000;
     const used = process.cpuUsage(startCpu);
-    const us = Math.min(wallUs, used.user + used.system);
+    const us = cost ? cost(run.batchSize) : Math.min(wallUs, used.user + used.system);
     if (!batch.results.every((r) => r.ok)) return undefined;
     // A clearly slow model stops the probe early (every probe run stalls the event loop too); not on the
     // first run, which pays the session's one-off costs.
@@ -89,6 +89,9 @@ async function timeRun(host: OnnxMainThreadHost, run: HostedRun, maxRunUs: numbe
   timed.sort((a, b) => a - b);
   return timed[timed.length >> 2];
 }
+
+/** What a probe run of `batchSize` samples is taken to cost, µs, instead of timing it: tests fix the outcome with it. */
+export type ProbeCost = (batchSize: number) => number;
 
 export interface AutoThreadChoice {
   /** The opened main-thread host when the model qualifies (all its batches, or up to mainMaxBatch); undefined: a worker only. */
@@ -105,12 +108,12 @@ export interface AutoThreadChoice {
  * guess), then timed and shrunk the same way until a timed run qualifies. A few tries: every probe run stalls
  * the event loop too.
  */
-async function findMainThreadBatch(host: OnnxMainThreadHost, config: ModelConfig, largestUs: number, maxRunUs: number): Promise<{ batch: number; us: number } | undefined> {
+async function findMainThreadBatch(host: OnnxMainThreadHost, config: ModelConfig, largestUs: number, maxRunUs: number, cost: ProbeCost | undefined): Promise<{ batch: number; us: number } | undefined> {
   const aim = 0.9 * maxRunUs;
   let batch = Math.floor((config.max_batch_size * aim) / largestUs);
   for (let tries = 0; tries < 4 && batch >= 1; tries++) {
     const run = createProbeRun(config, host.modelInputs, batch);
-    const us = run && (await timeRun(host, run, maxRunUs, REPROBE_WARMUP_RUNS, REPROBE_TIMED_RUNS));
+    const us = run && (await timeRun(host, run, maxRunUs, cost, REPROBE_WARMUP_RUNS, REPROBE_TIMED_RUNS));
     if (us === undefined) return undefined;
     if (us <= maxRunUs) return { batch, us };
     // After a second miss, at least halve: timings on a shared machine can swing 2x between probes.
@@ -120,7 +123,7 @@ async function findMainThreadBatch(host: OnnxMainThreadHost, config: ModelConfig
 }
 
 /** Opens the session on the main thread only to probe it; closes it again unless the model qualifies. */
-export async function chooseAutoExecutionThread(data: OnnxWorkerData, maxRunUs = AUTO_MAIN_THREAD_MAX_RUN_US): Promise<AutoThreadChoice> {
+export async function chooseAutoExecutionThread(data: OnnxWorkerData, maxRunUs = AUTO_MAIN_THREAD_MAX_RUN_US, cost?: ProbeCost): Promise<AutoThreadChoice> {
   // A model shipped as a directory (`model.onnx/model.onnx`) keeps its weights in external files beside it.
   if (basename(dirname(data.modelFile)).endsWith('.onnx')) return { host: undefined, reason: 'weights in external files' };
   const size = (await stat(data.modelFile)).size;
@@ -130,14 +133,14 @@ export async function chooseAutoExecutionThread(data: OnnxWorkerData, maxRunUs =
   try {
     const run = createProbeRun(data.config, host.modelInputs);
     if (!run) return { host: undefined, reason: 'inputs of variable shape or BYTES' };
-    const us = await timeRun(host, run, maxRunUs);
+    const us = await timeRun(host, run, maxRunUs, cost);
     if (us === undefined) return { host: undefined, reason: 'the probe run failed' };
     const largest = `largest batch runs in ${Math.round(us)} µs`;
     if (us <= maxRunUs) {
       keep = true;
       return { host, reason: largest };
     }
-    const split = data.config.max_batch_size > 1 ? await findMainThreadBatch(host, data.config, us, maxRunUs) : undefined;
+    const split = data.config.max_batch_size > 1 ? await findMainThreadBatch(host, data.config, us, maxRunUs, cost) : undefined;
     if (!split) return { host: undefined, reason: largest };
     keep = true;
     return { host, mainMaxBatch: split.batch, reason: `${largest}; batches of up to ${split.batch} run in ${Math.round(split.us)} µs and stay on the main thread` };

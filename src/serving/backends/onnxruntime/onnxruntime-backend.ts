@@ -8,7 +8,7 @@ import type { ModelConfig } from '../../repository/model-config.ts';
 import type { BackendFactory, BackendLoadContext } from '../backend.ts';
 import { autoCompleteOnnxConfig, fillOnnxBackendFields, needsOnnxSignature } from './onnx-auto-complete.ts';
 import { createOnnxSession, readOnnxSignature, resolveOnnxModelPath, type OnnxSignature } from './onnx-model-file.ts';
-import { chooseAutoExecutionThread } from './choose-execution-thread.ts';
+import { chooseAutoExecutionThread, type ProbeCost } from './choose-execution-thread.ts';
 import { parseExecutionThread } from './execution-thread.ts';
 import { OnnxMainThreadHost } from './onnx-main-thread-host.ts';
 import { OnnxRuntimeInstance } from './onnx-runtime-instance.ts';
@@ -35,12 +35,14 @@ async function readSignature(config: ModelConfig, versionPath: string): Promise<
   }
 }
 
-/** Seams for tests: a misbehaving worker entry, a manual clock for the restart backoff, the auto limit. */
+/** Seams for tests: a misbehaving worker entry, a manual clock for the restart backoff, the auto limit and probe costs. */
 export interface OnnxLoadOptions {
   workerUrl?: URL;
   clock?: Clock;
   /** execution_thread "auto"'s limit on the probe run (AUTO_MAIN_THREAD_MAX_RUN_US); tests pin the outcome. */
   autoMaxRunUs?: number;
+  /** What execution_thread "auto"'s probe runs are taken to cost, instead of timing them; tests pin the split with it. */
+  autoProbeCost?: ProbeCost;
 }
 
 /**
@@ -48,7 +50,7 @@ export interface OnnxLoadOptions {
  * thread) is checked here, before a thread is started; the host opens the session and validates the
  * config against it, and a worker's errors come back with their code and message unchanged.
  */
-export async function loadOnnxInstance(context: BackendLoadContext, { workerUrl, clock, autoMaxRunUs }: OnnxLoadOptions = {}): Promise<OnnxRuntimeInstance> {
+export async function loadOnnxInstance(context: BackendLoadContext, { workerUrl, clock, autoMaxRunUs, autoProbeCost }: OnnxLoadOptions = {}): Promise<OnnxRuntimeInstance> {
   const { config } = context;
   if (context.instanceKind === 'KIND_GPU') {
     throw unsupported(`model '${config.name}': KIND_GPU instances are not supported; the onnxruntime backend runs on CPU (use KIND_CPU)`);
@@ -62,7 +64,7 @@ export async function loadOnnxInstance(context: BackendLoadContext, { workerUrl,
   if (thread === 'main') host = await OnnxMainThreadHost.open(workerData);
   else if (thread === 'worker') host = await startWorker();
   else {
-    const choice = await chooseAutoExecutionThread(workerData, autoMaxRunUs);
+    const choice = await chooseAutoExecutionThread(workerData, autoMaxRunUs, autoProbeCost);
     if (!choice.host) host = await startWorker();
     else if (choice.mainMaxBatch === undefined) host = choice.host;
     else host = await addWorker(choice.host, choice.mainMaxBatch, startWorker);
