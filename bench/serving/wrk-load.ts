@@ -1,6 +1,6 @@
 // A closed-loop load from wrk (Debian's `wrk`, C, one thread) instead of Node: on 2 cores the undici
 // generator spent ~68 µs of CPU per request, more than the bare server it measured (~36 µs), so the floor
-// measured the client. Same LoadSpec and LoadResult as closed-loop-load.ts; open loop stays there.
+// measured the client. Same LoadSpec and LoadResult as closed-loop-load.ts; wrk has no open loop (raw-http-load.ts has).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,7 +38,7 @@ end
  * Latencies are rebuilt per request from wrk's quantiles: exact counts, percentiles to 0.1%.
  */
 export async function runWrkLoad(spec: LoadSpec): Promise<LoadResult> {
-  if (spec.ratePerSecond) throw new Error('wrk runs closed loop only; use runLoad for an open loop');
+  if (spec.ratePerSecond) throw new Error('wrk runs closed loop only; use runRawOpenLoop (raw-http-load.ts) for an open loop');
   const dir = mkdtempSync(join(tmpdir(), 'herd-wrk-'));
   try {
     const bodyFile = join(dir, 'body.bin');

@@ -61,6 +61,9 @@ export function createProbeRun(config: ModelConfig, modelInputs: readonly string
   return { inputs, outputNames: (config.output ?? []).map((o) => o.name), ownsInputs: true, batchSize: batch[0] ?? 1 };
 }
 
+/** What a probe run of `batchSize` samples is taken to cost, µs, instead of timing it: tests fix the outcome with it. */
+export type ProbeCost = (batchSize: number) => number;
+
 /**
  * What one run costs the event loop, in µs: the lower quartile over the timed runs of each run's smaller
  * reading, wall time or the process's CPU time. Both are upper bounds of the probing thread's own time (Node 20
@@ -89,9 +92,6 @@ async function timeRun(host: OnnxMainThreadHost, run: HostedRun, maxRunUs: numbe
   timed.sort((a, b) => a - b);
   return timed[timed.length >> 2];
 }
-
-/** What a probe run of `batchSize` samples is taken to cost, µs, instead of timing it: tests fix the outcome with it. */
-export type ProbeCost = (batchSize: number) => number;
 
 export interface AutoThreadChoice {
   /** The opened main-thread host when the model qualifies (all its batches, or up to mainMaxBatch); undefined: a worker only. */

@@ -21,12 +21,12 @@ export class OnnxSplitHost implements OnnxSessionHost {
   readonly thread = 'split';
   readonly #main: OnnxMainThreadHost;
   readonly #worker: OnnxWorkerHost;
-  readonly mainMaxBatch: number;
+  readonly #mainMaxBatch: number;
 
   constructor(main: OnnxMainThreadHost, worker: OnnxWorkerHost, mainMaxBatch: number) {
     this.#main = main;
     this.#worker = worker;
-    this.mainMaxBatch = mainMaxBatch;
+    this.#mainMaxBatch = mainMaxBatch;
   }
 
   get modelInputs(): readonly string[] {
@@ -42,7 +42,7 @@ export class OnnxSplitHost implements OnnxSessionHost {
   }
 
   runBatch(runs: readonly HostedRun[]): Promise<SessionBatchResult> {
-    return (countBatchSamples(runs) <= this.mainMaxBatch ? this.#main : this.#worker).runBatch(runs);
+    return (countBatchSamples(runs) <= this.#mainMaxBatch ? this.#main : this.#worker).runBatch(runs);
   }
 
   async close(): Promise<void> {
