@@ -24,7 +24,7 @@ const useUndici = args.includes('--undici');
 const useWrk = isWrkInstalled() && !useUndici;
 const closedLoad = (spec: LoadSpec) => (useWrk ? runWrkLoad(spec) : runLoad(spec));
 const openLoad = (spec: LoadSpec & { ratePerSecond: number }) => (useUndici ? runLoad(spec) : runRawOpenLoop(spec));
-const generators = `${useWrk ? 'wrk (one thread)' : 'bench/serving/closed-loop-load.ts (undici Pool)'} for A-D, ${useUndici ? 'the undici Pool' : 'bench/serving/raw-http-load.ts (raw keep-alive sockets)'} for E's open loop`;
+const generators = `${useWrk ? 'wrk (one thread)' : 'bench/lib/closed-loop-load.ts (undici Pool)'} for A-D, ${useUndici ? 'the undici Pool' : 'bench/lib/raw-http-load.ts (raw keep-alive sockets)'} for E's open loop`;
 const lines: string[] = [];
 const say = (line: string) => { lines.push(line); process.stdout.write(`${line}\n`); };
 
