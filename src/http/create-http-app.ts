@@ -52,7 +52,7 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   // Hooks are callback-style with early returns: they run on every request, and async hooks cost
-  // a promise each on the hot path (measured in bench/serving).
+  // a promise each on the hot path (docs/decisions/framework-free-fast-paths.md).
   app.addHook('preParsing', (request, reply, payload, done) => {
     const encoding = request.headers['content-encoding'];
     if (encoding === undefined) {

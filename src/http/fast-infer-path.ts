@@ -2,7 +2,7 @@
 // length and no content coding goes straight to the infer exchange. Everything else (compression,
 // chunked bodies, oversized bodies, shutdown) falls through to Fastify, which answers it in full.
 // One difference by design: a model whose queue is full gets its 503 here before the body is decoded.
-// Measured in bench/serving: Fastify's per-request plumbing is a large share of a tiny model's cost.
+// Fastify's per-request plumbing is a large share of a tiny model's cost (docs/decisions/framework-free-fast-paths.md).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toHerdError } from '../core/errors.ts';
 import type { InferenceService } from '../serving/inference-service.ts';
