@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { registerKeysCommand, resolveKeyStoreLocation, runKeysCreate, runKeysList, runKeysRevoke, type KeysIo } from '../../src/cli/keys-command.ts';
-import { HerdError } from '../../src/core/errors.ts';
+import type { HerdError } from '../../src/core/errors.ts';
 import { hashKeySecret } from '../../src/gateway/keys/create-key-secret.ts';
 import { SqliteKeyStore } from '../../src/gateway/keys/sqlite-key-store.ts';
 

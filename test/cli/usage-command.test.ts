@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { registerUsageCommand, runUsage, type BillingCliIo } from '../../src/cli/usage-command.ts';
-import { HerdError } from '../../src/core/errors.ts';
+import type { HerdError } from '../../src/core/errors.ts';
 import { SqliteLedger } from '../../src/gateway/billing/sqlite-ledger.ts';
 import { sampleRequest } from '../gateway/billing/ledger-contract.ts';
 
