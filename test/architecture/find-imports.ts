@@ -32,7 +32,7 @@ export function findImports(file: SourceText): ImportSite[] {
   const known = parsed.get(file);
   if (known !== undefined) return known;
   const kind = /\.[cm]?js$/.test(file.path) ? ts.ScriptKind.JS : ts.ScriptKind.TS;
-  const source = ts.createSourceFile(file.path, file.text, ts.ScriptTarget.Latest, true, kind);
+  const source = ts.createSourceFile(file.path, file.text, ts.ScriptTarget.Latest, false, kind);
   const sites: ImportSite[] = [];
   const lineOf = (node: ts.Node) => source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
   const add = (node: ts.Node, siteKind: ImportSite['kind'], argument: ts.Expression | undefined) => {
