@@ -2,7 +2,7 @@
 // rate limits, the exact-match cache, the budget reservation, the chat service, then settlement —
 // billing, TPM correction and the cache write — however the request ends. Transports call this.
 import type { AbortLink } from '../core/abort-link.ts';
-import { HerdError, toHerdError } from '../core/errors.ts';
+import { type HerdError, toHerdError } from '../core/errors.ts';
 import type { BillingService, FinishBase, FinishResult } from './billing/billing-service.ts';
 import type { Cost } from './billing/price-usage.ts';
 import { evaluateCachedAnswer, evaluateCachePolicy, type CachePolicyConfig, type CachePolicyDecision, type RequestHeaders } from './cache/cache-policy.ts';
@@ -10,7 +10,7 @@ import { computeCacheKey } from './cache/compute-cache-key.ts';
 import { convertCachedToResponse, createCacheHitMeta, createCachedStream } from './cache/replay-cached-answer.ts';
 import type { ResponseCache } from './cache/response-cache.ts';
 import { tapStreamForCache } from './cache/tap-stream-for-cache.ts';
-import type { ChatMeta, ChatService, ChatStream } from './chat-service.ts';
+import type { ChatCompletion, ChatMeta, ChatService, ChatStream } from './chat-service.ts';
 import type { ChatRequest, ChatResponse, Usage } from './chat-types.ts';
 import {
   estimateErrorStatus, mapStatusToClass, NO_PROVIDER, UNKNOWN_MODEL,
@@ -165,7 +165,7 @@ export class ChatGateway {
         return { kind: 'stream', stream: relay, cache: cacheOutcome };
       }
 
-      let completion;
+      let completion: ChatCompletion;
       try {
         completion = await chat.complete(request, context);
       } catch (err) {

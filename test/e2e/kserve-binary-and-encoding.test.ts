@@ -228,7 +228,7 @@ test('raw body against my_model (FP32 [768], batching -> batch 1) matches JSON; 
   const fromRaw = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
   const json = await postJson(`${url}/v2/models/my_model/infer`, { inputs: [{ name: 'INPUT__0', datatype: 'FP32', shape: [1, 768], data: Array.from(values) }] });
   const fromJson = (json.json() as { outputs: { data: number[] }[] }).outputs[0]?.data ?? [];
-  fromJson.forEach((v, i) => assert.ok(Math.abs(v - (fromRaw[i] ?? NaN)) <= 1e-5 * Math.max(1, Math.abs(v)), `element ${i}: ${v} vs ${fromRaw[i]}`));
+  fromJson.forEach((v, i) => { assert.ok(Math.abs(v - (fromRaw[i] ?? NaN)) <= 1e-5 * Math.max(1, Math.abs(v)), `element ${i}: ${v} vs ${fromRaw[i]}`); });
 
   await assertError(postBinary(url, '/v2/models/my_model/infer', Buffer.from(values.buffer, 0, 3070), 0), 400,
     "input byte size mismatch for input 'INPUT__0' for model 'my_model'. Expected 3072, got 3070");

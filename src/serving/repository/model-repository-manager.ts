@@ -152,7 +152,7 @@ export class ModelRepositoryManager {
   /** True when the model exists in some state (used for readiness answers). */
   isModelReady(name: string, version?: number): boolean {
     const record = this.models.get(name);
-    if (!record || record.state !== 'READY') return false;
+    if (record?.state !== 'READY') return false;
     return version === undefined ? record.versions.size > 0 : record.versions.has(version);
   }
 

@@ -224,7 +224,7 @@ export class ModelScheduler {
     this.record(items, results, { start, end, hrStart, hrEnd, marks });
     this.inFlight -= 1;
     this.idle.push(instance);
-    items.forEach((item, i) => this.deliver(item, results[i] as InferenceResult));
+    items.forEach((item, i) => { this.deliver(item, results[i] as InferenceResult); });
     this.schedule();
   }
 
