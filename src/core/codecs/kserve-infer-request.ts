@@ -1,7 +1,7 @@
 // A whole KServe v2 HTTP infer request body to plain data: JSON header plus binary sections in input
 // order, or the raw single-input form. Malformed bodies are INVALID_ARG, worded as Triton words them.
 import { isDataType, mapConfigTypeToDataType, elementByteSize, DATATYPES, type DataType } from '../datatype.ts';
-import { internal, invalidArg } from '../errors.ts';
+import { internal, invalidArg, notFound } from '../errors.ts';
 import { elementCount, type ParameterValue, type Parameters, type Tensor } from '../tensor.ts';
 import { parseBinaryTensorData } from './kserve-binary-tensor.ts';
 import { formatShape, LossyIntegerError, parseJsonTensorData } from './kserve-json-tensor.ts';
@@ -158,7 +158,7 @@ function convertInputs(value: unknown, source: BodySource): Tensor[] {
     const region = params?.['shared_memory_region'];
     checkOneContentField(name, item['data'] !== undefined, binarySize !== undefined, region !== undefined);
     if (region !== undefined) {
-      throw invalidArg(`Unable to find shared memory region: ${JSON.stringify(region)} (input '${name}'; Herd does not support the shared-memory extension)`);
+      throw notFound(`Unable to find shared memory region: ${quoteRegion(region)} (input '${name}'; Herd does not support the shared-memory extension)`);
     }
     if (binarySize === undefined) {
       tensors.push({ name, datatype, shape, data: parseJsonTensorData(item['data'], { name, datatype, shape }) });
@@ -285,7 +285,7 @@ function convertOutputs(value: unknown): DecodedRequestedOutput[] {
       out.classification = classification;
     }
     if (parameters['shared_memory_region'] !== undefined) {
-      throw invalidArg(`Unable to find shared memory region: ${JSON.stringify(parameters['shared_memory_region'])} (output '${name}'; Herd does not support the shared-memory extension)`);
+      throw notFound(`Unable to find shared memory region: ${quoteRegion(parameters['shared_memory_region'])} (output '${name}'; Herd does not support the shared-memory extension)`);
     }
     return out;
   });
@@ -380,3 +380,7 @@ function forModel(modelName: string | undefined): string {
   return modelName === undefined ? '' : ` for model '${modelName}'`;
 }
 
+/** Triton's quoting of a region name ('r'); a value that is not a string is shown as JSON. */
+function quoteRegion(region: unknown): string {
+  return typeof region === 'string' ? `'${region}'` : JSON.stringify(region);
+}
