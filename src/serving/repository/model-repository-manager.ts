@@ -14,7 +14,7 @@ import type { ModelConfig } from './model-config.ts';
 import { listModelConfigWarnings } from './validate-model-config.ts';
 import { fingerprintModelFolder } from './model-fingerprint.ts';
 import { listVersionFolders, selectVersions } from './model-versions.ts';
-import { scanRepositories, type ModelLocation } from './scan-repositories.ts';
+import { scanRepositories, validateRepositoryPaths, type ModelLocation } from './scan-repositories.ts';
 
 export type ModelControlMode = 'none' | 'poll' | 'explicit';
 export type ModelState = 'LOADING' | 'READY' | 'UNLOADING' | 'UNAVAILABLE';
@@ -70,6 +70,7 @@ export class ModelRepositoryManager {
 
   /** Loads what the control mode says to load at start: all models, or those named (`*` = all). */
   start(loadModels: readonly string[]): Promise<void> {
+    validateRepositoryPaths(this.options.repositories);
     return this.exclusive(async () => {
       const scan = this.rescan();
       const names = this.options.controlMode === 'explicit'
