@@ -239,7 +239,7 @@ test('raw form: one variable dim is deduced from the body size; BYTES needs shap
   assert.deepEqual(bytes.data, [new Uint8Array(Buffer.from('hello'))]);
 
   assert.throws(() => createRawInputSpec({ name: 'm', max_batch_size: 0, input: [] }),
-    invalid(/^\[request id: <id_unknown>\] Raw request must only have 1 input \(found 1\) to be deduced but got 0 inputs in 'm' model configuration$/));
+    invalid(/^\[request id: <id_unknown>\] a raw request \(Inference-Header-Content-Length: 0: the whole body is the data of the model's one input\) needs a model with exactly 1 input, but model 'm' has none; send a JSON request instead/));
   assert.throws(() => createRawInputSpec({ name: 'm', max_batch_size: 0, input: [{ name: 'IN', data_type: 'TYPE_FP32', dims: [-1, -1] }] }),
     invalid(/can not be deduced because there are more than one variable-sized dimension/));
   assert.throws(() => createRawInputSpec({ name: 'm', max_batch_size: 0, input: [{ name: 'T', data_type: 'TYPE_STRING', dims: [2] }] }),
