@@ -65,6 +65,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       ? new RateLimiter(new Map(Object.entries(config.serving.rate_limit_resources)))
       : undefined,
     onLoaded: (model, seconds) => loadSeconds.set(model, seconds),
+    onWarning: (message) => options.log?.(`warning: ${message}`),
   });
   await repository.start(config.serving.load_model);
   if (config.serving.model_control_mode === 'poll') repository.startPolling(config.serving.repository_poll_secs);

@@ -102,7 +102,7 @@ export class ChatGateway {
         if (hit) {
           const answer = hit.answer;
           const meta = createCacheHitMeta(answer, { requestedModel: request.model, route: route.kind, ...(route.tier ? { tier: route.tier } : {}), overheadMs: performance.now() - t0 });
-          const billed = billing?.finish({ outcome: 'cache-hit', model: answer.model, provider: answer.provider, upstreamModel: answer.upstreamModel, usage: answer.usage, latencyMs: performance.now() - t0, ...base, reserved: false });
+          const billed = billing?.finish({ outcome: 'cache-hit', model: answer.model, provider: answer.provider, upstreamModel: answer.upstreamModel, usage: answer.usage, latencyMs: performance.now() - t0, httpStatus: 200, ...base, reserved: false });
           void billed?.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
           void ticket?.settle(0);
           const stream = request.stream === true;
@@ -120,7 +120,8 @@ export class ChatGateway {
         const estimateMicros = billing.estimate({ model: request.model, promptTokens, maxCompletionTokens: request.max_completion_tokens ?? request.max_tokens });
         await billing.reserve({ keyId: caller.key.id, requestId, estimateMicros, budgets: { dayMicros: caller.key.budgetDayMicros, monthMicros: caller.key.budgetMonthMicros } })
           .catch((err: unknown) => {
-            void billing.finish({ ...base, outcome: 'error', error: toHerdError(err), reserved: false, latencyMs: performance.now() - t0 }).catch(() => undefined);
+            const error = toHerdError(err);
+            void billing.finish({ ...base, outcome: 'error', error, httpStatus: this.statusOf(error), reserved: false, latencyMs: performance.now() - t0 }).catch(() => undefined);
             throw err;
           });
       }
@@ -154,7 +155,7 @@ export class ChatGateway {
           const latencyMs = performance.now() - t0;
           this.settleLater(requestId, () => {
             void ticket?.settle(usedTokens(result.usage));
-            const billed = billing?.finish({ outcome: 'stream', meta, result, ttftMs, latencyMs, ...base });
+            const billed = billing?.finish({ outcome: 'stream', meta, result, ttftMs, latencyMs, httpStatus: 200, ...base });
             void billed?.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
             this.reportAnswer({
               model: meta.model, provider: meta.provider, statusClass: '2xx', cache: cacheOutcome, stream: true, tokens: result.usage,
@@ -240,6 +241,15 @@ export class ChatGateway {
     }
   }
 
+  /**
+   * A request the transport refused before it reached handle() (no valid key, a body that does not
+   * parse or validate): counted with the others, under no model and no provider.
+   */
+  reportRefused(error: HerdError, stream: boolean): void {
+    if (this.deps.observer === undefined) return;
+    this.notify({ model: UNKNOWN_MODEL, provider: NO_PROVIDER, statusClass: mapStatusToClass(this.statusOf(error)), cache: 'off', stream });
+  }
+
   /** A failed request: labelled by the last upstream tried, if any, with the status the transport will answer. */
   private reportFailure(err: unknown, request: ChatRequest, progress: Progress, t0: number): void {
     if (this.deps.observer === undefined) return;
@@ -248,7 +258,7 @@ export class ChatGateway {
     const event: GatewayRequestEvent = {
       model: last?.model ?? progress.model,
       provider: last?.provider ?? NO_PROVIDER,
-      statusClass: mapStatusToClass((this.deps.errorStatus ?? estimateErrorStatus)(error)),
+      statusClass: mapStatusToClass(this.statusOf(error)),
       cache: progress.cache,
       stream: request.stream === true,
     };
@@ -271,6 +281,12 @@ export class ChatGateway {
   }
 
   private finishError(base: FinishBase, err: unknown, t0: number): void {
-    void this.deps.billing?.finish({ outcome: 'error', error: toHerdError(err), latencyMs: performance.now() - t0, ...base }).catch((e: unknown) => this.deps.log?.(`ledger: ${String(e)}`));
+    const error = toHerdError(err);
+    void this.deps.billing?.finish({ outcome: 'error', error, httpStatus: this.statusOf(error), latencyMs: performance.now() - t0, ...base }).catch((e: unknown) => this.deps.log?.(`ledger: ${String(e)}`));
+  }
+
+  /** The HTTP status the client gets for a failure (the ledger's http_status, the metrics' class). */
+  private statusOf(error: HerdError): number {
+    return (this.deps.errorStatus ?? estimateErrorStatus)(error);
   }
 }
