@@ -9,6 +9,7 @@ import { createModelScheduler } from '../scheduler/create-model-scheduler.ts';
 import type { ModelScheduler, SchedulerInstance } from '../scheduler/model-scheduler.ts';
 import type { RateLimiter } from '../scheduler/rate-limiter.ts';
 import { ModelStats } from '../stats.ts';
+import { runModelWarmup } from '../warmup/run-model-warmup.ts';
 import { loadModelConfig } from './load-model-config.ts';
 import type { ModelConfig } from './model-config.ts';
 import { fingerprintModelFolder } from './model-fingerprint.ts';
@@ -300,6 +301,12 @@ export class ModelRepositoryManager {
     }
     const stats = new ModelStats(config.name, version);
     const scheduler = createModelScheduler({ config, instances, stats, rateLimiter: limiter });
+    try {
+      await runModelWarmup({ config, version, versionPath: join(location.path, String(version)), scheduler });
+    } catch (err) {
+      await scheduler.close();
+      throw err;
+    }
     return { name: config.name, version, config, scheduler, stats, labels };
   }
 

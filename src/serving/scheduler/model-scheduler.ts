@@ -183,7 +183,33 @@ export class ModelScheduler {
     }, at - this.clock.now());
   }
 
+  /**
+   * Model warmup (Triton's TritonModelInstance::WarmUp): runs `requests` as one execution on every
+   * instance in turn, before the model serves, recorded in the statistics as Triton records them.
+   * Resolves with the first instance's failures, or an empty list.
+   */
+  async warmUp(requests: readonly InferenceRequest[]): Promise<HerdError[]> {
+    for (const instance of this.options.instances) {
+      const now = this.clock.now();
+      const items = requests.map((request): QueuedRequest => ({
+        request, batchSize: this.options.batchSizeOf(request), shapeKey: '', enqueuedAt: now, deadline: Infinity, seq: -1, finish: () => undefined,
+      }));
+      const results = await this.execute(instance, items);
+      const errors = results.flatMap((r) => (r.ok ? [] : [r.error]));
+      if (errors.length > 0) return errors;
+    }
+    return [];
+  }
+
   private async run(instance: SchedulerInstance, items: QueuedRequest[]): Promise<void> {
+    const results = await this.execute(instance, items);
+    this.inFlight -= 1;
+    this.idle.push(instance);
+    items.forEach((item, i) => this.deliver(item, results[i] as InferenceResult));
+    this.schedule();
+  }
+
+  private async execute(instance: SchedulerInstance, items: QueuedRequest[]): Promise<InferenceResult[]> {
     const release = this.options.rateLimiter && instance.resources.length > 0
       ? await this.options.rateLimiter.acquire(instance.resources, instance.priority, instance.name)
       : undefined;
@@ -202,10 +228,7 @@ export class ModelScheduler {
     const end = this.clock.now();
     release?.();
     this.record(items, results, { start, end, hrStart, hrEnd, marks });
-    this.inFlight -= 1;
-    this.idle.push(instance);
-    items.forEach((item, i) => this.deliver(item, results[i] as InferenceResult));
-    this.schedule();
+    return results;
   }
 
   private record(items: QueuedRequest[], results: InferenceResult[], t: { start: number; end: number; hrStart: bigint; hrEnd: bigint; marks: ExecutionMarks }): void {
