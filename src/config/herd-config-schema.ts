@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { billingConfigSchema, checkBillingConfig } from './billing-config-schema.ts';
 import { cacheConfigShape } from './cache-config-schema.ts';
+import { servingCacheSchema } from './serving-cache-config-schema.ts';
 import { checkLimitsConfig, limitsConfigShape } from './limits-config-schema.ts';
 import { checkGatewayConfig, gatewayConfigShape } from './gateway-config-schema.ts';
 
@@ -31,6 +32,8 @@ export const servingSchema = z.strictObject({
   rate_limit: z.enum(['off', 'execution_count']).default('off'),
   /** Pool sizes for --rate-limit execution_count; resources not listed size themselves from the models. */
   rate_limit_resources: z.record(z.string(), z.number().int().positive()).default({}),
+  /** Triton's --cache-config: the server-wide response cache of models with response_cache enabled. */
+  cache: servingCacheSchema.optional(),
 });
 
 export const herdConfigSchema = z.strictObject({

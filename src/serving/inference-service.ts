@@ -2,10 +2,14 @@
 // against its config, schedule it, then shape the outputs (subset, classification).
 import { HerdError } from '../core/errors.ts';
 import type { Parameters, Tensor } from '../core/tensor.ts';
+import type { InferenceResult } from './backends/backend.ts';
 import { classifyTensor } from './classification.ts';
 import { createSequenceControls } from './scheduler/sequence-controls.ts';
 import { createModelMetadata, type ModelMetadata } from './model-metadata.ts';
 import type { LoadedModel, ModelRepositoryManager } from './repository/model-repository-manager.ts';
+import { convertCacheEntryToResponse, convertResponseToCacheEntry } from './response-cache/convert-cached-response.ts';
+import { createInferenceCacheKey } from './response-cache/create-inference-cache-key.ts';
+import type { InferenceResponseCache } from './response-cache/inference-response-cache.ts';
 import type { ModelStatistics } from './stats.ts';
 import { validateInferRequest } from './validate-infer-request.ts';
 
@@ -37,15 +41,24 @@ export interface InferAnswer {
 const NO_OUTPUT_NAMES: readonly string[] = [];
 
 export class InferenceService {
-  constructor(private readonly repository: ModelRepositoryManager) {}
+  /** `cache` is the server-wide response cache (--cache-config); models opt in with response_cache { enable: true }. */
+  constructor(private readonly repository: ModelRepositoryManager, private readonly cache?: InferenceResponseCache) {}
 
   async infer(call: InferCall): Promise<InferAnswer> {
     const model = this.repository.get(call.modelName, call.version);
     const outputNames = call.outputs.length === 0 ? NO_OUTPUT_NAMES : call.outputs.map((o) => o.name);
     validateInferRequest(model.config, { id: call.id, inputs: call.inputs, outputs: outputNames });
+    // Triton caches only where both the server has a cache and the model enables it.
+    if (this.cache && model.config.response_cache?.enable) return this.inferThroughCache(model, call, outputNames, this.cache);
+    const result = await this.schedule(model, call, outputNames);
+    if (!result.ok) throw result.error;
+    return answer(model, call, result.outputs, result.parameters);
+  }
+
+  private schedule(model: LoadedModel, call: InferCall, outputNames: readonly string[]): Promise<InferenceResult> {
     const batchSize = model.config.max_batch_size > 0 ? (call.inputs[0]?.shape[0] ?? 1) : 1;
     const controls = createSequenceControls(model.config, call.parameters, batchSize);
-    const result = await model.scheduler.submit({
+    return model.scheduler.submit({
       id: call.id,
       modelName: model.name,
       modelVersion: model.version,
@@ -53,14 +66,26 @@ export class InferenceService {
       requestedOutputs: outputNames,
       parameters: call.parameters,
     });
+  }
+
+  /** A hit skips scheduling and execution; a miss executes, then stores a successful answer. */
+  private async inferThroughCache(model: LoadedModel, call: InferCall, outputNames: readonly string[], cache: InferenceResponseCache): Promise<InferAnswer> {
+    const start = process.hrtime.bigint();
+    const key = createInferenceCacheKey({ modelName: model.name, modelVersion: model.version, inputs: call.inputs, requestedOutputs: outputNames });
+    const entry = await cache.lookup(key);
+    const lookupEnd = process.hrtime.bigint();
+    if (entry !== undefined) {
+      const cached = convertCacheEntryToResponse(entry);
+      const end = process.hrtime.bigint();
+      model.stats.recordCacheHit(Number(end - start), 0, Number(lookupEnd - start));
+      return answer(model, call, cached.outputs, cached.parameters);
+    }
+    const result = await this.schedule(model, call, outputNames);
     if (!result.ok) throw result.error;
-    return {
-      modelName: model.name,
-      modelVersion: model.version,
-      id: call.id,
-      outputs: shapeOutputs(model, result.outputs, call.outputs),
-      ...(result.parameters ? { parameters: result.parameters } : {}),
-    };
+    const insertStart = process.hrtime.bigint();
+    await cache.insert(key, convertResponseToCacheEntry({ outputs: result.outputs, ...(result.parameters ? { parameters: result.parameters } : {}) }));
+    model.stats.recordCacheMiss(Number(lookupEnd - start) + Number(process.hrtime.bigint() - insertStart));
+    return answer(model, call, result.outputs, result.parameters);
   }
 
   /**
@@ -96,6 +121,16 @@ export class InferenceService {
   isModelReady(name: string, version?: number): boolean {
     return this.repository.isModelReady(name, version);
   }
+}
+
+function answer(model: LoadedModel, call: InferCall, outputs: Tensor[], parameters: Parameters | undefined): InferAnswer {
+  return {
+    modelName: model.name,
+    modelVersion: model.version,
+    id: call.id,
+    outputs: shapeOutputs(model, outputs, call.outputs),
+    ...(parameters ? { parameters } : {}),
+  };
 }
 
 function shapeOutputs(model: LoadedModel, produced: Tensor[], requested: readonly RequestedOutput[]): Tensor[] {

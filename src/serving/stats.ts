@@ -72,6 +72,27 @@ export class ModelStats {
     this.stats.last_inference = nowMs;
   }
 
+  /**
+   * A request answered from the response cache (Triton's UpdateSuccessCacheHit): a success with its
+   * queue time, no compute and no inference or execution counted; `lookupNs` is the hit's duration.
+   */
+  recordCacheHit(totalNs: number, queueNs: number, lookupNs: number): void {
+    const s = this.stats.inference_stats;
+    add(s.success, totalNs);
+    add(s.queue, queueNs);
+    add(s.cache_hit, lookupNs);
+  }
+
+  /**
+   * A request that missed and was executed (Triton's UpdateSuccessCacheMiss): the lookup and insert time
+   * is added to its request duration, already counted by the scheduler.
+   */
+  recordCacheMiss(missNs: number): void {
+    const s = this.stats.inference_stats;
+    s.success.ns += missNs;
+    add(s.cache_miss, missNs);
+  }
+
   /** One backend execution of `batchSize` elements (several requests may share it). */
   recordExecution(batchSize: number, computeInputNs: number, computeInferNs: number, computeOutputNs: number): void {
     this.stats.execution_count += 1;

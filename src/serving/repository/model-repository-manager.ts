@@ -51,6 +51,10 @@ export interface RepositoryManagerOptions {
   rateLimiter?: RateLimiter;
   /** Called with each model's load time, for nv_model_load_duration_secs. */
   onLoaded?: (model: LoadedModel, seconds: number) => void;
+  /** Load-time warnings (config fields set but not honoured) go here. */
+  log?: (line: string) => void;
+  /** Whether the server has a response cache (--cache-config); without one response_cache caches nothing. */
+  hasResponseCache?: boolean;
 }
 
 export class ModelRepositoryManager {
