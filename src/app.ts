@@ -99,7 +99,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       } : {}),
     },
   );
-  registerInferenceMetrics(registry, createServingStatsSource(repository, loadSeconds));
+  registerInferenceMetrics(registry, createServingStatsSource(repository, loadSeconds), { cache: responseCache !== undefined });
   let metrics: Awaited<ReturnType<typeof startMetricsServer>>;
   let address: string;
   try {

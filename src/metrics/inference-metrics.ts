@@ -33,7 +33,16 @@ const COUNTERS: readonly { name: string; help: string; value: (s: InferenceStats
  * called once per scrape (every family of one scrape reads the same snapshot) and returns one entry
  * per loaded model version; a version missing from it has no series, as in Triton after an unload.
  */
-export function registerInferenceMetrics(registry: Registry, source: () => readonly InferenceStatsSnapshot[]): void {
+export interface InferenceMetricsOptions {
+  /**
+   * Register the nv_cache_* families (the server has a response cache). Triton prints them for models
+   * with response_cache enabled; prom-client prints a registered family even with no series, so they
+   * are left out where no cache can ever fill them.
+   */
+  cache?: boolean;
+}
+
+export function registerInferenceMetrics(registry: Registry, source: () => readonly InferenceStatsSnapshot[], options: InferenceMetricsOptions = {}): void {
   const read = memoizePerScrape(source);
   const samples = (value: (s: InferenceStatsSnapshot) => number) => () => read().map((s): Sample<ModelLabel> => ({ labels: labelsOf(s), value: value(s) }));
   const extraLabels = true;
@@ -66,7 +75,7 @@ export function registerInferenceMetrics(registry: Registry, source: () => reado
     extraLabels,
   });
   // Triton creates these only for models with response_cache enabled (metric_model_reporter.cc).
-  for (const family of CACHE_COUNTERS) {
+  for (const family of options.cache ? CACHE_COUNTERS : []) {
     createComputedCounter<ModelLabel>({
       registry, name: family.name, help: family.help, labelNames: ['model', 'version'], extraLabels,
       read: () => read().flatMap((s) => (s.cache === undefined ? [] : [{ labels: labelsOf(s), value: family.value(s.cache) }])),

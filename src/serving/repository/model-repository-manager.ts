@@ -10,6 +10,7 @@ import type { ModelScheduler, SchedulerInstance } from '../scheduler/model-sched
 import type { RateLimiter } from '../scheduler/rate-limiter.ts';
 import { ModelStats } from '../stats.ts';
 import { runModelWarmup } from '../warmup/run-model-warmup.ts';
+import { listIgnoredFields } from './audit-model-config.ts';
 import { loadModelConfig } from './load-model-config.ts';
 import type { ModelConfig } from './model-config.ts';
 import { fingerprintModelFolder } from './model-fingerprint.ts';
@@ -265,6 +266,9 @@ export class ModelRepositoryManager {
 
   private async loadVersions(location: ModelLocation, overrideJson: string | undefined): Promise<Map<number, LoadedModel>> {
     const { config, factory } = await loadModelConfig({ modelName: location.name, modelPath: location.path, overrideJson }, this.options.backends);
+    for (const warning of listIgnoredFields(config, { hasResponseCache: this.options.hasResponseCache === true })) {
+      this.options.log?.(`warning: model '${location.name}': ${warning.message}`);
+    }
     const versions = selectVersions(config.version_policy, listVersionFolders(location.path));
     if (versions.length === 0) {
       throw new HerdError('INVALID_ARG', `at least one version must be available under the version policy of model '${location.name}'`);
