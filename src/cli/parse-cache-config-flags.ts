@@ -5,6 +5,10 @@ import { servingCacheSchema } from '../config/serving-cache-config-schema.ts';
 import { HerdError } from '../core/errors.ts';
 
 const NUMERIC = new Set(['size', 'port', 'db', 'connect_timeout', 'socket_timeout']);
+const SETTINGS: Record<string, readonly string[]> = {
+  local: ['size'],
+  redis: ['host', 'port', 'user', 'username', 'password_env', 'db', 'connect_timeout', 'socket_timeout', 'tls_enabled', 'key_prefix'],
+};
 const BOOLEAN = new Set(['tls_enabled']);
 
 export function parseCacheConfigFlags(flags: readonly string[]): ServingCacheConfig {
@@ -18,6 +22,9 @@ export function parseCacheConfigFlags(flags: readonly string[]): ServingCacheCon
     const value = equals < 0 ? '' : flag.slice(equals + 1);
     if (!setting || !value) throw new HerdError('INVALID_ARG', `--cache-config option format is '<cache name>,<setting>=<value>'. Got ${flag}`);
     if (name !== 'local' && name !== 'redis') throw new HerdError('INVALID_ARG', `--cache-config: unknown cache '${name}' (Herd has 'local' and 'redis')`);
+    if (setting !== 'password' && !SETTINGS[name]?.includes(setting)) {
+      throw new HerdError('INVALID_ARG', `--cache-config: '${name}' has no setting '${setting}' (known: ${SETTINGS[name]?.join(', ')})`);
+    }
     if (setting === 'password') {
       throw new HerdError('INVALID_ARG', '--cache-config redis,password=... would put a secret on the command line: set an environment variable and pass its name with --cache-config redis,password_env=NAME');
     }

@@ -12,6 +12,11 @@ export interface FieldRule {
   reason: string;
   /** Restricts the rule to some configs (e.g. one backend); default: every config setting the field. */
   when?: (config: ModelConfig) => boolean;
+  /**
+   * The value Triton's normalization gives the field when the config leaves it out: such a value is not
+   * the user's choice and gets no warning (every model has input_pinned_memory { enable: true }).
+   */
+  normalized?: boolean | number | string;
 }
 
 const isJs = (config: ModelConfig) => config.backend === 'js';
@@ -39,8 +44,8 @@ export const REFUSED_FIELDS: readonly FieldRule[] = [
 export const IGNORED_FIELDS: readonly FieldRule[] = [
   { path: 'runtime', reason: "Herd's backends are built in: no runtime library is chosen" },
   { path: 'optimization.priority', reason: 'model priority sets GPU stream priorities (TensorFlow/TensorRT backends); it has no effect on the CPU' },
-  { path: 'optimization.input_pinned_memory', reason: 'pinned memory only speeds up CPU-GPU copies; there are none on a CPU-only server' },
-  { path: 'optimization.output_pinned_memory', reason: 'pinned memory only speeds up CPU-GPU copies; there are none on a CPU-only server' },
+  { path: 'optimization.input_pinned_memory.enable', reason: 'pinned memory only speeds up CPU-GPU copies; there are none on a CPU-only server', normalized: true },
+  { path: 'optimization.output_pinned_memory.enable', reason: 'pinned memory only speeds up CPU-GPU copies; there are none on a CPU-only server', normalized: true },
   { path: 'optimization.gather_kernel_buffer_threshold', reason: 'the gather kernel is a GPU kernel; it has no effect on the CPU' },
   { path: 'optimization.eager_batching', reason: 'eager batching is a TensorRT backend option' },
   { path: 'optimization.graph.level', reason: 'graph optimization levels apply to ONNX Runtime and TensorFlow models; a js model has no graph', when: isJs },
@@ -49,7 +54,8 @@ export const IGNORED_FIELDS: readonly FieldRule[] = [
   { path: 'model_metrics.metric_control', reason: "Herd reports latencies as counters; the histograms these options shape (Triton's --metrics-config histogram_latencies=true) are not offered" },
   { path: 'sequence_batching.direct', reason: 'sequences are not pinned to batch slots: requests of a sequence are scheduled like any other (one instance keeps them in order)' },
   { path: 'sequence_batching.oldest', reason: 'sequences are not pinned to batch slots: requests of a sequence are scheduled like any other (one instance keeps them in order)' },
-  { path: 'sequence_batching.max_sequence_idle_microseconds', reason: 'Herd keeps no per-sequence slot, so there is nothing to release when a sequence is idle' },
+  // 1 s is Triton's SEQUENCE_IDLE_DEFAULT_MICROSECONDS, which normalization fills in (parse-model-config.ts).
+  { path: 'sequence_batching.max_sequence_idle_microseconds', reason: 'Herd keeps no per-sequence slot, so there is nothing to release when a sequence is idle', normalized: 1_000_000 },
 ];
 
 export interface FieldWarning { path: string; message: string }
@@ -74,7 +80,7 @@ export function listIgnoredFields(config: ModelConfig, options: { hasResponseCac
   const warnings: FieldWarning[] = [];
   for (const rule of IGNORED_FIELDS) {
     if (rule.when && !rule.when(config)) continue;
-    if (findSetField(config, rule.path) !== undefined) warnings.push({ path: rule.path, message: `'${rule.path}' is set and ignored: ${rule.reason}` });
+    if (findSetField(config, rule.path, rule.normalized) !== undefined) warnings.push({ path: rule.path, message: `'${rule.path}' is set and ignored: ${rule.reason}` });
   }
   if (config.response_cache?.enable && !options.hasResponseCache) {
     warnings.push({ path: 'response_cache.enable', message: "'response_cache.enable' is set but the server has no response cache (--cache-config local,size=BYTES, or serving.cache in herd.yaml): responses are not cached, as in Triton" });
@@ -86,36 +92,39 @@ export function listIgnoredFields(config: ModelConfig, options: { hasResponseCac
  * The indexed path (`instance_group[1].passive`) of the first place `path` is set, or undefined. Set means
  * what protobuf's text format would print: a present message, a non-empty list or map, a non-zero scalar.
  */
-export function findSetField(config: ModelConfig, path: string): string | undefined {
-  return findIn(ModelConfigSchema, config as unknown as MessageValue, path.split('.'), '');
+export function findSetField(config: ModelConfig, path: string, normalized?: boolean | number | string): string | undefined {
+  return findIn(ModelConfigSchema, config as unknown as MessageValue, path.split('.'), '', normalized);
 }
 
-function findIn(schema: MessageSchema, message: MessageValue, names: readonly string[], prefix: string): string | undefined {
+function findIn(schema: MessageSchema, message: MessageValue, names: readonly string[], prefix: string, normalized: unknown): string | undefined {
   const [name, ...rest] = names;
   const field = name === undefined ? undefined : schema.byName.get(name);
   if (!field || name === undefined) return undefined;
   const here = prefix ? `${prefix}.${name}` : name;
   const value = message[name];
   if (value === undefined) return undefined;
-  if (rest.length === 0) return isSet(field, value) ? here : undefined;
+  if (rest.length === 0) {
+    const set = normalized === undefined ? isSet(field, value) : value !== normalized;
+    return set ? here : undefined;
+  }
   if (field.type.kind !== 'message') return undefined;
   const inner = field.type.message;
   if (field.label === 'repeated') {
     const items = value as MessageValue[];
     for (let i = 0; i < items.length; i++) {
-      const found = findIn(inner, items[i] as MessageValue, rest, `${here}[${i}]`);
+      const found = findIn(inner, items[i] as MessageValue, rest, `${here}[${i}]`, normalized);
       if (found !== undefined) return found;
     }
     return undefined;
   }
   if (field.label === 'map') {
     for (const [key, item] of Object.entries(value as MessageValue)) {
-      const found = findIn(inner, item as MessageValue, rest, `${here}[${JSON.stringify(key)}]`);
+      const found = findIn(inner, item as MessageValue, rest, `${here}[${JSON.stringify(key)}]`, normalized);
       if (found !== undefined) return found;
     }
     return undefined;
   }
-  return findIn(inner, value as MessageValue, rest, here);
+  return findIn(inner, value as MessageValue, rest, here, normalized);
 }
 
 function isSet(field: FieldSchema, value: unknown): boolean {
