@@ -3,10 +3,11 @@
 // model_warmup, as a ratio to the same model's steady-state latency; (2) mlp_2048 at c=1: a cache hit vs an
 // execution of the same request. Writes bench/results/serving-config-<date>-<label>.md.
 // Usage: npx tsx bench/warmup-cache/run-warmup-cache-bench.ts [--trials 5] [--requests 300] [--label NAME] [--note TEXT]
-import { execSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execSync, spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { startHerd, type HerdServer } from '../../src/app.ts';
@@ -16,6 +17,7 @@ import { createBinaryInferBody } from '../serving/closed-loop-load.ts';
 const { values: args } = parseArgs({ options: {
   trials: { type: 'string', default: '5' }, requests: { type: 'string', default: '300' },
   label: { type: 'string', default: 'run' }, note: { type: 'string', default: '' },
+  'trial-repo': { type: 'string' }, trial: { type: 'string', default: '0' },
 } });
 const TRIALS = Number(args.trials);
 const REQUESTS = Number(args.requests);
@@ -64,29 +66,52 @@ async function loadSeconds(server: HerdServer): Promise<Record<string, number>> 
   return Object.fromEntries([...text.matchAll(/^nv_model_load_duration_secs\{model="([^"]+)",version="1"\} ([\d.e-]+)$/gm)].map((m) => [m[1], Number(m[2])]));
 }
 
+/** A js echo model: the process's first request warms Herd's HTTP path on it, so neither variant pays that. */
+const ECHO_MODEL = `export function execute(requests) { return requests.map((r) => ({ outputs: [{ ...r.input('INPUT__0'), name: 'OUTPUT__0' }] })); }\n`;
+const ECHO_CONFIG = 'name: "echo"\nbackend: "js"\nmax_batch_size: 8\ninput [ { name: "INPUT__0" data_type: TYPE_FP32 dims: [ 768 ] } ]\noutput [ { name: "OUTPUT__0" data_type: TYPE_FP32 dims: [ 768 ] } ]\n';
+
+interface TrialResult { first: Record<string, number>; steady: Record<string, number[]>; loadMs: Record<string, number> }
+
+/** One trial in this (fresh) process: load everything, warm the HTTP path on `echo`, time each model's first request. */
+async function runTrial(repo: string, trial: number): Promise<TrialResult> {
+  const { server, pool } = await start(repo);
+  const result: TrialResult = { first: {}, steady: {}, loadMs: {} };
+  try {
+    for (const [name, secs] of Object.entries(await loadSeconds(server))) result.loadMs[name] = secs * 1000;
+    for (let i = 0; i < 20; i++) await timeRequest(pool, 'echo', i);
+    for (const m of MODELS) {
+      // Alternate which variant goes first, so neither always benefits from the other's first run.
+      const order = trial % 2 === 0 ? ['cold', 'warm'] : ['warm', 'cold'];
+      for (const v of order) result.first[`${m}_${v}`] = await timeRequest(pool, `${m}_${v}`, trial);
+    }
+    for (const m of MODELS) for (const v of ['cold', 'warm']) {
+      for (let i = 0; i < 30; i++) (result.steady[`${m}_${v}`] ??= []).push(await timeRequest(pool, `${m}_${v}`, 1000 + i));
+    }
+  } finally {
+    await pool.close();
+    await server.close();
+  }
+  return result;
+}
+
 async function benchWarmup(): Promise<string[]> {
   const repo = mkdtempSync(join(tmpdir(), 'herd-bench-warmup-'));
   for (const m of MODELS) { copyModel(repo, m, `${m}_cold`, ''); copyModel(repo, m, `${m}_warm`, WARMUP); }
+  mkdirSync(join(repo, 'echo', '1'), { recursive: true });
+  writeFileSync(join(repo, 'echo', 'config.pbtxt'), ECHO_CONFIG);
+  writeFileSync(join(repo, 'echo', '1', 'model.mjs'), ECHO_MODEL);
   const first: Record<string, number[]> = {};
   const steady: Record<string, number[]> = {};
   const load: Record<string, number[]> = {};
   try {
     for (let trial = 0; trial < TRIALS; trial++) {
-      const { server, pool } = await start(repo);
-      try {
-        for (const [name, secs] of Object.entries(await loadSeconds(server))) (load[name] ??= []).push(secs * 1000);
-        for (const m of MODELS) {
-          // Alternate which variant goes first, so neither always benefits from the other's page cache.
-          const order = trial % 2 === 0 ? ['cold', 'warm'] : ['warm', 'cold'];
-          for (const v of order) (first[`${m}_${v}`] ??= []).push(await timeRequest(pool, `${m}_${v}`, trial));
-        }
-        for (const m of MODELS) for (const v of ['cold', 'warm']) {
-          for (let i = 0; i < 30; i++) (steady[`${m}_${v}`] ??= []).push(await timeRequest(pool, `${m}_${v}`, 1000 + i));
-        }
-      } finally {
-        await pool.close();
-        await server.close();
-      }
+      // A new process per trial: a cold first request means a process that has never run the model.
+      const child = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--trial-repo', repo, '--trial', String(trial)], { encoding: 'utf8', maxBuffer: 1 << 24 });
+      if (child.status !== 0) throw new Error(`trial ${trial} failed: ${child.stderr}`);
+      const result = JSON.parse(child.stdout.trim().split('\n').pop() ?? '{}') as TrialResult;
+      for (const [k, v] of Object.entries(result.first)) (first[k] ??= []).push(v);
+      for (const [k, v] of Object.entries(result.steady)) (steady[k] ??= []).push(...v);
+      for (const [k, v] of Object.entries(result.loadMs)) (load[k] ??= []).push(v);
     }
   } finally {
     rmSync(repo, { recursive: true, force: true });
@@ -133,6 +158,11 @@ async function benchCache(): Promise<string[]> {
   }
 }
 
+if (args['trial-repo'] !== undefined) {
+  process.stdout.write(`${JSON.stringify(await runTrial(args['trial-repo'], Number(args.trial)))}\n`);
+  process.exit(0);
+}
+
 const commit = execSync('git rev-parse --short HEAD').toString().trim();
 const date = new Date().toISOString().slice(0, 10);
 const warmup = await benchWarmup();
@@ -143,7 +173,7 @@ const text = [
   `Command: \`npx tsx bench/warmup-cache/run-warmup-cache-bench.ts --trials ${TRIALS} --requests ${REQUESTS}\`.`,
   ...(args.note ? ['', args.note] : []), '',
   '## First request, with and without model_warmup', '',
-  `Each trial starts a server holding both variants of each model (identical but for model_warmup) and times the first request to each, then 30 more (steady state). ${TRIALS} trials.`, '',
+  `Each trial is a new process: it starts a server holding both variants of each model (identical but for model_warmup) and a js echo model, sends 20 requests to the echo model (so Herd's HTTP path is warm for both variants), then times the first request to each variant and 30 more (steady state). ${TRIALS} trials; the variant sent first alternates.`, '',
   ...warmup, '',
   '## Response cache hit vs execution, mlp_2048, concurrency 1', '',
   `${REQUESTS} rounds of: the same request to mlp_2048 (no cache), the same request to mlp_2048_cached (a hit after the first), a new request to mlp_2048_cached (a miss). Local cache, 64 MiB.`, '',
