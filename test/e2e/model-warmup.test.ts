@@ -1,9 +1,12 @@
 // model_warmup against the real server: samples run on every instance before the model is READY (the
 // fixture models count their executions), from zeros, random bytes and warmup/ files, counted in /stats
-// and /metrics as Triton counts them, and a failing sample leaves the model UNAVAILABLE with the reason.
+// and /metrics as Triton counts them, and a failing sample leaves the model UNAVAILABLE with the reason;
+// an ONNX model (my_model) warms up through the onnxruntime backend the same way.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { resolve } from 'node:path';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import type { HerdServer } from '../../src/app.ts';
 import type { ModelStatistics } from '../../src/serving/stats.ts';
 import { parseExposition, sampleValue } from '../metrics/parse-exposition.ts';
@@ -73,4 +76,32 @@ test('a failing warmup sample makes the model UNAVAILABLE with the reason', asyn
   assert.notEqual(res.status, 200);
   assert.match(res.body.toString(), /warmup sample 'zero_sample'/);
   assert.equal((await request(`${url}/v2/models/warm_fails/ready`)).status, 400);
+});
+
+test('an ONNX model warms up through the onnxruntime backend; a sample that does not fit the model fails its load', async () => {
+  const repo = mkdtempSync(join(tmpdir(), 'herd-warmup-onnx-'));
+  const examples = resolve('examples/model_repository');
+  const copy = (as: string, warmup: string) => {
+    cpSync(join(examples, 'my_model'), join(repo, as), { recursive: true });
+    const file = join(repo, as, 'config.pbtxt');
+    writeFileSync(file, `${readFileSync(file, 'utf8').replace('name: "my_model"', `name: "${as}"`)}\nmodel_warmup [ ${warmup} ]\n`);
+  };
+  copy('onnx_warm', '{ name: "r" batch_size: 4 count: 2 inputs { key: "INPUT__0" value { data_type: TYPE_FP32 dims: [ 768 ] random_data: true } } }');
+  copy('onnx_bad_warmup', '{ name: "wrong_dims" batch_size: 1 inputs { key: "INPUT__0" value { data_type: TYPE_FP32 dims: [ 5 ] zero_data: true } } }');
+  const onnx = await startTestServer({ repositories: [repo], strictReadiness: false });
+  try {
+    const res = await request(`${onnx.httpUrl}/v2/models/onnx_warm/stats`);
+    const s = (res.json() as { model_stats: ModelStatistics[] }).model_stats[0] as ModelStatistics;
+    // Two instances × count 2, one execution of 4 requests each time.
+    assert.equal(s.execution_count, 4);
+    assert.equal(s.inference_count, 16);
+    assert.deepEqual(s.batch_stats.map((b) => [b.batch_size, b.compute_infer.count]), [[4, 4]]);
+    const index = (await postJson(`${onnx.httpUrl}/v2/repository/index`, {})).json() as { name: string; state?: string; reason?: string }[];
+    const bad = index.find((e) => e.name === 'onnx_bad_warmup');
+    assert.equal(bad?.state, 'UNAVAILABLE');
+    assert.match(bad?.reason ?? '', /failed to run warmup sample 'wrong_dims': .*unexpected shape for input 'INPUT__0'/);
+  } finally {
+    await onnx.close();
+    rmSync(repo, { recursive: true, force: true });
+  }
 });
