@@ -35,7 +35,8 @@ export interface RequestTimings {
 export type FailureReason = 'REJECTED' | 'CANCELED' | 'BACKEND' | 'OTHER';
 
 const zero = (): Duration => ({ count: 0, ns: 0 });
-const add = (d: Duration, ns: number): void => { d.count += 1; d.ns += ns; };
+// Whole nanoseconds, as Triton reports them: the clock reads fractional milliseconds.
+const add = (d: Duration, ns: number): void => { d.count += 1; d.ns += Math.round(ns); };
 
 export class ModelStats {
   private readonly stats: ModelStatistics;
@@ -89,7 +90,7 @@ export class ModelStats {
    */
   recordCacheMiss(missNs: number): void {
     const s = this.stats.inference_stats;
-    s.success.ns += missNs;
+    s.success.ns += Math.round(missNs);
     add(s.cache_miss, missNs);
   }
 
