@@ -32,7 +32,6 @@ export const REFUSED_FIELDS: readonly FieldRule[] = [
   { path: 'optimization.execution_accelerators.gpu_execution_accelerator', reason: 'GPU execution accelerators (TensorRT, CUDA) need a GPU; Herd runs ONNX Runtime on the CPU execution provider only' },
   { path: 'optimization.execution_accelerators.cpu_execution_accelerator', reason: "CPU execution accelerators (OpenVINO) are not available in Herd's ONNX Runtime build" },
   { path: 'instance_group.secondary_devices', reason: 'secondary devices (NVDLA) are not available; Herd runs on the CPU only' },
-  { path: 'instance_group.passive', reason: 'passive instances are not supported: every instance Herd loads receives requests' },
   { path: 'model_operations.op_library_filename', reason: 'custom operation libraries cannot be loaded: onnxruntime-node registers no custom op libraries' },
   { path: 'model_repository_agents.agents', reason: 'repository agents (e.g. checksum) are not supported; Triton refuses an agent it cannot find too' },
   { path: 'model_transaction_policy.decoupled', reason: "decoupled models are not supported: Herd's backends return exactly one response per request" },

@@ -286,6 +286,7 @@ export class ModelRepositoryManager {
 
   private async loadVersion(location: ModelLocation, config: ModelConfig, factory: BackendFactory, version: number, labels: ReadonlyMap<string, readonly string[]>): Promise<LoadedModel> {
     const instances: SchedulerInstance[] = [];
+    const passive: SchedulerInstance[] = [];
     const limiter = this.options.rateLimiter;
     try {
       for (const group of config.instance_group) {
@@ -295,20 +296,25 @@ export class ModelRepositoryManager {
         const resources = (group.rate_limiter?.resources ?? []).map((r) => ({ name: r.name, count: r.count }));
         for (let i = 0; i < group.count; i++) {
           const name = `${group.name}_${i}`;
-          if (limiter && resources.length > 0) limiter.register(resources, name);
+          // As Triton: a passive instance is loaded and initialized, but not registered, warmed or scheduled.
+          if (limiter && resources.length > 0 && !group.passive) limiter.register(resources, name);
           const backend = await factory.load({
             config, modelPath: location.path, versionPath: join(location.path, String(version)), version,
             instanceName: name, instanceKind: group.kind === 'KIND_MODEL' ? 'KIND_MODEL' : 'KIND_CPU',
           });
-          instances.push({ name, backend, resources, priority: group.rate_limiter?.priority || 1 });
+          (group.passive ? passive : instances).push({ name, backend, resources, priority: group.rate_limiter?.priority || 1 });
         }
       }
     } catch (err) {
-      await Promise.allSettled(instances.map((i) => i.backend.unload()));
+      await Promise.allSettled([...instances, ...passive].map((i) => i.backend.unload()));
       throw err;
     }
+    if (instances.length === 0) {
+      await Promise.allSettled(passive.map((i) => i.backend.unload()));
+      throw new HerdError('INVALID_ARG', `model '${config.name}' has only passive instances: no instance would receive requests`);
+    }
     const stats = new ModelStats(config.name, version);
-    const scheduler = createModelScheduler({ config, instances, stats, rateLimiter: limiter });
+    const scheduler = createModelScheduler({ config, instances, passiveInstances: passive, stats, rateLimiter: limiter });
     try {
       await runModelWarmup({ config, version, versionPath: join(location.path, String(version)), scheduler });
     } catch (err) {

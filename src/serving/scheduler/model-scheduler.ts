@@ -33,6 +33,8 @@ export interface DynamicBatchingOptions {
 export interface ModelSchedulerOptions {
   modelName: string;
   instances: readonly SchedulerInstance[];
+  /** Loaded but never given requests (instance_group passive: true); unloaded with the others. */
+  passiveInstances?: readonly SchedulerInstance[];
   stats: ModelStats;
   /** Batch elements of a request (first dim of a batching model's inputs, else 1). */
   batchSizeOf: (request: InferenceRequest) => number;
@@ -121,7 +123,7 @@ export class ModelScheduler {
     this.schedule();
     await this.drain();
     this.timer?.cancel();
-    await Promise.allSettled(this.options.instances.map((i) => i.backend.unload()));
+    await Promise.allSettled([...this.options.instances, ...(this.options.passiveInstances ?? [])].map((i) => i.backend.unload()));
   }
 
   private levelOf(request: InferenceRequest): number {

@@ -29,7 +29,6 @@ const REFUSED_SNIPPETS: Record<string, string> = {
   'optimization.execution_accelerators.gpu_execution_accelerator': 'optimization { execution_accelerators { gpu_execution_accelerator [ { name: "tensorrt" } ] } }',
   'optimization.execution_accelerators.cpu_execution_accelerator': 'optimization { execution_accelerators { cpu_execution_accelerator [ { name: "openvino" } ] } }',
   'instance_group.secondary_devices': 'instance_group [ { kind: KIND_CPU secondary_devices [ { kind: KIND_NVDLA device_id: 0 } ] } ]',
-  'instance_group.passive': 'instance_group [ { kind: KIND_CPU count: 1 }, { kind: KIND_CPU passive: true } ]',
   'model_operations.op_library_filename': 'model_operations { op_library_filename: "libcustom.so" }',
   'model_repository_agents.agents': 'model_repository_agents { agents [ { name: "checksum" } ] }',
   'model_transaction_policy.decoupled': 'model_transaction_policy { decoupled: true }',
@@ -163,15 +162,45 @@ describe('at load through the repository manager', () => {
 }
 `;
 
-  function repository(models: Record<string, string>): string {
+  // OUT = the instance group index of the instance that ran the request (names are <model>_<group>_<i>).
+  const GROUP_MODEL = `export default class Group {
+  initialize(args) { this.group = Number(args.model_instance_name.split('_').at(-2)); this.herd = args.herd; }
+  execute(requests) { return requests.map((r) => ({ outputs: [this.herd.createTensor('OUT', 'FP32', r.input('IN').shape, new Float32Array(r.input('IN').data.length).fill(this.group))] })); }
+}
+`;
+
+  function repository(models: Record<string, string>, files: Record<string, string> = {}): string {
     const dir = mkdtempSync(join(tmpdir(), 'herd-audit-'));
     for (const [name, extra] of Object.entries(models)) {
       mkdirSync(join(dir, name, '1'), { recursive: true });
       writeFileSync(join(dir, name, 'config.pbtxt'), `${BASE.replace('"m"', `"${name}"`)}\n${extra}\n`);
-      writeFileSync(join(dir, name, '1', 'model.mjs'), MODEL);
+      writeFileSync(join(dir, name, '1', 'model.mjs'), files[name] ?? MODEL);
     }
     return dir;
   }
+
+  it('passive instances are loaded and never given requests; passive only is refused', async () => {
+    const dir = repository({
+      with_passive: 'instance_group [ { kind: KIND_CPU count: 1 }, { kind: KIND_CPU count: 2 passive: true } ]',
+      only_passive: 'instance_group [ { kind: KIND_CPU count: 1 passive: true } ]',
+    }, { with_passive: GROUP_MODEL });
+    const manager = new ModelRepositoryManager({ repositories: [dir], controlMode: 'none', backends: new Map([['js', jsBackend]]) });
+    try {
+      await manager.start([]);
+      const summary = Object.fromEntries(manager.summary().map((s) => [s.name, s]));
+      assert.equal(summary['only_passive']?.state, 'UNAVAILABLE');
+      assert.match(summary['only_passive']?.reason ?? '', /only passive instances/);
+      const model = manager.get('with_passive');
+      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => model.scheduler.submit({
+        id: String(i), modelName: 'with_passive', modelVersion: 1, requestedOutputs: [], parameters: {},
+        inputs: [{ name: 'IN', datatype: 'FP32', shape: [1, 1], data: Float32Array.from([i]) }],
+      })));
+      assert.deepEqual(results.map((r) => (r.ok ? [...(r.outputs[0]?.data as Float32Array)] : r.error.message)), Array.from({ length: 6 }, () => [0]));
+    } finally {
+      await manager.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   it('a refused field leaves the model UNAVAILABLE with file:line:column; an ignored one is logged; KIND_MODEL loads', async () => {
     const dir = repository({
