@@ -7,7 +7,7 @@ import { classifyTensor } from './classification.ts';
 import { createSequenceControls } from './scheduler/sequence-controls.ts';
 import { createModelMetadata, type ModelMetadata } from './model-metadata.ts';
 import type { LoadedModel, ModelRepositoryManager } from './repository/model-repository-manager.ts';
-import { convertCacheEntryToResponse, convertResponseToCacheEntry } from './response-cache/convert-cached-response.ts';
+import { convertCacheEntryToResponse, convertResponseToCacheEntry, type CachedResponse } from './response-cache/convert-cached-response.ts';
 import { createInferenceCacheKey } from './response-cache/create-inference-cache-key.ts';
 import type { InferenceResponseCache } from './response-cache/inference-response-cache.ts';
 import type { ModelStatistics } from './stats.ts';
@@ -74,8 +74,9 @@ export class InferenceService {
     const key = createInferenceCacheKey({ modelName: model.name, modelVersion: model.version, inputs: call.inputs, requestedOutputs: outputNames });
     const entry = await cache.lookup(key);
     const lookupEnd = process.hrtime.bigint();
-    if (entry !== undefined) {
-      const cached = convertCacheEntryToResponse(entry);
+    // An entry that does not decode (written by another version of Herd into a shared Redis) is a miss.
+    const cached = entry === undefined ? undefined : decodeEntry(entry);
+    if (cached !== undefined) {
       const end = process.hrtime.bigint();
       model.stats.recordCacheHit(Number(end - start), 0, Number(lookupEnd - start));
       return answer(model, call, cached.outputs, cached.parameters);
@@ -120,6 +121,14 @@ export class InferenceService {
 
   isModelReady(name: string, version?: number): boolean {
     return this.repository.isModelReady(name, version);
+  }
+}
+
+function decodeEntry(entry: Buffer): CachedResponse | undefined {
+  try {
+    return convertCacheEntryToResponse(entry);
+  } catch {
+    return undefined;
   }
 }
 

@@ -32,8 +32,10 @@ export function convertCacheEntryToResponse(entry: Buffer): CachedResponse {
   const headerLength = entry.readUInt32LE(0);
   const header = JSON.parse(entry.subarray(4, 4 + headerLength).toString('utf8')) as Header;
   let offset = 4 + headerLength;
+  if (offset > entry.length) throw new Error('cache entry truncated in its header');
   const outputs = header.outputs.map((o): Tensor => {
     const bytes = entry.subarray(offset, offset + o.bytes);
+    if (bytes.length !== o.bytes) throw new Error(`cache entry truncated in output '${o.name}'`);
     offset += o.bytes;
     return { name: o.name, datatype: o.datatype, shape: o.shape, data: readData(o.datatype, elementCount(o.shape), bytes) };
   });
@@ -63,6 +65,7 @@ function readData(datatype: DataType, count: number, bytes: Buffer): Tensor['dat
     }
     return data;
   }
+  if (bytes.length !== data.byteLength) throw new Error(`cache entry holds ${bytes.length} bytes for ${count} ${datatype} elements`);
   new Uint8Array(data.buffer).set(bytes);
   return data;
 }
