@@ -25,6 +25,7 @@ import { jsBackend } from './serving/backends/js/js-backend.ts';
 import { createLazyBackend } from './serving/backends/lazy-backend.ts';
 import { InferenceService } from './serving/inference-service.ts';
 import { ModelRepositoryManager, type LoadedModel } from './serving/repository/model-repository-manager.ts';
+import { createInferenceResponseCache } from './serving/response-cache/create-inference-response-cache.ts';
 import { RateLimiter } from './serving/scheduler/rate-limiter.ts';
 
 export interface HerdServer {
@@ -57,7 +58,9 @@ export function createBackends(): ReadonlyMap<string, BackendFactory> {
 export async function startHerd(config: HerdConfig, options: StartOptions = {}): Promise<HerdServer> {
   const log = options.log ?? (() => undefined);
   const loadSeconds = new WeakMap<LoadedModel, number>();
+  const responseCache = await createInferenceResponseCache({ config: config.serving.cache, env: options.env ?? process.env, log });
   const repository = new ModelRepositoryManager({
+    hasResponseCache: responseCache !== undefined,
     repositories: config.serving.model_repository,
     controlMode: config.serving.model_control_mode,
     backends: createBackends(),
@@ -67,7 +70,12 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     onLoaded: (model, seconds) => loadSeconds.set(model, seconds),
     onWarning: (message) => options.log?.(`warning: ${message}`),
   });
-  await repository.start(config.serving.load_model);
+  try {
+    await repository.start(config.serving.load_model);
+  } catch (err) {
+    await responseCache?.close();
+    throw err;
+  }
   if (config.serving.model_control_mode === 'poll') repository.startPolling(config.serving.repository_poll_secs);
 
   const registry = createMetricsRegistry();
@@ -75,7 +83,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   const gateway = Object.keys(config.models).length > 0 ? await startGateway(config, options.env ?? process.env, log, registry) : undefined;
 
   let closing = false;
-  const inference = new InferenceService(repository);
+  const inference = new InferenceService(repository, responseCache);
   const http: FastifyInstance = createHttpApp(
     {
       inference,
@@ -92,7 +100,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       } : {}),
     },
   );
-  registerInferenceMetrics(registry, createServingStatsSource(repository, loadSeconds));
+  registerInferenceMetrics(registry, createServingStatsSource(repository, loadSeconds), { cache: responseCache !== undefined });
   let metrics: Awaited<ReturnType<typeof startMetricsServer>>;
   let address: string;
   try {
@@ -102,6 +110,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     await http.close();
     await repository.close();
     await gateway?.close();
+    await responseCache?.close();
     throw err;
   }
   const httpUrl = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '[::1]');
@@ -112,6 +121,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       closing = true;
       await http.close();
       await repository.close();
+      await responseCache?.close();
       await gateway?.close();
       await metrics.close();
     })();

@@ -24,6 +24,9 @@ export function formatCheckReport(file: string, config: HerdConfig, catalog: Gat
   const out: string[] = [`${file}: OK`, ''];
   out.push(`server: http ${config.server.host}:${config.server.http_port}, metrics :${config.server.metrics_port}`);
   out.push(`serving: ${config.serving.model_repository.length > 0 ? config.serving.model_repository.join(', ') : '(no model repository)'}; control mode ${config.serving.model_control_mode}`);
+  const cache = config.serving.cache;
+  if (cache?.local) out.push(`response cache: local, ${cache.local.size} bytes`);
+  else if (cache?.redis) out.push(`response cache: redis ${cache.redis.host}:${cache.redis.port} db ${cache.redis.db}, keys under '${cache.redis.key_prefix}'`);
   if (catalog.providers.size > 0) {
     out.push('', 'providers:');
     for (const p of catalog.providers.values()) {

@@ -7,6 +7,7 @@ import type { HerdConfig } from '../config/herd-config-schema.ts';
 import { defaultHerdConfig, loadHerdConfigFile } from '../config/load-herd-config.ts';
 import { HerdError } from '../core/errors.ts';
 import { formatModelTable } from './format-model-table.ts';
+import { parseCacheConfigFlags } from './parse-cache-config-flags.ts';
 
 export interface ServeFlags {
   config?: string;
@@ -23,6 +24,7 @@ export interface ServeFlags {
   exitTimeoutSecs?: string;
   rateLimit?: string;
   rateLimitResource?: string[];
+  cacheConfig?: string[];
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -45,6 +47,7 @@ export function registerServeCommand(program: Command): void {
     .option('--exit-timeout-secs <secs>', 'how long shutdown waits for in-flight requests')
     .option('--rate-limit <mode>', 'off | execution_count: instances hold their rate_limiter resources while executing')
     .option('--rate-limit-resource <name:count>', 'size of a rate-limiter resource pool, e.g. gpu_memory_mb:40960 (repeatable)', collect)
+    .option('--cache-config <cache,setting=value>', "response cache for models with response_cache enabled, as tritonserver: local,size=BYTES or redis,host=H plus redis,port=P (one setting per flag, repeatable; replaces herd.yaml serving.cache)", collect)
     .action(async (flags: ServeFlags) => {
       const config = resolveServeConfig(flags);
       await runServer(config);
@@ -78,6 +81,7 @@ export function resolveServeConfig(flags: ServeFlags): HerdConfig {
   if (flags.rateLimitResource) {
     serving.rate_limit_resources = { ...serving.rate_limit_resources, ...Object.fromEntries(flags.rateLimitResource.map(parseResource)) };
   }
+  if (flags.cacheConfig) serving.cache = parseCacheConfigFlags(flags.cacheConfig);
   if (serving.model_repository.length === 0 && Object.keys(config.models).length === 0) {
     throw new HerdError('INVALID_ARG', 'nothing to serve: pass --model-repository DIR, or set serving.model_repository or gateway models in herd.yaml');
   }

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { billingConfigSchema, checkBillingConfig } from './billing-config-schema.ts';
 import { cacheConfigShape } from './cache-config-schema.ts';
+import { servingCacheSchema } from './serving-cache-config-schema.ts';
 import { checkLimitsConfig, limitsConfigShape } from './limits-config-schema.ts';
 import { checkGatewayConfig, gatewayConfigShape } from './gateway-config-schema.ts';
 
@@ -26,6 +27,7 @@ export const servingSchema = z.strictObject({
   strict_readiness: z.boolean().default(true).describe('/v2/health/ready answers 200 only when every model is ready'),
   rate_limit: z.enum(['off', 'execution_count']).default('off').describe("Triton's --rate-limit: off, or execution_count (instances hold their rate_limiter resources while executing)"),
   rate_limit_resources: z.record(z.string(), z.number().int().positive()).default({}).describe('pool sizes for rate_limit execution_count; resources not listed size themselves from the models'),
+  cache: servingCacheSchema.optional().describe("Triton's --cache-config: the server-wide response cache of models with response_cache enabled"),
 });
 
 export const herdConfigSchema = z.strictObject({

@@ -12,6 +12,10 @@ export interface LiveModelState {
   failures?: Partial<Record<'REJECTED' | 'CANCELED' | 'BACKEND' | 'OTHER', number>>;
   /** Seconds its last load took; omitted, the load-duration series is left out. */
   loadDurationSecs?: number;
+  /** The model enables response_cache: its nv_cache_* series exist (zero without a server cache, as in Triton). */
+  cacheEnabled?: boolean;
+  /** config.pbtxt metric_tags. */
+  tags?: Readonly<Record<string, string>>;
 }
 
 export function convertModelStatisticsToSnapshot(stats: ModelStatistics, live: LiveModelState): InferenceStatsSnapshot {
@@ -30,6 +34,8 @@ export function convertModelStatisticsToSnapshot(stats: ModelStatistics, live: L
     execution_count: stats.execution_count,
     pending: live.pending,
     ...(live.loadDurationSecs === undefined ? {} : { load_duration_secs: live.loadDurationSecs }),
+    ...(live.cacheEnabled ? { cache: { hit: duration(s.cache_hit), miss: duration(s.cache_miss) } } : {}),
+    ...(live.tags && Object.keys(live.tags).length > 0 ? { tags: live.tags } : {}),
   };
 }
 
@@ -48,6 +54,8 @@ export function createServingStatsSource(
       pending: model.stats.pending,
       failures: model.stats.failureCounts(),
       ...(seconds === undefined ? {} : { loadDurationSecs: seconds }),
+      cacheEnabled: model.config.response_cache?.enable === true,
+      tags: model.config.metric_tags,
     });
   });
 }

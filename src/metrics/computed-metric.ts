@@ -14,6 +14,27 @@ export interface ComputedMetricOptions<L extends string> {
   labelNames: readonly L[];
   /** Called once per scrape of this metric; every sample it yields becomes one series. */
   read: () => Iterable<Sample<L>>;
+  /**
+   * Samples may carry labels beyond `labelNames` (Triton's metric_tags become `_<key>` labels, known only
+   * once a model loads); each new name is admitted at scrape time.
+   */
+  extraLabels?: boolean;
+}
+
+/**
+ * prom-client fixes a metric's label names at construction and checks every sample against them (and
+ * hashes series by the sorted names). Adding a name to both lists is what its constructor would have done.
+ */
+function admitLabels(metric: unknown, labels: Readonly<Record<string, string>>): void {
+  const m = metric as { labelNames: string[]; sortedLabelNames: string[] };
+  let added = false;
+  for (const name of Object.keys(labels)) {
+    if (!m.labelNames.includes(name)) {
+      m.labelNames.push(name);
+      added = true;
+    }
+  }
+  if (added) m.sortedLabelNames = [...m.labelNames].sort();
 }
 
 /**
@@ -26,11 +47,12 @@ export function createComputedCounter<L extends string>(options: ComputedMetricO
   return new Counter<L>({
     name,
     help: options.help,
-    labelNames: options.labelNames,
+    labelNames: [...options.labelNames],
     registers: [options.registry],
     collect() {
       this.reset();
       for (const sample of read()) {
+        if (options.extraLabels) admitLabels(this, sample.labels);
         // Checked here so a bad value names its metric; prom-client's own error does not.
         if (!Number.isFinite(sample.value) || sample.value < 0) {
           throw new Error(`${name}${JSON.stringify(sample.labels)}: a counter needs a finite value >= 0, got ${sample.value}`);
@@ -48,11 +70,12 @@ export function createComputedGauge<L extends string>(options: ComputedMetricOpt
   return new Gauge<L>({
     name,
     help: options.help,
-    labelNames: options.labelNames,
+    labelNames: [...options.labelNames],
     registers: [options.registry],
     collect() {
       this.reset();
       for (const sample of read()) {
+        if (options.extraLabels) admitLabels(this, sample.labels);
         if (Number.isNaN(sample.value)) throw new Error(`${name}${JSON.stringify(sample.labels)}: a gauge value must be a number, got NaN`);
         this.set(sample.labels as Partial<Record<L, string>>, sample.value);
       }

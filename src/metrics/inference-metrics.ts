@@ -33,14 +33,22 @@ const COUNTERS: readonly { name: string; help: string; value: (s: InferenceStats
  * called once per scrape (every family of one scrape reads the same snapshot) and returns one entry
  * per loaded model version; a version missing from it has no series, as in Triton after an unload.
  */
-export function registerInferenceMetrics(registry: Registry, source: () => readonly InferenceStatsSnapshot[]): void {
+export interface InferenceMetricsOptions {
+  /**
+   * Register the nv_cache_* families (the server has a response cache). Triton prints them for models
+   * with response_cache enabled; prom-client prints a registered family even with no series, so they
+   * are left out where no cache can ever fill them.
+   */
+  cache?: boolean;
+}
+
+export function registerInferenceMetrics(registry: Registry, source: () => readonly InferenceStatsSnapshot[], options: InferenceMetricsOptions = {}): void {
   const read = memoizePerScrape(source);
-  // Label keys in Triton's order (its label maps are sorted by key), so the text matches byte for byte.
-  const labelsOf = (s: InferenceStatsSnapshot) => ({ model: s.model, version: s.version });
   const samples = (value: (s: InferenceStatsSnapshot) => number) => () => read().map((s): Sample<ModelLabel> => ({ labels: labelsOf(s), value: value(s) }));
+  const extraLabels = true;
 
   for (const counter of COUNTERS) {
-    createComputedCounter<ModelLabel>({ registry, name: counter.name, help: counter.help, labelNames: ['model', 'version'], read: samples(counter.value) });
+    createComputedCounter<ModelLabel>({ registry, name: counter.name, help: counter.help, labelNames: ['model', 'version'], read: samples(counter.value), extraLabels });
   }
   createComputedCounter<FailureLabel>({
     registry,
@@ -48,6 +56,7 @@ export function registerInferenceMetrics(registry: Registry, source: () => reado
     help: 'Number of failed inference requests, all batch sizes',
     labelNames: ['model', 'reason', 'version'],
     read: () => read().flatMap(failureSamples),
+    extraLabels,
   });
   createComputedGauge<ModelLabel>({
     registry,
@@ -55,6 +64,7 @@ export function registerInferenceMetrics(registry: Registry, source: () => reado
     help: 'Instantaneous number of pending requests awaiting execution per-model.',
     labelNames: ['model', 'version'],
     read: samples((s) => s.pending),
+    extraLabels,
   });
   createComputedGauge<ModelLabel>({
     registry,
@@ -62,7 +72,35 @@ export function registerInferenceMetrics(registry: Registry, source: () => reado
     help: 'Model load time in seconds',
     labelNames: ['model', 'version'],
     read: () => read().flatMap((s) => (s.load_duration_secs === undefined ? [] : [{ labels: labelsOf(s), value: s.load_duration_secs }])),
+    extraLabels,
   });
+  // Triton creates these only for models with response_cache enabled (metric_model_reporter.cc).
+  for (const family of options.cache ? CACHE_COUNTERS : []) {
+    createComputedCounter<ModelLabel>({
+      registry, name: family.name, help: family.help, labelNames: ['model', 'version'], extraLabels,
+      read: () => read().flatMap((s) => (s.cache === undefined ? [] : [{ labels: labelsOf(s), value: family.value(s.cache) }])),
+    });
+  }
+}
+
+type CacheStats = NonNullable<InferenceStatsSnapshot['cache']>;
+
+/** Names and HELP text of Triton core's metrics.cc. */
+const CACHE_COUNTERS: readonly { name: string; help: string; value: (c: CacheStats) => number }[] = [
+  { name: 'nv_cache_num_hits_per_model', help: 'Number of cache hits per model', value: (c) => c.hit.count },
+  { name: 'nv_cache_hit_duration_per_model', help: 'Total cache hit duration per model, in microseconds', value: (c) => convertDurationToTritonUs(c.hit) },
+  { name: 'nv_cache_num_misses_per_model', help: 'Number of cache misses per model', value: (c) => c.miss.count },
+  { name: 'nv_cache_miss_duration_per_model', help: 'Total cache miss (insert+lookup) duration per model, in microseconds', value: (c) => convertDurationToTritonUs(c.miss) },
+];
+
+/**
+ * Label keys in Triton's order (its label maps are sorted by key), so the text matches byte for byte;
+ * metric_tags add `_<key>` labels, which sort before the lower-case ones.
+ */
+function labelsOf(s: InferenceStatsSnapshot, extra: Record<string, string> = {}): Record<ModelLabel, string> {
+  const labels: Record<string, string> = { ...extra, model: s.model, version: s.version };
+  for (const [key, value] of Object.entries(s.tags ?? {})) labels[`_${key}`] = value;
+  return Object.fromEntries(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) as Record<ModelLabel, string>;
 }
 
 /** Every reason gets a series, zeros included, as Triton creates all four when a model loads. */
@@ -71,7 +109,7 @@ function failureSamples(s: InferenceStatsSnapshot): Sample<FailureLabel>[] {
   const covered = FAILURE_REASONS.reduce((sum, reason) => sum + (reasons[reason] ?? 0), 0);
   const uncovered = Math.max(0, s.fail.count - covered);
   return FAILURE_REASONS.map((reason) => ({
-    labels: { model: s.model, reason, version: s.version },
+    labels: labelsOf(s, { reason }) as Record<FailureLabel, string>,
     value: (reasons[reason] ?? 0) + (reason === 'OTHER' ? uncovered : 0),
   }));
 }

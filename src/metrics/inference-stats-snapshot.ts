@@ -45,4 +45,8 @@ export interface InferenceStatsSnapshot {
   pending: number;
   /** Seconds the last load of this version took; undefined leaves the series out. */
   load_duration_secs?: number;
+  /** Response cache hits and misses; present when the model enables response_cache (Triton's nv_cache_* series exist then). */
+  cache?: { hit: DurationStat; miss: DurationStat };
+  /** The model's metric_tags: each becomes a `_<key>` label on every series of this version, as in Triton. */
+  tags?: Readonly<Record<string, string>>;
 }

@@ -9,6 +9,9 @@ import { ResponseStream, type InferStreamEvent } from './response-stream.ts';
 import { createSequenceControls } from './scheduler/sequence-controls.ts';
 import { createModelMetadata, type ModelMetadata } from './model-metadata.ts';
 import type { LoadedModel, ModelRepositoryManager } from './repository/model-repository-manager.ts';
+import { convertCacheEntryToResponse, convertResponseToCacheEntry, type CachedResponse } from './response-cache/convert-cached-response.ts';
+import { createInferenceCacheKey } from './response-cache/create-inference-cache-key.ts';
+import type { InferenceResponseCache } from './response-cache/inference-response-cache.ts';
 import type { ModelStatistics } from './stats.ts';
 import { validateInferRequest } from './validate-infer-request.ts';
 
@@ -42,7 +45,8 @@ export interface InferAnswer {
 const NO_OUTPUT_NAMES: readonly string[] = [];
 
 export class InferenceService {
-  constructor(private readonly repository: ModelRepositoryManager) {}
+  /** `cache` is the server-wide response cache (--cache-config); models opt in with response_cache { enable: true }. */
+  constructor(private readonly repository: ModelRepositoryManager, private readonly cache?: InferenceResponseCache) {}
 
   /** One request, one answer. A decoupled model answers UNSUPPORTED here: its responses need streamInfer. */
   async infer(call: InferCall): Promise<InferAnswer> {
@@ -50,9 +54,13 @@ export class InferenceService {
     if (isDecoupledConfig(model)) {
       throw new HerdError('UNSUPPORTED', `model '${model.name}' has a decoupled transaction policy (several responses per request): use a streaming endpoint`);
     }
-    const result = await this.submit(model, call, undefined);
+    const outputNames = call.outputs.length === 0 ? NO_OUTPUT_NAMES : call.outputs.map((o) => o.name);
+    validateInferRequest(model.config, { id: call.id, inputs: call.inputs, outputs: outputNames });
+    // Triton caches only where both the server has a cache and the model enables it.
+    if (this.cache && model.config.response_cache?.enable) return this.inferThroughCache(model, call, outputNames, this.cache);
+    const result = await this.schedule(model, call, outputNames, undefined);
     if (!result.ok) throw result.error;
-    return toAnswer(model, call, result);
+    return answer(model, call, result.outputs, result.parameters);
   }
 
   /**
@@ -72,11 +80,13 @@ export class InferenceService {
       yield { error: toHerdError(err), final: true };
       return;
     }
-    const stream = new ResponseStream<InferAnswer>((result) => toAnswer(model, call, result), signal);
+    const stream = new ResponseStream<InferAnswer>((result) => answer(model, call, result.outputs, result.parameters), signal);
     // Refusals before execution (validation, a full queue, a timeout) come back here, not through the sender.
     let submitted: Promise<InferenceResult>;
     try {
-      submitted = this.submit(model, call, stream);
+      const outputNames = call.outputs.length === 0 ? NO_OUTPUT_NAMES : call.outputs.map((o) => o.name);
+      validateInferRequest(model.config, { id: call.id, inputs: call.inputs, outputs: outputNames });
+      submitted = this.schedule(model, call, outputNames, stream);
     } catch (err) {
       yield { error: toHerdError(err), final: true };
       return;
@@ -92,10 +102,7 @@ export class InferenceService {
     return isDecoupledConfig(this.repository.get(name, version));
   }
 
-  /** Validates and schedules; throws (synchronously) what validation refuses. */
-  private submit(model: LoadedModel, call: InferCall, responseSender: ResponseSender | undefined): Promise<InferenceResult> {
-    const outputNames = call.outputs.length === 0 ? NO_OUTPUT_NAMES : call.outputs.map((o) => o.name);
-    validateInferRequest(model.config, { id: call.id, inputs: call.inputs, outputs: outputNames });
+  private schedule(model: LoadedModel, call: InferCall, outputNames: readonly string[], responseSender: ResponseSender | undefined): Promise<InferenceResult> {
     const batchSize = model.config.max_batch_size > 0 ? (call.inputs[0]?.shape[0] ?? 1) : 1;
     const controls = createSequenceControls(model.config, call.parameters, batchSize);
     const request: InferenceRequest = {
@@ -108,6 +115,27 @@ export class InferenceService {
     };
     if (responseSender) request.responseSender = responseSender;
     return model.scheduler.submit(request);
+  }
+
+  /** A hit skips scheduling and execution; a miss executes, then stores a successful answer. */
+  private async inferThroughCache(model: LoadedModel, call: InferCall, outputNames: readonly string[], cache: InferenceResponseCache): Promise<InferAnswer> {
+    const start = process.hrtime.bigint();
+    const key = createInferenceCacheKey({ modelName: model.name, modelVersion: model.version, inputs: call.inputs, requestedOutputs: outputNames });
+    const entry = await cache.lookup(key);
+    const lookupEnd = process.hrtime.bigint();
+    // An entry that does not decode (written by another version of Herd into a shared Redis) is a miss.
+    const cached = entry === undefined ? undefined : decodeEntry(entry);
+    if (cached !== undefined) {
+      const end = process.hrtime.bigint();
+      model.stats.recordCacheHit(Number(end - start), 0, Number(lookupEnd - start));
+      return answer(model, call, cached.outputs, cached.parameters);
+    }
+    const result = await this.schedule(model, call, outputNames, undefined);
+    if (!result.ok) throw result.error;
+    const insertStart = process.hrtime.bigint();
+    await cache.insert(key, convertResponseToCacheEntry({ outputs: result.outputs, ...(result.parameters ? { parameters: result.parameters } : {}) }));
+    model.stats.recordCacheMiss(Number(lookupEnd - start) + Number(process.hrtime.bigint() - insertStart));
+    return answer(model, call, result.outputs, result.parameters);
   }
 
   /**
@@ -157,13 +185,21 @@ function isDecoupledConfig(model: LoadedModel): boolean {
   return model.config.model_transaction_policy?.decoupled === true;
 }
 
-function toAnswer(model: LoadedModel, call: InferCall, result: Extract<InferenceResult, { ok: true }>): InferAnswer {
+function decodeEntry(entry: Buffer): CachedResponse | undefined {
+  try {
+    return convertCacheEntryToResponse(entry);
+  } catch {
+    return undefined;
+  }
+}
+
+function answer(model: LoadedModel, call: InferCall, outputs: Tensor[], parameters: Parameters | undefined): InferAnswer {
   return {
     modelName: model.name,
     modelVersion: model.version,
     id: call.id,
-    outputs: shapeOutputs(model, result.outputs, call.outputs),
-    ...(result.parameters ? { parameters: result.parameters } : {}),
+    outputs: shapeOutputs(model, outputs, call.outputs),
+    ...(parameters ? { parameters } : {}),
   };
 }
 

@@ -35,7 +35,8 @@ export interface RequestTimings {
 export type FailureReason = 'REJECTED' | 'CANCELED' | 'BACKEND' | 'OTHER';
 
 const zero = (): Duration => ({ count: 0, ns: 0 });
-const add = (d: Duration, ns: number): void => { d.count += 1; d.ns += ns; };
+// Whole nanoseconds, as Triton reports them: the clock reads fractional milliseconds.
+const add = (d: Duration, ns: number): void => { d.count += 1; d.ns += Math.round(ns); };
 
 export class ModelStats {
   private readonly stats: ModelStatistics;
@@ -70,6 +71,27 @@ export class ModelStats {
     add(this.stats.inference_stats.fail, totalNs);
     this.failures[reason] += 1;
     this.stats.last_inference = nowMs;
+  }
+
+  /**
+   * A request answered from the response cache (Triton's UpdateSuccessCacheHit): a success with its
+   * queue time, no compute and no inference or execution counted; `lookupNs` is the hit's duration.
+   */
+  recordCacheHit(totalNs: number, queueNs: number, lookupNs: number): void {
+    const s = this.stats.inference_stats;
+    add(s.success, totalNs);
+    add(s.queue, queueNs);
+    add(s.cache_hit, lookupNs);
+  }
+
+  /**
+   * A request that missed and was executed (Triton's UpdateSuccessCacheMiss): the lookup and insert time
+   * is added to its request duration, already counted by the scheduler.
+   */
+  recordCacheMiss(missNs: number): void {
+    const s = this.stats.inference_stats;
+    s.success.ns += Math.round(missNs);
+    add(s.cache_miss, missNs);
   }
 
   /** One backend execution of `batchSize` elements (several requests may share it). */

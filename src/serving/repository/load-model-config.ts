@@ -28,7 +28,7 @@ export async function loadModelConfig(source: ConfigSource, backends: ReadonlyMa
   const latest = versions[versions.length - 1];
   const versionPath = latest === undefined ? undefined : join(source.modelPath, String(latest));
   const entries = versionPath === undefined ? [] : readdirSync(versionPath);
-  const options: ParseModelConfigOptions = { versionDirectoryEntries: entries, validateIO: false, modelExists: source.modelExists };
+  const options: ParseModelConfigOptions = { versionDirectoryEntries: entries, validateIO: false, modelExists: source.modelExists, refuseUnhonoured: true };
   const config = readConfig(source, entries, options);
   const factory = resolveBackend(config, source, backends);
   const completed = factory.autoCompleteConfig && versionPath !== undefined

@@ -9,6 +9,8 @@ import { createModelScheduler } from '../scheduler/create-model-scheduler.ts';
 import type { ModelScheduler, SchedulerInstance } from '../scheduler/model-scheduler.ts';
 import type { RateLimiter } from '../scheduler/rate-limiter.ts';
 import { ModelStats } from '../stats.ts';
+import { runModelWarmup } from '../warmup/run-model-warmup.ts';
+import { listIgnoredFields } from './audit-model-config.ts';
 import { loadModelConfig } from './load-model-config.ts';
 import type { ModelConfig } from './model-config.ts';
 import { listModelConfigWarnings } from './validate-model-config.ts';
@@ -51,8 +53,13 @@ export interface RepositoryManagerOptions {
   rateLimiter?: RateLimiter;
   /** Called with each model's load time, for nv_model_load_duration_secs. */
   onLoaded?: (model: LoadedModel, seconds: number) => void;
-  /** Told what a model's config allows but probably does not mean (see listModelConfigWarnings). */
+  /**
+   * Told what a model's config allows but probably does not mean (listModelConfigWarnings), and which
+   * fields it sets that are not honoured (listIgnoredFields).
+   */
   onWarning?: (message: string) => void;
+  /** Whether the server has a response cache (--cache-config); without one response_cache caches nothing. */
+  hasResponseCache?: boolean;
 }
 
 export class ModelRepositoryManager {
@@ -271,6 +278,9 @@ export class ModelRepositoryManager {
   private async loadVersions(location: ModelLocation, overrideJson: string | undefined): Promise<Map<number, LoadedModel>> {
     const { config, factory } = await loadModelConfig({ modelName: location.name, modelPath: location.path, overrideJson }, this.options.backends);
     for (const warning of listModelConfigWarnings(config)) this.options.onWarning?.(warning);
+    for (const warning of listIgnoredFields(config, { hasResponseCache: this.options.hasResponseCache === true })) {
+      this.options.onWarning?.(`model '${location.name}': ${warning.message}`);
+    }
     const versions = selectVersions(config.version_policy, listVersionFolders(location.path));
     if (versions.length === 0) {
       throw new HerdError('INVALID_ARG', `at least one version must be available under the version policy of model '${location.name}'`);
@@ -288,6 +298,7 @@ export class ModelRepositoryManager {
 
   private async loadVersion(location: ModelLocation, config: ModelConfig, factory: BackendFactory, version: number, labels: ReadonlyMap<string, readonly string[]>): Promise<LoadedModel> {
     const instances: SchedulerInstance[] = [];
+    const passive: SchedulerInstance[] = [];
     const limiter = this.options.rateLimiter;
     try {
       for (const group of config.instance_group) {
@@ -297,20 +308,31 @@ export class ModelRepositoryManager {
         const resources = (group.rate_limiter?.resources ?? []).map((r) => ({ name: r.name, count: r.count }));
         for (let i = 0; i < group.count; i++) {
           const name = `${group.name}_${i}`;
-          if (limiter && resources.length > 0) limiter.register(resources, name);
+          // As Triton: a passive instance is loaded and initialized, but not registered, warmed or scheduled.
+          if (limiter && resources.length > 0 && !group.passive) limiter.register(resources, name);
           const backend = await factory.load({
             config, modelPath: location.path, versionPath: join(location.path, String(version)), version,
             instanceName: name, instanceKind: group.kind === 'KIND_MODEL' ? 'KIND_MODEL' : 'KIND_CPU',
           });
-          instances.push({ name, backend, resources, priority: group.rate_limiter?.priority || 1 });
+          (group.passive ? passive : instances).push({ name, backend, resources, priority: group.rate_limiter?.priority || 1 });
         }
       }
     } catch (err) {
-      await Promise.allSettled(instances.map((i) => i.backend.unload()));
+      await Promise.allSettled([...instances, ...passive].map((i) => i.backend.unload()));
       throw err;
     }
+    if (instances.length === 0) {
+      await Promise.allSettled(passive.map((i) => i.backend.unload()));
+      throw new HerdError('INVALID_ARG', `model '${config.name}' has only passive instances: no instance would receive requests`);
+    }
     const stats = new ModelStats(config.name, version);
-    const scheduler = createModelScheduler({ config, instances, stats, rateLimiter: limiter });
+    const scheduler = createModelScheduler({ config, instances, passiveInstances: passive, stats, rateLimiter: limiter });
+    try {
+      await runModelWarmup({ config, version, versionPath: join(location.path, String(version)), scheduler });
+    } catch (err) {
+      await scheduler.close();
+      throw err;
+    }
     return { name: config.name, version, config, scheduler, stats, labels };
   }
 

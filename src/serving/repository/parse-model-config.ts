@@ -7,6 +7,7 @@ import {
   type FieldSchema, type MessageSchema, type MessageValue, type SingleValue,
   InstanceGroupSchema, ModelConfigSchema, checkIntegerRange, fillDefaults, indexPath, joinPath, keyPath, roundToFloat32, setMapEntry,
 } from './model-config-schema.ts';
+import { refuseUnhonouredFields } from './audit-model-config.ts';
 import { type SourceLocation, parseTextFormat } from './pbtxt-parser.ts';
 import { validateModelConfig } from './validate-model-config.ts';
 
@@ -20,6 +21,8 @@ export interface ParseModelConfigOptions {
   validateIO?: boolean;
   /** Lets ensemble validation check that each step's model exists in the repository. */
   modelExists?: (name: string) => boolean;
+  /** Also refuse the fields Herd cannot honour (what loading a model needs; plain parsing keeps them). */
+  refuseUnhonoured?: boolean;
 }
 
 /** config.pbtxt text -> ModelConfig. `expectedName` is the model's folder name: it fills an empty `name` and must equal it. */
@@ -60,6 +63,7 @@ function completeModelConfig(message: MessageValue, expectedName: string | undef
     normalizeModelConfig(config);
     normalizeInstanceGroups(config);
     validateModelConfig(config, { expectedName, validateIO: options.validateIO, modelExists: options.modelExists });
+    if (options.refuseUnhonoured) refuseUnhonouredFields(config);
   } catch (err) {
     if (!(err instanceof HerdError)) throw err;
     const path = err.param ? ` (${err.param})` : '';

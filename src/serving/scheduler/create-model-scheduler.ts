@@ -11,6 +11,8 @@ import { NO_POLICY } from './request-queue.ts';
 export interface SchedulerContext {
   config: ModelConfig;
   instances: readonly SchedulerInstance[];
+  /** Passive instances: loaded, never scheduled (Triton's instance_group passive). */
+  passiveInstances?: readonly SchedulerInstance[];
   stats: ModelStats;
   /** Present when the server runs with --rate-limit execution_count. */
   rateLimiter?: RateLimiter;
@@ -24,6 +26,7 @@ export function createModelScheduler(context: SchedulerContext): ModelScheduler 
   return new ModelScheduler({
     modelName: config.name,
     instances: context.instances,
+    passiveInstances: context.passiveInstances ?? [],
     stats: context.stats,
     batchSizeOf: batchingModel ? (r) => r.inputs[0]?.shape[0] ?? 1 : () => 1,
     shapeKeyOf: (r) => shapeKey(r, ragged),

@@ -33,6 +33,8 @@ export interface DynamicBatchingOptions {
 export interface ModelSchedulerOptions {
   modelName: string;
   instances: readonly SchedulerInstance[];
+  /** Loaded but never given requests (instance_group passive: true); unloaded with the others. */
+  passiveInstances?: readonly SchedulerInstance[];
   stats: ModelStats;
   /** Batch elements of a request (first dim of a batching model's inputs, else 1). */
   batchSizeOf: (request: InferenceRequest) => number;
@@ -126,7 +128,7 @@ export class ModelScheduler {
     this.schedule();
     await this.drain();
     this.timer?.cancel();
-    await Promise.allSettled(this.options.instances.map((i) => i.backend.unload()));
+    await Promise.allSettled([...this.options.instances, ...(this.options.passiveInstances ?? [])].map((i) => i.backend.unload()));
   }
 
   private levelOf(request: InferenceRequest): number {
@@ -188,7 +190,35 @@ export class ModelScheduler {
     }, at - this.clock.now());
   }
 
+  /**
+   * Model warmup (Triton's TritonModelInstance::WarmUp): runs `requests` as one execution on every
+   * instance in turn, before the model serves, recorded in the statistics as Triton records them.
+   * Resolves with the first instance's failures, or an empty list.
+   */
+  async warmUp(requests: readonly InferenceRequest[]): Promise<HerdError[]> {
+    for (const instance of this.options.instances) {
+      const now = this.clock.now();
+      const items = requests.map((request): QueuedRequest => ({
+        request, batchSize: this.options.batchSizeOf(request), shapeKey: '', enqueuedAt: now, deadline: Infinity, seq: -1, finish: () => undefined,
+      }));
+      const results = await this.execute(instance, items);
+      const errors = results.flatMap((r) => (r.ok ? [] : [r.error]));
+      if (errors.length > 0) return errors;
+    }
+    return [];
+  }
+
   private async run(instance: SchedulerInstance, items: QueuedRequest[]): Promise<void> {
+    const results = await this.execute(instance, items);
+    this.inFlight -= 1;
+    this.idle.push(instance);
+    items.forEach((item, i) => {
+      this.deliver(item, results[i] as InferenceResult);
+    });
+    this.schedule();
+  }
+
+  private async execute(instance: SchedulerInstance, items: QueuedRequest[]): Promise<InferenceResult[]> {
     const release = this.options.rateLimiter && instance.resources.length > 0
       ? await this.options.rateLimiter.acquire(instance.resources, instance.priority, instance.name)
       : undefined;
@@ -222,10 +252,7 @@ export class ModelScheduler {
     const end = this.clock.now();
     release?.();
     this.record(items, results, { start, end, hrStart, hrEnd, marks });
-    this.inFlight -= 1;
-    this.idle.push(instance);
-    items.forEach((item, i) => { this.deliver(item, results[i] as InferenceResult); });
-    this.schedule();
+    return results;
   }
 
   private record(items: QueuedRequest[], results: InferenceResult[], t: { start: number; end: number; hrStart: bigint; hrEnd: bigint; marks: ExecutionMarks }): void {
