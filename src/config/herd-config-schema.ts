@@ -31,6 +31,8 @@ export const servingSchema = z.strictObject({
   rate_limit: z.enum(['off', 'execution_count']).default('off'),
   /** Pool sizes for --rate-limit execution_count; resources not listed size themselves from the models. */
   rate_limit_resources: z.record(z.string(), z.number().int().positive()).default({}),
+  /** Triton's --backend-config=<backend>,<key>=<value>: per backend, its settings (e.g. python: { python-executable: /usr/bin/python3 }). */
+  backend_config: z.record(z.string(), z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String))).default({}),
 });
 
 export const herdConfigSchema = z.strictObject({

@@ -14,6 +14,8 @@ export interface TestServerOptions {
   strictReadiness?: boolean;
   maxInputSize?: number;
   pollSecs?: number;
+  backendConfig?: Record<string, Record<string, string>>;
+  log?: (line: string) => void;
 }
 
 export async function startTestServer(options: TestServerOptions): Promise<HerdServer> {
@@ -25,9 +27,10 @@ export async function startTestServer(options: TestServerOptions): Promise<HerdS
       load_model: options.loadModel ?? [],
       strict_readiness: options.strictReadiness ?? true,
       repository_poll_secs: options.pollSecs ?? 0,
+      backend_config: options.backendConfig ?? {},
     },
   });
-  return startHerd(config);
+  return startHerd(config, options.log ? { log: options.log } : {});
 }
 
 export interface HttpAnswer { status: number; headers: Headers; body: Buffer; json: () => unknown }
