@@ -281,7 +281,6 @@ test('a model that failed to load (densenet_onnx) is 503 with its load failure r
     /^Request for unknown model: 'densenet_onnx' has no available versions \(.*at least one version must be available.*\)$/);
   assert.ok(error.includes('densenet_onnx'));
   await assertError(request(`${url}/v2/models/densenet_onnx`), 503, /'densenet_onnx' has no available versions/);
-  await assertError(postJson(`${url}/v2/models/simple_identity/infer`, { inputs: [] }), 503, /backend 'python' is not supported/);
 });
 
 test('an unknown route is 404 with an {"error"} body', async () => {

@@ -228,7 +228,7 @@ class HerdStub:
         for response_header, response_parts in encoded:
             for tensor in response_header.get("outputs", []):
                 tensor["offset"] += offset
-                offset += tensor["size"]
+            offset += sum(tensor["size"] for tensor in response_header.get("outputs", []))
             headers.append(response_header)
             parts.extend(response_parts)
         self.wire.write({"type": "execute_done", "seq": header["seq"], "responses": headers, "execute_ns": spent}, parts)
