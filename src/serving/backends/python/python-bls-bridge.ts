@@ -6,16 +6,22 @@ import { mapHerdErrorCode } from './convert-stub-response.ts';
 import { decodeStubTensors, encodeStubTensors } from './convert-stub-tensors.ts';
 import type { StubFrame, StubHeader } from './stub-wire.ts';
 
+export interface BlsCall {
+  modelName: string;
+  version?: number;
+  id: string;
+  parameters: Parameters;
+  inputs: Tensor[];
+  outputs: { name: string }[];
+}
+
+export interface BlsAnswer { outputs: Tensor[]; parameters?: Parameters }
+
 /** The slice of InferenceService a BLS call needs; app.ts plugs the real one in. */
 export interface BlsInference {
-  infer(call: {
-    modelName: string;
-    version?: number;
-    id: string;
-    parameters: Parameters;
-    inputs: Tensor[];
-    outputs: { name: string }[];
-  }): Promise<{ outputs: Tensor[]; parameters?: Parameters }>;
+  infer(call: BlsCall): Promise<BlsAnswer>;
+  /** exec(decoupled=True): every response of the called model, ending with `final`. */
+  streamInfer(call: BlsCall, signal?: AbortSignal): AsyncIterable<{ answer?: BlsAnswer; error?: HerdError; final: boolean }>;
 }
 
 export type SendToStub = (header: StubHeader, parts?: readonly Uint8Array[]) => void;
@@ -29,23 +35,38 @@ export async function answerBlsCall(frame: StubFrame, inference: BlsInference | 
     if (typeof modelName !== 'string' || !modelName) throw new HerdError('INVALID_ARG', 'BLS request has no model_name');
     const version = typeof h['version'] === 'number' && h['version'] >= 0 ? h['version'] : undefined;
     const inputs = decodeStubTensors(h['inputs'], frame.body, `python model ${label} BLS request`);
-    const answer = await inference.infer({
+    const blsCall: BlsCall = {
       modelName,
       ...(version !== undefined ? { version } : {}),
       id: typeof h['id'] === 'string' ? h['id'] : '',
       parameters: parseBlsParameters(h['parameters'], h['correlation_id'], h['flags']),
       inputs,
       outputs: Array.isArray(h['outputs']) ? h['outputs'].map((name) => ({ name: String(name) })) : [],
-    });
-    const encoded = encodeStubTensors(answer.outputs);
-    send({
-      type: 'bls_response', call, final: true, outputs: encoded.descriptors,
-      ...(answer.parameters ? { parameters: JSON.stringify(answer.parameters) } : {}),
-    }, encoded.parts);
+    };
+    if (h['decoupled'] === true) {
+      for await (const event of inference.streamInfer(blsCall)) {
+        if (event.answer) sendAnswer(send, call, event.answer, event.final);
+        else if (event.error) sendError(send, call, event.error, event.final);
+        else send({ type: 'bls_response', call, final: true, empty: true });
+      }
+      return;
+    }
+    sendAnswer(send, call, await inference.infer(blsCall), true);
   } catch (err) {
-    const error = toHerdError(err);
-    send({ type: 'bls_response', call, final: true, error: { message: error.message, code: mapHerdErrorCode(error.code) } });
+    sendError(send, call, toHerdError(err), true);
   }
+}
+
+function sendAnswer(send: SendToStub, call: unknown, answer: BlsAnswer, final: boolean): void {
+  const encoded = encodeStubTensors(answer.outputs);
+  send({
+    type: 'bls_response', call, final, outputs: encoded.descriptors,
+    ...(answer.parameters ? { parameters: JSON.stringify(answer.parameters) } : {}),
+  }, encoded.parts);
+}
+
+function sendError(send: SendToStub, call: unknown, error: HerdError, final: boolean): void {
+  send({ type: 'bls_response', call, final, error: { message: error.message, code: mapHerdErrorCode(error.code) } });
 }
 
 function parseBlsParameters(value: unknown, correlationId: unknown, flags: unknown): Parameters {

@@ -2,7 +2,7 @@
 // A stub that dies fails the requests it held and is started again (initialize runs anew); the
 // other instances of the model keep serving meanwhile.
 import { HerdError, toHerdError } from '../../../core/errors.ts';
-import type { Backend, ExecutionMarks, InferenceRequest, InferenceResult } from '../backend.ts';
+import type { Backend, ExecutionMarks, InferenceRequest, InferenceResult, ResponseSender } from '../backend.ts';
 import { convertStubResponse, type StubResponse } from './convert-stub-response.ts';
 import { encodeStubTensors } from './convert-stub-tensors.ts';
 import { answerBlsCall, type BlsInference } from './python-bls-bridge.ts';
@@ -43,6 +43,8 @@ export class PythonModelInstance implements Backend {
   private unloading = false;
   private nextRid = 0;
   private readonly inflight = new Set<Promise<unknown>>();
+  /** Decoupled requests not complete yet, by wire id: their responses arrive as 'response' frames. */
+  private readonly open = new Map<number, { sender: ResponseSender; stop: () => void }>();
 
   constructor(private readonly options: PythonInstanceOptions) {}
 
@@ -66,16 +68,48 @@ export class PythonModelInstance implements Backend {
     }
   }
 
+  /** Decoupled models: responses reach each request's sender as the stub sends them, also after this resolves. */
+  async executeDecoupled(requests: InferenceRequest[], marks?: ExecutionMarks): Promise<void> {
+    if (this.unloading) throw new HerdError('UNAVAILABLE', `python model ${this.options.label}: instance is unloading`);
+    const run = this.exchange(requests, marks, true).then((reply) => {
+      if (reply.header.type === 'execute_error') throw new HerdError('INTERNAL', String(reply.header['error']));
+    });
+    this.inflight.add(run);
+    try {
+      await run;
+    } finally {
+      this.inflight.delete(run);
+    }
+  }
+
   private async run(requests: InferenceRequest[], marks: ExecutionMarks | undefined): Promise<InferenceResult[]> {
+    const reply = await this.exchange(requests, marks, false);
+    if (reply.header.type === 'execute_error') {
+      const error = new HerdError('INTERNAL', String(reply.header['error']));
+      return requests.map(() => ({ ok: false, error }));
+    }
+    const responses = reply.header['responses'];
+    if (!Array.isArray(responses) || responses.length !== requests.length) {
+      throw new HerdError('INTERNAL', `python model ${this.options.label}: the stub answered ${Array.isArray(responses) ? responses.length : 'no'} responses for ${requests.length} requests`);
+    }
+    return responses.map((r: StubResponse) => convertStubResponse(r, reply.body, this.options.label));
+  }
+
+  /** Sends one batch to the stub and waits for execute() to return there. */
+  private async exchange(requests: InferenceRequest[], marks: ExecutionMarks | undefined, decoupled: boolean): Promise<StubFrame> {
     const stub = await this.ensureStub();
     const parts: Uint8Array[] = [];
     let offset = 0;
+    const rids: number[] = [];
     const items = requests.map((request) => {
       const encoded = encodeStubTensors(request.inputs, offset);
       for (const p of encoded.parts) offset += p.byteLength;
       parts.push(...encoded.parts);
+      const rid = ++this.nextRid;
+      rids.push(rid);
+      if (decoupled && request.responseSender) this.track(stub, rid, request.responseSender);
       return {
-        rid: ++this.nextRid,
+        rid,
         id: request.id,
         model: request.modelName,
         version: request.modelVersion,
@@ -100,15 +134,50 @@ export class PythonModelInstance implements Backend {
       marks.inputEnd = arrived - pythonNs;
       marks.inferEnd = arrived;
     }
-    if (reply.header.type === 'execute_error') {
-      const error = new HerdError('INTERNAL', String(reply.header['error']));
-      return requests.map(() => ({ ok: false, error }));
+    // A failed decoupled batch: the scheduler answers the requests still open; they are no longer ours.
+    if (decoupled && reply.header.type === 'execute_error') for (const rid of rids) this.untrack(rid);
+    return reply;
+  }
+
+  private track(stub: PythonStubProcess, rid: number, sender: ResponseSender): void {
+    const onAbort = () => stub.send({ type: 'cancel', rids: [rid] });
+    sender.signal.addEventListener('abort', onAbort, { once: true });
+    this.open.set(rid, { sender, stop: () => sender.signal.removeEventListener('abort', onAbort) });
+  }
+
+  private untrack(rid: number): void {
+    this.open.get(rid)?.stop();
+    this.open.delete(rid);
+  }
+
+  /** A decoupled response from the stub: one response, the final flag, or both. */
+  private deliver(frame: StubFrame): void {
+    const rid = Number(frame.header['rid']);
+    const entry = this.open.get(rid);
+    if (!entry) return;
+    const final = frame.header['final'] === true;
+    const hasResponse = frame.header['outputs'] !== undefined || frame.header['error'] !== undefined;
+    if (final) this.untrack(rid);
+    if (entry.sender.closed) return;
+    if (hasResponse) {
+      let result: InferenceResult;
+      try {
+        result = convertStubResponse(frame.header as StubResponse, frame.body, this.options.label);
+      } catch (err) {
+        result = { ok: false, error: toHerdError(err) };
+      }
+      entry.sender.send(result, final);
+    } else if (final) {
+      entry.sender.close();
     }
-    const responses = reply.header['responses'];
-    if (!Array.isArray(responses) || responses.length !== requests.length) {
-      throw new HerdError('INTERNAL', `python model ${this.options.label}: the stub answered ${Array.isArray(responses) ? responses.length : 'no'} responses for ${requests.length} requests`);
+  }
+
+  /** The stub died: decoupled requests it still owed responses get the reason as their last one. */
+  private failOpen(error: HerdError): void {
+    for (const [rid, entry] of [...this.open]) {
+      this.untrack(rid);
+      if (!entry.sender.closed) entry.sender.send({ ok: false, error: new HerdError('UNAVAILABLE', `${error.message} before this request completed`) }, true);
     }
-    return responses.map((r: StubResponse) => convertStubResponse(r, reply.body, this.options.label));
   }
 
   /** Waits for running batches, calls finalize() in the stub, then ends the process. */
@@ -127,6 +196,7 @@ export class PythonModelInstance implements Backend {
       this.options.log(`python model ${this.options.label}: ${toHerdError(err).message}`);
     } finally {
       await stub.close();
+      this.failOpen(new HerdError('UNAVAILABLE', `python model ${this.options.label}: the instance was unloaded`));
     }
   }
 
@@ -159,6 +229,7 @@ export class PythonModelInstance implements Backend {
       onExit: (error) => {
         if (this.stub !== stub) return;
         this.stub = undefined;
+        this.failOpen(error);
         if (this.unloading) return;
         log(`${error.message}; restarting it`);
         this.ensureStub().catch((err: unknown) => log(`python model ${label}: restart failed: ${toHerdError(err).message}`));
@@ -185,6 +256,9 @@ export class PythonModelInstance implements Backend {
         this.options.log(`python model ${this.options.label} ${level}: ${String(header['message'])}`);
         return;
       }
+      case 'response':
+        this.deliver(frame);
+        return;
       case 'bls_request':
         void answerBlsCall(frame, this.options.inference, (h, parts) => stub.send(h, parts), this.options.label);
         return;
