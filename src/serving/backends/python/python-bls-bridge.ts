@@ -26,7 +26,8 @@ export interface BlsInference {
 
 export type SendToStub = (header: StubHeader, parts?: readonly Uint8Array[]) => void;
 
-export async function answerBlsCall(frame: StubFrame, inference: BlsInference | undefined, send: SendToStub, label: string): Promise<void> {
+/** `signal` aborts a decoupled call when the model cancels its response iterator. */
+export async function answerBlsCall(frame: StubFrame, inference: BlsInference | undefined, send: SendToStub, label: string, signal?: AbortSignal): Promise<void> {
   const h = frame.header;
   const call = h['call'];
   try {
@@ -44,7 +45,7 @@ export async function answerBlsCall(frame: StubFrame, inference: BlsInference | 
       outputs: Array.isArray(h['outputs']) ? h['outputs'].map((name) => ({ name: String(name) })) : [],
     };
     if (h['decoupled'] === true) {
-      for await (const event of inference.streamInfer(blsCall)) {
+      for await (const event of inference.streamInfer(blsCall, signal)) {
         if (event.answer) sendAnswer(send, call, event.answer, event.final);
         else if (event.error) sendError(send, call, event.error, event.final);
         else send({ type: 'bls_response', call, final: true, empty: true });

@@ -45,6 +45,8 @@ export class PythonModelInstance implements Backend {
   private readonly inflight = new Set<Promise<unknown>>();
   /** Decoupled requests not complete yet, by wire id: their responses arrive as 'response' frames. */
   private readonly open = new Map<number, { sender: ResponseSender; stop: () => void }>();
+  /** BLS calls in progress, by the stub's call id: ResponseIterator.cancel() aborts one. */
+  private readonly blsCalls = new Map<unknown, AbortController>();
 
   constructor(private readonly options: PythonInstanceOptions) {}
 
@@ -259,8 +261,16 @@ export class PythonModelInstance implements Backend {
       case 'response':
         this.deliver(frame);
         return;
-      case 'bls_request':
-        void answerBlsCall(frame, this.options.inference, (h, parts) => stub.send(h, parts), this.options.label);
+      case 'bls_request': {
+        const controller = new AbortController();
+        const call = header['call'];
+        this.blsCalls.set(call, controller);
+        void answerBlsCall(frame, this.options.inference, (h, parts) => stub.send(h, parts), this.options.label, controller.signal)
+          .finally(() => this.blsCalls.delete(call));
+        return;
+      }
+      case 'bls_cancel':
+        this.blsCalls.get(header['call'])?.abort();
         return;
       default:
         this.options.log(`python model ${this.options.label}: unexpected frame '${header.type}' from the stub, ignored`);
