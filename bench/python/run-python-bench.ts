@@ -79,8 +79,9 @@ const lines = [
   '',
   '## Per-request overhead of the Python backend (c=1)',
   '',
+  `- **p50 request time minus the mean Python execute() time: ${fmt(py.c1.p50us - py.inferUs)} µs** (target ≤ 150 µs); the JS model's, the floor every backend pays for HTTP and scheduling: ${fmt(js.c1.p50us - js.inferUs)} µs.`,
   `- mean request time (client side): ${fmt(py.meanUs)} µs; Python execute() as the stub measured it (compute_infer): ${fmt(py.inferUs, 1)} µs.`,
-  `- **Herd's overhead for a Python request: ${fmt(py.meanUs - py.inferUs)} µs** (target ≤ 150 µs), of which the HTTP exchange and scheduling that every backend pays is about the JS model's ${fmt(js.meanUs - js.inferUs)} µs; the process hop to the stub and back adds ${fmt(py.meanUs - py.inferUs - (js.meanUs - js.inferUs))} µs.`,
+  `- by means (tails included): Herd's overhead for a Python request ${fmt(py.meanUs - py.inferUs)} µs, of which the HTTP exchange and scheduling that every backend pays is about the JS model's ${fmt(js.meanUs - js.inferUs)} µs; the process hop to the stub and back adds ${fmt(py.meanUs - py.inferUs - (js.meanUs - js.inferUs))} µs.`,
   `- Ratios to the floor measured in the same run (JS model): c=1 p50 ${fmt(py.c1.p50us / js.c1.p50us, 2)}×, c=16 req/s ${fmt(py.c16.perSecond / js.c16.perSecond, 2)}×; ONNX: c=1 p50 ${fmt(onnx.c1.p50us / js.c1.p50us, 2)}×, c=16 req/s ${fmt(onnx.c16.perSecond / js.c16.perSecond, 2)}×.`,
   '',
 ];
