@@ -8,7 +8,7 @@ import { PYTHON_BACKEND_CONFIG } from '../python-interpreter.ts';
 import { binaryBody, EXAMPLE_REPOSITORY, postJson, request, startTestServer } from './start-test-server.ts';
 
 const PYTHON_MODELS = resolve('test/fixtures/python_models');
-const MODELS = ['add_sub', 'add_sub_py', 'add_sub_batched', 'bytes_upper', 'error_response', 'raises', 'auto_complete', 'init_fails', 'bls_onnx', 'crashy', 'noisy'];
+const MODELS = ['add_sub', 'add_sub_py', 'add_sub_batched', 'bytes_upper', 'error_response', 'raises', 'auto_complete', 'init_fails', 'bls_onnx', 'crashy', 'noisy', 'accumulate'];
 
 let server: HerdServer;
 let url: string;
@@ -157,6 +157,27 @@ test('BLS: a Python model calls the ONNX add_sub through exec() and async_exec()
   assert.match((missing.json() as { error: string }).error, /^add_sub failed: .*no_such_model/);
   const stats = (await request(`${url}/v2/models/add_sub/stats`)).json() as { model_stats: { inference_stats: { success: { count: number } } }[] };
   assert.ok((stats.model_stats[0]?.inference_stats.success.count ?? 0) >= 2, 'the BLS calls ran on add_sub');
+});
+
+test('sequence batching: correlation_id(), flags() and the START control reach the model; two instances serve', async () => {
+  const step = (sequence: number, value: number, flags: { start?: boolean; end?: boolean } = {}) => infer('accumulate', {
+    parameters: { sequence_id: sequence, ...(flags.start ? { sequence_start: true } : {}), ...(flags.end ? { sequence_end: true } : {}) },
+    inputs: [{ name: 'INPUT', datatype: 'INT32', shape: [1, 1], data: [value] }],
+  });
+  const read = async (answer: Promise<{ json: () => unknown }>) => {
+    const body = (await answer).json() as { outputs: { data: number[] }[]; parameters: { instance: string; correlation_id: string; start: boolean } };
+    return { total: body.outputs[0]?.data[0], ...body.parameters };
+  };
+  const a1 = await read(step(11, 5, { start: true }));
+  const b1 = await read(step(22, 100, { start: true }));
+  assert.deepEqual([a1.total, a1.correlation_id, a1.start], [5, '11', true]);
+  assert.deepEqual([b1.total, b1.correlation_id], [100, '22']);
+  assert.equal((await read(step(11, 7))).total, 12);
+  assert.equal((await read(step(22, 1))).total, 101);
+  const a3 = await read(step(11, 1, { end: true }));
+  assert.equal(a3.total, 13);
+  assert.equal(a3.instance, a1.instance, 'a sequence stays on its instance');
+  assert.ok(/^accumulate_0_[01]$/.test(a1.instance) && /^accumulate_0_[01]$/.test(b1.instance));
 });
 
 test('print(), stderr and pb_utils.Logger land in Herd\'s log and never corrupt the protocol', async () => {
