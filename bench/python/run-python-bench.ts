@@ -73,6 +73,8 @@ const lines = [
   `Load generator (bench/serving/closed-loop-load.ts, undici) in the same process as Herd; binary tensors, 2 × INT32[1,16] in and out; ${seconds} s per cell, after a 1 s warm-up.`,
   'Command: `npx tsx bench/python/run-python-bench.ts' + (values.seconds !== '5' ? ` --seconds ${seconds}` : '') + '`.',
   '',
+  'The host is shared with other builds and test runs: cells that wait on a second process (the Python stub, ONNX worker threads) suffer most from the run-queue waits, so read the Python rows as an upper bound.',
+  '',
   '| model | backend | c=1 p50 µs | c=1 p99 µs | c=16 req/s | c=16 p50 µs |',
   '| --- | --- | ---: | ---: | ---: | ---: |',
   ...rows.map((r) => `| ${r.model} | ${r.model === 'add_sub' ? 'onnxruntime' : r.model.endsWith('_py') ? 'python' : 'js'} | ${fmt(r.c1.p50us)} | ${fmt(r.c1.p99us)} | ${fmt(r.c16.perSecond)} | ${fmt(r.c16.p50us)} |`),
