@@ -162,6 +162,10 @@ class HerdStub:
     # ---- commands ----
 
     def load_model_class(self):
+        # As in Triton, model.py can import the files beside it (also during auto_complete_config).
+        version_dir = os.path.dirname(os.path.abspath(self.model_path))
+        if version_dir not in sys.path:
+            sys.path.append(version_dir)
         spec = importlib.util.spec_from_file_location("model", self.model_path)
         module = importlib.util.module_from_spec(spec)
         sys.modules["model"] = module
@@ -184,9 +188,6 @@ class HerdStub:
         self.decoupled = bool(header.get("decoupled"))
         args = header["args"]
         self.instance_name = args.get("model_instance_name", "")
-        model_version_dir = os.path.join(self.model_dir, args.get("model_version", ""))
-        if model_version_dir not in sys.path:
-            sys.path.append(model_version_dir)
         model_class = self.load_model_class()
         self.model = model_class()
         if hasattr(self.model, "initialize"):
