@@ -1,10 +1,12 @@
-// After `tsc -p tsconfig.build.json`: copies the files tsc does not emit (plain .mjs entry files) from
-// src/ to dist/, so the compiled tree runs on its own.
-import { cpSync, readdirSync } from 'node:fs';
-import { join, relative } from 'node:path';
+// After `tsc -p tsconfig.build.json`: copies the files tsc does not emit (plain .mjs entry files, the
+// python backend's stub scripts) from src/ to dist/, so the compiled tree runs on its own.
+import { cpSync, mkdirSync, readdirSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 const walk = (dir) => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
-for (const file of walk(join(root, 'src')).filter((f) => f.endsWith('.mjs'))) {
-  cpSync(file, join(root, 'dist', relative(join(root, 'src'), file)));
+for (const file of walk(join(root, 'src')).filter((f) => f.endsWith('.mjs') || f.endsWith('.py'))) {
+  const target = join(root, 'dist', relative(join(root, 'src'), file));
+  mkdirSync(dirname(target), { recursive: true });
+  cpSync(file, target);
 }

@@ -23,6 +23,8 @@ import { registerInferenceMetrics } from './metrics/inference-metrics.ts';
 import type { BackendFactory } from './serving/backends/backend.ts';
 import { jsBackend } from './serving/backends/js/js-backend.ts';
 import { createLazyBackend } from './serving/backends/lazy-backend.ts';
+import type { BlsInference } from './serving/backends/python/python-bls-bridge.ts';
+import { parsePythonBackendSettings } from './serving/backends/python/python-backend-options.ts';
 import { InferenceService } from './serving/inference-service.ts';
 import { ModelRepositoryManager, type LoadedModel } from './serving/repository/model-repository-manager.ts';
 import { createInferenceResponseCache } from './serving/response-cache/create-inference-response-cache.ts';
@@ -48,10 +50,23 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-export function createBackends(): ReadonlyMap<string, BackendFactory> {
+export interface BackendOptions {
+  /** serving.backend_config / --backend-config, per backend name. */
+  backendConfig?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  log?: (line: string) => void;
+  /** The serving side's inference, for Python models' BLS calls; asked for when a model loads. */
+  inference?: () => BlsInference | undefined;
+}
+
+export function createBackends(options: BackendOptions = {}): ReadonlyMap<string, BackendFactory> {
+  const log = options.log ?? (() => undefined);
+  const pythonSettings = parsePythonBackendSettings(options.backendConfig?.['python'] ?? {}, log);
   return new Map<string, BackendFactory>([
     ['onnxruntime', createLazyBackend('onnxruntime', async () => (await import('./serving/backends/onnxruntime/onnxruntime-backend.ts')).onnxRuntimeBackend)],
     [jsBackend.name, jsBackend],
+    ['python', createLazyBackend('python', async () => (await import('./serving/backends/python/python-backend.ts')).createPythonBackend({
+      settings: pythonSettings, log, inference: options.inference,
+    }))],
   ]);
 }
 
@@ -59,17 +74,20 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   const log = options.log ?? (() => undefined);
   const loadSeconds = new WeakMap<LoadedModel, number>();
   const responseCache = await createInferenceResponseCache({ config: config.serving.cache, env: options.env ?? process.env, log });
+  // Python models call back into inference (BLS); the service exists once the repository does.
+  let inference: InferenceService | undefined;
   const repository = new ModelRepositoryManager({
     hasResponseCache: responseCache !== undefined,
     repositories: config.serving.model_repository,
     controlMode: config.serving.model_control_mode,
-    backends: createBackends(),
+    backends: createBackends({ backendConfig: config.serving.backend_config, log, inference: () => inference }),
     rateLimiter: config.serving.rate_limit === 'execution_count'
       ? new RateLimiter(new Map(Object.entries(config.serving.rate_limit_resources)))
       : undefined,
     onLoaded: (model, seconds) => loadSeconds.set(model, seconds),
     onWarning: (message) => options.log?.(`warning: ${message}`),
   });
+  inference = new InferenceService(repository, responseCache);
   try {
     await repository.start(config.serving.load_model);
   } catch (err) {
@@ -83,7 +101,6 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   const gateway = Object.keys(config.models).length > 0 ? await startGateway(config, options.env ?? process.env, log, registry) : undefined;
 
   let closing = false;
-  const inference = new InferenceService(repository, responseCache);
   const http: FastifyInstance = createHttpApp(
     {
       inference,

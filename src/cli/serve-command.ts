@@ -25,6 +25,7 @@ export interface ServeFlags {
   rateLimit?: string;
   rateLimitResource?: string[];
   cacheConfig?: string[];
+  backendConfig?: string[];
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -48,6 +49,7 @@ export function registerServeCommand(program: Command): void {
     .option('--rate-limit <mode>', 'off | execution_count: instances hold their rate_limiter resources while executing')
     .option('--rate-limit-resource <name:count>', 'size of a rate-limiter resource pool, e.g. gpu_memory_mb:40960 (repeatable)', collect)
     .option('--cache-config <cache,setting=value>', "response cache for models with response_cache enabled, as tritonserver: local,size=BYTES or redis,host=H plus redis,port=P (one setting per flag, repeatable; replaces herd.yaml serving.cache)", collect)
+    .option('--backend-config <backend,key=value>', "a backend's setting, e.g. python,python-executable=/usr/bin/python3 (repeatable)", collect)
     .action(async (flags: ServeFlags) => {
       const config = resolveServeConfig(flags);
       await runServer(config);
@@ -82,6 +84,14 @@ export function resolveServeConfig(flags: ServeFlags): HerdConfig {
     serving.rate_limit_resources = { ...serving.rate_limit_resources, ...Object.fromEntries(flags.rateLimitResource.map(parseResource)) };
   }
   if (flags.cacheConfig) serving.cache = parseCacheConfigFlags(flags.cacheConfig);
+  if (flags.backendConfig) {
+    const merged: Record<string, Record<string, string>> = { ...serving.backend_config };
+    for (const text of flags.backendConfig) {
+      const [backend, key, value] = parseBackendConfig(text);
+      merged[backend] = { ...merged[backend], [key]: value };
+    }
+    serving.backend_config = merged;
+  }
   if (serving.model_repository.length === 0 && Object.keys(config.models).length === 0) {
     throw new HerdError('INVALID_ARG', 'nothing to serve: pass --model-repository DIR, or set serving.model_repository or gateway models in herd.yaml');
   }
@@ -124,6 +134,16 @@ async function runServer(config: HerdConfig): Promise<void> {
   };
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+/** Triton's `<backend>,<key>=<value>` (a value may itself hold '=' or ','). */
+function parseBackendConfig(text: string): [string, string, string] {
+  const comma = text.indexOf(',');
+  const eq = text.indexOf('=', comma + 1);
+  if (comma <= 0 || eq <= comma + 1) {
+    throw new HerdError('INVALID_ARG', `--backend-config must be <backend>,<setting>=<value>, e.g. python,python-executable=/usr/bin/python3; got '${text}'`);
+  }
+  return [text.slice(0, comma), text.slice(comma + 1, eq), text.slice(eq + 1)];
 }
 
 /** Triton's NAME:COUNT[:DEVICE]; the device is accepted and ignored (one CPU pool). */

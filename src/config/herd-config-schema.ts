@@ -28,6 +28,7 @@ export const servingSchema = z.strictObject({
   rate_limit: z.enum(['off', 'execution_count']).default('off').describe("Triton's --rate-limit: off, or execution_count (instances hold their rate_limiter resources while executing)"),
   rate_limit_resources: z.record(z.string(), z.number().int().positive()).default({}).describe('pool sizes for rate_limit execution_count; resources not listed size themselves from the models'),
   cache: servingCacheSchema.optional().describe("Triton's --cache-config: the server-wide response cache of models with response_cache enabled"),
+  backend_config: z.record(z.string(), z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String))).default({}).describe("Triton's --backend-config=<backend>,<key>=<value>: per backend, its settings (e.g. python: { python-executable: /usr/bin/python3 })"),
 });
 
 export const herdConfigSchema = z.strictObject({

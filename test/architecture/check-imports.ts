@@ -47,7 +47,7 @@ export const PACKAGE_OWNERS: ImportRules['packageOwners'] = {
   'onnxruntime-node': ['serving'],
   'better-sqlite3': ['gateway'],
   pg: ['gateway'],
-  ioredis: ['gateway'],
+  ioredis: ['gateway', 'serving'],
 };
 
 /** core is the shared domain, plain TypeScript; client ships to users, so it carries only its wire. */

@@ -14,6 +14,7 @@ export interface TestServerOptions {
   strictReadiness?: boolean;
   maxInputSize?: number;
   pollSecs?: number;
+  backendConfig?: Record<string, Record<string, string>>;
   /** Receives the server's log lines (load warnings, internal errors). */
   log?: (line: string) => void;
 }
@@ -27,6 +28,7 @@ export async function startTestServer(options: TestServerOptions): Promise<HerdS
       load_model: options.loadModel ?? [],
       strict_readiness: options.strictReadiness ?? true,
       repository_poll_secs: options.pollSecs ?? 0,
+      backend_config: options.backendConfig ?? {},
     },
   });
   return startHerd(config, options.log ? { log: options.log } : {});

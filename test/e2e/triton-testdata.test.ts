@@ -2,35 +2,34 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { HerdServer } from '../../src/app.ts';
+import { PYTHON_BACKEND_CONFIG } from '../python-interpreter.ts';
 import { binaryBody, postJson, request, startTestServer, TRITON_REPOSITORY } from './start-test-server.ts';
 
 let server: HerdServer;
 let url: string;
 before(async () => {
-  server = await startTestServer({ repositories: [TRITON_REPOSITORY] });
+  server = await startTestServer({ repositories: [TRITON_REPOSITORY], backendConfig: PYTHON_BACKEND_CONFIG });
   url = server.httpUrl;
 });
 after(() => server.close());
 
 const range = <T = number>(n: number, f: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => f(i));
 
-test('index: ONNX models READY; python, weightless ones UNAVAILABLE with a reason', async () => {
+test('index: ONNX and Python models READY; weightless ones UNAVAILABLE with a reason', async () => {
   const res = await postJson(`${url}/v2/repository/index`, {});
   assert.equal(res.status, 200);
   const index = res.json() as { name: string; version?: string; state: string; reason: string }[];
   const byName = new Map(index.map((e) => [e.name, e]));
-  for (const name of ['simple', 'simple_int8', 'simple_string', 'simple_sequence', 'simple_dyna_sequence']) {
+  for (const name of ['simple', 'simple_int8', 'simple_string', 'simple_sequence', 'simple_dyna_sequence', 'simple_identity']) {
     assert.equal(byName.get(name)?.state, 'READY', `${name}: ${byName.get(name)?.reason}`);
     assert.equal(byName.get(name)?.version, '1');
   }
-  assert.equal(byName.get('simple_identity')?.state, 'UNAVAILABLE');
-  assert.match(byName.get('simple_identity')?.reason ?? '', /backend 'python' is not supported/);
   for (const name of ['densenet_onnx', 'inception_onnx']) {
     assert.equal(byName.get(name)?.state, 'UNAVAILABLE');
     assert.match(byName.get(name)?.reason ?? '', /at least one version must be available/);
   }
   const ready = (await postJson(`${url}/v2/repository/index`, { ready: true })).json() as { name: string }[];
-  assert.deepEqual(ready.map((e) => e.name).sort(), ['simple', 'simple_dyna_sequence', 'simple_int8', 'simple_sequence', 'simple_string']);
+  assert.deepEqual(ready.map((e) => e.name).sort(), ['simple', 'simple_dyna_sequence', 'simple_identity', 'simple_int8', 'simple_sequence', 'simple_string']);
 });
 
 test('health: live; not ready under strict readiness while some models are unavailable', async () => {
@@ -187,4 +186,22 @@ test('none mode refuses the load/unload API with 503, as Triton does', async () 
   const res = await postJson(`${url}/v2/repository/models/simple/load`, {});
   assert.equal(res.status, 503);
   assert.deepEqual(res.json(), { error: 'explicit model load / unload is not allowed if polling is enabled' });
+});
+
+test('simple_identity (a Triton Python-backend model.py, unchanged) echoes BYTES in JSON and binary', async () => {
+  const json = await postJson(`${url}/v2/models/simple_identity/infer`, {
+    inputs: [{ name: 'INPUT0', datatype: 'BYTES', shape: [2, 2], data: ['a', 'bé', '', 'x y'] }],
+  });
+  assert.equal(json.status, 200, json.body.toString());
+  assert.deepEqual(json.json(), {
+    model_name: 'simple_identity', model_version: '1',
+    outputs: [{ name: 'OUTPUT0', datatype: 'BYTES', shape: [2, 2], data: ['a', 'bé', '', 'x y'] }],
+  });
+  const element = Buffer.from([3, 0, 0, 0, 0, 0xff, 0x10]);
+  const header = { inputs: [{ name: 'INPUT0', datatype: 'BYTES', shape: [1, 1], parameters: { binary_data_size: element.length } }], outputs: [{ name: 'OUTPUT0', parameters: { binary_data: true } }] };
+  const { body, headerLength } = binaryBody(header, element);
+  const bin = await request(`${url}/v2/models/simple_identity/infer`, { method: 'POST', body, headers: { 'inference-header-content-length': String(headerLength) } });
+  assert.equal(bin.status, 200);
+  const jsonLength = Number(bin.headers.get('inference-header-content-length'));
+  assert.deepEqual([...bin.body.subarray(jsonLength)], [...element], 'non-UTF-8 bytes come back unchanged');
 });

@@ -1,0 +1,296 @@
+// One instance of a Python-backend model: its stub process, the execute round trip, and recovery.
+// A stub that dies fails the requests it held and is started again (initialize runs anew); the
+// other instances of the model keep serving meanwhile.
+import { HerdError, toHerdError } from '../../../core/errors.ts';
+import type { Backend, ExecutionMarks, InferenceRequest, InferenceResult, ResponseSender } from '../backend.ts';
+import { convertStubResponse, type StubResponse } from './convert-stub-response.ts';
+import { encodeStubTensors } from './convert-stub-tensors.ts';
+import { answerBlsCall, type BlsInference } from './python-bls-bridge.ts';
+import { PythonStubProcess } from './python-stub-process.ts';
+import type { StubFrame } from './stub-wire.ts';
+
+export interface PythonInstanceOptions {
+  executable: string;
+  modelFile: string;
+  /** `<model>/<version>/<instance>` for log lines and errors. */
+  label: string;
+  /** Triton's initialize(args) dict. */
+  args: Record<string, string>;
+  decoupled: boolean;
+  /** Every output of the config: what a request that names none gets. */
+  outputNames: readonly string[];
+  timeoutMs: number;
+  log: (line: string) => void;
+  inference: BlsInference | undefined;
+}
+
+const LOG_LEVELS = ['INFO', 'WARNING', 'ERROR', 'VERBOSE'];
+/** A stub that keeps dying is restarted at most this often. */
+const RESTART_MIN_INTERVAL_MS = 1000;
+
+/** Starts the stub and runs initialize; rejects with the model's reason when that fails. */
+export async function startPythonInstance(options: PythonInstanceOptions): Promise<PythonModelInstance> {
+  const instance = new PythonModelInstance(options);
+  await instance.start();
+  return instance;
+}
+
+export class PythonModelInstance implements Backend {
+  private stub: PythonStubProcess | undefined;
+  private starting: Promise<PythonStubProcess> | undefined;
+  private lastStart = 0;
+  private lastError: HerdError | undefined;
+  private unloading = false;
+  private nextRid = 0;
+  private readonly inflight = new Set<Promise<unknown>>();
+  /** Decoupled requests not complete yet, by wire id: their responses arrive as 'response' frames. */
+  private readonly open = new Map<number, { sender: ResponseSender; stop: () => void }>();
+  /** BLS calls in progress, by the stub's call id: ResponseIterator.cancel() aborts one. */
+  private readonly blsCalls = new Map<unknown, AbortController>();
+
+  constructor(private readonly options: PythonInstanceOptions) {}
+
+  /** The running stub's process id (tests kill it to check recovery). */
+  get pid(): number | undefined {
+    return this.stub?.pid;
+  }
+
+  async start(): Promise<void> {
+    await this.ensureStub();
+  }
+
+  async execute(requests: InferenceRequest[], marks?: ExecutionMarks): Promise<InferenceResult[]> {
+    if (this.unloading) throw new HerdError('UNAVAILABLE', `python model ${this.options.label}: instance is unloading`);
+    const run = this.run(requests, marks);
+    this.inflight.add(run);
+    try {
+      return await run;
+    } finally {
+      this.inflight.delete(run);
+    }
+  }
+
+  /** Decoupled models: responses reach each request's sender as the stub sends them, also after this resolves. */
+  async executeDecoupled(requests: InferenceRequest[], marks?: ExecutionMarks): Promise<void> {
+    if (this.unloading) throw new HerdError('UNAVAILABLE', `python model ${this.options.label}: instance is unloading`);
+    const run = this.exchange(requests, marks, true).then((reply) => {
+      if (reply.header.type === 'execute_error') throw new HerdError('INTERNAL', String(reply.header['error']));
+    });
+    this.inflight.add(run);
+    try {
+      await run;
+    } finally {
+      this.inflight.delete(run);
+    }
+  }
+
+  private async run(requests: InferenceRequest[], marks: ExecutionMarks | undefined): Promise<InferenceResult[]> {
+    const reply = await this.exchange(requests, marks, false);
+    if (reply.header.type === 'execute_error') {
+      const error = new HerdError('INTERNAL', String(reply.header['error']));
+      return requests.map(() => ({ ok: false, error }));
+    }
+    const responses = reply.header['responses'];
+    if (!Array.isArray(responses) || responses.length !== requests.length) {
+      throw new HerdError('INTERNAL', `python model ${this.options.label}: the stub answered ${Array.isArray(responses) ? responses.length : 'no'} responses for ${requests.length} requests`);
+    }
+    return responses.map((r: StubResponse) => convertStubResponse(r, reply.body, this.options.label));
+  }
+
+  /** Sends one batch to the stub and waits for execute() to return there. */
+  private async exchange(requests: InferenceRequest[], marks: ExecutionMarks | undefined, decoupled: boolean): Promise<StubFrame> {
+    const stub = await this.ensureStub();
+    const parts: Uint8Array[] = [];
+    let offset = 0;
+    const rids: number[] = [];
+    const items = requests.map((request) => {
+      const encoded = encodeStubTensors(request.inputs, offset);
+      for (const p of encoded.parts) offset += p.byteLength;
+      parts.push(...encoded.parts);
+      const rid = ++this.nextRid;
+      rids.push(rid);
+      if (decoupled && request.responseSender) this.track(stub, rid, request.responseSender);
+      return {
+        rid,
+        id: request.id,
+        model: request.modelName,
+        version: request.modelVersion,
+        correlation_id: correlationIdOf(request),
+        flags: (request.parameters['sequence_start'] === true ? 1 : 0) | (request.parameters['sequence_end'] === true ? 2 : 0),
+        parameters: JSON.stringify(request.parameters),
+        outputs: request.requestedOutputs.length > 0 ? request.requestedOutputs : this.options.outputNames,
+        inputs: encoded.descriptors,
+      };
+    });
+    let reply: StubFrame;
+    try {
+      reply = await stub.call({ type: 'execute', requests: items }, parts);
+    } catch (err) {
+      const error = toHerdError(err);
+      throw new HerdError('UNAVAILABLE', `${error.message} while executing this request; Herd restarts the instance`, { cause: err });
+    }
+    const arrived = process.hrtime.bigint();
+    if (marks) {
+      // compute_infer is the time execute() ran in Python, as the stub measured it; the round trip counts as input.
+      const pythonNs = BigInt(typeof reply.header['execute_ns'] === 'number' ? Math.round(reply.header['execute_ns']) : 0);
+      marks.inputEnd = arrived - pythonNs;
+      marks.inferEnd = arrived;
+    }
+    // A failed decoupled batch: the scheduler answers the requests still open; they are no longer ours.
+    if (decoupled && reply.header.type === 'execute_error') for (const rid of rids) this.untrack(rid);
+    return reply;
+  }
+
+  private track(stub: PythonStubProcess, rid: number, sender: ResponseSender): void {
+    const onAbort = () => stub.send({ type: 'cancel', rids: [rid] });
+    sender.signal.addEventListener('abort', onAbort, { once: true });
+    this.open.set(rid, { sender, stop: () => sender.signal.removeEventListener('abort', onAbort) });
+  }
+
+  private untrack(rid: number): void {
+    this.open.get(rid)?.stop();
+    this.open.delete(rid);
+  }
+
+  /** A decoupled response from the stub: one response, the final flag, or both. */
+  private deliver(frame: StubFrame): void {
+    const rid = Number(frame.header['rid']);
+    const entry = this.open.get(rid);
+    if (!entry) return;
+    const final = frame.header['final'] === true;
+    const hasResponse = frame.header['outputs'] !== undefined || frame.header['error'] !== undefined;
+    if (final) this.untrack(rid);
+    if (entry.sender.closed) return;
+    if (hasResponse) {
+      let result: InferenceResult;
+      try {
+        result = convertStubResponse(frame.header as StubResponse, frame.body, this.options.label);
+      } catch (err) {
+        result = { ok: false, error: toHerdError(err) };
+      }
+      entry.sender.send(result, final);
+    } else if (final) {
+      entry.sender.close();
+    }
+  }
+
+  /** The stub died: decoupled requests it still owed responses get the reason as their last one. */
+  private failOpen(error: HerdError): void {
+    for (const [rid, entry] of [...this.open]) {
+      this.untrack(rid);
+      if (!entry.sender.closed) entry.sender.send({ ok: false, error: new HerdError('UNAVAILABLE', `${error.message} before this request completed`) }, true);
+    }
+  }
+
+  /** Waits for running batches, calls finalize() in the stub, then ends the process. */
+  async unload(): Promise<void> {
+    if (this.unloading) return;
+    this.unloading = true;
+    await Promise.allSettled([...this.inflight]);
+    const stub = this.stub ?? (this.starting ? await this.starting.catch(() => undefined) : undefined);
+    if (!stub) return;
+    try {
+      const reply = await withTimeout(stub.call({ type: 'finalize' }), this.options.timeoutMs, 'finalize()');
+      if (typeof reply.header['error'] === 'string') {
+        this.options.log(`python model ${this.options.label}: finalize() failed: ${String(reply.header['traceback'] ?? reply.header['error'])}`);
+      }
+    } catch (err) {
+      this.options.log(`python model ${this.options.label}: ${toHerdError(err).message}`);
+    } finally {
+      await stub.close();
+      this.failOpen(new HerdError('UNAVAILABLE', `python model ${this.options.label}: the instance was unloaded`));
+    }
+  }
+
+  private ensureStub(): Promise<PythonStubProcess> {
+    if (this.stub) return Promise.resolve(this.stub);
+    if (this.starting) return this.starting;
+    if (this.lastError && Date.now() - this.lastStart < RESTART_MIN_INTERVAL_MS) return Promise.reject(this.lastError);
+    this.lastStart = Date.now();
+    this.starting = this.spawnAndInitialize().then((stub) => {
+      this.stub = stub;
+      this.lastError = undefined;
+      return stub;
+    }, (err: unknown) => {
+      this.lastError = toHerdError(err);
+      throw this.lastError;
+    }).finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  private async spawnAndInitialize(): Promise<PythonStubProcess> {
+    const { label, log } = this.options;
+    const stub: PythonStubProcess = new PythonStubProcess({
+      executable: this.options.executable,
+      modelFile: this.options.modelFile,
+      label,
+      log,
+      onFrame: (frame) => this.onFrame(stub, frame),
+      onExit: (error) => {
+        if (this.stub !== stub) return;
+        this.stub = undefined;
+        this.failOpen(error);
+        if (this.unloading) return;
+        log(`${error.message}; restarting it`);
+        this.ensureStub().catch((err: unknown) => log(`python model ${label}: restart failed: ${toHerdError(err).message}`));
+      },
+    });
+    try {
+      const reply = await withTimeout(stub.call({ type: 'init', args: this.options.args, decoupled: this.options.decoupled }), this.options.timeoutMs, 'initialize()');
+      if (reply.header.type === 'init_error') {
+        log(`python model ${label}: initialize() failed:\n${String(reply.header['traceback'] ?? '')}`);
+        throw new HerdError('UNAVAILABLE', `Failed to initialize Python model instance ${label}: ${String(reply.header['error'])}`);
+      }
+    } catch (err) {
+      stub.kill();
+      throw err;
+    }
+    return stub;
+  }
+
+  private onFrame(stub: PythonStubProcess, frame: StubFrame): void {
+    const { header } = frame;
+    switch (header.type) {
+      case 'log': {
+        const level = LOG_LEVELS[Number(header['level'])] ?? 'INFO';
+        this.options.log(`python model ${this.options.label} ${level}: ${String(header['message'])}`);
+        return;
+      }
+      case 'response':
+        this.deliver(frame);
+        return;
+      case 'bls_request': {
+        const controller = new AbortController();
+        const call = header['call'];
+        this.blsCalls.set(call, controller);
+        void answerBlsCall(frame, this.options.inference, (h, parts) => stub.send(h, parts), this.options.label, controller.signal)
+          .finally(() => this.blsCalls.delete(call));
+        return;
+      }
+      case 'bls_cancel':
+        this.blsCalls.get(header['call'])?.abort();
+        return;
+      default:
+        this.options.log(`python model ${this.options.label}: unexpected frame '${header.type}' from the stub, ignored`);
+    }
+  }
+}
+
+function correlationIdOf(request: InferenceRequest): number | string {
+  const id = request.parameters['sequence_id'];
+  return typeof id === 'number' || typeof id === 'string' ? id : 0;
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new HerdError('UNAVAILABLE', `${what} did not finish within ${ms / 1000} s (stub-timeout-seconds)`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
