@@ -1,10 +1,10 @@
-// After `tsc -p tsconfig.build.json`: copies the files tsc does not emit (plain .mjs entry files) from
+// After `tsc -p tsconfig.build.json`: copies the files tsc does not emit (plain .mjs entry files, the vendored .proto files) from
 // src/ to dist/, so the compiled tree runs on its own.
 import { cpSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 const walk = (dir) => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
-for (const file of walk(join(root, 'src')).filter((f) => f.endsWith('.mjs'))) {
+for (const file of walk(join(root, 'src')).filter((f) => f.endsWith('.mjs') || f.endsWith('.proto'))) {
   cpSync(file, join(root, 'dist', relative(join(root, 'src'), file)));
 }

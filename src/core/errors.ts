@@ -6,6 +6,7 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'UNAVAILABLE'
   | 'UNSUPPORTED'
+  | 'ALREADY_EXISTS'
   | 'INTERNAL'
   | 'UNAUTHENTICATED'
   | 'PERMISSION_DENIED'

@@ -1,5 +1,5 @@
 // The one mapping from Herd's error taxonomy to KServe HTTP answers: `{"error": "..."}` with
-// Triton's status codes (400 invalid argument or unknown model, 503 unavailable, 501 unsupported).
+// Triton's status codes (400 invalid argument, unknown model or existing name, 503 unavailable, 501 unsupported).
 import type { ErrorCode } from '../core/errors.ts';
 
 const STATUS: Record<ErrorCode, number> = {
@@ -8,6 +8,7 @@ const STATUS: Record<ErrorCode, number> = {
   PAYLOAD_TOO_LARGE: 400,
   UNAVAILABLE: 503,
   UNSUPPORTED: 501,
+  ALREADY_EXISTS: 400,
   INTERNAL: 500,
   UNAUTHENTICATED: 401,
   PERMISSION_DENIED: 403,
