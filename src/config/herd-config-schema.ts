@@ -14,6 +14,21 @@ export const serverSchema = z.strictObject({
   host: z.string().default('0.0.0.0'),
   http_port: port.default(8000),
   grpc_port: port.default(8001),
+  /** Address the gRPC service listens on (tritonserver --grpc-address); `host` when unset. */
+  grpc_address: z.string().min(1).optional(),
+  /** tritonserver --allow-grpc: false serves no gRPC. */
+  allow_grpc: z.boolean().default(true),
+  /** tritonserver --grpc-infer-allocation-pool-size: accepted; Herd keeps no pool of response objects. */
+  grpc_infer_allocation_pool_size: z.number().int().min(0).default(8),
+  /** tritonserver's --grpc-keepalive-* and --grpc-http2-* settings, with its defaults. */
+  grpc_keepalive: z.strictObject({
+    time_ms: z.number().int().min(0).default(7_200_000),
+    timeout_ms: z.number().int().min(0).default(20_000),
+    permit_without_calls: z.boolean().default(false),
+    http2_max_pings_without_data: z.number().int().min(0).default(2),
+    http2_min_recv_ping_interval_without_data_ms: z.number().int().min(0).default(300_000),
+    http2_max_ping_strikes: z.number().int().min(0).default(2),
+  }).prefault({}),
   metrics_port: port.default(8002),
   /** Largest request body accepted, in bytes, after decompression (tritonserver --http-max-input-size). */
   http_max_input_size: z.number().int().positive().default(64 * 1024 * 1024),

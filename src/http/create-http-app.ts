@@ -13,6 +13,7 @@ import { registerKserveRoutes, type KserveDeps } from './kserve-routes.ts';
 import { mapErrorCodeToKserveStatus } from './map-kserve-error.ts';
 import { registerAdminRoutes, type AdminDeps } from './admin-routes.ts';
 import { registerOpenAIRoutes, type OpenAIDeps } from './openai-routes.ts';
+import { registerSharedMemoryRoutes } from './shared-memory-routes.ts';
 
 
 export interface HttpAppOptions {
@@ -110,6 +111,7 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   });
 
   registerKserveRoutes(app, deps, allow);
+  registerSharedMemoryRoutes(app, deps.sharedMemory, allow);
   if (gateway) registerOpenAIRoutes(app, gateway, allow, isClosing);
   if (options.admin) registerAdminRoutes(app, options.admin, allow);
   return app;

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HerdError } from '../core/errors.ts';
 import type { InferenceService } from '../serving/inference-service.ts';
 import type { ModelRepositoryManager } from '../serving/repository/model-repository-manager.ts';
+import type { SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
 import { convertModelConfigToJson } from '../serving/repository/convert-model-config-to-json.ts';
 import { createServerMetadata } from '../serving/server-metadata.ts';
 import { parseVersion, runInferExchange } from './kserve-infer-exchange.ts';
@@ -11,6 +12,8 @@ import { sendJson } from './send-body.ts';
 export interface KserveDeps {
   inference: InferenceService;
   repository: ModelRepositoryManager;
+  /** System shared memory regions (the registry gRPC shares). */
+  sharedMemory: SystemSharedMemoryRegistry;
   /** Server readiness (strict readiness and shutdown folded in by the caller). */
   isReady: () => boolean;
   /** Server id answered by GET /v2. */
