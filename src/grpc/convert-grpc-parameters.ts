@@ -15,7 +15,7 @@ export function convertGrpcRequestParameters(map: ParameterMap): Parameters {
   if (keys.length === 0) return EMPTY;
   const out: Parameters = {};
   for (const key of keys) {
-    const param = map[key] as InferParameterMessage;
+    const param: InferParameterMessage = map[key] ?? {};
     const choice = param.parameter_choice;
     switch (key) {
       case 'sequence_id':
@@ -51,7 +51,7 @@ export function convertGrpcTensorParameters(map: ParameterMap): Parameters {
   const keys = Object.keys(map);
   if (keys.length === 0) return EMPTY;
   const out: Parameters = {};
-  for (const key of keys) out[key] = convertParameterValue(map[key] as InferParameterMessage);
+  for (const key of keys) out[key] = convertParameterValue(map[key] ?? {});
   return out;
 }
 
