@@ -237,7 +237,8 @@ test('malformed messages get an error status, never a crash, and the server keep
   }
   const name = [0x0a, 0x06, ...Buffer.from('simple')];
   const emptyParameter = Buffer.from([...name, 0x22, 0x04, 0x0a, 0x02, 0x49, 0x4e]); // parameters { key: 'IN' } with no value
-  assert.deepEqual(await send(emptyParameter), { ...(await send(emptyParameter)), code: Status.INTERNAL, details: 'Error deserializing request' });
+  const undecodable = await send(emptyParameter);
+  assert.deepEqual([undecodable.code, undecodable.details], [Status.INTERNAL, 'Error deserializing request']);
   const input = Buffer.from([...name, 0x2a, 0x04, 0x0a, 0x02, 0x49, 0x4e]); // inputs { name: 'IN' }: no datatype, no data
   assert.equal((await send(input)).code, Status.INVALID_ARGUMENT);
   raw.close();
