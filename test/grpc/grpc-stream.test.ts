@@ -11,13 +11,14 @@ import type { Tensor } from '../../src/core/tensor.ts';
 import { startTestServer, TRITON_REPOSITORY } from '../e2e/start-test-server.ts';
 
 const SLOW_REPOSITORY = resolve('test/fixtures/slow_repository');
+const DECOUPLED_REPOSITORY = resolve('test/fixtures/decoupled_repository');
 
 let server: HerdServer;
 let client: KserveGrpcClient;
 let http: KserveHttpClient;
 
 before(async () => {
-  server = await startTestServer({ repositories: [TRITON_REPOSITORY, SLOW_REPOSITORY], strictReadiness: false });
+  server = await startTestServer({ repositories: [TRITON_REPOSITORY, SLOW_REPOSITORY, DECOUPLED_REPOSITORY], strictReadiness: false });
   client = new KserveGrpcClient({ url: server.grpcUrl! });
   http = new KserveHttpClient({ url: server.httpUrl });
 });
@@ -116,4 +117,24 @@ test('shutdown answers what open streams sent, refuses later requests, and ends 
   assert.deepEqual(await collect(idle.responses), [], 'an idle stream ends cleanly');
   await closing;
   c.close();
+});
+
+test('a decoupled model streams many responses per request, the last with triton_final_response', async () => {
+  const stream = client.streamInfer();
+  const ints = (...v: number[]): Tensor => ({ name: 'IN', datatype: 'INT32', shape: [v.length], data: Int32Array.from(v) });
+  stream.send('repeat_int32', [ints(4, 5, 6)], { id: 'three', parameters: { triton_enable_empty_final_response: true } });
+  stream.send('repeat_int32', [ints(7, -1, 8)], { id: 'bad-element' });
+  stream.end();
+  const events = await collect(stream.responses);
+  const of = (id: string) => events.filter((e) => e.id === id);
+  const out = (e: StreamInferEvent) => {
+    const tensor = e.result?.outputs.find((o) => o.name === 'OUT');
+    return tensor ? Number(tensor.data[0]) : null;
+  };
+  assert.deepEqual(of('three').map((e) => [out(e), e.final]),
+    [[4, false], [5, false], [6, false], [null, true]], 'three responses, then the empty final response it asked for');
+  const bad = of('bad-element');
+  assert.deepEqual(bad.map((e) => e.error?.message ?? 'ok'), ['ok', 'element 1 is -1', 'ok'], 'an error response in the middle, the stream goes on');
+  assert.equal(bad.some((e) => e.final), false, 'no empty final response unless asked for');
+  await assert.rejects(http.infer('repeat_int32', [ints(1)]), /decoupled/);
 });
