@@ -29,7 +29,7 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   // During shutdown, answers close their connection so keep-alive clients do not hold the drain open.
   let closing = false;
   const isClosing = () => closing;
-  const fastInfer = createFastInferHandler({ inference: deps.inference, maxInputSize: options.maxInputSize, isClosing, log: options.log });
+  const fastInfer = createFastInferHandler({ inference: deps.inference, sharedMemory: deps.sharedMemory, maxInputSize: options.maxInputSize, isClosing, log: options.log });
   const gateway = options.gateway;
   const fastChat = gateway
     ? createFastChatHandler({ gateway: gateway.gateway, authenticator: gateway.authenticator, log: gateway.log, isClosing, maxInputSize: options.maxInputSize })

@@ -52,7 +52,7 @@ export function registerKserveRoutes(app: FastifyInstance, deps: KserveDeps, all
   both('/v2/models/:model/stats', (req, reply) => sendJson(reply, 200, { model_stats: inference.statistics(req.params.model, parseVersion(req.params.version)) }));
 
   const infer = async (req: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply) => {
-    const answer = await runInferExchange(inference, req.params.model, req.params.version, bodyBuffer(req.body), req.headers[HEADER_LENGTH]);
+    const answer = await runInferExchange(inference, deps.sharedMemory, req.params.model, req.params.version, bodyBuffer(req.body), req.headers[HEADER_LENGTH]);
     if (answer.headerLength !== undefined) reply.header('Inference-Header-Content-Length', String(answer.headerLength));
     return reply.code(200).header('Content-Type', answer.contentType).send(answer.body);
   };

@@ -122,3 +122,35 @@ test('the HTTP routes register, report and unregister, with KServe errors', { sk
   assert.deepEqual([cuda.status, await cuda.json()], [400, { error: "failed to register CUDA shared memory region: 'g', GPUs not supported" }]);
   assert.deepEqual(await (await fetch(`${server.httpUrl}/v2/cudasharedmemory/status`)).json(), []);
 });
+
+test('HTTP infer reads inputs from and writes outputs into regions, as tritonclient.http sends them', { skip: !existsSync('/dev/shm') }, async () => {
+  const fd = openSync(FILE, 'r+');
+  writeSync(fd, Buffer.from(A.buffer), 0, 64, 0);
+  writeSync(fd, Buffer.from(B.buffer), 0, 64, 64);
+  writeSync(fd, Buffer.alloc(128), 0, 128, 128);
+  const post = (path: string, body: unknown) => fetch(`${server.httpUrl}${path}`, { method: 'POST', body: JSON.stringify(body) });
+  assert.equal((await post('/v2/systemsharedmemory/region/hin/register', { key: KEY, offset: 0, byte_size: 128 })).status, 200);
+  assert.equal((await post('/v2/systemsharedmemory/region/hout/register', { key: KEY, offset: 128, byte_size: 128 })).status, 200);
+  const region = (name: string, offset: number, size: number) => ({ shared_memory_region: name, shared_memory_offset: offset, shared_memory_byte_size: size });
+  const res = await post('/v2/models/simple/infer', {
+    inputs: [
+      { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], parameters: region('hin', 0, 64) },
+      { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], parameters: region('hin', 64, 64) },
+    ],
+    outputs: [{ name: 'OUTPUT0', parameters: region('hout', 0, 64) }, { name: 'OUTPUT1', parameters: region('hout', 64, 64) }],
+  });
+  assert.equal(res.status, 200);
+  assert.deepEqual((await res.json() as { outputs: unknown[] }).outputs, [
+    { name: 'OUTPUT0', datatype: 'INT32', shape: [1, 16] }, { name: 'OUTPUT1', datatype: 'INT32', shape: [1, 16] },
+  ]);
+  const out = Buffer.alloc(128);
+  readSync(fd, out, 0, 128, 128);
+  closeSync(fd);
+  assert.deepEqual([...new Int32Array(out.buffer, out.byteOffset, 16)], [...A].map((a) => a + 1));
+  assert.deepEqual([...new Int32Array(out.buffer, out.byteOffset + 64, 16)], [...A].map((a) => a - 1));
+  const bad = await post('/v2/models/simple/infer', {
+    inputs: [{ name: 'INPUT0', datatype: 'INT32', shape: [1, 16], parameters: region('nope', 0, 64) }, { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], parameters: region('hin', 64, 64) }],
+  });
+  assert.deepEqual([bad.status, await bad.json()], [400, { error: "Unable to find shared memory region: 'nope'" }]);
+  assert.equal((await post('/v2/systemsharedmemory/unregister', {})).status, 200);
+});

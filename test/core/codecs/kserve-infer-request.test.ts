@@ -122,7 +122,7 @@ test('an input sets exactly one of data and binary_data_size', () => {
     invalid(/^Input must set only one of the following fields: 'data', 'binary_data_size' in 'parameters', 'shared_memory_region' in 'parameters'\. But set 'data' 'binary_data_size' for input 'X'$/));
   assert.throws(() => jsonOnly({ inputs: [{ name: 'X', datatype: 'INT32', shape: [1] }] }), invalid(/But no field is set for input 'X'/));
   assert.throws(() => jsonOnly({ inputs: [{ name: 'X', datatype: 'INT32', shape: [1], parameters: { shared_memory_region: 'r' } }] }),
-    invalid(/Unable to find shared memory region: "r"/));
+    invalid(/Unable to find shared memory region: 'r'/));
 });
 
 test('malformed inputs: datatype, shape, name, duplicates, element counts, value types', () => {
