@@ -1,4 +1,4 @@
-// The composition root: builds the serving side from a HerdConfig, wires it to the HTTP transport,
+// The composition root: builds the serving side from a HerdConfig, wires it to the HTTP and gRPC transports,
 // and owns start-up and the draining shutdown. Nothing else constructs concrete pieces.
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
@@ -13,6 +13,7 @@ import { createChatService, type ChatService } from './gateway/chat-service.ts';
 import { createGatewayAuth, type GatewayAuth } from './gateway/keys/create-gateway-auth.ts';
 import { createGatewayLimits, type GatewayLimits } from './gateway/limits/create-gateway-limits.ts';
 import type { Provider } from './gateway/providers/provider.ts';
+import { startGrpcServer, type RunningGrpcServer } from './grpc/start-grpc-server.ts';
 import { createServingStatsSource } from './http/convert-model-statistics-to-snapshot.ts';
 import { createHttpApp } from './http/create-http-app.ts';
 import { mapErrorToOpenAI } from './http/map-openai-error.ts';
@@ -26,6 +27,9 @@ import { createLazyBackend } from './serving/backends/lazy-backend.ts';
 import type { BlsInference } from './serving/backends/python/python-bls-bridge.ts';
 import { parsePythonBackendSettings } from './serving/backends/python/python-backend-options.ts';
 import { InferenceService } from './serving/inference-service.ts';
+import { LogSettings } from './serving/log-settings.ts';
+import { SystemSharedMemoryRegistry } from './serving/shared-memory/system-shared-memory-registry.ts';
+import { TraceSettings } from './serving/trace-settings.ts';
 import { ModelRepositoryManager, type LoadedModel } from './serving/repository/model-repository-manager.ts';
 import { createInferenceResponseCache } from './serving/response-cache/create-inference-response-cache.ts';
 import { RateLimiter } from './serving/scheduler/rate-limiter.ts';
@@ -33,6 +37,8 @@ import { RateLimiter } from './serving/scheduler/rate-limiter.ts';
 export interface HerdServer {
   /** Base URL of the KServe HTTP endpoint, e.g. http://127.0.0.1:8000 */
   httpUrl: string;
+  /** host:port of the KServe gRPC endpoint, e.g. 127.0.0.1:8001; undefined with allow_grpc false. */
+  grpcUrl: string | undefined;
   /** Base URL of the Prometheus endpoint (GET /metrics), e.g. http://127.0.0.1:8002 */
   metricsUrl: string;
   repository: ModelRepositoryManager;
@@ -101,12 +107,15 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   const gateway = Object.keys(config.models).length > 0 ? await startGateway(config, options.env ?? process.env, log, registry) : undefined;
 
   let closing = false;
+  const sharedMemory = new SystemSharedMemoryRegistry();
+  const isReady = () => !closing && (!config.serving.strict_readiness || repository.allReady());
   const http: FastifyInstance = createHttpApp(
     {
       inference,
       repository,
+      sharedMemory,
       serverId: config.server.id,
-      isReady: () => !closing && (!config.serving.strict_readiness || repository.allReady()),
+      isReady,
     },
     {
       maxInputSize: config.server.http_max_input_size,
@@ -120,11 +129,20 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   registerInferenceMetrics(registry, createServingStatsSource(repository, loadSeconds), { cache: responseCache !== undefined });
   let metrics: Awaited<ReturnType<typeof startMetricsServer>>;
   let address: string;
+  let grpc: RunningGrpcServer | undefined;
   try {
     address = await http.listen({ host: config.server.host, port: config.server.http_port });
+    if (config.server.allow_grpc) {
+      grpc = await startGrpcServer(
+        { inference, repository, sharedMemory, traceSettings: new TraceSettings(), logSettings: new LogSettings(), isReady, serverId: config.server.id, log },
+        { host: config.server.grpc_address ?? config.server.host, port: config.server.grpc_port, keepalive: config.server.grpc_keepalive },
+      );
+    }
     metrics = await startMetricsServer({ registry, host: config.server.host, port: config.server.metrics_port, log });
   } catch (err) {
+    await grpc?.close();
     await http.close();
+    sharedMemory.close();
     await repository.close();
     await gateway?.close();
     await responseCache?.close();
@@ -136,7 +154,8 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   const close = () => {
     closed ??= (async () => {
       closing = true;
-      await http.close();
+      await Promise.all([http.close(), grpc?.close()]);
+      sharedMemory.close();
       await repository.close();
       await responseCache?.close();
       await gateway?.close();
@@ -144,7 +163,8 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     })();
     return closed;
   };
-  return { httpUrl, metricsUrl: metrics.url, repository, gateway: gateway?.chat, gatewayWarning: gateway?.auth.openWarning, close };
+  const grpcUrl = grpc?.address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '[::1]');
+  return { httpUrl, grpcUrl, metricsUrl: metrics.url, repository, gateway: gateway?.chat, gatewayWarning: gateway?.auth.openWarning, close };
 }
 
 export interface GatewayFlowParts {

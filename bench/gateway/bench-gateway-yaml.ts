@@ -14,7 +14,7 @@ export interface BenchGatewayYaml {
 }
 
 export function createBenchGatewayYaml(options: BenchGatewayYaml): string {
-  return `${options.server ? 'server: { host: 127.0.0.1, http_port: 0, metrics_port: 0 }\n' : ''}auth: { master_key_env: HERD_BENCH_MASTER, db: ${options.authDb} }
+  return `${options.server ? 'server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0 }\n' : ''}auth: { master_key_env: HERD_BENCH_MASTER, db: ${options.authDb} }
 billing: { ledger: "${options.ledger}" }
 providers:
   bench: { type: openai, base_url: "${options.baseUrl}", api_key_env: ${options.upstreamKeyEnv}, exchange_rate: 1.0 }

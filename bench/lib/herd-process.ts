@@ -44,7 +44,7 @@ function stopper(child: ChildProcess): () => Promise<void> {
 
 export async function startHerd(repository: string, extraArgs: string[] = []): Promise<RunningProcess> {
   ensureBuilt();
-  const child = spawn(process.execPath, [resolve('dist/cli/herd.js'), 'serve', '--model-repository', repository, '--host', '127.0.0.1', '--http-port', '0', '--metrics-port', '0', ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [resolve('dist/cli/herd.js'), 'serve', '--model-repository', repository, '--host', '127.0.0.1', '--http-port', '0', '--grpc-port', '0', '--metrics-port', '0', ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
   const m = await waitForLine(child, /Started HTTPService at \S+ \((http:\/\/[^)]+)\)/, 'herd serve');
   return { url: m[1] as string, child, stop: stopper(child) };
 }

@@ -6,6 +6,7 @@ import * as ort from 'onnxruntime-node';
 import { join } from 'node:path';
 import { runInferExchange } from '../../src/http/kserve-infer-exchange.ts';
 import { createBackends } from '../../src/app.ts';
+import { SystemSharedMemoryRegistry } from '../../src/serving/shared-memory/system-shared-memory-registry.ts';
 import { InferenceService } from '../../src/serving/inference-service.ts';
 import { ModelRepositoryManager } from '../../src/serving/repository/model-repository-manager.ts';
 import { createSampleInferBody } from '../lib/closed-loop-load.ts';
@@ -17,12 +18,13 @@ const repo = createVariantRepository(model, (c) => (thread ? `${c}\nparameters {
 const repository = new ModelRepositoryManager({ repositories: [repo], controlMode: 'none', backends: createBackends() });
 await repository.start([]);
 const inference = new InferenceService(repository);
+const sharedMemory = new SystemSharedMemoryRegistry();
 const headerLength = headers['inference-header-content-length'];
 let done = 0;
 const run = async (until: number) => {
   while (performance.now() < until) {
     // A fresh copy per request, as a socket read would give.
-    await runInferExchange(inference, model, undefined, Buffer.from(body), headerLength);
+    await runInferExchange(inference, sharedMemory, model, undefined, Buffer.from(body), headerLength);
     done += 1;
   }
 };

@@ -15,6 +15,16 @@ export interface ServeFlags {
   host?: string;
   id?: string;
   httpPort?: string;
+  grpcPort?: string;
+  grpcAddress?: string;
+  allowGrpc?: string | boolean;
+  grpcInferAllocationPoolSize?: string;
+  grpcKeepaliveTime?: string;
+  grpcKeepaliveTimeout?: string;
+  grpcKeepalivePermitWithoutCalls?: string | boolean;
+  grpcHttp2MaxPingsWithoutData?: string;
+  grpcHttp2MinRecvPingIntervalWithoutData?: string;
+  grpcHttp2MaxPingStrikes?: string;
   metricsPort?: string;
   modelControlMode?: string;
   loadModel?: string[];
@@ -39,6 +49,16 @@ export function registerServeCommand(program: Command): void {
     .option('--host <address>', 'address to listen on')
     .option('--id <name>', "server id reported by GET /v2 (default 'triton', as Triton's clients expect)")
     .option('--http-port <port>', 'KServe HTTP port (default 8000)')
+    .option('--grpc-port <port>', 'KServe gRPC port (default 8001)')
+    .option('--grpc-address <address>', 'address the gRPC service listens on (default: --host)')
+    .option('--allow-grpc [bool]', 'serve KServe gRPC (default true)')
+    .option('--grpc-infer-allocation-pool-size <n>', 'accepted for tritonserver parity (Herd keeps no response pool)')
+    .option('--grpc-keepalive-time <ms>', 'period of server keepalive pings (default 7200000)')
+    .option('--grpc-keepalive-timeout <ms>', 'how long a keepalive ping waits for its ack (default 20000)')
+    .option('--grpc-keepalive-permit-without-calls [bool]', 'allow keepalive pings with no call open (default false)')
+    .option('--grpc-http2-max-pings-without-data <n>', 'pings sent with no data before one is (default 2)')
+    .option('--grpc-http2-min-recv-ping-interval-without-data <ms>', 'least interval between client pings with no data (default 300000)')
+    .option('--grpc-http2-max-ping-strikes <n>', 'bad pings tolerated before closing (default 2)')
     .option('--metrics-port <port>', 'Prometheus metrics port (default 8002)')
     .option('--model-control-mode <mode>', 'none | poll | explicit')
     .option('--load-model <name>', "model to load at start in explicit mode, '*' for all (repeatable)", collect)
@@ -65,6 +85,13 @@ export function resolveServeConfig(flags: ServeFlags): HerdConfig {
   if (flags.host) server.host = flags.host;
   if (flags.id) server.id = flags.id;
   if (flags.httpPort !== undefined) server.http_port = parseInteger('--http-port', flags.httpPort, 0, 65535);
+  if (flags.grpcPort !== undefined) server.grpc_port = parseInteger('--grpc-port', flags.grpcPort, 0, 65535);
+  if (flags.grpcAddress) server.grpc_address = flags.grpcAddress;
+  if (flags.allowGrpc !== undefined) server.allow_grpc = parseBool('--allow-grpc', flags.allowGrpc);
+  if (flags.grpcInferAllocationPoolSize !== undefined) {
+    server.grpc_infer_allocation_pool_size = parseInteger('--grpc-infer-allocation-pool-size', flags.grpcInferAllocationPoolSize, 0, 2 ** 31 - 1);
+  }
+  server.grpc_keepalive = resolveKeepalive(server.grpc_keepalive, flags);
   if (flags.metricsPort !== undefined) server.metrics_port = parseInteger('--metrics-port', flags.metricsPort, 0, 65535);
   if (flags.modelControlMode !== undefined) {
     const mode = flags.modelControlMode.toLowerCase();
@@ -107,6 +134,7 @@ async function runServer(config: HerdConfig): Promise<void> {
   process.stdout.write(`${formatModelTable(server.repository.summary())}\n`);
   for (const problem of server.repository.repositoryErrors) process.stdout.write(`warning: ${problem}\n`);
   process.stdout.write(`Started HTTPService at ${config.server.host}:${config.server.http_port} (${server.httpUrl})\n`);
+  if (server.grpcUrl) process.stdout.write(`Started GRPCInferenceService at ${config.server.grpc_address ?? config.server.host}:${config.server.grpc_port} (${server.grpcUrl})\n`);
   process.stdout.write(`Started Metrics Service at ${config.server.host}:${config.server.metrics_port} (${server.metricsUrl}/metrics)\n`);
   if (server.gateway) {
     const health = server.gateway.health();
@@ -144,6 +172,20 @@ function parseBackendConfig(text: string): [string, string, string] {
     throw new HerdError('INVALID_ARG', `--backend-config must be <backend>,<setting>=<value>, e.g. python,python-executable=/usr/bin/python3; got '${text}'`);
   }
   return [text.slice(0, comma), text.slice(comma + 1, eq), text.slice(eq + 1)];
+}
+
+function resolveKeepalive(current: HerdConfig['server']['grpc_keepalive'], flags: ServeFlags): HerdConfig['server']['grpc_keepalive'] {
+  const k = { ...current };
+  const int = (flag: string, value: string) => parseInteger(flag, value, 0, 2 ** 31 - 1);
+  if (flags.grpcKeepaliveTime !== undefined) k.time_ms = int('--grpc-keepalive-time', flags.grpcKeepaliveTime);
+  if (flags.grpcKeepaliveTimeout !== undefined) k.timeout_ms = int('--grpc-keepalive-timeout', flags.grpcKeepaliveTimeout);
+  if (flags.grpcKeepalivePermitWithoutCalls !== undefined) k.permit_without_calls = parseBool('--grpc-keepalive-permit-without-calls', flags.grpcKeepalivePermitWithoutCalls);
+  if (flags.grpcHttp2MaxPingsWithoutData !== undefined) k.http2_max_pings_without_data = int('--grpc-http2-max-pings-without-data', flags.grpcHttp2MaxPingsWithoutData);
+  if (flags.grpcHttp2MinRecvPingIntervalWithoutData !== undefined) {
+    k.http2_min_recv_ping_interval_without_data_ms = int('--grpc-http2-min-recv-ping-interval-without-data', flags.grpcHttp2MinRecvPingIntervalWithoutData);
+  }
+  if (flags.grpcHttp2MaxPingStrikes !== undefined) k.http2_max_ping_strikes = int('--grpc-http2-max-ping-strikes', flags.grpcHttp2MaxPingStrikes);
+  return k;
 }
 
 /** Triton's NAME:COUNT[:DEVICE]; the device is accepted and ignored (one CPU pool). */

@@ -9,3 +9,5 @@ export type {
   InferInput, InferOptions, InferResult, ModelConfigDocument, ModelMetadata, ModelStatistics, RequestedOutput,
   ServerMetadata, StatDuration, TensorMetadata,
 } from './kserve-types.ts';
+export { KserveGrpcClient, type KserveGrpcClientOptions, type InferStream, type StreamInferEvent } from './kserve-grpc-client.ts';
+export { createGrpcError, mapGrpcStatusToErrorCode } from './create-grpc-error.ts';

@@ -13,6 +13,7 @@ import { registerKserveRoutes, type KserveDeps } from './kserve-routes.ts';
 import { createKserveErrorAnswer, mapErrorToKserve, type KserveErrorAnswer } from './map-kserve-error.ts';
 import { registerAdminRoutes, type AdminDeps } from './admin-routes.ts';
 import { registerOpenAIRoutes, type OpenAIDeps } from './openai-routes.ts';
+import { registerSharedMemoryRoutes } from './shared-memory-routes.ts';
 
 
 export interface HttpAppOptions {
@@ -28,7 +29,7 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   // During shutdown, answers close their connection so keep-alive clients do not hold the drain open.
   let closing = false;
   const isClosing = () => closing;
-  const fastInfer = createFastInferHandler({ inference: deps.inference, maxInputSize: options.maxInputSize, isClosing, log: options.log });
+  const fastInfer = createFastInferHandler({ inference: deps.inference, sharedMemory: deps.sharedMemory, maxInputSize: options.maxInputSize, isClosing, log: options.log });
   const gateway = options.gateway;
   const fastChat = gateway
     ? createFastChatHandler({ gateway: gateway.gateway, authenticator: gateway.authenticator, log: gateway.log, isClosing, maxInputSize: options.maxInputSize })
@@ -112,6 +113,7 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   });
 
   registerKserveRoutes(app, deps, allow);
+  registerSharedMemoryRoutes(app, deps.sharedMemory, allow);
   if (gateway) registerOpenAIRoutes(app, gateway, allow, isClosing);
   if (options.admin) registerAdminRoutes(app, options.admin, allow);
   return app;

@@ -7,12 +7,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InferenceService } from '../serving/inference-service.ts';
 import { parseVersion, runInferExchange } from './kserve-infer-exchange.ts';
 import { mapErrorToKserve } from './map-kserve-error.ts';
+import type { SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
 import { hasPlainBody, readBody } from './plain-body.ts';
 
 const INFER_PATH = /^\/v2\/models\/([^/?]+)(?:\/versions\/([^/?]+))?\/infer$/;
 
 export interface FastInferOptions {
   inference: InferenceService;
+  sharedMemory: SystemSharedMemoryRegistry;
   maxInputSize: number;
   /** True once shutdown began: then Fastify answers (503 for new requests, Connection: close). */
   isClosing: () => boolean;
@@ -52,7 +54,7 @@ export function createFastInferHandler(options: FastInferOptions): (req: Incomin
       return true;
     }
     readBody(req, (body) => {
-      runInferExchange(options.inference, model, version, body, headers['inference-header-content-length']).then(
+      runInferExchange(options.inference, options.sharedMemory, model, version, body, headers['inference-header-content-length']).then(
         (reply) => {
           const out: Record<string, string | number> = { 'content-type': reply.contentType, 'content-length': reply.body.length };
           if (reply.headerLength !== undefined) out['inference-header-content-length'] = reply.headerLength;

@@ -1,9 +1,11 @@
 // One KServe infer exchange, bytes in and bytes out: shared by the Fastify route and the fast path
 // so both answer identically (same checks, same order, same encoding).
+import { convertTensorDataToBinary } from '../core/codecs/kserve-binary-tensor.ts';
 import { parseInferRequestBody, type DecodedInferRequest } from '../core/codecs/kserve-infer-request.ts';
 import { createInferResponseBody } from '../core/codecs/kserve-infer-response.ts';
-import { HerdError } from '../core/errors.ts';
+import { HerdError, invalidArg } from '../core/errors.ts';
 import type { InferenceService, RequestedOutput } from '../serving/inference-service.ts';
+import type { SharedMemoryRef, SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
 
 export interface InferReply {
   body: Buffer;
@@ -13,7 +15,7 @@ export interface InferReply {
 }
 
 export async function runInferExchange(
-  inference: InferenceService, modelName: string, rawVersion: string | undefined, body: Buffer, headerLength: string | string[] | undefined,
+  inference: InferenceService, shm: SystemSharedMemoryRegistry, modelName: string, rawVersion: string | undefined, body: Buffer, headerLength: string | string[] | undefined,
 ): Promise<InferReply> {
   const version = parseVersion(rawVersion);
   // The model first, as Triton does: a request to an unknown model says so, whatever its body.
@@ -21,7 +23,8 @@ export async function runInferExchange(
   if (config.model_transaction_policy?.decoupled === true) {
     throw new HerdError('UNSUPPORTED', "HTTP end point doesn't support models with decoupled transaction policy");
   }
-  const decoded = parseInferRequestBody(body, headerLength, { modelName, rawInput: config });
+  const decoded = parseInferRequestBody(body, headerLength, { modelName, rawInput: config, readSharedMemory: (ref) => shm.read(ref) });
+  const outputRegions = findOutputRegions(decoded, shm);
   const answer = await inference.infer({
     modelName,
     version,
@@ -30,11 +33,38 @@ export async function runInferExchange(
     inputs: decoded.inputs,
     outputs: decoded.outputs.length === 0 ? NO_OUTPUTS : decoded.outputs.map(toRequestedOutput),
   });
-  const encoded = createInferResponseBody(answer, decoded);
+  if (outputRegions) {
+    for (const tensor of answer.outputs) {
+      const region = outputRegions.get(tensor.name);
+      if (region) shm.write(region, tensor.name, convertTensorDataToBinary(tensor));
+    }
+  }
+  const encoded = createInferResponseBody(answer, outputRegions ? { ...decoded, sharedMemoryOutputs: new Set(outputRegions.keys()) } : decoded);
   return { body: encoded.body, contentType: encoded.contentType, headerLength: encoded.headerLength };
 }
 
 const NO_OUTPUTS: RequestedOutput[] = [];
+
+/** Requested outputs to write into shared memory regions, checked before inference as Triton checks them. */
+function findOutputRegions(decoded: DecodedInferRequest, shm: SystemSharedMemoryRegistry): Map<string, SharedMemoryRef> | undefined {
+  let regions: Map<string, SharedMemoryRef> | undefined;
+  for (const output of decoded.outputs) {
+    const p = output.parameters;
+    const region = p['shared_memory_region'];
+    if (region === undefined) continue;
+    if (p['classification'] !== undefined) throw invalidArg("Output can't set both 'shared_memory_region' and 'classification'");
+    if (p['binary_data'] === true) throw invalidArg("Output can't set both 'shared_memory_region' and 'binary_data'");
+    if (typeof region !== 'string') throw invalidArg("Unable to parse 'shared_memory_region'");
+    const offset = p['shared_memory_offset'] ?? 0;
+    const byteSize = p['shared_memory_byte_size'] ?? 0;
+    if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0) throw invalidArg("Unable to parse 'shared_memory_offset'");
+    if (typeof byteSize !== 'number' || !Number.isSafeInteger(byteSize) || byteSize < 0) throw invalidArg("Unable to parse 'shared_memory_byte_size'");
+    const ref = { region, offset, byteSize };
+    shm.check(ref);
+    (regions ??= new Map()).set(output.name, ref);
+  }
+  return regions;
+}
 
 function toRequestedOutput(o: DecodedInferRequest['outputs'][number]): RequestedOutput {
   // classification 0 means no classification, as in Triton.

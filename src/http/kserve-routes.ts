@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HerdError } from '../core/errors.ts';
 import type { InferenceService } from '../serving/inference-service.ts';
 import type { ModelRepositoryManager } from '../serving/repository/model-repository-manager.ts';
+import type { SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
 import { convertModelConfigToJson } from '../serving/repository/convert-model-config-to-json.ts';
 import { createServerMetadata } from '../serving/server-metadata.ts';
 import { parseVersion, runInferExchange } from './kserve-infer-exchange.ts';
@@ -11,6 +12,8 @@ import { sendJson } from './send-body.ts';
 export interface KserveDeps {
   inference: InferenceService;
   repository: ModelRepositoryManager;
+  /** System shared memory regions (the registry gRPC shares). */
+  sharedMemory: SystemSharedMemoryRegistry;
   /** Server readiness (strict readiness and shutdown folded in by the caller). */
   isReady: () => boolean;
   /** Server id answered by GET /v2. */
@@ -53,7 +56,7 @@ export function registerKserveRoutes(app: FastifyInstance, deps: KserveDeps, all
   both('/v2/models/:model/stats', (req, reply) => sendJson(reply, 200, { model_stats: inference.statistics(req.params.model, parseVersion(req.params.version)) }));
 
   const infer = async (req: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply) => {
-    const answer = await runInferExchange(inference, req.params.model, req.params.version, bodyBuffer(req.body), req.headers[HEADER_LENGTH]);
+    const answer = await runInferExchange(inference, deps.sharedMemory, req.params.model, req.params.version, bodyBuffer(req.body), req.headers[HEADER_LENGTH]);
     if (answer.headerLength !== undefined) reply.header('Inference-Header-Content-Length', String(answer.headerLength));
     return reply.code(200).header('Content-Type', answer.contentType).send(answer.body);
   };
@@ -78,30 +81,12 @@ export function registerKserveRoutes(app: FastifyInstance, deps: KserveDeps, all
     await repository.load(req.params.model, override);
     return reply.code(200).send();
   });
-  // The shared-memory extension's routes, answered as Triton answers them with client shared memory
-  // disabled (server http_server.cc HandleSystemSharedMemory): no regions, registration refused (501).
-  for (const kind of ['system', 'cuda'] as const) {
-    const base = `/v2/${kind}sharedmemory`;
-    get(`${base}/status`, (_req, reply) => sendJson(reply, 200, []));
-    get(`${base}/region/:region/status`, (req) => {
-      throw new HerdError('NOT_FOUND', `Unable to find ${kind} shared memory region: '${req.params.region ?? ''}'`);
-    });
-    for (const action of ['register', 'unregister']) {
-      const refuse = () => {
-        throw new HerdError('UNSUPPORTED', `${kind} shared memory is not supported by Herd: send tensors in the request body (JSON or the binary extension)`);
-      };
-      post(`${base}/${action}`, refuse);
-      post(`${base}/region/:region/${action}`, refuse);
-    }
-  }
   post('/v2/repository/models/:model/unload', async (req, reply) => {
     parseJsonBody(req.body);
     await repository.unload(req.params.model);
     return reply.code(200).send();
   });
 }
-
-
 
 function bodyBuffer(body: unknown): Buffer {
   if (Buffer.isBuffer(body)) return body;

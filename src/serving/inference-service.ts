@@ -175,6 +175,11 @@ export class InferenceService {
     return [one.stats.snapshot()];
   }
 
+  /** Whether the model (or that version) is loaded and ready; never throws. */
+  isModelReady(name: string, version?: number): boolean {
+    return this.repository.isModelReady(name, version);
+  }
+
   /** Throws what an infer would get (unknown model, no ready version, version not ready); returns when ready. */
   requireModelReady(name: string, version?: number): void {
     this.repository.get(name, version);

@@ -12,6 +12,7 @@ export const SUPPORTED_EXTENSIONS = [
   'binary_tensor_data',
   'parameters',
   'statistics',
+  'system_shared_memory',
 ] as const;
 
 const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;

@@ -61,7 +61,7 @@ test('the ledger comes from herd.yaml, relative to it; a fresh install prints no
   const dir = mkdtempSync(join(tmpdir(), 'herd-usage-'));
   mkdirSync(join(dir, 'data'));
   await seedLedger(join(dir, 'data', 'herd.db'));
-  writeFileSync(join(dir, 'herd.yaml'), 'server: { http_port: 0 }\n');
+  writeFileSync(join(dir, 'herd.yaml'), 'server: { http_port: 0, grpc_port: 0 }\n');
   const io = captureIo();
   await runUsage({ config: join(dir, 'herd.yaml'), by: 'day' }, io);
   assert.match(io.text(), /2026-05-20 +1 .*¥58\.40/);

@@ -20,7 +20,7 @@ test('the compiled build serves models and the gateway', { timeout: 120_000 }, a
   });
   const dir = mkdtempSync(join(tmpdir(), 'herd-dist-'));
   writeFileSync(join(dir, 'herd.yaml'), `
-server: { host: 127.0.0.1, http_port: 0, metrics_port: 0 }
+server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0 }
 serving: { model_repository: ["${resolve('examples/model_repository')}"], model_control_mode: explicit, load_model: [add_sub, my_model] }
 auth: { db: ./herd.db }
 billing: { ledger: "sqlite:./herd.db" }

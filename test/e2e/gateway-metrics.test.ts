@@ -35,7 +35,7 @@ describe('gateway metrics on the shared registry', () => {
     store.close();
     // Settling in USD with a ¥1/$-style rate of 1.0 makes the cost exactly the list price: tokens × USD per million.
     const config = parseHerdConfig(`
-server: { host: 127.0.0.1, http_port: 0, metrics_port: 0 }
+server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0 }
 auth: { master_key_env: HERD_METRICS_MASTER, db: "${db}" }
 billing: { currency: USD, ledger: "sqlite:${db}", flush_interval_ms: 20 }
 providers:

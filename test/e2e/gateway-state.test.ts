@@ -20,7 +20,7 @@ const ENV = { RELAY_API_KEY: 'sk-upstream', HERD_STATE_MASTER: MASTER };
 
 function configText(upstream: string, redis: string | undefined, prefix: string): string {
   return `
-server: { host: 127.0.0.1, http_port: 0, metrics_port: 0 }
+server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0 }
 auth: { master_key_env: HERD_STATE_MASTER, db: ./herd.db }
 billing: { currency: CNY, fx: { USD: 7.3 }, ledger: "sqlite:./herd.db", flush_interval_ms: 20 }
 ${redis ? `limits: { redis: { url: "${redis}", key_prefix: "${prefix}" } }` : ''}

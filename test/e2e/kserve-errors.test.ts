@@ -288,19 +288,6 @@ test('a model that failed to load (densenet_onnx) is 404 with its load failure r
   await assertError(request(`${url}/v2/models/densenet_onnx/stats`), 400, "requested model 'densenet_onnx' is not available");
 });
 
-test('the shared-memory routes answer as Triton does with client shared memory disabled', async () => {
-  for (const kind of ['system', 'cuda']) {
-    const status = await request(`${url}/v2/${kind}sharedmemory/status`);
-    assert.equal(status.status, 200);
-    assert.deepEqual(status.json(), []);
-    await assertError(request(`${url}/v2/${kind}sharedmemory/region/r0/status`), 404, `Unable to find ${kind} shared memory region: 'r0'`);
-    await assertError(postJson(`${url}/v2/${kind}sharedmemory/region/r0/register`, { key: '/r0', byte_size: 64 }), 501, /shared memory is not supported by Herd/);
-    await assertError(request(`${url}/v2/${kind}sharedmemory/unregister`, { method: 'POST' }), 501, /shared memory is not supported by Herd/);
-  }
-  const input = { ...int32('INPUT0', undefined), parameters: { shared_memory_region: 'r0', shared_memory_byte_size: 64 } };
-  await assertError(inferSimple({ inputs: [input, int32('INPUT1', B)] }), 404, /^Unable to find shared memory region: 'r0'/);
-});
-
 test('an unknown route is 404 with an {"error"} body', async () => {
   await assertError(request(`${url}/v2/nope`), 404, 'Not Found: no route for GET /v2/nope');
   await assertError(postJson(`${url}/v3/models/simple/infer`, { inputs: goodInputs() }), 404, /no route for POST \/v3\/models\/simple\/infer/);

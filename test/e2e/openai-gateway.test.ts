@@ -40,7 +40,7 @@ describe('OpenAI-compatible gateway over HTTP', () => {
     limitedKey = (await store.create({ name: 'deepseek-only', allowedModels: ['deepseek-v3.2'] })).secret;
     store.close();
     const config = parseHerdConfig(`
-server: { host: 127.0.0.1, http_port: 0, metrics_port: 0 }
+server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0 }
 auth: { master_key_env: HERD_TEST_MASTER, db: "${db}" }
 providers:
   holysheep: { type: openai, base_url: "${relay.url}/v1", exchange_rate: 1.0, timeout_ms: 2000, retry: { attempts: 2, base_ms: 5, cap_ms: 50 } }

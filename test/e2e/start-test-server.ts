@@ -21,7 +21,7 @@ export interface TestServerOptions {
 
 export async function startTestServer(options: TestServerOptions): Promise<HerdServer> {
   const config = herdConfigSchema.parse({
-    server: { host: '127.0.0.1', http_port: 0, metrics_port: 0, ...(options.maxInputSize ? { http_max_input_size: options.maxInputSize } : {}) },
+    server: { host: '127.0.0.1', http_port: 0, grpc_port: 0, metrics_port: 0, ...(options.maxInputSize ? { http_max_input_size: options.maxInputSize } : {}) },
     serving: {
       model_repository: options.repositories,
       model_control_mode: options.controlMode ?? 'none',

@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { ERROR_CODES, ERROR_REASONS, HerdError, type ErrorCode, type ErrorReason } from '../../src/core/errors.ts';
 import { UPSTREAM_FAILURES, UpstreamError, type UpstreamFailure } from '../../src/gateway/providers/upstream-error.ts';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { convertErrorToServiceError } from '../../src/grpc/map-grpc-status.ts';
 import { mapErrorToKserve } from '../../src/http/map-kserve-error.ts';
 import { mapErrorToOpenAI, mapErrorToOpenAIShape } from '../../src/http/map-openai-error.ts';
 
@@ -83,6 +85,7 @@ const orAbsent = (value: string | null) => (value === null ? ABSENT : `\`${value
 const COLUMNS: Record<string, ((error: HerdError) => string) | null> = {
   'Kind': null,
   'KServe HTTP': (error) => String(mapErrorToKserve(error).status),
+  'KServe gRPC': (error) => GrpcStatus[convertErrorToServiceError(error).code],
   'OpenAI status': (error) => String(mapErrorToOpenAI(error).status),
   'OpenAI type': (error) => orAbsent(mapErrorToOpenAI(error).body.error.type),
   'OpenAI code': (error) => orAbsent(mapErrorToOpenAI(error).body.error.code),

@@ -52,6 +52,16 @@ export interface ParseInferRequestOptions {
   modelName?: string;
   /** The model, whose single input the raw form (header length 0) is built from; without it a raw body is refused. */
   rawInput?: RawModelDescription;
+  /** Reads an input's bytes from a registered shared memory region; without it such inputs are refused. */
+  readSharedMemory?: (ref: SharedMemoryInputRef) => Uint8Array;
+}
+
+/** Where an input's bytes are (the shared-memory extension's parameters of an input). */
+export interface SharedMemoryInputRef {
+  input: string;
+  region: string;
+  offset: number;
+  byteSize: number;
 }
 
 /**
@@ -96,7 +106,7 @@ export function parseInferRequestBody(
   }
   const jsonLength = length ?? body.byteLength;
   const text = asBuffer(body).toString('utf8', 0, jsonLength);
-  const source = { body, jsonLength, hasHeader: length !== undefined, modelName: options.modelName };
+  const source = { body, jsonLength, hasHeader: length !== undefined, modelName: options.modelName, readSharedMemory: options.readSharedMemory };
   const document = parseJsonDocument(text);
   try {
     return convertRequestDocument(document, source);
@@ -122,6 +132,7 @@ interface BodySource {
   jsonLength: number;
   hasHeader: boolean;
   modelName: string | undefined;
+  readSharedMemory: ((ref: SharedMemoryInputRef) => Uint8Array) | undefined;
 }
 
 function convertRequestDocument(document: unknown, source: BodySource): DecodedInferRequest {
@@ -130,7 +141,7 @@ function convertRequestDocument(document: unknown, source: BodySource): DecodedI
   if (id !== undefined && typeof id !== 'string') throw invalidArg("Unable to parse 'id': expected a string");
   const parameters = convertRequestParameters(document['parameters']);
   const inputs = convertInputs(document['inputs'], source);
-  const outputs = convertOutputs(document['outputs']);
+  const outputs = convertOutputs(document['outputs'], source.readSharedMemory !== undefined);
   return {
     id: id ?? '',
     parameters,
@@ -162,7 +173,10 @@ function convertInputs(value: unknown, source: BodySource): Tensor[] {
     const region = params?.['shared_memory_region'];
     checkOneContentField(name, item['data'] !== undefined, binarySize !== undefined, region !== undefined);
     if (region !== undefined) {
-      throw notFound(`Unable to find shared memory region: ${quoteRegion(region)} (input '${name}'; Herd does not support the shared-memory extension)`);
+      const ref = convertSharedMemoryRef(name, params as Record<string, unknown>);
+      if (!source.readSharedMemory) throw notFound(`Unable to find shared memory region: '${ref.region}' (this decoder has no shared memory)`);
+      tensors.push({ name, datatype, shape, data: parseBinaryTensorData(source.readSharedMemory(ref), { name, datatype, shape, ...(modelName === undefined ? {} : { modelName }) }) });
+      continue;
     }
     if (binarySize === undefined) {
       tensors.push({ name, datatype, shape, data: parseJsonTensorData(item['data'], { name, datatype, shape }) });
@@ -197,6 +211,23 @@ function convertInputs(value: unknown, source: BodySource): Tensor[] {
     );
   }
   return tensors;
+}
+
+/** The shared_memory_* parameters of an input, with Triton's HTTP messages. */
+function convertSharedMemoryRef(name: string, params: Record<string, unknown>): SharedMemoryInputRef {
+  const region = params['shared_memory_region'];
+  if (typeof region !== 'string') throw invalidArg("Unable to parse 'shared_memory_region'");
+  const offset = toNumber(params['shared_memory_offset'] ?? 0);
+  if (offset === undefined || !isUnsigned(offset)) throw invalidArg("Unable to parse 'shared_memory_offset'");
+  const size = toNumber(params['shared_memory_byte_size'] ?? 0);
+  if (size === undefined || !isUnsigned(size)) throw invalidArg("Unable to parse 'shared_memory_byte_size'");
+  return { input: name, region, offset, byteSize: size };
+}
+
+/** A JSON integer as a number (the lossless parser yields bigint for huge ones). */
+function toNumber(value: unknown): number | undefined {
+  if (typeof value === 'bigint') return Number(value);
+  return typeof value === 'number' ? value : undefined;
 }
 
 function checkOneContentField(name: string, hasData: boolean, hasBinary: boolean, hasRegion: boolean): void {
@@ -266,7 +297,8 @@ function convertParameters(value: unknown, owner: string): Parameters {
   return out;
 }
 
-function convertOutputs(value: unknown): DecodedRequestedOutput[] {
+/** `sharedMemory`: the caller writes outputs into regions (the parameters are kept for it); otherwise they are refused. */
+function convertOutputs(value: unknown, sharedMemory: boolean): DecodedRequestedOutput[] {
   if (value === undefined) return [];
   if (!Array.isArray(value)) throw invalidArg(`Unable to parse 'outputs': expected an array, got ${typeName(value)}`);
   const seen = new Set<string>();
@@ -288,8 +320,8 @@ function convertOutputs(value: unknown): DecodedRequestedOutput[] {
       if (!isUnsigned(classification)) throw invalidArg(`Unable to set 'classification' of output '${name}': expected a non-negative integer`);
       out.classification = classification;
     }
-    if (parameters['shared_memory_region'] !== undefined) {
-      throw notFound(`Unable to find shared memory region: ${quoteRegion(parameters['shared_memory_region'])} (output '${name}'; Herd does not support the shared-memory extension)`);
+    if (parameters['shared_memory_region'] !== undefined && !sharedMemory) {
+      throw notFound(`Unable to find shared memory region: ${quoteRegion(parameters['shared_memory_region'])} (output '${name}'; this decoder has no shared memory)`);
     }
     return out;
   });
@@ -405,6 +437,7 @@ function bigintReplacer(_key: string, value: unknown): unknown {
 function forModel(modelName: string | undefined): string {
   return modelName === undefined ? '' : ` for model '${modelName}'`;
 }
+
 
 /** Triton's quoting of a region name ('r'); a value that is not a string is shown as JSON. */
 function quoteRegion(region: unknown): string {

@@ -21,6 +21,8 @@ export interface InferResponseRequestView {
   outputs: readonly Pick<DecodedRequestedOutput, 'name' | 'binaryData'>[];
   /** The request's `binary_data_output` (true for the raw form). */
   binaryDataOutput: boolean;
+  /** Outputs written to a shared memory region: name, datatype and shape only, as Triton writes them. */
+  sharedMemoryOutputs?: ReadonlySet<string>;
 }
 
 export interface InferResponseBody {
@@ -62,7 +64,9 @@ export function createInferResponseBody(
     }
     if (i > 0) json += ',';
     json += `{"name":${JSON.stringify(tensor.name)},"datatype":"${tensor.datatype}","shape":[${tensor.shape.join(',')}]`;
-    if (chosen.get(tensor.name) ?? defaultBinary) {
+    if (request.sharedMemoryOutputs?.has(tensor.name)) {
+      json += '}';
+    } else if (chosen.get(tensor.name) ?? defaultBinary) {
       anyBinary = true;
       const size = computeTensorByteSize(tensor);
       json += `,"parameters":{"binary_data_size":${size}}}`;

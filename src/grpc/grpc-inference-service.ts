@@ -1,0 +1,156 @@
+// inference.GRPCInferenceService's unary RPCs over the serving side: each handler converts the message,
+// calls serving, and converts the answer; errors go through map-grpc-status.ts only.
+import type { sendUnaryData, ServerUnaryCall, UntypedServiceImplementation } from '@grpc/grpc-js';
+import { HerdError, invalidArg } from '../core/errors.ts';
+import type { InferenceService } from '../serving/inference-service.ts';
+import type { LogSettings, LogSettingUpdate } from '../serving/log-settings.ts';
+import type { ModelRepositoryManager } from '../serving/repository/model-repository-manager.ts';
+import { convertModelConfigToJson } from '../serving/repository/convert-model-config-to-json.ts';
+import { createServerMetadata } from '../serving/server-metadata.ts';
+import { describeCudaSharedMemory, registerCudaSharedMemory } from '../serving/shared-memory/cuda-shared-memory.ts';
+import type { SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
+import type { TraceSettings, TraceSettingValues } from '../serving/trace-settings.ts';
+import { convertGrpcInferRequest, parseGrpcVersion } from './convert-grpc-infer-request.ts';
+import { convertGrpcInferResponse } from './convert-grpc-infer-response.ts';
+import type { ModelInferRequestMessage } from './grpc-messages.ts';
+import { convertErrorToServiceError } from './map-grpc-status.ts';
+import { createStreamInferHandler } from './stream-infer-handler.ts';
+
+export interface GrpcServiceDeps {
+  inference: InferenceService;
+  repository: ModelRepositoryManager;
+  sharedMemory: SystemSharedMemoryRegistry;
+  traceSettings: TraceSettings;
+  logSettings: LogSettings;
+  /** Server readiness (strict readiness and shutdown folded in by the caller). */
+  isReady: () => boolean;
+  serverId: string;
+  log?: (line: string) => void;
+  /** Open streams register here so shutdown can drain them. */
+  trackStream: (stream: TrackedStream) => void;
+}
+
+/** An open ModelStreamInfer call as shutdown sees it. */
+export interface TrackedStream {
+  /** Answer what was received, refuse the rest, end the stream. */
+  drain(): void;
+  /** Settles when the stream has ended, however it ended. */
+  done: Promise<void>;
+}
+
+type Message = Record<string, unknown>;
+type Handler = (request: Message) => unknown;
+
+export function createGrpcInferenceService(deps: GrpcServiceDeps): UntypedServiceImplementation {
+  const { inference, repository, sharedMemory: shm } = deps;
+  const serverMetadata = createServerMetadata(deps.serverId);
+  const unary = (handler: Handler) => (call: ServerUnaryCall<Message, unknown>, callback: sendUnaryData<unknown>) => {
+    try {
+      const result = handler(call.request);
+      if (result instanceof Promise) result.then((value) => callback(null, value), (err: unknown) => fail(callback, err, deps.log));
+      else callback(null, result);
+    } catch (err) {
+      fail(callback, err, deps.log);
+    }
+  };
+  const version = (request: Message) => parseGrpcVersion(String(request['version'] ?? ''));
+  const name = (request: Message) => String(request['name'] ?? '');
+
+  return {
+    ServerLive: unary(() => ({ live: true })),
+    ServerReady: unary(() => ({ ready: deps.isReady() })),
+    ModelReady: unary((r) => ({ ready: inference.isModelReady(name(r), version(r)) })),
+    ServerMetadata: unary(() => serverMetadata),
+    ModelMetadata: unary((r) => inference.metadata(name(r), version(r))),
+    ModelConfig: unary((r) => ({ config: convertModelConfigToJson(inference.config(name(r), version(r))) })),
+    ModelStatistics: unary((r) => ({ model_stats: inference.statistics(name(r) || undefined, name(r) ? version(r) : undefined) })),
+    RepositoryIndex: unary((r) => ({ models: repository.index(r['ready'] === true) })),
+    RepositoryModelLoad: unary(async (r) => {
+      await repository.load(String(r['model_name'] ?? ''), parseLoadOverride(r['parameters'] as Record<string, Message> | undefined));
+      return {};
+    }),
+    RepositoryModelUnload: unary(async (r) => {
+      await repository.unload(String(r['model_name'] ?? ''));
+      return {};
+    }),
+    ModelInfer: unary(async (r) => {
+      const request = r as unknown as ModelInferRequestMessage;
+      // The model first, as Triton does: a request to an unknown model says so, whatever its inputs.
+      inference.config(request.model_name, parseGrpcVersion(request.model_version));
+      const { call, outputRegions } = convertGrpcInferRequest(request, shm);
+      return convertGrpcInferResponse(await inference.infer(call), outputRegions, shm);
+    }),
+    ModelStreamInfer: createStreamInferHandler(deps),
+    SystemSharedMemoryStatus: unary((r) => ({
+      regions: Object.fromEntries(shm.status(name(r)).map((s) => [s.name, s])),
+    })),
+    SystemSharedMemoryRegister: unary((r) => {
+      shm.register(name(r), String(r['key'] ?? ''), Number(r['offset'] ?? 0), Number(r['byte_size'] ?? 0));
+      return {};
+    }),
+    SystemSharedMemoryUnregister: unary((r) => {
+      shm.unregister(name(r));
+      return {};
+    }),
+    CudaSharedMemoryStatus: unary((r) => ({ regions: Object.fromEntries(describeCudaSharedMemory(name(r)).map((s) => [s.name, s])) })),
+    CudaSharedMemoryRegister: unary((r) => registerCudaSharedMemory(name(r))),
+    CudaSharedMemoryUnregister: unary(() => ({})),
+    TraceSetting: unary((r) => {
+      const model = String(r['model_name'] ?? '');
+      if (model !== '' && !inference.isModelReady(model)) throw invalidArg(`Request for unknown model : ${model}`);
+      const settings = r['settings'] as Record<string, { value: string[] }> | undefined;
+      const update: TraceSettingValues = Object.fromEntries(Object.entries(settings ?? {}).map(([k, v]) => [k, v.value]));
+      const current = Object.keys(update).length > 0 ? deps.traceSettings.update(update, model || undefined) : deps.traceSettings.get(model || undefined);
+      return { settings: Object.fromEntries(Object.entries(current).map(([k, v]) => [k, { value: v }])) };
+    }),
+    LogSettings: unary((r) => {
+      const settings = r['settings'] as Record<string, Message & { parameter_choice?: string }> | undefined;
+      const update: LogSettingUpdate = {};
+      for (const [key, value] of Object.entries(settings ?? {})) {
+        const choice = value.parameter_choice;
+        update[key] = choice === undefined ? '' : value[choice] as string | number | boolean;
+      }
+      const current = Object.keys(update).length > 0 ? deps.logSettings.update(update) : deps.logSettings.get();
+      return {
+        settings: {
+          log_file: { string_param: current.log_file },
+          log_info: { bool_param: current.log_info },
+          log_warning: { bool_param: current.log_warning },
+          log_error: { bool_param: current.log_error },
+          log_verbose_level: { uint32_param: current.log_verbose_level },
+          log_format: { string_param: current.log_format },
+        },
+      };
+    }),
+  };
+}
+
+/** grpc.health.v1.Health/Check: SERVING while the server is ready. */
+export function createHealthService(isReady: () => boolean): UntypedServiceImplementation {
+  return {
+    Check: (_call: ServerUnaryCall<Message, unknown>, callback: sendUnaryData<unknown>) => {
+      callback(null, { status: isReady() ? 'SERVING' : 'NOT_SERVING' });
+    },
+  };
+}
+
+function fail(callback: sendUnaryData<unknown>, err: unknown, log: ((line: string) => void) | undefined): void {
+  const error = convertErrorToServiceError(err);
+  if (!(err instanceof HerdError)) log?.(`internal error: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+  callback(error, null);
+}
+
+/** The `config` load parameter (a model configuration as JSON); file overrides are not supported. */
+function parseLoadOverride(parameters: Record<string, Message> | undefined): string | undefined {
+  if (!parameters) return undefined;
+  const files = Object.keys(parameters).filter((k) => k.startsWith('file:'));
+  if (files.length > 0) {
+    throw new HerdError('UNSUPPORTED', `loading model files through the load API (${files.join(', ')}) is not supported; put them in the model repository`);
+  }
+  const config = parameters['config'];
+  if (config === undefined) return undefined;
+  if (config['parameter_choice'] !== 'string_param') {
+    throw invalidArg("load parameter 'config' must be a string holding the model configuration as JSON");
+  }
+  return String(config['string_param']);
+}
