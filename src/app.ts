@@ -56,7 +56,7 @@ export function createBackends(): ReadonlyMap<string, BackendFactory> {
 export async function startHerd(config: HerdConfig, options: StartOptions = {}): Promise<HerdServer> {
   const log = options.log ?? (() => undefined);
   const loadSeconds = new WeakMap<LoadedModel, number>();
-  const repository = new ModelRepositoryManager({
+  const repository: ModelRepositoryManager = new ModelRepositoryManager({
     repositories: config.serving.model_repository,
     controlMode: config.serving.model_control_mode,
     backends: createBackends(),
@@ -64,7 +64,10 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       ? new RateLimiter(new Map(Object.entries(config.serving.rate_limit_resources)))
       : undefined,
     onLoaded: (model, seconds) => loadSeconds.set(model, seconds),
+    // Ensemble steps take the same inference path as a client's request (called only once loading starts).
+    runEnsembleStep: (call) => inference.infer(call),
   });
+  const inference: InferenceService = new InferenceService(repository);
   await repository.start(config.serving.load_model);
   if (config.serving.model_control_mode === 'poll') repository.startPolling(config.serving.repository_poll_secs);
 
@@ -73,7 +76,6 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   const gateway = Object.keys(config.models).length > 0 ? await startGateway(config, options.env ?? process.env, log, registry) : undefined;
 
   let closing = false;
-  const inference = new InferenceService(repository);
   const http: FastifyInstance = createHttpApp(
     {
       inference,

@@ -1,6 +1,7 @@
 // The serving side's one entry point for transports: resolve the model, validate the request
 // against its config, schedule it, then shape the outputs (subset, classification).
 import { HerdError } from '../core/errors.ts';
+import type { ComputeDurations } from './backends/backend.ts';
 import type { Parameters, Tensor } from '../core/tensor.ts';
 import { classifyTensor } from './classification.ts';
 import { createSequenceControls } from './scheduler/sequence-controls.ts';
@@ -31,6 +32,8 @@ export interface InferAnswer {
   id: string;
   outputs: Tensor[];
   parameters?: Parameters;
+  /** The compute time of the execution that answered (an ensemble sums its steps'), for ensemble statistics. */
+  compute?: ComputeDurations;
 }
 
 /** Shared by every request that asks for all outputs (most do): nothing downstream mutates it. */
@@ -60,6 +63,7 @@ export class InferenceService {
       id: call.id,
       outputs: shapeOutputs(model, result.outputs, call.outputs),
       ...(result.parameters ? { parameters: result.parameters } : {}),
+      ...(result.compute ? { compute: result.compute } : {}),
     };
   }
 
