@@ -9,6 +9,7 @@ import { COMPRESS_MIN_BYTES, compressBody, parseAcceptEncoding } from './accept-
 import { decodeContentEncoding } from './decode-request-body.ts';
 import { createFastChatHandler } from './fast-chat-path.ts';
 import { createFastInferHandler } from './fast-infer-path.ts';
+import { registerGenerateRoutes } from './kserve-generate-routes.ts';
 import { registerKserveRoutes, type KserveDeps } from './kserve-routes.ts';
 import { mapErrorCodeToKserveStatus } from './map-kserve-error.ts';
 import { registerAdminRoutes, type AdminDeps } from './admin-routes.ts';
@@ -110,6 +111,7 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   });
 
   registerKserveRoutes(app, deps, allow);
+  registerGenerateRoutes(app, { inference: deps.inference, maxInputSize: options.maxInputSize }, allow);
   if (gateway) registerOpenAIRoutes(app, gateway, allow, isClosing);
   if (options.admin) registerAdminRoutes(app, options.admin, allow);
   return app;

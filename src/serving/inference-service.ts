@@ -1,6 +1,6 @@
 // The serving side's one entry point for transports: resolve the model, validate the request
 // against its config, schedule it, then shape the outputs (subset, classification).
-import { HerdError } from '../core/errors.ts';
+import { HerdError, toHerdError } from '../core/errors.ts';
 import type { ComputeDurations } from './backends/backend.ts';
 import type { Parameters, Tensor } from '../core/tensor.ts';
 import { classifyTensor } from './classification.ts';
@@ -36,6 +36,14 @@ export interface InferAnswer {
   compute?: ComputeDurations;
 }
 
+export interface InferStreamEvent {
+  /** Absent on a bare completion (a decoupled model may close with no last response). */
+  answer?: InferAnswer;
+  error?: HerdError;
+  /** True on the last event of the request. */
+  final: boolean;
+}
+
 /** Shared by every request that asks for all outputs (most do): nothing downstream mutates it. */
 const NO_OUTPUT_NAMES: readonly string[] = [];
 
@@ -65,6 +73,17 @@ export class InferenceService {
       ...(result.parameters ? { parameters: result.parameters } : {}),
       ...(result.compute ? { compute: result.compute } : {}),
     };
+  }
+
+  /** Every response of one request, in order, ending with `final: true`; an ordinary model yields exactly one. */
+  async *streamInfer(call: InferCall, _signal?: AbortSignal): AsyncIterable<InferStreamEvent> {
+    let event: InferStreamEvent;
+    try {
+      event = { answer: await this.infer(call), final: true };
+    } catch (err) {
+      event = { error: toHerdError(err), final: true };
+    }
+    yield event;
   }
 
   /**
