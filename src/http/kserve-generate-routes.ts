@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createGenerateResponse, parseGenerateRequest, type GenerateInputSpec } from '../core/codecs/kserve-generate.ts';
 import { isDataType } from '../core/datatype.ts';
 import { HerdError, toHerdError } from '../core/errors.ts';
-import type { InferCall, InferenceService, InferStreamEvent } from '../serving/inference-service.ts';
+import type { InferAnswer, InferCall, InferenceService, InferStreamEvent } from '../serving/inference-service.ts';
 import { parseVersion } from './kserve-infer-exchange.ts';
 import { mapErrorCodeToKserveStatus } from './map-kserve-error.ts';
 
@@ -60,14 +60,14 @@ function parseBody(body: unknown): unknown {
   }
 }
 
-function eventJson(event: InferStreamEvent): string | undefined {
+function eventJson(event: InferStreamEvent<InferAnswer>): string | undefined {
   if (event.error) return JSON.stringify({ error: event.error.message });
   if (!event.answer) return undefined;
   return JSON.stringify(createGenerateResponse(event.answer));
 }
 
 /** generate: exactly one response, else Triton's error; the status comes from that response. */
-async function writeSingle(res: ServerResponse, events: AsyncIterable<InferStreamEvent>): Promise<void> {
+async function writeSingle(res: ServerResponse, events: AsyncIterable<InferStreamEvent<InferAnswer>>): Promise<void> {
   const bodies: { status: number; text: string }[] = [];
   try {
     for await (const event of events) {
@@ -90,7 +90,7 @@ async function writeSingle(res: ServerResponse, events: AsyncIterable<InferStrea
  * generate_stream: the first response sets the status (an error first is a non-200 SSE answer, as in
  * Triton); later errors arrive as `data: {"error"}` inside the 200 stream. No `event:` lines, no [DONE].
  */
-async function writeStream(res: ServerResponse, events: AsyncIterable<InferStreamEvent>): Promise<void> {
+async function writeStream(res: ServerResponse, events: AsyncIterable<InferStreamEvent<InferAnswer>>): Promise<void> {
   let started = false;
   const send = (text: string, status: number) => {
     if (res.destroyed) return;

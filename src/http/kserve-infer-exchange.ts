@@ -18,6 +18,9 @@ export async function runInferExchange(
   const version = parseVersion(rawVersion);
   // The model first, as Triton does: a request to an unknown model says so, whatever its body.
   const config = inference.config(modelName, version);
+  if (config.model_transaction_policy?.decoupled === true) {
+    throw new HerdError('UNSUPPORTED', "HTTP end point doesn't support models with decoupled transaction policy");
+  }
   const decoded = parseInferRequestBody(body, headerLength, { modelName, rawInput: config });
   const answer = await inference.infer({
     modelName,

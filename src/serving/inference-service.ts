@@ -1,9 +1,11 @@
 // The serving side's one entry point for transports: resolve the model, validate the request
-// against its config, schedule it, then shape the outputs (subset, classification).
+// against its config, schedule it, then shape the outputs (subset, classification). Decoupled models
+// (several responses per request) answer through streamInfer.
 import { HerdError, toHerdError } from '../core/errors.ts';
-import type { ComputeDurations } from './backends/backend.ts';
 import type { Parameters, Tensor } from '../core/tensor.ts';
+import type { ComputeDurations, InferenceRequest, InferenceResult, ResponseSender } from './backends/backend.ts';
 import { classifyTensor } from './classification.ts';
+import { ResponseStream, type InferStreamEvent } from './response-stream.ts';
 import { createSequenceControls } from './scheduler/sequence-controls.ts';
 import { createModelMetadata, type ModelMetadata } from './model-metadata.ts';
 import type { LoadedModel, ModelRepositoryManager } from './repository/model-repository-manager.ts';
@@ -26,6 +28,8 @@ export interface InferCall {
   outputs: RequestedOutput[];
 }
 
+export type { InferStreamEvent } from './response-stream.ts';
+
 export interface InferAnswer {
   modelName: string;
   modelVersion: number;
@@ -36,54 +40,76 @@ export interface InferAnswer {
   compute?: ComputeDurations;
 }
 
-export interface InferStreamEvent {
-  /** Absent on a bare completion (a decoupled model may close with no last response). */
-  answer?: InferAnswer;
-  error?: HerdError;
-  /** True on the last event of the request. */
-  final: boolean;
-}
-
 /** Shared by every request that asks for all outputs (most do): nothing downstream mutates it. */
 const NO_OUTPUT_NAMES: readonly string[] = [];
 
 export class InferenceService {
   constructor(private readonly repository: ModelRepositoryManager) {}
 
+  /** One request, one answer. A decoupled model answers UNSUPPORTED here: its responses need streamInfer. */
   async infer(call: InferCall): Promise<InferAnswer> {
     const model = this.repository.get(call.modelName, call.version);
+    if (isDecoupledConfig(model)) {
+      throw new HerdError('UNSUPPORTED', `model '${model.name}' has a decoupled transaction policy (several responses per request): use a streaming endpoint`);
+    }
+    const result = await this.submit(model, call, undefined);
+    if (!result.ok) throw result.error;
+    return toAnswer(model, call, result);
+  }
+
+  /**
+   * Every response of one request, in order, ending with `final: true`; never throws (errors are events).
+   * An ordinary model yields exactly one event. Aborting `signal` cancels the request: a decoupled model's
+   * backend sees its sender's signal aborted, and so does stopping the iteration early.
+   */
+  async *streamInfer(call: InferCall, signal?: AbortSignal): AsyncGenerator<InferStreamEvent<InferAnswer>, void, undefined> {
+    let model: LoadedModel;
+    try {
+      model = this.repository.get(call.modelName, call.version);
+      if (!isDecoupledConfig(model)) {
+        yield { answer: await this.infer(call), final: true };
+        return;
+      }
+    } catch (err) {
+      yield { error: toHerdError(err), final: true };
+      return;
+    }
+    const stream = new ResponseStream<InferAnswer>((result) => toAnswer(model, call, result), signal);
+    // Refusals before execution (validation, a full queue, a timeout) come back here, not through the sender.
+    let submitted: Promise<InferenceResult>;
+    try {
+      submitted = this.submit(model, call, stream);
+    } catch (err) {
+      yield { error: toHerdError(err), final: true };
+      return;
+    }
+    void submitted.then((result) => {
+      if (!result.ok && !stream.closed) stream.send(result, true);
+    });
+    yield* stream;
+  }
+
+  /** True when the model's config is decoupled (`model_transaction_policy { decoupled: true }`). */
+  isDecoupled(name: string, version?: number): boolean {
+    return isDecoupledConfig(this.repository.get(name, version));
+  }
+
+  /** Validates and schedules; throws (synchronously) what validation refuses. */
+  private submit(model: LoadedModel, call: InferCall, responseSender: ResponseSender | undefined): Promise<InferenceResult> {
     const outputNames = call.outputs.length === 0 ? NO_OUTPUT_NAMES : call.outputs.map((o) => o.name);
     validateInferRequest(model.config, { id: call.id, inputs: call.inputs, outputs: outputNames });
     const batchSize = model.config.max_batch_size > 0 ? (call.inputs[0]?.shape[0] ?? 1) : 1;
     const controls = createSequenceControls(model.config, call.parameters, batchSize);
-    const result = await model.scheduler.submit({
+    const request: InferenceRequest = {
       id: call.id,
       modelName: model.name,
       modelVersion: model.version,
       inputs: controls.length > 0 ? [...call.inputs, ...controls] : call.inputs,
       requestedOutputs: outputNames,
       parameters: call.parameters,
-    });
-    if (!result.ok) throw result.error;
-    return {
-      modelName: model.name,
-      modelVersion: model.version,
-      id: call.id,
-      outputs: shapeOutputs(model, result.outputs, call.outputs),
-      ...(result.parameters ? { parameters: result.parameters } : {}),
-      ...(result.compute ? { compute: result.compute } : {}),
     };
-  }
-
-  /** Every response of one request, in order, ending with `final: true`; an ordinary model yields exactly one. */
-  async *streamInfer(call: InferCall, _signal?: AbortSignal): AsyncIterable<InferStreamEvent> {
-    let event: InferStreamEvent;
-    try {
-      event = { answer: await this.infer(call), final: true };
-    } catch (err) {
-      event = { error: toHerdError(err), final: true };
-    }
-    yield event;
+    if (responseSender) request.responseSender = responseSender;
+    return model.scheduler.submit(request);
   }
 
   /**
@@ -119,6 +145,21 @@ export class InferenceService {
   isModelReady(name: string, version?: number): boolean {
     return this.repository.isModelReady(name, version);
   }
+}
+
+function isDecoupledConfig(model: LoadedModel): boolean {
+  return model.config.model_transaction_policy?.decoupled === true;
+}
+
+function toAnswer(model: LoadedModel, call: InferCall, result: Extract<InferenceResult, { ok: true }>): InferAnswer {
+  return {
+    modelName: model.name,
+    modelVersion: model.version,
+    id: call.id,
+    outputs: shapeOutputs(model, result.outputs, call.outputs),
+    ...(result.parameters ? { parameters: result.parameters } : {}),
+    ...(result.compute ? { compute: result.compute } : {}),
+  };
 }
 
 function shapeOutputs(model: LoadedModel, produced: Tensor[], requested: readonly RequestedOutput[]): Tensor[] {

@@ -14,6 +14,20 @@ export interface InferenceRequest {
   /** Output names the client asked for; empty means every output of the model. */
   requestedOutputs: readonly string[];
   parameters: Parameters;
+  /** Present exactly when the model is decoupled (`model_transaction_policy { decoupled: true }`). */
+  responseSender?: ResponseSender;
+}
+
+/** How a decoupled model's backend answers one request: any number of responses, then the final flag. */
+export interface ResponseSender {
+  /** One response; `final: true` also completes the request (TRITONSERVER_RESPONSE_COMPLETE_FINAL). */
+  send(result: InferenceResult, final?: boolean): void;
+  /** Completes the request with no further response (the final flag alone). Idempotent. */
+  close(): void;
+  /** True once the request is complete: later sends are refused. */
+  readonly closed: boolean;
+  /** Aborted when the client went away or cancelled the request (the Python backend's is_cancelled()). */
+  readonly signal: AbortSignal;
 }
 
 export type InferenceResult =
@@ -47,8 +61,17 @@ export interface ExecutionMarks {
 }
 
 export interface Backend {
-  /** One result per request, in order. A thrown error fails every request of the batch. */
+  /**
+   * One result per request, in order. A thrown error fails every request of the batch. For a decoupled
+   * model without executeDecoupled, each result is sent as that request's one final response.
+   */
   execute(requests: InferenceRequest[], marks?: ExecutionMarks): Promise<InferenceResult[]>;
+  /**
+   * Decoupled models: every response goes through each request's responseSender, any number of them,
+   * possibly after this resolves (which frees the instance). A thrown error fails every request of the
+   * batch that is not complete yet.
+   */
+  executeDecoupled?(requests: InferenceRequest[], marks?: ExecutionMarks): Promise<void>;
   unload(): Promise<void>;
 }
 

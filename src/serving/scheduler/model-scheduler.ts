@@ -44,6 +44,8 @@ export interface ModelSchedulerOptions {
 }
 
 const MS_TO_NS = 1e6;
+/** What a decoupled request's submit() resolves with once executeDecoupled returned: its responses went through its sender. */
+const DECOUPLED_EXECUTED: InferenceResult = Object.freeze({ ok: true, outputs: [] });
 
 /** What the repository and the inference path need of any model's scheduler (batching or ensemble). */
 export interface Scheduler {
@@ -75,7 +77,10 @@ export class ModelScheduler implements Scheduler {
     this.idle = [...options.instances].reverse();
   }
 
-  /** Resolves with exactly one result; never rejects. */
+  /**
+   * Resolves with exactly one result; never rejects. A decoupled request (one with a responseSender) gets
+   * its responses through the sender; its result here says only whether it ran.
+   */
   submit(request: InferenceRequest): Promise<InferenceResult> {
     const now = this.clock.now();
     if (this.closed) return Promise.resolve(this.fail(new HerdError('UNAVAILABLE', `model '${this.options.modelName}' is unloading`), 0, 'REJECTED'));
@@ -201,12 +206,27 @@ export class ModelScheduler implements Scheduler {
     const hrStart = process.hrtime.bigint();
     const marks: ExecutionMarks = {};
     let results: InferenceResult[];
+    const requests = items.map((i) => i.request);
+    const decoupled = requests[0]?.responseSender !== undefined;
     try {
-      results = await instance.backend.execute(items.map((i) => i.request), marks);
-      if (results.length !== items.length) throw new HerdError('INTERNAL', `backend of model '${this.options.modelName}' returned ${results.length} responses for ${items.length} requests`);
+      if (decoupled && instance.backend.executeDecoupled) {
+        await instance.backend.executeDecoupled(requests, marks);
+        results = requests.map(() => DECOUPLED_EXECUTED);
+      } else {
+        results = await instance.backend.execute(requests, marks);
+        if (results.length !== items.length) throw new HerdError('INTERNAL', `backend of model '${this.options.modelName}' returned ${results.length} responses for ${items.length} requests`);
+      }
     } catch (err) {
       const error = toHerdError(err);
       results = items.map(() => ({ ok: false, error }));
+    }
+    // A decoupled request answers through its sender: a backend without executeDecoupled (or a failed
+    // batch) sends its one result as the final response, unless the request is already complete.
+    if (decoupled) {
+      requests.forEach((request, i) => {
+        const result = results[i] as InferenceResult;
+        if (result !== DECOUPLED_EXECUTED && request.responseSender && !request.responseSender.closed) request.responseSender.send(result, true);
+      });
     }
     const hrEnd = process.hrtime.bigint();
     const end = this.clock.now();

@@ -45,6 +45,9 @@ function createArgs(context: BackendLoadContext): JsModelArgs {
   };
 }
 
+/** What a model's execute() did: returned a value, or threw (already converted to the client's error). */
+type Returned = { threw: false; value: unknown } | { threw: true; error: HerdError };
+
 class JsModelInstance implements Backend {
   private state: 'ready' | 'unloading' | 'unloaded' = 'ready';
   private readonly inflight = new Set<Promise<unknown>>();
@@ -57,6 +60,35 @@ class JsModelInstance implements Backend {
   ) {}
 
   async execute(requests: InferenceRequest[], marks?: ExecutionMarks): Promise<InferenceResult[]> {
+    const returned = await this.track(requests, marks);
+    if (returned.threw) return requests.map(() => ({ ok: false, error: returned.error }));
+    if (!Array.isArray(returned.value)) {
+      throw new HerdError('INTERNAL', `js model ${this.file.label}: execute() returned ${typeof returned.value}, not an array of ${requests.length} responses`);
+    }
+    if (returned.value.length !== requests.length) {
+      throw new HerdError('INTERNAL', `js model ${this.file.label}: execute() returned ${returned.value.length} responses for ${requests.length} requests`);
+    }
+    const values: unknown[] = returned.value;
+    return requests.map((request, i) => this.convert(values[i], request));
+  }
+
+  /** Decoupled models answer through each request's sender; a throw fails the requests not yet complete. */
+  async executeDecoupled(requests: InferenceRequest[], marks?: ExecutionMarks): Promise<void> {
+    const returned = await this.track(requests, marks);
+    if (returned.threw) {
+      for (const r of requests) if (r.responseSender && !r.responseSender.closed) r.responseSender.send({ ok: false, error: returned.error }, true);
+      return;
+    }
+    // A decoupled model may still answer the ordinary way: each returned response is its request's last.
+    if (Array.isArray(returned.value) && returned.value.length === requests.length) {
+      const values: unknown[] = returned.value;
+      requests.forEach((r, i) => {
+        if (r.responseSender && !r.responseSender.closed) r.responseSender.send(this.convertSent(values[i], r), true);
+      });
+    }
+  }
+
+  private async track(requests: InferenceRequest[], marks: ExecutionMarks | undefined): Promise<Returned> {
     if (this.state !== 'ready') throw new HerdError('UNAVAILABLE', `js model ${this.file.label}: instance is unloaded`);
     const run = this.run(requests, marks);
     this.inflight.add(run);
@@ -67,32 +99,34 @@ class JsModelInstance implements Backend {
     }
   }
 
-  private async run(requests: InferenceRequest[], marks: ExecutionMarks | undefined): Promise<InferenceResult[]> {
-    const modelRequests = requests.map((r) => createJsModelRequest(r, this.outputNames));
+  private async run(requests: InferenceRequest[], marks: ExecutionMarks | undefined): Promise<Returned> {
+    const modelRequests = requests.map((r) => createJsModelRequest(r, this.outputNames, this.convertSent));
     if (marks) marks.inputEnd = process.hrtime.bigint();
-    let returned: unknown;
     try {
-      returned = await this.model.execute(modelRequests);
+      return { threw: false, value: await this.model.execute(modelRequests) };
     } catch (err) {
       // A model bug fails this batch's requests, never the server or the instance.
-      return requests.map(() => ({ ok: false, error: this.convertThrown(err) }));
+      return { threw: true, error: this.convertThrown(err) };
     } finally {
       if (marks) marks.inferEnd = process.hrtime.bigint();
     }
-    if (!Array.isArray(returned)) {
-      throw new HerdError('INTERNAL', `js model ${this.file.label}: execute() returned ${typeof returned}, not an array of ${requests.length} responses`);
-    }
-    if (returned.length !== requests.length) {
-      throw new HerdError('INTERNAL', `js model ${this.file.label}: execute() returned ${returned.length} responses for ${requests.length} requests`);
-    }
-    return returned.map((value: unknown, i) => {
-      const request = requests[i];
-      return convertJsResponse(value, this.rules, {
-        requestedOutputs: request.requestedOutputs.length > 0 ? request.requestedOutputs : this.outputNames,
-        batchSize: this.rules.batching ? request.inputs[0]?.shape[0] : undefined,
-      });
+  }
+
+  private convert(value: unknown, request: InferenceRequest): InferenceResult {
+    return convertJsResponse(value, this.rules, {
+      requestedOutputs: request.requestedOutputs.length > 0 ? request.requestedOutputs : this.outputNames,
+      batchSize: this.rules.batching ? request.inputs[0]?.shape[0] : undefined,
     });
   }
+
+  /** A sent response that breaks the rules fails that request instead of throwing into the model. */
+  private readonly convertSent = (value: unknown, request: InferenceRequest): InferenceResult => {
+    try {
+      return this.convert(value, request);
+    } catch (err) {
+      return { ok: false, error: err instanceof HerdError ? err : this.convertThrown(err) };
+    }
+  };
 
   private convertThrown(err: unknown): HerdError {
     // Errors made with herd.createError carry the status the author chose; anything else (including

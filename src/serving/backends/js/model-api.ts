@@ -34,6 +34,21 @@ export interface JsModelRequest {
   inputs(): Tensor[];
   /** Outputs to produce; every output of the config when the client named none (as Triton does). */
   requestedOutputNames(): string[];
+  /**
+   * Decoupled models only (`model_transaction_policy { decoupled: true }`): where this request's
+   * responses go, any number of them, then the final flag; execute() then returns nothing for it.
+   */
+  responseSender?(): JsResponseSender;
+}
+
+/** A decoupled request's responses, as a model sends them (Triton's InferenceResponseSender). */
+export interface JsResponseSender {
+  /** One response; `{ final: true }` also completes the request. Throws once the request is complete. */
+  send(response: JsModelResponse, options?: { final?: boolean }): void;
+  /** Completes the request with no further response. */
+  close(): void;
+  /** True once the client went away or cancelled the request. */
+  isCancelled(): boolean;
 }
 
 /**
@@ -47,7 +62,8 @@ export type JsModelResponse =
 /** The object form of a model; a default-exported class is instantiated with no arguments. */
 export interface JsModel {
   initialize?(args: JsModelArgs): void | Promise<void>;
-  execute(requests: JsModelRequest[]): JsModelResponse[] | Promise<JsModelResponse[]>;
+  /** Decoupled models send through each request's responseSender() and may return nothing. */
+  execute(requests: JsModelRequest[]): JsModelResponse[] | void | Promise<JsModelResponse[] | void>;
   finalize?(): void | Promise<void>;
 }
 
