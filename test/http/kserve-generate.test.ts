@@ -2,6 +2,7 @@
 // scalar outputs, SSE framing of generate_stream, and Triton's errors.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { resolve } from 'node:path';
 import { EXAMPLE_REPOSITORY, postJson, request, startTestServer } from '../e2e/start-test-server.ts';
 import { diamondModels, writeRepository } from '../serving/ensemble/ensemble-fixtures.ts';
 
@@ -69,6 +70,29 @@ test('generate_stream: data events with no event line and no [DONE]; an ensemble
     assert.equal(failed.status, 400);
     assert.equal(failed.headers.get('content-type'), 'text/event-stream; charset=utf-8');
     assert.match(failed.body.toString(), /^data: \{"error":"in ensemble 'diamond', step '(double|add_one)': the model refuses -999"\}\n\n$/);
+  } finally {
+    await server.close();
+  }
+});
+
+test('generate_stream on a decoupled model: one event per response, a later error inside the 200 stream; generate refuses many responses', async () => {
+  const server = await startTestServer({ repositories: [resolve('test/fixtures/decoupled_repository')] });
+  const url = `${server.httpUrl}/v2/models/repeat_int32`;
+  try {
+    const res = await postJson(`${url}/generate_stream`, { IN: [5, -1, 7] });
+    assert.equal(res.status, 200);
+    const events = res.body.toString().split('\n\n').filter(Boolean);
+    assert.equal(events.length, 3, res.body.toString());
+    assert.ok(events.every((e) => e.startsWith('data: ')), 'no event: lines');
+    assert.deepEqual(JSON.parse(events[0]!.slice(6)), { IDX: 0, OUT: 5, model_name: 'repeat_int32', model_version: '1' });
+    assert.ok('error' in JSON.parse(events[1]!.slice(6)));
+    assert.deepEqual(JSON.parse(events[2]!.slice(6)), { IDX: 2, OUT: 7, model_name: 'repeat_int32', model_version: '1' });
+
+    const single = await postJson(`${url}/generate`, { IN: [1, 2] });
+    assert.equal(single.status, 200);
+    assert.deepEqual(single.json(), { error: 'generate expects model to produce exactly 1 response, use generate stream for model that generates various number of responses' });
+    const one = await postJson(`${url}/generate`, { IN: [4] });
+    assert.deepEqual(one.json(), { IDX: 0, OUT: 4, model_name: 'repeat_int32', model_version: '1' });
   } finally {
     await server.close();
   }
