@@ -8,7 +8,9 @@ import type { Ledger } from './gateway/billing/ledger.ts';
 import { openLedger } from './gateway/billing/open-ledger.ts';
 import { createResponseCache } from './gateway/cache/create-response-cache.ts';
 import type { ResponseCache } from './gateway/cache/response-cache.ts';
+import type { ChatPort } from './core/chat-port.ts';
 import { ChatGateway } from './gateway/chat-gateway.ts';
+import { createServingChatPort } from './gateway/serving-chat-port.ts';
 import { createChatService, type ChatService } from './gateway/chat-service.ts';
 import { createGatewayAuth, type GatewayAuth } from './gateway/keys/create-gateway-auth.ts';
 import { createGatewayLimits, type GatewayLimits } from './gateway/limits/create-gateway-limits.ts';
@@ -21,6 +23,7 @@ import { registerGatewayRequestMetrics, registerGatewayStateMetrics } from './me
 import { registerInferenceMetrics } from './metrics/inference-metrics.ts';
 import type { BackendFactory } from './serving/backends/backend.ts';
 import { jsBackend } from './serving/backends/js/js-backend.ts';
+import { createLlmBackend } from './serving/backends/llm/llm-backend.ts';
 import { createLazyBackend } from './serving/backends/lazy-backend.ts';
 import { InferenceService } from './serving/inference-service.ts';
 import { ModelRepositoryManager, type LoadedModel } from './serving/repository/model-repository-manager.ts';
@@ -46,20 +49,23 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-export function createBackends(): ReadonlyMap<string, BackendFactory> {
+/** `chatPort` is read per llm call: the gateway starts after the repository has loaded its models. */
+export function createBackends(chatPort: () => ChatPort | undefined = () => undefined): ReadonlyMap<string, BackendFactory> {
   return new Map<string, BackendFactory>([
     ['onnxruntime', createLazyBackend('onnxruntime', async () => (await import('./serving/backends/onnxruntime/onnxruntime-backend.ts')).onnxRuntimeBackend)],
     [jsBackend.name, jsBackend],
+    ['llm', createLlmBackend(chatPort)],
   ]);
 }
 
 export async function startHerd(config: HerdConfig, options: StartOptions = {}): Promise<HerdServer> {
   const log = options.log ?? (() => undefined);
   const loadSeconds = new WeakMap<LoadedModel, number>();
+  let chatPort: ChatPort | undefined;
   const repository: ModelRepositoryManager = new ModelRepositoryManager({
     repositories: config.serving.model_repository,
     controlMode: config.serving.model_control_mode,
-    backends: createBackends(),
+    backends: createBackends(() => chatPort),
     rateLimiter: config.serving.rate_limit === 'execution_count'
       ? new RateLimiter(new Map(Object.entries(config.serving.rate_limit_resources)))
       : undefined,
@@ -73,7 +79,11 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
 
   const registry = createMetricsRegistry();
   // The gateway exists when herd.yaml names models: a serving-only deployment opens no key store.
-  const gateway = Object.keys(config.models).length > 0 ? await startGateway(config, options.env ?? process.env, log, registry) : undefined;
+  const env = options.env ?? process.env;
+  const gateway = Object.keys(config.models).length > 0 ? await startGateway(config, env, log, registry) : undefined;
+  if (gateway) {
+    chatPort = createServingChatPort({ flow: gateway.flow, authenticator: gateway.auth.authenticator, billing: gateway.billing, identity: config.serving.identity, env });
+  }
 
   let closing = false;
   const http: FastifyInstance = createHttpApp(
@@ -126,6 +136,7 @@ interface RunningGateway {
   auth: GatewayAuth;
   /** Undefined with `billing.ledger: off`. */
   ledger: Ledger | undefined;
+  billing: BillingService | undefined;
   close(): Promise<void>;
 }
 
@@ -163,7 +174,7 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
       breakers: () => chat.health().breakers,
     });
     return {
-      chat, flow, auth, ledger,
+      chat, flow, auth, ledger, billing,
       async close() {
         await chat.close();
         await opened.cache.close();

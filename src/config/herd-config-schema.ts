@@ -31,6 +31,8 @@ export const servingSchema = z.strictObject({
   rate_limit: z.enum(['off', 'execution_count']).default('off'),
   /** Pool sizes for --rate-limit execution_count; resources not listed size themselves from the models. */
   rate_limit_resources: z.record(z.string(), z.number().int().positive()).default({}),
+  /** The principal llm models call the gateway as when their config names no gateway key (ledger key_name). */
+  identity: z.string().min(1).default('triton-serving'),
 });
 
 export const herdConfigSchema = z.strictObject({
