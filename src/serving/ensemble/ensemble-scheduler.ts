@@ -16,6 +16,12 @@ export interface EnsembleSchedulerOptions {
   config: ModelConfig;
   stats: ModelStats;
   runStep: EnsembleStepRunner;
+  /**
+   * Per step, whether its model batches (max_batch_size > 0). A non-batching ensemble feeds a batching
+   * step as one batch element: Herd adds the batch dim of 1 on the way in and drops it on the way out
+   * (Triton accepts such an ensemble at load, then refuses the step's shapes at run time).
+   */
+  stepBatches: readonly boolean[];
 }
 
 /** Ensemble tensors that a request leaves out (optional inputs): present, but with no value. */
@@ -87,7 +93,7 @@ export class EnsembleScheduler implements Scheduler {
           const step = this.steps[index] as ModelEnsembleStep;
           if (!Object.values(step.input_map).every((name) => tensors.has(name))) continue;
           pending.delete(index);
-          running.set(index, this.runStep(request, step, tensors).then((answer) => ({ index, answer }), (err: unknown) => {
+          running.set(index, this.runStep(request, index, tensors).then((answer) => ({ index, answer }), (err: unknown) => {
             throw stepError(config.name, step, err);
           }));
         }
@@ -101,7 +107,7 @@ export class EnsembleScheduler implements Scheduler {
         for (const [output, tensorName] of Object.entries(step.output_map)) {
           const produced = answer.outputs.find((t) => t.name === output);
           if (!produced) throw new HerdError('INTERNAL', `in ensemble '${config.name}', model '${step.model_name}' did not produce output '${output}'`);
-          tensors.set(tensorName, produced);
+          tensors.set(tensorName, this.addsBatchDim(index) && produced.shape[0] === 1 ? { ...produced, shape: produced.shape.slice(1) } : produced);
         }
       } catch (err) {
         // Triton answers the first failure once every step in flight has finished.
@@ -114,11 +120,19 @@ export class EnsembleScheduler implements Scheduler {
     return tensors;
   }
 
-  private runStep(request: InferenceRequest, step: ModelEnsembleStep, tensors: ReadonlyMap<string, Tensor | typeof ABSENT>): Promise<InferAnswer> {
+  private addsBatchDim(index: number): boolean {
+    return this.options.config.max_batch_size === 0 && this.options.stepBatches[index] === true;
+  }
+
+  private runStep(request: InferenceRequest, index: number, tensors: ReadonlyMap<string, Tensor | typeof ABSENT>): Promise<InferAnswer> {
+    const step = this.steps[index] as ModelEnsembleStep;
+    const batchDim = this.addsBatchDim(index);
     const inputs: Tensor[] = [];
     for (const [input, tensorName] of Object.entries(step.input_map)) {
       const tensor = tensors.get(tensorName);
-      if (tensor) inputs.push(tensor.name === input ? tensor : { ...tensor, name: input });
+      if (!tensor) continue;
+      if (batchDim) inputs.push({ ...tensor, name: input, shape: [1, ...tensor.shape] });
+      else inputs.push(tensor.name === input ? tensor : { ...tensor, name: input });
     }
     return this.options.runStep({
       modelName: step.model_name,

@@ -365,7 +365,7 @@ export class ModelRepositoryManager {
     const loaded = new Map<number, LoadedModel>();
     for (const version of versions) {
       const stats = new ModelStats(name, version);
-      loaded.set(version, { name, version, config, scheduler: new EnsembleScheduler({ config, stats, runStep }), stats, labels: readModelLabels(config, location.path) });
+      loaded.set(version, { name, version, config, scheduler: new EnsembleScheduler({ config, stats, runStep, stepBatches: stepConfigs.map((c) => c.max_batch_size > 0) }), stats, labels: readModelLabels(config, location.path) });
     }
     return loaded;
   }
