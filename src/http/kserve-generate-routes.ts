@@ -7,6 +7,8 @@ import { createGenerateResponse, parseGenerateRequest, type GenerateInputSpec } 
 import { isDataType } from '../core/datatype.ts';
 import { HerdError, toHerdError } from '../core/errors.ts';
 import type { InferAnswer, InferCall, InferenceService, InferStreamEvent } from '../serving/inference-service.ts';
+import { createModelMetadata } from '../serving/model-metadata.ts';
+import type { ModelConfig } from '../serving/repository/model-config.ts';
 import { parseVersion } from './kserve-infer-exchange.ts';
 import { mapErrorCodeToKserveStatus } from './map-kserve-error.ts';
 
@@ -20,14 +22,19 @@ type ModelParams = { model: string; version?: string };
 export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps, allow: (url: string, methods: string[]) => void): void {
   const route = (streaming: boolean) => async (req: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply) => {
     const call = decodeGenerateCall(deps, req.params, req.body);
-    const controller = new AbortController();
     const res = reply.raw;
-    res.once('close', () => {
-      if (!res.writableFinished) controller.abort(new HerdError('UNAVAILABLE', 'client closed the connection'));
-    });
+    // Only a decoupled model's request can be cancelled; an AbortController per request costs the others.
+    let signal: AbortSignal | undefined;
+    if (deps.inference.isDecoupled(call.modelName, call.version)) {
+      const controller = new AbortController();
+      signal = controller.signal;
+      res.once('close', () => {
+        if (!res.writableFinished) controller.abort(new HerdError('UNAVAILABLE', 'client closed the connection'));
+      });
+    }
     reply.hijack();
-    if (streaming) await writeStream(res, deps.inference.streamInfer(call, controller.signal));
-    else await writeSingle(res, deps.inference.streamInfer(call, controller.signal));
+    if (streaming) await writeStream(res, deps.inference.streamInfer(call, signal));
+    else await writeSingle(res, deps.inference.streamInfer(call, signal));
   };
   for (const [suffix, streaming] of [['generate', false], ['generate_stream', true]] as const) {
     for (const url of [`/v2/models/:model/${suffix}`, `/v2/models/:model/versions/:version/${suffix}`]) {
@@ -40,13 +47,22 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps,
 /** Everything that can fail before inference starts: answered as a plain JSON error by the app's handler. */
 function decodeGenerateCall(deps: GenerateDeps, params: ModelParams, body: unknown): InferCall {
   const version = parseVersion(params.version);
-  const metadata = deps.inference.metadata(params.model, version);
-  const inputs: GenerateInputSpec[] = metadata.inputs.map((i) => {
-    if (!isDataType(i.datatype)) throw new HerdError('INVALID_ARG', `input '${i.name}' has unsupported datatype ${i.datatype}`);
-    return { name: i.name, datatype: i.datatype, shape: i.shape };
-  });
-  const decoded = parseGenerateRequest(parseBody(body), inputs, deps.maxInputSize);
+  const decoded = parseGenerateRequest(parseBody(body), inputSpecs(deps.inference.config(params.model, version)), deps.maxInputSize);
   return { modelName: params.model, version, id: decoded.id, parameters: decoded.parameters, inputs: decoded.inputs, outputs: [] };
+}
+
+/** The inputs as model metadata describes them (batch dim as -1), computed once per loaded config. */
+const specsByConfig = new WeakMap<ModelConfig, GenerateInputSpec[]>();
+function inputSpecs(config: ModelConfig): GenerateInputSpec[] {
+  let specs = specsByConfig.get(config);
+  if (!specs) {
+    specs = createModelMetadata(config, []).inputs.map((i) => {
+      if (!isDataType(i.datatype)) throw new HerdError('INVALID_ARG', `input '${i.name}' has unsupported datatype ${i.datatype}`);
+      return { name: i.name, datatype: i.datatype, shape: i.shape };
+    });
+    specsByConfig.set(config, specs);
+  }
+  return specs;
 }
 
 function parseBody(body: unknown): unknown {

@@ -4,7 +4,7 @@
 import { HerdError, toHerdError } from '../../core/errors.ts';
 import type { Tensor } from '../../core/tensor.ts';
 import type { ComputeDurations, InferenceRequest, InferenceResult } from '../backends/backend.ts';
-import type { InferAnswer, InferCall } from '../inference-service.ts';
+import type { InferAnswer, InferCall, RequestedOutput } from '../inference-service.ts';
 import type { ModelConfig, ModelEnsembleStep } from '../repository/model-config.ts';
 import type { Scheduler } from '../scheduler/model-scheduler.ts';
 import type { ModelStats } from '../stats.ts';
@@ -24,17 +24,34 @@ export interface EnsembleSchedulerOptions {
   stepBatches: readonly boolean[];
 }
 
+/** One step, read once at load: its mappings as entry lists and the outputs it asks its model for. */
+interface StepPlan {
+  step: ModelEnsembleStep;
+  inputs: readonly [string, string][];
+  outputs: readonly [string, string][];
+  /** Shared by every request of the step; nothing downstream changes it. */
+  requested: RequestedOutput[];
+  addsBatchDim: boolean;
+}
+
 /** Ensemble tensors that a request leaves out (optional inputs): present, but with no value. */
 const ABSENT = null;
 
 export class EnsembleScheduler implements Scheduler {
-  private readonly steps: readonly ModelEnsembleStep[];
+  private readonly plans: readonly StepPlan[];
   private inFlight = 0;
   private closed = false;
   private drainWaiters: (() => void)[] = [];
 
   constructor(private readonly options: EnsembleSchedulerOptions) {
-    this.steps = options.config.ensemble_scheduling?.step ?? [];
+    const batchless = options.config.max_batch_size === 0;
+    this.plans = (options.config.ensemble_scheduling?.step ?? []).map((step, i) => ({
+      step,
+      inputs: Object.entries(step.input_map),
+      outputs: Object.entries(step.output_map),
+      requested: Object.keys(step.output_map).map((name) => ({ name })),
+      addsBatchDim: batchless && options.stepBatches[i] === true,
+    }));
   }
 
   async submit(request: InferenceRequest): Promise<InferenceResult> {
@@ -79,69 +96,66 @@ export class EnsembleScheduler implements Scheduler {
   }
 
   /** Every ensemble tensor the request's steps produced, keyed by ensemble tensor name. */
-  private async runGraph(request: InferenceRequest, compute: ComputeDurations): Promise<Map<string, Tensor | typeof ABSENT>> {
+  private runGraph(request: InferenceRequest, compute: ComputeDurations): Promise<Map<string, Tensor | typeof ABSENT>> {
     const config = this.options.config;
     const tensors = new Map<string, Tensor | typeof ABSENT>();
     for (const input of request.inputs) tensors.set(input.name, input);
     for (const input of config.input) if (!tensors.has(input.name)) tensors.set(input.name, ABSENT);
-    const pending = new Set(this.steps.keys());
-    const running = new Map<number, Promise<{ index: number; answer: InferAnswer }>>();
+    const plans = this.plans;
+    const started = new Uint8Array(plans.length);
+    let running = 0;
     let failure: HerdError | undefined;
-    for (;;) {
-      if (failure === undefined) {
-        for (const index of [...pending]) {
-          const step = this.steps[index] as ModelEnsembleStep;
-          if (!Object.values(step.input_map).every((name) => tensors.has(name))) continue;
-          pending.delete(index);
-          running.set(index, this.runStep(request, index, tensors).then((answer) => ({ index, answer }), (err: unknown) => {
-            throw stepError(config.name, step, err);
-          }));
+    return new Promise((resolve, reject) => {
+      const startReady = () => {
+        for (let index = 0; index < plans.length; index++) {
+          if (started[index] === 1) continue;
+          const plan = plans[index] as StepPlan;
+          if (!plan.inputs.every(([, name]) => tensors.has(name))) continue;
+          started[index] = 1;
+          running += 1;
+          this.runStep(request, plan, tensors).then((answer) => finished(plan, answer, undefined), (err: unknown) => finished(plan, undefined, err));
         }
-      }
-      if (running.size === 0) break;
-      try {
-        const { index, answer } = await Promise.race(running.values());
-        running.delete(index);
-        const step = this.steps[index] as ModelEnsembleStep;
-        addCompute(compute, answer.compute);
-        for (const [output, tensorName] of Object.entries(step.output_map)) {
-          const produced = answer.outputs.find((t) => t.name === output);
-          if (!produced) throw new HerdError('INTERNAL', `in ensemble '${config.name}', model '${step.model_name}' did not produce output '${output}'`);
-          tensors.set(tensorName, this.addsBatchDim(index) && produced.shape[0] === 1 ? { ...produced, shape: produced.shape.slice(1) } : produced);
+      };
+      // Triton answers the first failure once every step in flight has finished.
+      const finished = (plan: StepPlan, answer: InferAnswer | undefined, err: unknown) => {
+        running -= 1;
+        if (failure === undefined) {
+          if (answer) {
+            addCompute(compute, answer.compute);
+            for (const [output, tensorName] of plan.outputs) {
+              const produced = answer.outputs.find((t) => t.name === output);
+              if (!produced) {
+                failure = new HerdError('INTERNAL', `in ensemble '${config.name}', model '${plan.step.model_name}' did not produce output '${output}'`);
+                break;
+              }
+              tensors.set(tensorName, plan.addsBatchDim && produced.shape[0] === 1 ? { ...produced, shape: produced.shape.slice(1) } : produced);
+            }
+          } else {
+            failure = stepError(config.name, plan.step, err);
+          }
+          if (failure === undefined) startReady();
         }
-      } catch (err) {
-        // Triton answers the first failure once every step in flight has finished.
-        failure ??= toHerdError(err);
-        await Promise.allSettled(running.values());
-        running.clear();
-      }
-    }
-    if (failure) throw failure;
-    return tensors;
+        if (running === 0) {
+          if (failure) reject(failure);
+          else resolve(tensors);
+        }
+      };
+      startReady();
+      if (running === 0) resolve(tensors);
+    });
   }
 
-  private addsBatchDim(index: number): boolean {
-    return this.options.config.max_batch_size === 0 && this.options.stepBatches[index] === true;
-  }
-
-  private runStep(request: InferenceRequest, index: number, tensors: ReadonlyMap<string, Tensor | typeof ABSENT>): Promise<InferAnswer> {
-    const step = this.steps[index] as ModelEnsembleStep;
-    const batchDim = this.addsBatchDim(index);
+  private runStep(request: InferenceRequest, plan: StepPlan, tensors: ReadonlyMap<string, Tensor | typeof ABSENT>): Promise<InferAnswer> {
     const inputs: Tensor[] = [];
-    for (const [input, tensorName] of Object.entries(step.input_map)) {
+    for (const [input, tensorName] of plan.inputs) {
       const tensor = tensors.get(tensorName);
       if (!tensor) continue;
-      if (batchDim) inputs.push({ ...tensor, name: input, shape: [1, ...tensor.shape] });
+      if (plan.addsBatchDim) inputs.push({ ...tensor, name: input, shape: [1, ...tensor.shape] });
       else inputs.push(tensor.name === input ? tensor : { ...tensor, name: input });
     }
-    return this.options.runStep({
-      modelName: step.model_name,
-      ...(step.model_version >= 0 ? { version: step.model_version } : {}),
-      id: request.id,
-      parameters: request.parameters,
-      inputs,
-      outputs: Object.keys(step.output_map).map((name) => ({ name })),
-    });
+    const call: InferCall = { modelName: plan.step.model_name, id: request.id, parameters: request.parameters, inputs, outputs: plan.requested };
+    if (plan.step.model_version >= 0) call.version = plan.step.model_version;
+    return this.options.runStep(call);
   }
 
   private fail(error: HerdError, totalNs: number): InferenceResult {
