@@ -22,19 +22,8 @@ type ModelParams = { model: string; version?: string };
 export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps, allow: (url: string, methods: string[]) => void): void {
   const route = (streaming: boolean) => async (req: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply) => {
     const call = decodeGenerateCall(deps, req.params, req.body);
-    const res = reply.raw;
-    // Only a decoupled model's request can be cancelled; an AbortController per request costs the others.
-    let signal: AbortSignal | undefined;
-    if (deps.inference.isDecoupled(call.modelName, call.version)) {
-      const controller = new AbortController();
-      signal = controller.signal;
-      res.once('close', () => {
-        if (!res.writableFinished) controller.abort(new HerdError('UNAVAILABLE', 'client closed the connection'));
-      });
-    }
     reply.hijack();
-    if (streaming) await writeStream(res, deps.inference.streamInfer(call, signal));
-    else await writeSingle(res, deps.inference.streamInfer(call, signal));
+    await answerGenerateCall(deps, call, streaming, reply.raw);
   };
   for (const [suffix, streaming] of [['generate', false], ['generate_stream', true]] as const) {
     for (const url of [`/v2/models/:model/${suffix}`, `/v2/models/:model/versions/:version/${suffix}`]) {
@@ -44,8 +33,23 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps,
   }
 }
 
-/** Everything that can fail before inference starts: answered as a plain JSON error by the app's handler. */
-function decodeGenerateCall(deps: GenerateDeps, params: ModelParams, body: unknown): InferCall {
+/** Runs a decoded call and writes every response: one JSON object (generate) or SSE events (generate_stream). */
+export async function answerGenerateCall(deps: GenerateDeps, call: InferCall, streaming: boolean, res: ServerResponse): Promise<void> {
+  // Only a decoupled model's request can be cancelled; an AbortController per request costs the others.
+  let signal: AbortSignal | undefined;
+  if (deps.inference.isDecoupled(call.modelName, call.version)) {
+    const controller = new AbortController();
+    signal = controller.signal;
+    res.once('close', () => {
+      if (!res.writableFinished) controller.abort(new HerdError('UNAVAILABLE', 'client closed the connection'));
+    });
+  }
+  if (streaming) await writeStream(res, deps.inference.streamInfer(call, signal));
+  else await writeSingle(res, deps.inference.streamInfer(call, signal));
+}
+
+/** Everything that can fail before inference starts: the caller answers it as a plain JSON error. */
+export function decodeGenerateCall(deps: GenerateDeps, params: ModelParams, body: unknown): InferCall {
   const version = parseVersion(params.version);
   const decoded = parseGenerateRequest(parseBody(body), inputSpecs(deps.inference.config(params.model, version)), deps.maxInputSize);
   return { modelName: params.model, version, id: decoded.id, parameters: decoded.parameters, inputs: decoded.inputs, outputs: [] };

@@ -18,6 +18,10 @@ test('generate: token_counter from a top-level key or from parameters; arrays st
     const nested = await postJson(`${url}/versions/1/generate`, { parameters: { text_input: 'hello world', stream: false } });
     assert.deepEqual(nested.json(), { model_name: 'token_counter', model_version: '1', token_count: 2 });
 
+    // A client that accepts an encoding is answered by the Fastify route instead of the fast path: the same answer.
+    const framework = await postJson(`${url}/generate`, { id: '42', text_input: 'hello world', temperature: 0 }, { 'accept-encoding': 'identity' });
+    assert.equal(framework.body.toString(), top.body.toString());
+
     const many = await postJson(`${url}/generate`, { text_input: ['hello world', 'a b c'] });
     assert.deepEqual(many.json(), { model_name: 'token_counter', model_version: '1', token_count: [2, 3] });
   } finally {
