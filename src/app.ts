@@ -14,6 +14,7 @@ import { createServingChatPort } from './gateway/serving-chat-port.ts';
 import { createChatService, type ChatService } from './gateway/chat-service.ts';
 import { createGatewayAuth, type GatewayAuth } from './gateway/keys/create-gateway-auth.ts';
 import { createGatewayLimits, type GatewayLimits } from './gateway/limits/create-gateway-limits.ts';
+import type { Provider } from './gateway/providers/provider.ts';
 import { createServingStatsSource } from './http/convert-model-statistics-to-snapshot.ts';
 import { createHttpApp } from './http/create-http-app.ts';
 import { mapErrorToOpenAI } from './http/map-openai-error.ts';
@@ -72,6 +73,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     onLoaded: (model, seconds) => loadSeconds.set(model, seconds),
     // Ensemble steps take the same inference path as a client's request (called only once loading starts).
     runEnsembleStep: (call) => inference.infer(call),
+    onWarning: (message) => options.log?.(`warning: ${message}`),
   });
   const inference: InferenceService = new InferenceService(repository);
   await repository.start(config.serving.load_model);
@@ -130,6 +132,36 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   return { httpUrl, metricsUrl: metrics.url, repository, gateway: gateway?.chat, gatewayWarning: gateway?.auth.openWarning, close };
 }
 
+export interface GatewayFlowParts {
+  env: NodeJS.ProcessEnv;
+  limits: GatewayLimits;
+  cache: ResponseCache;
+  /** Undefined with `billing.ledger: off`. */
+  billing: BillingService | undefined;
+  /** Where the request metrics go; undefined: none. */
+  registry: Registry | undefined;
+  log?: (line: string) => void;
+  /** Provider instances by name instead of the configured upstreams (bench/gateway/flow-microbench.ts). */
+  providers?: Readonly<Record<string, Provider>>;
+  /** false: no priority admission in front of the upstreams (the flow microbenchmark's variant). */
+  admission?: boolean;
+}
+
+/** The chat service and the gateway flow over the opened parts: `herd serve` and the flow microbenchmark build it here. */
+export function createGatewayFlow(config: HerdConfig, parts: GatewayFlowParts): { chat: ChatService; flow: ChatGateway } {
+  const { env, limits, cache, billing, registry, log } = parts;
+  const chat = createChatService({
+    config, env, admission: parts.admission === false ? undefined : limits.admission,
+    ...(parts.providers ? { providers: parts.providers } : {}),
+  });
+  const observer = registry ? registerGatewayRequestMetrics({ registry, models: Object.keys(config.models), providers: Object.keys(config.providers) }) : undefined;
+  const flow = new ChatGateway({
+    chat, cache: { store: cache, policy: config.cache }, billing, keyLimits: limits.keys, log,
+    observer, errorStatus: (error) => mapErrorToOpenAI(error).status,
+  });
+  return { chat, flow };
+}
+
 interface RunningGateway {
   chat: ChatService;
   flow: ChatGateway;
@@ -159,12 +191,7 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
     } else {
       log('billing.ledger is off: requests are not priced or recorded, and key budgets are not enforced');
     }
-    const chat = createChatService({ config, env, admission: limits.admission });
-    const observer = registerGatewayRequestMetrics({ registry, models: Object.keys(config.models), providers: Object.keys(config.providers) });
-    const flow = new ChatGateway({
-      chat, cache: { store: cache, policy: config.cache }, billing, keyLimits: limits.keys, log,
-      observer, errorStatus: (error) => mapErrorToOpenAI(error).status,
-    });
+    const { chat, flow } = createGatewayFlow(config, { env, limits, cache, billing, registry, log });
     const opened = { limits, cache, ledger };
     const admission = limits.admission;
     registerGatewayStateMetrics(registry, {

@@ -8,8 +8,8 @@ import { execSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
-import { runInterleaved, runLoad, type LoadResult } from '../serving/closed-loop-load.ts';
-import { ensureBuilt } from '../serving/herd-process.ts';
+import { runInterleaved, runLoad, type LoadResult } from '../lib/closed-loop-load.ts';
+import { ensureBuilt } from '../lib/herd-process.ts';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => (args.includes(name) ? String(args[args.indexOf(name) + 1]) : fallback);

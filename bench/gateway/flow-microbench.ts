@@ -1,19 +1,20 @@
 // Herd's own per-request work on the gateway side without HTTP: authenticate, parse, validate, ChatGateway.handle
 // (route, admission, breaker, provider request and response conversion, ledger, metrics) and the response JSON,
-// with the upstream exchange replaced by a canned OpenAI answer. Variants run interleaved in one process, so
+// with the upstream exchange replaced by a canned OpenAI answer. The flow comes from app.ts's createGatewayFlow,
+// the function `herd serve` builds it with, so this cannot drift from what is served. Variants run interleaved in one process, so
 // their differences are what each part costs; "relay" is the bare relay's JSON work alone. Not a benchmark of record.
 // Usage: npx tsx bench/gateway/flow-microbench.ts [--rounds 6] [--requests 100000]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type * as AppModule from '../../src/app.ts';
 import type * as AbortLinkModule from '../../src/core/abort-link.ts';
 import type * as ConfigModule from '../../src/config/load-herd-config.ts';
 import type * as BillingModule from '../../src/gateway/billing/billing-service.ts';
 import type * as LedgerModule from '../../src/gateway/billing/open-ledger.ts';
 import type * as CacheModule from '../../src/gateway/cache/create-response-cache.ts';
 import type * as GatewayModule from '../../src/gateway/chat-gateway.ts';
-import type * as ChatServiceModule from '../../src/gateway/chat-service.ts';
 import type { ChatResponse } from '../../src/gateway/chat-types.ts';
 import type * as UsageModule from '../../src/gateway/convert-usage-to-openai.ts';
 import type * as AuthModule from '../../src/gateway/keys/create-gateway-auth.ts';
@@ -22,32 +23,27 @@ import type * as RequestModule from '../../src/gateway/providers/openai/convert-
 import type * as OpenAIUsageModule from '../../src/gateway/providers/openai/convert-openai-usage.ts';
 import type { Provider } from '../../src/gateway/providers/provider.ts';
 import type * as ValidateModule from '../../src/gateway/validate-chat-request.ts';
-import type * as ErrorModule from '../../src/http/map-openai-error.ts';
 import type * as RegistryModule from '../../src/metrics/create-metrics-registry.ts';
-import type * as MetricsModule from '../../src/metrics/gateway-metrics.ts';
-import { ensureBuilt } from '../serving/herd-process.ts';
+import { ensureBuilt } from '../lib/herd-process.ts';
 import { createBenchGatewayYaml } from './bench-gateway-yaml.ts';
 
 // The compiled dist/ that `npm start` runs, not src/ through tsx: tsx (esbuild's keepNames) wraps every closure
 // created on the hot path in a naming call, which made the same flow ~35% dearer here (48.6 against 35.6 µs).
 ensureBuilt();
 const load = async <T>(module: string): Promise<T> => (await import(pathToFileURL(resolve('dist', module)).href)) as T;
+const { createGatewayFlow } = await load<typeof AppModule>('app.js');
 const { LightAbortController } = await load<typeof AbortLinkModule>('core/abort-link.js');
 const { parseHerdConfig } = await load<typeof ConfigModule>('config/load-herd-config.js');
 const { BillingService } = await load<typeof BillingModule>('gateway/billing/billing-service.js');
 const { openLedger } = await load<typeof LedgerModule>('gateway/billing/open-ledger.js');
 const { createResponseCache } = await load<typeof CacheModule>('gateway/cache/create-response-cache.js');
-const { ChatGateway } = await load<typeof GatewayModule>('gateway/chat-gateway.js');
-const { createChatService } = await load<typeof ChatServiceModule>('gateway/chat-service.js');
 const { convertUsageToOpenAI } = await load<typeof UsageModule>('gateway/convert-usage-to-openai.js');
 const { createGatewayAuth } = await load<typeof AuthModule>('gateway/keys/create-gateway-auth.js');
 const { createGatewayLimits } = await load<typeof LimitsModule>('gateway/limits/create-gateway-limits.js');
 const { convertOpenAIRequest } = await load<typeof RequestModule>('gateway/providers/openai/convert-openai-request.js');
 const { convertOpenAIUsage } = await load<typeof OpenAIUsageModule>('gateway/providers/openai/convert-openai-usage.js');
 const { validateChatRequest } = await load<typeof ValidateModule>('gateway/validate-chat-request.js');
-const { mapErrorToOpenAI } = await load<typeof ErrorModule>('http/map-openai-error.js');
 const { createMetricsRegistry } = await load<typeof RegistryModule>('metrics/create-metrics-registry.js');
-const { registerGatewayRequestMetrics } = await load<typeof MetricsModule>('metrics/gateway-metrics.js');
 type ChatGateway = GatewayModule.ChatGateway;
 
 const args = process.argv.slice(2);
@@ -92,19 +88,17 @@ const config = parseHerdConfig(createBenchGatewayYaml({
 const auth = createGatewayAuth(config.auth, env);
 const ledger = await openLedger(config.billing.ledger, { flushIntervalMs: config.billing.flush_interval_ms, maxBatchRows: config.billing.flush_max_rows });
 const billing = new BillingService({ config, ledger });
-const registry = createMetricsRegistry();
-const observer = registerGatewayRequestMetrics({ registry, models: Object.keys(config.models), providers: Object.keys(config.providers) });
 
-/** The full flow as `herd serve` builds it, less whatever `without` names. */
+/** The full flow as `herd serve` builds it (createGatewayFlow), less whatever `without` names. */
 async function createFlow(without: readonly string[]): Promise<ChatGateway> {
   const limits = await createGatewayLimits(config.limits);
   const cache = await createResponseCache({ config: config.cache });
-  const chat = createChatService({ config, env, providers: { bench: cannedProvider }, admission: without.includes('admission') ? undefined : limits.admission });
-  return new ChatGateway({
-    chat, cache: { store: cache, policy: config.cache }, keyLimits: limits.keys, errorStatus: (error) => mapErrorToOpenAI(error).status,
+  return createGatewayFlow(config, {
+    env, limits, cache, providers: { bench: cannedProvider },
     billing: without.includes('ledger') ? undefined : billing,
-    observer: without.includes('metrics') ? undefined : observer,
-  });
+    registry: without.includes('metrics') ? undefined : createMetricsRegistry(),
+    admission: !without.includes('admission'),
+  }).flow;
 }
 
 type Step = () => Promise<void>;

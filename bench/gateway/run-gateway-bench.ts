@@ -7,9 +7,9 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Pool } from 'undici';
-import { runInterleaved, runLoad, summariseLoad, type LoadResult } from '../serving/closed-loop-load.ts';
-import { ensureBuilt } from '../serving/herd-process.ts';
-import { runRawOpenLoop } from '../serving/raw-http-load.ts';
+import { runInterleaved, runLoad, summariseLoad, type LoadResult } from '../lib/closed-loop-load.ts';
+import { ensureBuilt } from '../lib/herd-process.ts';
+import { runRawOpenLoop } from '../lib/raw-http-load.ts';
 import { createBenchGatewayYaml } from './bench-gateway-yaml.ts';
 
 const args = process.argv.slice(2);

@@ -1,9 +1,9 @@
 // CPU µs per request of `herd serve` (main thread, other threads) under a closed-loop load: the cost measure
 // that survives a shared machine, for comparing changes. Not a benchmark of record.
 // Usage: npx tsx bench/serving/cpu-per-request.ts MODEL CONCURRENCY SECONDS [KEY=VALUE model parameters...]
-import { createSampleInferBody, runLoad } from './closed-loop-load.ts';
-import { createVariantRepository, startHerd } from './herd-process.ts';
-import { diffThreadCpu, readThreadCpu } from './thread-cpu.ts';
+import { createSampleInferBody, runLoad } from '../lib/closed-loop-load.ts';
+import { createVariantRepository, startHerd } from '../lib/herd-process.ts';
+import { diffThreadCpu, readThreadCpu } from '../lib/thread-cpu.ts';
 
 const [model = 'my_model', concurrency = '64', seconds = '4', ...params] = process.argv.slice(2);
 const body = createSampleInferBody(model);

@@ -8,8 +8,8 @@ import { runInferExchange } from '../../src/http/kserve-infer-exchange.ts';
 import { createBackends } from '../../src/app.ts';
 import { InferenceService } from '../../src/serving/inference-service.ts';
 import { ModelRepositoryManager } from '../../src/serving/repository/model-repository-manager.ts';
-import { createSampleInferBody } from './closed-loop-load.ts';
-import { createVariantRepository } from './herd-process.ts';
+import { createSampleInferBody } from '../lib/closed-loop-load.ts';
+import { createVariantRepository } from '../lib/herd-process.ts';
 
 const [model = 'my_model', concurrency = '64', seconds = '4', thread] = process.argv.slice(2);
 const { body, headers } = createSampleInferBody(model);

@@ -3,8 +3,8 @@
 // Usage: npx tsx bench/serving/profile-herd.ts MODEL CONCURRENCY SECONDS OUT_DIR [execution_thread]
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
-import { createSampleInferBody, runLoad } from './closed-loop-load.ts';
-import { createVariantRepository, ensureBuilt } from './herd-process.ts';
+import { createSampleInferBody, runLoad } from '../lib/closed-loop-load.ts';
+import { createVariantRepository, ensureBuilt } from '../lib/herd-process.ts';
 
 const [model = 'my_model', concurrency = '64', seconds = '5', outDir = '/tmp/herd-prof', thread] = process.argv.slice(2);
 const body = createSampleInferBody(model);

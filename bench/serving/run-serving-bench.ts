@@ -5,11 +5,11 @@ import { cpus, totalmem } from 'node:os';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import * as ort from 'onnxruntime-node';
-import { createBinaryInferBody, runInterleaved, runLoad, type LoadResult, type LoadSpec } from './closed-loop-load.ts';
-import { createVariantRepository, ensureBuilt, startBareServer, startHerd, type RunningProcess } from './herd-process.ts';
-import { runRawOpenLoop } from './raw-http-load.ts';
-import { diffThreadCpu, readThreadCpu } from './thread-cpu.ts';
-import { isWrkInstalled, runWrkLoad } from './wrk-load.ts';
+import { createBinaryInferBody, runInterleaved, runLoad, type LoadResult, type LoadSpec } from '../lib/closed-loop-load.ts';
+import { createVariantRepository, ensureBuilt, startBareServer, startHerd, type RunningProcess } from '../lib/herd-process.ts';
+import { runRawOpenLoop } from '../lib/raw-http-load.ts';
+import { diffThreadCpu, readThreadCpu } from '../lib/thread-cpu.ts';
+import { isWrkInstalled, runWrkLoad } from '../lib/wrk-load.ts';
 
 const args = process.argv.slice(2);
 const seconds = Number(args[args.indexOf('--seconds') + 1] || 8);
@@ -24,7 +24,7 @@ const useUndici = args.includes('--undici');
 const useWrk = isWrkInstalled() && !useUndici;
 const closedLoad = (spec: LoadSpec) => (useWrk ? runWrkLoad(spec) : runLoad(spec));
 const openLoad = (spec: LoadSpec & { ratePerSecond: number }) => (useUndici ? runLoad(spec) : runRawOpenLoop(spec));
-const generators = `${useWrk ? 'wrk (one thread)' : 'bench/serving/closed-loop-load.ts (undici Pool)'} for A-D, ${useUndici ? 'the undici Pool' : 'bench/serving/raw-http-load.ts (raw keep-alive sockets)'} for E's open loop`;
+const generators = `${useWrk ? 'wrk (one thread)' : 'bench/lib/closed-loop-load.ts (undici Pool)'} for A-D, ${useUndici ? 'the undici Pool' : 'bench/lib/raw-http-load.ts (raw keep-alive sockets)'} for E's open loop`;
 const lines: string[] = [];
 const say = (line: string) => { lines.push(line); process.stdout.write(`${line}\n`); };
 

@@ -143,8 +143,8 @@ parameters [
 `;
 }
 
-// my_model computes a sample in ~10 µs: batches pay for the per-request overhead, and a short delay keeps
-// the latency of a lone request low.
+// my_model computes a sample in microseconds: batches pay for the per-request overhead, and a short delay
+// keeps the latency of a lone request low (docs/decisions/example-model-batching.md).
 const MY_MODEL_CONFIG = createDenseModelConfig('my_model', 128, `dynamic_batching {
   preferred_batch_size: [ 16, 32, 64 ]
   max_queue_delay_microseconds: 100
@@ -186,11 +186,8 @@ instance_group [
 ]
 `;
 
-// mlp_2048 is compute-bound (one sample ~0.57 ms, ~0.09 ms each at batch 64, in-process on this machine), so
-// it is configured for throughput as Triton recommends: no preferred sizes, which capped a batch at 16 or 32
-// when more were queued. Measured with wrk, the variants side by side in alternating windows (2026-12-01):
-// infer/s at concurrency 1 / 8 / 64 — preferred [16,32,64] with 100 µs: 598 / 2,121 / 5,211; none with 300 µs:
-// 561 / 2,250 / 6,328; none with 1000 µs: 349 / 1,875 / 6,319 (a lone request then waits the whole delay).
+// mlp_2048 is compute-bound, so it is configured for throughput as Triton recommends: no preferred sizes,
+// which capped a batch at 16 or 32 when more were queued (docs/decisions/example-model-batching.md).
 const MLP_2048_CONFIG = createDenseModelConfig('mlp_2048', 64, `dynamic_batching {
   max_queue_delay_microseconds: 300
 }

@@ -47,7 +47,7 @@ export function formatCheckReport(file: string, config: HerdConfig, catalog: Gat
   if (catalog.tiers.size > 0 || catalog.autoRules.length > 0) {
     out.push('', 'routes:');
     for (const [tier, model] of catalog.tiers) out.push(`  ${tier} → ${model}`);
-    catalog.autoRules.forEach((r) => out.push(`  auto: ${r.max_prompt_tokens === undefined ? 'otherwise' : `≤ ${r.max_prompt_tokens} prompt tokens`} → ${r.tier} (${catalog.tiers.get(r.tier) ?? 'unset'})`));
+    catalog.autoRules.forEach((r) => { out.push(`  auto: ${r.max_prompt_tokens === undefined ? 'otherwise' : `≤ ${r.max_prompt_tokens} prompt tokens`} → ${r.tier} (${catalog.tiers.get(r.tier) ?? 'unset'})`); });
   }
   return `${out.join('\n')}\n`;
 }

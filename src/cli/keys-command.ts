@@ -9,7 +9,7 @@ import { resolveAuthSettings } from '../gateway/keys/auth-settings.ts';
 import { formatBudgetAmount, parseBudgetAmount } from '../gateway/keys/budget-amount.ts';
 import type { AllowedModels, KeyLimits, KeyStore, StoredKey } from '../gateway/keys/key-store.ts';
 import { openKeyStore, parseKeyStoreLocation } from '../gateway/keys/open-key-store.ts';
-import { parsePriority } from '../gateway/limits/priority.ts';
+import { parsePriority, resolvePriority } from '../gateway/limits/priority.ts';
 
 export interface KeysFlags {
   config?: string;
@@ -142,7 +142,8 @@ export function formatKeysTable(keys: readonly StoredKey[]): string {
   const header = ['ID', 'Name', 'Prefix', 'Models', 'Created', 'Revoked', 'Priority', 'RPM', 'TPM', 'Concurrency', 'Budget/day', 'Budget/month'];
   const rows = keys.map((k) => [
     k.id, k.name, `${k.prefix}…`, formatModels(k.allowedModels), formatDate(k.createdAt), k.revokedAt ? formatDate(k.revokedAt) : '-',
-    k.defaultPriority?.toLowerCase() ?? '-', orDash(k.rpm), orDash(k.tpm), orDash(k.maxConcurrency),
+    // The class its requests run at without an x-herd-priority header: the key's, else normal.
+    resolvePriority(undefined, k.defaultPriority).toLowerCase(), orDash(k.rpm), orDash(k.tpm), orDash(k.maxConcurrency),
     k.budgetDayMicros === undefined ? '-' : formatBudgetAmount(k.budgetDayMicros),
     k.budgetMonthMicros === undefined ? '-' : formatBudgetAmount(k.budgetMonthMicros),
   ]);

@@ -4,7 +4,7 @@ import { parseBinaryTensorData } from '../core/codecs/kserve-binary-tensor.ts';
 import { LossyIntegerError, parseJsonTensorData } from '../core/codecs/kserve-json-tensor.ts';
 import { parseLosslessJson } from '../core/codecs/lossless-json.ts';
 import { isDataType } from '../core/datatype.ts';
-import { HerdError, internal } from '../core/errors.ts';
+import { type HerdError, internal } from '../core/errors.ts';
 import type { Parameters, Tensor } from '../core/tensor.ts';
 import type { InferResult } from './kserve-types.ts';
 

@@ -23,43 +23,30 @@ const effectiveDate = z.string().refine((s) => parseEffectiveDate(s) !== undefin
 });
 
 export const billingPriceSchema = z.strictObject({
-  /** A model of `models` (name or alias). */
-  model: z.string().min(1),
-  /** Only for this provider's deployment of the model; absent: every provider without its own entry. */
-  provider: z.string().min(1).optional(),
-  /** Currency the price is listed in. */
-  currency: z.enum(BILLING_CURRENCIES).default('USD'),
-  /** Per million tokens. */
-  input: nonNegativeDecimal,
-  output: nonNegativeDecimal,
-  /** Prompt tokens read from the upstream's cache; `input` when absent. */
-  cached_input: nonNegativeDecimal.optional(),
-  /** Prompt tokens written to a cache; `input` when absent. */
-  cache_write: nonNegativeDecimal.optional(),
-  /** From when this price applies (requests are priced by the entry in force when they started). */
-  effective: effectiveDate,
-  /** Where the number comes from (a URL, "invoice 2026-04"): shown by reports and `herd cost`. */
-  source: z.string().optional(),
+  model: z.string().min(1).describe('a model of models (name or alias)'),
+  provider: z.string().min(1).optional().describe("only for this provider's deployment of the model; absent: every provider without its own entry"),
+  currency: z.enum(BILLING_CURRENCIES).default('USD').describe('currency the price is listed in'),
+  input: nonNegativeDecimal.describe('per million prompt tokens'),
+  output: nonNegativeDecimal.describe('per million completion tokens'),
+  cached_input: nonNegativeDecimal.optional().describe("per million prompt tokens read from the upstream's cache; input when absent"),
+  cache_write: nonNegativeDecimal.optional().describe('per million prompt tokens written to a cache; input when absent'),
+  effective: effectiveDate.describe('from when this price applies: 2026-05-01 (00:00 UTC) or an ISO 8601 time with its offset; a request is priced by the entry in force when it started'),
+  source: z.string().optional().describe('where the number comes from (a URL, "invoice 2026-04"): shown by reports and herd cost'),
 });
 
 export const billingConfigSchema = z.strictObject({
-  /** The currency the team pays in: budgets and the ledger's cost column use it. */
-  currency: z.enum(BILLING_CURRENCIES).default('CNY'),
-  /**
-   * Market rates: settlement units per 1 unit of another currency ({ USD: 7.3 } under CNY). They
-   * turn what was paid into true USD for reports and convert prices listed in another currency;
-   * what a provider charges per list-price dollar is its own `exchange_rate`.
-   */
-  fx: z.strictObject({ USD: positiveDecimal.optional(), CNY: positiveDecimal.optional() }).default({}),
-  /** `sqlite:PATH` (relative to herd.yaml), a bare path, `postgres://…` for several replicas, or `off` (no ledger: nothing is priced or recorded, budgets are not enforced). */
-  ledger: z.string().regex(LEDGER_LOCATION, 'must be sqlite:PATH, a file path, postgres://…, or off').default('sqlite:./data/herd.db'),
-  /** Request and attempt rows are written in batches at most this often... */
-  flush_interval_ms: z.number().int().positive().default(1000),
-  /** ...or as soon as this many rows are waiting. */
-  flush_max_rows: z.number().int().positive().default(500),
-  /** At start-up, reservations open longer than this are released (their process died before settling). */
-  stale_reservation_minutes: z.number().positive().default(60),
-  prices: z.array(billingPriceSchema).default([]),
+  currency: z.enum(BILLING_CURRENCIES).default('CNY').describe("the currency the team pays in: budgets and the ledger's cost column use it"),
+  // What a provider charges per list-price dollar is its own exchange_rate, not this.
+  fx: z.strictObject({
+    USD: positiveDecimal.optional().describe('settlement units per 1 USD'),
+    CNY: positiveDecimal.optional().describe('settlement units per 1 CNY'),
+  }).default({}).describe('market rates, settlement units per 1 unit of another currency ({ USD: 7.3 } under CNY): true-USD reports and prices listed in another currency; 7.3 per USD under CNY when unset'),
+  ledger: z.string().regex(LEDGER_LOCATION, 'must be sqlite:PATH, a file path, postgres://…, or off').default('sqlite:./data/herd.db')
+    .describe('sqlite:PATH (relative to herd.yaml), a bare path, postgres://… for several replicas, or off (nothing is priced or recorded, budgets are not enforced)'),
+  flush_interval_ms: z.number().int().positive().default(1000).describe('request and attempt rows are written in batches at most this often...'),
+  flush_max_rows: z.number().int().positive().default(500).describe('...or as soon as this many rows are waiting'),
+  stale_reservation_minutes: z.number().positive().default(60).describe('at start-up, budget reservations open longer than this are released (their process died before settling)'),
+  prices: z.array(billingPriceSchema).default([]).describe('dated price-catalog entries; they override models.*.price from their effective time'),
 });
 
 export type BillingConfig = z.infer<typeof billingConfigSchema>;

@@ -15,112 +15,94 @@ const modelId = z.string().regex(/^[^\s]+$/, 'must be a non-empty name without s
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
 
 export const authSchema = z.strictObject({
-  /** Variable holding the admin key (also valid as a client key). */
-  master_key_env: envName.default('HERD_MASTER_KEY'),
-  /** Where gateway keys are stored (hashed). */
-  db: z.string().min(1).default('./data/herd.db'),
+  master_key_env: envName.default('HERD_MASTER_KEY').describe('environment variable holding the admin key (also valid as a client key)'),
+  db: z.string().min(1).default('./data/herd.db').describe('where gateway keys are stored (SHA-256 hashes), relative to herd.yaml'),
 });
 
 /** USD per million tokens, as the maker (or a relay) lists it. */
 export const priceSchema = z.strictObject({
-  input: usdPerMTok,
-  output: usdPerMTok,
-  /** Prompt tokens read from the upstream's cache; billed at `input` when absent. */
-  cached_input: usdPerMTok.optional(),
-  /** Prompt tokens written to a cache (Anthropic); billed at `input` when absent. */
-  cache_write: usdPerMTok.optional(),
+  input: usdPerMTok.describe('USD per million prompt tokens'),
+  output: usdPerMTok.describe('USD per million completion tokens (reasoning included)'),
+  cached_input: usdPerMTok.optional().describe("prompt tokens read from the upstream's cache; billed at input when absent"),
+  cache_write: usdPerMTok.optional().describe('prompt tokens written to a cache (Anthropic); billed at input when absent'),
 });
 
 const retrySchema = z.strictObject({
-  /** Attempts on one deployment, the first included, before moving to the next one. */
-  attempts: positiveInt.default(3),
-  /** Full-jitter exponential backoff: wait random(0, min(cap_ms, base_ms × 2^(n-1))) before retry n. */
-  base_ms: z.number().int().min(0).default(500),
-  /** Also the longest Retry-After Herd waits; a longer one moves on to the next deployment. */
-  cap_ms: z.number().int().min(0).default(20_000),
+  attempts: positiveInt.default(3).describe('attempts on one deployment, the first included, before moving to the next one'),
+  base_ms: z.number().int().min(0).default(500).describe('full-jitter exponential backoff: wait random(0, min(cap_ms, base_ms × 2^(n-1))) before retry n'),
+  cap_ms: z.number().int().min(0).default(20_000).describe('longest backoff, and the longest Retry-After Herd waits; a longer one moves on to the next deployment'),
 });
 
 const breakerSchema = z.strictObject({
-  /** Opens when failures / requests in the window reach this ratio... */
-  failure_ratio: z.number().gt(0).max(1).default(0.5),
-  /** ...over at least this many requests. */
-  min_requests: positiveInt.default(5),
-  window_ms: positiveInt.default(60_000),
-  /** How long an open breaker refuses requests before one half-open probe is let through. */
-  cooldown_ms: positiveInt.default(30_000),
+  failure_ratio: z.number().gt(0).max(1).default(0.5).describe('the breaker opens when failures ÷ requests in the window reach this ratio...'),
+  min_requests: positiveInt.default(5).describe('...over at least this many requests'),
+  window_ms: positiveInt.default(60_000).describe('the sliding window the ratio is counted over'),
+  cooldown_ms: positiveInt.default(30_000).describe('how long an open breaker refuses requests before one half-open probe is let through'),
 });
 
 const PROVIDER_TYPES = ['openai', 'anthropic', 'gemini'] as const;
 
 export const providerSchema = z.strictObject({
-  type: z.enum(PROVIDER_TYPES),
-  /** Defaults: the preset of the same name (holysheep, openai, deepseek) or the official API of the type. */
-  base_url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
-  /** Default: `<NAME>_API_KEY` (holysheep → HOLYSHEEP_API_KEY). The provider is disabled while it is unset. */
-  api_key_env: envName.optional(),
-  headers: z.record(z.string(), z.string()).default({}),
-  /** Settlement-currency units this provider charges per 1 USD of list price (¥1/$ relay: 1; official at ¥7.3/$: 7.3). */
-  exchange_rate: z.number().positive().default(1),
-  /** Per-attempt timeout of a non-streamed call; for streams, the longest silence between chunks. */
-  timeout_ms: positiveInt.default(60_000),
-  /** Streams: longest wait for the first upstream event. Default: timeout_ms. */
-  first_token_timeout_ms: positiveInt.optional(),
-  limits: z.strictObject({ rpm: positiveInt.optional(), concurrency: positiveInt.optional() }).default({}),
-  retry: retrySchema.prefault({}),
-  breaker: breakerSchema.prefault({}),
-  /** anthropic only: max_tokens sent when the client set none (the Messages API requires one). */
-  default_max_tokens: positiveInt.optional(),
-  /** gemini only: API version path segment (default v1beta). */
-  api_version: z.string().regex(/^v[0-9a-z]+$/).optional(),
+  type: z.enum(PROVIDER_TYPES).describe('the wire format the upstream speaks: OpenAI chat completions, Anthropic Messages or Gemini generateContent'),
+  base_url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional().describe('default: the preset of the same name (holysheep, openai, deepseek) or the official API of the type'),
+  api_key_env: envName.optional().describe('environment variable holding the upstream key; default <NAME>_API_KEY (holysheep: HOLYSHEEP_API_KEY). The provider is disabled while it is unset'),
+  headers: z.record(z.string(), z.string()).default({}).describe('extra headers sent on every upstream request'),
+  exchange_rate: z.number().positive().default(1).describe('settlement-currency units this provider charges per 1 USD of list price (a ¥1 = $1 relay: 1; an official API paid at ¥7.3/$: 7.3)'),
+  timeout_ms: positiveInt.default(60_000).describe('per-attempt timeout of a non-streamed call; for streams, the longest silence between chunks'),
+  first_token_timeout_ms: positiveInt.optional().describe('streams: longest wait for the first upstream event (default: timeout_ms)'),
+  limits: z.strictObject({
+    rpm: positiveInt.optional().describe('requests per minute this account allows; more wait in Herd instead of getting 429 upstream'),
+    concurrency: positiveInt.optional().describe('calls in flight at once on this account'),
+  }).default({}).describe("the provider account's own limits"),
+  retry: retrySchema.prefault({}).describe('retries on 429, 5xx, timeouts and connection errors'),
+  breaker: breakerSchema.prefault({}).describe('circuit breaker per upstream model (provider/upstream_model)'),
+  default_max_tokens: positiveInt.optional().describe('anthropic only: max_tokens sent when the client set none (the Messages API requires one)'),
+  api_version: z.string().regex(/^v[0-9a-z]+$/).optional().describe('gemini only: API version path segment (default v1beta)'),
 });
 
 export const deploymentSchema = z.strictObject({
-  provider: z.string().min(1),
-  /** The id the upstream knows. Default: the model's name. */
-  upstream_model: z.string().min(1).optional(),
-  /** This provider's own list, when it differs from the model's (relays sometimes do). */
-  price: priceSchema.optional(),
-  /** Share of traffic under strategy `weighted`. */
-  weight: z.number().positive().default(1),
+  provider: z.string().min(1).describe('a name from providers'),
+  upstream_model: z.string().min(1).optional().describe("the id the upstream knows (default: the model's name)"),
+  price: priceSchema.optional().describe("this provider's own list price, when it differs from the model's (relays sometimes do)"),
+  weight: z.number().positive().default(1).describe('share of traffic under strategy weighted'),
 });
 
 export const ROUTING_STRATEGIES = ['cheapest', 'weighted', 'least-busy', 'lowest-latency'] as const;
 export type RoutingStrategy = (typeof ROUTING_STRATEGIES)[number];
 
 export const modelSchema = z.strictObject({
-  aliases: z.array(modelId).default([]),
-  context_window: positiveInt.optional(),
-  price: priceSchema.optional(),
-  deployments: z.array(deploymentSchema).min(1, 'needs at least one deployment'),
-  strategy: z.enum(ROUTING_STRATEGIES).default('cheapest'),
-  /** Models (names or aliases) tried in order when every deployment of this one failed. */
-  fallbacks: z.array(modelId).default([]),
-  /** Scales a non-streamed attempt's timeout with the output: timeout_ms + ms_per_token × max_tokens. */
-  ms_per_token: z.number().positive().optional(),
+  aliases: z.array(modelId).default([]).describe('other names clients may send as model'),
+  context_window: positiveInt.optional().describe('tokens; shown in /v1/models, and after a context-length error fallbacks with a window no larger are skipped'),
+  price: priceSchema.optional().describe('USD per million tokens, as the maker lists it'),
+  deployments: z.array(deploymentSchema).min(1, 'needs at least one deployment').describe('the providers serving this model'),
+  strategy: z.enum(ROUTING_STRATEGIES).default('cheapest').describe('how a deployment is chosen when several are enabled'),
+  fallbacks: z.array(modelId).default([]).describe('models (names or aliases) tried in order when every deployment of this one failed'),
+  ms_per_token: z.number().positive().optional().describe("scales a non-streamed attempt's timeout with the output: timeout_ms + ms_per_token × max_tokens"),
 });
 
 const autoRuleSchema = z.strictObject({
-  /** Matches when the estimated prompt is at most this many tokens; a rule without it matches all. */
-  max_prompt_tokens: positiveInt.optional(),
-  tier: z.enum(TIER_NAMES),
+  max_prompt_tokens: positiveInt.optional().describe('matches when the estimated prompt is at most this many tokens; a rule without it matches all'),
+  tier: z.enum(TIER_NAMES).describe('the tier a matching request goes to'),
 });
 
 export const routesSchema = z.strictObject({
   tiers: z.strictObject({
-    fast: modelId.optional(), balanced: modelId.optional(), quality: modelId.optional(), advanced: modelId.optional(),
-  }).default({}),
-  /** `model: auto`: the first rule that matches picks the tier. */
-  auto: z.array(autoRuleSchema).default([]),
-  /** Total time for one request across retries and fallbacks (streams: until the first chunk); never shorter than one attempt. */
-  deadline_ms: positiveInt.default(120_000),
+    fast: modelId.optional().describe('model for model: fast'),
+    balanced: modelId.optional().describe('model for model: balanced'),
+    quality: modelId.optional().describe('model for model: quality'),
+    advanced: modelId.optional().describe('model for model: advanced'),
+  }).default({}).describe('route names a client may send as model'),
+  auto: z.array(autoRuleSchema).default([]).describe('model: auto: the first rule that matches picks the tier'),
+  deadline_ms: positiveInt.default(120_000).describe('total time for one request across retries and fallbacks (streams: until the first chunk); never shorter than one attempt'),
 });
 
 /** Spread into herdConfigSchema; pair with `.superRefine(checkGatewayConfig)`. */
 export const gatewayConfigShape = {
-  auth: authSchema.prefault({}),
-  providers: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'provider names are letters, digits, _ . -'), providerSchema).default({}),
-  models: z.record(modelId, modelSchema).default({}),
-  routes: routesSchema.prefault({}),
+  auth: authSchema.prefault({}).describe('Who may call the gateway: the admin key and the key store.'),
+  providers: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'provider names are letters, digits, _ . -'), providerSchema).default({})
+    .describe('Upstream accounts, by a name of your choice (letters, digits, _ . -).'),
+  models: z.record(modelId, modelSchema).default({}).describe('Models clients may ask for, by the name they send, each with its price and deployments.'),
+  routes: routesSchema.prefault({}).describe('Route names (tiers, auto) and the per-request deadline.'),
 };
 
 export const gatewayConfigSchema = z.strictObject(gatewayConfigShape).superRefine((c, ctx) => checkGatewayConfig(c, ctx));

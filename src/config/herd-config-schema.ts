@@ -9,39 +9,33 @@ import { checkGatewayConfig, gatewayConfigShape } from './gateway-config-schema.
 const port = z.number().int().min(0).max(65535);
 
 export const serverSchema = z.strictObject({
-  /** Server id in GET /v2 (tritonserver --id); Triton's client examples expect 'triton'. */
-  id: z.string().min(1).default('triton'),
-  host: z.string().default('0.0.0.0'),
-  http_port: port.default(8000),
-  grpc_port: port.default(8001),
-  metrics_port: port.default(8002),
-  /** Largest request body accepted, in bytes, after decompression (tritonserver --http-max-input-size). */
-  http_max_input_size: z.number().int().positive().default(64 * 1024 * 1024),
-  /** Seconds to wait for in-flight requests on SIGINT/SIGTERM (tritonserver --exit-timeout-secs). */
-  exit_timeout_secs: z.number().int().min(0).default(30),
+  id: z.string().min(1).default('triton').describe("server id in GET /v2 (tritonserver --id); Triton's client examples expect 'triton'"),
+  host: z.string().default('0.0.0.0').describe('address the HTTP and metrics ports listen on'),
+  http_port: port.default(8000).describe('KServe v2 HTTP and the OpenAI-compatible /v1 gateway'),
+  grpc_port: port.default(8001).describe('KServe v2 gRPC port (gRPC is not served yet)'),
+  metrics_port: port.default(8002).describe('Prometheus metrics (/metrics)'),
+  http_max_input_size: z.number().int().positive().default(64 * 1024 * 1024).describe('largest request body accepted, in bytes, after decompression (tritonserver --http-max-input-size)'),
+  exit_timeout_secs: z.number().int().min(0).default(30).describe('seconds to wait for in-flight requests on SIGINT/SIGTERM (tritonserver --exit-timeout-secs)'),
 });
 
 export const servingSchema = z.strictObject({
-  model_repository: z.array(z.string()).default([]),
-  model_control_mode: z.enum(['none', 'poll', 'explicit']).default('none'),
-  load_model: z.array(z.string()).default([]),
-  repository_poll_secs: z.number().min(0).default(15),
-  strict_readiness: z.boolean().default(true),
-  /** Triton's --rate-limit: off, or execution_count (instances hold their rate_limiter resources while executing). */
-  rate_limit: z.enum(['off', 'execution_count']).default('off'),
-  /** Pool sizes for --rate-limit execution_count; resources not listed size themselves from the models. */
-  rate_limit_resources: z.record(z.string(), z.number().int().positive()).default({}),
-  /** The principal llm models call the gateway as when their config names no gateway key (ledger key_name). */
-  identity: z.string().min(1).default('triton-serving'),
+  model_repository: z.array(z.string()).default([]).describe('Triton model repositories (config.pbtxt plus numbered version folders), relative to herd.yaml'),
+  model_control_mode: z.enum(['none', 'poll', 'explicit']).default('none').describe("Triton's model control modes: load everything at start, rescan the repository, or load on request"),
+  load_model: z.array(z.string()).default([]).describe("explicit mode: models to load at start ('*' for all)"),
+  repository_poll_secs: z.number().min(0).default(15).describe('poll mode: seconds between repository scans'),
+  strict_readiness: z.boolean().default(true).describe('/v2/health/ready answers 200 only when every model is ready'),
+  rate_limit: z.enum(['off', 'execution_count']).default('off').describe("Triton's --rate-limit: off, or execution_count (instances hold their rate_limiter resources while executing)"),
+  rate_limit_resources: z.record(z.string(), z.number().int().positive()).default({}).describe('pool sizes for rate_limit execution_count; resources not listed size themselves from the models'),
+  identity: z.string().min(1).default('triton-serving').describe('the principal llm models call the gateway as when their config names no gateway key (the ledger key_name)'),
 });
 
 export const herdConfigSchema = z.strictObject({
-  server: serverSchema.default(serverSchema.parse({})),
-  serving: servingSchema.default(servingSchema.parse({})),
+  server: serverSchema.default(serverSchema.parse({})).describe('Listening addresses, request size and shutdown.'),
+  serving: servingSchema.default(servingSchema.parse({})).describe('The Triton-compatible side: where models come from and how they are loaded.'),
   ...gatewayConfigShape,
   ...cacheConfigShape,
   ...limitsConfigShape,
-  billing: billingConfigSchema.prefault({}),
+  billing: billingConfigSchema.prefault({}).describe('Settlement currency, exchange rates, the ledger and dated prices.'),
 }).superRefine((config, ctx) => {
   checkGatewayConfig(config, ctx);
   checkBillingConfig(config, ctx);

@@ -6,55 +6,44 @@ import { z } from 'zod';
 const positiveInt = z.number().int().positive();
 
 export const limitsRedisSchema = z.strictObject({
-  url: z.string().regex(/^rediss?:\/\/.+/, 'must be a redis:// or rediss:// URL'),
-  key_prefix: z.string().default('herd:limits:'),
-  /** Longest wait for one Redis command before on_error applies. */
-  timeout_ms: positiveInt.default(250),
-  /**
-   * While Redis cannot answer: `allow` lets requests through unchecked (limits protect the gateway,
-   * they should not take it down with Redis); `deny` answers 503.
-   */
-  on_error: z.enum(['allow', 'deny']).default('allow'),
-  /** A concurrency slot of a replica that died is freed after this long (live holders renew theirs). */
-  lease_ms: positiveInt.default(30_000),
-  /** How often a queued request re-checks for slots freed by other replicas. */
-  poll_ms: positiveInt.default(50),
+  url: z.string().regex(/^rediss?:\/\/.+/, 'must be a redis:// or rediss:// URL').describe('redis:// or rediss:// URL'),
+  key_prefix: z.string().default('herd:limits:').describe('prefix of every limit key'),
+  timeout_ms: positiveInt.default(250).describe('longest wait for one Redis command before on_error applies'),
+  // Limits protect the gateway; they should not take it down with Redis.
+  on_error: z.enum(['allow', 'deny']).default('allow').describe('while Redis cannot answer: allow lets requests through unchecked; deny answers 503'),
+  lease_ms: positiveInt.default(30_000).describe('a concurrency slot of a replica that died is freed after this long (live holders renew theirs)'),
+  poll_ms: positiveInt.default(50).describe('how often a queued request re-checks for slots freed by other replicas'),
 });
 
 /** Admission settings one upstream model may override. */
 const admissionOverrideSchema = z.strictObject({
-  concurrency: positiveInt.optional(),
-  queue_timeout_ms: positiveInt.optional(),
-  aging_ms: positiveInt.optional(),
-  max_queue: positiveInt.optional(),
+  concurrency: positiveInt.optional().describe('overrides admission.concurrency'),
+  queue_timeout_ms: positiveInt.optional().describe('overrides admission.queue_timeout_ms'),
+  aging_ms: positiveInt.optional().describe('overrides admission.aging_ms'),
+  max_queue: positiveInt.optional().describe('overrides admission.max_queue'),
 });
 
 // provider/upstream_model, as in x-herd-provider and the breaker keys.
 const deploymentKey = z.string().regex(/^[^/\s]+\/\S+$/, 'must be provider/upstream_model');
 
 export const admissionSchema = z.strictObject({
-  /** Upstream calls in flight per upstream model (provider/upstream_model), across all replicas when Redis is set. */
-  concurrency: positiveInt.default(64),
-  /** Longest wait in an admission queue before 503 + Retry-After (the request's deadline may cut it shorter). */
-  queue_timeout_ms: positiveInt.default(30_000),
-  /** A waiter climbs one priority class per aging_ms waited, so BATCH is served within 2 × aging_ms of a HIGH stream. */
-  aging_ms: positiveInt.default(10_000),
-  /** Waiters per queue; when full, a newcomer ranked higher than the last waiter takes its place. */
-  max_queue: positiveInt.default(1000),
-  /** Per upstream model: `holysheep/gpt-4.1: { concurrency: 8 }`. */
+  concurrency: positiveInt.default(64).describe('upstream calls in flight per upstream model (provider/upstream_model), across all replicas when Redis is set'),
+  queue_timeout_ms: positiveInt.default(30_000).describe("longest wait in an admission queue before 503 + Retry-After (the request's deadline may cut it shorter)"),
+  aging_ms: positiveInt.default(10_000).describe('a waiter climbs one priority class per aging_ms waited, so BATCH is served within 2 × aging_ms of a HIGH stream'),
+  max_queue: positiveInt.default(1000).describe('waiters per queue; when full, a newcomer ranked higher than the last waiter takes its place'),
   // zod reports a bad record key as "Invalid key in record"; say what a key must look like instead.
-  models: z.record(deploymentKey, admissionOverrideSchema, { error: (issue) => (issue.code === 'invalid_key' ? 'must be provider/upstream_model' : undefined) }).default({}),
+  models: z.record(deploymentKey, admissionOverrideSchema, { error: (issue) => (issue.code === 'invalid_key' ? 'must be provider/upstream_model' : undefined) }).default({})
+    .describe('per upstream model, keyed provider/upstream_model: e.g. holysheep/gpt-4.1: { concurrency: 8 }'),
 });
 
 export const limitsConfigSchema = z.strictObject({
-  /** Absent: limits are counted in this process only (one replica). */
-  redis: limitsRedisSchema.optional(),
-  admission: admissionSchema.prefault({}),
+  redis: limitsRedisSchema.optional().describe('count per-key limits and admission slots in Redis, shared by every replica; absent: in this process only'),
+  admission: admissionSchema.prefault({}).describe('priority admission (HIGH, NORMAL, BATCH) per upstream model'),
 });
 
 /** Spread into herdConfigSchema, as gatewayConfigShape is. */
 export const limitsConfigShape = {
-  limits: limitsConfigSchema.prefault({}),
+  limits: limitsConfigSchema.prefault({}).describe('Where limits are counted, and priority admission. Per-key limits live on the keys (herd keys create); per-provider ones in providers.<name>.limits.'),
 };
 
 export type LimitsConfig = z.infer<typeof limitsConfigSchema>;

@@ -1,7 +1,6 @@
-// A cheap stand-in for AbortController/AbortSignal on the gateway's request path. Node 20's
-// EventTarget-based signal costs about 6 µs to create and 12 µs with one listener added and removed
-// (measured here), and a request chained three of them (client, attempt, attempt timer); this costs
-// well under 1 µs. Real AbortSignals satisfy AbortLink too, so callers and tests may pass either, and
+// A cheap stand-in for AbortController/AbortSignal on the gateway's request path: Node 20's
+// EventTarget-based signal is dear to create and to listen on, and a request chains three of them
+// (docs/decisions/light-abort-signal.md). Real AbortSignals satisfy AbortLink too, so callers and tests may pass either, and
 // undici accepts a LightAbortSignal as a request's signal (it is an EventEmitter with addEventListener).
 import { EventEmitter } from 'node:events';
 

@@ -1,21 +1,34 @@
 // One error taxonomy for all of Herd. Domain code throws HerdError; each transport maps the code
-// to its own status (KServe HTTP, gRPC, OpenAI) in exactly one place.
+// (and, where one is set, the reason) to its own status (KServe HTTP, gRPC, OpenAI) in exactly one place.
+// docs/errors.md is the catalog; test/http/error-catalog.test.ts keeps it and the mappings in step.
 
-export type ErrorCode =
-  | 'INVALID_ARG'
-  | 'NOT_FOUND'
-  | 'UNAVAILABLE'
-  | 'UNSUPPORTED'
-  | 'INTERNAL'
-  | 'UNAUTHENTICATED'
-  | 'PERMISSION_DENIED'
-  | 'RATE_LIMITED'
-  | 'BUDGET_EXCEEDED'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'UPSTREAM_ERROR'
-  | 'UPSTREAM_TIMEOUT'
-  | 'UPSTREAM_UNAVAILABLE'
-  | 'UPSTREAM_RATE_LIMITED';
+export const ERROR_CODES = [
+  'INVALID_ARG',
+  'NOT_FOUND',
+  'UNAVAILABLE',
+  'UNSUPPORTED',
+  'INTERNAL',
+  'UNAUTHENTICATED',
+  'PERMISSION_DENIED',
+  'RATE_LIMITED',
+  'BUDGET_EXCEEDED',
+  'PAYLOAD_TOO_LARGE',
+  'UPSTREAM_ERROR',
+  'UPSTREAM_TIMEOUT',
+  'UPSTREAM_UNAVAILABLE',
+  'UPSTREAM_RATE_LIMITED',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/**
+ * A finer kind inside a code, set where the error is made, for transports whose wire format tells
+ * such cases apart (OpenAI's `code`): a wrong key versus no key, a model the key may not use versus
+ * an admin-only route. Transports never look at the message to decide.
+ */
+export const ERROR_REASONS = ['invalid_api_key', 'model_not_allowed', 'admin_only'] as const;
+
+export type ErrorReason = (typeof ERROR_REASONS)[number];
 
 export interface HerdErrorOptions {
   cause?: unknown;
@@ -23,12 +36,15 @@ export interface HerdErrorOptions {
   param?: string;
   /** Seconds a client should wait before retrying (RATE_LIMITED, UNAVAILABLE). */
   retryAfterSeconds?: number;
+  /** The finer kind, where the code alone does not say enough. */
+  reason?: ErrorReason;
 }
 
 export class HerdError extends Error {
   readonly code: ErrorCode;
   readonly param: string | undefined;
   readonly retryAfterSeconds: number | undefined;
+  readonly reason: ErrorReason | undefined;
 
   constructor(code: ErrorCode, message: string, options: HerdErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -36,6 +52,7 @@ export class HerdError extends Error {
     this.code = code;
     this.param = options.param;
     this.retryAfterSeconds = options.retryAfterSeconds;
+    this.reason = options.reason;
   }
 }
 

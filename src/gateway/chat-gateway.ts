@@ -2,7 +2,7 @@
 // rate limits, the exact-match cache, the budget reservation, the chat service, then settlement —
 // billing, TPM correction and the cache write — however the request ends. Transports call this.
 import type { AbortLink } from '../core/abort-link.ts';
-import { HerdError, toHerdError } from '../core/errors.ts';
+import { type HerdError, toHerdError } from '../core/errors.ts';
 import type { BillingService, FinishBase, FinishResult } from './billing/billing-service.ts';
 import type { Cost } from './billing/price-usage.ts';
 import { evaluateCachedAnswer, evaluateCachePolicy, type CachePolicyConfig, type CachePolicyDecision, type RequestHeaders } from './cache/cache-policy.ts';
@@ -10,7 +10,7 @@ import { computeCacheKey } from './cache/compute-cache-key.ts';
 import { convertCachedToResponse, createCacheHitMeta, createCachedStream } from './cache/replay-cached-answer.ts';
 import type { ResponseCache } from './cache/response-cache.ts';
 import { tapStreamForCache } from './cache/tap-stream-for-cache.ts';
-import type { ChatMeta, ChatService, ChatStream, CompletionMeta } from './chat-service.ts';
+import type { ChatCompletion, ChatMeta, ChatService, ChatStream, CompletionMeta } from './chat-service.ts';
 import type { ChatRequest, ChatResponse, Usage } from './chat-types.ts';
 import {
   estimateErrorStatus, mapStatusToClass, NO_PROVIDER, UNKNOWN_MODEL,
@@ -104,7 +104,7 @@ export class ChatGateway {
         if (hit) {
           const answer = hit.answer;
           const meta = createCacheHitMeta(answer, { requestedModel: request.model, route: route.kind, ...(route.tier ? { tier: route.tier } : {}), overheadMs: performance.now() - t0 });
-          const billed = billing?.finish({ outcome: 'cache-hit', model: answer.model, provider: answer.provider, upstreamModel: answer.upstreamModel, usage: answer.usage, latencyMs: performance.now() - t0, ...base, reserved: false });
+          const billed = billing?.finish({ outcome: 'cache-hit', model: answer.model, provider: answer.provider, upstreamModel: answer.upstreamModel, usage: answer.usage, latencyMs: performance.now() - t0, httpStatus: 200, ...base, reserved: false });
           void billed?.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
           void ticket?.settle(0);
           const stream = request.stream === true;
@@ -122,7 +122,8 @@ export class ChatGateway {
         const estimateMicros = billing.estimate({ model: request.model, promptTokens, maxCompletionTokens: request.max_completion_tokens ?? request.max_tokens });
         await billing.reserve({ keyId: caller.key.id, requestId, estimateMicros, budgets: { dayMicros: caller.key.budgetDayMicros, monthMicros: caller.key.budgetMonthMicros } })
           .catch((err: unknown) => {
-            void billing.finish({ ...base, outcome: 'error', error: toHerdError(err), reserved: false, latencyMs: performance.now() - t0 }).catch(() => undefined);
+            const error = toHerdError(err);
+            void billing.finish({ ...base, outcome: 'error', error, httpStatus: this.statusOf(error), reserved: false, latencyMs: performance.now() - t0 }).catch(() => undefined);
             throw err;
           });
       }
@@ -156,7 +157,7 @@ export class ChatGateway {
           const latencyMs = performance.now() - t0;
           this.settleLater(requestId, () => {
             void ticket?.settle(usedTokens(result.usage));
-            const billed = billing?.finish({ outcome: 'stream', meta, result, ttftMs, latencyMs, ...base });
+            const billed = billing?.finish({ outcome: 'stream', meta, result, ttftMs, latencyMs, httpStatus: 200, ...base });
             void billed?.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
             this.reportAnswer({
               model: meta.model, provider: meta.provider, statusClass: '2xx', cache: cacheOutcome, stream: true, tokens: result.usage,
@@ -167,7 +168,7 @@ export class ChatGateway {
         return { kind: 'stream', stream: relay, cache: cacheOutcome };
       }
 
-      let completion;
+      let completion: ChatCompletion;
       try {
         completion = await chat.complete(request, context);
       } catch (err) {
@@ -242,6 +243,15 @@ export class ChatGateway {
     }
   }
 
+  /**
+   * A request the transport refused before it reached handle() (no valid key, a body that does not
+   * parse or validate): counted with the others, under no model and no provider.
+   */
+  reportRefused(error: HerdError, stream: boolean): void {
+    if (this.deps.observer === undefined) return;
+    this.notify({ model: UNKNOWN_MODEL, provider: NO_PROVIDER, statusClass: mapStatusToClass(this.statusOf(error)), cache: 'off', stream });
+  }
+
   /** A failed request: labelled by the last upstream tried, if any, with the status the transport will answer. */
   private reportFailure(err: unknown, request: ChatRequest, progress: Progress, t0: number): void {
     if (this.deps.observer === undefined) return;
@@ -250,7 +260,7 @@ export class ChatGateway {
     const event: GatewayRequestEvent = {
       model: last?.model ?? progress.model,
       provider: last?.provider ?? NO_PROVIDER,
-      statusClass: mapStatusToClass((this.deps.errorStatus ?? estimateErrorStatus)(error)),
+      statusClass: mapStatusToClass(this.statusOf(error)),
       cache: progress.cache,
       stream: request.stream === true,
     };
@@ -273,6 +283,12 @@ export class ChatGateway {
   }
 
   private finishError(base: FinishBase, err: unknown, t0: number): void {
-    void this.deps.billing?.finish({ outcome: 'error', error: toHerdError(err), latencyMs: performance.now() - t0, ...base }).catch((e: unknown) => this.deps.log?.(`ledger: ${String(e)}`));
+    const error = toHerdError(err);
+    void this.deps.billing?.finish({ outcome: 'error', error, httpStatus: this.statusOf(error), latencyMs: performance.now() - t0, ...base }).catch((e: unknown) => this.deps.log?.(`ledger: ${String(e)}`));
+  }
+
+  /** The HTTP status the client gets for a failure (the ledger's http_status, the metrics' class). */
+  private statusOf(error: HerdError): number {
+    return (this.deps.errorStatus ?? estimateErrorStatus)(error);
   }
 }

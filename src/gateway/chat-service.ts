@@ -159,9 +159,8 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       loop.lease.succeed();
       const result = loop.value;
       result.response.model = loop.target.model.name;
-      // New fields before the spread, never after it: on Node 20, `{ ...a, b }` allocates ~3× as much and
-      // puts ~0.5 KB per call straight into the old generation (measured with --trace-gc-nvp), which is what
-      // grew the heap between full collections. Hot-path merges in the gateway follow this order.
+      // New fields before the spread, never after it: on Node 20, `{ ...a, b }` allocates more and lands in
+      // the old generation (docs/decisions/hot-path-allocation-shapes.md). Hot-path merges in the gateway follow this order.
       return { response: result.response, meta: { usage: result.usage, rawFinishReason: result.rawFinishReason, ...meta(result.warnings) } };
     },
 

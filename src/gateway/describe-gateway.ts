@@ -1,6 +1,6 @@
 // What GET /v1/models and GET /health report about the gateway: the models a key may use (with the
 // routes to them), providers enabled or why not, and every deployment's breaker and load.
-import { AUTO_MODEL, TIER_NAMES } from '../config/gateway-config-schema.ts';
+import { AUTO_MODEL, type TIER_NAMES } from '../config/gateway-config-schema.ts';
 import type { BreakerRegistry, BreakerState } from './resilience/circuit-breaker.ts';
 import type { DeploymentStats } from './router/deployment-stats.ts';
 import type { GatewayCatalog } from './router/gateway-catalog.ts';

@@ -79,7 +79,7 @@ export function createStreamRelay(options: StreamRelayOptions): StreamRelay {
 /**
  * One stream's state. The generator below takes it as an argument rather than closing over it: on
  * Node 20 a generator closure that captures its creator's variables drags everything they reach into
- * the old generation (~5 KB per stream here, measured with --trace-gc-nvp); a parameter does not.
+ * the old generation; a parameter does not (docs/decisions/hot-path-allocation-shapes.md).
  */
 class RelayRun {
   readonly options: StreamRelayOptions;

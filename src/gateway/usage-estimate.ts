@@ -4,8 +4,8 @@ import type { ChatChunk, ChatMessage, ChatRequest, ChatResponse, Usage } from '.
 
 type CountTokens = (text: string) => number;
 
-// Loaded on first use: the encoding costs ~180 ms and ~60 MB, which most processes never need
-// (every supported upstream reports usage unless something is wrong).
+// Loaded on first use: the encoding is slow to load and large, and most processes never need it
+// (every supported upstream reports usage unless something is wrong; docs/decisions/lazy-tokenizer.md).
 let tokenizer: Promise<CountTokens> | undefined;
 
 function loadTokenizer(): Promise<CountTokens> {

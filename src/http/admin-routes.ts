@@ -50,13 +50,11 @@ function requireAdmin(deps: AdminDeps, req: FastifyRequest): void {
   const result = deps.authenticator.authenticate(req.headers.authorization, req.socket.remoteAddress);
   if (result instanceof HerdError) throw result;
   if (result.key.role !== 'admin') {
-    throw new HerdError('PERMISSION_DENIED', `${req.method} ${req.url.split('?')[0]} needs the admin key: use the value of $${deps.masterKeyEnv ?? 'HERD_MASTER_KEY'} as the Bearer token. The key '${result.key.name}' is not an admin key.`);
+    throw new HerdError('PERMISSION_DENIED', `${req.method} ${req.url.split('?')[0]} needs the admin key: use the value of $${deps.masterKeyEnv ?? 'HERD_MASTER_KEY'} as the Bearer token. The key '${result.key.name}' is not an admin key.`, { reason: 'admin_only' });
   }
 }
 
 function sendError(reply: FastifyReply, error: HerdError): void {
   const answer = mapErrorToOpenAI(error);
-  // The shared mapping names the model check's code for every 403; here it is about the key's role.
-  if (error.code === 'PERMISSION_DENIED') answer.body.error.code = 'insufficient_permissions';
   void reply.code(answer.status).headers(answer.headers).header('content-type', 'application/json').send(JSON.stringify(answer.body));
 }

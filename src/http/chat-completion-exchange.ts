@@ -6,7 +6,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HerdError, toHerdError } from '../core/errors.ts';
 import type { ChatGateway, GatewayAnswer } from '../gateway/chat-gateway.ts';
 import type { ChatMeta, ChatStream } from '../gateway/chat-service.ts';
+import { NO_PROVIDER } from '../gateway/gateway-observer.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
+import { UpstreamRouteError } from '../gateway/router/attempt-record.ts';
 import { validateChatRequest } from '../gateway/validate-chat-request.ts';
 import { COMPRESS_MIN_BYTES, compressBody, parseAcceptEncoding } from './accept-encoding.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';
@@ -24,11 +26,14 @@ type OutHeaders = Record<string, string | number>;
 
 /** Answers `req` on `res`; `body` is the whole request body, already decoded. `started` is performance.now() at arrival. */
 export async function runChatCompletionExchange(deps: ChatExchangeDeps, req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, started: number): Promise<void> {
+  // Until the gateway has the request, a failure is this exchange's to count (the gateway counts the rest).
+  let handedOver = false;
   try {
     const auth = deps.authenticator.authenticate(req.headers.authorization, req.socket.remoteAddress);
     if (auth instanceof HerdError) throw auth;
     const request = validateChatRequest(parseJson(body));
     const signal = abortOnClientClose(res);
+    handedOver = true;
     // Model access (aliases and tiers resolved first) is checked inside the gateway's routing.
     const answer: GatewayAnswer = await deps.gateway.handle(request, { key: auth.key, headers: req.headers, signal });
     if (answer.kind === 'stream') {
@@ -40,13 +45,14 @@ export async function runChatCompletionExchange(deps: ChatExchangeDeps, req: Inc
     await writeJson(deps, req, res, 200, headers, JSON.stringify(answer.response));
   } catch (err) {
     const error = toHerdError(err);
+    if (!handedOver) deps.gateway.reportRefused(error, false);
     if (error.code === 'INTERNAL') deps.log?.(`gateway error: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
     if (res.headersSent) {
       if (!res.writableEnded) res.end();
       return;
     }
     const answer = mapErrorToOpenAI(error);
-    await writeJson(deps, req, res, answer.status, { ...answer.headers }, JSON.stringify(answer.body)).catch(() => res.destroy());
+    await writeJson(deps, req, res, answer.status, { ...answer.headers, ...herdErrorHeaders(error, started) }, JSON.stringify(answer.body)).catch(() => res.destroy());
   }
 }
 
@@ -78,6 +84,24 @@ function herdHeaders(meta: ChatMeta, started: number): OutHeaders {
     'x-herd-attempts': String(meta.attempts.length),
     'x-herd-overhead-ms': Math.max(0, elapsed - meta.upstreamMs - meta.waitedMs).toFixed(3),
   };
+}
+
+/**
+ * The same x-herd-* headers on an error: the attempts made (0 when refused before any upstream), the model
+ * and provider of the last one (provider `none` when there was none), and Herd's own time around them.
+ */
+function herdErrorHeaders(error: HerdError, started: number): OutHeaders {
+  const attempts = error instanceof UpstreamRouteError ? error.attempts : [];
+  const last = attempts.at(-1);
+  let upstreamMs = 0;
+  for (const a of attempts) upstreamMs += a.durationMs + (a.waitMs ?? 0);
+  const headers: OutHeaders = {
+    'x-herd-provider': last?.provider ?? NO_PROVIDER,
+    'x-herd-attempts': String(attempts.length),
+    'x-herd-overhead-ms': Math.max(0, performance.now() - started - upstreamMs).toFixed(3),
+  };
+  if (last) headers['x-herd-model'] = last.model;
+  return headers;
 }
 
 /** One JSON body in one write, compressed when the client asks and it is worth it. */

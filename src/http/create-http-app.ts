@@ -12,7 +12,7 @@ import { createFastGenerateHandler } from './fast-generate-path.ts';
 import { createFastInferHandler } from './fast-infer-path.ts';
 import { registerGenerateRoutes } from './kserve-generate-routes.ts';
 import { registerKserveRoutes, type KserveDeps } from './kserve-routes.ts';
-import { mapErrorCodeToKserveStatus } from './map-kserve-error.ts';
+import { createKserveErrorAnswer, mapErrorToKserve, type KserveErrorAnswer } from './map-kserve-error.ts';
 import { registerAdminRoutes, type AdminDeps } from './admin-routes.ts';
 import { registerOpenAIRoutes, type OpenAIDeps } from './openai-routes.ts';
 
@@ -55,7 +55,7 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   // Hooks are callback-style with early returns: they run on every request, and async hooks cost
-  // a promise each on the hot path (measured in bench/serving).
+  // a promise each on the hot path (docs/decisions/framework-free-fast-paths.md).
   app.addHook('preParsing', (request, reply, payload, done) => {
     const encoding = request.headers['content-encoding'];
     if (encoding === undefined) {
@@ -89,9 +89,9 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   });
 
   app.setErrorHandler((error: FastifyError | HerdError, _request, reply) => {
-    const { status, message } = describeError(error, options.maxInputSize);
-    if (status >= 500 && status !== 503 && status !== 501) options.log?.(`internal error: ${error.stack ?? message}`);
-    void reply.code(status).header('Content-Type', 'application/json').send(JSON.stringify({ error: message }));
+    const { status, body, logLine } = describeError(error, options.maxInputSize);
+    if (logLine !== undefined) options.log?.(logLine);
+    void reply.code(status).header('Content-Type', 'application/json').send(body);
   });
 
   app.setNotFoundHandler((request, reply) => {
@@ -105,11 +105,13 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
       return;
     }
     if (route) {
-      void reply.code(405).header('Allow', [...new Set(route.methods)].join(', ')).header('Content-Type', 'application/json')
-        .send(JSON.stringify({ error: `Method Not Allowed: ${request.method} ${path} (allowed: ${[...new Set(route.methods)].join(', ')})` }));
+      const allowed = [...new Set(route.methods)].join(', ');
+      const answer = createKserveErrorAnswer(405, `Method Not Allowed: ${request.method} ${path} (allowed: ${allowed})`);
+      void reply.code(answer.status).header('Allow', allowed).header('Content-Type', 'application/json').send(answer.body);
       return;
     }
-    void reply.code(404).header('Content-Type', 'application/json').send(JSON.stringify({ error: `Not Found: no route for ${request.method} ${path}` }));
+    const answer = createKserveErrorAnswer(404, `Not Found: no route for ${request.method} ${path}`);
+    void reply.code(answer.status).header('Content-Type', 'application/json').send(answer.body);
   });
 
   registerKserveRoutes(app, deps, allow);
@@ -129,28 +131,29 @@ const CLIENT_ERRORS: Readonly<Record<string, [number, string]>> = {
 /** HTTP that Node's parser refuses (a body cut short, garbage after it): Fastify's default answer, in KServe's `{"error"}` shape. */
 function handleClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, `malformed HTTP request (${err.code ?? 'unknown'}): ${err.message}`];
-  const body = JSON.stringify({ error: message });
+  const [code, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, `malformed HTTP request (${err.code ?? 'unknown'}): ${err.message}`];
+  const { status, body } = createKserveErrorAnswer(code, message);
   if (socket.writable) {
     socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
   }
   socket.destroy(err);
 }
 
-function describeError(error: FastifyError | HerdError, limit: number): { status: number; message: string } {
-  if (error instanceof HerdError) return { status: mapErrorCodeToKserveStatus(error.code), message: error.message };
+/** Fastify's own errors in Herd's terms; anything else through the one KServe mapping. */
+function describeError(error: FastifyError | HerdError, limit: number): KserveErrorAnswer {
+  if (error instanceof HerdError) return mapErrorToKserve(error);
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return { status: 400, message: `request body exceeds the maximum input size of ${limit} bytes; use --http-max-input-size to increase the limit` };
+      return mapErrorToKserve(new HerdError('PAYLOAD_TOO_LARGE', `request body exceeds the maximum input size of ${limit} bytes; use --http-max-input-size to increase the limit`));
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return { status: 400, message: 'request body length does not match its Content-Length header' };
+      return mapErrorToKserve(new HerdError('INVALID_ARG', 'request body length does not match its Content-Length header'));
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return { status: 400, message: 'request body is empty' };
+      return mapErrorToKserve(new HerdError('INVALID_ARG', 'request body is empty'));
     default:
       break;
   }
   if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
-    return { status: error.statusCode, message: error.message };
+    return createKserveErrorAnswer(error.statusCode, error.message);
   }
-  return { status: 500, message: error.message || 'internal error' };
+  return createKserveErrorAnswer(500, error.message || 'internal error', error);
 }

@@ -1,7 +1,7 @@
 // POST /v1/chat/completions without the framework: a body with a known length and no content coding
 // goes straight to the chat exchange. Everything else (compressed or chunked bodies, oversized ones,
 // shutdown) falls through to Fastify, whose route answers through the same exchange.
-// Measured in bench/gateway: Fastify's per-request plumbing was a large share of the gateway's own cost.
+// Fastify's per-request plumbing was a large share of the gateway's own cost (docs/decisions/framework-free-fast-paths.md).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { runChatCompletionExchange, type ChatExchangeDeps } from './chat-completion-exchange.ts';
 import { hasPlainBody, readBody } from './plain-body.ts';

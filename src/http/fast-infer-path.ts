@@ -2,12 +2,11 @@
 // length and no content coding goes straight to the infer exchange. Everything else (compression,
 // chunked bodies, oversized bodies, shutdown) falls through to Fastify, which answers it in full.
 // One difference by design: a model whose queue is full gets its 503 here before the body is decoded.
-// Measured in bench/serving: Fastify's per-request plumbing is a large share of a tiny model's cost.
+// Fastify's per-request plumbing is a large share of a tiny model's cost (docs/decisions/framework-free-fast-paths.md).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { toHerdError } from '../core/errors.ts';
 import type { InferenceService } from '../serving/inference-service.ts';
 import { parseVersion, runInferExchange } from './kserve-infer-exchange.ts';
-import { mapErrorCodeToKserveStatus } from './map-kserve-error.ts';
+import { mapErrorToKserve } from './map-kserve-error.ts';
 import { hasPlainBody, readBody } from './plain-body.ts';
 
 const INFER_PATH = /^\/v2\/models\/([^/?]+)(?:\/versions\/([^/?]+))?\/infer$/;
@@ -38,10 +37,8 @@ export function createFastInferHandler(options: FastInferOptions): (req: Incomin
       return false;
     }
     const sendError = (err: unknown) => {
-      const error = toHerdError(err);
-      const status = mapErrorCodeToKserveStatus(error.code);
-      if (status === 500) options.log?.(`internal error: ${error.stack ?? error.message}`);
-      const body = JSON.stringify({ error: error.message });
+      const { status, body, logLine } = mapErrorToKserve(err);
+      if (logLine !== undefined) options.log?.(logLine);
       res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(options.isClosing() ? { connection: 'close' } : {}) });
       res.end(body);
     };

@@ -17,7 +17,7 @@ export interface KserveDeps {
   serverId: string;
 }
 
-type ModelParams = { model: string; version?: string };
+type ModelParams = { model: string; version?: string; region?: string };
 
 const HEADER_LENGTH = 'inference-header-content-length';
 
@@ -43,7 +43,11 @@ export function registerKserveRoutes(app: FastifyInstance, deps: KserveDeps, all
   get('/v2', (_req, reply) => sendJson(reply, 200, serverMetadata));
 
   both('/v2/models/:model', (req, reply) => sendJson(reply, 200, inference.metadata(req.params.model, parseVersion(req.params.version))));
-  both('/v2/models/:model/ready', (req, reply) => reply.code(inference.isModelReady(req.params.model, parseVersion(req.params.version)) ? 200 : 400).send());
+  // Not ready answers as Triton's HandleModelReady does: the lookup's own error (400 unknown, 404 nothing loaded, 503 not ready).
+  both('/v2/models/:model/ready', (req, reply) => {
+    inference.requireModelReady(req.params.model, parseVersion(req.params.version));
+    return reply.code(200).send();
+  });
   both('/v2/models/:model/config', (req, reply) => sendJson(reply, 200, convertModelConfigToJson(inference.config(req.params.model, parseVersion(req.params.version)))));
   get('/v2/models/stats', (_req, reply) => sendJson(reply, 200, { model_stats: inference.statistics() }));
   both('/v2/models/:model/stats', (req, reply) => sendJson(reply, 200, { model_stats: inference.statistics(req.params.model, parseVersion(req.params.version)) }));
@@ -74,6 +78,22 @@ export function registerKserveRoutes(app: FastifyInstance, deps: KserveDeps, all
     await repository.load(req.params.model, override);
     return reply.code(200).send();
   });
+  // The shared-memory extension's routes, answered as Triton answers them with client shared memory
+  // disabled (server http_server.cc HandleSystemSharedMemory): no regions, registration refused (501).
+  for (const kind of ['system', 'cuda'] as const) {
+    const base = `/v2/${kind}sharedmemory`;
+    get(`${base}/status`, (_req, reply) => sendJson(reply, 200, []));
+    get(`${base}/region/:region/status`, (req) => {
+      throw new HerdError('NOT_FOUND', `Unable to find ${kind} shared memory region: '${req.params.region ?? ''}'`);
+    });
+    for (const action of ['register', 'unregister']) {
+      const refuse = () => {
+        throw new HerdError('UNSUPPORTED', `${kind} shared memory is not supported by Herd: send tensors in the request body (JSON or the binary extension)`);
+      };
+      post(`${base}/${action}`, refuse);
+      post(`${base}/region/:region/${action}`, refuse);
+    }
+  }
   post('/v2/repository/models/:model/unload', async (req, reply) => {
     parseJsonBody(req.body);
     await repository.unload(req.params.model);

@@ -1,7 +1,8 @@
 // The one mapping from Herd's errors to OpenAI's wire shape: `{"error": {message, type, param, code}}`
 // with OpenAI's statuses, and Retry-After where a client should wait (rate limits, not budgets).
-import type { HerdError } from '../core/errors.ts';
-import { UpstreamError } from '../gateway/providers/upstream-error.ts';
+// The kind is the error's code, refined by its reason or, for upstream failures, by the failure: never by its message.
+import type { ErrorCode, ErrorReason, HerdError } from '../core/errors.ts';
+import { UpstreamError, type UpstreamFailure } from '../gateway/providers/upstream-error.ts';
 
 export interface OpenAIErrorAnswer {
   status: number;
@@ -9,38 +10,66 @@ export interface OpenAIErrorAnswer {
   headers: Record<string, string>;
 }
 
+/** What one kind of error looks like on the OpenAI side; `retry` adds Retry-After when the error has a wait. */
+export interface OpenAIErrorShape {
+  status: number;
+  type: string;
+  code: string | null;
+  retry: boolean;
+}
+
+const shape = (status: number, type: string, code: string | null, retry = false): OpenAIErrorShape => ({ status, type, code, retry });
+
+export const OPENAI_ERROR_BY_CODE: Readonly<Record<ErrorCode, OpenAIErrorShape>> = {
+  INVALID_ARG: shape(400, 'invalid_request_error', null),
+  UNSUPPORTED: shape(400, 'invalid_request_error', 'unsupported_parameter'),
+  PAYLOAD_TOO_LARGE: shape(413, 'invalid_request_error', 'request_too_large'),
+  UNAUTHENTICATED: shape(401, 'invalid_request_error', null),
+  PERMISSION_DENIED: shape(403, 'invalid_request_error', null),
+  NOT_FOUND: shape(404, 'invalid_request_error', 'model_not_found'),
+  RATE_LIMITED: shape(429, 'requests', 'rate_limit_exceeded', true),
+  BUDGET_EXCEEDED: shape(429, 'insufficient_quota', 'insufficient_quota'),
+  UNAVAILABLE: shape(503, 'server_error', 'service_unavailable', true),
+  INTERNAL: shape(500, 'server_error', null),
+  UPSTREAM_RATE_LIMITED: shape(429, 'rate_limit_error', 'rate_limit_exceeded', true),
+  UPSTREAM_UNAVAILABLE: shape(503, 'server_error', 'upstream_unavailable', true),
+  UPSTREAM_TIMEOUT: shape(504, 'server_error', 'upstream_timeout'),
+  UPSTREAM_ERROR: shape(502, 'server_error', 'upstream_error'),
+};
+
+export const OPENAI_ERROR_BY_REASON: Readonly<Record<ErrorReason, OpenAIErrorShape>> = {
+  invalid_api_key: shape(401, 'invalid_request_error', 'invalid_api_key'),
+  model_not_allowed: shape(403, 'invalid_request_error', 'model_not_allowed'),
+  admin_only: shape(403, 'invalid_request_error', 'insufficient_permissions'),
+};
+
+export const OPENAI_ERROR_BY_UPSTREAM_FAILURE: Readonly<Record<UpstreamFailure, OpenAIErrorShape>> = {
+  invalid_request: shape(400, 'invalid_request_error', null),
+  context_length: shape(400, 'invalid_request_error', 'context_length_exceeded'),
+  content_filter: shape(400, 'invalid_request_error', 'content_filter'),
+  rate_limited: shape(429, 'rate_limit_error', 'rate_limit_exceeded', true),
+  quota_exceeded: shape(429, 'insufficient_quota', 'upstream_quota_exceeded', true),
+  unavailable: shape(503, 'server_error', 'upstream_unavailable', true),
+  timeout: shape(504, 'server_error', 'upstream_timeout'),
+  server_error: shape(502, 'server_error', 'upstream_error'),
+  interrupted: shape(502, 'server_error', 'upstream_error'),
+  malformed: shape(502, 'server_error', 'upstream_error'),
+  auth: shape(502, 'server_error', 'upstream_error'),
+  not_found: shape(502, 'server_error', 'upstream_error'),
+};
+
+/** The shape for an error: its upstream failure, else its reason, else its code. */
+export function mapErrorToOpenAIShape(error: HerdError): OpenAIErrorShape {
+  if (error instanceof UpstreamError) return OPENAI_ERROR_BY_UPSTREAM_FAILURE[error.failure];
+  if (error.reason !== undefined) return OPENAI_ERROR_BY_REASON[error.reason];
+  return OPENAI_ERROR_BY_CODE[error.code];
+}
+
 export function mapErrorToOpenAI(error: HerdError): OpenAIErrorAnswer {
-  const answer = (status: number, type: string, code: string | null, retry = false): OpenAIErrorAnswer => ({
+  const { status, type, code, retry } = mapErrorToOpenAIShape(error);
+  return {
     status,
     body: { error: { message: error.message, type, param: error.param ?? null, code } },
     headers: retry && error.retryAfterSeconds !== undefined ? { 'retry-after': String(Math.max(1, Math.ceil(error.retryAfterSeconds))) } : {},
-  });
-  if (error instanceof UpstreamError) {
-    switch (error.failure) {
-      case 'invalid_request': return answer(400, 'invalid_request_error', null);
-      case 'context_length': return answer(400, 'invalid_request_error', 'context_length_exceeded');
-      case 'content_filter': return answer(400, 'invalid_request_error', 'content_filter');
-      case 'rate_limited': return answer(429, 'rate_limit_error', 'rate_limit_exceeded', true);
-      case 'quota_exceeded': return answer(429, 'insufficient_quota', 'upstream_quota_exceeded', true);
-      case 'unavailable': return answer(503, 'server_error', 'upstream_unavailable', true);
-      case 'timeout': return answer(504, 'server_error', 'upstream_timeout');
-      default: return answer(502, 'server_error', 'upstream_error');
-    }
-  }
-  switch (error.code) {
-    case 'INVALID_ARG': return answer(400, 'invalid_request_error', null);
-    case 'UNSUPPORTED': return answer(400, 'invalid_request_error', 'unsupported_parameter');
-    case 'PAYLOAD_TOO_LARGE': return answer(413, 'invalid_request_error', 'request_too_large');
-    case 'UNAUTHENTICATED': return answer(401, 'invalid_request_error', error.message.startsWith('Incorrect API key') ? 'invalid_api_key' : null);
-    case 'PERMISSION_DENIED': return answer(403, 'invalid_request_error', 'model_not_allowed');
-    case 'NOT_FOUND': return answer(404, 'invalid_request_error', 'model_not_found');
-    case 'RATE_LIMITED': return answer(429, 'requests', 'rate_limit_exceeded', true);
-    case 'BUDGET_EXCEEDED': return answer(429, 'insufficient_quota', 'insufficient_quota');
-    case 'UNAVAILABLE': return answer(503, 'server_error', 'service_unavailable', true);
-    case 'UPSTREAM_RATE_LIMITED': return answer(429, 'rate_limit_error', 'rate_limit_exceeded', true);
-    case 'UPSTREAM_UNAVAILABLE': return answer(503, 'server_error', 'upstream_unavailable', true);
-    case 'UPSTREAM_TIMEOUT': return answer(504, 'server_error', 'upstream_timeout');
-    case 'UPSTREAM_ERROR': return answer(502, 'server_error', 'upstream_error');
-    default: return answer(500, 'server_error', null);
-  }
+  };
 }

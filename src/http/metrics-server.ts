@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { renderMetrics } from '../metrics/create-metrics-registry.ts';
+import { createKserveErrorAnswer } from './map-kserve-error.ts';
 import { COMPRESS_MIN_BYTES, compressBody, parseAcceptEncoding } from './accept-encoding.ts';
 
 const ALLOWED_METHODS = 'GET, HEAD';
@@ -31,9 +32,8 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
     if (closing) response.setHeader('Connection', 'close');
     handle(request, response, options).catch((err: unknown) => {
       const message = err instanceof Error ? err.message : String(err);
-      options.log?.(`metrics: internal error: ${err instanceof Error ? err.stack ?? message : message}`);
-      if (!response.headersSent) sendError(response, 500, `failed to collect metrics: ${message}`);
-      else response.destroy();
+      const logLine = sendError(response, 500, `failed to collect metrics: ${message}`, err);
+      if (logLine !== undefined) options.log?.(`metrics: ${logLine}`);
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -80,10 +80,16 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
   response.end(method === 'HEAD' ? undefined : payload);
 }
 
-function sendError(response: ServerResponse, status: number, message: string): void {
-  const body = JSON.stringify({ error: message });
-  response.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
-  response.end(response.req.method === 'HEAD' ? undefined : body);
+/** Writes the error (or drops the connection when an answer already began); returns the line to log, if any. */
+function sendError(response: ServerResponse, status: number, message: string, cause?: unknown): string | undefined {
+  const answer = createKserveErrorAnswer(status, message, cause);
+  if (response.headersSent) {
+    response.destroy();
+    return answer.logLine;
+  }
+  response.writeHead(answer.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(answer.body) });
+  response.end(response.req.method === 'HEAD' ? undefined : answer.body);
+  return answer.logLine;
 }
 
 function formatUrl(address: AddressInfo): string {

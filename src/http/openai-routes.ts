@@ -22,8 +22,10 @@ export function registerOpenAIRoutes(
   app: FastifyInstance, deps: OpenAIDeps, allow: (url: string, methods: string[]) => void, isClosing: () => boolean,
 ): void {
   void app.register(async (scope) => {
-    scope.setErrorHandler((error: Error, _request, reply) => {
+    scope.setErrorHandler((error: Error, request, reply) => {
       const herd = toHerdError(error instanceof HerdError ? error : fastifyErrorToHerd(error));
+      // A chat request refused before its handler ran (body too large, an unknown Content-Encoding) is still an answer to count.
+      if (request.url.split('?')[0] === '/v1/chat/completions') deps.gateway.reportRefused(herd, false);
       if (herd.code === 'INTERNAL') deps.log?.(`gateway error: ${error.stack ?? error.message}`);
       sendError(reply, herd);
     });

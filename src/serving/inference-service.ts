@@ -134,16 +134,24 @@ export class InferenceService {
     return this.repository.get(name, version).config;
   }
 
-  /** Statistics of every loaded version, of one model, or of one version (Triton's three forms). */
+  /**
+   * Statistics of every loaded version, of one model, or of one version (Triton's three forms). A model
+   * or version with nothing ready is INVALID_ARG with Triton's wording (core tritonserver.cc
+   * TRITONSERVER_ServerModelStatistics), whether the name is unknown, failed or unloaded.
+   */
   statistics(name?: string, version?: number): ModelStatistics[] {
     if (name === undefined) return this.repository.loadedModels().map((m) => m.stats.snapshot());
-    if (version !== undefined) return [this.repository.get(name, version).stats.snapshot()];
-    this.repository.get(name);
-    return this.repository.loadedModels().filter((m) => m.name === name).map((m) => m.stats.snapshot());
+    const ready = this.repository.loadedModels().filter((m) => m.name === name);
+    if (ready.length === 0) throw new HerdError('INVALID_ARG', `requested model '${name}' is not available`);
+    if (version === undefined) return ready.map((m) => m.stats.snapshot());
+    const one = ready.find((m) => m.version === version);
+    if (!one) throw new HerdError('INVALID_ARG', `requested model version is not available for model '${name}'`);
+    return [one.stats.snapshot()];
   }
 
-  isModelReady(name: string, version?: number): boolean {
-    return this.repository.isModelReady(name, version);
+  /** Throws what an infer would get (unknown model, no ready version, version not ready); returns when ready. */
+  requireModelReady(name: string, version?: number): void {
+    this.repository.get(name, version);
   }
 }
 

@@ -78,7 +78,7 @@ test("CSV header is perf_analyzer's, in its order", () => {
   assert.equal(header('request-rate', undefined, false), base.replace('Concurrency', 'Request Rate'));
   assert.equal(header('concurrency', undefined, true), `${base},Avg latency,request/response,response wait`);
   // With --percentile perf_analyzer adds its column in order and drops Avg latency from the verbose set.
-  assert.equal(header('concurrency', 85, true), base.replace('p50 latency,', 'p50 latency,p85 latency,') + ',request/response,response wait');
+  assert.equal(header('concurrency', 85, true), `${base.replace('p50 latency,', 'p50 latency,p85 latency,')},request/response,response wait`);
 });
 
 function level(level: number, inferPerSec: number): LevelResult {

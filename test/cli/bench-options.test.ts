@@ -123,7 +123,7 @@ test('inputs: batch dim from -b, variable dims from --shape, data of the right t
   assert.deepEqual(Array.from(again[0]?.data as Uint16Array), Array.from(image.data), 'seeded: the same bytes every run');
   const zero = createBenchInputs(spec({ inputData: 'zero' }));
   assert.ok(Array.from(zero[0]?.data as Uint16Array).every((v) => v === 0));
-  assert.equal(Buffer.from((zero[1]?.data as Uint8Array[])[0] as Uint8Array).toString(), '000000');
+  assert.equal(Buffer.from((zero[1]!.data as Uint8Array[])[0] as Uint8Array).toString(), '000000');
 });
 
 test('inputs: clear errors for missing shapes, bad batch sizes and unsupported models', () => {

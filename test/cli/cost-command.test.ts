@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { registerCostCommand, runCost, type CostFlags } from '../../src/cli/cost-command.ts';
 import type { BillingCliIo } from '../../src/cli/usage-command.ts';
-import { HerdError } from '../../src/core/errors.ts';
+import type { HerdError } from '../../src/core/errors.ts';
 import { SqliteLedger } from '../../src/gateway/billing/sqlite-ledger.ts';
 import { PROVIDERS_AND_MODELS } from '../gateway/billing/billing-fixtures.ts';
 import { sampleRequest } from '../gateway/billing/ledger-contract.ts';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { registerKeysCommand, resolveKeyStoreLocation, runKeysCreate, runKeysList, runKeysRevoke, type KeysIo } from '../../src/cli/keys-command.ts';
-import { HerdError } from '../../src/core/errors.ts';
+import type { HerdError } from '../../src/core/errors.ts';
 import { hashKeySecret } from '../../src/gateway/keys/create-key-secret.ts';
 import { SqliteKeyStore } from '../../src/gateway/keys/sqlite-key-store.ts';
 
@@ -161,7 +161,7 @@ test('limits: create with --rpm --tpm --max-concurrency --budget-day --budget-mo
   const table = listed.text();
   assert.match(table, /\| Revoked +\| Priority \| RPM \| TPM +\| Concurrency \| Budget\/day \| Budget\/month \|/);
   assert.match(table, /\| batch-jobs \|.*\| - +\| batch +\| 60 +\| 90000 \| 4 +\| 12\.50 +\| 200\.00 +\|/);
-  assert.match(table, /\| plain +\|.*\| - +\| - +\| - +\| - +\| - +\| - +\| - +\|/);
+  assert.match(table, /\| plain +\|.*\| - +\| normal +\| - +\| - +\| - +\| - +\| - +\|/, 'no default priority runs at normal, and says so');
   const json = captureIo();
   await runKeysList({ db, json: true }, json);
   const [limited, plain] = JSON.parse(json.text()) as Record<string, unknown>[];

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { registerUsageCommand, runUsage, type BillingCliIo } from '../../src/cli/usage-command.ts';
-import { HerdError } from '../../src/core/errors.ts';
+import type { HerdError } from '../../src/core/errors.ts';
 import { SqliteLedger } from '../../src/gateway/billing/sqlite-ledger.ts';
 import { sampleRequest } from '../gateway/billing/ledger-contract.ts';
 
@@ -89,4 +89,24 @@ test('through commander; bad flags are INVALID_ARG with the accepted forms', asy
   await assert.rejects(runUsage({ ledger: file, since: 'yesterday' }, captureIo()), /since must be a duration such as 7d/);
   await assert.rejects(runUsage({ ledger: file, since: '1d', until: '2d' }, captureIo()), /--until .* must be after --since/);
   await assert.rejects(runUsage({ ledger: 'mysql://x' }, captureIo()), /scheme 'mysql:' is not supported/);
+});
+
+test('by key: the master key is named once, and sums below a cent show their digits instead of ¥0.00', async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'herd-usage-')), 'herd.db');
+  const ledger = SqliteLedger.open(file);
+  const at = Date.parse('2026-05-21T09:00:00Z');
+  const small = { promptTokens: 12, cachedPromptTokens: 0, completionTokens: 3, reasoningTokens: 0 };
+  ledger.record(sampleRequest({ requestId: 'm', startedAt: at, keyId: 'master', keyName: 'master ($HERD_MASTER_KEY)', costMicros: 4_200, usdMicros: 575, listUsdMicros: 4_200, ...small }), []);
+  ledger.record(sampleRequest({ requestId: 't', startedAt: at, keyId: 'key_t', keyName: 'tiny', costMicros: 12, usdMicros: 2, listUsdMicros: 12, ...small }), []);
+  await ledger.close();
+  const io = captureIo();
+  await runUsage({ ledger: file, by: 'key', since: '7d' }, io);
+  const text = io.text();
+  assert.match(text, /\n\s*master \(\$HERD_MASTER_KEY\) +1 /);
+  assert.doesNotMatch(text, /master \(master/);
+  assert.match(text, /key_t \(tiny\) +1 /);
+  assert.match(text, /master .* ¥0\.0042 +\$0\.00058 +\$0\.0042 +¥0\.00\b/);
+  assert.match(text, /key_t .* ¥0\.000012 +\$0\.000002 +\$0\.000012 +¥0\.00\b/);
+  assert.match(text, /total .* ¥0\.0042 +\$0\.00058 +\$0\.0042 /, 'the total (4212 micro-yuan) to two significant digits');
+  assert.doesNotMatch(text, /¥0\.00 +\$0\.00 /, 'no spend reads as zero');
 });

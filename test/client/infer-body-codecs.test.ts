@@ -22,7 +22,7 @@ for (const binaryInputs of [true, false]) {
     assert.equal(decoded.id, 'r1');
     assert.deepEqual(decoded.parameters, { priority: 2, binary_data_output: true });
     assert.deepEqual(decoded.inputs.map((t) => [t.name, t.datatype, t.shape]), tensors.map((t) => [t.name, t.datatype, t.shape]));
-    decoded.inputs.forEach((t, i) => assert.deepEqual(Array.from(t.data as ArrayLike<unknown>), Array.from(tensors[i]?.data as ArrayLike<unknown>), t.name));
+    decoded.inputs.forEach((t, i) => { assert.deepEqual(Array.from(t.data as ArrayLike<unknown>), Array.from(tensors[i]?.data as ArrayLike<unknown>), t.name); });
   });
 }
 

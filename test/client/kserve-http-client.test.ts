@@ -58,7 +58,7 @@ test('BYTES inputs and a requested subset of outputs', async () => {
     outputs: [{ name: 'token_count', binary: false }],
   });
   assert.equal(result.outputs.length, 1);
-  assert.ok((result.outputs[0]?.data as Int32Array)[0] as number > 0);
+  assert.ok((result.outputs[0]!.data as Int32Array)[0] as number > 0);
 });
 
 test('statistics count the requests made', async () => {

@@ -136,6 +136,24 @@ models:
     assert.doesNotMatch(text, /gpt-5-turbo|model="gpt4"/, 'no label value comes from the client\'s model string');
   });
 
+  it('answers refused before the gateway count too: a bad key, malformed JSON, no messages, a body too large to read', async () => {
+    const before = sampleValue(await requestsCounted(), 'herd_gateway_requests_total', { model: 'unknown', provider: 'none', status_class: '4xx', cache: 'off' }) ?? 0;
+    const post = (body: string, apiKey = MASTER, headers: Record<string, string> = {}) => fetch(`${server.httpUrl}/v1/chat/completions`, {
+      method: 'POST', body, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...headers },
+    });
+    const answers = [
+      await post(JSON.stringify(ask), 'sk-not-a-key-of-this-gateway-0123456789'),
+      await post('{"model": "gpt4", "messages": ['),
+      await post(JSON.stringify({ model: 'gpt4', messages: [] })),
+      // Through Fastify (a content coding it does not know), refused before the exchange runs.
+      await post(JSON.stringify(ask), MASTER, { 'content-encoding': 'br' }),
+    ];
+    assert.deepEqual(answers.map((a) => a.status), [401, 400, 400, 400]);
+    sent += answers.length;
+    const f = await requestsCounted();
+    assert.equal(sampleValue(f, 'herd_gateway_requests_total', { model: 'unknown', provider: 'none', status_class: '4xx', cache: 'off' }), before + answers.length);
+  });
+
   it('state gauges: breaker per deployment, queue depth per upstream model', async () => {
     const f = await scrape();
     assert.equal(f.get('herd_gateway_breaker_state')?.type, 'gauge');

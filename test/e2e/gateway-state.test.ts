@@ -18,7 +18,7 @@ const REDIS_URL = process.env['REDIS_URL'];
 const MASTER = 'sk-herd-master-key-for-the-state-tests-0123456789';
 const ENV = { RELAY_API_KEY: 'sk-upstream', HERD_STATE_MASTER: MASTER };
 
-function configText(dir: string, upstream: string, redis: string | undefined, prefix: string): string {
+function configText(upstream: string, redis: string | undefined, prefix: string): string {
   return `
 server: { host: 127.0.0.1, http_port: 0, metrics_port: 0 }
 auth: { master_key_env: HERD_STATE_MASTER, db: ./herd.db }
@@ -45,7 +45,7 @@ describe('gateway shared state', () => {
     upstream = await startMockUpstream(script.handler);
     dir = mkdtempSync(join(tmpdir(), 'herd-state-'));
     const file = join(dir, 'herd.yaml');
-    for (let i = 0; i < 2; i++) servers.push(await startHerd(parseHerdConfig(configText(dir, upstream.url, REDIS_URL, prefix), file), { env: ENV }));
+    for (let i = 0; i < 2; i++) servers.push(await startHerd(parseHerdConfig(configText(upstream.url, REDIS_URL, prefix), file), { env: ENV }));
   });
   after(async () => {
     for (const s of servers) await s.close();

@@ -228,16 +228,26 @@ test('raw body against my_model (FP32 [768], batching -> batch 1) matches JSON; 
   const fromRaw = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
   const json = await postJson(`${url}/v2/models/my_model/infer`, { inputs: [{ name: 'INPUT__0', datatype: 'FP32', shape: [1, 768], data: Array.from(values) }] });
   const fromJson = (json.json() as { outputs: { data: number[] }[] }).outputs[0]?.data ?? [];
-  fromJson.forEach((v, i) => assert.ok(Math.abs(v - (fromRaw[i] ?? NaN)) <= 1e-5 * Math.max(1, Math.abs(v)), `element ${i}: ${v} vs ${fromRaw[i]}`));
+  fromJson.forEach((v, i) => { assert.ok(Math.abs(v - (fromRaw[i] ?? NaN)) <= 1e-5 * Math.max(1, Math.abs(v)), `element ${i}: ${v} vs ${fromRaw[i]}`); });
 
   await assertError(postBinary(url, '/v2/models/my_model/infer', Buffer.from(values.buffer, 0, 3070), 0), 400,
     "input byte size mismatch for input 'INPUT__0' for model 'my_model'. Expected 3072, got 3070");
   await assertError(postBinary(url, '/v2/models/my_model/infer', Buffer.alloc(0), 0), 400, /Expected 3072, got 0/);
 });
 
-test('raw body against a two-input model is 400; against an unknown model, the unknown-model error', async () => {
-  await assertError(postBinary(url, '/v2/models/add_sub/infer', Buffer.alloc(64), 0), 400,
-    "[request id: <id_unknown>] Raw request must only have 1 input (found 1) to be deduced but got 2 inputs in 'add_sub' model configuration");
+test('raw body against a two-input model is 400 saying what a raw request is; against an unknown model, the unknown-model error', async () => {
+  const twoInputs = "[request id: <id_unknown>] a raw request (Inference-Header-Content-Length: 0: the whole body is the data of the model's one input) " +
+    "needs a model with exactly 1 input, but model 'add_sub' has 2 (INPUT0, INPUT1); send a JSON request instead " +
+    "(binary tensor data may follow the JSON, with Inference-Header-Content-Length set to the JSON's length)";
+  await assertError(postBinary(url, '/v2/models/add_sub/infer', Buffer.alloc(64), 0), 400, twoInputs);
+  // A JSON body sent with the header at 0 (a client that always sends the header): the answer says so.
+  const json = Buffer.from(JSON.stringify({ inputs: [{ name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: new Array(16).fill(1) }] }));
+  await assertError(postBinary(url, '/v2/models/add_sub/infer', json, 0), 400,
+    `${twoInputs}. The body looks like a JSON request, but Inference-Header-Content-Length: 0 makes it raw tensor data: ` +
+    'leave the header out to send JSON, or set it to the JSON\'s length in bytes when binary data follows');
+  const oneInput = Buffer.from(` ${JSON.stringify({ inputs: [{ name: 'INPUT__0', datatype: 'FP32', shape: [1, 768], data: [] }] })}\n`);
+  await assertError(postBinary(url, '/v2/models/my_model/infer', oneInput, 0), 400,
+    /^input byte size mismatch for input 'INPUT__0' for model 'my_model'\. Expected 3072, got \d+\. The body looks like a JSON request, but Inference-Header-Content-Length: 0 makes it raw tensor data/);
   await assertError(postBinary(url, '/v2/models/nope/infer', Buffer.alloc(64), 0), 400, "Request for unknown model: 'nope' is not found");
 });
 

@@ -250,15 +250,18 @@ test("an unknown model is 400 \"Request for unknown model: 'nope' is not found\"
   await assertError(post('/v2/models/nope/infer', '{}', { 'Inference-Header-Content-Length': 'abc' }), 400, message);
   await assertError(request(`${url}/v2/models/nope`), 400, message);
   await assertError(request(`${url}/v2/models/nope/config`), 400, message);
-  await assertError(request(`${url}/v2/models/nope/stats`), 400, message);
-  assert.equal((await request(`${url}/v2/models/nope/ready`)).status, 400);
+  await assertError(request(`${url}/v2/models/nope/ready`), 400, message);
+  // Statistics have wording of their own in Triton (core tritonserver.cc TRITONSERVER_ServerModelStatistics).
+  await assertError(request(`${url}/v2/models/nope/stats`), 400, "requested model 'nope' is not available");
 });
 
-test('an unknown version is 400 naming model and version', async () => {
-  // Triton >= 24.01 answers 404 here (NOT_FOUND; server PR #6713); Herd keeps the older 400.
+test('an unknown version is 404 naming model and version', async () => {
+  // NOT_FOUND in Triton's model_lifecycle.cc GetModel, which HttpCodeFromError answers 404.
   const message = "Request for unknown model: 'simple' version 2 is not found";
-  await assertError(postJson(`${url}/v2/models/simple/versions/2/infer`, { inputs: goodInputs() }), 400, message);
-  await assertError(request(`${url}/v2/models/simple/versions/2`), 400, message);
+  await assertError(postJson(`${url}/v2/models/simple/versions/2/infer`, { inputs: goodInputs() }), 404, message);
+  await assertError(request(`${url}/v2/models/simple/versions/2`), 404, message);
+  await assertError(request(`${url}/v2/models/simple/versions/2/ready`), 404, message);
+  await assertError(request(`${url}/v2/models/simple/versions/2/stats`), 400, "requested model version is not available for model 'simple'");
   const ok = await postJson(`${url}/v2/models/simple/versions/1/infer`, { inputs: goodInputs() });
   assert.equal(ok.status, 200, ok.body.toString());
 });
@@ -274,14 +277,29 @@ test('a non-numeric version in the URL is 400 naming it', async () => {
     "failed to parse model version '99999999999999999999999': out of range (at most 9007199254740991)");
 });
 
-test('a model that failed to load (densenet_onnx) is 503 with its load failure reason', async () => {
-  // What Herd does: UNAVAILABLE (503) with the reason. Triton answers NOT_FOUND ("has no available versions",
-  // 404 since 24.01, 400 before) without the reason.
-  const error = await assertError(postJson(`${url}/v2/models/densenet_onnx/infer`, { inputs: [] }), 503,
+test('a model that failed to load (densenet_onnx) is 404 with its load failure reason', async () => {
+  // Triton's model_lifecycle.cc GetModel: NOT_FOUND "has no available versions", answered 404. Herd adds the reason.
+  const error = await assertError(postJson(`${url}/v2/models/densenet_onnx/infer`, { inputs: [] }), 404,
     /^Request for unknown model: 'densenet_onnx' has no available versions \(.*at least one version must be available.*\)$/);
   assert.ok(error.includes('densenet_onnx'));
-  await assertError(request(`${url}/v2/models/densenet_onnx`), 503, /'densenet_onnx' has no available versions/);
-  await assertError(postJson(`${url}/v2/models/simple_identity/infer`, { inputs: [] }), 503, /backend 'python' is not supported/);
+  await assertError(request(`${url}/v2/models/densenet_onnx`), 404, /'densenet_onnx' has no available versions/);
+  await assertError(request(`${url}/v2/models/densenet_onnx/config`), 404, /'densenet_onnx' has no available versions/);
+  await assertError(request(`${url}/v2/models/densenet_onnx/ready`), 404, /'densenet_onnx' has no available versions/);
+  await assertError(request(`${url}/v2/models/densenet_onnx/stats`), 400, "requested model 'densenet_onnx' is not available");
+  await assertError(postJson(`${url}/v2/models/simple_identity/infer`, { inputs: [] }), 404, /backend 'python' is not supported/);
+});
+
+test('the shared-memory routes answer as Triton does with client shared memory disabled', async () => {
+  for (const kind of ['system', 'cuda']) {
+    const status = await request(`${url}/v2/${kind}sharedmemory/status`);
+    assert.equal(status.status, 200);
+    assert.deepEqual(status.json(), []);
+    await assertError(request(`${url}/v2/${kind}sharedmemory/region/r0/status`), 404, `Unable to find ${kind} shared memory region: 'r0'`);
+    await assertError(postJson(`${url}/v2/${kind}sharedmemory/region/r0/register`, { key: '/r0', byte_size: 64 }), 501, /shared memory is not supported by Herd/);
+    await assertError(request(`${url}/v2/${kind}sharedmemory/unregister`, { method: 'POST' }), 501, /shared memory is not supported by Herd/);
+  }
+  const input = { ...int32('INPUT0', undefined), parameters: { shared_memory_region: 'r0', shared_memory_byte_size: 64 } };
+  await assertError(inferSimple({ inputs: [input, int32('INPUT1', B)] }), 404, /^Unable to find shared memory region: 'r0'/);
 });
 
 test('an unknown route is 404 with an {"error"} body', async () => {
@@ -335,7 +353,7 @@ test('a config.pbtxt with a syntax error: UNAVAILABLE in the index with file:lin
   assert.match(broken?.reason ?? '', /config\.pbtxt:4:\d+: /);
   assert.equal(index.find((e) => e.name === 'echo_int32')?.state, 'READY');
 
-  await assertError(postJson(`${url}/v2/models/broken_config/infer`, { inputs: [] }), 503, /'broken_config' has no available versions \(.*config\.pbtxt:4:\d+/);
+  await assertError(postJson(`${url}/v2/models/broken_config/infer`, { inputs: [] }), 404, /'broken_config' has no available versions \(.*config\.pbtxt:4:\d+/);
   const echo = await postJson(`${url}/v2/models/echo_int32/infer`, { inputs: [{ name: 'IN', datatype: 'INT32', shape: [1, 2], data: [7, -7] }] });
   assert.equal(echo.status, 200, echo.body.toString());
   assert.deepEqual((echo.json() as { outputs: unknown[] }).outputs, [{ name: 'OUT', datatype: 'INT32', shape: [1, 2], data: [7, -7] }]);

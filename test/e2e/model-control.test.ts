@@ -40,13 +40,15 @@ test('explicit mode: only --load-model at start, then load and unload through th
 
     const unload = await request(`${url}/v2/repository/models/simple/unload`, { method: 'POST' });
     assert.equal(unload.status, 200);
+    // An unloaded model is known but has nothing to serve: NOT_FOUND (404), as in Triton, where unloading
+    // leaves the name in its global map with no identifier (model_repository_manager.cc FindModelIdentifier).
     const gone = await simpleInfer(url);
-    assert.notEqual(gone.status, 200);
-    assert.match((gone.json() as { error: string }).error, /simple/);
+    assert.equal(gone.status, 404);
+    assert.equal((gone.json() as { error: string }).error, "Request for unknown model: 'simple' has no available versions (unloaded)");
     const entry = (await index(url)).find((e) => e.name === 'simple');
     assert.equal(entry?.state, 'UNAVAILABLE');
     assert.equal(entry?.reason, 'unloaded');
-    assert.equal((await request(`${url}/v2/models/simple/ready`)).status, 400);
+    assert.equal((await request(`${url}/v2/models/simple/ready`)).status, 404);
 
     const unknown = await postJson(`${url}/v2/repository/models/nope/load`, {});
     assert.equal(unknown.status, 400);

@@ -85,7 +85,7 @@ routes:
     assert.equal(response.headers.get('x-herd-provider'), 'holysheep', 'the relay at ¥1/$ is cheaper than the official API at ¥7.3/$');
     assert.equal(response.headers.get('x-herd-attempts'), '1');
     assert.ok(Number(response.headers.get('x-herd-overhead-ms')) >= 0);
-    assert.equal((relay.requests[0]?.body as { model: string }).model, 'gpt-4.1');
+    assert.equal((relay.requests[0]!.body as { model: string }).model, 'gpt-4.1');
     assert.equal(relay.requests[0]?.headers['authorization'], 'Bearer sk-upstream-hs', 'the upstream key comes from the environment');
   });
 

@@ -14,6 +14,8 @@ export interface TestServerOptions {
   strictReadiness?: boolean;
   maxInputSize?: number;
   pollSecs?: number;
+  /** Receives the server's log lines (load warnings, internal errors). */
+  log?: (line: string) => void;
 }
 
 export async function startTestServer(options: TestServerOptions): Promise<HerdServer> {
@@ -27,7 +29,7 @@ export async function startTestServer(options: TestServerOptions): Promise<HerdS
       repository_poll_secs: options.pollSecs ?? 0,
     },
   });
-  return startHerd(config);
+  return startHerd(config, options.log ? { log: options.log } : {});
 }
 
 export interface HttpAnswer { status: number; headers: Headers; body: Buffer; json: () => unknown }

@@ -40,8 +40,11 @@ test('health: live; not ready under strict readiness while some models are unava
   assert.equal((await request(`${url}/v2/health/ready`)).status, 400);
   assert.equal((await request(`${url}/v2/models/simple/ready`)).status, 200);
   assert.equal((await request(`${url}/v2/models/simple/versions/1/ready`)).status, 200);
-  assert.equal((await request(`${url}/v2/models/simple/versions/2/ready`)).status, 400);
-  assert.equal((await request(`${url}/v2/models/densenet_onnx/ready`)).status, 400);
+  // Not ready answers the lookup's error, as Triton's HandleModelReady: NOT_FOUND (404) for a missing
+  // version and for a model with no available version, INVALID_ARG (400) for an unknown name.
+  assert.equal((await request(`${url}/v2/models/simple/versions/2/ready`)).status, 404);
+  assert.equal((await request(`${url}/v2/models/densenet_onnx/ready`)).status, 404);
+  assert.equal((await request(`${url}/v2/models/nope/ready`)).status, 400);
 });
 
 test('server and model metadata as Triton reports them', async () => {

@@ -47,7 +47,7 @@ function roundToSmallFloat(value: number, format: SmallFloat): number {
   // Normal: exponent field (e + bias) above the implicit bit; a carry out of the mantissa
   // bumps the exponent by itself. Subnormal: q is the whole pattern (q = 2^m is the least normal).
   const magnitude = e >= minNormalExponent ? (e + format.bias - 1) * 2 ** format.mantissaBits + q : q;
-  return sign | (magnitude >= format.infBits ? format.infBits : magnitude);
+  return sign | Math.min(magnitude, format.infBits);
 }
 
 /** A number to FP16 bits, rounding to nearest even; out-of-range values become +/-Infinity. */

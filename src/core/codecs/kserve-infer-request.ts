@@ -1,7 +1,7 @@
 // A whole KServe v2 HTTP infer request body to plain data: JSON header plus binary sections in input
 // order, or the raw single-input form. Malformed bodies are INVALID_ARG, worded as Triton words them.
 import { isDataType, mapConfigTypeToDataType, elementByteSize, DATATYPES, type DataType } from '../datatype.ts';
-import { internal, invalidArg } from '../errors.ts';
+import { HerdError, internal, invalidArg, notFound } from '../errors.ts';
 import { elementCount, type ParameterValue, type Parameters, type Tensor } from '../tensor.ts';
 import { parseBinaryTensorData } from './kserve-binary-tensor.ts';
 import { formatShape, LossyIntegerError, parseJsonTensorData } from './kserve-json-tensor.ts';
@@ -88,7 +88,11 @@ export function parseInferRequestBody(
     if (options.rawInput === undefined) {
       throw internal(`a raw binary request (${INFERENCE_HEADER_CONTENT_LENGTH}: 0) needs the model's input; use parseRawInferRequest`);
     }
-    return parseRawInferRequest(body, createRawInputSpec(options.rawInput), options);
+    try {
+      return parseRawInferRequest(body, createRawInputSpec(options.rawInput), options);
+    } catch (err) {
+      throw looksLikeJsonRequest(body) ? explainJsonSentAsRaw(err) : err;
+    }
   }
   const jsonLength = length ?? body.byteLength;
   const text = asBuffer(body).toString('utf8', 0, jsonLength);
@@ -158,7 +162,7 @@ function convertInputs(value: unknown, source: BodySource): Tensor[] {
     const region = params?.['shared_memory_region'];
     checkOneContentField(name, item['data'] !== undefined, binarySize !== undefined, region !== undefined);
     if (region !== undefined) {
-      throw invalidArg(`Unable to find shared memory region: ${JSON.stringify(region)} (input '${name}'; Herd does not support the shared-memory extension)`);
+      throw notFound(`Unable to find shared memory region: ${quoteRegion(region)} (input '${name}'; Herd does not support the shared-memory extension)`);
     }
     if (binarySize === undefined) {
       tensors.push({ name, datatype, shape, data: parseJsonTensorData(item['data'], { name, datatype, shape }) });
@@ -285,7 +289,7 @@ function convertOutputs(value: unknown): DecodedRequestedOutput[] {
       out.classification = classification;
     }
     if (parameters['shared_memory_region'] !== undefined) {
-      throw invalidArg(`Unable to find shared memory region: ${JSON.stringify(parameters['shared_memory_region'])} (output '${name}'; Herd does not support the shared-memory extension)`);
+      throw notFound(`Unable to find shared memory region: ${quoteRegion(parameters['shared_memory_region'])} (output '${name}'; Herd does not support the shared-memory extension)`);
     }
     return out;
   });
@@ -298,8 +302,13 @@ function convertOutputs(value: unknown): DecodedRequestedOutput[] {
 export function createRawInputSpec(model: RawModelDescription): RawInputSpec {
   const prefix = '[request id: <id_unknown>] ';
   if (model.input.length !== 1) {
+    // Triton's words ("Raw request must only have 1 input (found 1) to be deduced but got N inputs")
+    // count the body as the "1 input"; this says what a raw request is and what to send instead.
+    const names = model.input.map((i) => i.name).join(', ');
     throw invalidArg(
-      `${prefix}Raw request must only have 1 input (found 1) to be deduced but got ${model.input.length} inputs in '${model.name}' model configuration`,
+      `${prefix}a raw request (${INFERENCE_HEADER_CONTENT_LENGTH}: 0: the whole body is the data of the model's one input) needs a model with exactly 1 input, ` +
+      `but model '${model.name}' has ${model.input.length === 0 ? 'none' : `${model.input.length} (${names})`}; ` +
+      `send a JSON request instead (binary tensor data may follow the JSON, with ${INFERENCE_HEADER_CONTENT_LENGTH} set to the JSON's length)`,
     );
   }
   const input = model.input[0];
@@ -335,6 +344,23 @@ export function parseRawInferRequest(body: Uint8Array, input: RawInputSpec, opti
     tensor = { name, datatype, shape, data: parseBinaryTensorData(body, { name, datatype, shape, ...(modelName === undefined ? {} : { modelName }) }) };
   }
   return { id: '', parameters: {}, inputs: [tensor], outputs: [], binaryDataOutput: true, raw: true };
+}
+
+/** A body that starts with `{` and ends with `}`: a JSON request, not raw tensor bytes. */
+function looksLikeJsonRequest(body: Uint8Array): boolean {
+  let first = 0;
+  let last = body.byteLength - 1;
+  while (first <= last && isJsonSpace(body[first] as number)) first++;
+  while (last >= first && isJsonSpace(body[last] as number)) last--;
+  return first < last && body[first] === 0x7b && body[last] === 0x7d;
+}
+
+const isJsonSpace = (byte: number) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
+
+function explainJsonSentAsRaw(err: unknown): unknown {
+  if (!(err instanceof HerdError)) return err;
+  return new HerdError(err.code, `${err.message}. The body looks like a JSON request, but ${INFERENCE_HEADER_CONTENT_LENGTH}: 0 makes it raw tensor data: ` +
+    `leave the header out to send JSON, or set it to the JSON's length in bytes when binary data follows`, { cause: err });
 }
 
 function deduceVariableDim(shape: number[], byteLength: number, input: RawInputSpec): void {
@@ -380,3 +406,7 @@ function forModel(modelName: string | undefined): string {
   return modelName === undefined ? '' : ` for model '${modelName}'`;
 }
 
+/** Triton's quoting of a region name ('r'); a value that is not a string is shown as JSON. */
+function quoteRegion(region: unknown): string {
+  return typeof region === 'string' ? `'${region}'` : JSON.stringify(region);
+}

@@ -134,7 +134,7 @@ export class BillingService {
     let settlement: SettleResult | ReleaseResult | undefined;
     // Spend counters exist for budget decisions, so only a reserved request (a key with a budget) settles
     // synchronously. An unreserved one is charged by its request row alone, written with the next batch:
-    // a synchronous transaction per request cost a third of the gateway's throughput (bench/gateway).
+    // a synchronous transaction per request is dear (docs/decisions/ledger-batched-settlement.md).
     if (answer.model === undefined) {
       if (reserved) settlement = await this.ledger.release(input.requestId);
     } else if (reserved) {

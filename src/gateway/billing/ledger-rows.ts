@@ -25,8 +25,8 @@ const flag = (value: boolean) => (value ? 1 : 0);
 const ms = (value: number) => Math.round(value);
 
 /**
- * A request's values in REQUEST_COLUMNS order. SQLite binds them by position, which measured ~30% cheaper
- * per row than binding an object by name (bench/gateway: the ledger's rows are a large part of a request).
+ * A request's values in REQUEST_COLUMNS order. SQLite binds them by position, cheaper per row than binding
+ * an object by name (docs/decisions/ledger-positional-binds.md).
  */
 export function convertRequestToValues(r: RequestRecord): DbValue[] {
   return [

@@ -62,6 +62,16 @@ export function formatMoney(micros: Micros, currency: CurrencyCode, decimals = 2
   return `${negative ? '-' : ''}${SYMBOLS[currency]}${grouped}${fraction === undefined ? '' : `.${fraction}`}`;
 }
 
+/**
+ * An amount as a bill shows it: cents / fen from 0.10 up (`¥1,234.57`, `¥0.50`); below that, enough
+ * places for two significant digits, down to the micro-unit (`¥0.0042`, `$0.000012`), so a small
+ * sum never reads as zero. Zero is `¥0.00`.
+ */
+export function formatBillAmount(micros: Micros, currency: CurrencyCode): string {
+  const digits = String(Math.abs(micros)).length;
+  return formatMoney(micros, currency, micros === 0 ? 2 : Math.min(6, Math.max(2, 8 - digits)));
+}
+
 export function currencySymbol(currency: CurrencyCode): string {
   return SYMBOLS[currency];
 }

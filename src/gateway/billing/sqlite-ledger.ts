@@ -53,9 +53,8 @@ export class SqliteLedger implements Ledger {
       db.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`);
       // Other processes (workers, the CLI) may hold the write lock for a moment: wait, do not fail.
       db.pragma('busy_timeout = 5000');
-      // better-sqlite3 builds SQLite with a 16 MB page cache per connection, which an append-mostly ledger
-      // fills and keeps (~18 MB of the gateway's RSS after the bench's load). SQLite's own default, 2 MB, holds
-      // the pages appends touch; reports read through the OS file cache.
+      // better-sqlite3's page cache per connection is large, and an append-mostly ledger fills and keeps it;
+      // SQLite's own default holds the pages appends touch (docs/decisions/sqlite-page-cache.md).
       db.pragma('cache_size = -2000');
       applySqliteMigrations(db, LEDGER_SCOPE, ledgerMigrations);
     } catch (err) {

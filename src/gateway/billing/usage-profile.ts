@@ -42,16 +42,15 @@ export function parseTokenCount(value: number | string, what: string): Rational 
 }
 
 const countSchema = z.union([z.number(), z.string()]);
-const profileSchema = z.strictObject({
-  /** Whether the counts are per day (default; × 30) or per month. */
-  per: z.enum(['day', 'month']).default('day'),
+/** A profile file's shape; docs/configuration.md is generated from it. */
+export const usageProfileSchema = z.strictObject({
+  per: z.enum(['day', 'month']).default('day').describe('whether the counts are per day (multiplied by 30) or per month'),
   models: z.record(z.string(), z.strictObject({
-    /** All prompt tokens, cached reads and cache writes included. */
-    input: countSchema.default(0),
-    cached_input: countSchema.default(0),
-    cache_write: countSchema.default(0),
-    output: countSchema.default(0),
-  })),
+    input: countSchema.default(0).describe('all prompt tokens, cached reads and cache writes included'),
+    cached_input: countSchema.default(0).describe('of the prompt tokens, those read from the provider\'s cache'),
+    cache_write: countSchema.default(0).describe('of the prompt tokens, those written to the provider\'s cache'),
+    output: countSchema.default(0).describe('completion tokens'),
+  })).describe('per model of herd.yaml (name or alias): token counts such as 250000, 250k, 1.5M'),
 });
 
 export interface ProfileCounts {
@@ -69,7 +68,7 @@ export function parseUsageProfile(text: string, file: string, config: Pick<Gatew
   } catch (err) {
     throw new HerdError('INVALID_ARG', `${file}: ${(err as Error).message.split('\n')[0]}`);
   }
-  const parsed = profileSchema.safeParse(raw);
+  const parsed = usageProfileSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new HerdError('INVALID_ARG', `${file}: ${issue?.path.join('.') || '(top level)'}: ${issue?.message ?? 'invalid'} (expected: per: day|month, models: { NAME: { input, cached_input, cache_write, output } })`);

@@ -3,7 +3,7 @@
 import { HerdError } from '../../core/errors.ts';
 import { formatCount, formatReportTable } from './format-report-table.ts';
 import { USAGE_GROUPS, type Ledger, type UsageGroup, type UsageRow } from './ledger.ts';
-import { addMicros, formatMicros, formatMoney, type CurrencyCode } from './money.ts';
+import { addMicros, formatBillAmount, formatMicros, type CurrencyCode } from './money.ts';
 
 export interface UsageReport {
   sinceMs: number;
@@ -83,11 +83,11 @@ export function convertUsageReportToJson(report: UsageReport) {
 export function formatUsageReport(report: UsageReport): string {
   const title = `Usage from ${formatTime(report.sinceMs)} to ${formatTime(report.untilMs)} by ${report.by}`;
   if (report.rows.length === 0) return `${title}: no requests.\n`;
-  const label = (r: UsageRow) => (report.by === 'key' && r.keyName ? `${r.group} (${r.keyName})` : r.group);
+  const label = (r: UsageRow) => (report.by === 'key' ? labelKey(r.group, r.keyName) : r.group);
   const cells = (r: UsageRow) => [
     label(r), formatCount(r.requests), formatCount(r.failed), formatCount(r.cacheHits),
     formatCount(r.promptTokens), formatCount(r.cachedPromptTokens), formatCount(r.completionTokens), formatCount(r.reasoningTokens),
-    formatMoney(r.costMicros, r.currency), formatMoney(r.usdMicros, 'USD'), formatMoney(r.listUsdMicros, 'USD'), formatMoney(r.savedMicros, r.currency),
+    formatBillAmount(r.costMicros, r.currency), formatBillAmount(r.usdMicros, 'USD'), formatBillAmount(r.listUsdMicros, 'USD'), formatBillAmount(r.savedMicros, r.currency),
   ];
   const table = formatReportTable({
     header: [report.by, 'requests', 'failed', 'cache hits', 'prompt', 'cached', 'completion', 'reasoning', 'cost', 'true USD', 'list USD', 'cache saved'],
@@ -101,6 +101,15 @@ export function formatUsageReport(report: UsageReport): string {
     ...(estimated > 0 ? [`${formatCount(estimated)} request(s) were counted by Herd's tokenizer because the upstream reported no usage.`] : []),
   ];
   return `${title}\n\n${table}\n\n${notes.join('\n')}\n`;
+}
+
+/**
+ * A key's id with its name: `key_3 (alice)`. A name that already starts with the id (the master
+ * key's `master ($HERD_MASTER_KEY)`) or is the id is shown once.
+ */
+export function labelKey(id: string, name: string | undefined): string {
+  if (name === undefined || name === '' || name === id) return id;
+  return name.startsWith(`${id} `) ? name : `${id} (${name})`;
 }
 
 function formatTime(ms: number): string {

@@ -68,9 +68,9 @@ function replayChoice(choice: ChatChoice): ChatChunkChoice[] {
   const hasContent = message.content !== null && message.content !== '';
   if (hasContent) delta({ content: message.content }, choice.logprobs ?? undefined);
   if (message.refusal !== undefined && message.refusal !== null) delta({ refusal: message.refusal }, hasContent ? undefined : choice.logprobs ?? undefined);
-  (message.tool_calls ?? []).forEach((call, i) => delta({
-    tool_calls: [{ index: i, id: call.id, type: call.type, function: { name: call.function.name, arguments: call.function.arguments } }],
-  }));
+  (message.tool_calls ?? []).forEach((call, i) => {
+    delta({ tool_calls: [{ index: i, id: call.id, type: call.type, function: { name: call.function.name, arguments: call.function.arguments } }] });
+  });
   parts.push({ index, delta: {}, finish_reason: choice.finish_reason });
   return parts;
 }

@@ -63,7 +63,7 @@ export class Authenticator {
       if (token === undefined) return new HerdError('UNAUTHENTICATED', MISSING_KEY_MESSAGE);
       if (this.masterHash !== undefined && constantTimeEqualHex(hashKeySecret(token), this.masterHash)) return { key: this.masterKeyInfo };
       const key = this.store.authenticate(token);
-      return key ? { key } : new HerdError('UNAUTHENTICATED', `Incorrect API key provided: ${maskKey(token)}.`);
+      return key ? { key } : new HerdError('UNAUTHENTICATED', `Incorrect API key provided: ${maskKey(token)}.`, { reason: 'invalid_api_key' });
     } catch (err) {
       // A store failure fails closed; its message names the file, never the key.
       return toHerdError(err);
@@ -74,7 +74,7 @@ export class Authenticator {
   authorizeModel(key: KeyInfo, model: string): HerdError | undefined {
     if (this.store.isModelAllowed(key, model)) return undefined;
     const allowed = key.allowedModels === '*' ? 'all' : key.allowedModels.join(', ') || 'none';
-    return new HerdError('PERMISSION_DENIED', `The API key '${key.name}' is not allowed to use the model ${quoteUntrusted(model)}. Models it may use: ${allowed}.`, { param: 'model' });
+    return new HerdError('PERMISSION_DENIED', `The API key '${key.name}' is not allowed to use the model ${quoteUntrusted(model)}. Models it may use: ${allowed}.`, { param: 'model', reason: 'model_not_allowed' });
   }
 }
 

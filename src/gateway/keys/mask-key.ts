@@ -27,5 +27,6 @@ function printable(text: string): string {
 export function quoteUntrusted(text: string): string {
   if (looksLikeKeySecret(text)) return `'${maskKey(text)}'`;
   const cut = text.length > 100 ? `${text.slice(0, 100)}…` : text;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: replacing control characters is this line's job
   return `'${cut.replace(/[\u0000-\u001f\u007f]/g, '?')}'`;
 }

@@ -7,6 +7,7 @@ import { quoteUntrusted } from './mask-key.ts';
 
 const MAX_NAME_LENGTH = 100;
 // Control characters in a name or model would corrupt the CLI's table and any log line.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this pattern's job
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 export function validateCreateKeyInput(input: CreateKeyInput): CreateKeyInput {

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock, Timer } from '../../core/clock.ts';
 import { HerdError, toHerdError } from '../../core/errors.ts';
 import { LimitHold } from './limit-hold.ts';
-import { pickLongestRefusal, type LimitCheck, type LimitStore } from './limit-store.ts';
+import { pickLongestRefusal, type LimitCheck, type LimitDecision, type LimitStore } from './limit-store.ts';
 import { PRIORITY_RANK, type Priority } from './priority.ts';
 
 export interface PriorityGateOptions {
@@ -176,7 +176,7 @@ export class PriorityGate {
       this.again = false;
       const head = this.queue[0] as Waiter;
       const id = this.newHolderId();
-      let decision;
+      let decision: LimitDecision;
       try {
         decision = await store.acquire(group, id, checks);
       } catch (err) {

@@ -34,6 +34,9 @@ const CODE_BY_FAILURE: Record<UpstreamFailure, UpstreamErrorCode> = {
   content_filter: 'UPSTREAM_ERROR',
 };
 
+/** Every failure kind (docs/errors.md lists each). */
+export const UPSTREAM_FAILURES = Object.keys(CODE_BY_FAILURE) as UpstreamFailure[];
+
 const TRANSIENT = new Set<UpstreamFailure>(['rate_limited', 'unavailable', 'server_error', 'timeout', 'interrupted', 'malformed']);
 
 export interface UpstreamErrorOptions {

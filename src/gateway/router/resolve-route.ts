@@ -26,7 +26,7 @@ export async function resolveRoute(
   const direct = catalog.findModel(requested);
   if (direct !== undefined) {
     if (allowed !== undefined && !allowed(direct.name)) {
-      throw new HerdError('PERMISSION_DENIED', `The model \`${requested}\` is not allowed for this key.`, { param: 'model' });
+      throw new HerdError('PERMISSION_DENIED', `The model \`${requested}\` is not allowed for this key.`, { param: 'model', reason: 'model_not_allowed' });
     }
     return { requested, kind: direct.name === requested ? 'model' : 'alias', model: direct };
   }
@@ -47,7 +47,7 @@ export async function resolveRoute(
     );
   }
   if (allowed !== undefined && !allowed(model.name)) {
-    throw new HerdError('PERMISSION_DENIED', `\`${requested}\` routes to \`${model.name}\`, which this key may not use.`, { param: 'model' });
+    throw new HerdError('PERMISSION_DENIED', `\`${requested}\` routes to \`${model.name}\`, which this key may not use.`, { param: 'model', reason: 'model_not_allowed' });
   }
   return { requested, kind, model, tier };
 }

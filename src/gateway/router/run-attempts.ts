@@ -169,6 +169,8 @@ class AttemptLoop<T> {
       try {
         const value = await input.attempt(target, lease.signal);
         record.durationMs = clock.now() - startedAt;
+        // Providers answer only a 2xx as a success; the chat APIs Herd speaks to answer 200.
+        record.status = 200;
         this.upstreamMs += record.durationMs;
         state.stats.recordLatency(deployment.key, kind, record.durationMs);
         return {

@@ -14,10 +14,11 @@ import type { RateLimiter } from '../scheduler/rate-limiter.ts';
 import { ModelStats } from '../stats.ts';
 import { loadModelConfig } from './load-model-config.ts';
 import type { ModelConfig } from './model-config.ts';
+import { listModelConfigWarnings } from './validate-model-config.ts';
 import { fingerprintModelFolder } from './model-fingerprint.ts';
 import { locateConfigField } from './parse-model-config.ts';
 import { listVersionFolders, selectVersions } from './model-versions.ts';
-import { scanRepositories, type ModelLocation } from './scan-repositories.ts';
+import { scanRepositories, validateRepositoryPaths, type ModelLocation } from './scan-repositories.ts';
 
 export type ModelControlMode = 'none' | 'poll' | 'explicit';
 export type ModelState = 'LOADING' | 'READY' | 'UNLOADING' | 'UNAVAILABLE';
@@ -54,6 +55,8 @@ export interface RepositoryManagerOptions {
   rateLimiter?: RateLimiter;
   /** Called with each model's load time, for nv_model_load_duration_secs. */
   onLoaded?: (model: LoadedModel, seconds: number) => void;
+  /** Told what a model's config allows but probably does not mean (see listModelConfigWarnings). */
+  onWarning?: (message: string) => void;
   /** The serving side's inference path, which ensembles run their steps through; without it ensembles fail to load. */
   runEnsembleStep?: EnsembleStepRunner;
 }
@@ -85,6 +88,7 @@ export class ModelRepositoryManager {
 
   /** Loads what the control mode says to load at start: all models, or those named (`*` = all). */
   start(loadModels: readonly string[]): Promise<void> {
+    validateRepositoryPaths(this.options.repositories);
     return this.exclusive(async () => {
       const scan = this.rescan();
       const names = this.options.controlMode === 'explicit'
@@ -149,7 +153,8 @@ export class ModelRepositoryManager {
       } finally {
         this.pass = undefined;
       }
-      if (error) throw error.message.startsWith('failed to load') ? error : new HerdError(error.code, `failed to load '${name}': ${error.message}`);
+      // Whatever failed, the load request is answered INVALID_ARG, as Triton's LoadUnloadModels does.
+      if (error) throw new HerdError('INVALID_ARG', error.message.startsWith('failed to load') ? error.message : `failed to load '${name}': ${error.message}`, { cause: error });
     });
   }
 
@@ -166,10 +171,15 @@ export class ModelRepositoryManager {
     });
   }
 
-  /** The servable version: the one asked for, or the highest ready one. */
+  /**
+   * The servable version: the one asked for, or the highest ready one. Codes as Triton's: a name it never
+   * saw is INVALID_ARG (model_repository_manager.cc FindModelIdentifier); a known model without that
+   * version, or without any ready one (failed load, unloaded), is NOT_FOUND; a version still loading or
+   * unloading is UNAVAILABLE (model_lifecycle.cc GetModel). Herd adds the reason a model is unavailable.
+   */
   get(name: string, version?: number): LoadedModel {
     const record = this.models.get(name);
-    if (!record) throw new HerdError('NOT_FOUND', `Request for unknown model: '${name}' is not found`);
+    if (!record) throw new HerdError('INVALID_ARG', `Request for unknown model: '${name}' is not found`);
     if (version !== undefined) {
       const loaded = record.versions.get(version);
       if (!loaded) throw new HerdError('NOT_FOUND', `Request for unknown model: '${name}' version ${version} is not found`);
@@ -177,7 +187,7 @@ export class ModelRepositoryManager {
       return loaded;
     }
     if (record.state !== 'READY' || record.versions.size === 0) {
-      throw new HerdError('UNAVAILABLE', `Request for unknown model: '${name}' has no available versions${record.reason ? ` (${record.reason})` : ''}`);
+      throw new HerdError('NOT_FOUND', `Request for unknown model: '${name}' has no available versions${record.reason ? ` (${record.reason})` : ''}`);
     }
     // The latest version, without copying the versions into an array: this runs several times per request.
     let latest: LoadedModel | undefined;
@@ -188,7 +198,7 @@ export class ModelRepositoryManager {
   /** True when the model exists in some state (used for readiness answers). */
   isModelReady(name: string, version?: number): boolean {
     const record = this.models.get(name);
-    if (!record || record.state !== 'READY') return false;
+    if (record?.state !== 'READY') return false;
     return version === undefined ? record.versions.size > 0 : record.versions.has(version);
   }
 
@@ -311,6 +321,7 @@ export class ModelRepositoryManager {
 
   private async loadVersions(location: ModelLocation, overrideJson: string | undefined): Promise<Map<number, LoadedModel>> {
     const { config, factory } = await loadModelConfig({ modelName: location.name, modelPath: location.path, overrideJson }, this.options.backends);
+    for (const warning of listModelConfigWarnings(config)) this.options.onWarning?.(warning);
     const versions = selectVersions(config.version_policy, listVersionFolders(location.path));
     if (versions.length === 0) {
       throw new HerdError('INVALID_ARG', `at least one version must be available under the version policy of model '${location.name}'`);

@@ -2,6 +2,7 @@
 // model. A name found in two repositories is reported with both paths instead of picking one.
 import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { HerdError } from '../../core/errors.ts';
 
 export interface ModelLocation { name: string; path: string }
 
@@ -34,6 +35,25 @@ export function scanRepositories(repositories: readonly string[]): RepositorySca
     models.set(name, { name, path: paths[0] as string });
   }
   return { models, problems, errors };
+}
+
+/**
+ * Throws unless every repository is a directory: at start, a missing repository is a mistake in the
+ * command line, and Triton refuses to start on it (core model_repository_manager.cc Create,
+ * "repository path is not a valid directory"; local.h IsDirectory, "failed to stat file <path>").
+ * Later scans (poll mode) only report a repository that went away.
+ */
+export function validateRepositoryPaths(repositories: readonly string[]): void {
+  for (const repo of repositories) {
+    const root = resolve(repo);
+    let directory: boolean;
+    try {
+      directory = statSync(root).isDirectory();
+    } catch (err) {
+      throw new HerdError('INVALID_ARG', `failed to stat file ${root}: the model repository does not exist (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); check --model-repository / serving.model_repository`);
+    }
+    if (!directory) throw new HerdError('INVALID_ARG', `repository path is not a valid directory: ${root} is a file; --model-repository takes the folder that holds the model folders`);
+  }
 }
 
 function isDirectory(path: string): boolean {

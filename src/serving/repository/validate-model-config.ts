@@ -30,6 +30,19 @@ export function validateModelIOConfig(config: ModelConfig, options: Pick<Validat
   withSource(options.file, () => checkModelIO(config));
 }
 
+/**
+ * What a config allows but probably does not mean, one line each, for the load log. Triton accepts
+ * dynamic_batching on a model with max_batch_size 0 and runs its batcher with batches of one
+ * (core dynamic_batch_scheduler.cc: max_batch_size_ = max(1, max_batch_size)); so does Herd, and says so.
+ */
+export function listModelConfigWarnings(config: ModelConfig): string[] {
+  const warnings: string[] = [];
+  if (config.dynamic_batching && config.max_batch_size === 0) {
+    warnings.push(`model '${config.name}': dynamic_batching with max_batch_size 0 cannot batch; requests are queued (priorities, queue policies and timeouts apply) and run one at a time. Set max_batch_size > 0 to batch.`);
+  }
+  return warnings;
+}
+
 function withSource(file: string | undefined, check: () => void): void {
   try {
     check();
@@ -87,8 +100,6 @@ function checkDynamicBatching(config: ModelConfig): void {
   const batching = config.dynamic_batching;
   if (!batching) return;
   const name = config.name;
-  // Herd rule: Triton core accepts this (its batcher then forms batches of 1); Herd refuses a batcher that cannot batch.
-  if (config.max_batch_size === 0) reject(`dynamic batching requires max_batch_size > 0 for ${name}`, 'dynamic_batching');
   batching.preferred_batch_size.forEach((size, i) => {
     const path = indexPath('dynamic_batching.preferred_batch_size', i);
     if (size <= 0) reject(`dynamic batching preferred size must be positive for ${name}`, path);

@@ -35,7 +35,7 @@ export function createModelScheduler(context: SchedulerContext): ModelScheduler 
 
 function createBatchingOptions(config: ModelConfig): DynamicBatchingOptions | undefined {
   const db = config.dynamic_batching;
-  if (!db || config.max_batch_size === 0) return undefined;
+  if (!db) return undefined;
   const levels = db.priority_levels;
   const base: ModelQueuePolicy = db.default_queue_policy ?? NO_POLICY;
   const queuePolicies = levels === 0
@@ -43,7 +43,8 @@ function createBatchingOptions(config: ModelConfig): DynamicBatchingOptions | un
     : Array.from({ length: levels }, (_, i) => db.priority_queue_policy[String(i + 1)] ?? base);
   return {
     policy: {
-      maxBatchSize: config.max_batch_size,
+      // As Triton's batcher: a model that cannot batch still queues, with batches of one.
+      maxBatchSize: Math.max(1, config.max_batch_size),
       preferredBatchSizes: [...db.preferred_batch_size].sort((a, b) => a - b),
       maxQueueDelayMs: db.max_queue_delay_microseconds / 1000,
     },

@@ -264,7 +264,7 @@ export class ModelScheduler implements Scheduler {
 
   /**
    * One error for every refusal: under overload most requests are refused, and building an Error (its stack
-   * trace) for each took ~6 µs of the event loop that accepted requests wait on. Nothing reads its stack.
+   * trace) for each costs the event loop that accepted requests wait on (docs/decisions/shared-queue-full-error.md).
    */
   private queueFullError(): HerdError {
     this.queueFull ??= new HerdError('UNAVAILABLE', `Exceeds maximum queue size for model '${this.options.modelName}'`);

@@ -9,6 +9,9 @@ import { jsonDataText, nest, SAMPLES } from './tensor-samples.ts';
 
 const invalid = (pattern: RegExp) => (err: unknown) =>
   err instanceof HerdError && err.code === 'INVALID_ARG' && pattern.test(err.message);
+// Triton's shared-memory manager answers an unknown region NOT_FOUND (server shared_memory_manager.cc GetMemoryInfo).
+const notFound = (pattern: RegExp) => (err: unknown) =>
+  err instanceof HerdError && err.code === 'NOT_FOUND' && pattern.test(err.message);
 
 /** A body of JSON text followed by binary sections, and the header length to send with it. */
 function body(json: string | object, sections: (Uint8Array | number[])[] = []): { body: Buffer; length: string } {
@@ -122,7 +125,7 @@ test('an input sets exactly one of data and binary_data_size', () => {
     invalid(/^Input must set only one of the following fields: 'data', 'binary_data_size' in 'parameters', 'shared_memory_region' in 'parameters'\. But set 'data' 'binary_data_size' for input 'X'$/));
   assert.throws(() => jsonOnly({ inputs: [{ name: 'X', datatype: 'INT32', shape: [1] }] }), invalid(/But no field is set for input 'X'/));
   assert.throws(() => jsonOnly({ inputs: [{ name: 'X', datatype: 'INT32', shape: [1], parameters: { shared_memory_region: 'r' } }] }),
-    invalid(/Unable to find shared memory region: "r"/));
+    notFound(/Unable to find shared memory region: 'r'/));
 });
 
 test('malformed inputs: datatype, shape, name, duplicates, element counts, value types', () => {
@@ -204,7 +207,7 @@ test('requested outputs: parameters checked, duplicates refused', () => {
   assert.throws(() => withOutputs([{ name: 'O' }, { name: 'O' }]), invalid(/^output 'O' already exists in request$/));
   assert.throws(() => withOutputs([{ name: 'O', parameters: { binary_data: 1 } }]), invalid(/Unable to parse 'binary_data' of output 'O'/));
   assert.throws(() => withOutputs([{ name: 'O', parameters: { classification: -2 } }]), invalid(/Unable to set 'classification' of output 'O'/));
-  assert.throws(() => withOutputs([{ name: 'O', parameters: { shared_memory_region: 'r' } }]), invalid(/shared memory region/));
+  assert.throws(() => withOutputs([{ name: 'O', parameters: { shared_memory_region: 'r' } }]), notFound(/shared memory region/));
 });
 
 test('raw form: the model\'s single input, batch 1 when the model batches', () => {
@@ -236,7 +239,7 @@ test('raw form: one variable dim is deduced from the body size; BYTES needs shap
   assert.deepEqual(bytes.data, [new Uint8Array(Buffer.from('hello'))]);
 
   assert.throws(() => createRawInputSpec({ name: 'm', max_batch_size: 0, input: [] }),
-    invalid(/^\[request id: <id_unknown>\] Raw request must only have 1 input \(found 1\) to be deduced but got 0 inputs in 'm' model configuration$/));
+    invalid(/^\[request id: <id_unknown>\] a raw request \(Inference-Header-Content-Length: 0: the whole body is the data of the model's one input\) needs a model with exactly 1 input, but model 'm' has none; send a JSON request instead/));
   assert.throws(() => createRawInputSpec({ name: 'm', max_batch_size: 0, input: [{ name: 'IN', data_type: 'TYPE_FP32', dims: [-1, -1] }] }),
     invalid(/can not be deduced because there are more than one variable-sized dimension/));
   assert.throws(() => createRawInputSpec({ name: 'm', max_batch_size: 0, input: [{ name: 'T', data_type: 'TYPE_STRING', dims: [2] }] }),

@@ -2,7 +2,7 @@
 // what only PostgreSQL has: replicas migrating at once, and a URL's password never in an error.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HerdError } from '../../../src/core/errors.ts';
+import type { HerdError } from '../../../src/core/errors.ts';
 import { openLedger } from '../../../src/gateway/billing/open-ledger.ts';
 import { PostgresLedger } from '../../../src/gateway/billing/postgres-ledger.ts';
 import { runLedgerContract } from './ledger-contract.ts';

@@ -2,7 +2,7 @@
 // and sums of a million small costs that drift with floats and do not with integer micros.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addMicros, formatMicros, formatMoney, roundToMicros, toSafeMicros } from '../../../src/gateway/billing/money.ts';
+import { addMicros, formatBillAmount, formatMicros, formatMoney, roundToMicros, toSafeMicros } from '../../../src/gateway/billing/money.ts';
 import { Rational, roundHalfEven } from '../../../src/gateway/billing/rational.ts';
 
 test('decimals are read exactly as written, whatever their binary float value', () => {
@@ -69,4 +69,19 @@ test('driver integers: pg strings and SQLite numbers become safe integers; unsaf
   assert.throws(() => toSafeMicros('9007199254740993'), /not an integer within/);
   assert.throws(() => toSafeMicros('1.5'), /not an integer within/);
   assert.throws(() => addMicros(Number.MAX_SAFE_INTEGER, 1), /beyond 2\^53/);
+});
+
+test('bill amounts: cents from 0.10 up, two significant digits below, down to the micro-unit', () => {
+  assert.equal(formatBillAmount(0, 'CNY'), '¥0.00');
+  assert.equal(formatBillAmount(38_544_000_000, 'CNY'), '¥38,544.00');
+  assert.equal(formatBillAmount(1_234_567, 'USD'), '$1.23');
+  assert.equal(formatBillAmount(500_000, 'CNY'), '¥0.50');
+  assert.equal(formatBillAmount(123_456, 'CNY'), '¥0.12');
+  assert.equal(formatBillAmount(15_000, 'CNY'), '¥0.015');
+  assert.equal(formatBillAmount(4_200, 'CNY'), '¥0.0042');
+  assert.equal(formatBillAmount(575, 'USD'), '$0.00058', 'half to even at the last place shown');
+  assert.equal(formatBillAmount(12, 'USD'), '$0.000012');
+  assert.equal(formatBillAmount(1, 'CNY'), '¥0.000001');
+  assert.equal(formatBillAmount(-4_200, 'USD'), '-$0.0042');
+  assert.equal(formatBillAmount(99_999, 'CNY'), '¥0.100');
 });

@@ -75,7 +75,7 @@ export function encodeSse(frames: SseFrame[], lineEnd = '\n'): string {
   return frames.map((frame) => {
     if ('comment' in frame) return `: ${frame.comment}${lineEnd}${lineEnd}`;
     const data = typeof frame.data === 'string' ? frame.data : JSON.stringify(frame.data);
-    return (frame.event ? `event: ${frame.event}${lineEnd}` : '') + `data: ${data}${lineEnd}${lineEnd}`;
+    return `${frame.event ? `event: ${frame.event}${lineEnd}` : ''}data: ${data}${lineEnd}${lineEnd}`;
   }).join('');
 }
 

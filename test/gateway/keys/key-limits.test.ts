@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { HerdError } from '../../../src/core/errors.ts';
+import type { HerdError } from '../../../src/core/errors.ts';
 import { applySqliteMigrations } from '../../../src/gateway/keys/apply-sqlite-migrations.ts';
 import { formatBudgetAmount, parseBudgetAmount } from '../../../src/gateway/keys/budget-amount.ts';
 import { hashKeySecret } from '../../../src/gateway/keys/create-key-secret.ts';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { ManualClock } from '../../../src/core/clock.ts';
-import { HerdError } from '../../../src/core/errors.ts';
+import type { HerdError } from '../../../src/core/errors.ts';
 import { SqliteKeyStore } from '../../../src/gateway/keys/sqlite-key-store.ts';
 import { openKeyStore, parseKeyStoreLocation } from '../../../src/gateway/keys/open-key-store.ts';
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { checkGatewayConfig, gatewayConfigShape } from '../../../src/config/gateway-config-schema.ts';
 import { checkLimitsConfig, limitsConfigSchema, limitsConfigShape } from '../../../src/config/limits-config-schema.ts';
-import { HerdError } from '../../../src/core/errors.ts';
+import type { HerdError } from '../../../src/core/errors.ts';
 import { parsePriority, resolvePriority } from '../../../src/gateway/limits/priority.ts';
 
 // How the lead merges it: spread the shape, call the check from superRefine.

@@ -3,6 +3,7 @@
 // queue timeouts and a full queue answered UNAVAILABLE with Retry-After, aborts, and the stats.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import { ManualClock } from '../../../src/core/clock.ts';
 import { HerdError } from '../../../src/core/errors.ts';
 import { MemoryLimitStore } from '../../../src/gateway/limits/memory-limit-store.ts';
@@ -11,7 +12,6 @@ import type { Priority } from '../../../src/gateway/limits/priority.ts';
 
 /** Lets every pending promise callback run (the memory store answers in microtasks). */
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
-const NEVER = new AbortController().signal;
 
 function setup(options: Partial<PriorityGateOptions> & { concurrency?: number } = {}) {
   const clock = new ManualClock();
@@ -23,7 +23,9 @@ function setup(options: Partial<PriorityGateOptions> & { concurrency?: number } 
   const admitted: { name: string; at: number; pass: GatePass }[] = [];
   const failed: { name: string; error: unknown }[] = [];
   const enter = (name: string, priority: Priority, extra: { signal?: AbortSignal; maxWaitMs?: number } = {}) => {
-    gate.acquire({ priority, signal: extra.signal ?? NEVER, maxWaitMs: extra.maxWaitMs ?? 600_000 }).then(
+    // One signal per request, as the gateway passes them: a signal shared by more than ten queued
+    // waiters trips Node's leak warning even though each wait removes its listener when it ends.
+    gate.acquire({ priority, signal: extra.signal ?? new AbortController().signal, maxWaitMs: extra.maxWaitMs ?? 600_000 }).then(
       (pass) => { admitted.push({ name, at: clock.now(), pass }); },
       (error: unknown) => { failed.push({ name, error }); },
     );
@@ -186,4 +188,53 @@ test('a release is idempotent: a second call never frees someone else\'s slot', 
   await flush();
   assert.deepEqual(admitted.map((a) => a.name), ['a', 'b']);
   assert.equal(gate.stats().inFlight, 1);
+});
+
+test('every wait ends with its abort listener removed: admitted, timed out, evicted, refused or aborted', async () => {
+  const { clock, gate, enter, finishOldest, admitted, failed } = setup({ maxQueue: 4, agingMs: 1_000_000 });
+  const shared = new AbortController().signal;
+  const listeners = () => getEventListeners(shared, 'abort').length;
+  enter('running', 'NORMAL', { signal: shared });
+  await flush();
+  assert.equal(listeners(), 0, 'a slot granted at once adds no listener');
+  enter('w1', 'NORMAL', { signal: shared });
+  enter('w2', 'NORMAL', { signal: shared, maxWaitMs: 100 });
+  enter('w3', 'BATCH', { signal: shared });
+  enter('w4', 'NORMAL', { signal: shared });
+  assert.equal(listeners(), 4, 'one listener per waiter');
+  enter('h1', 'HIGH', { signal: shared }); // evicts w3
+  enter('b1', 'BATCH', { signal: shared }); // refused: the queue is full of better ones
+  const own = new AbortController();
+  await flush();
+  assert.equal(listeners(), 4, 'the evicted and the refused hold none');
+  clock.advance(100);
+  await flush();
+  assert.equal(listeners(), 3, 'a timed-out wait removed its own');
+  finishOldest();
+  await flush();
+  enter('leaves', 'NORMAL', { signal: own.signal });
+  own.abort(new Error('gone'));
+  await flush();
+  assert.equal(getEventListeners(own.signal, 'abort').length, 0, 'an abort removes its listener');
+  for (let i = 0; i < 3; i++) {
+    finishOldest();
+    await flush();
+  }
+  assert.deepEqual(admitted.map((a) => a.name), ['running', 'h1', 'w1', 'w4']);
+  assert.deepEqual(failed.map((f) => f.name).sort(), ['b1', 'leaves', 'w2', 'w3']);
+  assert.equal(gate.depth, 0);
+  assert.equal(listeners(), 0, 'nothing left on the signal');
+  // Many admissions in a row on one signal leave nothing behind either (a leak would leave one each).
+  for (let i = 0; i < 50; i++) {
+    enter(`holds-${i}`, 'NORMAL', { signal: shared });
+    enter(`waits-${i}`, 'NORMAL', { signal: shared });
+    await flush();
+    assert.equal(listeners(), 1);
+    finishOldest();
+    await flush();
+    finishOldest();
+    await flush();
+  }
+  assert.equal(admitted.length, 4 + 100);
+  assert.equal(listeners(), 0);
 });

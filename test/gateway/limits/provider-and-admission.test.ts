@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { limitsConfigSchema } from '../../../src/config/limits-config-schema.ts';
 import { ManualClock } from '../../../src/core/clock.ts';
-import { HerdError } from '../../../src/core/errors.ts';
+import type { HerdError } from '../../../src/core/errors.ts';
 import { createGatewayLimits } from '../../../src/gateway/limits/create-gateway-limits.ts';
 import { MemoryLimitStore } from '../../../src/gateway/limits/memory-limit-store.ts';
 import type { GatePass } from '../../../src/gateway/limits/priority-gate.ts';

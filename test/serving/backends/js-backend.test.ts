@@ -6,12 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { countTokens, encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { HerdError } from '../../../src/core/errors.ts';
 import type { Tensor } from '../../../src/core/tensor.ts';
 import type { Backend, ExecutionMarks, InferenceRequest, InferenceResult } from '../../../src/serving/backends/backend.ts';
 import { jsBackend } from '../../../src/serving/backends/js/js-backend.ts';
-import { createError, createTensor, decodeBytes, decodeStrings, encodeBytes, type ModelErrorCode } from '../../../src/serving/backends/js/model-api.ts';
+import { createError, createTensor, decodeBytes, decodeStrings, encodeBytes, modelHelpers, type ModelErrorCode } from '../../../src/serving/backends/js/model-api.ts';
 import type { ConfigDataType, ModelConfig } from '../../../src/serving/repository/model-config.ts';
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures/js_models/', import.meta.url));
@@ -332,6 +332,21 @@ describe('model helpers (args.herd)', () => {
     const error = createError('NOT_FOUND', 'no such user');
     assert.ok(error instanceof HerdError && error.code === 'NOT_FOUND' && error.message === 'no such user');
     throwsInternal(() => createError('RATE_LIMITED' as ModelErrorCode, 'x'), "unknown code 'RATE_LIMITED'");
+  });
+
+  it('loadTokenizer hands out Herd\'s gpt-tokenizer, special tokens as ordinary text', async () => {
+    const tokenizer = await modelHelpers.loadTokenizer();
+    assert.equal(tokenizer.encoding, 'o200k_base');
+    assert.equal(await modelHelpers.loadTokenizer('o200k_base'), tokenizer, 'loaded once, shared');
+    const text = 'Hello <|endoftext|> 世界';
+    assert.deepEqual(tokenizer.encode(text), encode(text, { disallowedSpecial: new Set() }));
+    assert.equal(tokenizer.countTokens(text), tokenizer.encode(text).length);
+    assert.equal(tokenizer.decode(tokenizer.encode(text)), text);
+    const cl100k = await modelHelpers.loadTokenizer('cl100k_base');
+    assert.equal(cl100k.encoding, 'cl100k_base');
+    assert.ok(cl100k.countTokens('Triton Inference Server 部署') > 0);
+    await assert.rejects(modelHelpers.loadTokenizer('p50k' as 'o200k_base'), (err: unknown) =>
+      err instanceof HerdError && err.code === 'INVALID_ARG' && /unknown encoding 'p50k'; use one of o200k_base, cl100k_base/.test(err.message));
   });
 });
 

@@ -106,7 +106,7 @@ for (const thread of ['worker', 'main'] as const) {
         const batched = await backend.execute(requests);
         const alone = await runAlone(backend, requests);
         assert.equal(batched.length, n);
-        batched.forEach((r, i) => assertSameOutputs(outputsOf(r), alone[i]));
+        batched.forEach((r, i) => { assertSameOutputs(outputsOf(r), alone[i]); });
         const [sum] = outputsOf(batched[n - 1]);
         const [a, b] = requests[n - 1].inputs.map((t) => t.data as Int32Array);
         assert.deepEqual([...sum.data as Int32Array], [...a].map((x, j) => x + b[j]));
@@ -132,7 +132,7 @@ for (const thread of ['worker', 'main'] as const) {
       const requests = Array.from({ length: 16 }, (_, i) => myModelRequest(i, 1));
       const batched = await backend.execute(requests);
       const alone = await runAlone(backend, requests);
-      batched.forEach((r, i) => assertSameOutputs(outputsOf(r), alone[i], 1e-5));
+      batched.forEach((r, i) => { assertSameOutputs(outputsOf(r), alone[i], 1e-5); });
     });
 
     it('gives each request the outputs it asked for, in its order', async () => {
@@ -156,7 +156,7 @@ for (const thread of ['worker', 'main'] as const) {
       ]));
       const batched = await backend.execute(requests);
       const alone = await runAlone(backend, requests);
-      batched.forEach((r, i) => assertSameOutputs(outputsOf(r), alone[i]));
+      batched.forEach((r, i) => { assertSameOutputs(outputsOf(r), alone[i]); });
       const [sum] = outputsOf(batched[2]);
       assert.deepEqual((sum.data as Uint8Array[]).map((b) => decoder.decode(b)), Array.from({ length: 48 }, (_, i) => String(i + 200 + 2 - i)));
     });
@@ -170,7 +170,7 @@ for (const thread of ['worker', 'main'] as const) {
       assert.equal(error.code, 'INVALID_ARG');
       assert.match(error.message, /unexpected shape for input 'INPUT0' for model 'add_sub': expected \[-1,16\], got \[1,8\]/);
       const alone = await runAlone(backend, [requests[0], requests[1], requests[3]]);
-      [results[0], results[1], results[3]].forEach((r, i) => assertSameOutputs(outputsOf(r), alone[i]));
+      [results[0], results[1], results[3]].forEach((r, i) => { assertSameOutputs(outputsOf(r), alone[i]); });
     });
 
     it('fails every request of a run that fails, and only those', async () => {
@@ -271,6 +271,6 @@ describe('planOnnxBatch', () => {
     ];
     const plan = planOnnxBatch(rules(addSubConfig()), [request(1), ...cases.map(([r]) => r)]);
     assert.deepEqual(membersOf(plan), [[[0, 0, 1]]]);
-    cases.forEach(([, message], i) => assert.match(plan.rejected.get(i + 1)?.message ?? '', message));
+    cases.forEach(([, message], i) => { assert.match(plan.rejected.get(i + 1)?.message ?? '', message); });
   });
 });

@@ -118,7 +118,7 @@ describe('onnxruntime worker instances on my_model', () => {
         turns = [];
         const marks: [ExecutionMarks, ExecutionMarks] = [{}, {}];
         const results = await Promise.all(instances.map((b, i) => b.execute([request(input, 128)], marks[i])));
-        results.forEach((r) => outputOf(r[0]));
+        results.forEach((r) => { outputOf(r[0]); });
         const [a, b] = marks.map((m) => ({ from: m.inputEnd!, to: m.inferEnd! }));
         nested ||= (a.from < b.from && b.to < a.to) || (b.from < a.from && a.to < b.to);
         responsive ||= [a, b].some((w) => turns.filter((t) => w.from < t && t < w.to).length >= 10);

@@ -8,7 +8,7 @@ import {
   autoCompleteBackendFields, normalizeInstanceGroups, normalizeModelConfig,
 } from '../../../src/serving/repository/parse-model-config.ts';
 import { parseTextFormat } from '../../../src/serving/repository/pbtxt-parser.ts';
-import { validateModelConfig, validateModelIOConfig } from '../../../src/serving/repository/validate-model-config.ts';
+import { listModelConfigWarnings, validateModelConfig, validateModelIOConfig } from '../../../src/serving/repository/validate-model-config.ts';
 
 /** pbtxt -> normalized ModelConfig without validation, so broken configs can be built. */
 function build(text: string, name: string): ModelConfig {
@@ -66,11 +66,18 @@ describe('validateModelConfig', () => {
     assert.equal(check(d).message, "unexpected platform type '' for m");
   });
 
-  it('rejects dynamic batching without batching (Herd rule)', () => {
+  it('accepts dynamic batching without batching, as Triton does, with a warning', () => {
     const c = config('dynamic_batching {}');
     c.max_batch_size = 0;
     c.dynamic_batching!.preferred_batch_size = [];
-    assert.deepEqual([check(c).message, check(c).param], ['dynamic batching requires max_batch_size > 0 for m', 'dynamic_batching']);
+    validateModelConfig(c);
+    const warnings = listModelConfigWarnings(c);
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0] ?? '', /^model 'm': dynamic_batching with max_batch_size 0 cannot batch; .* run one at a time/);
+    assert.deepEqual(listModelConfigWarnings(config('dynamic_batching {}')), []);
+    // A preferred size still has to fit the (zero) maximum, as in Triton.
+    c.dynamic_batching!.preferred_batch_size = [1];
+    assert.equal(check(c).message, 'dynamic batching preferred size must be <= max batch size for m');
   });
 
   it('checks preferred batch sizes and priority levels', () => {

@@ -1,14 +1,13 @@
 // token_counter: the number of o200k_base tokens (the GPT-4.1 / GPT-4o / o-series encoding) in each
 // UTF-8 text of `text_input`, as INT32 `token_count` of the same shape. Runs on Herd's `js` backend.
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-
-// Text that spells a special token such as "<|endoftext|>" is user text, not a control token:
-// count it as ordinary characters (tiktoken's encode_ordinary) instead of letting the tokenizer throw.
-const ORDINARY_TEXT = { disallowedSpecial: new Set() };
+// It imports nothing: the tokenizer and tensor helpers come from Herd through `args.herd`, so this
+// repository works wherever it is copied. Text that spells a special token such as "<|endoftext|>"
+// counts as ordinary characters (tiktoken's encode_ordinary).
 
 export default class TokenCounter {
-  initialize(args) {
+  async initialize(args) {
     this.herd = args.herd;
+    this.tokenizer = await args.herd.loadTokenizer('o200k_base');
   }
 
   execute(requests) {
@@ -16,7 +15,7 @@ export default class TokenCounter {
       const text = request.input('text_input');
       const counts = new Int32Array(text.data.length);
       this.herd.decodeStrings(text).forEach((value, i) => {
-        counts[i] = countTokens(value, ORDINARY_TEXT);
+        counts[i] = this.tokenizer.countTokens(value);
       });
       return { outputs: [this.herd.createTensor('token_count', 'INT32', text.shape, counts)] };
     });

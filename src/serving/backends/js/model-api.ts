@@ -4,6 +4,7 @@ import { isDataType, type DataType } from '../../../core/datatype.ts';
 import { HerdError, type ErrorCode } from '../../../core/errors.ts';
 import { elementCount, type Parameters, type Tensor, type TensorData } from '../../../core/tensor.ts';
 import type { ModelConfig } from '../../repository/model-config.ts';
+import { loadTokenizer, type ModelTokenizer, type TokenizerEncoding } from './model-tokenizer.ts';
 
 /**
  * Argument of `initialize(args)`; keys mirror Triton's Python backend so ported models read the same
@@ -83,6 +84,11 @@ export interface JsModelHelpers {
   decodeBytes(bytes: Uint8Array): string;
   decodeStrings(tensor: Tensor): string[];
   createError(code: ModelErrorCode, message: string): Error;
+  /**
+   * Herd's tokenizer (gpt-tokenizer; default o200k_base, GPT-4o/4.1's encoding). Await it in initialize():
+   * `this.tokenizer = await args.herd.loadTokenizer()`, then `this.tokenizer.countTokens(text)` per request.
+   */
+  loadTokenizer(encoding?: TokenizerEncoding): Promise<ModelTokenizer>;
 }
 
 const encoder = new TextEncoder();
@@ -194,4 +200,4 @@ export const TYPED_ARRAYS: Record<Exclude<DataType, 'BYTES'>, TypedArrayKind> = 
 };
 
 /** The object passed as `args.herd`. */
-export const modelHelpers: JsModelHelpers = Object.freeze({ createTensor, encodeBytes, decodeBytes, decodeStrings, createError });
+export const modelHelpers: JsModelHelpers = Object.freeze({ createTensor, encodeBytes, decodeBytes, decodeStrings, createError, loadTokenizer });

@@ -1,9 +1,8 @@
 // execution_thread "auto": decides at load where an instance's session runs. onnxruntime-node's session.run
 // computes synchronously on the calling thread, so the main thread suits only runs shorter than the worker hop
-// they save. Measured on 2 busy cores: a postMessage round trip adds ~150 µs of latency, and at concurrency 64
-// my_model cost 114-130 µs of CPU per request through workers against 86-87 µs on the main thread (bench C,
-// 2026-12-01). A model is probed at its largest batch; one too slow there is probed at a smaller batch, and if
-// that one qualifies, batches up to it stay on the main thread and larger ones go to a worker (a split host).
+// they save (docs/decisions/onnx-execution-thread.md). A model is probed at its largest batch; one too slow there
+// is probed at a smaller batch, and if that one qualifies, batches up to it stay on the main thread and larger
+// ones go to a worker (a split host).
 import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { mapConfigTypeToDataType } from '../../../core/datatype.ts';
@@ -14,19 +13,14 @@ import type { HostedRun } from './onnx-session-host.ts';
 import type { OnnxWorkerData } from './onnx-worker-protocol.ts';
 
 /**
- * A run must take at most this (as timeRun measures it) to stay on the main thread: about what the
- * hop costs. At concurrency 64 on 2 cores the worker path spent ~25 µs more CPU per request than the main
- * thread (bench C, batches of ~15: ~400 µs per batch), and 0.5 ms is within what a request waits in the queue
- * at that load. Measured through this probe: add_sub at batch 8 in 27-90 µs, Triton's `simple` in 30-150 µs;
- * my_model 0.55-1.5 ms at batch 128 (so it splits, at ~40-80), mlp_2048 ~5.4 ms (its file is not probed).
- * With 200 µs my_model split at 16 and its batches of 32 still paid the hop: 77 µs of CPU per request, against
- * 57 µs with an 800 µs limit (one instance split at 77, the other wholly on the main thread).
+ * A run must take at most this (as timeRun measures it) to stay on the main thread: about what the worker
+ * hop costs (docs/decisions/onnx-execution-thread.md).
  */
 export const AUTO_MAIN_THREAD_MAX_RUN_US = 500;
 /**
  * Larger files go to a worker unprobed: opening a session blocks the thread that opens it (a model loaded at
  * run time would stall serving), and tens of megabytes of weights compute too long for the event loop even
- * at batch 1 (mlp_2048, 27 MB: ~570 µs). my_model (1.5 MB) is probed.
+ * at batch 1 (docs/decisions/onnx-execution-thread.md).
  */
 export const AUTO_MAIN_THREAD_MAX_FILE_BYTES = 8 << 20;
 // The first runs are slow (the session's allocations, and the JS around session.run not yet optimised,
@@ -68,10 +62,9 @@ export type ProbeCost = (batchSize: number) => number;
  * What one run costs the event loop, in µs: the lower quartile over the timed runs of each run's smaller
  * reading, wall time or the process's CPU time. Both are upper bounds of the probing thread's own time (Node 20
  * has no per-thread clock finer than 10 ms ticks) and each fails differently: wall time counts waiting for a
- * core (the fastest of ten wall-clock runs of Triton's `simple` at batch 8 took 83 µs once and 2.7 ms the next
- * time, while another benchmark ran), CPU time counts this process's other threads (a GC or a worker starting
- * beside the probe made most runs of one probe read 30-50x too slow). With several intra-op threads, wall
- * time is also the stall itself. The lower quartile ignores up to three quarters of disturbed runs.
+ * core, CPU time counts this process's other threads (a GC, a worker starting beside the probe); see
+ * docs/decisions/onnx-execution-thread.md. With several intra-op threads, wall time is also the stall itself.
+ * The lower quartile ignores up to three quarters of disturbed runs.
  */
 async function timeRun(host: OnnxMainThreadHost, run: HostedRun, maxRunUs: number, cost: ProbeCost | undefined, warmup = PROBE_WARMUP_RUNS, runs = PROBE_TIMED_RUNS): Promise<number | undefined> {
   const timed: number[] = [];

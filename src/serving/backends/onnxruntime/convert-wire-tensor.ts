@@ -6,8 +6,8 @@ import type { WireTensor } from './onnx-worker-protocol.ts';
 
 /**
  * `copy`: the sender does not own the memory. Request tensors are often views on a larger buffer (a
- * Fastify body, Node's Buffer pool), and structured clone copies a view's *whole* buffer: measured 700 µs
- * for a 393 KB view on a 1.2 MB body, against 80 µs to copy just the viewed bytes and transfer them.
+ * Fastify body, Node's Buffer pool), and structured clone copies a view's *whole* buffer, so just the
+ * viewed bytes are copied and transferred (docs/decisions/worker-tensor-transfer.md).
  * `move`: the sender owns the memory and drops it after sending (ORT outputs), so whole buffers go as they are.
  */
 export type WireOwnership = 'copy' | 'move';
@@ -35,7 +35,7 @@ function packBytes(name: string, items: readonly Uint8Array[], transfer: Set<Arr
     offsets[i + 1] = total;
   });
   const bytes = new Uint8Array(total);
-  items.forEach((item, i) => bytes.set(item, offsets[i]));
+  items.forEach((item, i) => { bytes.set(item, offsets[i]); });
   transfer.add(bytes.buffer);
   transfer.add(offsets.buffer);
   return { bytes, offsets };

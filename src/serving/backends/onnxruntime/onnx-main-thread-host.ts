@@ -9,10 +9,9 @@ import type { OnnxWorkerData } from './onnx-worker-protocol.ts';
  * onnxruntime-node 1.30's session.run() computes synchronously on the calling thread (its promise only
  * defers with setImmediate), so every run here blocks the event loop for its whole duration, and several
  * instances of one model add no parallelism. A crash here is the process's crash: nothing to restart.
- * What it saves, per call of batch 1 (p50, 2 busy cores): add_sub 18 µs here vs 83 µs through a worker,
- * my_model 40 µs vs 106 µs. A model slower than that stalls every other request meanwhile: opt-in
- * ("main"), or chosen by "auto" for runs measured at load to take at most ~0.5 ms: all of a model's, or
- * its small batches beside a worker for the large ones (choose-execution-thread.ts, onnx-split-host.ts).
+ * It saves the worker hop; a model slower than the hop stalls every other request meanwhile: opt-in
+ * ("main"), or chosen by "auto" for runs measured at load to be short: all of a model's, or its small
+ * batches beside a worker for the large ones (docs/decisions/onnx-execution-thread.md).
  */
 export class OnnxMainThreadHost implements OnnxSessionHost {
   readonly thread = 'main';

@@ -14,8 +14,8 @@ export function countBatchSamples(runs: readonly HostedRun[]): number {
 
 /**
  * Two sessions of one instance, one on each side; the scheduler still gives the instance one batch at a
- * time, so they never run at once. Under load most batches are small (bench C: ~15 of my_model's 128),
- * and those skip the hop; the rare large one does not stall the event loop.
+ * time, so they never run at once. Under load most batches are small, and those skip the hop; the rare
+ * large one does not stall the event loop (docs/decisions/onnx-execution-thread.md).
  */
 export class OnnxSplitHost implements OnnxSessionHost {
   readonly thread = 'split';

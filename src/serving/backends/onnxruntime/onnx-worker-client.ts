@@ -47,7 +47,7 @@ export class OnnxWorkerClient {
     this.#onCrash = options.onCrash;
     this.#loading = loading;
     // execArgv [] rather than the parent's: tsx's loader flags do nothing for a worker's entry on Node 20
-    // (the bootstrap registers tsx itself) and re-running them cost ~20 ms per worker start (measured).
+    // (the bootstrap registers tsx itself) and slow every worker start (docs/decisions/worker-exec-argv.md).
     this.#worker = new Worker(options.workerUrl ?? ONNX_WORKER_URL, {
       workerData: options.workerData,
       execArgv: [],

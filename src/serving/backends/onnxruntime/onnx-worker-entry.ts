@@ -43,11 +43,8 @@ async function handle(runner: OnnxSessionRunner, message: MainToWorkerMessage): 
 /**
  * This thread computes at a lower scheduling priority (nice +10) than the event loop thread. On a machine
  * whose cores are all busy computing, the event loop (parsing every request, answering every refusal)
- * otherwise got only its fair share against the compute threads, and requests waited in socket buffers.
- * Measured on 2 cores, bench E (mlp_2048 at 4x its sustainable load, a queue of 8): accepted p50 8-10 ms
- * instead of 37-49 ms, p99 73-83 ms instead of 143-172 ms. Throughput did not suffer (wrk, c=64, side by side):
- * mlp_2048 5,927 against 5,584 infer/s batched, 976 against 869 unbatched; my_model 15.8k against 15.5k.
- * Linux only: there setpriority acts on the calling thread, elsewhere on the whole process. ORT's own
+ * otherwise got only its fair share against the compute threads, and requests waited in socket buffers
+ * (docs/decisions/onnx-worker-priority.md). Linux only: there setpriority acts on the calling thread, elsewhere on the whole process. ORT's own
  * threads, created after this, inherit it.
  */
 const WORKER_NICE_INCREMENT = 10;

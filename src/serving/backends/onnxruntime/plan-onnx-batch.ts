@@ -1,14 +1,14 @@
 // Turns the requests of one execute() into session runs, as Triton's onnxruntime backend batches: each
 // request is validated alone, those that can be concatenated along dim 0 share one run, and each run's
 // outputs are later cut back into per-request views (collectOnnxBatchResults).
-import { HerdError, internal, toHerdError } from '../../../core/errors.ts';
+import { type HerdError, internal, toHerdError } from '../../../core/errors.ts';
 import type { Tensor } from '../../../core/tensor.ts';
 import type { InferenceRequest, InferenceResult } from '../backend.ts';
 import { concatBatchTensors } from './concat-batch-tensors.ts';
 import type { SessionRunResult } from './onnx-session-runner.ts';
 import type { HostedRun } from './onnx-session-host.ts';
 import { sliceBatchTensor } from './slice-batch-tensor.ts';
-import { validateOnnxRequest, type OnnxRequestRules } from './validate-onnx-request.ts';
+import { validateOnnxRequest, type OnnxRequestRules, type ValidatedOnnxRequest } from './validate-onnx-request.ts';
 
 /** A request's place in a run. */
 export interface BatchMember {
@@ -74,7 +74,7 @@ export function planOnnxBatch(rules: OnnxRequestRules, requests: readonly Infere
   const groups: Group[] = [];
   const open = new Map<string, Group>();
   requests.forEach((request, index) => {
-    let valid;
+    let valid: ValidatedOnnxRequest;
     try {
       valid = validateOnnxRequest(rules, request);
     } catch (err) {

@@ -7,7 +7,8 @@ import type { ModelConfig } from '../../repository/model-config.ts';
 
 // Defaults that differ from ORT's own, for a server sharing a few cores with the Node event loop:
 // ORT's default intra-op pool takes every core and spins between ops, which starves the event loop on a
-// 2-core machine (measured). One thread per instance and no spinning unless the config asks otherwise.
+// small machine: one thread per instance and no spinning unless the config asks otherwise
+// (docs/decisions/onnx-session-threads.md).
 const DEFAULT_INTRA_OP_THREADS = 1;
 const DEFAULT_CONFIG_ENTRIES: Readonly<Record<string, string>> = {
   'session.intra_op.allow_spinning': '0',

@@ -1,0 +1,20 @@
+// The `herd` command tree, built without parsing or starting anything: herd.ts runs it, and
+// scripts/generate-configuration-docs.ts reads its commands and flags.
+import { Command } from 'commander';
+import { registerBenchCommand } from './bench-command.ts';
+import { registerCheckCommand } from './check-command.ts';
+import { registerCostCommand } from './cost-command.ts';
+import { registerKeysCommand } from './keys-command.ts';
+import { registerServeCommand } from './serve-command.ts';
+import { registerUsageCommand } from './usage-command.ts';
+
+export function createHerdProgram(): Command {
+  const program = new Command('herd').description('Herd: Triton-compatible model serving and an LLM gateway in one server');
+  registerServeCommand(program);
+  registerKeysCommand(program);
+  registerBenchCommand(program);
+  registerCheckCommand(program);
+  registerUsageCommand(program);
+  registerCostCommand(program);
+  return program;
+}

@@ -1,0 +1,100 @@
+// The import checker on hand-written sources: each wrong-way import of each kind is caught (the holes
+// the first regex-based check had), and the allowed ones are not.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { CLOSED_LAYERS, checkImports, COMPUTED_IMPORTS, formatViolation, type ImportRules, LAYERS, PACKAGE_OWNERS } from './check-imports.ts';
+
+const rules: ImportRules = {
+  layers: LAYERS,
+  packageOwners: PACKAGE_OWNERS,
+  closedLayers: CLOSED_LAYERS,
+  dependencies: ['fastify', '@fastify/cors', '@grpc/grpc-js', '@grpc/proto-loader', 'zod', 'undici', 'commander', 'pg'],
+  computedImports: COMPUTED_IMPORTS,
+};
+
+/** Checks one file and returns its violations as `line message`. */
+function check(path: string, text: string): string[] {
+  return checkImports([{ path, text }], rules).map((v) => formatViolation(v).slice(path.length + 1));
+}
+
+function assertCaught(path: string, text: string, line: number, message: RegExp): void {
+  const found = check(path, text);
+  assert.equal(found.length, 1, `${path}: ${JSON.stringify(found)}`);
+  assert.match(found[0] as string, new RegExp(`^${line} `), found[0]);
+  assert.match(found[0] as string, message);
+}
+
+test('dynamic imports written as templates are checked by the folder their static prefix names', () => {
+  assertCaught('src/gateway/load-route.ts', 'export const load = (x: string) => import(`../http/${x}.ts`);\n', 1, /dynamic import `\.\.\/http\/\$\{x\}\.ts` goes gateway → http/);
+  assertCaught('src/serving/a.ts', '\nconst m = await import(`../gateway/route-${name}.ts`);\n', 2, /serving → gateway/);
+  assertCaught('src/gateway/b.ts', "const m = await import('../cli/' + name);\n", 1, /gateway → cli/);
+  assertCaught('src/gateway/deep/c.ts', 'await import(`../../${layer}/x.ts`);\n', 1, /computed above the layer folders/);
+  assertCaught('src/gateway/d.ts', 'await import(`${base}/x.ts`);\n', 1, /the target is computed/);
+  assertCaught('src/gateway/e.ts', 'const url = where();\nawait import(url);\n', 2, /COMPUTED_IMPORTS/);
+  // Inside its own folder a template is fine: `./` beside the importer, `../` of a nested file.
+  assert.deepEqual(check('src/gateway/f.ts', 'await import(`./providers/${x}.ts`);\n'), []);
+  assert.deepEqual(check('src/gateway/billing/g.ts', 'await import(`../cache/${x}.ts`);\n'), []);
+});
+
+test('.mjs and .js files under src/ are checked like .ts files', () => {
+  assertCaught('src/serving/backends/onnxruntime/worker-bootstrap.mjs', "import { x } from '../../../http/send-body.ts';\n", 1, /serving → http/);
+  assertCaught('src/gateway/legacy.js', "const x = require('../grpc/server.js');\n", 1, /require '\.\.\/grpc\/server\.js' goes gateway → grpc/);
+  assertCaught('src/serving/w.mjs', "const { register } = await import('fastify');\n", 1, /'fastify' belongs to http, app\.ts only, not serving/);
+  // A worker entry named by URL is code loaded from here.
+  assertCaught('src/serving/start.ts', "new Worker(new URL('../http/worker.mjs', import.meta.url));\n", 1, /url '\.\.\/http\/worker\.mjs' goes serving → http/);
+  // A data file read through a URL is no import.
+  assert.deepEqual(check('src/serving/meta.ts', "readFileSync(new URL('../../package.json', import.meta.url));\n"), []);
+});
+
+test('packages: fastify only in http/ and app.ts, @grpc/* only in grpc/, client/ and app.ts, and only dependencies', () => {
+  assertCaught('src/gateway/a.ts', "import Fastify from 'fastify';\n", 1, /'fastify' belongs to http, app\.ts only, not gateway/);
+  assertCaught('src/serving/b.ts', "import type { FastifyRequest } from 'fastify';\n", 1, /import type 'fastify'.*not serving/);
+  assertCaught('src/serving/c.ts', "type Reply = import('fastify').FastifyReply;\n", 1, /not serving/);
+  assertCaught('src/gateway/d.ts', "import cors from '@fastify/cors';\n", 1, /'@fastify\/cors' belongs to http, app\.ts only/);
+  assertCaught('src/gateway/e.ts', "import * as grpc from '@grpc/grpc-js';\n", 1, /'@grpc\/grpc-js' belongs to grpc, client, app\.ts only, not gateway/);
+  assertCaught('src/http/f.ts', "export { Server } from '@grpc/grpc-js';\n", 1, /export '@grpc\/grpc-js'.*not http/);
+  assertCaught('src/gateway/g.ts', "import { Command } from 'commander';\n", 1, /'commander' belongs to cli only/);
+  assertCaught('src/gateway/h.ts', 'const p = await import(`fastify/${x}`);\n', 1, /'fastify' belongs to http/);
+  assertCaught('src/serving/i.ts', "import pg from 'pg';\n", 1, /'pg' belongs to gateway only, not serving/);
+  assertCaught('src/gateway/j.ts', "import OpenAI from 'openai';\n", 1, /'openai' is not in package.json dependencies/);
+  assertCaught('src/core/k.ts', "import { z } from 'zod';\n", 1, /core\/ imports no package/);
+  assertCaught('src/client/l.ts', "import { z } from 'zod';\n", 1, /client\/ imports no package but undici, @grpc\/\*, protobufjs/);
+  assertCaught('src/gateway/m.ts', 'await import(`@grpc/${x}`);\n', 1, /the package is computed/);
+  // Where they belong, and Node's built-ins everywhere, with or without `node:`.
+  assert.deepEqual(check('src/http/create-app.ts', "import Fastify from 'fastify';\nimport cors from '@fastify/cors';\n"), []);
+  assert.deepEqual(check('src/app.ts', "import type { FastifyInstance } from 'fastify';\nimport type { Server } from '@grpc/grpc-js';\n"), []);
+  assert.deepEqual(check('src/grpc/create-grpc-server.ts', "import * as grpc from '@grpc/grpc-js';\nimport { loadSync } from '@grpc/proto-loader';\n"), []);
+  assert.deepEqual(check('src/client/kserve-grpc-client.ts', "import * as grpc from '@grpc/grpc-js';\nimport { loadSync } from '@grpc/proto-loader';\n"), []);
+  assert.deepEqual(check('src/core/n.ts', "import { readFileSync } from 'node:fs';\nimport { join } from 'path';\nimport { setTimeout } from 'timers/promises';\n"), []);
+});
+
+test('the layer direction, for every form of import', () => {
+  assertCaught('src/serving/a.ts', "import { ChatGateway } from '../gateway/chat-gateway.ts';\n", 1, /serving → gateway/);
+  assertCaught('src/gateway/b.ts', "import type { Backend } from '../serving/backends/backend.ts';\n", 1, /gateway → serving/);
+  assertCaught('src/gateway/c.ts', "export * from '../http/send-body.ts';\n", 1, /export .* gateway → http/);
+  assertCaught('src/gateway/d.ts', "const where = import.meta.resolve('../grpc/x.ts');\n", 1, /gateway → grpc/);
+  assertCaught('src/core/e.ts', "type C = import('../config/herd-config-schema.ts').HerdConfig;\n", 1, /core → config/);
+  assertCaught('src/client/f.ts', "import { x } from '../gateway/x.ts';\n", 1, /client → gateway/);
+  assertCaught('src/http/g.ts', "import { main } from '../cli/herd.ts';\n", 1, /http → cli/);
+  assertCaught('src/gateway/h.ts', "import { fake } from '../../test/gateway/helpers/mock-upstream.ts';\n", 1, /leaves src\//);
+  assertCaught('src/plugins/i.ts', '', 1, /unknown top-level folder src\/plugins/);
+  assert.deepEqual(check('src/http/j.ts', "import { a } from '../gateway/a.ts';\nimport { b } from '../serving/b.ts';\n"), []);
+  assert.deepEqual(check('src/cli/k.ts', "import { startHerd } from '../app.ts';\nimport { Command } from 'commander';\n"), []);
+});
+
+test('an import written inside a string or a comment is no import', () => {
+  const text = [
+    "// import { x } from '../http/x.ts';",
+    'const hint = "write import(\'../http/x.ts\') to load it";',
+    "const code = `import { y } from '../cli/y.ts'`;",
+    '/* await import(`../grpc/${x}`) */',
+    '',
+  ].join('\n');
+  assert.deepEqual(check('src/gateway/help.ts', text), []);
+});
+
+test('the deliberate computed imports are exempt only as written, in their own file', () => {
+  assert.deepEqual(check('src/serving/backends/js/load-js-model.ts', 'await import(url);\n'), []);
+  assertCaught('src/serving/backends/js/load-js-model.ts', 'await import(other);\n', 1, /the target is computed/);
+  assertCaught('src/serving/backends/js/other.ts', 'await import(url);\n', 1, /the target is computed/);
+});
