@@ -8,7 +8,9 @@ import type { Ledger } from './gateway/billing/ledger.ts';
 import { openLedger } from './gateway/billing/open-ledger.ts';
 import { createResponseCache } from './gateway/cache/create-response-cache.ts';
 import type { ResponseCache } from './gateway/cache/response-cache.ts';
+import type { ChatPort } from './core/chat-port.ts';
 import { ChatGateway } from './gateway/chat-gateway.ts';
+import { createServingChatPort } from './gateway/serving-chat-port.ts';
 import { createChatService, type ChatService } from './gateway/chat-service.ts';
 import { createGatewayAuth, type GatewayAuth } from './gateway/keys/create-gateway-auth.ts';
 import { createGatewayLimits, type GatewayLimits } from './gateway/limits/create-gateway-limits.ts';
@@ -23,6 +25,7 @@ import { registerGatewayRequestMetrics, registerGatewayStateMetrics } from './me
 import { registerInferenceMetrics } from './metrics/inference-metrics.ts';
 import type { BackendFactory } from './serving/backends/backend.ts';
 import { jsBackend } from './serving/backends/js/js-backend.ts';
+import { createLlmBackend } from './serving/backends/llm/llm-backend.ts';
 import { createLazyBackend } from './serving/backends/lazy-backend.ts';
 import type { BlsInference } from './serving/backends/python/python-bls-bridge.ts';
 import { parsePythonBackendSettings } from './serving/backends/python/python-backend-options.ts';
@@ -62,6 +65,8 @@ export interface BackendOptions {
   log?: (line: string) => void;
   /** The serving side's inference, for Python models' BLS calls; asked for when a model loads. */
   inference?: () => BlsInference | undefined;
+  /** Read per llm call: the gateway starts after the repository has loaded its models. */
+  chatPort?: () => ChatPort | undefined;
 }
 
 export function createBackends(options: BackendOptions = {}): ReadonlyMap<string, BackendFactory> {
@@ -73,6 +78,7 @@ export function createBackends(options: BackendOptions = {}): ReadonlyMap<string
     ['python', createLazyBackend('python', async () => (await import('./serving/backends/python/python-backend.ts')).createPythonBackend({
       settings: pythonSettings, log, inference: options.inference,
     }))],
+    ['llm', createLlmBackend(options.chatPort ?? (() => undefined))],
   ]);
 }
 
@@ -82,15 +88,18 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   const responseCache = await createInferenceResponseCache({ config: config.serving.cache, env: options.env ?? process.env, log });
   // Python models call back into inference (BLS); the service exists once the repository does.
   let inference: InferenceService | undefined;
-  const repository = new ModelRepositoryManager({
+  let chatPort: ChatPort | undefined;
+  const repository: ModelRepositoryManager = new ModelRepositoryManager({
     hasResponseCache: responseCache !== undefined,
     repositories: config.serving.model_repository,
     controlMode: config.serving.model_control_mode,
-    backends: createBackends({ backendConfig: config.serving.backend_config, log, inference: () => inference }),
+    backends: createBackends({ backendConfig: config.serving.backend_config, log, inference: () => inference, chatPort: () => chatPort }),
     rateLimiter: config.serving.rate_limit === 'execution_count'
       ? new RateLimiter(new Map(Object.entries(config.serving.rate_limit_resources)))
       : undefined,
     onLoaded: (model, seconds) => loadSeconds.set(model, seconds),
+    // Ensemble steps take the same inference path as a client's request (called only once loading starts).
+    runEnsembleStep: (call) => (inference as InferenceService).infer(call),
     onWarning: (message) => options.log?.(`warning: ${message}`),
   });
   inference = new InferenceService(repository, responseCache);
@@ -104,7 +113,11 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
 
   const registry = createMetricsRegistry();
   // The gateway exists when herd.yaml names models: a serving-only deployment opens no key store.
-  const gateway = Object.keys(config.models).length > 0 ? await startGateway(config, options.env ?? process.env, log, registry) : undefined;
+  const env = options.env ?? process.env;
+  const gateway = Object.keys(config.models).length > 0 ? await startGateway(config, env, log, registry) : undefined;
+  if (gateway) {
+    chatPort = createServingChatPort({ flow: gateway.flow, authenticator: gateway.auth.authenticator, billing: gateway.billing, identity: config.serving.identity, env });
+  }
 
   let closing = false;
   const sharedMemory = new SystemSharedMemoryRegistry();
@@ -203,6 +216,7 @@ interface RunningGateway {
   auth: GatewayAuth;
   /** Undefined with `billing.ledger: off`. */
   ledger: Ledger | undefined;
+  billing: BillingService | undefined;
   close(): Promise<void>;
 }
 
@@ -235,7 +249,7 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
       breakers: () => chat.health().breakers,
     });
     return {
-      chat, flow, auth, ledger,
+      chat, flow, auth, ledger, billing,
       async close() {
         await chat.close();
         await opened.cache.close();

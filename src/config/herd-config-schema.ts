@@ -40,6 +40,7 @@ export const servingSchema = z.strictObject({
   rate_limit_resources: z.record(z.string(), z.number().int().positive()).default({}).describe('pool sizes for rate_limit execution_count; resources not listed size themselves from the models'),
   cache: servingCacheSchema.optional().describe("Triton's --cache-config: the server-wide response cache of models with response_cache enabled"),
   backend_config: z.record(z.string(), z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String))).default({}).describe("Triton's --backend-config=<backend>,<key>=<value>: per backend, its settings (e.g. python: { python-executable: /usr/bin/python3 })"),
+  identity: z.string().min(1).default('triton-serving').describe('the principal llm models call the gateway as when their config names no gateway key (the ledger key_name)'),
 });
 
 export const herdConfigSchema = z.strictObject({

@@ -10,7 +10,7 @@ import { computeCacheKey } from './cache/compute-cache-key.ts';
 import { convertCachedToResponse, createCacheHitMeta, createCachedStream } from './cache/replay-cached-answer.ts';
 import type { ResponseCache } from './cache/response-cache.ts';
 import { tapStreamForCache } from './cache/tap-stream-for-cache.ts';
-import type { ChatCompletion, ChatMeta, ChatService, ChatStream } from './chat-service.ts';
+import type { ChatCompletion, ChatMeta, ChatService, ChatStream, CompletionMeta } from './chat-service.ts';
 import type { ChatRequest, ChatResponse, Usage } from './chat-types.ts';
 import {
   estimateErrorStatus, mapStatusToClass, NO_PROVIDER, UNKNOWN_MODEL,
@@ -42,12 +42,14 @@ export interface GatewayCaller {
   headers: RequestHeaders;
   /** Aborts when the client goes away. */
   signal: AbortLink;
+  /** Set by a serving-side caller (an llm model): the ledger row names it. */
+  origin?: string;
 }
 
 export type { CacheOutcome };
 
 export type GatewayAnswer =
-  | { kind: 'completion'; response: ChatResponse; meta: ChatMeta; cache: CacheOutcome }
+  | { kind: 'completion'; response: ChatResponse; meta: CompletionMeta; cache: CacheOutcome }
   | { kind: 'stream'; stream: ChatStream; cache: CacheOutcome };
 
 const usedTokens = (u: Usage) => u.promptTokens + u.completionTokens;
@@ -92,7 +94,7 @@ export class ChatGateway {
     const reserving = billing !== undefined && hasBudget;
     const promptTokens = reserving || caller.key.tpm !== undefined ? await prompt.exact() : 0;
     const ticket: KeyLimitTicket | undefined = keyLimits ? await keyLimits.reserve(caller.key, estimateTokenReservation(promptTokens, request)) : undefined;
-    const base = { requestId, key: { id: caller.key.id, name: caller.key.name }, requestedModel: request.model, priority, startedAt, reserved: reserving };
+    const base = { requestId, key: { id: caller.key.id, name: caller.key.name }, origin: caller.origin, requestedModel: request.model, priority, startedAt, reserved: reserving };
 
     try {
       const policy = this.cachePolicy(request, caller.headers);

@@ -8,7 +8,9 @@ import { HerdError } from '../core/errors.ts';
 import { COMPRESS_MIN_BYTES, compressBody, parseAcceptEncoding } from './accept-encoding.ts';
 import { decodeContentEncoding } from './decode-request-body.ts';
 import { createFastChatHandler } from './fast-chat-path.ts';
+import { createFastGenerateHandler } from './fast-generate-path.ts';
 import { createFastInferHandler } from './fast-infer-path.ts';
+import { registerGenerateRoutes } from './kserve-generate-routes.ts';
 import { registerKserveRoutes, type KserveDeps } from './kserve-routes.ts';
 import { createKserveErrorAnswer, mapErrorToKserve, type KserveErrorAnswer } from './map-kserve-error.ts';
 import { registerAdminRoutes, type AdminDeps } from './admin-routes.ts';
@@ -30,6 +32,7 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   let closing = false;
   const isClosing = () => closing;
   const fastInfer = createFastInferHandler({ inference: deps.inference, sharedMemory: deps.sharedMemory, maxInputSize: options.maxInputSize, isClosing, log: options.log });
+  const fastGenerate = createFastGenerateHandler({ inference: deps.inference, maxInputSize: options.maxInputSize, isClosing, log: options.log });
   const gateway = options.gateway;
   const fastChat = gateway
     ? createFastChatHandler({ gateway: gateway.gateway, authenticator: gateway.authenticator, log: gateway.log, isClosing, maxInputSize: options.maxInputSize })
@@ -37,7 +40,7 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   const app = Fastify({
     logger: false, bodyLimit: options.maxInputSize, return503OnClosing: true, forceCloseConnections: 'idle', clientErrorHandler: handleClientError,
     serverFactory: (handler) => createServer((req, res) => {
-      if (!fastInfer(req, res) && !fastChat(req, res)) handler(req, res);
+      if (!fastInfer(req, res) && !fastChat(req, res) && !fastGenerate(req, res)) handler(req, res);
     }),
   });
   const routes: { pattern: RegExp; methods: string[] }[] = [];
@@ -114,6 +117,7 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
 
   registerKserveRoutes(app, deps, allow);
   registerSharedMemoryRoutes(app, deps.sharedMemory, allow);
+  registerGenerateRoutes(app, { inference: deps.inference, maxInputSize: options.maxInputSize }, allow);
   if (gateway) registerOpenAIRoutes(app, gateway, allow, isClosing);
   if (options.admin) registerAdminRoutes(app, options.admin, allow);
   return app;

@@ -3,7 +3,7 @@
 // (several responses per request) answer through streamInfer.
 import { HerdError, toHerdError } from '../core/errors.ts';
 import type { Parameters, Tensor } from '../core/tensor.ts';
-import type { InferenceRequest, InferenceResult, ResponseSender } from './backends/backend.ts';
+import type { ComputeDurations, InferenceRequest, InferenceResult, ResponseSender } from './backends/backend.ts';
 import { classifyTensor } from './classification.ts';
 import { ResponseStream, type InferStreamEvent } from './response-stream.ts';
 import { createSequenceControls } from './scheduler/sequence-controls.ts';
@@ -39,6 +39,8 @@ export interface InferAnswer {
   id: string;
   outputs: Tensor[];
   parameters?: Parameters;
+  /** The compute time of the execution that answered (an ensemble sums its steps'), for ensemble statistics. */
+  compute?: ComputeDurations;
 }
 
 /** Shared by every request that asks for all outputs (most do): nothing downstream mutates it. */
@@ -60,7 +62,7 @@ export class InferenceService {
     if (this.cache && model.config.response_cache?.enable) return this.inferThroughCache(model, call, outputNames, this.cache);
     const result = await this.schedule(model, call, outputNames, undefined);
     if (!result.ok) throw result.error;
-    return answer(model, call, result.outputs, result.parameters);
+    return answer(model, call, result.outputs, result.parameters, result.compute);
   }
 
   /**
@@ -80,7 +82,7 @@ export class InferenceService {
       yield { error: toHerdError(err), final: true };
       return;
     }
-    const stream = new ResponseStream<InferAnswer>((result) => answer(model, call, result.outputs, result.parameters), signal);
+    const stream = new ResponseStream<InferAnswer>((result) => answer(model, call, result.outputs, result.parameters, result.compute), signal);
     // Refusals before execution (validation, a full queue, a timeout) come back here, not through the sender.
     let submitted: Promise<InferenceResult>;
     try {
@@ -135,7 +137,7 @@ export class InferenceService {
     const insertStart = process.hrtime.bigint();
     await cache.insert(key, convertResponseToCacheEntry({ outputs: result.outputs, ...(result.parameters ? { parameters: result.parameters } : {}) }));
     model.stats.recordCacheMiss(Number(lookupEnd - start) + Number(process.hrtime.bigint() - insertStart));
-    return answer(model, call, result.outputs, result.parameters);
+    return answer(model, call, result.outputs, result.parameters, result.compute);
   }
 
   /**
@@ -198,13 +200,14 @@ function decodeEntry(entry: Buffer): CachedResponse | undefined {
   }
 }
 
-function answer(model: LoadedModel, call: InferCall, outputs: Tensor[], parameters: Parameters | undefined): InferAnswer {
+function answer(model: LoadedModel, call: InferCall, outputs: Tensor[], parameters: Parameters | undefined, compute?: ComputeDurations): InferAnswer {
   return {
     modelName: model.name,
     modelVersion: model.version,
     id: call.id,
     outputs: shapeOutputs(model, outputs, call.outputs),
     ...(parameters ? { parameters } : {}),
+    ...(compute ? { compute } : {}),
   };
 }
 

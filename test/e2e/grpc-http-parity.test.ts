@@ -42,6 +42,7 @@ test('every ready model answers the same over HTTP and gRPC', async () => {
   const models = (await grpc.repositoryIndex(true)).map((m) => m.name);
   assert.ok(models.length >= 8, models.join(', '));
   let sequenceId = 5000;
+  let answered = 0;
   for (const model of models) {
     const meta = await grpc.modelMetadata(model);
     const config = await grpc.modelConfig(model);
@@ -51,9 +52,15 @@ test('every ready model answers the same over HTTP and gRPC', async () => {
     // Sequence models get a one-request sequence, with the same id on both transports (CORRID may be echoed).
     const parameters: Parameters = sequence ? { sequence_id: ++sequenceId, sequence_start: true, sequence_end: true } : {};
     const encode = (r: { outputs: Tensor[] }) => r.outputs.map((o) => [o.name, o.datatype, o.shape, Buffer.from(convertTensorDataToBinary(o)).toString('hex')]);
-    const overHttp = encode(await http.infer(model, inputs, { parameters }));
-    const overGrpc = encode(await grpc.infer(model, inputs, { parameters }));
+    // A model that refuses these inputs (an llm model with no gateway, its ensemble) refuses them alike.
+    const settle = async (p: Promise<{ outputs: Tensor[] }>) => p.then((r) => ({ outputs: encode(r) }), (err: Error) => ({ error: err.message }));
+    const overHttp = await settle(http.infer(model, inputs, { parameters }));
+    const overGrpc = await settle(grpc.infer(model, inputs, { parameters }));
     assert.deepEqual(overGrpc, overHttp, model);
-    assert.ok(overGrpc.length > 0, `${model} answered outputs`);
+    if ('outputs' in overGrpc) {
+      answered += 1;
+      assert.ok(overGrpc.outputs.length > 0, `${model} answered outputs`);
+    }
   }
+  assert.ok(answered >= 8, `${answered} models answered`);
 });

@@ -37,6 +37,8 @@ export interface EstimateInput {
 export interface FinishBase {
   requestId: string;
   key: { id: string; name?: string | undefined };
+  /** Who called besides the key (a serving-side llm model), for the ledger's origin column. */
+  origin?: string | undefined;
   /** The `model` the client sent. */
   requestedModel: string;
   priority?: string | undefined;
@@ -122,7 +124,7 @@ export class BillingService {
     const finishedAt = this.now();
     const answer = this.describeAnswer(input);
     const { request, attempts } = createLedgerRecords({
-      requestId: input.requestId, keyId: input.key.id, keyName: input.key.name, requestedModel: input.requestedModel,
+      requestId: input.requestId, keyId: input.key.id, keyName: input.key.name, origin: input.origin, requestedModel: input.requestedModel,
       priority: input.priority, startedAt: input.startedAt, finishedAt, latencyMs: input.latencyMs,
       ttftMs: input.outcome === 'stream' ? input.ttftMs ?? sumAttemptTime(input.meta) : undefined, httpStatus: input.httpStatus,
     }, answer, this.currency);

@@ -10,6 +10,7 @@ export interface RequestFacts {
   requestId: string;
   keyId: string;
   keyName: string | undefined;
+  origin?: string | undefined;
   requestedModel: string;
   priority: string | undefined;
   /** Epoch ms when Herd received the request. */
@@ -54,7 +55,7 @@ export function createLedgerRecords(request: RequestFacts, answer: AnswerFacts, 
   const cost = answer.cacheHit ? undefined : answer.cost;
   const tokens = convertUsageToColumns(answer.usage);
   const record: RequestRecord = {
-    requestId: request.requestId, keyId: request.keyId, keyName: request.keyName, requestedModel: request.requestedModel,
+    requestId: request.requestId, keyId: request.keyId, keyName: request.keyName, origin: request.origin, requestedModel: request.requestedModel,
     model: answer.model, provider: answer.provider, upstreamModel: answer.upstreamModel,
     ...tokens, ...costColumns(cost, currency),
     status: answer.status, httpStatus: request.httpStatus, cacheHit: answer.cacheHit, savedMicros: answer.savedMicros,

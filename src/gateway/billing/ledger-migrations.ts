@@ -94,4 +94,13 @@ export const ledgerMigrations: readonly SqliteMigration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'requests: origin',
+    sql: `
+      -- Who made a request besides its key: NULL for a client of /v1; 'triton:<model>/<version>' for an
+      -- llm model of the serving side (a Triton request, or an ensemble step).
+      ALTER TABLE ledger_requests ADD COLUMN origin TEXT;
+    `,
+  },
 ];

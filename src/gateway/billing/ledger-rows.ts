@@ -10,7 +10,7 @@ export const REQUEST_COLUMNS = [
   'request_id', 'key_id', 'key_name', 'model_requested', 'model', 'provider', 'upstream_model',
   'prompt_tokens', 'cached_prompt_tokens', 'cache_write_tokens', 'completion_tokens', 'reasoning_tokens', 'estimated',
   'currency', 'cost_micros', 'usd_micros', 'list_usd_micros', 'cache_hit', 'saved_micros', 'status', 'http_status',
-  'priority', 'attempts', 'latency_ms', 'ttft_ms', 'price_source', 'price_effective_at', 'started_at', 'finished_at',
+  'priority', 'attempts', 'latency_ms', 'ttft_ms', 'price_source', 'price_effective_at', 'started_at', 'finished_at', 'origin',
 ] as const;
 
 export const ATTEMPT_COLUMNS = [
@@ -35,6 +35,7 @@ export function convertRequestToValues(r: RequestRecord): DbValue[] {
     r.currency, r.costMicros, r.usdMicros, r.listUsdMicros, flag(r.cacheHit), r.savedMicros, r.status, orNull(r.httpStatus),
     orNull(r.priority), r.attempts, r.latencyMs, orNull(r.ttftMs),
     orNull(r.priceSource), r.priceEffectiveAt === undefined ? null : ms(r.priceEffectiveAt), ms(r.startedAt), ms(r.finishedAt),
+    orNull(r.origin),
   ];
 }
 

@@ -20,7 +20,8 @@ export interface ConfigSource {
 
 export interface ResolvedModel {
   config: ModelConfig;
-  factory: BackendFactory;
+  /** Undefined for an ensemble: the ensemble scheduler runs it, no backend. */
+  factory: BackendFactory | undefined;
 }
 
 export async function loadModelConfig(source: ConfigSource, backends: ReadonlyMap<string, BackendFactory>): Promise<ResolvedModel> {
@@ -30,8 +31,8 @@ export async function loadModelConfig(source: ConfigSource, backends: ReadonlyMa
   const entries = versionPath === undefined ? [] : readdirSync(versionPath);
   const options: ParseModelConfigOptions = { versionDirectoryEntries: entries, validateIO: false, modelExists: source.modelExists, refuseUnhonoured: true };
   const config = readConfig(source, entries, options);
-  const factory = resolveBackend(config, source, backends);
-  const completed = factory.autoCompleteConfig && versionPath !== undefined
+  const factory = config.platform === 'ensemble' ? undefined : resolveBackend(config, source, backends);
+  const completed = factory?.autoCompleteConfig && versionPath !== undefined
     ? await factory.autoCompleteConfig(config, source.modelPath, versionPath)
     : config;
   // As Triton's UpdateModelConfig: what auto-complete filled (max_batch_size...) gets its defaults too.

@@ -1,12 +1,15 @@
 // The repository manager: which models exist, which versions are loaded, and Triton's control modes
 // (none: load everything once; poll: rescan and reload what changed; explicit: only the load API).
 // A model that fails keeps its reason and every other model keeps serving.
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HerdError, toHerdError } from '../../core/errors.ts';
 import type { BackendFactory } from '../backends/backend.ts';
 import { readModelLabels } from '../classification.ts';
+import { EnsembleScheduler, type EnsembleStepRunner } from '../ensemble/ensemble-scheduler.ts';
+import { validateEnsembleSteps } from '../ensemble/validate-ensemble-steps.ts';
 import { createModelScheduler } from '../scheduler/create-model-scheduler.ts';
-import type { ModelScheduler, SchedulerInstance } from '../scheduler/model-scheduler.ts';
+import type { Scheduler, SchedulerInstance } from '../scheduler/model-scheduler.ts';
 import type { RateLimiter } from '../scheduler/rate-limiter.ts';
 import { ModelStats } from '../stats.ts';
 import { runModelWarmup } from '../warmup/run-model-warmup.ts';
@@ -15,6 +18,7 @@ import { loadModelConfig } from './load-model-config.ts';
 import type { ModelConfig } from './model-config.ts';
 import { listModelConfigWarnings } from './validate-model-config.ts';
 import { fingerprintModelFolder } from './model-fingerprint.ts';
+import { locateConfigField } from './parse-model-config.ts';
 import { listVersionFolders, selectVersions } from './model-versions.ts';
 import { scanRepositories, validateRepositoryPaths, type ModelLocation } from './scan-repositories.ts';
 
@@ -26,7 +30,7 @@ export interface LoadedModel {
   name: string;
   version: number;
   config: ModelConfig;
-  scheduler: ModelScheduler;
+  scheduler: Scheduler;
   stats: ModelStats;
   /** Output name -> labels from its label_filename. */
   labels: ReadonlyMap<string, readonly string[]>;
@@ -60,12 +64,26 @@ export interface RepositoryManagerOptions {
   onWarning?: (message: string) => void;
   /** Whether the server has a response cache (--cache-config); without one response_cache caches nothing. */
   hasResponseCache?: boolean;
+  /** The serving side's inference path, which ensembles run their steps through; without it ensembles fail to load. */
+  runEnsembleStep?: EnsembleStepRunner;
+}
+
+/**
+ * One round of loads (start, a poll, a load call): ensembles load their step models first, as Triton's
+ * dependency graph orders them; `stack` is the chain of ensembles being loaded, to catch cycles.
+ */
+interface LoadPass {
+  scan: ReadonlyMap<string, ModelLocation>;
+  /** Models already loaded (or attempted) in this round, or that the round leaves as they are. */
+  done: Set<string>;
+  stack: string[];
 }
 
 export class ModelRepositoryManager {
   private readonly models = new Map<string, ModelRecord>();
   private serial: Promise<unknown> = Promise.resolve();
   private pollTimer: NodeJS.Timeout | undefined;
+  private pass: LoadPass | undefined;
   /** Repository-level problems seen by the last scan. */
   repositoryErrors: string[] = [];
 
@@ -83,13 +101,18 @@ export class ModelRepositoryManager {
       const names = this.options.controlMode === 'explicit'
         ? (loadModels.includes('*') ? [...scan.keys()] : [...loadModels])
         : [...scan.keys()];
-      for (const name of names) {
-        const location = scan.get(name);
-        if (!location) {
-          this.models.set(name, { location: { name, path: '' }, state: 'UNAVAILABLE', reason: `failed to load '${name}': model not found in any model repository`, versions: new Map(), fingerprint: '' });
-          continue;
+      this.pass = { scan, done: new Set(), stack: [] };
+      try {
+        for (const name of names) {
+          const location = scan.get(name);
+          if (!location) {
+            this.models.set(name, { location: { name, path: '' }, state: 'UNAVAILABLE', reason: `failed to load '${name}': model not found in any model repository`, versions: new Map(), fingerprint: '' });
+            continue;
+          }
+          await this.loadInPass(location, undefined);
         }
-        await this.loadRecord(location, undefined);
+      } finally {
+        this.pass = undefined;
       }
     });
   }
@@ -110,9 +133,12 @@ export class ModelRepositoryManager {
         await this.unloadRecord(name, record, 'model was removed from the repository');
         this.models.delete(name);
       }
-      for (const location of scan.values()) {
-        const record = this.models.get(location.name);
-        if (!record || record.fingerprint !== fingerprintModelFolder(location.path)) await this.loadRecord(location, undefined);
+      const unchanged = [...scan.values()].filter((l) => this.models.get(l.name)?.fingerprint === fingerprintModelFolder(l.path));
+      this.pass = { scan, done: new Set(unchanged.map((l) => l.name)), stack: [] };
+      try {
+        for (const location of scan.values()) await this.loadInPass(location, undefined);
+      } finally {
+        this.pass = undefined;
       }
     });
   }
@@ -121,9 +147,19 @@ export class ModelRepositoryManager {
   load(name: string, overrideJson?: string): Promise<void> {
     this.requireControl();
     return this.exclusive(async () => {
-      const location = this.rescan().get(name);
+      const scan = this.rescan();
+      const location = scan.get(name);
       if (!location) throw new HerdError('INVALID_ARG', `failed to load '${name}', failed to poll from model repository`);
-      const error = await this.loadRecord(location, overrideJson, true);
+      // An ensemble's step models load with it unless they are serving already.
+      const ready = [...this.models.entries()].filter(([n, r]) => n !== name && r.state === 'READY').map(([n]) => n);
+      this.pass = { scan, done: new Set(ready), stack: [name] };
+      let error: HerdError | undefined;
+      try {
+        this.pass.done.add(name);
+        error = await this.loadRecord(location, overrideJson, true);
+      } finally {
+        this.pass = undefined;
+      }
       // Whatever failed, the load request is answered INVALID_ARG, as Triton's LoadUnloadModels does.
       if (error) throw new HerdError('INVALID_ARG', error.message.startsWith('failed to load') ? error.message : `failed to load '${name}': ${error.message}`, { cause: error });
     });
@@ -275,6 +311,21 @@ export class ModelRepositoryManager {
     return undefined;
   }
 
+  /** loadRecord once per pass, with the model on the pass's stack while it loads. */
+  private async loadInPass(location: ModelLocation, overrideJson: string | undefined): Promise<void> {
+    const pass = this.pass;
+    if (pass) {
+      if (pass.done.has(location.name)) return;
+      pass.done.add(location.name);
+      pass.stack.push(location.name);
+    }
+    try {
+      await this.loadRecord(location, overrideJson);
+    } finally {
+      pass?.stack.pop();
+    }
+  }
+
   private async loadVersions(location: ModelLocation, overrideJson: string | undefined): Promise<Map<number, LoadedModel>> {
     const { config, factory } = await loadModelConfig({ modelName: location.name, modelPath: location.path, overrideJson }, this.options.backends);
     for (const warning of listModelConfigWarnings(config)) this.options.onWarning?.(warning);
@@ -285,6 +336,7 @@ export class ModelRepositoryManager {
     if (versions.length === 0) {
       throw new HerdError('INVALID_ARG', `at least one version must be available under the version policy of model '${location.name}'`);
     }
+    if (!factory) return this.loadEnsemble(location, config, versions, overrideJson !== undefined);
     const labels = readModelLabels(config, location.path);
     const loaded = new Map<number, LoadedModel>();
     try {
@@ -292,6 +344,49 @@ export class ModelRepositoryManager {
     } catch (err) {
       await Promise.allSettled([...loaded.values()].map((m) => m.scheduler.close()));
       throw err;
+    }
+    return loaded;
+  }
+
+  /** Loads the step models first (Triton's dependency graph), checks the steps against them, then one scheduler per version. */
+  private async loadEnsemble(location: ModelLocation, config: ModelConfig, versions: number[], overridden: boolean): Promise<Map<number, LoadedModel>> {
+    const name = config.name;
+    const runStep = this.options.runEnsembleStep;
+    if (!runStep) throw new HerdError('UNSUPPORTED', `ensemble '${name}' cannot be loaded: this server has no inference path for its steps`);
+    const steps = config.ensemble_scheduling?.step ?? [];
+    const missing = [...new Set(steps.map((s) => s.model_name))].filter((m) => !this.pass?.scan.has(m) && !this.models.has(m));
+    if (missing.length > 0) throw new HerdError('INVALID_ARG', `ensemble ${name} contains models that are not available or ambiguous: ${missing.join(', ')}`);
+    for (const step of steps) {
+      const pass = this.pass;
+      if (pass?.stack.includes(step.model_name)) {
+        throw new HerdError('INVALID_ARG', `circular dependency between ensembles: ${step.model_name} -> ... -> ${name} -> ${step.model_name}`);
+      }
+      const dependency = pass?.scan.get(step.model_name);
+      if (pass && dependency) await this.loadInPass(dependency, undefined);
+    }
+    const stepConfigs = steps.map((step) => {
+      const record = this.models.get(step.model_name);
+      if (!record || record.versions.size === 0) {
+        const cause = record?.reason ? ` Model '${step.model_name}' loading failed with error: ${record.reason}` : '';
+        throw new HerdError('INVALID_ARG', `ensemble '${name}' depends on '${step.model_name}' which has no loaded version.${cause}`);
+      }
+      if (step.model_version >= 0 && !record.versions.has(step.model_version)) {
+        throw new HerdError('INVALID_ARG', `ensemble '${name}' depends on '${step.model_name}' whose required version ${step.model_version} is not loaded.`);
+      }
+      return this.get(step.model_name, step.model_version >= 0 ? step.model_version : undefined).config;
+    });
+    try {
+      validateEnsembleSteps(config, (i) => stepConfigs[i] as ModelConfig);
+    } catch (err) {
+      const error = toHerdError(err);
+      const file = join(location.path, 'config.pbtxt');
+      const where = !overridden && error.param && existsSync(file) ? locateConfigField(readFileSync(file, 'utf8'), file, error.param) : file;
+      throw new HerdError(error.code, `${where}: ${error.message}`, { param: error.param, cause: error });
+    }
+    const loaded = new Map<number, LoadedModel>();
+    for (const version of versions) {
+      const stats = new ModelStats(name, version);
+      loaded.set(version, { name, version, config, scheduler: new EnsembleScheduler({ config, stats, runStep, stepBatches: stepConfigs.map((c) => c.max_batch_size > 0) }), stats, labels: readModelLabels(config, location.path) });
     }
     return loaded;
   }

@@ -72,6 +72,19 @@ function completeModelConfig(message: MessageValue, expectedName: string | undef
   return config;
 }
 
+/**
+ * `file:line:column` of a field path in config.pbtxt text (its nearest written ancestor), or just `file`:
+ * for problems found after parsing, such as an ensemble step that does not fit its model.
+ */
+export function locateConfigField(text: string, file: string, path: string): string {
+  try {
+    const at = findLocation(path, parseTextFormat(text, ModelConfigSchema, file).locations);
+    return at ? `${file}:${at.line}:${at.column}` : file;
+  } catch {
+    return file;
+  }
+}
+
 /** Location of `path` or, when it was not written (a default), of its nearest written ancestor. */
 function findLocation(path: string, locations: ReadonlyMap<string, SourceLocation>): SourceLocation | undefined {
   for (let p = path; p; p = p.replace(/(\[(\d+|"(?:[^"\\]|\\.)*")\]|\.?[A-Za-z0-9_]+)$/, '')) {

@@ -4,7 +4,7 @@
 // including during shutdown, which first drains the queue.
 import { systemClock, type Clock, type Timer } from '../../core/clock.ts';
 import { HerdError, toHerdError } from '../../core/errors.ts';
-import type { Backend, ExecutionMarks, InferenceRequest, InferenceResult } from '../backends/backend.ts';
+import type { Backend, ComputeDurations, ExecutionMarks, InferenceRequest, InferenceResult } from '../backends/backend.ts';
 import type { ModelQueuePolicy } from '../repository/model-config.ts';
 import type { FailureReason, ModelStats } from '../stats.ts';
 import { formDynamicBatch, type BatchPolicy } from './form-dynamic-batch.ts';
@@ -49,7 +49,17 @@ const MS_TO_NS = 1e6;
 /** What a decoupled request's submit() resolves with once executeDecoupled returned: its responses went through its sender. */
 const DECOUPLED_EXECUTED: InferenceResult = Object.freeze({ ok: true, outputs: [] });
 
-export class ModelScheduler {
+/** What the repository and the inference path need of any model's scheduler (batching or ensemble). */
+export interface Scheduler {
+  /** Resolves with exactly one result; never rejects. */
+  submit(request: InferenceRequest): Promise<InferenceResult>;
+  /** The refusal a new request would get right now, recorded as a failure; undefined when it may be accepted. */
+  refuseIfFull(): HerdError | undefined;
+  /** Refuses new work, answers what was accepted, then unloads. */
+  close(): Promise<void>;
+}
+
+export class ModelScheduler implements Scheduler {
   private readonly queue: RequestQueue;
   private readonly idle: SchedulerInstance[];
   private readonly clock: Clock;
@@ -251,11 +261,11 @@ export class ModelScheduler {
     const hrEnd = process.hrtime.bigint();
     const end = this.clock.now();
     release?.();
-    this.record(items, results, { start, end, hrStart, hrEnd, marks });
-    return results;
+    const compute = this.record(items, results, { start, end, hrStart, hrEnd, marks });
+    return results.map((result) => (result.ok ? { ...result, compute } : result));
   }
 
-  private record(items: QueuedRequest[], results: InferenceResult[], t: { start: number; end: number; hrStart: bigint; hrEnd: bigint; marks: ExecutionMarks }): void {
+  private record(items: QueuedRequest[], results: InferenceResult[], t: { start: number; end: number; hrStart: bigint; hrEnd: bigint; marks: ExecutionMarks }): ComputeDurations {
     const stats = this.options.stats;
     const inputEnd = t.marks.inputEnd ?? t.hrStart;
     const inferEnd = t.marks.inferEnd ?? t.hrEnd;
@@ -273,6 +283,7 @@ export class ModelScheduler {
         stats.recordFailure(totalNs, wall, 'BACKEND');
       }
     });
+    return { inputNs: computeInputNs, inferNs: computeInferNs, outputNs: computeOutputNs };
   }
 
   /**

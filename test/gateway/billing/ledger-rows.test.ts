@@ -28,7 +28,7 @@ describe('ledger rows', () => {
       upstream_model: 'gpt-4.1-2025-04-14', prompt_tokens: 101, cached_prompt_tokens: 102, cache_write_tokens: 103, completion_tokens: 104,
       reasoning_tokens: 105, estimated: 1, currency: 'CNY', cost_micros: 201, usd_micros: 202, list_usd_micros: 203, cache_hit: 0,
       saved_micros: 204, status: 'ok', http_status: 200, priority: 'high', attempts: 2, latency_ms: 12.5, ttft_ms: 3.25,
-      price_source: 'herd.yaml', price_effective_at: 1_764_460_800_000, started_at: 1_764_460_801_001, finished_at: 1_764_460_802_000,
+      price_source: 'herd.yaml', price_effective_at: 1_764_460_800_000, started_at: 1_764_460_801_001, finished_at: 1_764_460_802_000, origin: null,
     });
   });
 

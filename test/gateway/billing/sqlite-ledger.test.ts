@@ -26,7 +26,7 @@ test('the ledger shares herd.db with the key store: WAL, one schema_migrations t
     const db = new Database(file, { readonly: true });
     assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
     assert.deepEqual(db.prepare('SELECT scope, MAX(version) AS version FROM schema_migrations GROUP BY scope ORDER BY scope').all().map((r) => (r as { scope: string }).scope), ['keys', 'ledger']);
-    assert.deepEqual(db.prepare("SELECT version, name FROM schema_migrations WHERE scope = 'ledger'").all(), [{ version: 1, name: 'requests, attempts, reservations, spend' }]);
+    assert.deepEqual(db.prepare("SELECT version, name FROM schema_migrations WHERE scope = 'ledger'").all(), [{ version: 1, name: 'requests, attempts, reservations, spend' }, { version: 2, name: 'requests: origin' }]);
     db.close();
   } finally {
     await ledger.close();

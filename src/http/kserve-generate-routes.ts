@@ -1,0 +1,135 @@
+// Triton's generate extension: POST /v2/models/{m}[/versions/{v}]/generate and /generate_stream.
+// Thin: the body is converted by core/codecs/kserve-generate.ts, run by the serving side, and each
+// response written back as one JSON object (generate) or one `data:` event (generate_stream, SSE).
+import type { ServerResponse } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createGenerateResponse, parseGenerateRequest, type GenerateInputSpec } from '../core/codecs/kserve-generate.ts';
+import { isDataType } from '../core/datatype.ts';
+import { HerdError, toHerdError } from '../core/errors.ts';
+import type { InferAnswer, InferCall, InferenceService, InferStreamEvent } from '../serving/inference-service.ts';
+import { createModelMetadata } from '../serving/model-metadata.ts';
+import type { ModelConfig } from '../serving/repository/model-config.ts';
+import { parseVersion } from './kserve-infer-exchange.ts';
+import { mapErrorCodeToKserveStatus } from './map-kserve-error.ts';
+
+export interface GenerateDeps {
+  inference: InferenceService;
+  maxInputSize: number;
+}
+
+type ModelParams = { model: string; version?: string };
+
+export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps, allow: (url: string, methods: string[]) => void): void {
+  const route = (streaming: boolean) => async (req: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply) => {
+    const call = decodeGenerateCall(deps, req.params, req.body);
+    reply.hijack();
+    await answerGenerateCall(deps, call, streaming, reply.raw);
+  };
+  for (const [suffix, streaming] of [['generate', false], ['generate_stream', true]] as const) {
+    for (const url of [`/v2/models/:model/${suffix}`, `/v2/models/:model/versions/:version/${suffix}`]) {
+      app.post<{ Params: ModelParams }>(url, route(streaming));
+      allow(url, ['POST']);
+    }
+  }
+}
+
+/** Runs a decoded call and writes every response: one JSON object (generate) or SSE events (generate_stream). */
+export async function answerGenerateCall(deps: GenerateDeps, call: InferCall, streaming: boolean, res: ServerResponse): Promise<void> {
+  // Only a decoupled model's request can be cancelled; an AbortController per request costs the others.
+  let signal: AbortSignal | undefined;
+  if (deps.inference.isDecoupled(call.modelName, call.version)) {
+    const controller = new AbortController();
+    signal = controller.signal;
+    res.once('close', () => {
+      if (!res.writableFinished) controller.abort(new HerdError('UNAVAILABLE', 'client closed the connection'));
+    });
+  }
+  if (streaming) await writeStream(res, deps.inference.streamInfer(call, signal));
+  else await writeSingle(res, deps.inference.streamInfer(call, signal));
+}
+
+/** Everything that can fail before inference starts: the caller answers it as a plain JSON error. */
+export function decodeGenerateCall(deps: GenerateDeps, params: ModelParams, body: unknown): InferCall {
+  const version = parseVersion(params.version);
+  const decoded = parseGenerateRequest(parseBody(body), inputSpecs(deps.inference.config(params.model, version)), deps.maxInputSize);
+  return { modelName: params.model, version, id: decoded.id, parameters: decoded.parameters, inputs: decoded.inputs, outputs: [] };
+}
+
+/** The inputs as model metadata describes them (batch dim as -1), computed once per loaded config. */
+const specsByConfig = new WeakMap<ModelConfig, GenerateInputSpec[]>();
+function inputSpecs(config: ModelConfig): GenerateInputSpec[] {
+  let specs = specsByConfig.get(config);
+  if (!specs) {
+    specs = createModelMetadata(config, []).inputs.map((i) => {
+      if (!isDataType(i.datatype)) throw new HerdError('INVALID_ARG', `input '${i.name}' has unsupported datatype ${i.datatype}`);
+      return { name: i.name, datatype: i.datatype, shape: i.shape };
+    });
+    specsByConfig.set(config, specs);
+  }
+  return specs;
+}
+
+function parseBody(body: unknown): unknown {
+  if (body === undefined || body === null) return {};
+  const text = Buffer.isBuffer(body) ? body.toString('utf8') : String(body);
+  if (text.trim() === '') return {};
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new HerdError('INVALID_ARG', `failed to parse the request JSON buffer: ${(err as Error).message}`);
+  }
+}
+
+function eventJson(event: InferStreamEvent<InferAnswer>): string | undefined {
+  if (event.error) return JSON.stringify({ error: event.error.message });
+  if (!event.answer) return undefined;
+  return JSON.stringify(createGenerateResponse(event.answer));
+}
+
+/** generate: exactly one response, else Triton's error; the status comes from that response. */
+async function writeSingle(res: ServerResponse, events: AsyncIterable<InferStreamEvent<InferAnswer>>): Promise<void> {
+  const bodies: { status: number; text: string }[] = [];
+  try {
+    for await (const event of events) {
+      const text = eventJson(event);
+      if (text !== undefined) bodies.push({ status: event.error ? mapErrorCodeToKserveStatus(event.error.code) : 200, text });
+    }
+  } catch (err) {
+    const error = toHerdError(err);
+    bodies.push({ status: mapErrorCodeToKserveStatus(error.code), text: JSON.stringify({ error: error.message }) });
+  }
+  if (res.destroyed) return;
+  const single = bodies.length === 1 ? bodies[0] : undefined;
+  const status = single?.status ?? bodies[0]?.status ?? 500;
+  const text = single?.text ?? JSON.stringify({ error: 'generate expects model to produce exactly 1 response, use generate stream for model that generates various number of responses' });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/**
+ * generate_stream: the first response sets the status (an error first is a non-200 SSE answer, as in
+ * Triton); later errors arrive as `data: {"error"}` inside the 200 stream. No `event:` lines, no [DONE].
+ */
+async function writeStream(res: ServerResponse, events: AsyncIterable<InferStreamEvent<InferAnswer>>): Promise<void> {
+  let started = false;
+  const send = (text: string, status: number) => {
+    if (res.destroyed) return;
+    if (!started) {
+      started = true;
+      res.writeHead(status, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    }
+    res.write(`data: ${text}\n\n`);
+  };
+  try {
+    for await (const event of events) {
+      const text = eventJson(event);
+      if (text !== undefined) send(text, event.error ? mapErrorCodeToKserveStatus(event.error.code) : 200);
+      if (res.destroyed) break;
+    }
+  } catch (err) {
+    const error = toHerdError(err);
+    send(JSON.stringify({ error: error.message }), mapErrorCodeToKserveStatus(error.code));
+  }
+  if (!started && !res.destroyed) res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+  res.end();
+}

@@ -1,0 +1,99 @@
+// The `llm` backend: a Triton model whose execution is a gateway chat call through core's ChatPort.
+// Requests of one execution run concurrently (an upstream takes no tensor batches); an instance is one
+// call slot, so instance_group count bounds a model's concurrent calls. A decoupled model streams: one
+// response per text delta, then a final response carrying the finish reason, token counts and cost.
+import type { ChatPort, ChatPortResult } from '../../../core/chat-port.ts';
+import { HerdError, toHerdError } from '../../../core/errors.ts';
+import type { Tensor } from '../../../core/tensor.ts';
+import type { Backend, BackendFactory, BackendLoadContext, InferenceRequest, InferenceResult, ResponseSender } from '../backend.ts';
+import { convertLlmRequest, type LlmCall } from './convert-llm-request.ts';
+import { autoCompleteLlmConfig, parseLlmDefaults, type LlmDefaults } from './llm-model-config.ts';
+
+/** `port()` is read per call: the gateway starts after the repository has loaded its models. */
+export function createLlmBackend(port: () => ChatPort | undefined): BackendFactory {
+  return {
+    name: 'llm',
+    autoCompleteConfig: async (config) => autoCompleteLlmConfig(config),
+    async load(context: BackendLoadContext): Promise<Backend> {
+      return new LlmInstance(context, parseLlmDefaults(context.config), port);
+    },
+  };
+}
+
+const encoder = new TextEncoder();
+
+class LlmInstance implements Backend {
+  private readonly origin: string;
+
+  constructor(private readonly context: BackendLoadContext, private readonly defaults: LlmDefaults, private readonly port: () => ChatPort | undefined) {
+    this.origin = `triton:${context.config.name}/${context.version}`;
+  }
+
+  execute(requests: InferenceRequest[]): Promise<InferenceResult[]> {
+    return Promise.all(requests.map((request) => this.complete(request)));
+  }
+
+  async executeDecoupled(requests: InferenceRequest[]): Promise<void> {
+    await Promise.all(requests.map((request) => this.answerDecoupled(request)));
+  }
+
+  async unload(): Promise<void> {}
+
+  private chatPort(): ChatPort {
+    const port = this.port();
+    if (!port) throw new HerdError('UNAVAILABLE', `llm model '${this.context.config.name}' cannot call an LLM: the gateway is not configured (herd.yaml names no models)`);
+    return port;
+  }
+
+  private async complete(request: InferenceRequest): Promise<InferenceResult> {
+    try {
+      const call = convertLlmRequest(request, this.defaults, this.origin);
+      if (call.stream) throw new HerdError('INVALID_ARG', `llm model '${request.modelName}' is not decoupled: streaming needs model_transaction_policy { decoupled: true }`);
+      const result = await this.chatPort().complete(call.chat);
+      return { ok: true, outputs: createOutputs(call, result, (call.prependInput ? call.prompt : '') + result.text) };
+    } catch (err) {
+      return { ok: false, error: this.named(err) };
+    }
+  }
+
+  private async answerDecoupled(request: InferenceRequest): Promise<void> {
+    const sender = request.responseSender as ResponseSender;
+    try {
+      const call = convertLlmRequest(request, this.defaults, this.origin);
+      call.chat.signal = sender.signal;
+      if (!call.stream) {
+        const result = await this.chatPort().complete(call.chat);
+        sender.send({ ok: true, outputs: createOutputs(call, result, (call.prependInput ? call.prompt : '') + result.text) }, true);
+        return;
+      }
+      for await (const event of this.chatPort().stream(call.chat)) {
+        if (sender.closed) break;
+        if (event.type === 'delta') sender.send({ ok: true, outputs: [textTensor(event.text)] });
+        else sender.send({ ok: true, outputs: createOutputs(call, event.result, '') }, true);
+      }
+      if (!sender.closed) sender.close();
+    } catch (err) {
+      if (!sender.closed) sender.send({ ok: false, error: this.named(err) }, true);
+    }
+  }
+
+  /** Gateway errors keep their code; the message says which model called. */
+  private named(err: unknown): HerdError {
+    const error = toHerdError(err);
+    if (error.message.startsWith('llm model ')) return error;
+    return new HerdError(error.code, `llm model '${this.context.config.name}': ${error.message}`, { cause: error, retryAfterSeconds: error.retryAfterSeconds });
+  }
+}
+
+function textTensor(text: string): Tensor {
+  return { name: 'text_output', datatype: 'BYTES', shape: [1], data: [encoder.encode(text)] };
+}
+
+function createOutputs(call: LlmCall, result: ChatPortResult, text: string): Tensor[] {
+  const outputs = [textTensor(text)];
+  if (call.want.finishReason) outputs.push({ name: 'finish_reason', datatype: 'BYTES', shape: [1], data: [encoder.encode(result.finishReason)] });
+  if (call.want.inputTokens) outputs.push({ name: 'num_input_tokens', datatype: 'UINT32', shape: [1], data: Uint32Array.of(result.usage.promptTokens) });
+  if (call.want.outputTokens) outputs.push({ name: 'num_output_tokens', datatype: 'UINT32', shape: [1], data: Uint32Array.of(result.usage.completionTokens) });
+  if (call.want.cost) outputs.push({ name: 'cost', datatype: 'FP64', shape: [1], data: Float64Array.of((result.cost?.micros ?? 0) / 1e6) });
+  return outputs;
+}

@@ -1,0 +1,185 @@
+// Runs one ensemble's requests as Triton's ensemble scheduler does: each step starts as soon as every
+// tensor its input_map names exists, independent steps run concurrently, and each step goes through
+// the serving side's own inference path (so its model's batcher, queue policy and statistics apply).
+import { HerdError, toHerdError } from '../../core/errors.ts';
+import type { Tensor } from '../../core/tensor.ts';
+import type { ComputeDurations, InferenceRequest, InferenceResult } from '../backends/backend.ts';
+import type { InferAnswer, InferCall, RequestedOutput } from '../inference-service.ts';
+import type { ModelConfig, ModelEnsembleStep } from '../repository/model-config.ts';
+import type { Scheduler } from '../scheduler/model-scheduler.ts';
+import type { ModelStats } from '../stats.ts';
+
+/** The serving side's inference path, as the ensemble calls it for each step. */
+export type EnsembleStepRunner = (call: InferCall) => Promise<InferAnswer>;
+
+export interface EnsembleSchedulerOptions {
+  config: ModelConfig;
+  stats: ModelStats;
+  runStep: EnsembleStepRunner;
+  /**
+   * Per step, whether its model batches (max_batch_size > 0). A non-batching ensemble feeds a batching
+   * step as one batch element: Herd adds the batch dim of 1 on the way in and drops it on the way out
+   * (Triton accepts such an ensemble at load, then refuses the step's shapes at run time).
+   */
+  stepBatches: readonly boolean[];
+}
+
+/** One step, read once at load: its mappings as entry lists and the outputs it asks its model for. */
+interface StepPlan {
+  step: ModelEnsembleStep;
+  inputs: readonly [string, string][];
+  outputs: readonly [string, string][];
+  /** Shared by every request of the step; nothing downstream changes it. */
+  requested: RequestedOutput[];
+  addsBatchDim: boolean;
+}
+
+/** Ensemble tensors that a request leaves out (optional inputs): present, but with no value. */
+const ABSENT = null;
+
+export class EnsembleScheduler implements Scheduler {
+  private readonly plans: readonly StepPlan[];
+  private inFlight = 0;
+  private closed = false;
+  private drainWaiters: (() => void)[] = [];
+
+  constructor(private readonly options: EnsembleSchedulerOptions) {
+    const batchless = options.config.max_batch_size === 0;
+    this.plans = (options.config.ensemble_scheduling?.step ?? []).map((step, i) => ({
+      step,
+      inputs: Object.entries(step.input_map),
+      outputs: Object.entries(step.output_map),
+      requested: Object.keys(step.output_map).map((name) => ({ name })),
+      addsBatchDim: batchless && options.stepBatches[i] === true,
+    }));
+  }
+
+  async submit(request: InferenceRequest): Promise<InferenceResult> {
+    const config = this.options.config;
+    if (this.closed) return this.fail(new HerdError('UNAVAILABLE', `model '${config.name}' is unloading`), 0);
+    const started = process.hrtime.bigint();
+    this.inFlight += 1;
+    try {
+      const compute: ComputeDurations = { inputNs: 0, inferNs: 0, outputNs: 0 };
+      const tensors = await this.runGraph(request, compute);
+      const wanted = request.requestedOutputs.length > 0 ? request.requestedOutputs : config.output.map((o) => o.name);
+      const outputs: Tensor[] = [];
+      for (const name of wanted) {
+        const tensor = tensors.get(name);
+        if (!tensor) {
+          throw new HerdError('INVALID_ARG', `in ensemble '${config.name}', unexpected deadlock, at least one output is not set while no more ensemble steps can be made`);
+        }
+        outputs.push({ ...tensor, name });
+      }
+      const totalNs = Number(process.hrtime.bigint() - started);
+      const batch = config.max_batch_size > 0 ? (request.inputs[0]?.shape[0] ?? 1) : 1;
+      // Triton reports an ensemble's compute time as the sum of its composing requests' and no queue time of its own.
+      this.options.stats.recordSuccess({ queueNs: 0, computeInputNs: compute.inputNs, computeInferNs: compute.inferNs, computeOutputNs: compute.outputNs, totalNs }, batch, Date.now());
+      this.options.stats.recordExecution(Math.max(1, batch), compute.inputNs, compute.inferNs, compute.outputNs);
+      return { ok: true, outputs, compute };
+    } catch (err) {
+      return this.fail(toHerdError(err), Number(process.hrtime.bigint() - started));
+    } finally {
+      this.inFlight -= 1;
+      this.checkDrained();
+    }
+  }
+
+  refuseIfFull(): HerdError | undefined {
+    return undefined;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.inFlight === 0) return;
+    await new Promise<void>((resolve) => this.drainWaiters.push(resolve));
+  }
+
+  /** Every ensemble tensor the request's steps produced, keyed by ensemble tensor name. */
+  private runGraph(request: InferenceRequest, compute: ComputeDurations): Promise<Map<string, Tensor | typeof ABSENT>> {
+    const config = this.options.config;
+    const tensors = new Map<string, Tensor | typeof ABSENT>();
+    for (const input of request.inputs) tensors.set(input.name, input);
+    for (const input of config.input) if (!tensors.has(input.name)) tensors.set(input.name, ABSENT);
+    const plans = this.plans;
+    const started = new Uint8Array(plans.length);
+    let running = 0;
+    let failure: HerdError | undefined;
+    return new Promise((resolve, reject) => {
+      const startReady = () => {
+        for (let index = 0; index < plans.length; index++) {
+          if (started[index] === 1) continue;
+          const plan = plans[index] as StepPlan;
+          if (!plan.inputs.every(([, name]) => tensors.has(name))) continue;
+          started[index] = 1;
+          running += 1;
+          this.runStep(request, plan, tensors).then((answer) => finished(plan, answer, undefined), (err: unknown) => finished(plan, undefined, err));
+        }
+      };
+      // Triton answers the first failure once every step in flight has finished.
+      const finished = (plan: StepPlan, answer: InferAnswer | undefined, err: unknown) => {
+        running -= 1;
+        if (failure === undefined) {
+          if (answer) {
+            addCompute(compute, answer.compute);
+            for (const [output, tensorName] of plan.outputs) {
+              const produced = answer.outputs.find((t) => t.name === output);
+              if (!produced) {
+                failure = new HerdError('INTERNAL', `in ensemble '${config.name}', model '${plan.step.model_name}' did not produce output '${output}'`);
+                break;
+              }
+              tensors.set(tensorName, plan.addsBatchDim && produced.shape[0] === 1 ? { ...produced, shape: produced.shape.slice(1) } : produced);
+            }
+          } else {
+            failure = stepError(config.name, plan.step, err);
+          }
+          if (failure === undefined) startReady();
+        }
+        if (running === 0) {
+          if (failure) reject(failure);
+          else resolve(tensors);
+        }
+      };
+      startReady();
+      if (running === 0) resolve(tensors);
+    });
+  }
+
+  private runStep(request: InferenceRequest, plan: StepPlan, tensors: ReadonlyMap<string, Tensor | typeof ABSENT>): Promise<InferAnswer> {
+    const inputs: Tensor[] = [];
+    for (const [input, tensorName] of plan.inputs) {
+      const tensor = tensors.get(tensorName);
+      if (!tensor) continue;
+      if (plan.addsBatchDim) inputs.push({ ...tensor, name: input, shape: [1, ...tensor.shape] });
+      else inputs.push(tensor.name === input ? tensor : { ...tensor, name: input });
+    }
+    const call: InferCall = { modelName: plan.step.model_name, id: request.id, parameters: request.parameters, inputs, outputs: plan.requested };
+    if (plan.step.model_version >= 0) call.version = plan.step.model_version;
+    return this.options.runStep(call);
+  }
+
+  private fail(error: HerdError, totalNs: number): InferenceResult {
+    this.options.stats.recordFailure(totalNs, Date.now(), 'OTHER');
+    return { ok: false, error };
+  }
+
+  private checkDrained(): void {
+    if (this.inFlight !== 0 || this.drainWaiters.length === 0) return;
+    const waiters = this.drainWaiters;
+    this.drainWaiters = [];
+    for (const w of waiters) w();
+  }
+}
+
+function addCompute(total: ComputeDurations, step: ComputeDurations | undefined): void {
+  if (!step) return;
+  total.inputNs += step.inputNs;
+  total.inferNs += step.inferNs;
+  total.outputNs += step.outputNs;
+}
+
+/** Triton prefixes a composing model's error with the ensemble; Herd also names the step's model. */
+function stepError(ensemble: string, step: ModelEnsembleStep, err: unknown): HerdError {
+  const error = toHerdError(err);
+  return new HerdError(error.code, `in ensemble '${ensemble}', step '${step.model_name}': ${error.message}`, { cause: error, retryAfterSeconds: error.retryAfterSeconds });
+}
