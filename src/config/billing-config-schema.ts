@@ -53,11 +53,11 @@ export const billingConfigSchema = z.strictObject({
   fx: z.strictObject({ USD: positiveDecimal.optional(), CNY: positiveDecimal.optional() }).default({}),
   /** `sqlite:PATH` (relative to herd.yaml), a bare path, `postgres://…` for several replicas, or `off` (no ledger: nothing is priced or recorded, budgets are not enforced). */
   ledger: z.string().regex(LEDGER_LOCATION, 'must be sqlite:PATH, a file path, postgres://…, or off').default('sqlite:./data/herd.db'),
-  /** Request and attempt rows are written in batches at most this often... */
+  /** Request and attempt rows commit before each answer's last byte (group commit per event-loop turn); a failed commit is retried this often... */
   flush_interval_ms: z.number().int().positive().default(1000),
-  /** ...or as soon as this many rows are waiting. */
+  /** ...and a transaction holds at most this many rows. */
   flush_max_rows: z.number().int().positive().default(500),
-  /** At start-up, reservations open longer than this are released (their process died before settling). */
+  /** At start-up, open reservations with a committed request row are settled at its cost; those without one, open longer than this, are released (their process died before answering). */
   stale_reservation_minutes: z.number().positive().default(60),
   prices: z.array(billingPriceSchema).default([]),
 });

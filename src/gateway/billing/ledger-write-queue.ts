@@ -1,5 +1,6 @@
-// Keeps request and attempt rows off the request path: record() appends to memory; rows are written one
-// transaction per batch, every flushIntervalMs or once maxBatchRows wait; failed batches are retried.
+// Group commit for request and attempt rows: push() queues a request's rows and returns a promise that
+// settles once they are committed; everything pushed in one turn of the event loop (and, for an async
+// database, everything pushed while the previous commit was in flight) shares one transaction.
 import type { AttemptRow, LedgerStats, RequestRecord } from './ledger.ts';
 
 export interface LedgerEntry {
@@ -9,18 +10,27 @@ export interface LedgerEntry {
 
 export interface LedgerWriteQueueOptions {
   /** Writes a batch in one transaction; rows already present must be ignored (a retried batch). */
-  write(entries: readonly LedgerEntry[]): Promise<void>;
-  flushIntervalMs: number;
+  write(entries: readonly LedgerEntry[]): Promise<void> | void;
+  /** After a failed write, the rows wait this long before the next try. */
+  retryIntervalMs: number;
+  /** Rows per transaction at most. */
   maxBatchRows: number;
   /** Bound on memory while the database fails (default 100 000 rows). */
   maxQueuedRows?: number;
   onError?: (error: unknown) => void;
 }
 
+interface QueuedEntry extends LedgerEntry {
+  resolve: () => void;
+  reject: (error: unknown) => void;
+  /** Rejected once already (the caller was told): a later successful write cannot tell it again. */
+  told: boolean;
+}
+
 export class LedgerWriteQueue {
-  private queue: LedgerEntry[] = [];
+  private queue: QueuedEntry[] = [];
   private queuedRows = 0;
-  private timer: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
   private soon: NodeJS.Immediate | undefined;
   private running: Promise<void> | undefined;
   private closed = false;
@@ -28,25 +38,29 @@ export class LedgerWriteQueue {
 
   constructor(private readonly options: LedgerWriteQueueOptions) {}
 
-  push(request: RequestRecord, attempts: readonly AttemptRow[]): void {
-    this.queue.push({ request, attempts });
+  /** Resolves once the rows are committed; rejects if the first commit they were part of failed (they stay queued and are retried). */
+  push(request: RequestRecord, attempts: readonly AttemptRow[]): Promise<void> {
+    let resolve!: () => void, reject!: (error: unknown) => void;
+    const committed = new Promise<void>((ok, fail) => { resolve = ok; reject = fail; });
+    // Most callers do not wait for the commit (tests, the CLI): their rejection must not go unhandled.
+    committed.catch(() => undefined);
+    this.queue.push({ request, attempts, resolve, reject, told: false });
     this.queuedRows += 1 + attempts.length;
     this.dropOverflow();
-    if (this.queuedRows >= this.options.maxBatchRows) this.flushSoon();
-    else if (this.timer === undefined && !this.closed) this.schedule();
+    if (this.retryTimer === undefined && this.running === undefined) this.soon ??= setImmediate(() => this.background());
+    return committed;
   }
 
   /** Resolves once everything queued before the call is written; rejects if a write fails. */
   async flush(): Promise<void> {
     this.cancelTimers();
-    while (this.running) await this.running.catch(() => undefined);
-    while (this.queue.length > 0) {
-      this.running = this.writeOneBatch();
-      try {
-        await this.running;
-      } finally {
-        this.running = undefined;
+    for (;;) {
+      if (this.running) {
+        await this.running.catch(() => undefined);
+        continue;
       }
+      if (this.queue.length === 0) return;
+      await this.runBatch();
     }
   }
 
@@ -54,67 +68,83 @@ export class LedgerWriteQueue {
     return { queued: this.queuedRows, ...this.counters };
   }
 
-  /** Stops the timer and writes what is left. */
+  /** Stops the timers and writes what is left. */
   async close(): Promise<void> {
     this.closed = true;
     await this.flush();
   }
 
   private async writeOneBatch(): Promise<void> {
-    const batch: LedgerEntry[] = [];
+    const batch: QueuedEntry[] = [];
     let rows = 0;
-    while (this.queue.length > 0 && (rows === 0 || rows + 1 + (this.queue[0] as LedgerEntry).attempts.length <= this.options.maxBatchRows)) {
-      const entry = this.queue.shift() as LedgerEntry;
+    while (this.queue.length > 0 && (rows === 0 || rows + 1 + (this.queue[0] as QueuedEntry).attempts.length <= this.options.maxBatchRows)) {
+      const entry = this.queue.shift() as QueuedEntry;
       batch.push(entry);
       rows += 1 + entry.attempts.length;
     }
     this.queuedRows -= rows;
     try {
       await this.options.write(batch);
-      this.counters.written += rows;
-      this.counters.flushes++;
     } catch (err) {
       // Back to the front, in order: the next flush retries them (the write ignores duplicates).
       this.queue.unshift(...batch);
       this.queuedRows += rows;
       this.counters.failedFlushes++;
+      for (const entry of batch) {
+        if (!entry.told) entry.reject(err);
+        entry.told = true;
+      }
       this.dropOverflow();
-      if (!this.closed) this.schedule();
+      if (!this.closed) this.scheduleRetry();
       throw err;
     }
+    this.counters.written += rows;
+    this.counters.flushes++;
+    for (const entry of batch) entry.resolve();
   }
 
   private background(): void {
-    this.timer = undefined;
     this.soon = undefined;
+    this.retryTimer = undefined;
     if (this.running || this.queue.length === 0) return;
-    void this.flush().catch((err) => this.options.onError?.(err));
+    this.runBatch().catch((err: unknown) => this.options.onError?.(err));
   }
 
-  private schedule(): void {
-    this.timer ??= setTimeout(() => this.background(), this.options.flushIntervalMs);
-    // A pending flush must not keep a finished process (a CLI, a test) alive; close() flushes.
-    this.timer.unref();
+  /** The one writer: batches never overlap, so they commit in the order they were pushed. */
+  private runBatch(): Promise<void> {
+    const batch = this.writeOneBatch();
+    this.running = batch;
+    const after = () => {
+      if (this.running === batch) this.running = undefined;
+      // What arrived during this write forms the next batch.
+      if (this.queue.length > 0 && this.retryTimer === undefined && !this.closed) this.soon ??= setImmediate(() => this.background());
+    };
+    batch.then(after, after);
+    return batch;
   }
 
-  private flushSoon(): void {
-    this.soon ??= setImmediate(() => this.background());
+  private scheduleRetry(): void {
+    this.retryTimer ??= setTimeout(() => this.background(), this.options.retryIntervalMs);
+    // A pending retry must not keep a finished process (a CLI, a test) alive; close() flushes.
+    this.retryTimer.unref();
   }
 
   private cancelTimers(): void {
-    if (this.timer) clearTimeout(this.timer);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
     if (this.soon) clearImmediate(this.soon);
-    this.timer = undefined;
+    this.retryTimer = undefined;
     this.soon = undefined;
   }
 
   private dropOverflow(): void {
     const bound = this.options.maxQueuedRows ?? 100_000;
     while (this.queuedRows > bound && this.queue.length > 1) {
-      const dropped = this.queue.shift() as LedgerEntry;
+      const dropped = this.queue.shift() as QueuedEntry;
       const rows = 1 + dropped.attempts.length;
       this.queuedRows -= rows;
       this.counters.dropped += rows;
+      if (!dropped.told) dropped.reject(new Error('ledger queue full: rows dropped'));
+      dropped.told = true;
     }
   }
 }

@@ -148,7 +148,7 @@ export class PostgresLedger implements Ledger {
     this.now = options.now ?? Date.now;
     this.queue = new LedgerWriteQueue({
       write: (entries) => this.writeEntries(entries),
-      flushIntervalMs: options.flushIntervalMs ?? 1000,
+      retryIntervalMs: options.flushIntervalMs ?? 1000,
       maxBatchRows: options.maxBatchRows ?? 500,
       onError: options.onError,
     });
@@ -219,7 +219,8 @@ export class PostgresLedger implements Ledger {
 
   async recover(options: RecoverOptions): Promise<RecoverResult> {
     const now = Math.round(options.nowMs ?? this.now());
-    return this.transaction(async (c) => {
+    const settled = await this.settleAnswered(now);
+    const released = await this.transaction(async (c) => {
       const { rows } = await c.query<ReleasedRow>(
         `UPDATE ledger_reservations SET state = 'released', resolved_at = $1 WHERE state = 'open' AND created_at < $2
          RETURNING key_id, estimate_micros, day_period, month_period`, [now, now - options.olderThanMs]);
@@ -245,6 +246,28 @@ export class PostgresLedger implements Ledger {
       }
       return { released: rows.length, releasedMicros };
     });
+    return { ...released, ...settled };
+  }
+
+  /** Open reservations whose request row committed: the answer went out; settle (or, if nothing answered, release) each through the usual statements. */
+  private async settleAnswered(now: number): Promise<Pick<RecoverResult, 'settled' | 'settledMicros'>> {
+    const { rows } = await this.guard(() => this.pool.query<{ request_id: string; model: string | null; cost_micros: string }>(
+      `SELECT q.request_id, q.model, q.cost_micros FROM ledger_reservations r JOIN ledger_requests q ON q.request_id = r.request_id
+       WHERE r.state = 'open' ORDER BY r.created_at`));
+    let settled = 0, settledMicros = 0;
+    for (const row of rows) {
+      if (row.model === null) {
+        await this.release(row.request_id);
+        continue;
+      }
+      const cost = toSafeMicros(row.cost_micros);
+      const result = await this.settle(row.request_id, { costMicros: cost, atMs: now });
+      if (result.changed) {
+        settled++;
+        settledMicros += cost;
+      }
+    }
+    return { settled, settledMicros };
   }
 
   async spend(keyId: string, atMs?: number): Promise<Spend> {
@@ -252,9 +275,9 @@ export class PostgresLedger implements Ledger {
     return this.guard(() => this.readSpend(this.pool, keyId, periods.day, periods.month));
   }
 
-  record(request: RequestRecord, attempts: readonly AttemptRow[]): void {
+  record(request: RequestRecord, attempts: readonly AttemptRow[]): Promise<void> {
     if (this.closed) throw new HerdError('UNAVAILABLE', 'the PostgreSQL ledger is closed');
-    this.queue.push(request, attempts);
+    return this.queue.push(request, attempts);
   }
 
   flush(): Promise<void> {

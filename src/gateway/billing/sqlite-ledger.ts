@@ -80,13 +80,15 @@ export class SqliteLedger implements Ledger {
         ON CONFLICT (key_id, period) DO UPDATE SET micros = micros + excluded.micros`),
       spend: db.prepare('SELECT period, micros FROM ledger_spend WHERE key_id = ? AND period IN (?, ?)'),
       stale: db.prepare("SELECT * FROM ledger_reservations WHERE state = 'open' AND created_at < ? ORDER BY created_at"),
+      answered: db.prepare(`SELECT r.*, q.model AS answered_model, q.cost_micros AS answered_cost FROM ledger_reservations r
+        JOIN ledger_requests q ON q.request_id = r.request_id WHERE r.state = 'open' ORDER BY r.created_at`),
       insertRequest: insert('ledger_requests', REQUEST_COLUMNS),
       insertAttempt: insert('ledger_attempts', ATTEMPT_COLUMNS),
       usage: new Map<UsageGroup, Database.Statement>(),
     };
     this.queue = new LedgerWriteQueue({
       write: async (entries) => this.writeEntries(entries),
-      flushIntervalMs: options.flushIntervalMs ?? 1000,
+      retryIntervalMs: options.flushIntervalMs ?? 1000,
       maxBatchRows: options.maxBatchRows ?? 500,
       onError: options.onError,
     });
@@ -151,6 +153,17 @@ export class SqliteLedger implements Ledger {
   async recover(options: RecoverOptions): Promise<RecoverResult> {
     return this.immediate(() => {
       const now = options.nowMs ?? this.now();
+      // First the reservations whose request row committed: the answer went out, so the charge is the row's.
+      let settled = 0, settledMicros = 0;
+      for (const row of this.sql.answered.all() as (ReservationRow & { answered_model: string | null; answered_cost: number })[]) {
+        const cost = row.answered_model === null ? 0 : row.answered_cost;
+        this.sql.resolve.run(row.answered_model === null ? 'released' : 'settled', row.answered_model === null ? null : cost, Math.round(now), row.request_id);
+        this.addSpend(row.key_id, row.day_period, row.month_period, cost - row.estimate_micros);
+        if (row.answered_model !== null) {
+          settled++;
+          settledMicros += cost;
+        }
+      }
       const rows = this.sql.stale.all(now - options.olderThanMs) as ReservationRow[];
       let releasedMicros = 0;
       for (const row of rows) {
@@ -158,7 +171,7 @@ export class SqliteLedger implements Ledger {
         this.addSpend(row.key_id, row.day_period, row.month_period, -row.estimate_micros);
         releasedMicros += row.estimate_micros;
       }
-      return { released: rows.length, releasedMicros };
+      return { released: rows.length, releasedMicros, settled, settledMicros };
     });
   }
 
@@ -167,9 +180,9 @@ export class SqliteLedger implements Ledger {
     return this.guard(() => this.readSpend(keyId, periods.day, periods.month));
   }
 
-  record(request: RequestRecord, attempts: readonly AttemptRow[]): void {
+  record(request: RequestRecord, attempts: readonly AttemptRow[]): Promise<void> {
     if (this.closed) throw new HerdError('UNAVAILABLE', `ledger ${this.path} is closed`);
-    this.queue.push(request, attempts);
+    return this.queue.push(request, attempts);
   }
 
   flush(): Promise<void> {
