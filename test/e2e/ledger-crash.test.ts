@@ -1,11 +1,11 @@
 // The ledger survives SIGKILL: the real server runs as a child process in front of a local fake upstream,
 // a client drives mixed streaming and JSON requests (a key without a budget and one with), the server is
-// killed mid-load and restarted; then every answer the client received in full is in ledger_requests
+// killed mid-load and restarted (its rows then only in the spool); then every answer the client received in full is in ledger_requests
 // exactly once with its one attempt row, no reservation is left open, and no key is charged twice.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
@@ -82,7 +82,7 @@ test('SIGKILL mid-load, restart: every answered request has its rows exactly onc
   const config = join(dir, 'herd.yaml');
   writeFileSync(config, `server: { host: 127.0.0.1, http_port: 0, metrics_port: 0 }
 auth: { master_key_env: CRASH_TEST_MASTER, db: ./herd.db }
-billing: { ledger: "sqlite:./herd.db", stale_reservation_minutes: 0.0001 }
+billing: { ledger: "sqlite:./herd.db", stale_reservation_minutes: 0.0001, flush_interval_ms: 600000 }
 providers:
   fake: { type: openai, base_url: "${upstream.url}/v1", api_key_env: CRASH_UPSTREAM_KEY, exchange_rate: 1.0 }
 models:
@@ -116,6 +116,9 @@ models:
   killed = true;
   await Promise.all(clients);
   assert.ok(killedAfter >= 100, `the load ran (${killedAfter} answered before the kill)`);
+  // With a 10-minute database interval, the answered rows were only in the spool when the process died.
+  const spoolFiles = () => readdirSync(join(dir, 'herd.db.spool')).filter((f) => f.endsWith('.jsonl'));
+  assert.ok(spoolFiles().length >= 1, 'the dead process left spooled rows');
 
   // Restart on the same files: start-up recovery settles or releases what the dead process left open.
   herd = await startHerd(config);
@@ -127,6 +130,7 @@ models:
   assert.equal(after.length, 6, 'the restarted server answers');
   answered.push(...after);
   await kill(herd, 'SIGTERM');
+  assert.deepEqual(spoolFiles(), [], 'a clean stop leaves nothing spooled');
 
   const db = new Database(join(dir, 'herd.db'), { readonly: true });
   t.after(() => db.close());

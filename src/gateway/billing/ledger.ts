@@ -186,7 +186,13 @@ export interface LedgerStats {
 }
 
 export interface LedgerOptions {
-  /** After a failed commit the rows stay queued and are retried this long later (default 1000 ms). */
+  /**
+   * A local folder for rows not yet in the database (see LedgerSpool): record() then resolves after one
+   * append per event-loop turn and the database is written in batches every flushIntervalMs. Without
+   * one, record() resolves on the database commit (one transaction per turn). One live process per folder.
+   */
+  spoolDir?: string;
+  /** With a spool: rows reach the database at most this long after record(); without: the wait after a failed commit (default 1000 ms). */
   flushIntervalMs?: number;
   /** Rows per transaction at most (default 500). */
   maxBatchRows?: number;

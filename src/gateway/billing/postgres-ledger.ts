@@ -148,7 +148,7 @@ export class PostgresLedger implements Ledger {
     this.now = options.now ?? Date.now;
     this.queue = new LedgerWriteQueue({
       write: (entries) => this.writeEntries(entries),
-      retryIntervalMs: options.flushIntervalMs ?? 1000,
+      flushIntervalMs: options.flushIntervalMs ?? 1000,
       maxBatchRows: options.maxBatchRows ?? 500,
       onError: options.onError,
     });

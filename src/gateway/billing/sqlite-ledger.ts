@@ -12,6 +12,7 @@ import type {
 } from './ledger.ts';
 import { LEDGER_SCOPE, ledgerMigrations } from './ledger-migrations.ts';
 import { ATTEMPT_COLUMNS, REQUEST_COLUMNS, convertAttemptToValues, convertRequestToValues, convertUsageRow } from './ledger-rows.ts';
+import { LedgerSpool } from './ledger-spool.ts';
 import { LedgerWriteQueue, type LedgerEntry } from './ledger-write-queue.ts';
 import { buildUsageQuery } from './usage-query.ts';
 
@@ -62,7 +63,26 @@ export class SqliteLedger implements Ledger {
       db?.close();
       throw new HerdError('UNAVAILABLE', `cannot open ledger ${path}: ${messageOf(err)}`, { cause: err });
     }
-    return new SqliteLedger(db, path, options);
+    const ledger = new SqliteLedger(db, path, options);
+    ledger.openSpool(options.spoolDir);
+    return ledger;
+  }
+
+  private spool: LedgerSpool | undefined;
+
+  /** Rows a killed process left in the spool go into the database before anything else (recover() needs them). */
+  private openSpool(dir: string | undefined): void {
+    if (dir === undefined) return;
+    try {
+      const { spool, leftovers, leftoverFiles } = LedgerSpool.open(dir);
+      for (let i = 0; i < leftovers.length; i += 500) this.writeEntries(leftovers.slice(i, i + 500));
+      spool.removeFiles(leftoverFiles);
+      this.spool = spool;
+      this.queue.useSpool(spool);
+    } catch (err) {
+      this.db.close();
+      throw err;
+    }
   }
 
   private constructor(db: Database.Database, path: string, options: SqliteLedgerOptions) {
@@ -88,7 +108,7 @@ export class SqliteLedger implements Ledger {
     };
     this.queue = new LedgerWriteQueue({
       write: async (entries) => this.writeEntries(entries),
-      retryIntervalMs: options.flushIntervalMs ?? 1000,
+      flushIntervalMs: options.flushIntervalMs ?? 1000,
       maxBatchRows: options.maxBatchRows ?? 500,
       onError: options.onError,
     });
@@ -208,6 +228,7 @@ export class SqliteLedger implements Ledger {
     try {
       await this.queue.close();
     } finally {
+      this.spool?.close();
       this.db.close();
     }
   }

@@ -11,7 +11,7 @@ const entry = (id: string, attempts = 0) => [sampleRequest({ requestId: id }), A
 
 test('rows pushed in one turn commit together in the next, and push() resolves once they have', async () => {
   const batches: string[][] = [];
-  const queue = new LedgerWriteQueue({ write: (b) => { batches.push(b.map((e) => e.request.requestId)); }, retryIntervalMs: 60_000, maxBatchRows: 100 });
+  const queue = new LedgerWriteQueue({ write: (b) => { batches.push(b.map((e) => e.request.requestId)); }, flushIntervalMs: 60_000, maxBatchRows: 100 });
   const a = queue.push(...entry('a', 1));
   const b = queue.push(...entry('b'));
   assert.deepEqual(batches, [], 'push() itself never writes');
@@ -35,7 +35,7 @@ test('while an asynchronous write is in flight, what arrives joins the next batc
       await sleep(20);
       inFlight--;
     },
-    retryIntervalMs: 60_000, maxBatchRows: 100,
+    flushIntervalMs: 60_000, maxBatchRows: 100,
   });
   const first = queue.push(...entry('a'));
   await firstStarted; // the write of ['a'] is in flight
@@ -49,7 +49,7 @@ test('while an asynchronous write is in flight, what arrives joins the next batc
 
 test('batches never exceed maxBatchRows, and a request stays with its attempts', async () => {
   const batches: LedgerEntry[][] = [];
-  const queue = new LedgerWriteQueue({ write: async (b) => { batches.push([...b]); }, retryIntervalMs: 60_000, maxBatchRows: 4 });
+  const queue = new LedgerWriteQueue({ write: async (b) => { batches.push([...b]); }, flushIntervalMs: 60_000, maxBatchRows: 4 });
   for (const id of ['c', 'd', 'e']) void queue.push(...entry(id, 2));
   await queue.flush();
   assert.deepEqual(batches.map((b) => b.map((e) => e.request.requestId)), [['c'], ['d'], ['e']]);
@@ -65,7 +65,7 @@ test('a failed write rejects its pushes once, keeps the rows in order and retrie
       if (fail) throw new Error('disk full');
       written.push(...b.map((e) => e.request.requestId));
     },
-    retryIntervalMs: 20, maxBatchRows: 100, maxQueuedRows: 3, onError: (e) => errors.push(e),
+    flushIntervalMs: 20, maxBatchRows: 100, maxQueuedRows: 3, onError: (e) => errors.push(e),
   });
   const a = queue.push(...entry('a'));
   void queue.push(...entry('b'));
