@@ -124,7 +124,7 @@ say(`# Ledger cost on gateway throughput — ${date}\n`);
 say(`Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fmt(totalmem() / 2 ** 30)} GiB, Node ${process.version}; commit ${commit}; ${now.toISOString()}. Load average at the end: ${loadavg().map((l) => fmt(l, 2)).join(' ')}.`);
 say(`**The host was shared with other concurrent builds and test runs** (several helpers on the same 2 cores): absolute numbers are low and noisy; the ratios, measured in alternating 1 s windows over the same ${seconds} s, are what this file reports.`);
 say(`Load generator (undici Pool), mock upstream and both Herd processes on the same cores. Command: \`npx tsx bench/gateway/run-ledger-bench.ts --seconds ${seconds} --tag ${tag}\`.\n`);
-say('Ledger on: SQLite (WAL, synchronous=NORMAL); every request\'s request and attempt rows commit before its answer\'s last byte, one transaction per event-loop turn shared by every request finishing in it.\n');
+say('Ledger on: SQLite (WAL, synchronous=NORMAL) with the spool: each request\'s rows are appended to herd.db.spool/ before its answer\'s last byte (one write per event-loop turn), and reach SQLite in batches every flush_interval_ms.\n');
 const row = (name: string, r: LoadResult, floor: LoadResult, cpuName: string, cpuFloor: string) =>
   say(`| ${name} | ${fmt(r.perSecond)} | ${fmt(r.p50us)} | ${fmt(r.p99us)} | ${fmt((r.perSecond / floor.perSecond) * 100, 1)}% | ${fmt(cpuUs(cpuName))} | ${fmt((cpuUs(cpuFloor) / cpuUs(cpuName)) * 100, 1)}% | ${Object.entries(r.statuses).map(([s, n]) => `${s}: ${n}`).join(', ')}${r.errors ? `, errors: ${r.errors}` : ''} |`);
 for (const [title, runs, kind] of [['JSON (non-streaming)', jsonRuns, 'json'], ['Streaming (whole stream read)', streamRuns, 'stream']] as const) {

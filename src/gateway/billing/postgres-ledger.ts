@@ -107,6 +107,8 @@ const RELEASE = `
     ON CONFLICT (key_id, period) DO UPDATE SET micros = ledger_spend.micros + EXCLUDED.micros)
   SELECT state FROM old`;
 
+const COMMIT_WAIT_MS = 1_000;
+
 const RETRYABLE = new Set(['40001', '40P01', '23505']); // serialization failure, deadlock, a racing duplicate insert
 
 /**
@@ -277,7 +279,16 @@ export class PostgresLedger implements Ledger {
 
   record(request: RequestRecord, attempts: readonly AttemptRow[]): Promise<void> {
     if (this.closed) throw new HerdError('UNAVAILABLE', 'the PostgreSQL ledger is closed');
-    return this.queue.push(request, attempts);
+    const committed = this.queue.push(request, attempts);
+    // An unreachable server (its network gone) can leave a connection attempt hanging: an answer waits for
+    // the commit this long at most; the rows stay queued either way.
+    let timer: NodeJS.Timeout | undefined;
+    const bounded = Promise.race([committed, new Promise<void>((_, reject) => {
+      timer = setTimeout(() => reject(new HerdError('UNAVAILABLE', 'the PostgreSQL ledger did not commit in time; the rows stay queued')), COMMIT_WAIT_MS);
+      timer.unref();
+    })]).finally(() => clearTimeout(timer));
+    bounded.catch(() => undefined);
+    return bounded;
   }
 
   flush(): Promise<void> {
