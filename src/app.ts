@@ -233,7 +233,7 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
     await cache.ready(2000);
     let billing: BillingService | undefined;
     if (config.billing.ledger !== 'off') {
-      ledger = await openLedger(config.billing.ledger, { flushIntervalMs: config.billing.flush_interval_ms, maxBatchRows: config.billing.flush_max_rows, onError: (err: unknown) => log(`ledger: ${err instanceof Error ? err.message : String(err)}`) });
+      ledger = await openLedger(config.billing.ledger, { spool: true, flushIntervalMs: config.billing.flush_interval_ms, maxBatchRows: config.billing.flush_max_rows, onError: (err: unknown) => log(`ledger: ${err instanceof Error ? err.message : String(err)}`) });
       billing = new BillingService({ config, ledger });
       await billing.recover();
     } else {

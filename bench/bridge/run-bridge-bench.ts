@@ -50,7 +50,7 @@ const mock = await start([resolve('bench/gateway/mock-upstream.mjs'), '0'], /lis
 mkdirSync(resolve('.tmp'), { recursive: true });
 const dir = mkdtempSync(join(resolve('.tmp'), 'bridge-bench-'));
 for (const model of ['token_counter', 'model_router', 'chat', 'smart_chat']) cpSync(resolve('examples/model_repository', model), join(dir, 'models', model), { recursive: true });
-writeFileSync(join(dir, 'herd.yaml'), `server: { host: 127.0.0.1, http_port: 0, metrics_port: 0 }
+writeFileSync(join(dir, 'herd.yaml'), `server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0 }
 serving: { model_repository: [./models] }
 auth: { master_key_env: HERD_BENCH_MASTER, db: ./herd.db }
 billing: { ledger: "sqlite:./herd.db" }

@@ -18,7 +18,7 @@ const MODELS = ['add_sub_py', 'add_sub_js', 'add_sub'] as const;
 
 execSync('npm run --silent models', { stdio: 'inherit' });
 const server = await startHerd(herdConfigSchema.parse({
-  server: { host: '127.0.0.1', http_port: 0, metrics_port: 0 },
+  server: { host: '127.0.0.1', http_port: 0, grpc_port: 0, metrics_port: 0 },
   serving: {
     model_repository: [resolve('bench/python/model_repository'), resolve('examples/model_repository')],
     model_control_mode: 'explicit', load_model: [...MODELS],

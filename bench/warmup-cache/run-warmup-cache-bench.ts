@@ -54,7 +54,7 @@ const pct = (xs: number[], p: number) => { const s = [...xs].sort((a, b) => a - 
 
 async function start(repo: string, cache?: unknown): Promise<{ server: HerdServer; pool: Pool }> {
   const config = herdConfigSchema.parse({
-    server: { host: '127.0.0.1', http_port: 0, metrics_port: 0 },
+    server: { host: '127.0.0.1', http_port: 0, grpc_port: 0, metrics_port: 0 },
     serving: { model_repository: [repo], ...(cache ? { cache } : {}) },
   });
   const server = await startHerd(config);

@@ -43,9 +43,9 @@ export const billingConfigSchema = z.strictObject({
   }).default({}).describe('market rates, settlement units per 1 unit of another currency ({ USD: 7.3 } under CNY): true-USD reports and prices listed in another currency; 7.3 per USD under CNY when unset'),
   ledger: z.string().regex(LEDGER_LOCATION, 'must be sqlite:PATH, a file path, postgres://…, or off').default('sqlite:./data/herd.db')
     .describe('sqlite:PATH (relative to herd.yaml), a bare path, postgres://… for several replicas, or off (nothing is priced or recorded, budgets are not enforced)'),
-  flush_interval_ms: z.number().int().positive().default(1000).describe('request and attempt rows are written in batches at most this often...'),
-  flush_max_rows: z.number().int().positive().default(500).describe('...or as soon as this many rows are waiting'),
-  stale_reservation_minutes: z.number().positive().default(60).describe('at start-up, budget reservations open longer than this are released (their process died before settling)'),
+  flush_interval_ms: z.number().int().positive().default(1000).describe('request and attempt rows are saved before each answer\'s last byte (to a local spool when serving, else a group commit per event-loop turn); spooled rows go to the database this often, and a failed commit is retried this often...'),
+  flush_max_rows: z.number().int().positive().default(500).describe('...and a transaction holds at most this many rows'),
+  stale_reservation_minutes: z.number().positive().default(60).describe('at start-up, open reservations with a committed request row are settled at its cost; those without one, open longer than this, are released (their process died before answering)'),
   prices: z.array(billingPriceSchema).default([]).describe('dated price-catalog entries; they override models.*.price from their effective time'),
 });
 

@@ -10,6 +10,7 @@ import { computeCacheKey } from './cache/compute-cache-key.ts';
 import { convertCachedToResponse, createCacheHitMeta, createCachedStream } from './cache/replay-cached-answer.ts';
 import type { ResponseCache } from './cache/response-cache.ts';
 import { tapStreamForCache } from './cache/tap-stream-for-cache.ts';
+import { holdStreamEnd } from './hold-stream-end.ts';
 import type { ChatCompletion, ChatMeta, ChatService, ChatStream, CompletionMeta } from './chat-service.ts';
 import type { ChatRequest, ChatResponse, Usage } from './chat-types.ts';
 import {
@@ -24,6 +25,7 @@ import { UpstreamRouteError } from './router/attempt-record.ts';
 import { PromptTokenEstimate } from './router/prompt-token-estimate.ts';
 import { createRequestId } from './request-id.ts';
 import { resolveRoute } from './router/resolve-route.ts';
+import type { StreamResult } from './stream-relay.ts';
 
 export interface ChatGatewayDeps {
   chat: ChatService;
@@ -104,13 +106,20 @@ export class ChatGateway {
         if (hit) {
           const answer = hit.answer;
           const meta = createCacheHitMeta(answer, { requestedModel: request.model, route: route.kind, ...(route.tier ? { tier: route.tier } : {}), overheadMs: performance.now() - t0 });
-          const billed = billing?.finish({ outcome: 'cache-hit', model: answer.model, provider: answer.provider, upstreamModel: answer.upstreamModel, usage: answer.usage, latencyMs: performance.now() - t0, httpStatus: 200, ...base, reserved: false });
+          const finishing = billing?.finishDurably({ outcome: 'cache-hit', model: answer.model, provider: answer.provider, upstreamModel: answer.upstreamModel, usage: answer.usage, latencyMs: performance.now() - t0, httpStatus: 200, ...base, reserved: false });
+          const billed = finishing?.done;
           void billed?.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
           void ticket?.settle(0);
           const stream = request.stream === true;
-          const result: GatewayAnswer = stream
-            ? { kind: 'stream', stream: { meta, ...createCachedStream(answer, { includeUsage: request.stream_options?.include_usage === true }) }, cache: 'hit' }
-            : { kind: 'completion', response: convertCachedToResponse(answer), meta, cache: 'hit' };
+          let result: GatewayAnswer;
+          if (stream) {
+            const cached = createCachedStream(answer, { includeUsage: request.stream_options?.include_usage === true });
+            const chunks = finishing ? holdStreamEnd(cached.chunks, () => finishing.committed.catch(() => undefined)) : cached.chunks;
+            result = { kind: 'stream', stream: { meta, ...cached, chunks }, cache: 'hit' };
+          } else {
+            await finishing?.committed.catch(() => undefined);
+            result = { kind: 'completion', response: convertCachedToResponse(answer), meta, cache: 'hit' };
+          }
           this.reportAnswer({ model: answer.model, provider: answer.provider, statusClass: '2xx', cache: 'hit', stream, overheadMs: performance.now() - t0 }, billed, { usage: answer.usage, startedAt });
           return result;
         }
@@ -151,13 +160,15 @@ export class ChatGateway {
         const { meta } = stream;
         // Herd's part of the time to first chunk; the rest of a stream's life is the upstream's and the client's.
         const overheadMs = Math.max(0, performance.now() - t0 - meta.upstreamMs - meta.waitedMs);
-        // As for a completion, settling waits until the stream's last bytes are written: the stream ends
-        // in the same turn of the event loop as its result, and the transport flushes at the end of it.
+        // The stream's end waits for its rows' commit (an answered stream is never missing from the
+        // ledger); settling, the TPM correction and metrics run after the last bytes are written.
+        let finishing: ReturnType<BillingService['finishDurably']> | undefined;
+        const finishStream = (result: StreamResult) => (finishing ??= billing?.finishDurably({ outcome: 'stream', meta, result, ttftMs, latencyMs: performance.now() - t0, httpStatus: 200, ...base }));
+        if (billing) relay = { ...relay, chunks: holdStreamEnd(relay.chunks, async () => { await finishStream(await stream.result)?.committed.catch(() => undefined); }) };
         void stream.result.then((result) => {
-          const latencyMs = performance.now() - t0;
           this.settleLater(requestId, () => {
             void ticket?.settle(usedTokens(result.usage));
-            const billed = billing?.finish({ outcome: 'stream', meta, result, ttftMs, latencyMs, httpStatus: 200, ...base });
+            const billed = finishStream(result)?.done;
             void billed?.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
             this.reportAnswer({
               model: meta.model, provider: meta.provider, statusClass: '2xx', cache: cacheOutcome, stream: true, tokens: result.usage,
@@ -178,10 +189,12 @@ export class ChatGateway {
       const { response, meta } = completion;
       const latencyMs = performance.now() - t0;
       const overheadMs = Math.max(0, latencyMs - meta.upstreamMs - meta.waitedMs);
-      // The client does not wait for pricing, ledger rows, the cache write or metrics.
+      // The answer waits for its rows' commit (group commit: one transaction per event-loop turn), never
+      // for the settlement, the cache write or metrics.
+      const finishing = billing?.finishDurably({ outcome: 'completion', meta, latencyMs, httpStatus: 200, ...base });
       this.settleLater(requestId, () => {
         void ticket?.settle(usedTokens(meta.usage));
-        const billed = billing?.finish({ outcome: 'completion', meta, latencyMs, httpStatus: 200, ...base });
+        const billed = finishing?.done;
         if (policy?.write && cacheKey && this.deps.cache && evaluateCachedAnswer(response, { model, optedIn: policy.optedIn }).cacheable) {
           const cache = this.deps.cache.store;
           void Promise.resolve(billed).then((r) => r?.cost?.costMicros ?? 0, () => 0).then((costMicros) =>
@@ -194,6 +207,7 @@ export class ChatGateway {
           upstreamMs: meta.upstreamMs, queuedMs: meta.queuedMs, overheadMs,
         }, billed, { usage: meta.usage, startedAt });
       });
+      await finishing?.committed.catch(() => undefined);
       return { kind: 'completion', response, meta, cache: cacheOutcome };
     } catch (err) {
       void ticket?.settle(0);

@@ -57,7 +57,12 @@ export async function startGrpcServer(deps: Omit<GrpcServiceDeps, 'trackStream'>
 
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${host}:${options.port}`, ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound)));
+    server.bindAsync(`${host}:${options.port}`, ServerCredentials.createInsecure(), (err, bound) => {
+      if (!err) return resolve(bound);
+      // A port already in use must not leave the server's handles holding the process open.
+      server.forceShutdown();
+      reject(err);
+    });
   });
 
   let closed: Promise<void> | undefined;

@@ -58,13 +58,13 @@ test('a bad herd.yaml is one clear line with file:line:column, exit 1', async ()
 test('a model repository that does not exist, or is a file, stops the server with exit 1, as in Triton', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'herd-cli-'));
   const missing = join(dir, 'nonexistent');
-  const a = run(['serve', '--model-repository', missing, '--http-port', '0', '--metrics-port', '0', '--host', '127.0.0.1']);
+  const a = run(['serve', '--model-repository', missing, '--http-port', '0', '--grpc-port', '0', '--metrics-port', '0', '--host', '127.0.0.1']);
   assert.equal(await a.exited, 1);
   assert.equal(a.output().stderr, `herd: failed to stat file ${missing}: the model repository does not exist (ENOENT); check --model-repository / serving.model_repository\n`);
   assert.doesNotMatch(a.output().stdout, /Started HTTPService/);
   const file = join(dir, 'a-file');
   writeFileSync(file, '');
-  const b = run(['serve', '--model-repository', SLOW_REPOSITORY, '--model-repository', file, '--http-port', '0', '--metrics-port', '0', '--host', '127.0.0.1']);
+  const b = run(['serve', '--model-repository', SLOW_REPOSITORY, '--model-repository', file, '--http-port', '0', '--grpc-port', '0', '--metrics-port', '0', '--host', '127.0.0.1']);
   assert.equal(await b.exited, 1);
   assert.match(b.output().stderr, new RegExp(`^herd: repository path is not a valid directory: ${file} is a file`));
 });

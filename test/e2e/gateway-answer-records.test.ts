@@ -33,7 +33,7 @@ describe('ledger statuses and x-herd-* headers on every answer', () => {
     dir = mkdtempSync(join(tmpdir(), 'herd-answer-records-'));
     db = join(dir, 'herd.db');
     const config = parseHerdConfig(`
-server: { host: 127.0.0.1, http_port: 0, metrics_port: 0 }
+server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0 }
 auth: { master_key_env: HERD_RECORDS_MASTER, db: "${db}" }
 billing: { currency: USD, ledger: "sqlite:${db}", flush_interval_ms: 10 }
 providers:

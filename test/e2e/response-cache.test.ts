@@ -17,7 +17,7 @@ const REDIS_URL = process.env['REDIS_URL'];
 
 async function start(cache: unknown, log: string[] = []): Promise<HerdServer> {
   const config = herdConfigSchema.parse({
-    server: { host: '127.0.0.1', http_port: 0, metrics_port: 0 },
+    server: { host: '127.0.0.1', http_port: 0, grpc_port: 0, metrics_port: 0 },
     serving: { model_repository: [CACHE_REPOSITORY], ...(cache === undefined ? {} : { cache }) },
   });
   return startHerd(config, { log: (line) => log.push(line) });

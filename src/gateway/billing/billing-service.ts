@@ -119,8 +119,17 @@ export class BillingService {
     return this.ledger.reserve({ ...input, currency: this.currency });
   }
 
-  /** Prices the outcome, settles (or releases) the reservation, queues the rows. Rejects only if the ledger cannot settle. */
-  async finish(input: FinishInput): Promise<FinishResult> {
+  /** Prices the outcome, commits the rows, then settles (or releases) the reservation. Rejects only if the ledger cannot settle. */
+  finish(input: FinishInput): Promise<FinishResult> {
+    return this.finishDurably(input).done;
+  }
+
+  /**
+   * finish() in two steps: `committed` settles once the request's rows would survive the process being
+   * killed (a transport writes the answer's last byte after it: an answered request is never missing
+   * from the ledger), `done` once the reservation is settled too.
+   */
+  finishDurably(input: FinishInput): { committed: Promise<void>; done: Promise<FinishResult> } {
     const finishedAt = this.now();
     const answer = this.describeAnswer(input);
     const { request, attempts } = createLedgerRecords({
@@ -128,17 +137,29 @@ export class BillingService {
       priority: input.priority, startedAt: input.startedAt, finishedAt, latencyMs: input.latencyMs,
       ttftMs: input.outcome === 'stream' ? input.ttftMs ?? sumAttemptTime(input.meta) : undefined, httpStatus: input.httpStatus,
     }, answer, this.currency);
-    // The rows go in first: if the settlement fails (database down), the request's cost is still on record.
-    this.ledger.record(request, attempts);
+    let committed: Promise<void>;
+    try {
+      committed = this.ledger.record(request, attempts);
+    } catch (err) {
+      committed = Promise.reject(err);
+    }
+    committed.catch(() => undefined);
+    return { committed, done: this.settleAfter(committed, input, answer, request) };
+  }
+
+  /**
+   * The settlement follows the rows' commit: should the process die in between, recover() finds the open
+   * reservation next to its request row and settles it at that cost. Spend counters exist for budget
+   * decisions, so only a reserved request (a key with a budget) settles; an unreserved one is charged by
+   * its request row alone (a transaction per request cost a third of the gateway's throughput).
+   */
+  private async settleAfter(committed: Promise<void>, input: FinishInput, answer: AnswerFacts, request: RequestRecord): Promise<FinishResult> {
     const reserved = input.reserved ?? true;
     let settlement: SettleResult | ReleaseResult | undefined;
-    // Spend counters exist for budget decisions, so only a reserved request (a key with a budget) settles
-    // synchronously. An unreserved one is charged by its request row alone, written with the next batch:
-    // a synchronous transaction per request is dear (docs/decisions/ledger-batched-settlement.md).
-    if (answer.model === undefined) {
-      if (reserved) settlement = await this.ledger.release(input.requestId);
-    } else if (reserved) {
-      settlement = await this.ledger.settle(input.requestId, { costMicros: request.costMicros, keyId: input.key.id, atMs: input.startedAt });
+    if (reserved) {
+      await committed.catch(() => undefined);
+      if (answer.model === undefined) settlement = await this.ledger.release(input.requestId);
+      else settlement = await this.ledger.settle(input.requestId, { costMicros: request.costMicros, keyId: input.key.id, atMs: input.startedAt });
     }
     return { cost: answer.cost, settlement, record: request };
   }

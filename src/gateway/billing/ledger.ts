@@ -1,5 +1,6 @@
 // The Ledger contract: budget reservations (reserve → settle | release, idempotent by request id),
-// batched request/attempt rows and usage reports; SQLite and PostgreSQL implement it on one schema.
+// request/attempt rows group-committed before the answer's last byte, and usage reports; SQLite and
+// PostgreSQL implement it on one schema.
 import type { CurrencyCode, Micros } from './money.ts';
 
 export interface Budgets {
@@ -70,6 +71,9 @@ export interface RecoverOptions {
 export interface RecoverResult {
   released: number;
   releasedMicros: Micros;
+  /** Open reservations whose request row was committed (the answer went out, the process died before settling): settled at the row's cost, any age. */
+  settled: number;
+  settledMicros: Micros;
 }
 
 export interface TokenColumns {
@@ -174,7 +178,7 @@ export interface UsageRow {
 }
 
 export interface LedgerStats {
-  /** Rows waiting for the next flush. */
+  /** Rows waiting for the next commit. */
   queued: number;
   written: number;
   flushes: number;
@@ -184,11 +188,17 @@ export interface LedgerStats {
 }
 
 export interface LedgerOptions {
-  /** Request/attempt rows are written at most this long after record() (default 1000 ms)... */
+  /**
+   * A local folder for rows not yet in the database (see LedgerSpool): record() then resolves after one
+   * append per event-loop turn and the database is written in batches every flushIntervalMs. Without
+   * one, record() resolves on the database commit (one transaction per turn). One live process per folder.
+   */
+  spoolDir?: string;
+  /** With a spool: rows reach the database at most this long after record(); without: the wait after a failed commit (default 1000 ms). */
   flushIntervalMs?: number;
-  /** ...or as soon as this many rows wait (default 500). */
+  /** Rows per transaction at most (default 500). */
   maxBatchRows?: number;
-  /** A background flush failed (the rows stay queued for the next one). */
+  /** A background commit failed (the rows stay queued for the next one). */
   onError?: (error: unknown) => void;
   /** Wall clock, epoch ms (tests pin it). */
   now?: () => number;
@@ -202,12 +212,16 @@ export interface Ledger {
   settle(requestId: string, actual: SettleInput): Promise<SettleResult>;
   /** Refunds an open reservation (the request failed). Idempotent; no effect once settled. */
   release(requestId: string): Promise<ReleaseResult>;
-  /** Releases reservations left open by a process that died before settling (see RecoverOptions). */
+  /** Settles open reservations whose request row exists; releases those without one older than RecoverOptions.olderThanMs. */
   recover(options: RecoverOptions): Promise<RecoverResult>;
   /** The key's settled spend plus open reservations in the day and month of `atMs`. */
   spend(keyId: string, atMs?: number): Promise<Spend>;
-  /** Queues the rows; they are written in one transaction with others, off the request's path. */
-  record(request: RequestRecord, attempts: readonly AttemptRow[]): void;
+  /**
+   * Queues the rows; they commit in one transaction with every other request's rows of this turn of the
+   * event loop. Resolves once they would survive the process being killed; rejects if that commit failed
+   * (the rows stay queued and are retried).
+   */
+  record(request: RequestRecord, attempts: readonly AttemptRow[]): Promise<void>;
   /** Writes whatever is queued now. */
   flush(): Promise<void>;
   usage(query: UsageQuery): Promise<UsageRow[]>;

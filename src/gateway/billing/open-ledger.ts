@@ -32,11 +32,14 @@ export function resolveLedgerLocation(location: string, baseDir: string): string
 export interface OpenLedgerOptions extends LedgerOptions, Pick<SqliteLedgerOptions, 'synchronous'> {
   /** PostgreSQL only: the schema holding the tables. */
   schema?: string;
+  /** A serving process: spool rows locally (SQLite: in PATH.spool/ unless spoolDir says otherwise). Reports and the CLI leave it off. */
+  spool?: boolean;
 }
 
 export async function openLedger(location: string, options: OpenLedgerOptions = {}): Promise<Ledger> {
   const parsed = parseLedgerLocation(location);
   // pg is imported only for a PostgreSQL ledger: a SQLite one should not carry its resident size.
   if (parsed.kind === 'postgres') return (await import('./postgres-ledger.ts')).PostgresLedger.open({ ...options, url: parsed.url });
-  return SqliteLedger.open(parsed.path, options);
+  const spoolDir = options.spool ? options.spoolDir ?? `${resolve(parsed.path)}.spool` : undefined;
+  return SqliteLedger.open(parsed.path, { ...options, ...(spoolDir !== undefined ? { spoolDir } : {}) });
 }

@@ -107,6 +107,8 @@ const RELEASE = `
     ON CONFLICT (key_id, period) DO UPDATE SET micros = ledger_spend.micros + EXCLUDED.micros)
   SELECT state FROM old`;
 
+const COMMIT_WAIT_MS = 1_000;
+
 const RETRYABLE = new Set(['40001', '40P01', '23505']); // serialization failure, deadlock, a racing duplicate insert
 
 /**
@@ -219,7 +221,8 @@ export class PostgresLedger implements Ledger {
 
   async recover(options: RecoverOptions): Promise<RecoverResult> {
     const now = Math.round(options.nowMs ?? this.now());
-    return this.transaction(async (c) => {
+    const settled = await this.settleAnswered(now);
+    const released = await this.transaction(async (c) => {
       const { rows } = await c.query<ReleasedRow>(
         `UPDATE ledger_reservations SET state = 'released', resolved_at = $1 WHERE state = 'open' AND created_at < $2
          RETURNING key_id, estimate_micros, day_period, month_period`, [now, now - options.olderThanMs]);
@@ -245,6 +248,28 @@ export class PostgresLedger implements Ledger {
       }
       return { released: rows.length, releasedMicros };
     });
+    return { ...released, ...settled };
+  }
+
+  /** Open reservations whose request row committed: the answer went out; settle (or, if nothing answered, release) each through the usual statements. */
+  private async settleAnswered(now: number): Promise<Pick<RecoverResult, 'settled' | 'settledMicros'>> {
+    const { rows } = await this.guard(() => this.pool.query<{ request_id: string; model: string | null; cost_micros: string }>(
+      `SELECT q.request_id, q.model, q.cost_micros FROM ledger_reservations r JOIN ledger_requests q ON q.request_id = r.request_id
+       WHERE r.state = 'open' ORDER BY r.created_at`));
+    let settled = 0, settledMicros = 0;
+    for (const row of rows) {
+      if (row.model === null) {
+        await this.release(row.request_id);
+        continue;
+      }
+      const cost = toSafeMicros(row.cost_micros);
+      const result = await this.settle(row.request_id, { costMicros: cost, atMs: now });
+      if (result.changed) {
+        settled++;
+        settledMicros += cost;
+      }
+    }
+    return { settled, settledMicros };
   }
 
   async spend(keyId: string, atMs?: number): Promise<Spend> {
@@ -252,9 +277,18 @@ export class PostgresLedger implements Ledger {
     return this.guard(() => this.readSpend(this.pool, keyId, periods.day, periods.month));
   }
 
-  record(request: RequestRecord, attempts: readonly AttemptRow[]): void {
+  record(request: RequestRecord, attempts: readonly AttemptRow[]): Promise<void> {
     if (this.closed) throw new HerdError('UNAVAILABLE', 'the PostgreSQL ledger is closed');
-    this.queue.push(request, attempts);
+    const committed = this.queue.push(request, attempts);
+    // An unreachable server (its network gone) can leave a connection attempt hanging: an answer waits for
+    // the commit this long at most; the rows stay queued either way.
+    let timer: NodeJS.Timeout | undefined;
+    const bounded = Promise.race([committed, new Promise<void>((_, reject) => {
+      timer = setTimeout(() => reject(new HerdError('UNAVAILABLE', 'the PostgreSQL ledger did not commit in time; the rows stay queued')), COMMIT_WAIT_MS);
+      timer.unref();
+    })]).finally(() => clearTimeout(timer));
+    bounded.catch(() => undefined);
+    return bounded;
   }
 
   flush(): Promise<void> {

@@ -12,6 +12,7 @@ import type {
 } from './ledger.ts';
 import { LEDGER_SCOPE, ledgerMigrations } from './ledger-migrations.ts';
 import { ATTEMPT_COLUMNS, REQUEST_COLUMNS, convertAttemptToValues, convertRequestToValues, convertUsageRow } from './ledger-rows.ts';
+import { LedgerSpool } from './ledger-spool.ts';
 import { LedgerWriteQueue, type LedgerEntry } from './ledger-write-queue.ts';
 import { buildUsageQuery } from './usage-query.ts';
 
@@ -61,7 +62,26 @@ export class SqliteLedger implements Ledger {
       db?.close();
       throw new HerdError('UNAVAILABLE', `cannot open ledger ${path}: ${messageOf(err)}`, { cause: err });
     }
-    return new SqliteLedger(db, path, options);
+    const ledger = new SqliteLedger(db, path, options);
+    ledger.openSpool(options.spoolDir);
+    return ledger;
+  }
+
+  private spool: LedgerSpool | undefined;
+
+  /** Rows a killed process left in the spool go into the database before anything else (recover() needs them). */
+  private openSpool(dir: string | undefined): void {
+    if (dir === undefined) return;
+    try {
+      const { spool, leftovers, leftoverFiles } = LedgerSpool.open(dir);
+      for (let i = 0; i < leftovers.length; i += 500) this.writeEntries(leftovers.slice(i, i + 500));
+      spool.removeFiles(leftoverFiles);
+      this.spool = spool;
+      this.queue.useSpool(spool);
+    } catch (err) {
+      this.db.close();
+      throw err;
+    }
   }
 
   private constructor(db: Database.Database, path: string, options: SqliteLedgerOptions) {
@@ -79,6 +99,8 @@ export class SqliteLedger implements Ledger {
         ON CONFLICT (key_id, period) DO UPDATE SET micros = micros + excluded.micros`),
       spend: db.prepare('SELECT period, micros FROM ledger_spend WHERE key_id = ? AND period IN (?, ?)'),
       stale: db.prepare("SELECT * FROM ledger_reservations WHERE state = 'open' AND created_at < ? ORDER BY created_at"),
+      answered: db.prepare(`SELECT r.*, q.model AS answered_model, q.cost_micros AS answered_cost FROM ledger_reservations r
+        JOIN ledger_requests q ON q.request_id = r.request_id WHERE r.state = 'open' ORDER BY r.created_at`),
       insertRequest: insert('ledger_requests', REQUEST_COLUMNS),
       insertAttempt: insert('ledger_attempts', ATTEMPT_COLUMNS),
       usage: new Map<UsageGroup, Database.Statement>(),
@@ -150,6 +172,17 @@ export class SqliteLedger implements Ledger {
   async recover(options: RecoverOptions): Promise<RecoverResult> {
     return this.immediate(() => {
       const now = options.nowMs ?? this.now();
+      // First the reservations whose request row committed: the answer went out, so the charge is the row's.
+      let settled = 0, settledMicros = 0;
+      for (const row of this.sql.answered.all() as (ReservationRow & { answered_model: string | null; answered_cost: number })[]) {
+        const cost = row.answered_model === null ? 0 : row.answered_cost;
+        this.sql.resolve.run(row.answered_model === null ? 'released' : 'settled', row.answered_model === null ? null : cost, Math.round(now), row.request_id);
+        this.addSpend(row.key_id, row.day_period, row.month_period, cost - row.estimate_micros);
+        if (row.answered_model !== null) {
+          settled++;
+          settledMicros += cost;
+        }
+      }
       const rows = this.sql.stale.all(now - options.olderThanMs) as ReservationRow[];
       let releasedMicros = 0;
       for (const row of rows) {
@@ -157,7 +190,7 @@ export class SqliteLedger implements Ledger {
         this.addSpend(row.key_id, row.day_period, row.month_period, -row.estimate_micros);
         releasedMicros += row.estimate_micros;
       }
-      return { released: rows.length, releasedMicros };
+      return { released: rows.length, releasedMicros, settled, settledMicros };
     });
   }
 
@@ -166,9 +199,9 @@ export class SqliteLedger implements Ledger {
     return this.guard(() => this.readSpend(keyId, periods.day, periods.month));
   }
 
-  record(request: RequestRecord, attempts: readonly AttemptRow[]): void {
+  record(request: RequestRecord, attempts: readonly AttemptRow[]): Promise<void> {
     if (this.closed) throw new HerdError('UNAVAILABLE', `ledger ${this.path} is closed`);
-    this.queue.push(request, attempts);
+    return this.queue.push(request, attempts);
   }
 
   flush(): Promise<void> {
@@ -194,6 +227,7 @@ export class SqliteLedger implements Ledger {
     try {
       await this.queue.close();
     } finally {
+      this.spool?.close();
       this.db.close();
     }
   }

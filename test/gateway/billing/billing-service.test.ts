@@ -162,9 +162,9 @@ test('recover() releases reservations older than billing.stale_reservation_minut
   const { billing, ledger, now } = setup();
   try {
     await billing.reserve({ keyId: 'k', requestId: 'old', estimateMicros: 500, budgets: {}, atMs: START - 59 * 60_000 });
-    assert.deepEqual(await billing.recover(), { released: 0, releasedMicros: 0 });
+    assert.deepEqual(await billing.recover(), { released: 0, releasedMicros: 0, settled: 0, settledMicros: 0 });
     now.ms += 2 * 60_000;
-    assert.deepEqual(await billing.recover(), { released: 1, releasedMicros: 500 });
+    assert.deepEqual(await billing.recover(), { released: 1, releasedMicros: 500, settled: 0, settledMicros: 0 });
   } finally {
     await ledger.close();
   }

@@ -115,6 +115,20 @@ export async function runLedgerContract(t: TestContext, open: OpenTestLedger): P
     assert.deepEqual(await l.spend(k), { dayMicros: 40, monthMicros: 40 });
   });
 
+  await t.test('recover settles, at any age, an open reservation whose request row committed; releases one whose row says nothing answered', async () => {
+    const l = await ledger();
+    const k = key();
+    await l.reserve({ keyId: k, requestId: `${k}-answered`, estimateMicros: 900, budgets: {}, atMs: T0 - 1_000 });
+    await l.reserve({ keyId: k, requestId: `${k}-failed`, estimateMicros: 300, budgets: {}, atMs: T0 - 1_000 });
+    await l.record(sampleRequest({ requestId: `${k}-answered`, keyId: k, costMicros: 420, startedAt: T0 - 10 * DAY }), []);
+    await l.record(sampleRequest({ requestId: `${k}-failed`, keyId: k, model: undefined, provider: undefined, upstreamModel: undefined, status: 'UPSTREAM_TIMEOUT', costMicros: 0, startedAt: T0 - 10 * DAY }), []);
+    const result = await l.recover({ olderThanMs: 60 * 60_000, nowMs: T0 });
+    assert.ok(result.settled >= 1 && result.settledMicros >= 420);
+    assert.deepEqual(await l.spend(k, T0), { dayMicros: 420, monthMicros: 420 });
+    assert.equal((await l.settle(`${k}-answered`, { costMicros: 420 })).changed, false, 'a late settlement from the process itself changes nothing');
+    assert.equal((await l.release(`${k}-failed`)).changed, false);
+  });
+
   await t.test('recover releases only reservations open longer than the limit; a late settlement still charges once', async () => {
     const l = await ledger();
     const k = key();
@@ -124,7 +138,7 @@ export async function runLedgerContract(t: TestContext, open: OpenTestLedger): P
     await l.settle(`${k}-done`, { costMicros: 90 });
     const result = await l.recover({ olderThanMs: 60 * 60_000 });
     assert.ok(result.released >= 1 && result.releasedMicros >= 800);
-    assert.deepEqual(await l.recover({ olderThanMs: 60 * 60_000 }), { released: 0, releasedMicros: 0 });
+    assert.deepEqual(await l.recover({ olderThanMs: 60 * 60_000 }), { released: 0, releasedMicros: 0, settled: 0, settledMicros: 0 });
     assert.deepEqual(await l.spend(k), { dayMicros: 290, monthMicros: 290 }, '90 settled + 200 still open');
     assert.deepEqual(await l.settle(`${k}-old`, { costMicros: 650 }), { state: 'settled', actualMicros: 650, changed: true });
     assert.deepEqual(await l.spend(k), { dayMicros: 940, monthMicros: 940 });
@@ -147,16 +161,18 @@ export async function runLedgerContract(t: TestContext, open: OpenTestLedger): P
     assert.deepEqual(await b.spend(k2), { dayMicros: 70, monthMicros: 70 });
   });
 
-  await t.test('rows are batched: nothing written until a flush; duplicates ignored; usage grouped four ways', async () => {
+  await t.test('rows of one turn commit together, record() resolving once they have; duplicates ignored; usage grouped four ways', async () => {
     const l = await ledger({ maxBatchRows: 1_000 });
     const since = T0 - DAY;
     const until = T0 + 2 * DAY;
-    l.record(sampleRequest({ requestId: 'u1' }), [sampleAttempt({ requestId: 'u1', attempt: 1, outcome: 'rate_limited', httpStatus: 429, costMicros: 0, usdMicros: 0, listUsdMicros: 0, promptTokens: 0, cachedPromptTokens: 0, completionTokens: 0, reasoningTokens: 0 }), sampleAttempt({ requestId: 'u1', attempt: 2 })]);
-    l.record(sampleRequest({ requestId: 'u2', keyId: 'key_b', keyName: 'team b', provider: 'holysheep', costMicros: 5_700, usdMicros: 781, startedAt: T0 + DAY }), []);
-    l.record(sampleRequest({ requestId: 'u3', cacheHit: true, costMicros: 0, usdMicros: 0, listUsdMicros: 0, savedMicros: 41_610 }), []);
-    l.record(sampleRequest({ requestId: 'u4', model: undefined, provider: undefined, upstreamModel: undefined, status: 'UPSTREAM_TIMEOUT', costMicros: 0, usdMicros: 0, listUsdMicros: 0, promptTokens: 0, cachedPromptTokens: 0, completionTokens: 0, reasoningTokens: 0, estimated: true }), []);
+    const committed = [];
+    committed.push(l.record(sampleRequest({ requestId: 'u1' }), [sampleAttempt({ requestId: 'u1', attempt: 1, outcome: 'rate_limited', httpStatus: 429, costMicros: 0, usdMicros: 0, listUsdMicros: 0, promptTokens: 0, cachedPromptTokens: 0, completionTokens: 0, reasoningTokens: 0 }), sampleAttempt({ requestId: 'u1', attempt: 2 })]));
+    committed.push(l.record(sampleRequest({ requestId: 'u2', keyId: 'key_b', keyName: 'team b', provider: 'holysheep', costMicros: 5_700, usdMicros: 781, startedAt: T0 + DAY }), []));
+    committed.push(l.record(sampleRequest({ requestId: 'u3', cacheHit: true, costMicros: 0, usdMicros: 0, listUsdMicros: 0, savedMicros: 41_610 }), []));
+    committed.push(l.record(sampleRequest({ requestId: 'u4', model: undefined, provider: undefined, upstreamModel: undefined, status: 'UPSTREAM_TIMEOUT', costMicros: 0, usdMicros: 0, listUsdMicros: 0, promptTokens: 0, cachedPromptTokens: 0, completionTokens: 0, reasoningTokens: 0, estimated: true }), []));
     assert.equal(l.stats().queued, 6);
-    assert.deepEqual(await l.usage({ sinceMs: since, untilMs: until, by: 'model' }), [], 'not written before the flush');
+    await Promise.all(committed);
+    assert.equal(l.stats().flushes, 1, 'one transaction for the turn');
     await l.flush();
     l.record(sampleRequest({ requestId: 'u1', costMicros: 1 }), []); // a retried write: ignored
     await l.flush();

@@ -1,7 +1,7 @@
-// A process killed (SIGKILL) between reserve and settle: after a restart the open reservation is
-// still held, recover() releases it once it is older than the limit (not before: another replica
-// may still be serving it), a late settlement charges exactly once, and a settled charge made
-// before the kill is never lost (only its not-yet-flushed detail row is, by design).
+// A process killed (SIGKILL) between reserve and settle: after a restart a reservation whose request
+// row committed (the answer went out) is settled at the row's cost at once; one without a row is
+// still held, and recover() releases it once it is older than the limit (not before: another replica
+// may still be serving it); a late settlement charges exactly once; committed rows survive the kill.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -36,15 +36,16 @@ async function crashAndRecover(t: TestContext, location: string, schema: string)
   let now = Date.now();
   const ledger = await openLedger(location, { ...options, now: () => now });
   t.after(() => ledger.close());
-  assert.deepEqual(await ledger.spend(keyId), { dayMicros: 6_200, monthMicros: 6_200 }, '1 200 settled + 5 000 held');
-  assert.deepEqual(await ledger.recover({ olderThanMs: HOUR }), { released: 0, releasedMicros: 0 });
+  assert.deepEqual(await ledger.spend(keyId), { dayMicros: 10_200, monthMicros: 10_200 }, '1 200 settled + 4 000 + 5 000 held');
+  assert.deepEqual(await ledger.recover({ olderThanMs: HOUR }), { released: 0, releasedMicros: 0, settled: 1, settledMicros: 700 }, 'the answered one is settled from its row');
+  assert.deepEqual(await ledger.spend(keyId), { dayMicros: 6_900, monthMicros: 6_900 }, '1 200 + 700 settled + 5 000 held');
 
   // An hour and a bit later, the start-up rule releases it: nothing is charged for an answer never delivered.
   now += HOUR + 60_000;
-  assert.deepEqual(await ledger.recover({ olderThanMs: HOUR }), { released: 1, releasedMicros: 5_000 });
-  assert.deepEqual(await ledger.recover({ olderThanMs: HOUR }), { released: 0, releasedMicros: 0 }, 'a second start-up releases nothing more');
+  assert.deepEqual(await ledger.recover({ olderThanMs: HOUR }), { released: 1, releasedMicros: 5_000, settled: 0, settledMicros: 0 });
+  assert.deepEqual(await ledger.recover({ olderThanMs: HOUR }), { released: 0, releasedMicros: 0, settled: 0, settledMicros: 0 }, 'a second start-up changes nothing more');
   const spentAt = Date.now();
-  assert.deepEqual(await ledger.spend(keyId, spentAt), { dayMicros: 1_200, monthMicros: 1_200 }, 'no lost and no double charge');
+  assert.deepEqual(await ledger.spend(keyId, spentAt), { dayMicros: 1_900, monthMicros: 1_900 }, 'no lost and no double charge');
 
   // A client retry of the same request id is answered from the record: no second hold.
   const retry = await ledger.reserve({ keyId, requestId: 'crash-1', estimateMicros: 5_000, budgets: {} });
@@ -53,10 +54,10 @@ async function crashAndRecover(t: TestContext, location: string, schema: string)
   assert.equal((await ledger.settle('crash-1', { costMicros: 3_100 })).changed, true);
   assert.equal((await ledger.settle('crash-1', { costMicros: 3_100 })).changed, false);
   assert.equal((await ledger.release('crash-1')).changed, false);
-  assert.deepEqual(await ledger.spend(keyId, spentAt), { dayMicros: 4_300, monthMicros: 4_300 });
-  // The settled charge survived the kill; its detail row was still in memory and is gone.
+  assert.deepEqual(await ledger.spend(keyId, spentAt), { dayMicros: 5_000, monthMicros: 5_000 });
+  // Both committed rows survived the kill, once each.
   const rows = await ledger.usage({ sinceMs: 0, untilMs: now + HOUR, by: 'key' });
-  assert.deepEqual(rows, []);
+  assert.deepEqual(rows.map((r) => [r.group, r.requests, r.costMicros]), [[keyId, 2, 1_900]]);
 }
 
 test('SQLite: killed between reserve and settle, restarted, recovered', async (t) => {

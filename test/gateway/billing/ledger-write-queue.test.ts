@@ -1,5 +1,6 @@
-// The write queue on its own: flush by time and by size, one batch per transaction bounded by
-// maxBatchRows, failed writes kept in order for the next try, and the memory bound while failing.
+// The write queue on its own: group commit per event-loop turn (and per in-flight write), one batch per
+// transaction bounded by maxBatchRows, push() settling when its rows commit, failed writes kept in order
+// and retried, and the memory bound while failing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -8,34 +9,54 @@ import { sampleAttempt, sampleRequest } from './ledger-contract.ts';
 
 const entry = (id: string, attempts = 0) => [sampleRequest({ requestId: id }), Array.from({ length: attempts }, (_, i) => sampleAttempt({ requestId: id, attempt: i + 1 }))] as const;
 
-test('rows wait for the interval, then go in one batch', async () => {
+test('rows pushed in one turn commit together in the next, and push() resolves once they have', async () => {
   const batches: string[][] = [];
-  const queue = new LedgerWriteQueue({ write: async (b) => { batches.push(b.map((e) => e.request.requestId)); }, flushIntervalMs: 30, maxBatchRows: 100 });
-  queue.push(...entry('a', 1));
-  queue.push(...entry('b'));
-  await sleep(5);
-  assert.deepEqual(batches, [], 'nothing before the interval');
-  await sleep(60);
+  const queue = new LedgerWriteQueue({ write: (b) => { batches.push(b.map((e) => e.request.requestId)); }, flushIntervalMs: 60_000, maxBatchRows: 100 });
+  const a = queue.push(...entry('a', 1));
+  const b = queue.push(...entry('b'));
+  assert.deepEqual(batches, [], 'push() itself never writes');
+  await Promise.all([a, b]);
   assert.deepEqual(batches, [['a', 'b']]);
   assert.deepEqual(queue.stats(), { queued: 0, written: 3, flushes: 1, failedFlushes: 0, dropped: 0 });
   await queue.close();
 });
 
-test('a full batch is written at once (next turn of the event loop), and batches never exceed maxBatchRows', async () => {
-  const batches: LedgerEntry[][] = [];
-  const queue = new LedgerWriteQueue({ write: async (b) => { batches.push([...b]); }, flushIntervalMs: 60_000, maxBatchRows: 4 });
-  queue.push(...entry('a', 1));
-  queue.push(...entry('b', 1));
-  assert.equal(batches.length, 0, 'record() itself never writes');
-  await sleep(1);
-  assert.deepEqual(batches.map((b) => b.map((e) => e.request.requestId)), [['a', 'b']]);
-  for (const id of ['c', 'd', 'e']) queue.push(...entry(id, 2));
-  await queue.flush();
-  assert.deepEqual(batches.slice(1).map((b) => b.map((e) => e.request.requestId)), [['c'], ['d'], ['e']], 'a request and its attempts stay together');
+test('while an asynchronous write is in flight, what arrives joins the next batch; batches never overlap', async () => {
+  const batches: string[][] = [];
+  let inFlight = 0;
+  let overlapped = false;
+  let started!: () => void;
+  const firstStarted = new Promise<void>((resolve) => { started = resolve; });
+  const queue = new LedgerWriteQueue({
+    write: async (b) => {
+      started();
+      if (++inFlight > 1) overlapped = true;
+      batches.push(b.map((e) => e.request.requestId));
+      await sleep(20);
+      inFlight--;
+    },
+    flushIntervalMs: 60_000, maxBatchRows: 100,
+  });
+  const first = queue.push(...entry('a'));
+  await firstStarted; // the write of ['a'] is in flight
+  const later = [queue.push(...entry('b')), queue.push(...entry('c'))];
+  await first;
+  await Promise.all(later);
+  assert.deepEqual(batches, [['a'], ['b', 'c']]);
+  assert.equal(overlapped, false);
   await queue.close();
 });
 
-test('a failed write keeps its rows, in order, for the next flush; the bound drops the oldest while failing', async () => {
+test('batches never exceed maxBatchRows, and a request stays with its attempts', async () => {
+  const batches: LedgerEntry[][] = [];
+  const queue = new LedgerWriteQueue({ write: async (b) => { batches.push([...b]); }, flushIntervalMs: 60_000, maxBatchRows: 4 });
+  for (const id of ['c', 'd', 'e']) void queue.push(...entry(id, 2));
+  await queue.flush();
+  assert.deepEqual(batches.map((b) => b.map((e) => e.request.requestId)), [['c'], ['d'], ['e']]);
+  await queue.close();
+});
+
+test('a failed write rejects its pushes once, keeps the rows in order and retries them; the bound drops the oldest while failing', async () => {
   let fail = true;
   const written: string[] = [];
   const errors: unknown[] = [];
@@ -44,15 +65,19 @@ test('a failed write keeps its rows, in order, for the next flush; the bound dro
       if (fail) throw new Error('disk full');
       written.push(...b.map((e) => e.request.requestId));
     },
-    flushIntervalMs: 60_000, maxBatchRows: 100, maxQueuedRows: 3, onError: (e) => errors.push(e),
+    flushIntervalMs: 20, maxBatchRows: 100, maxQueuedRows: 3, onError: (e) => errors.push(e),
   });
-  queue.push(...entry('a'));
-  queue.push(...entry('b'));
-  await assert.rejects(queue.flush(), /disk full/);
-  queue.push(...entry('c'));
-  queue.push(...entry('d'));
+  const a = queue.push(...entry('a'));
+  void queue.push(...entry('b'));
+  await assert.rejects(a, /disk full/);
+  assert.equal(errors.length, 1);
+  void queue.push(...entry('c'));
+  const d = queue.push(...entry('d'));
   assert.deepEqual(queue.stats(), { queued: 3, written: 0, flushes: 0, failedFlushes: 1, dropped: 1 });
   fail = false;
-  await queue.close();
+  const alive = setTimeout(() => undefined, 5_000); // the retry timer is unref'd: something must keep the test running
+  await d; // the retry, not a flush, wrote it
+  clearTimeout(alive);
   assert.deepEqual(written, ['b', 'c', 'd']);
+  await queue.close();
 });

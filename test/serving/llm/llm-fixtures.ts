@@ -90,7 +90,7 @@ export async function startGatewayHerd(repositories: string[], options: { provid
   const dir = mkdtempSync(join(tmpdir(), 'herd-llm-gw-'));
   const ledgerPath = join(dir, 'ledger.db');
   const config = parseHerdConfig(`
-server: { host: 127.0.0.1, http_port: 0, metrics_port: 0 }
+server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0 }
 serving: { model_repository: [${repositories.map((r) => JSON.stringify(r)).join(', ')}], identity: smart-chat-service }
 auth: { db: "${join(dir, 'keys.db')}" }
 billing: { currency: CNY, fx: { USD: 7.3 }, ledger: "sqlite:${ledgerPath}", flush_interval_ms: 50 }
