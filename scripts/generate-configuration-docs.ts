@@ -54,10 +54,10 @@ export function generateConfigurationDocs(): ConfigurationDocs {
   const template = readFileSync(TEMPLATE_PATH, 'utf8');
   const sections: Record<string, string> = {
     'herd.yaml': renderKeyTables(toJsonSchema(herdConfigSchema), undescribed),
-    'cli': renderCommands(createHerdProgram(), undescribed),
+    cli: renderCommands(createHerdProgram(), undescribed),
     'cost-profile': renderKeyTable(flattenKeys(toJsonSchema(usageProfileSchema), '', new Set(), 'profile', undescribed)),
   };
-  const text = template.replace(/<!-- generated: ([a-z.-]+) -->\n/g, (marker, name: string) => {
+  const text = template.replace(/<!-- generated: ([a-z.-]+) -->\n/g, (_marker, name: string) => {
     const section = sections[name];
     if (section === undefined) throw new Error(`${TEMPLATE_PATH}: unknown section marker '${name}'`);
     return `${section}\n`;

@@ -90,9 +90,10 @@ async function main(): Promise<void> {
   const results = await generateExampleModels(options);
   const changed = results.filter((r) => r.onnx === 'written' || r.config === 'written');
   const ms = (performance.now() - started).toFixed(0);
-  const summary = changed.length === 0
-    ? 'up to date'
-    : changed.map((r) => `${r.name} (${[r.onnx === 'written' && 'model.onnx', r.config === 'written' && 'config.pbtxt'].filter(Boolean).join(', ')})`).join('; ');
+  const summary =
+    changed.length === 0
+      ? 'up to date'
+      : changed.map((r) => `${r.name} (${[r.onnx === 'written' && 'model.onnx', r.config === 'written' && 'config.pbtxt'].filter(Boolean).join(', ')})`).join('; ');
   console.log(`example models in ${options.outDir}: ${summary} [${ms} ms]`);
 }
 

@@ -16,8 +16,10 @@ function collect(dir, out) {
 // it fail without it, so say at once why, instead of letting them fail on "unknown model".
 const testdata = resolve(process.env.HERD_TESTDATA ?? resolve(dirname(fileURLToPath(import.meta.url)), '../../shared/testdata'), 'triton_model_repository');
 if (!existsSync(testdata)) {
-  process.stderr.write(`warning: ${testdata} does not exist: the suites that serve Triton's example models will fail. ` +
-    'Put the shared folder beside this checkout, or set HERD_TESTDATA to its testdata folder.\n');
+  process.stderr.write(
+    `warning: ${testdata} does not exist: the suites that serve Triton's example models will fail. ` +
+      'Put the shared folder beside this checkout, or set HERD_TESTDATA to its testdata folder.\n',
+  );
 }
 const filter = process.argv.slice(2);
 const files = collect('test', []).filter((f) => filter.length === 0 || filter.some((p) => f.includes(p)));

@@ -75,9 +75,16 @@ export function createBackends(options: BackendOptions = {}): ReadonlyMap<string
   return new Map<string, BackendFactory>([
     ['onnxruntime', createLazyBackend('onnxruntime', async () => (await import('./serving/backends/onnxruntime/onnxruntime-backend.ts')).onnxRuntimeBackend)],
     [jsBackend.name, jsBackend],
-    ['python', createLazyBackend('python', async () => (await import('./serving/backends/python/python-backend.ts')).createPythonBackend({
-      settings: pythonSettings, log, inference: options.inference,
-    }))],
+    [
+      'python',
+      createLazyBackend('python', async () =>
+        (await import('./serving/backends/python/python-backend.ts')).createPythonBackend({
+          settings: pythonSettings,
+          log,
+          inference: options.inference,
+        }),
+      ),
+    ],
     ['llm', createLlmBackend(options.chatPort ?? (() => undefined))],
   ]);
 }
@@ -94,9 +101,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     repositories: config.serving.model_repository,
     controlMode: config.serving.model_control_mode,
     backends: createBackends({ backendConfig: config.serving.backend_config, log, inference: () => inference, chatPort: () => chatPort }),
-    rateLimiter: config.serving.rate_limit === 'execution_count'
-      ? new RateLimiter(new Map(Object.entries(config.serving.rate_limit_resources)))
-      : undefined,
+    rateLimiter: config.serving.rate_limit === 'execution_count' ? new RateLimiter(new Map(Object.entries(config.serving.rate_limit_resources))) : undefined,
     onLoaded: (model, seconds) => loadSeconds.set(model, seconds),
     // Ensemble steps take the same inference path as a client's request (called only once loading starts).
     runEnsembleStep: (call) => (inference as InferenceService).infer(call),
@@ -133,10 +138,12 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     {
       maxInputSize: config.server.http_max_input_size,
       log,
-      ...(gateway ? {
-        gateway: { gateway: gateway.flow, chat: gateway.chat, authenticator: gateway.auth.authenticator, log },
-        ...(gateway.ledger ? { admin: { authenticator: gateway.auth.authenticator, ledger: gateway.ledger, masterKeyEnv: config.auth.master_key_env, log } } : {}),
-      } : {}),
+      ...(gateway
+        ? {
+            gateway: { gateway: gateway.flow, chat: gateway.chat, authenticator: gateway.auth.authenticator, log },
+            ...(gateway.ledger ? { admin: { authenticator: gateway.auth.authenticator, ledger: gateway.ledger, masterKeyEnv: config.auth.master_key_env, log } } : {}),
+          }
+        : {}),
     },
   );
   registerInferenceMetrics(registry, createServingStatsSource(repository, loadSeconds), { cache: responseCache !== undefined });
@@ -199,13 +206,20 @@ export interface GatewayFlowParts {
 export function createGatewayFlow(config: HerdConfig, parts: GatewayFlowParts): { chat: ChatService; flow: ChatGateway } {
   const { env, limits, cache, billing, registry, log } = parts;
   const chat = createChatService({
-    config, env, admission: parts.admission === false ? undefined : limits.admission,
+    config,
+    env,
+    admission: parts.admission === false ? undefined : limits.admission,
     ...(parts.providers ? { providers: parts.providers } : {}),
   });
   const observer = registry ? registerGatewayRequestMetrics({ registry, models: Object.keys(config.models), providers: Object.keys(config.providers) }) : undefined;
   const flow = new ChatGateway({
-    chat, cache: { store: cache, policy: config.cache }, billing, keyLimits: limits.keys, log,
-    observer, errorStatus: (error) => mapErrorToOpenAI(error).status,
+    chat,
+    cache: { store: cache, policy: config.cache },
+    billing,
+    keyLimits: limits.keys,
+    log,
+    observer,
+    errorStatus: (error) => mapErrorToOpenAI(error).status,
   });
   return { chat, flow };
 }
@@ -233,7 +247,12 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
     await cache.ready(2000);
     let billing: BillingService | undefined;
     if (config.billing.ledger !== 'off') {
-      ledger = await openLedger(config.billing.ledger, { spool: true, flushIntervalMs: config.billing.flush_interval_ms, maxBatchRows: config.billing.flush_max_rows, onError: (err: unknown) => log(`ledger: ${err instanceof Error ? err.message : String(err)}`) });
+      ledger = await openLedger(config.billing.ledger, {
+        spool: true,
+        flushIntervalMs: config.billing.flush_interval_ms,
+        maxBatchRows: config.billing.flush_max_rows,
+        onError: (err: unknown) => log(`ledger: ${err instanceof Error ? err.message : String(err)}`),
+      });
       billing = new BillingService({ config, ledger });
       await billing.recover();
     } else {
@@ -249,7 +268,11 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
       breakers: () => chat.health().breakers,
     });
     return {
-      chat, flow, auth, ledger, billing,
+      chat,
+      flow,
+      auth,
+      ledger,
+      billing,
       async close() {
         await chat.close();
         await opened.cache.close();

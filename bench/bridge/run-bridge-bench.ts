@@ -18,10 +18,17 @@ const label = option('--label', '');
 const CONCURRENCY = 16;
 const MASTER = 'sk-herd-bench-master-key-0000000000000000000000';
 const lines: string[] = [];
-const say = (line: string) => { lines.push(line); process.stdout.write(`${line}\n`); };
+const say = (line: string) => {
+  lines.push(line);
+  process.stdout.write(`${line}\n`);
+};
 const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 
-interface Proc { url: string; child: ChildProcess; stop(): Promise<void> }
+interface Proc {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
 
 function start(cmd: string[], pattern: RegExp, toUrl: (m: RegExpMatchArray) => string, env: NodeJS.ProcessEnv = process.env): Promise<Proc> {
   const child = spawn(process.execPath, cmd, { stdio: ['ignore', 'pipe', 'pipe'], env });
@@ -30,9 +37,20 @@ function start(cmd: string[], pattern: RegExp, toUrl: (m: RegExpMatchArray) => s
     child.stdout?.on('data', (d: Buffer) => {
       out += d.toString();
       const m = out.match(pattern);
-      if (m) ok({ url: toUrl(m), child, stop: () => new Promise((done) => { child.once('exit', () => done()); child.kill('SIGTERM'); }) });
+      if (m)
+        ok({
+          url: toUrl(m),
+          child,
+          stop: () =>
+            new Promise((done) => {
+              child.once('exit', () => done());
+              child.kill('SIGTERM');
+            }),
+        });
     });
-    child.stderr?.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stderr?.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
     child.on('exit', (code) => fail(new Error(`${cmd.join(' ')} exited ${code}: ${out}`)));
   });
 }
@@ -50,7 +68,9 @@ const mock = await start([resolve('bench/gateway/mock-upstream.mjs'), '0'], /lis
 mkdirSync(resolve('.tmp'), { recursive: true });
 const dir = mkdtempSync(join(resolve('.tmp'), 'bridge-bench-'));
 for (const model of ['token_counter', 'model_router', 'chat', 'smart_chat']) cpSync(resolve('examples/model_repository', model), join(dir, 'models', model), { recursive: true });
-writeFileSync(join(dir, 'herd.yaml'), `server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0 }
+writeFileSync(
+  join(dir, 'herd.yaml'),
+  `server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0 }
 serving: { model_repository: [./models] }
 auth: { master_key_env: HERD_BENCH_MASTER, db: ./herd.db }
 billing: { ledger: "sqlite:./herd.db" }
@@ -63,18 +83,46 @@ models:
   quality-model: { price: { input: 3.00, output: 15.00 }, deployments: [{ provider: bench, upstream_model: gpt-4.1 }] }
 routes:
   tiers: { fast: fast-model, balanced: balanced-model, quality: quality-model }
-`);
-const herd = await start([resolve('dist/cli/herd.js'), 'serve', '--config', join(dir, 'herd.yaml')], /Started HTTPService at \S+ \((http:\/\/[^)]+)\)/, (m) => m[1] as string,
-  { ...process.env, HERD_BENCH_MASTER: MASTER, BENCH_UPSTREAM_KEY: 'sk-bench' });
+`,
+);
+const herd = await start([resolve('dist/cli/herd.js'), 'serve', '--config', join(dir, 'herd.yaml')], /Started HTTPService at \S+ \((http:\/\/[^)]+)\)/, (m) => m[1] as string, {
+  ...process.env,
+  HERD_BENCH_MASTER: MASTER,
+  BENCH_UPSTREAM_KEY: 'sk-bench',
+});
 
 const prompt = 'Say hello in French.';
 // The same chat call both ways: the chat model's system prompt, max_tokens and temperature (0.7: not cached).
-const chatBody = Buffer.from(JSON.stringify({
-  model: 'fast', messages: [{ role: 'system', content: 'You are a helpful assistant.' }, { role: 'user', content: prompt }], max_tokens: 2048, temperature: 0.7,
-}));
+const chatBody = Buffer.from(
+  JSON.stringify({
+    model: 'fast',
+    messages: [
+      { role: 'system', content: 'You are a helpful assistant.' },
+      { role: 'user', content: prompt },
+    ],
+    max_tokens: 2048,
+    temperature: 0.7,
+  }),
+);
 const generateBody = Buffer.from(JSON.stringify({ text_input: prompt }));
-const chatLoad = (ms: number) => runLoad({ origin: herd.url, path: '/v1/chat/completions', body: chatBody, headers: { 'content-type': 'application/json', authorization: `Bearer ${MASTER}` }, concurrency: CONCURRENCY, durationMs: ms });
-const ensembleLoad = (ms: number) => runLoad({ origin: herd.url, path: '/v2/models/smart_chat/generate', body: generateBody, headers: { 'content-type': 'application/json' }, concurrency: CONCURRENCY, durationMs: ms });
+const chatLoad = (ms: number) =>
+  runLoad({
+    origin: herd.url,
+    path: '/v1/chat/completions',
+    body: chatBody,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${MASTER}` },
+    concurrency: CONCURRENCY,
+    durationMs: ms,
+  });
+const ensembleLoad = (ms: number) =>
+  runLoad({
+    origin: herd.url,
+    path: '/v2/models/smart_chat/generate',
+    body: generateBody,
+    headers: { 'content-type': 'application/json' },
+    concurrency: CONCURRENCY,
+    durationMs: ms,
+  });
 
 const check = await fetch(`${herd.url}/v2/models/smart_chat/generate`, { method: 'POST', body: generateBody, headers: { 'content-type': 'application/json' } });
 const sample = await check.text();
@@ -108,7 +156,9 @@ const row = (name: string, key: 'chat' | 'ensemble') => {
   return cpuUs;
 };
 say(`# Bridge benchmark — ${date}${label ? ` (${label})` : ''}\n`);
-say(`Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fmt(totalmem() / 2 ** 30)} GiB, Node ${process.version}; commit ${commit}. The host was shared with other builds and test runs at the time (1-minute load average ${fmt(load1, 2)} before the measured windows, ${fmt(load2, 2)} after): absolute numbers are noisy, the ratio is what this records. Load generator (undici Pool), mock upstream (bench/gateway/mock-upstream.mjs) and one Herd process (compiled dist/, SQLite ledger on) all on the same cores; concurrency ${CONCURRENCY}; ${seconds} s per target in alternating 1 s windows. CPU per request is the Herd process's own (user+system) over the requests it answered. Command: \`npx tsx bench/bridge/run-bridge-bench.ts --seconds ${seconds}\`.\n`);
+say(
+  `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fmt(totalmem() / 2 ** 30)} GiB, Node ${process.version}; commit ${commit}. The host was shared with other builds and test runs at the time (1-minute load average ${fmt(load1, 2)} before the measured windows, ${fmt(load2, 2)} after): absolute numbers are noisy, the ratio is what this records. Load generator (undici Pool), mock upstream (bench/gateway/mock-upstream.mjs) and one Herd process (compiled dist/, SQLite ledger on) all on the same cores; concurrency ${CONCURRENCY}; ${seconds} s per target in alternating 1 s windows. CPU per request is the Herd process's own (user+system) over the requests it answered. Command: \`npx tsx bench/bridge/run-bridge-bench.ts --seconds ${seconds}\`.\n`,
+);
 say('| path | requests/s | p50 µs | p99 µs | Herd CPU µs/request |');
 say('| --- | ---: | ---: | ---: | ---: |');
 const plain = row('POST /v1/chat/completions (model fast)', 'chat');

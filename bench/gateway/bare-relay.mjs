@@ -12,7 +12,12 @@ const server = createServer((req, res) => {
   req.on('end', async () => {
     try {
       const request = JSON.parse(Buffer.concat(chunks).toString());
-      const answer = await upstream.request({ method: 'POST', path: '/v1/chat/completions', body: JSON.stringify(request), headers: { 'content-type': 'application/json', authorization: 'Bearer relay' } });
+      const answer = await upstream.request({
+        method: 'POST',
+        path: '/v1/chat/completions',
+        body: JSON.stringify(request),
+        headers: { 'content-type': 'application/json', authorization: 'Bearer relay' },
+      });
       if (request.stream) {
         res.writeHead(answer.statusCode, { 'content-type': 'text/event-stream' });
         for await (const part of answer.body) res.write(part);

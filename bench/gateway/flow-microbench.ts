@@ -53,14 +53,24 @@ const requests = option('--requests', 100_000);
 const MASTER = 'sk-herd-bench-master-key-0000000000000000000000';
 // What bench/gateway/mock-upstream.mjs answers.
 const CANNED = JSON.stringify({
-  id: 'chatcmpl-bench', object: 'chat.completion', created: 1764460800, model: 'gpt-4.1',
-  choices: [{ index: 0, message: { role: 'assistant', content: 'Bonjour! Comment puis-je vous aider aujourd\'hui ?' }, finish_reason: 'stop', logprobs: null }],
+  id: 'chatcmpl-bench',
+  object: 'chat.completion',
+  created: 1764460800,
+  model: 'gpt-4.1',
+  choices: [{ index: 0, message: { role: 'assistant', content: "Bonjour! Comment puis-je vous aider aujourd'hui ?" }, finish_reason: 'stop', logprobs: null }],
   usage: { prompt_tokens: 24, completion_tokens: 12, total_tokens: 36 },
 });
-const body = Buffer.from(JSON.stringify({
-  model: 'gpt-4.1', messages: [{ role: 'system', content: 'You are a helpful assistant.' }, { role: 'user', content: 'Say hello in French.' }],
-  max_tokens: 64, temperature: 0.7,
-}));
+const body = Buffer.from(
+  JSON.stringify({
+    model: 'gpt-4.1',
+    messages: [
+      { role: 'system', content: 'You are a helpful assistant.' },
+      { role: 'user', content: 'Say hello in French.' },
+    ],
+    max_tokens: 64,
+    temperature: 0.7,
+  }),
+);
 const headers = { 'content-type': 'application/json', authorization: `Bearer ${MASTER}` };
 
 /** The OpenAI provider's work on an answer, minus its HTTP exchange: the upstream body serialised, the answer parsed and normalised. */
@@ -82,9 +92,16 @@ const cannedProvider: Provider = {
 
 const dir = mkdtempSync(join(tmpdir(), 'herd-flow-bench-'));
 const env = { HERD_BENCH_MASTER: MASTER };
-const config = parseHerdConfig(createBenchGatewayYaml({
-  baseUrl: 'http://127.0.0.1:9/v1', ledger: `sqlite:${join(dir, 'ledger.db')}`, authDb: join(dir, 'herd.db'), upstreamKeyEnv: 'HERD_BENCH_MASTER',
-}), 'flow-microbench.yaml', env);
+const config = parseHerdConfig(
+  createBenchGatewayYaml({
+    baseUrl: 'http://127.0.0.1:9/v1',
+    ledger: `sqlite:${join(dir, 'ledger.db')}`,
+    authDb: join(dir, 'herd.db'),
+    upstreamKeyEnv: 'HERD_BENCH_MASTER',
+  }),
+  'flow-microbench.yaml',
+  env,
+);
 const auth = createGatewayAuth(config.auth, env);
 const ledger = await openLedger(config.billing.ledger, { flushIntervalMs: config.billing.flush_interval_ms, maxBatchRows: config.billing.flush_max_rows });
 const billing = new BillingService({ config, ledger });
@@ -94,7 +111,10 @@ async function createFlow(without: readonly string[]): Promise<ChatGateway> {
   const limits = await createGatewayLimits(config.limits);
   const cache = await createResponseCache({ config: config.cache });
   return createGatewayFlow(config, {
-    env, limits, cache, providers: { bench: cannedProvider },
+    env,
+    limits,
+    cache,
+    providers: { bench: cannedProvider },
     billing: without.includes('ledger') ? undefined : billing,
     registry: without.includes('metrics') ? undefined : createMetricsRegistry(),
     admission: !without.includes('admission'),
@@ -102,20 +122,22 @@ async function createFlow(without: readonly string[]): Promise<ChatGateway> {
 }
 
 type Step = () => Promise<void>;
-const through = (flow: ChatGateway): Step => async () => {
-  const caller = auth.authenticator.authenticate(headers.authorization, '127.0.0.1');
-  if (caller instanceof Error) throw caller;
-  const request = validateChatRequest(JSON.parse(body.toString('utf8')));
-  const answer = await flow.handle(request, { key: caller.key, headers, signal: new LightAbortController().signal });
-  if (answer.kind !== 'completion') throw new Error('expected a completion');
-  JSON.stringify(answer.response);
-};
+const through =
+  (flow: ChatGateway): Step =>
+  async () => {
+    const caller = auth.authenticator.authenticate(headers.authorization, '127.0.0.1');
+    if (caller instanceof Error) throw caller;
+    const request = validateChatRequest(JSON.parse(body.toString('utf8')));
+    const answer = await flow.handle(request, { key: caller.key, headers, signal: new LightAbortController().signal });
+    if (answer.kind !== 'completion') throw new Error('expected a completion');
+    JSON.stringify(answer.response);
+  };
 const variants: Record<string, Step> = {
   'Herd (as served: ledger, admission, metrics)': through(await createFlow([])),
   'without the ledger': through(await createFlow(['ledger'])),
   'without admission': through(await createFlow(['admission'])),
   'without metrics': through(await createFlow(['metrics'])),
-  'bare relay\'s JSON work alone': async () => {
+  "bare relay's JSON work alone": async () => {
     JSON.stringify(JSON.parse(body.toString('utf8')));
     JSON.stringify(JSON.parse(CANNED));
   },
@@ -124,13 +146,15 @@ const variants: Record<string, Step> = {
 /** 16 requests in flight; settlement (setImmediate) and ledger batches run as they would in the server. */
 async function run(step: Step, n: number): Promise<void> {
   let started = 0;
-  await Promise.all(Array.from({ length: 16 }, async () => {
-    while (started < n) {
-      started++;
-      await step();
-      if (started % 16 === 0) await new Promise((r) => setImmediate(r));
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (started < n) {
+        started++;
+        await step();
+        if (started % 16 === 0) await new Promise((r) => setImmediate(r));
+      }
+    }),
+  );
   await new Promise((r) => setImmediate(r));
   await ledger.flush();
 }

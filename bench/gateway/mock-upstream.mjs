@@ -3,20 +3,29 @@
 import { createServer } from 'node:http';
 
 const completion = JSON.stringify({
-  id: 'chatcmpl-bench', object: 'chat.completion', created: 1764460800, model: 'gpt-4.1',
-  choices: [{ index: 0, message: { role: 'assistant', content: 'Bonjour! Comment puis-je vous aider aujourd\'hui ?' }, finish_reason: 'stop', logprobs: null }],
+  id: 'chatcmpl-bench',
+  object: 'chat.completion',
+  created: 1764460800,
+  model: 'gpt-4.1',
+  choices: [{ index: 0, message: { role: 'assistant', content: "Bonjour! Comment puis-je vous aider aujourd'hui ?" }, finish_reason: 'stop', logprobs: null }],
   usage: { prompt_tokens: 24, completion_tokens: 12, total_tokens: 36 },
 });
 // As OpenAI streams under stream_options.include_usage (which Herd always asks for): every chunk carries
 // `usage: null`, and a last chunk with empty choices carries the usage.
-const chunk = (delta, finish, withUsage) => `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1764460800, model: 'gpt-4.1', choices: [{ index: 0, delta, finish_reason: finish }], ...(withUsage ? { usage: null } : {}) })}\n\n`;
-const sse = (withUsage) => [
-  chunk({ role: 'assistant', content: '' }, null, withUsage),
-  ...['Bonjour', '! Comment', ' puis-je', ' vous aider', ' aujourd\'hui ?'].map((t) => chunk({ content: t }, null, withUsage)),
-  chunk({}, 'stop', withUsage),
-  ...(withUsage ? [`data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1764460800, model: 'gpt-4.1', choices: [], usage: { prompt_tokens: 24, completion_tokens: 12, total_tokens: 36 } })}\n\n`] : []),
-  'data: [DONE]\n\n',
-].join('');
+const chunk = (delta, finish, withUsage) =>
+  `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1764460800, model: 'gpt-4.1', choices: [{ index: 0, delta, finish_reason: finish }], ...(withUsage ? { usage: null } : {}) })}\n\n`;
+const sse = (withUsage) =>
+  [
+    chunk({ role: 'assistant', content: '' }, null, withUsage),
+    ...['Bonjour', '! Comment', ' puis-je', ' vous aider', " aujourd'hui ?"].map((t) => chunk({ content: t }, null, withUsage)),
+    chunk({}, 'stop', withUsage),
+    ...(withUsage
+      ? [
+          `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1764460800, model: 'gpt-4.1', choices: [], usage: { prompt_tokens: 24, completion_tokens: 12, total_tokens: 36 } })}\n\n`,
+        ]
+      : []),
+    'data: [DONE]\n\n',
+  ].join('');
 const streams = { plain: sse(false), withUsage: sse(true) };
 
 const server = createServer((req, res) => {

@@ -15,11 +15,18 @@ import { createBenchGatewayYaml } from './bench-gateway-yaml.ts';
 const args = process.argv.slice(2);
 const seconds = Number(args[args.indexOf('--seconds') + 1] || 5);
 const lines: string[] = [];
-const say = (line: string) => { lines.push(line); process.stdout.write(`${line}\n`); };
+const say = (line: string) => {
+  lines.push(line);
+  process.stdout.write(`${line}\n`);
+};
 const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const MASTER = 'sk-herd-bench-master-key-0000000000000000000000';
 
-interface Proc { url: string; child: ChildProcess; stop(): Promise<void> }
+interface Proc {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
 
 function start(cmd: string[], pattern: RegExp, toUrl: (m: RegExpMatchArray) => string, env: NodeJS.ProcessEnv = process.env): Promise<Proc> {
   const child = spawn(process.execPath, cmd, { stdio: ['ignore', 'pipe', 'pipe'], env });
@@ -28,9 +35,20 @@ function start(cmd: string[], pattern: RegExp, toUrl: (m: RegExpMatchArray) => s
     child.stdout?.on('data', (d: Buffer) => {
       out += d.toString();
       const m = out.match(pattern);
-      if (m) ok({ url: toUrl(m), child, stop: () => new Promise((done) => { child.once('exit', () => done()); child.kill('SIGTERM'); }) });
+      if (m)
+        ok({
+          url: toUrl(m),
+          child,
+          stop: () =>
+            new Promise((done) => {
+              child.once('exit', () => done());
+              child.kill('SIGTERM');
+            }),
+        });
     });
-    child.stderr?.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stderr?.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
     child.on('exit', (code) => fail(new Error(`${cmd.join(' ')} exited ${code}: ${out}`)));
   });
 }
@@ -41,10 +59,19 @@ const cpuSeconds = (pid: number) => {
 };
 const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
-const request = (stream: boolean) => Buffer.from(JSON.stringify({
-  model: 'gpt-4.1', messages: [{ role: 'system', content: 'You are a helpful assistant.' }, { role: 'user', content: 'Say hello in French.' }],
-  max_tokens: 64, temperature: 0.7, ...(stream ? { stream: true } : {}),
-}));
+const request = (stream: boolean) =>
+  Buffer.from(
+    JSON.stringify({
+      model: 'gpt-4.1',
+      messages: [
+        { role: 'system', content: 'You are a helpful assistant.' },
+        { role: 'user', content: 'Say hello in French.' },
+      ],
+      max_tokens: 64,
+      temperature: 0.7,
+      ...(stream ? { stream: true } : {}),
+    }),
+  );
 const headers = { 'content-type': 'application/json', authorization: `Bearer ${MASTER}` };
 
 /** Closed loop of streaming requests, as a LoadResult whose latencies are the times to the first body byte. */
@@ -56,21 +83,26 @@ async function runStreamLoad(origin: string, concurrency: number, durationMs: nu
   const end = performance.now() + durationMs;
   const started = performance.now();
   const body = request(true);
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (performance.now() < end) {
-      const t0 = performance.now();
-      try {
-        const res = await pool.request({ method: 'POST', path: '/v1/chat/completions', body, headers });
-        let first = true;
-        for await (const _part of res.body) {
-          if (first) { ttfb.push((performance.now() - t0) * 1000); first = false; }
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        const t0 = performance.now();
+        try {
+          const res = await pool.request({ method: 'POST', path: '/v1/chat/completions', body, headers });
+          let first = true;
+          for await (const _part of res.body) {
+            if (first) {
+              ttfb.push((performance.now() - t0) * 1000);
+              first = false;
+            }
+          }
+          statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
+        } catch {
+          errors += 1;
         }
-        statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
-      } catch {
-        errors += 1;
       }
-    }
-  }));
+    }),
+  );
   const seconds = (performance.now() - started) / 1000;
   await pool.close();
   return summariseLoad({ ok: ttfb, refused: [], seconds, statuses, errors });
@@ -83,8 +115,11 @@ const bare = await start([resolve('bench/gateway/bare-relay.mjs'), '0', mock.url
 async function startHerdGateway(ledger: string): Promise<Proc> {
   const dir = mkdtempSync(join(tmpdir(), 'herd-gw-bench-'));
   writeFileSync(join(dir, 'herd.yaml'), createBenchGatewayYaml({ baseUrl: `${mock.url}/v1`, ledger, authDb: './herd.db', upstreamKeyEnv: 'BENCH_UPSTREAM_KEY', server: true }));
-  return start([resolve('dist/cli/herd.js'), 'serve', '--config', join(dir, 'herd.yaml')], /Started HTTPService at \S+ \((http:\/\/[^)]+)\)/, (m) => m[1] as string,
-    { ...process.env, HERD_BENCH_MASTER: MASTER, BENCH_UPSTREAM_KEY: 'sk-bench' });
+  return start([resolve('dist/cli/herd.js'), 'serve', '--config', join(dir, 'herd.yaml')], /Started HTTPService at \S+ \((http:\/\/[^)]+)\)/, (m) => m[1] as string, {
+    ...process.env,
+    HERD_BENCH_MASTER: MASTER,
+    BENCH_UPSTREAM_KEY: 'sk-bench',
+  });
 }
 const herd = await startHerdGateway('sqlite:./herd.db');
 const idleRss = rssMiB(herd.child.pid!);
@@ -97,7 +132,9 @@ const targets = [
 ];
 const date = new Date().toISOString().slice(0, 10);
 say(`# Gateway benchmarks — ${date}\n`);
-say(`Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fmt(totalmem() / 2 ** 30)} GiB, Node ${process.version}; load generator (undici Pool; raw keep-alive sockets for the equal-load cell), mock upstream, relay and Herd all on the same 2 cores. ${seconds} s per cell, in 1 s windows alternating between the three targets. Command: \`npx tsx bench/gateway/run-gateway-bench.ts --seconds ${seconds}\`. CPU per request is the server process's own (user+system) over the requests it answered; for the relays it excludes the mock's CPU.\n`);
+say(
+  `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fmt(totalmem() / 2 ** 30)} GiB, Node ${process.version}; load generator (undici Pool; raw keep-alive sockets for the equal-load cell), mock upstream, relay and Herd all on the same 2 cores. ${seconds} s per cell, in 1 s windows alternating between the three targets. Command: \`npx tsx bench/gateway/run-gateway-bench.ts --seconds ${seconds}\`. CPU per request is the server process's own (user+system) over the requests it answered; for the relays it excludes the mock's CPU.\n`,
+);
 
 type Target = (typeof targets)[number];
 /**
@@ -106,12 +143,21 @@ type Target = (typeof targets)[number];
  */
 async function measureCell(load: (origin: string, concurrency: number, ms: number) => Promise<LoadResult>, concurrency: number) {
   const cpu = new Map<Target, number>();
-  const runs = await runInterleaved(Object.fromEntries(targets.map((t) => [t.name, async (ms: number) => {
-    const before = cpuSeconds(t.pid);
-    const r = await load(t.url, concurrency, ms);
-    cpu.set(t, (cpu.get(t) ?? 0) + cpuSeconds(t.pid) - before);
-    return r;
-  }])), seconds * 1000, 1000);
+  const runs = await runInterleaved(
+    Object.fromEntries(
+      targets.map((t) => [
+        t.name,
+        async (ms: number) => {
+          const before = cpuSeconds(t.pid);
+          const r = await load(t.url, concurrency, ms);
+          cpu.set(t, (cpu.get(t) ?? 0) + cpuSeconds(t.pid) - before);
+          return r;
+        },
+      ]),
+    ),
+    seconds * 1000,
+    1000,
+  );
   return targets.map((t) => {
     const r = runs[t.name]!;
     const answered = r.statuses[200] ?? 0;
@@ -135,24 +181,36 @@ for (const c of [1, 16, 64]) cells.stream[c] = await measureCell(runStreamLoad, 
 // per request (fewer requests per wakeup). This one offers all three the same open-loop rate, half of what Herd
 // served at c=16, so neither saturates: the cost of a request at equal load.
 const equalRate = Math.round(cells.json[16]![2]!.perSecond / 2);
-const equalLoad = await measureCell((origin, _concurrency, durationMs) => runRawOpenLoop({
-  origin, path: '/v1/chat/completions', body: request(false), headers, concurrency: 32, durationMs, ratePerSecond: equalRate,
-}), 32);
+const equalLoad = await measureCell(
+  (origin, _concurrency, durationMs) =>
+    runRawOpenLoop({
+      origin,
+      path: '/v1/chat/completions',
+      body: request(false),
+      headers,
+      concurrency: 32,
+      durationMs,
+      ratePerSecond: equalRate,
+    }),
+  32,
+);
 
 say('## Non-streaming\n');
 say('| target | concurrency | requests/s | p50 µs | p99 µs | server CPU µs/request |');
 say('| --- | ---: | ---: | ---: | ---: | ---: |');
-for (let i = 0; i < targets.length; i++) for (const c of [1, 16, 64]) {
-  const r = cells.json[c]![i]!;
-  say(`| ${r.target.name} | ${c} | ${fmt(r.perSecond)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.cpuUs, 1)} |`);
-}
+for (let i = 0; i < targets.length; i++)
+  for (const c of [1, 16, 64]) {
+    const r = cells.json[c]![i]!;
+    say(`| ${r.target.name} | ${c} | ${fmt(r.perSecond)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.cpuUs, 1)} |`);
+  }
 say('\n## Streaming (time to first byte)\n');
 say('| target | concurrency | streams/s | TTFB p50 µs | TTFB p99 µs | server CPU µs/stream |');
 say('| --- | ---: | ---: | ---: | ---: | ---: |');
-for (let i = 0; i < targets.length; i++) for (const c of [1, 16, 64]) {
-  const r = cells.stream[c]![i]!;
-  say(`| ${r.target.name} | ${c} | ${fmt(r.perSecond)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.cpuUs, 1)} |`);
-}
+for (let i = 0; i < targets.length; i++)
+  for (const c of [1, 16, 64]) {
+    const r = cells.stream[c]![i]!;
+    say(`| ${r.target.name} | ${c} | ${fmt(r.perSecond)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.cpuUs, 1)} |`);
+  }
 say(`\n## Equal offered load (open loop, ${fmt(equalRate)} requests/s to each: half of Herd's throughput at concurrency 16)\n`);
 say('| target | requests/s | p50 µs | p99 µs | server CPU µs/request |');
 say('| --- | ---: | ---: | ---: | ---: |');
@@ -161,11 +219,16 @@ const rss = rssMiB(herd.child.pid!);
 
 say('\n## Ledger cost and cache hits\n');
 await jsonLoad(herdNoLedger.url, 16, 2000); // warmed as the measured targets were
-const ledgerRuns = await runInterleaved({
-  off: (ms) => jsonLoad(herdNoLedger.url, 16, ms),
-  on: (ms) => jsonLoad(herd.url, 16, ms),
-}, seconds * 1000, 1000);
-const noLedger = ledgerRuns.off, withLedger = ledgerRuns.on;
+const ledgerRuns = await runInterleaved(
+  {
+    off: (ms) => jsonLoad(herdNoLedger.url, 16, ms),
+    on: (ms) => jsonLoad(herd.url, 16, ms),
+  },
+  seconds * 1000,
+  1000,
+);
+const noLedger = ledgerRuns.off,
+  withLedger = ledgerRuns.on;
 say(`| Herd at concurrency 16 | requests/s |`);
 say('| --- | ---: |');
 say(`| billing.ledger: off | ${fmt(noLedger.perSecond)} |`);
@@ -174,13 +237,19 @@ say(`\nThe two ran in alternating 1 s windows. Throughput with the ledger ÷ wit
 const cacheable = Buffer.from(JSON.stringify({ model: 'gpt-4.1', messages: [{ role: 'user', content: 'Say hello in French.' }], max_tokens: 64, temperature: 0 }));
 await runLoad({ origin: herd.url, path: '/v1/chat/completions', body: cacheable, headers, concurrency: 1, durationMs: 1000 });
 const hits = await runLoad({ origin: herd.url, path: '/v1/chat/completions', body: cacheable, headers, concurrency: 1, durationMs: seconds * 1000 });
-say(`\nCache hit (temperature 0, memory tier), concurrency 1: p50 **${fmt(hits.p50us)} µs**, p99 ${fmt(hits.p99us)} µs, ${fmt(hits.perSecond)} requests/s (target p50 ≤ 300 µs end to end).`);
+say(
+  `\nCache hit (temperature 0, memory tier), concurrency 1: p50 **${fmt(hits.p50us)} µs**, p99 ${fmt(hits.p99us)} µs, ${fmt(hits.perSecond)} requests/s (target p50 ≤ 300 µs end to end).`,
+);
 say('\n## Against the targets\n');
 const [m, b, h] = [0, 1, 2].map((i) => Object.fromEntries([1, 16, 64].map((c) => [c, cells.json[c]![i]!]))) as Record<number, { p50: number; cpuUs: number }>[];
 const [sm, sb, sh] = [0, 1, 2].map((i) => Object.fromEntries([1, 16, 64].map((c) => [c, cells.stream[c]![i]!]))) as Record<number, { p50: number; cpuUs: number }>[];
 say(`- Herd CPU per request ÷ bare relay's: ${fmt(h![16]!.cpuUs / b![16]!.cpuUs, 2)}× at concurrency 16, ${fmt(h![64]!.cpuUs / b![64]!.cpuUs, 2)}× at 64 (target ≤ 1.3×).`);
-say(`- Added p50 at concurrency 1 over the mock: bare relay +${fmt((b![1]!.p50 - m![1]!.p50) / 1000, 3)} ms, Herd +${fmt((h![1]!.p50 - m![1]!.p50) / 1000, 3)} ms; Herd − relay = ${fmt((h![1]!.p50 - b![1]!.p50) / 1000, 3)} ms (target ≤ 0.1 ms).`);
-say(`- Added streaming TTFB p50 at concurrency 1: bare relay +${fmt((sb![1]!.p50 - sm![1]!.p50) / 1000, 3)} ms, Herd +${fmt((sh![1]!.p50 - sm![1]!.p50) / 1000, 3)} ms; Herd − relay = ${fmt((sh![1]!.p50 - sb![1]!.p50) / 1000, 3)} ms (target ≤ 0.2 ms).`);
+say(
+  `- Added p50 at concurrency 1 over the mock: bare relay +${fmt((b![1]!.p50 - m![1]!.p50) / 1000, 3)} ms, Herd +${fmt((h![1]!.p50 - m![1]!.p50) / 1000, 3)} ms; Herd − relay = ${fmt((h![1]!.p50 - b![1]!.p50) / 1000, 3)} ms (target ≤ 0.1 ms).`,
+);
+say(
+  `- Added streaming TTFB p50 at concurrency 1: bare relay +${fmt((sb![1]!.p50 - sm![1]!.p50) / 1000, 3)} ms, Herd +${fmt((sh![1]!.p50 - sm![1]!.p50) / 1000, 3)} ms; Herd − relay = ${fmt((sh![1]!.p50 - sb![1]!.p50) / 1000, 3)} ms (target ≤ 0.2 ms).`,
+);
 say(`- At equal offered load (${fmt(equalRate)} requests/s, open loop), Herd CPU per request ÷ bare relay's: ${fmt(equalLoad[2]!.cpuUs / equalLoad[1]!.cpuUs, 2)}×.`);
 say(`- Streaming, Herd CPU per stream ÷ bare relay's: ${fmt(sh![16]!.cpuUs / sb![16]!.cpuUs, 2)}× at concurrency 16, ${fmt(sh![64]!.cpuUs / sb![64]!.cpuUs, 2)}× at 64.`);
 say(`- Herd RSS after the load: ${fmt(rss, 1)} MiB (target ≤ 150 MiB); at start, before any request: ${fmt(idleRss, 1)} MiB.`);

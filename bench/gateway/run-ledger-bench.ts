@@ -18,11 +18,18 @@ const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) 
 const seconds = Number(option('--seconds') ?? 6);
 const tag = option('--tag') ?? 'run';
 const lines: string[] = [];
-const say = (line: string) => { lines.push(line); process.stdout.write(`${line}\n`); };
+const say = (line: string) => {
+  lines.push(line);
+  process.stdout.write(`${line}\n`);
+};
 const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const MASTER = 'sk-herd-bench-master-key-0000000000000000000000';
 
-interface Proc { url: string; child: ChildProcess; stop(): Promise<void> }
+interface Proc {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
 
 function start(cmd: string[], pattern: RegExp, toUrl: (m: RegExpMatchArray) => string, env: NodeJS.ProcessEnv = process.env): Promise<Proc> {
   const child = spawn(process.execPath, cmd, { stdio: ['ignore', 'pipe', 'pipe'], env });
@@ -31,17 +38,37 @@ function start(cmd: string[], pattern: RegExp, toUrl: (m: RegExpMatchArray) => s
     child.stdout?.on('data', (d: Buffer) => {
       out += d.toString();
       const m = out.match(pattern);
-      if (m) ok({ url: toUrl(m), child, stop: () => new Promise((done) => { child.once('exit', () => done()); child.kill('SIGTERM'); }) });
+      if (m)
+        ok({
+          url: toUrl(m),
+          child,
+          stop: () =>
+            new Promise((done) => {
+              child.once('exit', () => done());
+              child.kill('SIGTERM');
+            }),
+        });
     });
-    child.stderr?.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stderr?.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
     child.on('exit', (code) => fail(new Error(`${cmd.join(' ')} exited ${code}: ${out}`)));
   });
 }
 
-const body = (stream: boolean) => Buffer.from(JSON.stringify({
-  model: 'gpt-4.1', messages: [{ role: 'system', content: 'You are a helpful assistant.' }, { role: 'user', content: 'Say hello in French.' }],
-  max_tokens: 64, temperature: 0.7, ...(stream ? { stream: true } : {}),
-}));
+const body = (stream: boolean) =>
+  Buffer.from(
+    JSON.stringify({
+      model: 'gpt-4.1',
+      messages: [
+        { role: 'system', content: 'You are a helpful assistant.' },
+        { role: 'user', content: 'Say hello in French.' },
+      ],
+      max_tokens: 64,
+      temperature: 0.7,
+      ...(stream ? { stream: true } : {}),
+    }),
+  );
 const headersFor = (secret: string) => ({ 'content-type': 'application/json', authorization: `Bearer ${secret}` });
 
 /** Closed loop of streaming requests read to the end; latencies are whole-stream times. */
@@ -53,19 +80,23 @@ async function runStreamLoad(origin: string, secret: string, concurrency: number
   const end = performance.now() + durationMs;
   const started = performance.now();
   const payload = body(true);
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (performance.now() < end) {
-      const t0 = performance.now();
-      try {
-        const res = await pool.request({ method: 'POST', path: '/v1/chat/completions', body: payload, headers: headersFor(secret) });
-        for await (const _part of res.body) { /* read to the end */ }
-        ok.push((performance.now() - t0) * 1000);
-        statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
-      } catch {
-        errors += 1;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        const t0 = performance.now();
+        try {
+          const res = await pool.request({ method: 'POST', path: '/v1/chat/completions', body: payload, headers: headersFor(secret) });
+          for await (const _part of res.body) {
+            /* read to the end */
+          }
+          ok.push((performance.now() - t0) * 1000);
+          statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
+        } catch {
+          errors += 1;
+        }
       }
-    }
-  }));
+    }),
+  );
   const elapsed = (performance.now() - started) / 1000;
   await pool.close();
   return summariseLoad({ ok, refused: [], seconds: elapsed, statuses, errors });
@@ -82,8 +113,11 @@ async function startHerd(ledger: string): Promise<Proc> {
     budgetSecret = (await store.create({ name: 'bench budget', allowedModels: '*', budgetDayMicros: 10 ** 15 })).secret;
     store.close();
   }
-  return start([resolve('dist/cli/herd.js'), 'serve', '--config', join(dir, 'herd.yaml')], /Started HTTPService at \S+ \((http:\/\/[^)]+)\)/, (m) => m[1] as string,
-    { ...process.env, HERD_BENCH_MASTER: MASTER, BENCH_UPSTREAM_KEY: 'sk-bench' });
+  return start([resolve('dist/cli/herd.js'), 'serve', '--config', join(dir, 'herd.yaml')], /Started HTTPService at \S+ \((http:\/\/[^)]+)\)/, (m) => m[1] as string, {
+    ...process.env,
+    HERD_BENCH_MASTER: MASTER,
+    BENCH_UPSTREAM_KEY: 'sk-bench',
+  });
 }
 const off = await startHerd('off');
 const on = await startHerd('sqlite:./herd.db');
@@ -103,31 +137,71 @@ const measured = (name: string, pid: number, load: (ms: number) => Promise<LoadR
   cpu.set(name, entry);
   return result;
 };
-const cpuUs = (name: string) => { const e = cpu.get(name); return e && e.requests > 0 ? (e.seconds / e.requests) * 1e6 : NaN; };
-const json = (url: string, secret: string) => (ms: number) => runLoad({ origin: url, path: '/v1/chat/completions', body: body(false), headers: headersFor(secret), concurrency: 16, durationMs: ms });
+const cpuUs = (name: string) => {
+  const e = cpu.get(name);
+  return e && e.requests > 0 ? (e.seconds / e.requests) * 1e6 : NaN;
+};
+const json = (url: string, secret: string) => (ms: number) =>
+  runLoad({ origin: url, path: '/v1/chat/completions', body: body(false), headers: headersFor(secret), concurrency: 16, durationMs: ms });
 const stream = (url: string, secret: string) => (ms: number) => runStreamLoad(url, secret, 16, ms);
 for (const warm of [json(off.url, MASTER), json(on.url, MASTER), json(on.url, budgetSecret)]) await warm(1500);
 
-const offPid = off.child.pid!, onPid = on.child.pid!;
-const jsonRuns = await runInterleaved({
-  off: measured('json off', offPid, json(off.url, MASTER)), on: measured('json on', onPid, json(on.url, MASTER)), budget: measured('json budget', onPid, json(on.url, budgetSecret)),
-}, seconds * 1000, 1000);
-const streamRuns = await runInterleaved({
-  off: measured('stream off', offPid, stream(off.url, MASTER)), on: measured('stream on', onPid, stream(on.url, MASTER)), budget: measured('stream budget', onPid, stream(on.url, budgetSecret)),
-}, seconds * 1000, 1000);
+const offPid = off.child.pid!,
+  onPid = on.child.pid!;
+const jsonRuns = await runInterleaved(
+  {
+    off: measured('json off', offPid, json(off.url, MASTER)),
+    on: measured('json on', onPid, json(on.url, MASTER)),
+    budget: measured('json budget', onPid, json(on.url, budgetSecret)),
+  },
+  seconds * 1000,
+  1000,
+);
+const streamRuns = await runInterleaved(
+  {
+    off: measured('stream off', offPid, stream(off.url, MASTER)),
+    on: measured('stream on', onPid, stream(on.url, MASTER)),
+    budget: measured('stream budget', onPid, stream(on.url, budgetSecret)),
+  },
+  seconds * 1000,
+  1000,
+);
 
 let commit = 'unknown';
-try { commit = execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim(); } catch { /* not a checkout */ }
+try {
+  commit = execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim();
+} catch {
+  /* not a checkout */
+}
 const now = new Date();
 const date = now.toISOString().slice(0, 10);
 say(`# Ledger cost on gateway throughput — ${date}\n`);
-say(`Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fmt(totalmem() / 2 ** 30)} GiB, Node ${process.version}; commit ${commit}; ${now.toISOString()}. Load average at the end: ${loadavg().map((l) => fmt(l, 2)).join(' ')}.`);
-say(`**The host was shared with other concurrent builds and test runs** (several helpers on the same 2 cores): absolute numbers are low and noisy; the ratios, measured in alternating 1 s windows over the same ${seconds} s, are what this file reports.`);
-say(`Load generator (undici Pool), mock upstream and both Herd processes on the same cores. Command: \`npx tsx bench/gateway/run-ledger-bench.ts --seconds ${seconds} --tag ${tag}\`.\n`);
-say('Ledger on: SQLite (WAL, synchronous=NORMAL) with the spool: each request\'s rows are appended to herd.db.spool/ before its answer\'s last byte (one write per event-loop turn), and reach SQLite in batches every flush_interval_ms.\n');
+say(
+  `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fmt(totalmem() / 2 ** 30)} GiB, Node ${process.version}; commit ${commit}; ${now.toISOString()}. Load average at the end: ${loadavg()
+    .map((l) => fmt(l, 2))
+    .join(' ')}.`,
+);
+say(
+  `**The host was shared with other concurrent builds and test runs** (several helpers on the same 2 cores): absolute numbers are low and noisy; the ratios, measured in alternating 1 s windows over the same ${seconds} s, are what this file reports.`,
+);
+say(
+  `Load generator (undici Pool), mock upstream and both Herd processes on the same cores. Command: \`npx tsx bench/gateway/run-ledger-bench.ts --seconds ${seconds} --tag ${tag}\`.\n`,
+);
+say(
+  "Ledger on: SQLite (WAL, synchronous=NORMAL) with the spool: each request's rows are appended to herd.db.spool/ before its answer's last byte (one write per event-loop turn), and reach SQLite in batches every flush_interval_ms.\n",
+);
 const row = (name: string, r: LoadResult, floor: LoadResult, cpuName: string, cpuFloor: string) =>
-  say(`| ${name} | ${fmt(r.perSecond)} | ${fmt(r.p50us)} | ${fmt(r.p99us)} | ${fmt((r.perSecond / floor.perSecond) * 100, 1)}% | ${fmt(cpuUs(cpuName))} | ${fmt((cpuUs(cpuFloor) / cpuUs(cpuName)) * 100, 1)}% | ${Object.entries(r.statuses).map(([s, n]) => `${s}: ${n}`).join(', ')}${r.errors ? `, errors: ${r.errors}` : ''} |`);
-for (const [title, runs, kind] of [['JSON (non-streaming)', jsonRuns, 'json'], ['Streaming (whole stream read)', streamRuns, 'stream']] as const) {
+  say(
+    `| ${name} | ${fmt(r.perSecond)} | ${fmt(r.p50us)} | ${fmt(r.p99us)} | ${fmt((r.perSecond / floor.perSecond) * 100, 1)}% | ${fmt(cpuUs(cpuName))} | ${fmt((cpuUs(cpuFloor) / cpuUs(cpuName)) * 100, 1)}% | ${Object.entries(
+      r.statuses,
+    )
+      .map(([s, n]) => `${s}: ${n}`)
+      .join(', ')}${r.errors ? `, errors: ${r.errors}` : ''} |`,
+  );
+for (const [title, runs, kind] of [
+  ['JSON (non-streaming)', jsonRuns, 'json'],
+  ['Streaming (whole stream read)', streamRuns, 'stream'],
+] as const) {
   say(`## ${title}, concurrency 16\n`);
   say('| Herd | requests/s | p50 µs | p99 µs | throughput ÷ ledger off | server CPU µs/request | CPU-bound throughput ÷ ledger off | statuses |');
   say('| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
@@ -136,8 +210,12 @@ for (const [title, runs, kind] of [['JSON (non-streaming)', jsonRuns, 'json'], [
   row('ledger on, key with a day budget (reserve + rows + settle)', runs.budget, runs.off, `${kind} budget`, `${kind} off`);
   say('');
 }
-say('"CPU-bound throughput ÷ ledger off" is the off server\'s CPU per request over this one\'s: the throughput ratio a host with nothing else running would give when Herd is the bottleneck.\n');
-say(`Target: ledger on ≥ 85% of ledger off at concurrency 16 (key without a budget). Measured throughput ratio: JSON **${fmt((jsonRuns.on.perSecond / jsonRuns.off.perSecond) * 100, 1)}%**, streaming **${fmt((streamRuns.on.perSecond / streamRuns.off.perSecond) * 100, 1)}%**; by CPU per request: JSON **${fmt((cpuUs('json off') / cpuUs('json on')) * 100, 1)}%**, streaming **${fmt((cpuUs('stream off') / cpuUs('stream on')) * 100, 1)}%**.`);
+say(
+  '"CPU-bound throughput ÷ ledger off" is the off server\'s CPU per request over this one\'s: the throughput ratio a host with nothing else running would give when Herd is the bottleneck.\n',
+);
+say(
+  `Target: ledger on ≥ 85% of ledger off at concurrency 16 (key without a budget). Measured throughput ratio: JSON **${fmt((jsonRuns.on.perSecond / jsonRuns.off.perSecond) * 100, 1)}%**, streaming **${fmt((streamRuns.on.perSecond / streamRuns.off.perSecond) * 100, 1)}%**; by CPU per request: JSON **${fmt((cpuUs('json off') / cpuUs('json on')) * 100, 1)}%**, streaming **${fmt((cpuUs('stream off') / cpuUs('stream on')) * 100, 1)}%**.`,
+);
 
 await Promise.all([off.stop(), on.stop(), mock.stop()]);
 writeFileSync(resolve(`bench/results/ledger-${date}-${tag}.md`), `${lines.join('\n')}\n`);

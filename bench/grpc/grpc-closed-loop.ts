@@ -18,11 +18,16 @@ export class GrpcLoad {
   private readonly clients: Client[];
 
   constructor(address: string, channels: number) {
-    this.clients = Array.from({ length: channels }, (_, i) => new Client(address, credentials.createInsecure(), {
-      'grpc.max_receive_message_length': INT32_MAX, 'grpc.max_send_message_length': INT32_MAX,
-      // Distinct channel arguments keep grpc-js from sharing one subchannel (one TCP connection) between them.
-      'grpc.channel_id': i,
-    } as Record<string, number>));
+    this.clients = Array.from(
+      { length: channels },
+      (_, i) =>
+        new Client(address, credentials.createInsecure(), {
+          'grpc.max_receive_message_length': INT32_MAX,
+          'grpc.max_send_message_length': INT32_MAX,
+          // Distinct channel arguments keep grpc-js from sharing one subchannel (one TCP connection) between them.
+          'grpc.channel_id': i,
+        } as Record<string, number>),
+    );
   }
 
   async run(body: Buffer, concurrency: number, durationMs: number): Promise<LoadResult> {
@@ -30,18 +35,28 @@ export class GrpcLoad {
     let errors = 0;
     const started = performance.now();
     const end = started + durationMs;
-    const once = (client: Client) => new Promise<void>((resolve) => {
-      const t0 = performance.now();
-      client.makeUnaryRequest(METHOD, (b: Buffer) => b, (b: Buffer) => b, body, new Metadata(), (err) => {
-        if (err) errors += 1;
-        else ok.push((performance.now() - t0) * 1000);
-        resolve();
+    const once = (client: Client) =>
+      new Promise<void>((resolve) => {
+        const t0 = performance.now();
+        client.makeUnaryRequest(
+          METHOD,
+          (b: Buffer) => b,
+          (b: Buffer) => b,
+          body,
+          new Metadata(),
+          (err) => {
+            if (err) errors += 1;
+            else ok.push((performance.now() - t0) * 1000);
+            resolve();
+          },
+        );
       });
-    });
-    await Promise.all(Array.from({ length: concurrency }, async (_, slot) => {
-      const client = this.clients[slot % this.clients.length]!;
-      while (performance.now() < end) await once(client);
-    }));
+    await Promise.all(
+      Array.from({ length: concurrency }, async (_, slot) => {
+        const client = this.clients[slot % this.clients.length]!;
+        while (performance.now() < end) await once(client);
+      }),
+    );
     const seconds = (performance.now() - started) / 1000;
     return summariseLoad({ ok, refused: [], seconds, statuses: { 200: ok.length }, errors });
   }

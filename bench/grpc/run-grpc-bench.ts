@@ -15,7 +15,11 @@ import { encodeInferRequest, GrpcLoad } from './grpc-closed-loop.ts';
 const seconds = Number(process.argv[2] ?? '8');
 ensureBuilt();
 const repo = copyRepository(['add_sub', 'my_model', 'mlp_2048']);
-const child = spawn(process.execPath, [resolve('dist/cli/herd.js'), 'serve', '--model-repository', repo, '--host', '127.0.0.1', '--http-port', '0', '--grpc-port', '0', '--metrics-port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const child = spawn(
+  process.execPath,
+  [resolve('dist/cli/herd.js'), 'serve', '--model-repository', repo, '--host', '127.0.0.1', '--http-port', '0', '--grpc-port', '0', '--metrics-port', '0'],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
 const { httpUrl, grpcAddress } = await new Promise<{ httpUrl: string; grpcAddress: string }>((ok, fail) => {
   let out = '';
   child.stdout.on('data', (d: Buffer) => {
@@ -28,17 +32,25 @@ const { httpUrl, grpcAddress } = await new Promise<{ httpUrl: string; grpcAddres
 });
 const pid = child.pid as number;
 
-interface Cell { result: LoadResult; cpuUsPerRequest: number }
+interface Cell {
+  result: LoadResult;
+  cpuUsPerRequest: number;
+}
 
 /** Interleaved windows of both targets; CPU of the server process summed per target over its own windows. */
 async function compare(targets: Record<'http' | 'grpc', (ms: number) => Promise<LoadResult>>): Promise<Record<'http' | 'grpc', Cell>> {
   const cpu = { http: 0, grpc: 0 };
-  const wrapped = Object.fromEntries((Object.keys(targets) as ('http' | 'grpc')[]).map((k) => [k, async (ms: number) => {
-    const before = readThreadCpu(pid);
-    const r = await targets[k](ms);
-    cpu[k] += diffThreadCpu(before, readThreadCpu(pid)).total;
-    return r;
-  }])) as Record<'http' | 'grpc', (ms: number) => Promise<LoadResult>>;
+  const wrapped = Object.fromEntries(
+    (Object.keys(targets) as ('http' | 'grpc')[]).map((k) => [
+      k,
+      async (ms: number) => {
+        const before = readThreadCpu(pid);
+        const r = await targets[k](ms);
+        cpu[k] += diffThreadCpu(before, readThreadCpu(pid)).total;
+        return r;
+      },
+    ]),
+  ) as Record<'http' | 'grpc', (ms: number) => Promise<LoadResult>>;
   for (const k of ['http', 'grpc'] as const) await targets[k](1000); // warm-up, not counted
   const merged = await runInterleaved(wrapped, seconds * 1000, 1000, 100);
   return { http: { result: merged.http, cpuUsPerRequest: cpu.http / merged.http.requests }, grpc: { result: merged.grpc, cpuUsPerRequest: cpu.grpc / merged.grpc.requests } };
@@ -46,10 +58,12 @@ async function compare(targets: Record<'http' | 'grpc', (ms: number) => Promise<
 
 const int32 = (n: number) => Int32Array.from({ length: n }, (_, i) => i);
 const fp32 = (n: number) => Float32Array.from({ length: n }, (_, i) => Math.sin(i));
-const grpcRequest = (model: string, inputs: { name: string; datatype: string; shape: number[]; data: ArrayBufferView }[]) => encodeInferRequest({
-  model_name: model, inputs: inputs.map((i) => ({ name: i.name, datatype: i.datatype, shape: i.shape })),
-  raw_input_contents: inputs.map((i) => Buffer.from(i.data.buffer, i.data.byteOffset, i.data.byteLength)),
-});
+const grpcRequest = (model: string, inputs: { name: string; datatype: string; shape: number[]; data: ArrayBufferView }[]) =>
+  encodeInferRequest({
+    model_name: model,
+    inputs: inputs.map((i) => ({ name: i.name, datatype: i.datatype, shape: i.shape })),
+    raw_input_contents: inputs.map((i) => Buffer.from(i.data.buffer, i.data.byteOffset, i.data.byteLength)),
+  });
 
 const rows: string[] = [];
 const addSubInputs = ['INPUT0', 'INPUT1'].map((name) => ({ name, datatype: 'INT32', shape: [1, 16], data: int32(16) }));
@@ -81,9 +95,14 @@ const shmClient = new GrpcLoad(grpcAddress, 2);
 const control = new KserveGrpcClient({ url: grpcAddress });
 await control.registerSystemSharedMemory('bench', key, inBytes + outBytes, 0);
 control.close();
-const shm = (name: string, offset: number, size: number) => ({ shared_memory_region: { string_param: name }, shared_memory_offset: { int64_param: offset }, shared_memory_byte_size: { int64_param: size } });
+const shm = (name: string, offset: number, size: number) => ({
+  shared_memory_region: { string_param: name },
+  shared_memory_offset: { int64_param: offset },
+  shared_memory_byte_size: { int64_param: size },
+});
 const shmBody = encodeInferRequest({
-  model_name: 'mlp_2048', inputs: [{ name: 'INPUT__0', datatype: 'FP32', shape: [64, 768], parameters: shm('bench', 0, inBytes) }],
+  model_name: 'mlp_2048',
+  inputs: [{ name: 'INPUT__0', datatype: 'FP32', shape: [64, 768], parameters: shm('bench', 0, inBytes) }],
   outputs: [{ name: 'OUTPUT__0', parameters: shm('bench', inBytes, outBytes) }],
 });
 const mlpInputs = [{ name: 'INPUT__0', datatype: 'FP32', shape: [64, 768], data: sample }];
@@ -98,24 +117,31 @@ child.kill('SIGTERM');
 rmSync(repo, { recursive: true, force: true });
 
 const pct = (a: number, b: number) => `${((a / b) * 100).toFixed(1)}%`;
-const row = (name: string, c: Cell) => `| ${name} | ${Math.round(c.result.perSecond)} | ${Math.round(c.result.p50us)} | ${Math.round(c.result.p99us)} | ${Math.round(c.cpuUsPerRequest)} | ${c.result.errors} |`;
+const row = (name: string, c: Cell) =>
+  `| ${name} | ${Math.round(c.result.perSecond)} | ${Math.round(c.result.p50us)} | ${Math.round(c.result.p99us)} | ${Math.round(c.cpuUsPerRequest)} | ${c.result.errors} |`;
 rows.push('| cell | req/s | p50 µs | p99 µs | server CPU µs/request | errors |', '| --- | ---: | ---: | ---: | ---: | ---: |');
 rows.push(row('add_sub c=1 HTTP binary', addSub.http), row('add_sub c=1 gRPC', addSub.grpc));
 rows.push(row('my_model c=64 HTTP binary', myModel.http), row('my_model c=64 gRPC (4 channels)', myModel.grpc));
 rows.push(row('mlp_2048 64 samples c=2 HTTP binary', mlp.http), row('mlp_2048 64 samples c=2 gRPC + system shm', mlp.grpc));
 let commit = 'unknown';
-try { commit = execSync('git rev-parse --short HEAD').toString().trim(); } catch { /* not a checkout */ }
-process.stdout.write([
-  `# gRPC vs HTTP binary, ${new Date().toISOString().slice(0, 10)}`,
-  '',
-  `Machine: ${hostname()}, ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}. Commit ${commit}.`,
-  `Method: bench/grpc/run-grpc-bench.ts, one \`herd serve\` (dist), ${seconds} s per cell in interleaved 1 s windows (HTTP, gRPC, gRPC, HTTP, ...), closed loop;`,
-  'HTTP through undici (connections = concurrency), gRPC through grpc-js with the request encoded once; neither decodes answers.',
-  '',
-  ...rows,
-  '',
-  `- gRPC throughput / HTTP, my_model c=64: ${pct(myModel.grpc.result.perSecond, myModel.http.result.perSecond)} (target ≥ 90%)`,
-  `- gRPC p50 − HTTP p50, add_sub c=1: ${Math.round(addSub.grpc.result.p50us - addSub.http.result.p50us)} µs (target ≤ +50 µs)`,
-  `- gRPC + system shm samples/s / HTTP binary, mlp_2048 64 samples: ${pct(mlp.grpc.result.perSecond, mlp.http.result.perSecond)} (target ≥ 110%)`,
-  '',
-].join('\n'));
+try {
+  commit = execSync('git rev-parse --short HEAD').toString().trim();
+} catch {
+  /* not a checkout */
+}
+process.stdout.write(
+  [
+    `# gRPC vs HTTP binary, ${new Date().toISOString().slice(0, 10)}`,
+    '',
+    `Machine: ${hostname()}, ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}. Commit ${commit}.`,
+    `Method: bench/grpc/run-grpc-bench.ts, one \`herd serve\` (dist), ${seconds} s per cell in interleaved 1 s windows (HTTP, gRPC, gRPC, HTTP, ...), closed loop;`,
+    'HTTP through undici (connections = concurrency), gRPC through grpc-js with the request encoded once; neither decodes answers.',
+    '',
+    ...rows,
+    '',
+    `- gRPC throughput / HTTP, my_model c=64: ${pct(myModel.grpc.result.perSecond, myModel.http.result.perSecond)} (target ≥ 90%)`,
+    `- gRPC p50 − HTTP p50, add_sub c=1: ${Math.round(addSub.grpc.result.p50us - addSub.http.result.p50us)} µs (target ≤ +50 µs)`,
+    `- gRPC + system shm samples/s / HTTP binary, mlp_2048 64 samples: ${pct(mlp.grpc.result.perSecond, mlp.http.result.perSecond)} (target ≥ 110%)`,
+    '',
+  ].join('\n'),
+);

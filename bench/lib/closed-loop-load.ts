@@ -57,21 +57,25 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
     for (let next = started; next < end; next += interval) {
       const wait = next - performance.now();
       if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-      const p = one().then(() => { inflight.delete(p); });
+      const p = one().then(() => {
+        inflight.delete(p);
+      });
       inflight.add(p);
     }
     await Promise.all(inflight);
   } else {
-    await Promise.all(Array.from({ length: spec.concurrency }, async () => {
-      while (performance.now() < end) await one();
-    }));
+    await Promise.all(
+      Array.from({ length: spec.concurrency }, async () => {
+        while (performance.now() < end) await one();
+      }),
+    );
   }
   const seconds = (performance.now() - started) / 1000;
   await pool.close();
   return summariseLoad({ ok, refused, seconds, statuses, errors });
 }
 
-const pick = (xs: number[], p: number) => (xs.length === 0 ? 0 : xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] as number);
+const pick = (xs: number[], p: number) => (xs.length === 0 ? 0 : (xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] as number));
 
 /** A LoadResult from raw latencies (sorted here) and counts; for load generators other than runLoad too. */
 export function summariseLoad(raw: { ok: number[]; refused: number[]; seconds: number; statuses: Record<number, number>; errors: number }): LoadResult {
@@ -80,8 +84,17 @@ export function summariseLoad(raw: { ok: number[]; refused: number[]; seconds: n
   refused.sort((a, b) => a - b);
   const requests = ok.length + refused.length + errors;
   return {
-    requests, seconds, perSecond: ok.length / seconds, statuses, errors, okUs: ok, refusedUs: refused,
-    p50us: pick(ok, 50), p90us: pick(ok, 90), p99us: pick(ok, 99), refusedP99us: pick(refused, 99),
+    requests,
+    seconds,
+    perSecond: ok.length / seconds,
+    statuses,
+    errors,
+    okUs: ok,
+    refusedUs: refused,
+    p50us: pick(ok, 50),
+    p90us: pick(ok, 90),
+    p99us: pick(ok, 99),
+    refusedP99us: pick(refused, 99),
   };
 }
 
@@ -103,7 +116,12 @@ export function mergeLoadResults(results: readonly LoadResult[]): LoadResult {
  * the background load drifts over seconds; alternating puts every target under the same drift, so their
  * ratio means something where two back-to-back runs do not.
  */
-export async function runInterleaved<K extends string>(targets: Record<K, (windowMs: number) => Promise<LoadResult>>, totalMs: number, windowMs = 1000, gapMs = 0): Promise<Record<K, LoadResult>> {
+export async function runInterleaved<K extends string>(
+  targets: Record<K, (windowMs: number) => Promise<LoadResult>>,
+  totalMs: number,
+  windowMs = 1000,
+  gapMs = 0,
+): Promise<Record<K, LoadResult>> {
   const keys = Object.keys(targets) as K[];
   const windows = Math.max(1, Math.round(totalMs / windowMs));
   const parts = Object.fromEntries(keys.map((k) => [k, [] as LoadResult[]])) as Record<K, LoadResult[]>;
@@ -120,13 +138,18 @@ export async function runInterleaved<K extends string>(targets: Record<K, (windo
 
 /** One sample for the bench's tools, as binary infer body: add_sub's two INT32[16] inputs, else one FP32[768]. */
 export function createSampleInferBody(model: string): { body: Buffer; headers: Record<string, string> } {
-  return createBinaryInferBody(model === 'add_sub'
-    ? ['INPUT0', 'INPUT1'].map((name) => ({ name, datatype: 'INT32', shape: [1, 16], data: Int32Array.from({ length: 16 }, (_, i) => i) }))
-    : [{ name: 'INPUT__0', datatype: 'FP32', shape: [1, 768], data: Float32Array.from({ length: 768 }, (_, i) => Math.sin(i)) }]);
+  return createBinaryInferBody(
+    model === 'add_sub'
+      ? ['INPUT0', 'INPUT1'].map((name) => ({ name, datatype: 'INT32', shape: [1, 16], data: Int32Array.from({ length: 16 }, (_, i) => i) }))
+      : [{ name: 'INPUT__0', datatype: 'FP32', shape: [1, 768], data: Float32Array.from({ length: 768 }, (_, i) => Math.sin(i)) }],
+  );
 }
 
 /** A KServe binary-extension infer body: JSON header then raw FP32/INT32 bytes per input. */
-export function createBinaryInferBody(inputs: { name: string; datatype: string; shape: number[]; data: ArrayBufferView }[], binaryOutputs = true): { body: Buffer; headers: Record<string, string> } {
+export function createBinaryInferBody(
+  inputs: { name: string; datatype: string; shape: number[]; data: ArrayBufferView }[],
+  binaryOutputs = true,
+): { body: Buffer; headers: Record<string, string> } {
   const header = {
     inputs: inputs.map((i) => ({ name: i.name, datatype: i.datatype, shape: i.shape, parameters: { binary_data_size: i.data.byteLength } })),
     parameters: { binary_data_output: binaryOutputs },

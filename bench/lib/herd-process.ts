@@ -18,7 +18,11 @@ export function ensureBuilt(): void {
   built = true;
 }
 
-export interface RunningProcess { url: string; child: ChildProcess; stop(): Promise<void> }
+export interface RunningProcess {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
 
 function waitForLine(child: ChildProcess, pattern: RegExp, what: string): Promise<RegExpMatchArray> {
   return new Promise((ok, fail) => {
@@ -26,25 +30,35 @@ function waitForLine(child: ChildProcess, pattern: RegExp, what: string): Promis
     const onData = (d: Buffer) => {
       out += d.toString();
       const m = out.match(pattern);
-      if (m) { child.stdout?.off('data', onData); ok(m); }
+      if (m) {
+        child.stdout?.off('data', onData);
+        ok(m);
+      }
     };
     child.stdout?.on('data', onData);
-    child.stderr?.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stderr?.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
     child.on('exit', (code) => fail(new Error(`${what} exited with ${code}:\n${out}`)));
   });
 }
 
 function stopper(child: ChildProcess): () => Promise<void> {
-  return () => new Promise((done) => {
-    if (child.exitCode !== null) return done();
-    child.once('exit', () => done());
-    child.kill('SIGTERM');
-  });
+  return () =>
+    new Promise((done) => {
+      if (child.exitCode !== null) return done();
+      child.once('exit', () => done());
+      child.kill('SIGTERM');
+    });
 }
 
 export async function startHerd(repository: string, extraArgs: string[] = []): Promise<RunningProcess> {
   ensureBuilt();
-  const child = spawn(process.execPath, [resolve('dist/cli/herd.js'), 'serve', '--model-repository', repository, '--host', '127.0.0.1', '--http-port', '0', '--grpc-port', '0', '--metrics-port', '0', ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [resolve('dist/cli/herd.js'), 'serve', '--model-repository', repository, '--host', '127.0.0.1', '--http-port', '0', '--grpc-port', '0', '--metrics-port', '0', ...extraArgs],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   const m = await waitForLine(child, /Started HTTPService at \S+ \((http:\/\/[^)]+)\)/, 'herd serve');
   return { url: m[1] as string, child, stop: stopper(child) };
 }

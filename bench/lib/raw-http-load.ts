@@ -16,8 +16,13 @@ interface Connection {
 /** Sends spec.ratePerSecond requests per second over at most spec.concurrency connections, for spec.durationMs. */
 export async function runRawOpenLoop(spec: LoadSpec & { ratePerSecond: number }): Promise<LoadResult> {
   const url = new URL(spec.origin);
-  const head = [`POST ${spec.path} HTTP/1.1`, `Host: ${url.host}`, `Content-Length: ${spec.body.length}`, 'Connection: keep-alive',
-    ...Object.entries(spec.headers).map(([k, v]) => `${k}: ${v}`)].join('\r\n');
+  const head = [
+    `POST ${spec.path} HTTP/1.1`,
+    `Host: ${url.host}`,
+    `Content-Length: ${spec.body.length}`,
+    'Connection: keep-alive',
+    ...Object.entries(spec.headers).map(([k, v]) => `${k}: ${v}`),
+  ].join('\r\n');
   const request = Buffer.concat([Buffer.from(`${head}\r\n\r\n`), spec.body]);
   const ok: number[] = [];
   const refused: number[] = [];
@@ -57,27 +62,28 @@ export async function runRawOpenLoop(spec: LoadSpec & { ratePerSecond: number })
     c.pending = c.pending.subarray(total);
     release(c);
   };
-  const connection = (): Promise<Connection> => new Promise((resolve, reject) => {
-    const socket = connect(Number(url.port), url.hostname);
-    socket.setNoDelay(true);
-    const c: Connection = { socket, sentAt: undefined, pending: Buffer.alloc(0) };
-    socket.once('connect', () => resolve(c));
-    socket.on('data', (chunk: Buffer) => onData(c, chunk));
-    socket.on('error', (err) => reject(err));
-    socket.on('close', () => {
-      // A request in flight on a closed connection is an error; the connection leaves the pool.
-      open--;
-      const at = idle.indexOf(c);
-      if (at >= 0) idle.splice(at, 1);
-      if (c.sentAt !== undefined) errors++;
-      // With no connection left, requests still waiting for one can never be sent: they count as errors too.
-      if (open === 0) {
-        errors += backlog;
-        backlog = 0;
-      }
-      if (settle && idle.length === open) settle();
+  const connection = (): Promise<Connection> =>
+    new Promise((resolve, reject) => {
+      const socket = connect(Number(url.port), url.hostname);
+      socket.setNoDelay(true);
+      const c: Connection = { socket, sentAt: undefined, pending: Buffer.alloc(0) };
+      socket.once('connect', () => resolve(c));
+      socket.on('data', (chunk: Buffer) => onData(c, chunk));
+      socket.on('error', (err) => reject(err));
+      socket.on('close', () => {
+        // A request in flight on a closed connection is an error; the connection leaves the pool.
+        open--;
+        const at = idle.indexOf(c);
+        if (at >= 0) idle.splice(at, 1);
+        if (c.sentAt !== undefined) errors++;
+        // With no connection left, requests still waiting for one can never be sent: they count as errors too.
+        if (open === 0) {
+          errors += backlog;
+          backlog = 0;
+        }
+        if (settle && idle.length === open) settle();
+      });
     });
-  });
 
   const connections = await Promise.all(Array.from({ length: spec.concurrency }, connection));
   open = connections.length;
@@ -93,7 +99,10 @@ export async function runRawOpenLoop(spec: LoadSpec & { ratePerSecond: number })
     if (c) send(c);
     else backlog++;
   }
-  if (idle.length < open || backlog > 0) await new Promise<void>((r) => { settle = r; });
+  if (idle.length < open || backlog > 0)
+    await new Promise<void>((r) => {
+      settle = r;
+    });
   const seconds = (performance.now() - started) / 1000;
   for (const c of connections) c.socket.destroy();
   return summariseLoad({ ok, refused, seconds, statuses, errors });

@@ -16,7 +16,9 @@ export function isWrkInstalled(): boolean {
 
 /** wrk's Lua API: the body read from a file (it is binary), the headers, and a machine-readable summary. */
 function createScript(spec: LoadSpec, bodyFile: string): string {
-  const headers = Object.entries(spec.headers).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`).join('\n');
+  const headers = Object.entries(spec.headers)
+    .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
+    .join('\n');
   return `wrk.method = "POST"
 local f = io.open(${JSON.stringify(bodyFile)}, "rb")
 wrk.body = f:read("*a")
@@ -49,7 +51,9 @@ export async function runWrkLoad(spec: LoadSpec): Promise<LoadResult> {
     const out = await new Promise<string>((resolve, reject) => {
       const child = spawn('wrk', ['-t1', `-c${spec.concurrency}`, `-d${seconds}s`, '-s', scriptFile, spec.origin + spec.path], { stdio: ['ignore', 'pipe', 'inherit'] });
       let text = '';
-      child.stdout.on('data', (d: Buffer) => { text += d.toString(); });
+      child.stdout.on('data', (d: Buffer) => {
+        text += d.toString();
+      });
       child.on('error', reject);
       child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk exited with ${code}: ${text}`))));
     });

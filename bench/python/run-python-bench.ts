@@ -17,34 +17,45 @@ const python = values.python ?? (existsSync('/usr/bin/python3') ? '/usr/bin/pyth
 const MODELS = ['add_sub_py', 'add_sub_js', 'add_sub'] as const;
 
 execSync('npm run --silent models', { stdio: 'inherit' });
-const server = await startHerd(herdConfigSchema.parse({
-  server: { host: '127.0.0.1', http_port: 0, grpc_port: 0, metrics_port: 0 },
-  serving: {
-    model_repository: [resolve('bench/python/model_repository'), resolve('examples/model_repository')],
-    model_control_mode: 'explicit', load_model: [...MODELS],
-    backend_config: { python: { 'python-executable': python } },
-  },
-}), { log: (line) => process.stderr.write(`${line}\n`) });
+const server = await startHerd(
+  herdConfigSchema.parse({
+    server: { host: '127.0.0.1', http_port: 0, grpc_port: 0, metrics_port: 0 },
+    serving: {
+      model_repository: [resolve('bench/python/model_repository'), resolve('examples/model_repository')],
+      model_control_mode: 'explicit',
+      load_model: [...MODELS],
+      backend_config: { python: { 'python-executable': python } },
+    },
+  }),
+  { log: (line) => process.stderr.write(`${line}\n`) },
+);
 
-const json = Buffer.from(JSON.stringify({
-  inputs: [
-    { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], parameters: { binary_data_size: 64 } },
-    { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], parameters: { binary_data_size: 64 } },
-  ],
-  outputs: [{ name: 'OUTPUT0', parameters: { binary_data: true } }, { name: 'OUTPUT1', parameters: { binary_data: true } }],
-}));
+const json = Buffer.from(
+  JSON.stringify({
+    inputs: [
+      { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], parameters: { binary_data_size: 64 } },
+      { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], parameters: { binary_data_size: 64 } },
+    ],
+    outputs: [
+      { name: 'OUTPUT0', parameters: { binary_data: true } },
+      { name: 'OUTPUT1', parameters: { binary_data: true } },
+    ],
+  }),
+);
 const body = Buffer.concat([json, Buffer.from(Int32Array.from({ length: 16 }, (_, i) => i).buffer), Buffer.from(new Int32Array(16).fill(3).buffer)]);
 const headers = { 'inference-header-content-length': String(json.length), 'content-type': 'application/octet-stream' };
 
-interface Durations { count: number; ns: number }
+interface Durations {
+  count: number;
+  ns: number;
+}
 async function computeInfer(model: string): Promise<Durations> {
   const res = await fetch(`${server.httpUrl}/v2/models/${model}/stats`);
   const stats = (await res.json()) as { model_stats: { inference_stats: { compute_infer: Durations; success: Durations } }[] };
   return stats.model_stats[0]?.inference_stats.compute_infer ?? { count: 0, ns: 0 };
 }
 
-const load = (model: string, concurrency: number, ms: number) =>
-  runLoad({ origin: server.httpUrl, path: `/v2/models/${model}/infer`, body, headers, concurrency, durationMs: ms });
+const load = (model: string, concurrency: number, ms: number) => runLoad({ origin: server.httpUrl, path: `/v2/models/${model}/infer`, body, headers, concurrency, durationMs: ms });
 
 const rows: { model: string; c1: LoadResult; c16: LoadResult; meanUs: number; inferUs: number }[] = [];
 for (const model of MODELS) {
@@ -71,13 +82,16 @@ const lines = [
   '',
   `Code: ${commit}. Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fmt(totalmem() / 2 ** 30)} GiB, Node ${process.version}, Python ${pyVersion} (${python}).`,
   `Load generator (bench/serving/closed-loop-load.ts, undici) in the same process as Herd; binary tensors, 2 × INT32[1,16] in and out; ${seconds} s per cell, after a 1 s warm-up.`,
-  'Command: `npx tsx bench/python/run-python-bench.ts' + (values.seconds !== '5' ? ` --seconds ${seconds}` : '') + '`.',
+  `Command: \`npx tsx bench/python/run-python-bench.ts${values.seconds !== '5' ? ` --seconds ${seconds}` : ''}\`.`,
   '',
   'The host is shared with other builds and test runs: cells that wait on a second process (the Python stub, ONNX worker threads) suffer most from the run-queue waits, so read the Python rows as an upper bound.',
   '',
   '| model | backend | c=1 p50 µs | c=1 p99 µs | c=16 req/s | c=16 p50 µs |',
   '| --- | --- | ---: | ---: | ---: | ---: |',
-  ...rows.map((r) => `| ${r.model} | ${r.model === 'add_sub' ? 'onnxruntime' : r.model.endsWith('_py') ? 'python' : 'js'} | ${fmt(r.c1.p50us)} | ${fmt(r.c1.p99us)} | ${fmt(r.c16.perSecond)} | ${fmt(r.c16.p50us)} |`),
+  ...rows.map(
+    (r) =>
+      `| ${r.model} | ${r.model === 'add_sub' ? 'onnxruntime' : r.model.endsWith('_py') ? 'python' : 'js'} | ${fmt(r.c1.p50us)} | ${fmt(r.c1.p99us)} | ${fmt(r.c16.perSecond)} | ${fmt(r.c16.p50us)} |`,
+  ),
   '',
   '## Per-request overhead of the Python backend (c=1)',
   '',

@@ -7,10 +7,14 @@ import { diffThreadCpu, readThreadCpu } from '../lib/thread-cpu.ts';
 
 const [model = 'my_model', concurrency = '64', seconds = '4', ...params] = process.argv.slice(2);
 const body = createSampleInferBody(model);
-const edit = (config: string) => config + params.map((p) => {
-  const [key, value] = p.split('=');
-  return `\nparameters { key: "${key}" value { string_value: "${value}" } }\n`;
-}).join('');
+const edit = (config: string) =>
+  config +
+  params
+    .map((p) => {
+      const [key, value] = p.split('=');
+      return `\nparameters { key: "${key}" value { string_value: "${value}" } }\n`;
+    })
+    .join('');
 const server = await startHerd(createVariantRepository(model, edit));
 const path = `/v2/models/${model}/infer`;
 await runLoad({ origin: server.url, path, ...body, concurrency: Number(concurrency), durationMs: 1000 });
@@ -20,4 +24,6 @@ const r = await runLoad({ origin: server.url, path, ...body, concurrency: Number
 const cpu = diffThreadCpu(before, readThreadCpu(pid));
 await server.stop();
 const per = (us: number) => Math.round(us / r.requests);
-process.stdout.write(`${model} c=${concurrency} ${params.join(' ')}: ${Math.round(r.perSecond)} req/s, p50 ${Math.round(r.p50us)} µs; CPU/request: main ${per(cpu.main)} µs, others ${per(cpu.others)} µs, total ${per(cpu.total)} µs\n`);
+process.stdout.write(
+  `${model} c=${concurrency} ${params.join(' ')}: ${Math.round(r.perSecond)} req/s, p50 ${Math.round(r.p50us)} µs; CPU/request: main ${per(cpu.main)} µs, others ${per(cpu.others)} µs, total ${per(cpu.total)} µs\n`,
+);

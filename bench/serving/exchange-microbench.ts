@@ -35,12 +35,18 @@ const t0 = performance.now();
 await Promise.all(Array.from({ length: Number(concurrency) }, () => run(t0 + Number(seconds) * 1000)));
 const wall = (performance.now() - t0) / 1000;
 const cpu = process.cpuUsage(cpu0);
-process.stdout.write(`${model} c=${concurrency} ${thread ?? 'auto'}: ${Math.round(done / wall)} req/s (${Math.round((wall * 1e6 * Number(concurrency)) / done)} µs per request in flight), process CPU ${Math.round((cpu.user + cpu.system) / done)} µs/request\n`);
+process.stdout.write(
+  `${model} c=${concurrency} ${thread ?? 'auto'}: ${Math.round(done / wall)} req/s (${Math.round((wall * 1e6 * Number(concurrency)) / done)} µs per request in flight), process CPU ${Math.round((cpu.user + cpu.system) / done)} µs/request\n`,
+);
 await repository.close();
 // The compute alone, for scale: the same model in onnxruntime-node on one thread, batches of 16.
 const session = await ort.InferenceSession.create(join(repo, model, '1', 'model.onnx'), { intraOpNumThreads: 1, interOpNumThreads: 1 });
-const feeds = Object.fromEntries(session.inputNames.map((name) => [name, new ort.Tensor(model === 'add_sub' ? 'int32' : 'float32',
-  model === 'add_sub' ? new Int32Array(16 * 16) : new Float32Array(16 * 768), [16, model === 'add_sub' ? 16 : 768])]));
+const feeds = Object.fromEntries(
+  session.inputNames.map((name) => [
+    name,
+    new ort.Tensor(model === 'add_sub' ? 'int32' : 'float32', model === 'add_sub' ? new Int32Array(16 * 16) : new Float32Array(16 * 768), [16, model === 'add_sub' ? 16 : 768]),
+  ]),
+);
 for (let i = 0; i < 100; i++) await session.run(feeds);
 const ortCpu0 = process.cpuUsage();
 for (let i = 0; i < 1000; i++) await session.run(feeds);

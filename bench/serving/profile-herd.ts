@@ -11,10 +11,33 @@ const body = createSampleInferBody(model);
 const repo = createVariantRepository(model, (c) => (thread ? `${c}\nparameters { key: "execution_thread" value { string_value: "${thread}" } }\n` : c));
 ensureBuilt();
 const spawnedAt = Date.now();
-const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${outDir}`, resolve('dist/cli/herd.js'), 'serve', '--model-repository', repo, '--host', '127.0.0.1', '--http-port', '0', '--grpc-port', '0', '--metrics-port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const child = spawn(
+  process.execPath,
+  [
+    '--cpu-prof',
+    `--cpu-prof-dir=${outDir}`,
+    resolve('dist/cli/herd.js'),
+    'serve',
+    '--model-repository',
+    repo,
+    '--host',
+    '127.0.0.1',
+    '--http-port',
+    '0',
+    '--grpc-port',
+    '0',
+    '--metrics-port',
+    '0',
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
 const url = await new Promise<string>((ok) => {
   let out = '';
-  child.stdout!.on('data', (d: Buffer) => { out += d.toString(); const m = out.match(/\((http:\/\/[^)]+)\)/); if (m) ok(m[1]!); });
+  child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+    const m = out.match(/\((http:\/\/[^)]+)\)/);
+    if (m) ok(m[1]!);
+  });
 });
 const startupS = (Date.now() - spawnedAt) / 1000;
 const r = await runLoad({ origin: url, path: `/v2/models/${model}/infer`, ...body, concurrency: Number(concurrency), durationMs: Number(seconds) * 1000 });

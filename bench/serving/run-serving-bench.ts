@@ -26,13 +26,23 @@ const closedLoad = (spec: LoadSpec) => (useWrk ? runWrkLoad(spec) : runLoad(spec
 const openLoad = (spec: LoadSpec & { ratePerSecond: number }) => (useUndici ? runLoad(spec) : runRawOpenLoop(spec));
 const generators = `${useWrk ? 'wrk (one thread)' : 'bench/lib/closed-loop-load.ts (undici Pool)'} for A-D, ${useUndici ? 'the undici Pool' : 'bench/lib/raw-http-load.ts (raw keep-alive sockets)'} for E's open loop`;
 const lines: string[] = [];
-const say = (line: string) => { lines.push(line); process.stdout.write(`${line}\n`); };
+const say = (line: string) => {
+  lines.push(line);
+  process.stdout.write(`${line}\n`);
+};
 
-interface StatsDelta { count: number; requestUs: number; queueUs: number; computeUs: number; executions: number; inferences: number }
+interface StatsDelta {
+  count: number;
+  requestUs: number;
+  queueUs: number;
+  computeUs: number;
+  executions: number;
+  inferences: number;
+}
 
 async function readStats(server: RunningProcess, model: string) {
   const res = await fetch(`${server.url}/v2/models/${model}/stats`);
-  const body = await res.json() as { model_stats: { execution_count: number; inference_count: number; inference_stats: Record<string, { count: number; ns: number }> }[] };
+  const body = (await res.json()) as { model_stats: { execution_count: number; inference_count: number; inference_stats: Record<string, { count: number; ns: number }> }[] };
   return body.model_stats[0]!;
 }
 
@@ -97,10 +107,14 @@ async function benchA(): Promise<void> {
   for (const server of Object.values(servers)) await warm(server.url, path, body, 64);
   const before = { with: await readStats(servers['with dynamic batching'], 'mlp_2048'), without: await readStats(servers['without dynamic batching'], 'mlp_2048') };
   const load = (server: RunningProcess) => (windowMs: number) => closedLoad({ origin: server.url, path, ...body, concurrency: 64, durationMs: windowMs });
-  const results = await runInterleaved({
-    'with dynamic batching': load(servers['with dynamic batching']),
-    'without dynamic batching': load(servers['without dynamic batching']),
-  }, durationMs, A_WINDOW_MS);
+  const results = await runInterleaved(
+    {
+      'with dynamic batching': load(servers['with dynamic batching']),
+      'without dynamic batching': load(servers['without dynamic batching']),
+    },
+    durationMs,
+    A_WINDOW_MS,
+  );
   const after = { with: await readStats(servers['with dynamic batching'], 'mlp_2048'), without: await readStats(servers['without dynamic batching'], 'mlp_2048') };
   for (const server of Object.values(servers)) await server.stop();
   const avgBatch = (a: typeof before.with, b: typeof before.with) => (b.inference_count - a.inference_count) / (b.execution_count - a.execution_count);
@@ -113,7 +127,9 @@ async function benchA(): Promise<void> {
     say(`| ${name} | ${fmt(r.perSecond)} | ${fmt(r.p50us / 1000, 2)} | ${fmt(r.p99us / 1000, 2)} | ${fmt(batch, 1)} |`);
   }
   const ratio = results['with dynamic batching'].perSecond / results['without dynamic batching'].perSecond;
-  say(`\nRatio: **${fmt(ratio, 2)}×** (target ≥ 5×). Both servers ran side by side, measured in alternating ${fmt(durationMs / Math.max(1, Math.round(durationMs / A_WINDOW_MS)) / 1000, 1)} s windows.`);
+  say(
+    `\nRatio: **${fmt(ratio, 2)}×** (target ≥ 5×). Both servers ran side by side, measured in alternating ${fmt(durationMs / Math.max(1, Math.round(durationMs / A_WINDOW_MS)) / 1000, 1)} s windows.`,
+  );
 }
 
 function inProcessSamplesPerSecond(modelPath: string, batch: number, ms: number): Promise<number> {
@@ -123,7 +139,10 @@ function inProcessSamplesPerSecond(modelPath: string, batch: number, ms: number)
     for (let i = 0; i < 5; i++) await session.run({ INPUT__0: input });
     let n = 0;
     const start = performance.now();
-    while (performance.now() - start < ms) { await session.run({ INPUT__0: input }); n += 1; }
+    while (performance.now() - start < ms) {
+      await session.run({ INPUT__0: input });
+      n += 1;
+    }
     const rate = (n * batch) / ((performance.now() - start) / 1000);
     await session.release();
     return rate;
@@ -164,11 +183,14 @@ async function benchC(): Promise<void> {
   const herdCpu = createCpuMeter(server);
   const onMainCpu = createCpuMeter(onMain);
   const bareCpu = createCpuMeter(bare);
-  const { herd, main, floor } = await runInterleaved({
-    herd: (windowMs) => herdCpu.track(() => closedLoad({ origin: server.url, path, ...body, concurrency: 64, durationMs: windowMs })),
-    main: (windowMs) => onMainCpu.track(() => closedLoad({ origin: onMain.url, path, ...body, concurrency: 64, durationMs: windowMs })),
-    floor: (windowMs) => bareCpu.track(() => closedLoad({ origin: bare.url, path: '/', ...body, concurrency: 64, durationMs: windowMs })),
-  }, durationMs);
+  const { herd, main, floor } = await runInterleaved(
+    {
+      herd: (windowMs) => herdCpu.track(() => closedLoad({ origin: server.url, path, ...body, concurrency: 64, durationMs: windowMs })),
+      main: (windowMs) => onMainCpu.track(() => closedLoad({ origin: onMain.url, path, ...body, concurrency: 64, durationMs: windowMs })),
+      floor: (windowMs) => bareCpu.track(() => closedLoad({ origin: bare.url, path: '/', ...body, concurrency: 64, durationMs: windowMs })),
+    },
+    durationMs,
+  );
   const after = await readStats(server, 'my_model');
   await server.stop();
   await onMain.stop();
@@ -180,8 +202,12 @@ async function benchC(): Promise<void> {
   say(`| Herd, my_model with execution_thread: main (comparison) | ${fmt(main.perSecond)} | ${fmt(main.p50us / 1000, 2)} | ${fmt(main.p99us / 1000, 2)} |`);
   const batch = (after.inference_count - before.inference_count) / (after.execution_count - before.execution_count);
   const perRequest = (cpu: { main: number; total: number }, r: LoadResult) => `${fmt(cpu.main / r.requests)} µs main thread, ${fmt(cpu.total / r.requests)} µs all threads`;
-  say(`\nRatio: **${fmt((herd.perSecond / floor.perSecond) * 100, 1)}%** (target ≥ 60%; with execution_thread: main ${fmt((main.perSecond / floor.perSecond) * 100, 1)}%). Average batch ${fmt(batch, 1)}. The three servers ran side by side, measured in alternating windows.`);
-  say(`CPU per request (from /proc, steadier than requests/s on a shared machine): Herd ${perRequest(herdCpu.spent, herd)}; with execution_thread: main ${perRequest(onMainCpu.spent, main)}; bare ${perRequest(bareCpu.spent, floor)}.`);
+  say(
+    `\nRatio: **${fmt((herd.perSecond / floor.perSecond) * 100, 1)}%** (target ≥ 60%; with execution_thread: main ${fmt((main.perSecond / floor.perSecond) * 100, 1)}%). Average batch ${fmt(batch, 1)}. The three servers ran side by side, measured in alternating windows.`,
+  );
+  say(
+    `CPU per request (from /proc, steadier than requests/s on a shared machine): Herd ${perRequest(herdCpu.spent, herd)}; with execution_thread: main ${perRequest(onMainCpu.spent, main)}; bare ${perRequest(bareCpu.spent, floor)}.`,
+  );
 }
 
 async function benchD(): Promise<void> {
@@ -206,11 +232,15 @@ async function benchD(): Promise<void> {
   await warm(bare.url, '/', body, 1);
   const before = new Map<Name, StatsSnapshot>();
   for (const name of names) before.set(name, await readStats(variants[name], 'add_sub'));
-  const loads = await runInterleaved({
-    ...Object.fromEntries(names.map((name) => [name,
-      (windowMs: number) => closedLoad({ origin: variants[name].url, path, ...body, concurrency: 1, durationMs: windowMs })])) as Record<Name, (windowMs: number) => Promise<LoadResult>>,
-    bare: (windowMs: number) => closedLoad({ origin: bare.url, path: '/', ...body, concurrency: 1, durationMs: windowMs }),
-  }, durationMs);
+  const loads = await runInterleaved(
+    {
+      ...(Object.fromEntries(
+        names.map((name) => [name, (windowMs: number) => closedLoad({ origin: variants[name].url, path, ...body, concurrency: 1, durationMs: windowMs })]),
+      ) as Record<Name, (windowMs: number) => Promise<LoadResult>>),
+      bare: (windowMs: number) => closedLoad({ origin: bare.url, path: '/', ...body, concurrency: 1, durationMs: windowMs }),
+    },
+    durationMs,
+  );
   await bare.stop();
   say('| variant | infer/s | client p50 µs | client p99 µs | server compute µs (mean) | server overhead µs (mean: request − compute) |');
   say('| --- | ---: | ---: | ---: | ---: | ---: |');
@@ -221,7 +251,9 @@ async function benchD(): Promise<void> {
     say(`| ${name} | ${fmt(r.perSecond)} | ${fmt(r.p50us)} | ${fmt(r.p99us)} | ${fmt(server.computeUs)} | ${fmt(server.requestUs - server.computeUs)} |`);
   }
   say(`| bare node:http (same body sizes; the floor, not a target) | ${fmt(loads.bare.perSecond)} | ${fmt(loads.bare.p50us)} | ${fmt(loads.bare.p99us)} | | |`);
-  say('\nThe servers ran side by side, measured in alternating windows. Targets: client p50 ≤ 250 µs, server overhead ≤ 50 µs. Reference, measured by NVIDIA on its own machine and not comparable: Triton\'s `simple` model, 1,408 infer/s, p50 690 µs.');
+  say(
+    "\nThe servers ran side by side, measured in alternating windows. Targets: client p50 ≤ 250 µs, server overhead ≤ 50 µs. Reference, measured by NVIDIA on its own machine and not comparable: Triton's `simple` model, 1,408 infer/s, p50 690 µs.",
+  );
 }
 
 /** E's model shape: batches of at most 4 on 2 instances, and a queue holding one batch per instance. */
@@ -231,13 +263,20 @@ const E_QUEUE = E_INSTANCES * E_MAX_BATCH;
 
 async function benchE(): Promise<void> {
   say(`\n## E. Overload: mlp_2048 (batches of at most ${E_MAX_BATCH}) with max_queue_size ${E_QUEUE}, 4× the sustainable load\n`);
-  say(`Batches are capped at ${E_MAX_BATCH} so that 4× the model's sustainable rate stays below what the HTTP front end can parse on this machine: the test is about the model queue, not the socket backlog. ` +
-    `max_queue_size is what an operator derives from a latency budget: ${E_QUEUE} (instances × max_batch_size) holds one batch per instance, so an accepted request waits for at most about one batch time before its own batch starts, and a request beyond that is refused at once.\n`);
+  say(
+    `Batches are capped at ${E_MAX_BATCH} so that 4× the model's sustainable rate stays below what the HTTP front end can parse on this machine: the test is about the model queue, not the socket backlog. ` +
+      `max_queue_size is what an operator derives from a latency budget: ${E_QUEUE} (instances × max_batch_size) holds one batch per instance, so an accepted request waits for at most about one batch time before its own batch starts, and a request beyond that is refused at once.\n`,
+  );
   const body = createBinaryInferBody([{ name: 'INPUT__0', datatype: 'FP32', shape: [1, 768], data: fp32(768) }]);
   // The example's batching block is replaced whole: a batch goes as soon as it is full, and waits at most 100 µs.
-  const repo = createVariantRepository('mlp_2048', (c) => c
-    .replace(/max_batch_size: \d+/, `max_batch_size: ${E_MAX_BATCH}`)
-    .replace(/dynamic_batching \{[^}]*\}\n/s, `dynamic_batching {\n  preferred_batch_size: [ ${E_MAX_BATCH} ]\n  max_queue_delay_microseconds: 100\n  default_queue_policy { max_queue_size: ${E_QUEUE} }\n}\n`));
+  const repo = createVariantRepository('mlp_2048', (c) =>
+    c
+      .replace(/max_batch_size: \d+/, `max_batch_size: ${E_MAX_BATCH}`)
+      .replace(
+        /dynamic_batching \{[^}]*\}\n/s,
+        `dynamic_batching {\n  preferred_batch_size: [ ${E_MAX_BATCH} ]\n  max_queue_delay_microseconds: 100\n  default_queue_policy { max_queue_size: ${E_QUEUE} }\n}\n`,
+      ),
+  );
   const server = await startHerd(repo);
   const path = '/v2/models/mlp_2048/infer';
   // Enough connections to keep every instance busy (a batch executing on each, and the next batch waiting in the
@@ -253,31 +292,47 @@ async function benchE(): Promise<void> {
   // The load generator's own event-loop delay is recorded: where it is large, the client is the bottleneck.
   const generatorDelay = monitorEventLoopDelay({ resolution: 1 });
   generatorDelay.enable();
-  const { unloaded, overload } = await runInterleaved({
-    unloaded: (windowMs) => openLoad({ origin: server.url, path, ...body, concurrency: 64, durationMs: windowMs, ratePerSecond: sustainable.perSecond * 0.8 }),
-    overload: (windowMs) => openLoad({ origin: server.url, path, ...body, concurrency: 256, durationMs: windowMs, ratePerSecond: sustainable.perSecond * 4 }),
-  }, durationMs, 1500, 1000);
+  const { unloaded, overload } = await runInterleaved(
+    {
+      unloaded: (windowMs) => openLoad({ origin: server.url, path, ...body, concurrency: 64, durationMs: windowMs, ratePerSecond: sustainable.perSecond * 0.8 }),
+      overload: (windowMs) => openLoad({ origin: server.url, path, ...body, concurrency: 256, durationMs: windowMs, ratePerSecond: sustainable.perSecond * 4 }),
+    },
+    durationMs,
+    1500,
+    1000,
+  );
   generatorDelay.disable();
   await server.stop();
   const answered = Object.values(overload.statuses).reduce((a, b) => a + b, 0);
   say('| load | sent | 200 | 503 | other/errors | accepted p50 ms | accepted p99 ms | 503 p99 ms |');
   say('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
-  for (const [name, r] of [['0.8× sustainable (open loop)', unloaded], ['4× sustainable (open loop)', overload]] as const) {
+  for (const [name, r] of [
+    ['0.8× sustainable (open loop)', unloaded],
+    ['4× sustainable (open loop)', overload],
+  ] as const) {
     const other = r.requests - (r.statuses[200] ?? 0) - (r.statuses[503] ?? 0);
-    say(`| ${name} | ${r.requests} | ${r.statuses[200] ?? 0} | ${r.statuses[503] ?? 0} | ${other} | ${fmt(r.p50us / 1000, 2)} | ${fmt(r.p99us / 1000, 2)} | ${fmt(r.refusedP99us / 1000, 2)} |`);
+    say(
+      `| ${name} | ${r.requests} | ${r.statuses[200] ?? 0} | ${r.statuses[503] ?? 0} | ${other} | ${fmt(r.p50us / 1000, 2)} | ${fmt(r.p99us / 1000, 2)} | ${fmt(r.refusedP99us / 1000, 2)} |`,
+    );
   }
-  say(`\nSustainable (closed loop, ${holds} connections: a batch executing on each instance and one waiting, so the queue hardly overflows; ${sustainable.requests - (sustainable.statuses[200] ?? 0)} refused): ${fmt(sustainable.perSecond)} infer/s. The two loads alternated in 1.5 s windows. Accepted p99 under 4× load / unloaded p99: **${fmt(overload.p99us / unloaded.p99us, 2)}×** (target ≤ 2×). Answers ${answered} + errors ${overload.errors} = requests ${overload.requests}.`);
+  say(
+    `\nSustainable (closed loop, ${holds} connections: a batch executing on each instance and one waiting, so the queue hardly overflows; ${sustainable.requests - (sustainable.statuses[200] ?? 0)} refused): ${fmt(sustainable.perSecond)} infer/s. The two loads alternated in 1.5 s windows. Accepted p99 under 4× load / unloaded p99: **${fmt(overload.p99us / unloaded.p99us, 2)}×** (target ≤ 2×). Answers ${answered} + errors ${overload.errors} = requests ${overload.requests}.`,
+  );
   // On a shared machine the capacity during the windows can differ from the closed-loop measurement before
   // them; what the server actually served under overload tells how far beyond its capacity the load really was.
   const served = (overload.statuses[200] ?? 0) / overload.seconds;
   say(`Offered ÷ served under the 4× load: ${fmt(overload.requests / overload.seconds / served, 1)}× (the overload the server actually met).`);
-  say(`Load generator event-loop delay meanwhile: p50 ${fmt(generatorDelay.percentile(50) / 1e6, 2)} ms, p99 ${fmt(generatorDelay.percentile(99) / 1e6, 2)} ms, max ${fmt(generatorDelay.max / 1e6, 1)} ms.`);
+  say(
+    `Load generator event-loop delay meanwhile: p50 ${fmt(generatorDelay.percentile(50) / 1e6, 2)} ms, p99 ${fmt(generatorDelay.percentile(99) / 1e6, 2)} ms, max ${fmt(generatorDelay.max / 1e6, 1)} ms.`,
+  );
 }
 
 const runners: Record<string, () => Promise<void>> = { a: benchA, b: benchB, c: benchC, d: benchD, e: benchE };
 const date = new Date().toISOString().slice(0, 10);
 say(`# Serving benchmarks — ${date}`);
-say(`\nMachine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fmt(totalmem() / 2 ** 30, 0)} GiB, Node ${process.version}. Load generator on the same machine: ${generators}. ${seconds} s per measurement. Command: \`npx tsx bench/serving/run-serving-bench.ts --seconds ${seconds}\`.`);
+say(
+  `\nMachine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fmt(totalmem() / 2 ** 30, 0)} GiB, Node ${process.version}. Load generator on the same machine: ${generators}. ${seconds} s per measurement. Command: \`npx tsx bench/serving/run-serving-bench.ts --seconds ${seconds}\`.`,
+);
 for (const key of only) await runners[key]?.();
 mkdirSync('bench/results', { recursive: true });
 const file = `bench/results/serving-${date}.md`;

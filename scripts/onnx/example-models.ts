@@ -1,10 +1,7 @@
 // The example models of examples/model_repository: their ONNX graphs, seeded weights and config.pbtxt text.
 // Tests import the weight functions to compute reference outputs from the very same numbers.
 import { OnnxDataType } from './onnx-schema.ts';
-import {
-  createFloatInitializer, createNode, createValueInfo, encodeOnnxModel, floatAttribute, intAttribute,
-  type OnnxNode, type OnnxTensorProto,
-} from './onnx-model-writer.ts';
+import { createFloatInitializer, createNode, createValueInfo, encodeOnnxModel, floatAttribute, intAttribute, type OnnxNode, type OnnxTensorProto } from './onnx-model-writer.ts';
 import { createSeededRandom, createUniformWeights } from './seeded-random.ts';
 
 export interface ExampleModel {
@@ -46,11 +43,7 @@ export function createMyModelLayers(): DenseLayer[] {
 }
 
 export function createMlp2048Layers(): DenseLayer[] {
-  return [
-    createDenseLayer(MLP_2048_SEED, 0, 768, 2048),
-    createDenseLayer(MLP_2048_SEED, 1, 2048, 2048),
-    createDenseLayer(MLP_2048_SEED, 2, 2048, 512),
-  ];
+  return [createDenseLayer(MLP_2048_SEED, 0, 768, 2048), createDenseLayer(MLP_2048_SEED, 1, 2048, 2048), createDenseLayer(MLP_2048_SEED, 2, 2048, 512)];
 }
 
 /** Gemm layers with ReLU between them (none after the last), batch dim symbolic. */
@@ -65,9 +58,9 @@ function buildDenseOnnx(graphName: string, inputName: string, outputName: string
     initializers.push(createFloatInitializer(weightName, [layer.inFeatures, layer.outFeatures], layer.weight));
     initializers.push(createFloatInitializer(biasName, [layer.outFeatures], layer.bias));
     const gemmOut = last ? outputName : `dense${i}.gemm`;
-    nodes.push(createNode('Gemm', [current, weightName, biasName], [gemmOut], [
-      floatAttribute('alpha', 1), floatAttribute('beta', 1), intAttribute('transA', 0), intAttribute('transB', 0),
-    ]));
+    nodes.push(
+      createNode('Gemm', [current, weightName, biasName], [gemmOut], [floatAttribute('alpha', 1), floatAttribute('beta', 1), intAttribute('transA', 0), intAttribute('transB', 0)]),
+    );
     current = gemmOut;
     if (!last) {
       const reluOut = `dense${i}.relu`;
@@ -93,10 +86,7 @@ function buildAddSubOnnx(): Uint8Array {
   return encodeOnnxModel({
     graph: {
       name: 'add_sub',
-      nodes: [
-        createNode('Add', ['INPUT0', 'INPUT1'], ['OUTPUT0']),
-        createNode('Sub', ['INPUT0', 'INPUT1'], ['OUTPUT1']),
-      ],
+      nodes: [createNode('Add', ['INPUT0', 'INPUT1'], ['OUTPUT0']), createNode('Sub', ['INPUT0', 'INPUT1'], ['OUTPUT1'])],
       initializers: [],
       inputs: [io('INPUT0'), io('INPUT1')],
       outputs: [io('OUTPUT0'), io('OUTPUT1')],
@@ -145,11 +135,15 @@ parameters [
 
 // my_model computes a sample in microseconds: batches pay for the per-request overhead, and a short delay
 // keeps the latency of a lone request low (docs/decisions/example-model-batching.md).
-const MY_MODEL_CONFIG = createDenseModelConfig('my_model', 128, `dynamic_batching {
+const MY_MODEL_CONFIG = createDenseModelConfig(
+  'my_model',
+  128,
+  `dynamic_batching {
   preferred_batch_size: [ 16, 32, 64 ]
   max_queue_delay_microseconds: 100
 }
-`);
+`,
+);
 
 const ADD_SUB_CONFIG = `${GENERATED_HEADER}name: "add_sub"
 platform: "onnxruntime_onnx"
@@ -188,10 +182,14 @@ instance_group [
 
 // mlp_2048 is compute-bound, so it is configured for throughput as Triton recommends: no preferred sizes,
 // which capped a batch at 16 or 32 when more were queued (docs/decisions/example-model-batching.md).
-const MLP_2048_CONFIG = createDenseModelConfig('mlp_2048', 64, `dynamic_batching {
+const MLP_2048_CONFIG = createDenseModelConfig(
+  'mlp_2048',
+  64,
+  `dynamic_batching {
   max_queue_delay_microseconds: 300
 }
-`);
+`,
+);
 
 export const EXAMPLE_MODELS: readonly ExampleModel[] = [
   {

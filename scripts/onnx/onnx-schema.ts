@@ -110,8 +110,20 @@ message OperatorSetIdProto {
 
 /** TensorProto.DataType values from onnx.proto. */
 export const OnnxDataType = {
-  FLOAT: 1, UINT8: 2, INT8: 3, UINT16: 4, INT16: 5, INT32: 6, INT64: 7, STRING: 8, BOOL: 9,
-  FLOAT16: 10, DOUBLE: 11, UINT32: 12, UINT64: 13, BFLOAT16: 16,
+  FLOAT: 1,
+  UINT8: 2,
+  INT8: 3,
+  UINT16: 4,
+  INT16: 5,
+  INT32: 6,
+  INT64: 7,
+  STRING: 8,
+  BOOL: 9,
+  FLOAT16: 10,
+  DOUBLE: 11,
+  UINT32: 12,
+  UINT64: 13,
+  BFLOAT16: 16,
 } as const;
 export type OnnxDataTypeCode = (typeof OnnxDataType)[keyof typeof OnnxDataType];
 

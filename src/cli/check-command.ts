@@ -23,7 +23,9 @@ export function registerCheckCommand(program: Command, write: (text: string) => 
 export function formatCheckReport(file: string, config: HerdConfig, catalog: GatewayCatalog): string {
   const out: string[] = [`${file}: OK`, ''];
   out.push(`server: http ${config.server.host}:${config.server.http_port}, metrics :${config.server.metrics_port}`);
-  out.push(`serving: ${config.serving.model_repository.length > 0 ? config.serving.model_repository.join(', ') : '(no model repository)'}; control mode ${config.serving.model_control_mode}`);
+  out.push(
+    `serving: ${config.serving.model_repository.length > 0 ? config.serving.model_repository.join(', ') : '(no model repository)'}; control mode ${config.serving.model_control_mode}`,
+  );
   const cache = config.serving.cache;
   if (cache?.local) out.push(`response cache: local, ${cache.local.size} bytes`);
   else if (cache?.redis) out.push(`response cache: redis ${cache.redis.host}:${cache.redis.port} db ${cache.redis.db}, keys under '${cache.redis.key_prefix}'`);
@@ -35,7 +37,7 @@ export function formatCheckReport(file: string, config: HerdConfig, catalog: Gat
     }
   }
   if (catalog.models.size > 0) {
-    out.push('', 'models (list: USD per million tokens, input / output; effective: settlement currency per million = list × the provider\'s exchange rate):');
+    out.push('', "models (list: USD per million tokens, input / output; effective: settlement currency per million = list × the provider's exchange rate):");
     for (const m of catalog.models.values()) {
       const aliases = m.aliases.length > 0 ? ` (aliases: ${m.aliases.join(', ')})` : '';
       const available = m.enabledDeployments.length > 0 ? '' : '  UNAVAILABLE';
@@ -43,14 +45,18 @@ export function formatCheckReport(file: string, config: HerdConfig, catalog: Gat
       for (const d of m.deployments) {
         const rate = d.provider.settings.exchange_rate;
         const on = d.provider.enabled ? '' : `  [${d.provider.disabledReason}]`;
-        out.push(`    via ${d.provider.name}/${d.upstreamModel}: list ${d.price.input} / ${d.price.output}, effective ${round(d.price.input * rate)} / ${round(d.price.output * rate)}${on}`);
+        out.push(
+          `    via ${d.provider.name}/${d.upstreamModel}: list ${d.price.input} / ${d.price.output}, effective ${round(d.price.input * rate)} / ${round(d.price.output * rate)}${on}`,
+        );
       }
     }
   }
   if (catalog.tiers.size > 0 || catalog.autoRules.length > 0) {
     out.push('', 'routes:');
     for (const [tier, model] of catalog.tiers) out.push(`  ${tier} → ${model}`);
-    catalog.autoRules.forEach((r) => { out.push(`  auto: ${r.max_prompt_tokens === undefined ? 'otherwise' : `≤ ${r.max_prompt_tokens} prompt tokens`} → ${r.tier} (${catalog.tiers.get(r.tier) ?? 'unset'})`); });
+    catalog.autoRules.forEach((r) => {
+      out.push(`  auto: ${r.max_prompt_tokens === undefined ? 'otherwise' : `≤ ${r.max_prompt_tokens} prompt tokens`} → ${r.tier} (${catalog.tiers.get(r.tier) ?? 'unset'})`);
+    });
   }
   return `${out.join('\n')}\n`;
 }

@@ -48,9 +48,10 @@ const processIo: KeysIo = {
 
 export function registerKeysCommand(program: Command, io: KeysIo = processIo): void {
   const keys = program.command('keys').description('manage the API keys clients use for the OpenAI-compatible gateway');
-  const withStore = (command: Command) => command
-    .option('--config <file>', 'herd.yaml whose auth.db to use (default: ./herd.yaml when present)')
-    .option('--db <path>', 'key store file, overriding herd.yaml (default ./data/herd.db)');
+  const withStore = (command: Command) =>
+    command
+      .option('--config <file>', 'herd.yaml whose auth.db to use (default: ./herd.yaml when present)')
+      .option('--db <path>', 'key store file, overriding herd.yaml (default ./data/herd.db)');
 
   withStore(keys.command('create'))
     .description('create a key; it is printed once and cannot be shown again')
@@ -141,9 +142,17 @@ export function parseLimitFlags(flags: Pick<KeysCreateFlags, 'rpm' | 'tpm' | 'ma
 export function formatKeysTable(keys: readonly StoredKey[]): string {
   const header = ['ID', 'Name', 'Prefix', 'Models', 'Created', 'Revoked', 'Priority', 'RPM', 'TPM', 'Concurrency', 'Budget/day', 'Budget/month'];
   const rows = keys.map((k) => [
-    k.id, k.name, `${k.prefix}…`, formatModels(k.allowedModels), formatDate(k.createdAt), k.revokedAt ? formatDate(k.revokedAt) : '-',
+    k.id,
+    k.name,
+    `${k.prefix}…`,
+    formatModels(k.allowedModels),
+    formatDate(k.createdAt),
+    k.revokedAt ? formatDate(k.revokedAt) : '-',
     // The class its requests run at without an x-herd-priority header: the key's, else normal.
-    resolvePriority(undefined, k.defaultPriority).toLowerCase(), orDash(k.rpm), orDash(k.tpm), orDash(k.maxConcurrency),
+    resolvePriority(undefined, k.defaultPriority).toLowerCase(),
+    orDash(k.rpm),
+    orDash(k.tpm),
+    orDash(k.maxConcurrency),
     k.budgetDayMicros === undefined ? '-' : formatBudgetAmount(k.budgetDayMicros),
     k.budgetMonthMicros === undefined ? '-' : formatBudgetAmount(k.budgetMonthMicros),
   ]);

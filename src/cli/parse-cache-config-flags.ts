@@ -26,7 +26,10 @@ export function parseCacheConfigFlags(flags: readonly string[]): ServingCacheCon
       throw new HerdError('INVALID_ARG', `--cache-config: '${name}' has no setting '${setting}' (known: ${SETTINGS[name]?.join(', ')})`);
     }
     if (setting === 'password') {
-      throw new HerdError('INVALID_ARG', '--cache-config redis,password=... would put a secret on the command line: set an environment variable and pass its name with --cache-config redis,password_env=NAME');
+      throw new HerdError(
+        'INVALID_ARG',
+        '--cache-config redis,password=... would put a secret on the command line: set an environment variable and pass its name with --cache-config redis,password_env=NAME',
+      );
     }
     const settings = (caches[name] ??= {});
     settings[setting === 'username' ? 'user' : setting] = convertValue(flag, setting, value);

@@ -68,7 +68,11 @@ export function registerServeCommand(program: Command): void {
     .option('--exit-timeout-secs <secs>', 'how long shutdown waits for in-flight requests')
     .option('--rate-limit <mode>', 'off | execution_count: instances hold their rate_limiter resources while executing')
     .option('--rate-limit-resource <name:count>', 'size of a rate-limiter resource pool, e.g. gpu_memory_mb:40960 (repeatable)', collect)
-    .option('--cache-config <cache,setting=value>', "response cache for models with response_cache enabled, as tritonserver: local,size=BYTES or redis,host=H plus redis,port=P (one setting per flag, repeatable; replaces herd.yaml serving.cache)", collect)
+    .option(
+      '--cache-config <cache,setting=value>',
+      'response cache for models with response_cache enabled, as tritonserver: local,size=BYTES or redis,host=H plus redis,port=P (one setting per flag, repeatable; replaces herd.yaml serving.cache)',
+      collect,
+    )
     .option('--backend-config <backend,key=value>', "a backend's setting, e.g. python,python-executable=/usr/bin/python3 (repeatable)", collect)
     .action(async (flags: ServeFlags) => {
       const config = resolveServeConfig(flags);
@@ -95,7 +99,8 @@ export function resolveServeConfig(flags: ServeFlags): HerdConfig {
   if (flags.metricsPort !== undefined) server.metrics_port = parseInteger('--metrics-port', flags.metricsPort, 0, 65535);
   if (flags.modelControlMode !== undefined) {
     const mode = flags.modelControlMode.toLowerCase();
-    if (mode !== 'none' && mode !== 'poll' && mode !== 'explicit') throw new HerdError('INVALID_ARG', `--model-control-mode must be none, poll or explicit, got '${flags.modelControlMode}'`);
+    if (mode !== 'none' && mode !== 'poll' && mode !== 'explicit')
+      throw new HerdError('INVALID_ARG', `--model-control-mode must be none, poll or explicit, got '${flags.modelControlMode}'`);
     serving.model_control_mode = mode;
   }
   if (flags.loadModel) serving.load_model = flags.loadModel;
@@ -104,7 +109,8 @@ export function resolveServeConfig(flags: ServeFlags): HerdConfig {
   if (flags.httpMaxInputSize !== undefined) server.http_max_input_size = parseInteger('--http-max-input-size', flags.httpMaxInputSize, 1, Number.MAX_SAFE_INTEGER);
   if (flags.exitTimeoutSecs !== undefined) server.exit_timeout_secs = parseInteger('--exit-timeout-secs', flags.exitTimeoutSecs, 0, 86400);
   if (flags.rateLimit !== undefined) {
-    if (flags.rateLimit !== 'off' && flags.rateLimit !== 'execution_count') throw new HerdError('INVALID_ARG', `--rate-limit must be off or execution_count, got '${flags.rateLimit}'`);
+    if (flags.rateLimit !== 'off' && flags.rateLimit !== 'execution_count')
+      throw new HerdError('INVALID_ARG', `--rate-limit must be off or execution_count, got '${flags.rateLimit}'`);
     serving.rate_limit = flags.rateLimit;
   }
   if (flags.rateLimitResource) {
@@ -139,7 +145,9 @@ async function runServer(config: HerdConfig): Promise<void> {
   if (server.gateway) {
     const health = server.gateway.health();
     const enabled = health.providers.filter((p) => p.enabled).map((p) => p.name);
-    process.stdout.write(`LLM gateway at ${server.httpUrl}/v1: ${health.models.filter((m) => m.available).length} of ${health.models.length} models available; providers enabled: ${enabled.join(', ') || 'none'}\n`);
+    process.stdout.write(
+      `LLM gateway at ${server.httpUrl}/v1: ${health.models.filter((m) => m.available).length} of ${health.models.length} models available; providers enabled: ${enabled.join(', ') || 'none'}\n`,
+    );
     for (const p of health.providers.filter((x) => !x.enabled)) process.stdout.write(`  provider ${p.name} disabled: ${p.reason}\n`);
   }
   if (server.gatewayWarning) process.stdout.write(`warning: ${server.gatewayWarning}\n`);
@@ -152,13 +160,16 @@ async function runServer(config: HerdConfig): Promise<void> {
       process.exit(1);
     }, config.server.exit_timeout_secs * 1000);
     timer.unref();
-    server.close().then(() => {
-      process.stdout.write('all requests answered; exiting\n');
-      process.exit(0);
-    }, (err: unknown) => {
-      process.stderr.write(`shutdown failed: ${String(err)}\n`);
-      process.exit(1);
-    });
+    server.close().then(
+      () => {
+        process.stdout.write('all requests answered; exiting\n');
+        process.exit(0);
+      },
+      (err: unknown) => {
+        process.stderr.write(`shutdown failed: ${String(err)}\n`);
+        process.exit(1);
+      },
+    );
   };
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));

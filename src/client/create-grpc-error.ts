@@ -4,15 +4,25 @@ import { HerdError, type ErrorCode } from '../core/errors.ts';
 
 export function mapGrpcStatusToErrorCode(code: number): ErrorCode {
   switch (code) {
-    case Status.INVALID_ARGUMENT: return 'INVALID_ARG';
-    case Status.NOT_FOUND: return 'NOT_FOUND';
-    case Status.ALREADY_EXISTS: return 'ALREADY_EXISTS';
-    case Status.UNIMPLEMENTED: return 'UNSUPPORTED';
-    case Status.UNAVAILABLE: case Status.DEADLINE_EXCEEDED: return 'UNAVAILABLE';
-    case Status.UNAUTHENTICATED: return 'UNAUTHENTICATED';
-    case Status.PERMISSION_DENIED: return 'PERMISSION_DENIED';
-    case Status.RESOURCE_EXHAUSTED: return 'RATE_LIMITED';
-    default: return 'INTERNAL';
+    case Status.INVALID_ARGUMENT:
+      return 'INVALID_ARG';
+    case Status.NOT_FOUND:
+      return 'NOT_FOUND';
+    case Status.ALREADY_EXISTS:
+      return 'ALREADY_EXISTS';
+    case Status.UNIMPLEMENTED:
+      return 'UNSUPPORTED';
+    case Status.UNAVAILABLE:
+    case Status.DEADLINE_EXCEEDED:
+      return 'UNAVAILABLE';
+    case Status.UNAUTHENTICATED:
+      return 'UNAUTHENTICATED';
+    case Status.PERMISSION_DENIED:
+      return 'PERMISSION_DENIED';
+    case Status.RESOURCE_EXHAUSTED:
+      return 'RATE_LIMITED';
+    default:
+      return 'INTERNAL';
   }
 }
 

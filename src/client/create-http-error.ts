@@ -5,15 +5,26 @@ import { HerdError, type ErrorCode } from '../core/errors.ts';
 /** Triton's HTTP statuses back to the taxonomy (400 covers both bad arguments and unknown models). */
 export function mapHttpStatusToErrorCode(status: number): ErrorCode {
   switch (status) {
-    case 400: return 'INVALID_ARG';
-    case 401: return 'UNAUTHENTICATED';
-    case 403: return 'PERMISSION_DENIED';
-    case 404: return 'NOT_FOUND';
-    case 413: return 'PAYLOAD_TOO_LARGE';
-    case 429: return 'RATE_LIMITED';
-    case 501: return 'UNSUPPORTED';
-    case 502: case 503: case 504: return 'UNAVAILABLE';
-    default: return 'INTERNAL';
+    case 400:
+      return 'INVALID_ARG';
+    case 401:
+      return 'UNAUTHENTICATED';
+    case 403:
+      return 'PERMISSION_DENIED';
+    case 404:
+      return 'NOT_FOUND';
+    case 413:
+      return 'PAYLOAD_TOO_LARGE';
+    case 429:
+      return 'RATE_LIMITED';
+    case 501:
+      return 'UNSUPPORTED';
+    case 502:
+    case 503:
+    case 504:
+      return 'UNAVAILABLE';
+    default:
+      return 'INTERNAL';
   }
 }
 

@@ -6,8 +6,16 @@ export { parseInferResponseBody } from './parse-infer-response.ts';
 export { createHttpError, createTransportError, mapHttpStatusToErrorCode } from './create-http-error.ts';
 export { parseServerUrl } from './parse-server-url.ts';
 export type {
-  InferInput, InferOptions, InferResult, ModelConfigDocument, ModelMetadata, ModelStatistics, RequestedOutput,
-  ServerMetadata, StatDuration, TensorMetadata,
+  InferInput,
+  InferOptions,
+  InferResult,
+  ModelConfigDocument,
+  ModelMetadata,
+  ModelStatistics,
+  RequestedOutput,
+  ServerMetadata,
+  StatDuration,
+  TensorMetadata,
 } from './kserve-types.ts';
 export { KserveGrpcClient, type KserveGrpcClientOptions, type InferStream, type StreamInferEvent } from './kserve-grpc-client.ts';
 export { createGrpcError, mapGrpcStatusToErrorCode } from './create-grpc-error.ts';

@@ -1,6 +1,15 @@
 // A KServe v2 gRPC client (Triton's GRPCInferenceService) with the HTTP client's API: inputs go as
 // raw_input_contents (as tritonclient sends them), outputs come back from raw_output_contents by position.
-import { credentials, loadPackageDefinition, Metadata, type Client, type ClientDuplexStream, type GrpcObject, type ServiceClientConstructor, type ServiceError } from '@grpc/grpc-js';
+import {
+  credentials,
+  loadPackageDefinition,
+  Metadata,
+  type Client,
+  type ClientDuplexStream,
+  type GrpcObject,
+  type ServiceClientConstructor,
+  type ServiceError,
+} from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { fileURLToPath } from 'node:url';
 import { convertTensorDataToBinary, parseBinaryTensorData } from '../core/codecs/kserve-binary-tensor.ts';
@@ -46,7 +55,12 @@ let serviceClass: ServiceClientConstructor | undefined;
 function loadService(): ServiceClientConstructor {
   if (serviceClass) return serviceClass;
   const definition = loadSync(['grpc_service.proto'], {
-    keepCase: true, longs: String, enums: String, bytes: Buffer, defaults: true, oneofs: true,
+    keepCase: true,
+    longs: String,
+    enums: String,
+    bytes: Buffer,
+    defaults: true,
+    oneofs: true,
     includeDirs: [fileURLToPath(new URL('../grpc/protos/', import.meta.url))],
   });
   serviceClass = (loadPackageDefinition(definition)['inference'] as GrpcObject)['GRPCInferenceService'] as ServiceClientConstructor;
@@ -62,7 +76,8 @@ export class KserveGrpcClient {
     this.address = options.url.replace(/^(grpc|http):\/\//, '');
     const Service = loadService();
     this.client = new Service(this.address, credentials.createInsecure(), {
-      'grpc.max_receive_message_length': INT32_MAX, 'grpc.max_send_message_length': INT32_MAX,
+      'grpc.max_receive_message_length': INT32_MAX,
+      'grpc.max_send_message_length': INT32_MAX,
     }) as unknown as KserveGrpcClient['client'];
     this.metadata = new Metadata();
     for (const [k, v] of Object.entries(options.headers ?? {})) this.metadata.set(k, v);
@@ -82,14 +97,23 @@ export class KserveGrpcClient {
     });
   }
 
-  async serverLive(): Promise<boolean> { return (await this.rpc<{ live: boolean }>('ServerLive')).live; }
-  async serverReady(): Promise<boolean> { return (await this.rpc<{ ready: boolean }>('ServerReady')).ready; }
+  async serverLive(): Promise<boolean> {
+    return (await this.rpc<{ live: boolean }>('ServerLive')).live;
+  }
+  async serverReady(): Promise<boolean> {
+    return (await this.rpc<{ ready: boolean }>('ServerReady')).ready;
+  }
   async modelReady(model: string, version?: string): Promise<boolean> {
     return (await this.rpc<{ ready: boolean }>('ModelReady', { name: model, version: version ?? '' })).ready;
   }
-  serverMetadata(): Promise<ServerMetadata> { return this.rpc<ServerMetadata>('ServerMetadata'); }
+  serverMetadata(): Promise<ServerMetadata> {
+    return this.rpc<ServerMetadata>('ServerMetadata');
+  }
   async modelMetadata(model: string, version?: string): Promise<ModelMetadata> {
-    const m = await this.rpc<ModelMetadata & { inputs: { shape: (string | number)[] }[]; outputs: { shape: (string | number)[] }[] }>('ModelMetadata', { name: model, version: version ?? '' });
+    const m = await this.rpc<ModelMetadata & { inputs: { shape: (string | number)[] }[]; outputs: { shape: (string | number)[] }[] }>('ModelMetadata', {
+      name: model,
+      version: version ?? '',
+    });
     const dims = (t: { shape: (string | number)[] }) => ({ ...t, shape: t.shape.map(Number) });
     return { ...m, inputs: m.inputs.map(dims), outputs: m.outputs.map(dims) } as ModelMetadata;
   }
@@ -145,9 +169,15 @@ export class KserveGrpcClient {
       }
     })();
     return {
-      send: (model, inputs, options = {}) => { call.write(createInferRequest(model, inputs, options)); },
-      end: () => { call.end(); },
-      cancel: () => { call.cancel(); },
+      send: (model, inputs, options = {}) => {
+        call.write(createInferRequest(model, inputs, options));
+      },
+      end: () => {
+        call.end();
+      },
+      cancel: () => {
+        call.cancel();
+      },
       responses,
     };
   }

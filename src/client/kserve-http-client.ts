@@ -5,9 +5,7 @@ import { INFERENCE_HEADER_CONTENT_LENGTH } from '../core/codecs/kserve-infer-req
 import { internal } from '../core/errors.ts';
 import { createHttpError, createTransportError } from './create-http-error.ts';
 import { createInferRequestBody } from './encode-infer-request.ts';
-import type {
-  InferInput, InferOptions, InferResult, ModelConfigDocument, ModelMetadata, ModelStatistics, ServerMetadata,
-} from './kserve-types.ts';
+import type { InferInput, InferOptions, InferResult, ModelConfigDocument, ModelMetadata, ModelStatistics, ServerMetadata } from './kserve-types.ts';
 import { parseInferResponseBody } from './parse-infer-response.ts';
 import { parseServerUrl } from './parse-server-url.ts';
 import { TimedInferExchange, type ExchangeListener, type PreparedInferRequest } from './timed-infer-exchange.ts';

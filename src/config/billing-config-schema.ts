@@ -30,22 +30,45 @@ export const billingPriceSchema = z.strictObject({
   output: nonNegativeDecimal.describe('per million completion tokens'),
   cached_input: nonNegativeDecimal.optional().describe("per million prompt tokens read from the upstream's cache; input when absent"),
   cache_write: nonNegativeDecimal.optional().describe('per million prompt tokens written to a cache; input when absent'),
-  effective: effectiveDate.describe('from when this price applies: 2026-05-01 (00:00 UTC) or an ISO 8601 time with its offset; a request is priced by the entry in force when it started'),
+  effective: effectiveDate.describe(
+    'from when this price applies: 2026-05-01 (00:00 UTC) or an ISO 8601 time with its offset; a request is priced by the entry in force when it started',
+  ),
   source: z.string().optional().describe('where the number comes from (a URL, "invoice 2026-04"): shown by reports and herd cost'),
 });
 
 export const billingConfigSchema = z.strictObject({
   currency: z.enum(BILLING_CURRENCIES).default('CNY').describe("the currency the team pays in: budgets and the ledger's cost column use it"),
   // What a provider charges per list-price dollar is its own exchange_rate, not this.
-  fx: z.strictObject({
-    USD: positiveDecimal.optional().describe('settlement units per 1 USD'),
-    CNY: positiveDecimal.optional().describe('settlement units per 1 CNY'),
-  }).default({}).describe('market rates, settlement units per 1 unit of another currency ({ USD: 7.3 } under CNY): true-USD reports and prices listed in another currency; 7.3 per USD under CNY when unset'),
-  ledger: z.string().regex(LEDGER_LOCATION, 'must be sqlite:PATH, a file path, postgres://…, or off').default('sqlite:./data/herd.db')
+  fx: z
+    .strictObject({
+      USD: positiveDecimal.optional().describe('settlement units per 1 USD'),
+      CNY: positiveDecimal.optional().describe('settlement units per 1 CNY'),
+    })
+    .default({})
+    .describe(
+      'market rates, settlement units per 1 unit of another currency ({ USD: 7.3 } under CNY): true-USD reports and prices listed in another currency; 7.3 per USD under CNY when unset',
+    ),
+  ledger: z
+    .string()
+    .regex(LEDGER_LOCATION, 'must be sqlite:PATH, a file path, postgres://…, or off')
+    .default('sqlite:./data/herd.db')
     .describe('sqlite:PATH (relative to herd.yaml), a bare path, postgres://… for several replicas, or off (nothing is priced or recorded, budgets are not enforced)'),
-  flush_interval_ms: z.number().int().positive().default(1000).describe('request and attempt rows are saved before each answer\'s last byte (to a local spool when serving, else a group commit per event-loop turn); spooled rows go to the database this often, and a failed commit is retried this often...'),
+  flush_interval_ms: z
+    .number()
+    .int()
+    .positive()
+    .default(1000)
+    .describe(
+      "request and attempt rows are saved before each answer's last byte (to a local spool when serving, else a group commit per event-loop turn); spooled rows go to the database this often, and a failed commit is retried this often...",
+    ),
   flush_max_rows: z.number().int().positive().default(500).describe('...and a transaction holds at most this many rows'),
-  stale_reservation_minutes: z.number().positive().default(60).describe('at start-up, open reservations with a committed request row are settled at its cost; those without one, open longer than this, are released (their process died before answering)'),
+  stale_reservation_minutes: z
+    .number()
+    .positive()
+    .default(60)
+    .describe(
+      'at start-up, open reservations with a committed request row are settled at its cost; those without one, open longer than this, are released (their process died before answering)',
+    ),
   prices: z.array(billingPriceSchema).default([]).describe('dated price-catalog entries; they override models.*.price from their effective time'),
 });
 

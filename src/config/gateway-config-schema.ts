@@ -44,20 +44,36 @@ const PROVIDER_TYPES = ['openai', 'anthropic', 'gemini'] as const;
 
 export const providerSchema = z.strictObject({
   type: z.enum(PROVIDER_TYPES).describe('the wire format the upstream speaks: OpenAI chat completions, Anthropic Messages or Gemini generateContent'),
-  base_url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional().describe('default: the preset of the same name (holysheep, openai, deepseek) or the official API of the type'),
-  api_key_env: envName.optional().describe('environment variable holding the upstream key; default <NAME>_API_KEY (holysheep: HOLYSHEEP_API_KEY). The provider is disabled while it is unset'),
+  base_url: z
+    .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+    .optional()
+    .describe('default: the preset of the same name (holysheep, openai, deepseek) or the official API of the type'),
+  api_key_env: envName
+    .optional()
+    .describe('environment variable holding the upstream key; default <NAME>_API_KEY (holysheep: HOLYSHEEP_API_KEY). The provider is disabled while it is unset'),
   headers: z.record(z.string(), z.string()).default({}).describe('extra headers sent on every upstream request'),
-  exchange_rate: z.number().positive().default(1).describe('settlement-currency units this provider charges per 1 USD of list price (a ¥1 = $1 relay: 1; an official API paid at ¥7.3/$: 7.3)'),
+  exchange_rate: z
+    .number()
+    .positive()
+    .default(1)
+    .describe('settlement-currency units this provider charges per 1 USD of list price (a ¥1 = $1 relay: 1; an official API paid at ¥7.3/$: 7.3)'),
   timeout_ms: positiveInt.default(60_000).describe('per-attempt timeout of a non-streamed call; for streams, the longest silence between chunks'),
   first_token_timeout_ms: positiveInt.optional().describe('streams: longest wait for the first upstream event (default: timeout_ms)'),
-  limits: z.strictObject({
-    rpm: positiveInt.optional().describe('requests per minute this account allows; more wait in Herd instead of getting 429 upstream'),
-    concurrency: positiveInt.optional().describe('calls in flight at once on this account'),
-  }).default({}).describe("the provider account's own limits"),
+  limits: z
+    .strictObject({
+      rpm: positiveInt.optional().describe('requests per minute this account allows; more wait in Herd instead of getting 429 upstream'),
+      concurrency: positiveInt.optional().describe('calls in flight at once on this account'),
+    })
+    .default({})
+    .describe("the provider account's own limits"),
   retry: retrySchema.prefault({}).describe('retries on 429, 5xx, timeouts and connection errors'),
   breaker: breakerSchema.prefault({}).describe('circuit breaker per upstream model (provider/upstream_model)'),
   default_max_tokens: positiveInt.optional().describe('anthropic only: max_tokens sent when the client set none (the Messages API requires one)'),
-  api_version: z.string().regex(/^v[0-9a-z]+$/).optional().describe('gemini only: API version path segment (default v1beta)'),
+  api_version: z
+    .string()
+    .regex(/^v[0-9a-z]+$/)
+    .optional()
+    .describe('gemini only: API version path segment (default v1beta)'),
 });
 
 export const deploymentSchema = z.strictObject({
@@ -86,12 +102,15 @@ const autoRuleSchema = z.strictObject({
 });
 
 export const routesSchema = z.strictObject({
-  tiers: z.strictObject({
-    fast: modelId.optional().describe('model for model: fast'),
-    balanced: modelId.optional().describe('model for model: balanced'),
-    quality: modelId.optional().describe('model for model: quality'),
-    advanced: modelId.optional().describe('model for model: advanced'),
-  }).default({}).describe('route names a client may send as model'),
+  tiers: z
+    .strictObject({
+      fast: modelId.optional().describe('model for model: fast'),
+      balanced: modelId.optional().describe('model for model: balanced'),
+      quality: modelId.optional().describe('model for model: quality'),
+      advanced: modelId.optional().describe('model for model: advanced'),
+    })
+    .default({})
+    .describe('route names a client may send as model'),
   auto: z.array(autoRuleSchema).default([]).describe('model: auto: the first rule that matches picks the tier'),
   deadline_ms: positiveInt.default(120_000).describe('total time for one request across retries and fallbacks (streams: until the first chunk); never shorter than one attempt'),
 });
@@ -99,7 +118,9 @@ export const routesSchema = z.strictObject({
 /** Spread into herdConfigSchema; pair with `.superRefine(checkGatewayConfig)`. */
 export const gatewayConfigShape = {
   auth: authSchema.prefault({}).describe('Who may call the gateway: the admin key and the key store.'),
-  providers: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'provider names are letters, digits, _ . -'), providerSchema).default({})
+  providers: z
+    .record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'provider names are letters, digits, _ . -'), providerSchema)
+    .default({})
     .describe('Upstream accounts, by a name of your choice (letters, digits, _ . -).'),
   models: z.record(modelId, modelSchema).default({}).describe('Models clients may ask for, by the name they send, each with its price and deployments.'),
   routes: routesSchema.prefault({}).describe('Route names (tiers, auto) and the per-request deadline.'),

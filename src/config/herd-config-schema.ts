@@ -17,44 +17,71 @@ export const serverSchema = z.strictObject({
   grpc_address: z.string().min(1).optional().describe('address the gRPC service listens on (tritonserver --grpc-address); `host` when unset'),
   allow_grpc: z.boolean().default(true).describe('tritonserver --allow-grpc: false serves no gRPC'),
   grpc_infer_allocation_pool_size: z.number().int().min(0).default(8).describe('tritonserver --grpc-infer-allocation-pool-size: accepted; Herd keeps no pool of response objects'),
-  grpc_keepalive: z.strictObject({
-    time_ms: z.number().int().min(0).default(7_200_000).describe('--grpc-keepalive-time: ms between keepalive pings'),
-    timeout_ms: z.number().int().min(0).default(20_000).describe('--grpc-keepalive-timeout: ms to wait for a ping answer'),
-    permit_without_calls: z.boolean().default(false).describe('--grpc-keepalive-permit-without-calls'),
-    http2_max_pings_without_data: z.number().int().min(0).default(2).describe('--grpc-http2-max-pings-without-data'),
-    http2_min_recv_ping_interval_without_data_ms: z.number().int().min(0).default(300_000).describe('--grpc-http2-min-recv-ping-interval-without-data (accepted; grpc-js does not enforce it)'),
-    http2_max_ping_strikes: z.number().int().min(0).default(2).describe('--grpc-http2-max-ping-strikes (accepted; grpc-js does not enforce it)'),
-  }).prefault({}).describe("tritonserver's --grpc-keepalive-* and --grpc-http2-* settings, with its defaults"),
+  grpc_keepalive: z
+    .strictObject({
+      time_ms: z.number().int().min(0).default(7_200_000).describe('--grpc-keepalive-time: ms between keepalive pings'),
+      timeout_ms: z.number().int().min(0).default(20_000).describe('--grpc-keepalive-timeout: ms to wait for a ping answer'),
+      permit_without_calls: z.boolean().default(false).describe('--grpc-keepalive-permit-without-calls'),
+      http2_max_pings_without_data: z.number().int().min(0).default(2).describe('--grpc-http2-max-pings-without-data'),
+      http2_min_recv_ping_interval_without_data_ms: z
+        .number()
+        .int()
+        .min(0)
+        .default(300_000)
+        .describe('--grpc-http2-min-recv-ping-interval-without-data (accepted; grpc-js does not enforce it)'),
+      http2_max_ping_strikes: z.number().int().min(0).default(2).describe('--grpc-http2-max-ping-strikes (accepted; grpc-js does not enforce it)'),
+    })
+    .prefault({})
+    .describe("tritonserver's --grpc-keepalive-* and --grpc-http2-* settings, with its defaults"),
   metrics_port: port.default(8002).describe('Prometheus metrics (/metrics)'),
-  http_max_input_size: z.number().int().positive().default(64 * 1024 * 1024).describe('largest request body accepted, in bytes, after decompression (tritonserver --http-max-input-size)'),
+  http_max_input_size: z
+    .number()
+    .int()
+    .positive()
+    .default(64 * 1024 * 1024)
+    .describe('largest request body accepted, in bytes, after decompression (tritonserver --http-max-input-size)'),
   exit_timeout_secs: z.number().int().min(0).default(30).describe('seconds to wait for in-flight requests on SIGINT/SIGTERM (tritonserver --exit-timeout-secs)'),
 });
 
 export const servingSchema = z.strictObject({
   model_repository: z.array(z.string()).default([]).describe('Triton model repositories (config.pbtxt plus numbered version folders), relative to herd.yaml'),
-  model_control_mode: z.enum(['none', 'poll', 'explicit']).default('none').describe("Triton's model control modes: load everything at start, rescan the repository, or load on request"),
+  model_control_mode: z
+    .enum(['none', 'poll', 'explicit'])
+    .default('none')
+    .describe("Triton's model control modes: load everything at start, rescan the repository, or load on request"),
   load_model: z.array(z.string()).default([]).describe("explicit mode: models to load at start ('*' for all)"),
   repository_poll_secs: z.number().min(0).default(15).describe('poll mode: seconds between repository scans'),
   strict_readiness: z.boolean().default(true).describe('/v2/health/ready answers 200 only when every model is ready'),
-  rate_limit: z.enum(['off', 'execution_count']).default('off').describe("Triton's --rate-limit: off, or execution_count (instances hold their rate_limiter resources while executing)"),
-  rate_limit_resources: z.record(z.string(), z.number().int().positive()).default({}).describe('pool sizes for rate_limit execution_count; resources not listed size themselves from the models'),
+  rate_limit: z
+    .enum(['off', 'execution_count'])
+    .default('off')
+    .describe("Triton's --rate-limit: off, or execution_count (instances hold their rate_limiter resources while executing)"),
+  rate_limit_resources: z
+    .record(z.string(), z.number().int().positive())
+    .default({})
+    .describe('pool sizes for rate_limit execution_count; resources not listed size themselves from the models'),
   cache: servingCacheSchema.optional().describe("Triton's --cache-config: the server-wide response cache of models with response_cache enabled"),
-  backend_config: z.record(z.string(), z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String))).default({}).describe("Triton's --backend-config=<backend>,<key>=<value>: per backend, its settings (e.g. python: { python-executable: /usr/bin/python3 })"),
+  backend_config: z
+    .record(z.string(), z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String)))
+    .default({})
+    .describe("Triton's --backend-config=<backend>,<key>=<value>: per backend, its settings (e.g. python: { python-executable: /usr/bin/python3 })"),
   identity: z.string().min(1).default('triton-serving').describe('the principal llm models call the gateway as when their config names no gateway key (the ledger key_name)'),
 });
 
-export const herdConfigSchema = z.strictObject({
-  server: serverSchema.default(serverSchema.parse({})).describe('Listening addresses, request size and shutdown.'),
-  serving: servingSchema.default(servingSchema.parse({})).describe('The Triton-compatible side: where models come from and how they are loaded.'),
-  ...gatewayConfigShape,
-  ...cacheConfigShape,
-  ...limitsConfigShape,
-  billing: billingConfigSchema.prefault({}).describe('Settlement currency, exchange rates, the ledger and dated prices.'),
-}).superRefine((config, ctx) => {
-  checkGatewayConfig(config, ctx);
-  checkBillingConfig(config, ctx);
-  checkLimitsConfig(config, ctx);
-});
+export const herdConfigSchema = z
+  .strictObject({
+    server: serverSchema.default(serverSchema.parse({})).describe('Listening addresses, request size and shutdown.'),
+    serving: servingSchema.default(servingSchema.parse({})).describe('The Triton-compatible side: where models come from and how they are loaded.'),
+    ...gatewayConfigShape,
+    ...cacheConfigShape,
+    ...limitsConfigShape,
+    billing: billingConfigSchema.prefault({}).describe('Settlement currency, exchange rates, the ledger and dated prices.'),
+  })
+  .superRefine((config, ctx) => {
+    checkGatewayConfig(config, ctx);
+    checkBillingConfig(config, ctx);
+    checkLimitsConfig(config, ctx);
+  });
 
 export type HerdConfig = z.infer<typeof herdConfigSchema>;
 export type ServerConfig = HerdConfig['server'];

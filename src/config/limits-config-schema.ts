@@ -6,7 +6,10 @@ import { z } from 'zod';
 const positiveInt = z.number().int().positive();
 
 export const limitsRedisSchema = z.strictObject({
-  url: z.string().regex(/^rediss?:\/\/.+/, 'must be a redis:// or rediss:// URL').describe('redis:// or rediss:// URL'),
+  url: z
+    .string()
+    .regex(/^rediss?:\/\/.+/, 'must be a redis:// or rediss:// URL')
+    .describe('redis:// or rediss:// URL'),
   key_prefix: z.string().default('herd:limits:').describe('prefix of every limit key'),
   timeout_ms: positiveInt.default(250).describe('longest wait for one Redis command before on_error applies'),
   // Limits protect the gateway; they should not take it down with Redis.
@@ -32,7 +35,9 @@ export const admissionSchema = z.strictObject({
   aging_ms: positiveInt.default(10_000).describe('a waiter climbs one priority class per aging_ms waited, so BATCH is served within 2 × aging_ms of a HIGH stream'),
   max_queue: positiveInt.default(1000).describe('waiters per queue; when full, a newcomer ranked higher than the last waiter takes its place'),
   // zod reports a bad record key as "Invalid key in record"; say what a key must look like instead.
-  models: z.record(deploymentKey, admissionOverrideSchema, { error: (issue) => (issue.code === 'invalid_key' ? 'must be provider/upstream_model' : undefined) }).default({})
+  models: z
+    .record(deploymentKey, admissionOverrideSchema, { error: (issue) => (issue.code === 'invalid_key' ? 'must be provider/upstream_model' : undefined) })
+    .default({})
     .describe('per upstream model, keyed provider/upstream_model: e.g. holysheep/gpt-4.1: { concurrency: 8 }'),
 });
 
@@ -43,7 +48,9 @@ export const limitsConfigSchema = z.strictObject({
 
 /** Spread into herdConfigSchema, as gatewayConfigShape is. */
 export const limitsConfigShape = {
-  limits: limitsConfigSchema.prefault({}).describe('Where limits are counted, and priority admission. Per-key limits live on the keys (herd keys create); per-provider ones in providers.<name>.limits.'),
+  limits: limitsConfigSchema
+    .prefault({})
+    .describe('Where limits are counted, and priority admission. Per-key limits live on the keys (herd keys create); per-provider ones in providers.<name>.limits.'),
 };
 
 export type LimitsConfig = z.infer<typeof limitsConfigSchema>;

@@ -4,7 +4,10 @@
 
 export type ChatPortPriority = 'HIGH' | 'NORMAL' | 'BATCH';
 
-export interface ChatPortMessage { role: 'system' | 'user' | 'assistant'; content: string }
+export interface ChatPortMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
 
 export interface ChatPortRequest {
   /** A gateway model name, alias, tier (`balanced`) or `auto`. */
@@ -26,10 +29,16 @@ export interface ChatPortRequest {
   signal?: AbortSignal;
 }
 
-export interface ChatPortUsage { promptTokens: number; completionTokens: number }
+export interface ChatPortUsage {
+  promptTokens: number;
+  completionTokens: number;
+}
 
 /** What a finished call cost in the settlement currency, when the gateway prices it. */
-export interface ChatPortCost { micros: number; currency: string }
+export interface ChatPortCost {
+  micros: number;
+  currency: string;
+}
 
 export interface ChatPortResult {
   text: string;

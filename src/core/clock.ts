@@ -2,7 +2,9 @@
 // so tests can drive batching decisions step by step instead of sleeping.
 import { performance } from 'node:perf_hooks';
 
-export interface Timer { cancel(): void }
+export interface Timer {
+  cancel(): void;
+}
 
 export interface Clock {
   /** Monotonic milliseconds (fractional). */
@@ -19,10 +21,17 @@ export const systemClock: Clock = {
       const due = performance.now() + Math.max(0, delayMs);
       let handle: NodeJS.Immediate | undefined;
       const check = () => {
-        if (performance.now() >= due) { handle = undefined; callback(); } else handle = setImmediate(check);
+        if (performance.now() >= due) {
+          handle = undefined;
+          callback();
+        } else handle = setImmediate(check);
       };
       handle = setImmediate(check);
-      return { cancel: () => { if (handle) clearImmediate(handle); } };
+      return {
+        cancel: () => {
+          if (handle) clearImmediate(handle);
+        },
+      };
     }
     const handle = setTimeout(callback, delayMs);
     return { cancel: () => clearTimeout(handle) };
@@ -42,7 +51,11 @@ export class ManualClock implements Clock {
   setTimer(callback: () => void, delayMs: number): Timer {
     const id = this.nextId++;
     this.timers.push({ at: this.time + Math.max(0, delayMs), callback, id });
-    return { cancel: () => { this.timers = this.timers.filter((t) => t.id !== id); } };
+    return {
+      cancel: () => {
+        this.timers = this.timers.filter((t) => t.id !== id);
+      },
+    };
   }
 
   advance(ms: number): void {

@@ -11,12 +11,9 @@ import { convertCachedToResponse, createCacheHitMeta, createCachedStream } from 
 import type { ResponseCache } from './cache/response-cache.ts';
 import { tapStreamForCache } from './cache/tap-stream-for-cache.ts';
 import { holdStreamEnd } from './hold-stream-end.ts';
-import type { ChatCompletion, ChatMeta, ChatService, ChatStream, CompletionMeta } from './chat-service.ts';
+import type { ChatCompletion, ChatService, ChatStream, CompletionMeta } from './chat-service.ts';
 import type { ChatRequest, ChatResponse, Usage } from './chat-types.ts';
-import {
-  estimateErrorStatus, mapStatusToClass, NO_PROVIDER, UNKNOWN_MODEL,
-  type CacheOutcome, type GatewayObserver, type GatewayRequestEvent,
-} from './gateway-observer.ts';
+import { estimateErrorStatus, mapStatusToClass, NO_PROVIDER, UNKNOWN_MODEL, type CacheOutcome, type GatewayObserver, type GatewayRequestEvent } from './gateway-observer.ts';
 import { isModelAllowed } from './keys/is-model-allowed.ts';
 import type { KeyInfo } from './keys/key-store.ts';
 import { estimateTokenReservation, type KeyLimiter, type KeyLimitTicket } from './limits/key-limiter.ts';
@@ -50,9 +47,7 @@ export interface GatewayCaller {
 
 export type { CacheOutcome };
 
-export type GatewayAnswer =
-  | { kind: 'completion'; response: ChatResponse; meta: CompletionMeta; cache: CacheOutcome }
-  | { kind: 'stream'; stream: ChatStream; cache: CacheOutcome };
+export type GatewayAnswer = { kind: 'completion'; response: ChatResponse; meta: CompletionMeta; cache: CacheOutcome } | { kind: 'stream'; stream: ChatStream; cache: CacheOutcome };
 
 const usedTokens = (u: Usage) => u.promptTokens + u.completionTokens;
 
@@ -105,8 +100,23 @@ export class ChatGateway {
         const hit = await this.deps.cache?.store.lookup(cacheKey, (a) => evaluateCachedAnswer(a.response, { model, optedIn: policy.optedIn }).cacheable);
         if (hit) {
           const answer = hit.answer;
-          const meta = createCacheHitMeta(answer, { requestedModel: request.model, route: route.kind, ...(route.tier ? { tier: route.tier } : {}), overheadMs: performance.now() - t0 });
-          const finishing = billing?.finishDurably({ outcome: 'cache-hit', model: answer.model, provider: answer.provider, upstreamModel: answer.upstreamModel, usage: answer.usage, latencyMs: performance.now() - t0, httpStatus: 200, ...base, reserved: false });
+          const meta = createCacheHitMeta(answer, {
+            requestedModel: request.model,
+            route: route.kind,
+            ...(route.tier ? { tier: route.tier } : {}),
+            overheadMs: performance.now() - t0,
+          });
+          const finishing = billing?.finishDurably({
+            outcome: 'cache-hit',
+            model: answer.model,
+            provider: answer.provider,
+            upstreamModel: answer.upstreamModel,
+            usage: answer.usage,
+            latencyMs: performance.now() - t0,
+            httpStatus: 200,
+            ...base,
+            reserved: false,
+          });
           const billed = finishing?.done;
           void billed?.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
           void ticket?.settle(0);
@@ -120,7 +130,10 @@ export class ChatGateway {
             await finishing?.committed.catch(() => undefined);
             result = { kind: 'completion', response: convertCachedToResponse(answer), meta, cache: 'hit' };
           }
-          this.reportAnswer({ model: answer.model, provider: answer.provider, statusClass: '2xx', cache: 'hit', stream, overheadMs: performance.now() - t0 }, billed, { usage: answer.usage, startedAt });
+          this.reportAnswer({ model: answer.model, provider: answer.provider, statusClass: '2xx', cache: 'hit', stream, overheadMs: performance.now() - t0 }, billed, {
+            usage: answer.usage,
+            startedAt,
+          });
           return result;
         }
       }
@@ -129,7 +142,8 @@ export class ChatGateway {
 
       if (billing && reserving) {
         const estimateMicros = billing.estimate({ model: request.model, promptTokens, maxCompletionTokens: request.max_completion_tokens ?? request.max_tokens });
-        await billing.reserve({ keyId: caller.key.id, requestId, estimateMicros, budgets: { dayMicros: caller.key.budgetDayMicros, monthMicros: caller.key.budgetMonthMicros } })
+        await billing
+          .reserve({ keyId: caller.key.id, requestId, estimateMicros, budgets: { dayMicros: caller.key.budgetDayMicros, monthMicros: caller.key.budgetMonthMicros } })
           .catch((err: unknown) => {
             const error = toHerdError(err);
             void billing.finish({ ...base, outcome: 'error', error, httpStatus: this.statusOf(error), reserved: false, latencyMs: performance.now() - t0 }).catch(() => undefined);
@@ -151,11 +165,20 @@ export class ChatGateway {
         let relay = stream as ChatStream;
         if (policy?.write && cacheKey && this.deps.cache) {
           const cache = this.deps.cache.store;
-          relay = { meta: stream.meta, ...tapStreamForCache(stream, (done) => {
-            if (evaluateCachedAnswer(done.response, { model, optedIn: policy.optedIn }).cacheable) {
-              void cache.store(cacheKey, { response: done.response, usage: done.result.usage, provider: stream.meta.provider, upstreamModel: stream.meta.upstreamModel, costMicros: 0 });
-            }
-          }) };
+          relay = {
+            meta: stream.meta,
+            ...tapStreamForCache(stream, (done) => {
+              if (evaluateCachedAnswer(done.response, { model, optedIn: policy.optedIn }).cacheable) {
+                void cache.store(cacheKey, {
+                  response: done.response,
+                  usage: done.result.usage,
+                  provider: stream.meta.provider,
+                  upstreamModel: stream.meta.upstreamModel,
+                  costMicros: 0,
+                });
+              }
+            }),
+          };
         }
         const { meta } = stream;
         // Herd's part of the time to first chunk; the rest of a stream's life is the upstream's and the client's.
@@ -163,17 +186,36 @@ export class ChatGateway {
         // The stream's end waits for its rows' commit (an answered stream is never missing from the
         // ledger); settling, the TPM correction and metrics run after the last bytes are written.
         let finishing: ReturnType<BillingService['finishDurably']> | undefined;
-        const finishStream = (result: StreamResult) => (finishing ??= billing?.finishDurably({ outcome: 'stream', meta, result, ttftMs, latencyMs: performance.now() - t0, httpStatus: 200, ...base }));
-        if (billing) relay = { ...relay, chunks: holdStreamEnd(relay.chunks, async () => { await finishStream(await stream.result)?.committed.catch(() => undefined); }) };
+        const finishStream = (result: StreamResult) =>
+          (finishing ??= billing?.finishDurably({ outcome: 'stream', meta, result, ttftMs, latencyMs: performance.now() - t0, httpStatus: 200, ...base }));
+        if (billing)
+          relay = {
+            ...relay,
+            chunks: holdStreamEnd(relay.chunks, async () => {
+              await finishStream(await stream.result)?.committed.catch(() => undefined);
+            }),
+          };
         void stream.result.then((result) => {
           this.settleLater(requestId, () => {
             void ticket?.settle(usedTokens(result.usage));
             const billed = finishStream(result)?.done;
             void billed?.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
-            this.reportAnswer({
-              model: meta.model, provider: meta.provider, statusClass: '2xx', cache: cacheOutcome, stream: true, tokens: result.usage,
-              upstreamMs: meta.upstreamMs + result.streamMs, ttftMs, queuedMs: meta.queuedMs, overheadMs,
-            }, billed, { usage: result.usage, startedAt });
+            this.reportAnswer(
+              {
+                model: meta.model,
+                provider: meta.provider,
+                statusClass: '2xx',
+                cache: cacheOutcome,
+                stream: true,
+                tokens: result.usage,
+                upstreamMs: meta.upstreamMs + result.streamMs,
+                ttftMs,
+                queuedMs: meta.queuedMs,
+                overheadMs,
+              },
+              billed,
+              { usage: result.usage, startedAt },
+            );
           });
         });
         return { kind: 'stream', stream: relay, cache: cacheOutcome };
@@ -197,15 +239,30 @@ export class ChatGateway {
         const billed = finishing?.done;
         if (policy?.write && cacheKey && this.deps.cache && evaluateCachedAnswer(response, { model, optedIn: policy.optedIn }).cacheable) {
           const cache = this.deps.cache.store;
-          void Promise.resolve(billed).then((r) => r?.cost?.costMicros ?? 0, () => 0).then((costMicros) =>
-            cache.store(cacheKey, { response, usage: meta.usage, provider: meta.provider, upstreamModel: meta.upstreamModel, costMicros }));
+          void Promise.resolve(billed)
+            .then(
+              (r) => r?.cost?.costMicros ?? 0,
+              () => 0,
+            )
+            .then((costMicros) => cache.store(cacheKey, { response, usage: meta.usage, provider: meta.provider, upstreamModel: meta.upstreamModel, costMicros }));
         } else if (billed) {
           void billed.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
         }
-        this.reportAnswer({
-          model: meta.model, provider: meta.provider, statusClass: '2xx', cache: cacheOutcome, stream: false, tokens: meta.usage,
-          upstreamMs: meta.upstreamMs, queuedMs: meta.queuedMs, overheadMs,
-        }, billed, { usage: meta.usage, startedAt });
+        this.reportAnswer(
+          {
+            model: meta.model,
+            provider: meta.provider,
+            statusClass: '2xx',
+            cache: cacheOutcome,
+            stream: false,
+            tokens: meta.usage,
+            upstreamMs: meta.upstreamMs,
+            queuedMs: meta.queuedMs,
+            overheadMs,
+          },
+          billed,
+          { usage: meta.usage, startedAt },
+        );
       });
       await finishing?.committed.catch(() => undefined);
       return { kind: 'completion', response, meta, cache: cacheOutcome };
@@ -246,7 +303,10 @@ export class ChatGateway {
       }
       this.notify(event);
     };
-    billed.then((r) => settle(r.cost), () => settle(this.priceQuietly(event, priced)));
+    billed.then(
+      (r) => settle(r.cost),
+      () => settle(this.priceQuietly(event, priced)),
+    );
   }
 
   private priceQuietly(event: GatewayRequestEvent, priced: { usage: Usage; startedAt: number }): Cost | undefined {
@@ -298,7 +358,9 @@ export class ChatGateway {
 
   private finishError(base: FinishBase, err: unknown, t0: number): void {
     const error = toHerdError(err);
-    void this.deps.billing?.finish({ outcome: 'error', error, httpStatus: this.statusOf(error), latencyMs: performance.now() - t0, ...base }).catch((e: unknown) => this.deps.log?.(`ledger: ${String(e)}`));
+    void this.deps.billing
+      ?.finish({ outcome: 'error', error, httpStatus: this.statusOf(error), latencyMs: performance.now() - t0, ...base })
+      .catch((e: unknown) => this.deps.log?.(`ledger: ${String(e)}`));
   }
 
   /** The HTTP status the client gets for a failure (the ledger's http_status, the metrics' class). */

@@ -112,14 +112,17 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   const providers = createProviders(catalog, options.env, options.providers);
   const now = () => clock.now();
   const state: RoutingState = {
-    providers: providers.byName, breakers: new BreakerRegistry(now), stats: new DeploymentStats(),
-    clock, random: options.random ?? Math.random, sleep: options.sleep ?? realSleep, admission: options.admission,
+    providers: providers.byName,
+    breakers: new BreakerRegistry(now),
+    stats: new DeploymentStats(),
+    clock,
+    random: options.random ?? Math.random,
+    sleep: options.sleep ?? realSleep,
+    admission: options.admission,
   };
   const created = Math.floor(Date.now() / 1000);
 
-  async function route<T>(
-    request: ChatRequest, context: ChatContext, stream: boolean, attempt: (target: AttemptTarget, signal: AbortLink) => Promise<T>,
-  ) {
+  async function route<T>(request: ChatRequest, context: ChatContext, stream: boolean, attempt: (target: AttemptTarget, signal: AbortLink) => Promise<T>) {
     const startedAt = clock.now();
     const signal = context.signal ?? NEVER_ABORTED;
     if (signal.aborted) throw signal.reason;
@@ -128,7 +131,13 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     const chain = expandFallbacks(catalog, resolved.model, context.allowModel);
     const deadline = new Deadline(context.deadlineMs ?? defaultDeadlineMs(catalog, resolved.model, request, stream), now);
     const loop = await runAttempts(state, {
-      chain, request, stream, signal, deadline, attempt, priority: context.priority,
+      chain,
+      request,
+      stream,
+      signal,
+      deadline,
+      attempt,
+      priority: context.priority,
       forecastTokens: async () => {
         const promptTokens = await prompt.exact();
         return { prompt: promptTokens, completion: request.max_completion_tokens ?? request.max_tokens ?? promptTokens };
@@ -136,10 +145,17 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     });
     const meta = (warnings: ProviderWarning[]): ChatMeta => {
       const m: ChatMeta = {
-        requestedModel: request.model, route: resolved.kind, model: loop.target.model.name,
-        provider: loop.target.deployment.provider.name, upstreamModel: loop.target.deployment.upstreamModel,
-        attempts: loop.attempts, upstreamMs: loop.upstreamMs, waitedMs: loop.waitedMs, queuedMs: loop.queuedMs,
-        overheadMs: Math.max(0, clock.now() - startedAt - loop.upstreamMs - loop.waitedMs), warnings,
+        requestedModel: request.model,
+        route: resolved.kind,
+        model: loop.target.model.name,
+        provider: loop.target.deployment.provider.name,
+        upstreamModel: loop.target.deployment.upstreamModel,
+        attempts: loop.attempts,
+        upstreamMs: loop.upstreamMs,
+        waitedMs: loop.waitedMs,
+        queuedMs: loop.queuedMs,
+        overheadMs: Math.max(0, clock.now() - startedAt - loop.upstreamMs - loop.waitedMs),
+        warnings,
       };
       if (resolved.tier !== undefined) m.tier = resolved.tier;
       const counted = prompt.known();
@@ -153,9 +169,9 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     catalog,
 
     async complete(request, context = {}) {
-      const { loop, meta } = await route<ProviderResult>(request, context, false, (target, signal) => target.provider.chat(
-        { request, upstreamModel: target.deployment.upstreamModel, timeoutMs: target.timeouts.timeoutMs }, signal,
-      ));
+      const { loop, meta } = await route<ProviderResult>(request, context, false, (target, signal) =>
+        target.provider.chat({ request, upstreamModel: target.deployment.upstreamModel, timeoutMs: target.timeouts.timeoutMs }, signal),
+      );
       loop.lease.succeed();
       const result = loop.value;
       result.response.model = loop.target.model.name;
@@ -165,14 +181,27 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     },
 
     async stream(request, context = {}) {
-      const { loop, meta, signal } = await route<OpenedStream>(request, context, true, (target, attemptSignal) => openProviderStream(
-        target.provider.stream({
-          request, upstreamModel: target.deployment.upstreamModel,
-          timeoutMs: target.timeouts.timeoutMs, idleTimeoutMs: target.timeouts.idleTimeoutMs,
-        }, attemptSignal),
-      ));
+      const { loop, meta, signal } = await route<OpenedStream>(request, context, true, (target, attemptSignal) =>
+        openProviderStream(
+          target.provider.stream(
+            {
+              request,
+              upstreamModel: target.deployment.upstreamModel,
+              timeoutMs: target.timeouts.timeoutMs,
+              idleTimeoutMs: target.timeouts.idleTimeoutMs,
+            },
+            attemptSignal,
+          ),
+        ),
+      );
       const relay = createStreamRelay({
-        opened: loop.value, lease: loop.lease, request, model: loop.target.model.name, signal, attempts: loop.attempts, clock,
+        opened: loop.value,
+        lease: loop.lease,
+        request,
+        model: loop.target.model.name,
+        signal,
+        attempts: loop.attempts,
+        clock,
       });
       return { meta: meta(loop.value.warnings), ...relay };
     },

@@ -49,8 +49,7 @@ export function expectNumber(value: unknown, param: string, range: { min?: numbe
   }
   const { min, max } = range;
   if ((min !== undefined && value < min) || (max !== undefined && value > max)) {
-    const bounds = min !== undefined && max !== undefined ? `between ${min} and ${max}`
-      : min !== undefined ? `>= ${min}` : `<= ${max}`;
+    const bounds = min !== undefined && max !== undefined ? `between ${min} and ${max}` : min !== undefined ? `>= ${min}` : `<= ${max}`;
     throw invalidParam(param, `expected a number ${bounds}, got ${value}`);
   }
   return value;

@@ -13,9 +13,7 @@ export interface ProviderSet {
   owned: Provider[];
 }
 
-export function createProviders(
-  catalog: GatewayCatalog, env: NodeJS.ProcessEnv, injected: Readonly<Record<string, Provider>> = {},
-): ProviderSet {
+export function createProviders(catalog: GatewayCatalog, env: NodeJS.ProcessEnv, injected: Readonly<Record<string, Provider>> = {}): ProviderSet {
   const byName = new Map<string, Provider>();
   const owned: Provider[] = [];
   for (const entry of catalog.providers.values()) {
@@ -44,8 +42,11 @@ function createProvider(entry: CatalogProvider, apiKey: string): Provider {
     connections: settings.limits.concurrency,
   };
   switch (entry.type) {
-    case 'openai': return createOpenAIProvider(options);
-    case 'anthropic': return createAnthropicProvider({ ...options, defaultMaxTokens: settings.default_max_tokens });
-    case 'gemini': return createGeminiProvider({ ...options, apiVersion: settings.api_version });
+    case 'openai':
+      return createOpenAIProvider(options);
+    case 'anthropic':
+      return createAnthropicProvider({ ...options, defaultMaxTokens: settings.default_max_tokens });
+    case 'gemini':
+      return createGeminiProvider({ ...options, apiVersion: settings.api_version });
   }
 }

@@ -67,7 +67,9 @@ export function describeGatewayHealth(catalog: GatewayCatalog, breakers: Breaker
     return entry;
   });
   const models = [...catalog.models.values()].map((m) => ({
-    name: m.name, available: m.enabledDeployments.length > 0, reasons: m.enabledDeployments.length > 0 ? [] : m.unavailableReasons,
+    name: m.name,
+    available: m.enabledDeployments.length > 0,
+    reasons: m.enabledDeployments.length > 0 ? [] : m.unavailableReasons,
   }));
   const breakerStates = new Map(breakers.snapshot().map((entry) => [entry.key, entry.snapshot]));
   const byKey = new Map<string, GatewayHealth['breakers'][number]>();
@@ -80,9 +82,15 @@ export function describeGatewayHealth(catalog: GatewayCatalog, breakers: Breaker
       }
       const breaker = breakerStates.get(d.key) ?? { state: 'closed' as const, requests: 0, failures: 0 };
       const entry: GatewayHealth['breakers'][number] = {
-        key: d.key, provider: d.provider.name, upstreamModel: d.upstreamModel, models: [model.name],
-        breaker: breaker.state, requests: breaker.requests, failures: breaker.failures,
-        inFlight: stats.inFlight(d.key), latencyMs: {},
+        key: d.key,
+        provider: d.provider.name,
+        upstreamModel: d.upstreamModel,
+        models: [model.name],
+        breaker: breaker.state,
+        requests: breaker.requests,
+        failures: breaker.failures,
+        inFlight: stats.inFlight(d.key),
+        latencyMs: {},
       };
       if (breaker.retryInMs !== undefined) entry.retryInMs = breaker.retryInMs;
       const chat = stats.latencyMs(d.key, 'chat');

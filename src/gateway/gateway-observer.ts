@@ -54,8 +54,15 @@ export function mapStatusToClass(status: number): StatusClass {
 // The client's own doing (or its quota); every other code is the server's or an upstream's. Used only
 // when the transport passes no mapping of its own (it knows finer cases, e.g. upstream 400s).
 const CLIENT_ERROR_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
-  'INVALID_ARG', 'UNSUPPORTED', 'PAYLOAD_TOO_LARGE', 'UNAUTHENTICATED', 'PERMISSION_DENIED', 'NOT_FOUND',
-  'RATE_LIMITED', 'BUDGET_EXCEEDED', 'UPSTREAM_RATE_LIMITED',
+  'INVALID_ARG',
+  'UNSUPPORTED',
+  'PAYLOAD_TOO_LARGE',
+  'UNAUTHENTICATED',
+  'PERMISSION_DENIED',
+  'NOT_FOUND',
+  'RATE_LIMITED',
+  'BUDGET_EXCEEDED',
+  'UPSTREAM_RATE_LIMITED',
 ]);
 
 /** A representative status for an error, by its code alone. */

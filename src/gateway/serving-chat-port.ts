@@ -73,7 +73,10 @@ export function createServingChatPort(options: ServingChatPortOptions): ChatPort
         provider: answer.meta.provider,
         usage: { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens },
       };
-      const priced = answer.cache === 'hit' ? { micros: 0, currency: cost(answer.meta.model, answer.meta.provider, usage)?.currency ?? '' } : cost(answer.meta.model, answer.meta.provider, usage);
+      const priced =
+        answer.cache === 'hit'
+          ? { micros: 0, currency: cost(answer.meta.model, answer.meta.provider, usage)?.currency ?? '' }
+          : cost(answer.meta.model, answer.meta.provider, usage);
       return priced ? { ...result, cost: priced } : result;
     },
 
@@ -104,7 +107,10 @@ export function createServingChatPort(options: ServingChatPortOptions): ChatPort
       const { usage } = result;
       const priced = cost(stream.meta.model, stream.meta.provider, usage);
       const done: ChatPortResult = {
-        text, finishReason: finishReason ?? result.finishReason ?? 'stop', model: stream.meta.model, provider: stream.meta.provider,
+        text,
+        finishReason: finishReason ?? result.finishReason ?? 'stop',
+        model: stream.meta.model,
+        provider: stream.meta.provider,
         usage: { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens },
         ...(priced ? { cost: priced } : {}),
       };

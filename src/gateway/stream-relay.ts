@@ -100,7 +100,9 @@ class RelayRun {
     this.options = options;
     this.includeUsage = options.request.stream_options?.include_usage === true;
     this.startedAt = options.clock.now();
-    this.result = new Promise<StreamResult>((resolve) => { this.settle = resolve; });
+    this.result = new Promise<StreamResult>((resolve) => {
+      this.settle = resolve;
+    });
   }
 
   finish(outcome: StreamOutcome, error?: HerdError): void {
@@ -193,8 +195,12 @@ async function* relayChunks(run: RelayRun): AsyncGenerator<ChatChunk> {
 /** OpenAI's last chunk under include_usage: empty choices, the usage of the whole request. */
 function usageChunk(last: ChatChunk | undefined, model: string, usage: Usage): ChatChunk {
   const chunk: ChatChunk = {
-    id: last?.id ?? 'chatcmpl-herd', object: 'chat.completion.chunk', created: last?.created ?? Math.floor(Date.now() / 1000),
-    model, choices: [], usage: convertUsageToOpenAI(usage),
+    id: last?.id ?? 'chatcmpl-herd',
+    object: 'chat.completion.chunk',
+    created: last?.created ?? Math.floor(Date.now() / 1000),
+    model,
+    choices: [],
+    usage: convertUsageToOpenAI(usage),
   };
   if (last?.system_fingerprint !== undefined) chunk.system_fingerprint = last.system_fingerprint;
   return chunk;

@@ -57,8 +57,13 @@ function messageText(message: ChatMessage): string {
 export async function estimateUsage(request: ChatRequest, completionText: string): Promise<Usage> {
   const [promptTokens, completionTokens] = await Promise.all([estimatePromptTokens(request), countTokens(completionText)]);
   return {
-    promptTokens, cachedPromptTokens: 0, cacheWriteTokens: 0, completionTokens, reasoningTokens: 0,
-    estimated: true, raw: undefined,
+    promptTokens,
+    cachedPromptTokens: 0,
+    cacheWriteTokens: 0,
+    completionTokens,
+    reasoningTokens: 0,
+    estimated: true,
+    raw: undefined,
   };
 }
 

@@ -1,11 +1,7 @@
 // Validates the `messages` array of a chat request into typed ChatMessages, naming the exact
 // offending path (`messages[2].content[0].image_url.url`) in every error.
-import type {
-  AssistantMessage, ChatMessage, ImageUrlPart, RefusalPart, TextPart, ToolCall, UserContentPart,
-} from './chat-types.ts';
-import {
-  expectArray, expectObject, expectOneOf, expectString, invalidParam, rejectUnknownKeys, type JsonObject,
-} from './check-json-value.ts';
+import type { AssistantMessage, ChatMessage, ImageUrlPart, RefusalPart, TextPart, ToolCall, UserContentPart } from './chat-types.ts';
+import { expectArray, expectObject, expectOneOf, expectString, invalidParam, rejectUnknownKeys, type JsonObject } from './check-json-value.ts';
 
 const ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
 
@@ -30,8 +26,7 @@ export function validateChatMessages(value: unknown): ChatMessage[] {
     const message = validateMessage(raw[i], `messages[${i}]`);
     if (message.role === 'assistant') for (const call of message.tool_calls ?? []) toolCallIds.add(call.id);
     if (message.role === 'tool' && !toolCallIds.has(message.tool_call_id)) {
-      throw invalidParam(`messages[${i}].tool_call_id`,
-        `'${message.tool_call_id}' does not answer any tool call of an earlier assistant message`);
+      throw invalidParam(`messages[${i}].tool_call_id`, `'${message.tool_call_id}' does not answer any tool call of an earlier assistant message`);
     }
     messages.push(message);
   }

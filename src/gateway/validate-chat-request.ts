@@ -2,16 +2,49 @@
 // INVALID_ARG naming the OpenAI `param`; out-of-range values are rejected, never clamped.
 import type { ChatRequest, FunctionTool, ResponseFormat, ToolChoice } from './chat-types.ts';
 import {
-  expectArray, expectBoolean, expectInteger, expectNumber, expectObject, expectOneOf, expectString,
-  invalidParam, isJsonObject, rejectUnknownKeys, type JsonObject,
+  expectArray,
+  expectBoolean,
+  expectInteger,
+  expectNumber,
+  expectObject,
+  expectOneOf,
+  expectString,
+  invalidParam,
+  isJsonObject,
+  rejectUnknownKeys,
+  type JsonObject,
 } from './check-json-value.ts';
 import { validateChatMessages } from './validate-chat-messages.ts';
 
 const KNOWN_KEYS = new Set([
-  'model', 'messages', 'temperature', 'top_p', 'max_tokens', 'max_completion_tokens', 'stop', 'n', 'tools',
-  'tool_choice', 'parallel_tool_calls', 'response_format', 'user', 'stream', 'stream_options', 'seed',
-  'presence_penalty', 'frequency_penalty', 'logprobs', 'top_logprobs', 'logit_bias', 'reasoning_effort',
-  'metadata', 'store', 'service_tier', 'prompt_cache_key', 'safety_identifier', 'verbosity',
+  'model',
+  'messages',
+  'temperature',
+  'top_p',
+  'max_tokens',
+  'max_completion_tokens',
+  'stop',
+  'n',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'response_format',
+  'user',
+  'stream',
+  'stream_options',
+  'seed',
+  'presence_penalty',
+  'frequency_penalty',
+  'logprobs',
+  'top_logprobs',
+  'logit_bias',
+  'reasoning_effort',
+  'metadata',
+  'store',
+  'service_tier',
+  'prompt_cache_key',
+  'safety_identifier',
+  'verbosity',
 ]);
 
 // OpenAI's documented limit for function names.

@@ -48,16 +48,19 @@ export function convertGrpcInferRequest(request: ModelInferRequestMessage, shm: 
     throw invalidArg(`expected ${rawIndex} raw input contents for model '${modelName}', got ${raw.length}: one per input without typed contents or shared memory`);
   }
   let outputRegions: Map<string, SharedMemoryRef> | undefined;
-  const outputs = request.outputs.length === 0 ? NO_OUTPUTS : request.outputs.map((output) => {
-    const region = parseSharedMemoryParams(output.name, output.parameters);
-    const classCount = parseClassification(output);
-    if (region && classCount !== undefined) throw invalidArg("output can't set both 'shared_memory_region' and 'classification'");
-    if (region) {
-      shm.check(region);
-      (outputRegions ??= new Map()).set(output.name, region);
-    }
-    return classCount ? { name: output.name, classCount } : { name: output.name };
-  });
+  const outputs =
+    request.outputs.length === 0
+      ? NO_OUTPUTS
+      : request.outputs.map((output) => {
+          const region = parseSharedMemoryParams(output.name, output.parameters);
+          const classCount = parseClassification(output);
+          if (region && classCount !== undefined) throw invalidArg("output can't set both 'shared_memory_region' and 'classification'");
+          if (region) {
+            shm.check(region);
+            (outputRegions ??= new Map()).set(output.name, region);
+          }
+          return classCount ? { name: output.name, classCount } : { name: output.name };
+        });
   return { call: { modelName, version, id: request.id, parameters, inputs, outputs }, outputRegions };
 }
 

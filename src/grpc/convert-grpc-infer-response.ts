@@ -10,7 +10,9 @@ import type { ModelInferResponseMessage } from './grpc-messages.ts';
 const EMPTY = new Uint8Array(0);
 
 export function convertGrpcInferResponse(
-  answer: InferAnswer, outputRegions: ReadonlyMap<string, SharedMemoryRef> | undefined, shm: SystemSharedMemoryRegistry,
+  answer: InferAnswer,
+  outputRegions: ReadonlyMap<string, SharedMemoryRef> | undefined,
+  shm: SystemSharedMemoryRegistry,
 ): ModelInferResponseMessage {
   const outputs = new Array<ModelInferResponseMessage['outputs'][number]>(answer.outputs.length);
   const raw = new Array<Uint8Array>(answer.outputs.length);

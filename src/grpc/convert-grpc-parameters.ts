@@ -21,7 +21,8 @@ export function convertGrpcRequestParameters(map: ParameterMap): Parameters {
       case 'sequence_id':
         if (choice !== 'int64_param' && choice !== 'string_param') throw invalidArg("invalid value type for 'sequence_id' parameter, expected int64_param or string_param.");
         break;
-      case 'sequence_start': case 'sequence_end':
+      case 'sequence_start':
+      case 'sequence_end':
         if (choice !== 'bool_param') throw invalidArg(`invalid value type for '${key}' parameter, expected bool_param.`);
         break;
       case 'priority':
@@ -34,7 +35,9 @@ export function convertGrpcRequestParameters(map: ParameterMap): Parameters {
       default:
         if (key.startsWith('triton_')) {
           if (!RESERVED_REQUEST_PARAMS.includes(key)) {
-            throw invalidArg(`parameter keys starting with 'triton_' are reserved for Triton usage. Only the following keys starting with 'triton_' are allowed: ${RESERVED_REQUEST_PARAMS.join(' ')}`);
+            throw invalidArg(
+              `parameter keys starting with 'triton_' are reserved for Triton usage. Only the following keys starting with 'triton_' are allowed: ${RESERVED_REQUEST_PARAMS.join(' ')}`,
+            );
           }
           if (choice !== 'bool_param') throw invalidArg(`invalid value type for '${key}' parameter, expected bool_param.`);
         } else if (choice === 'uint64_param' || choice === undefined) {
@@ -57,16 +60,21 @@ export function convertGrpcTensorParameters(map: ParameterMap): Parameters {
 
 function convertParameterValue(param: InferParameterMessage): ParameterValue {
   switch (param.parameter_choice) {
-    case 'bool_param': return param.bool_param === true;
-    case 'string_param': return param.string_param ?? '';
-    case 'double_param': return param.double_param ?? 0;
-    case 'int64_param': case 'uint64_param': {
+    case 'bool_param':
+      return param.bool_param === true;
+    case 'string_param':
+      return param.string_param ?? '';
+    case 'double_param':
+      return param.double_param ?? 0;
+    case 'int64_param':
+    case 'uint64_param': {
       // Exact when beyond 2^53: the decimal text is kept.
       const text = String(param[param.parameter_choice] ?? '0');
       const value = Number(text);
       return Number.isSafeInteger(value) ? value : text;
     }
-    default: return '';
+    default:
+      return '';
   }
 }
 

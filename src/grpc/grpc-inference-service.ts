@@ -47,7 +47,11 @@ export function createGrpcInferenceService(deps: GrpcServiceDeps): UntypedServic
   const unary = (handler: Handler) => (call: ServerUnaryCall<Message, unknown>, callback: sendUnaryData<unknown>) => {
     try {
       const result = handler(call.request);
-      if (result instanceof Promise) result.then((value) => callback(null, value), (err: unknown) => fail(callback, err, deps.log));
+      if (result instanceof Promise)
+        result.then(
+          (value) => callback(null, value),
+          (err: unknown) => fail(callback, err, deps.log),
+        );
       else callback(null, result);
     } catch (err) {
       fail(callback, err, deps.log);
@@ -108,7 +112,7 @@ export function createGrpcInferenceService(deps: GrpcServiceDeps): UntypedServic
       const update: LogSettingUpdate = {};
       for (const [key, value] of Object.entries(settings ?? {})) {
         const choice = value.parameter_choice;
-        update[key] = choice === undefined ? '' : value[choice] as string | number | boolean;
+        update[key] = choice === undefined ? '' : (value[choice] as string | number | boolean);
       }
       const current = Object.keys(update).length > 0 ? deps.logSettings.update(update) : deps.logSettings.get();
       return {
@@ -136,7 +140,7 @@ export function createHealthService(isReady: () => boolean): UntypedServiceImple
 
 function fail(callback: sendUnaryData<unknown>, err: unknown, log: ((line: string) => void) | undefined): void {
   const error = convertErrorToServiceError(err);
-  if (!(err instanceof HerdError)) log?.(`internal error: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+  if (!(err instanceof HerdError)) log?.(`internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   callback(error, null);
 }
 

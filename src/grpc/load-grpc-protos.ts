@@ -4,7 +4,12 @@ import { loadSync, type Options, type PackageDefinition } from '@grpc/proto-load
 import { fileURLToPath } from 'node:url';
 
 export const PROTO_LOADER_OPTIONS: Options = {
-  keepCase: true, longs: String, enums: String, bytes: Buffer, defaults: true, oneofs: true,
+  keepCase: true,
+  longs: String,
+  enums: String,
+  bytes: Buffer,
+  defaults: true,
+  oneofs: true,
 };
 
 let loaded: PackageDefinition | undefined;

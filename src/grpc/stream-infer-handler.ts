@@ -73,8 +73,12 @@ export function createStreamInferHandler(deps: Pick<GrpcServiceDeps, 'inference'
     let open = true;
     let draining = false;
     let resolveDone!: () => void;
-    const done = new Promise<void>((resolve) => { resolveDone = resolve; });
-    const settle = () => { void Promise.all(pending).finally(resolveDone); };
+    const done = new Promise<void>((resolve) => {
+      resolveDone = resolve;
+    });
+    const settle = () => {
+      void Promise.all(pending).finally(resolveDone);
+    };
 
     const finish = (error?: HerdError) => {
       if (!open) return;
@@ -83,14 +87,24 @@ export function createStreamInferHandler(deps: Pick<GrpcServiceDeps, 'inference'
       if (error) call.emit('error', convertErrorToServiceError(error));
       else call.end();
     };
-    const write: Write = (response) => { if (open) call.write(response); };
+    const write: Write = (response) => {
+      if (open) call.write(response);
+    };
     const fail: Fail = (error, request, final) => {
       if (!open) return;
       if (raiseErrors) finish(error);
       else write({ error_message: error.message, infer_response: identityOf(request, final) });
     };
     // Shutdown: requests already received are answered, later ones are refused, then the stream ends.
-    deps.trackStream({ done, drain: () => { draining = true; void Promise.all(pending).then(() => finish()).finally(resolveDone); } });
+    deps.trackStream({
+      done,
+      drain: () => {
+        draining = true;
+        void Promise.all(pending)
+          .then(() => finish())
+          .finally(resolveDone);
+      },
+    });
 
     call.on('data', (request: ModelInferRequestMessage) => {
       if (!open) return;
@@ -106,15 +120,37 @@ export function createStreamInferHandler(deps: Pick<GrpcServiceDeps, 'inference'
       } else {
         // Buffer this request's responses until the requests before it are answered.
         const held: (() => void)[] = [];
-        const result = run(request, abort.signal, (r) => held.push(() => write(r)), (e, q, f) => held.push(() => fail(e, q, f)));
-        task = ordered = Promise.all([ordered, result]).then(() => { for (const flush of held) flush(); });
+        const result = run(
+          request,
+          abort.signal,
+          (r) => held.push(() => write(r)),
+          (e, q, f) => held.push(() => fail(e, q, f)),
+        );
+        task = ordered = Promise.all([ordered, result]).then(() => {
+          for (const flush of held) flush();
+        });
       }
       pending.add(task);
-      void task.finally(() => { pending.delete(task); aborts.delete(abort); });
+      void task.finally(() => {
+        pending.delete(task);
+        aborts.delete(abort);
+      });
     });
-    call.on('end', () => { void Promise.all(pending).then(() => finish()).finally(resolveDone); });
-    call.on('cancelled', () => { open = false; for (const a of aborts) a.abort(); settle(); });
-    call.on('error', () => { open = false; for (const a of aborts) a.abort(); settle(); });
+    call.on('end', () => {
+      void Promise.all(pending)
+        .then(() => finish())
+        .finally(resolveDone);
+    });
+    call.on('cancelled', () => {
+      open = false;
+      for (const a of aborts) a.abort();
+      settle();
+    });
+    call.on('error', () => {
+      open = false;
+      for (const a of aborts) a.abort();
+      settle();
+    });
   };
 
   function isDecoupled(request: ModelInferRequestMessage): boolean {
@@ -127,14 +163,18 @@ export function createStreamInferHandler(deps: Pick<GrpcServiceDeps, 'inference'
 }
 
 function asHerdError(err: unknown, log: ((line: string) => void) | undefined): HerdError {
-  if (!(err instanceof HerdError)) log?.(`internal error: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+  if (!(err instanceof HerdError)) log?.(`internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   return toHerdError(err);
 }
 
 /** A response that only names its request (a failure, or a decoupled model's bare final flag), as Triton fills it. */
 function identityOf(request: ModelInferRequestMessage, final: boolean): ModelInferResponseMessage {
   return {
-    model_name: request.model_name, model_version: request.model_version, id: request.id,
-    parameters: { triton_final_response: { bool_param: final } }, outputs: [], raw_output_contents: [],
+    model_name: request.model_name,
+    model_version: request.model_version,
+    id: request.id,
+    parameters: { triton_final_response: { bool_param: final } },
+    outputs: [],
+    raw_output_contents: [],
   };
 }

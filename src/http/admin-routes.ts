@@ -40,7 +40,10 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps, allow
       const untilMs = req.query.until === undefined ? now : parseSince(req.query.until, now);
       if (untilMs <= sinceMs) throw new HerdError('INVALID_ARG', 'until must be after since', { param: 'until' });
       const report = await buildUsageReport(deps.ledger, { sinceMs, untilMs, by });
-      return reply.code(200).header('content-type', 'application/json').send(JSON.stringify(convertUsageReportToJson(report)));
+      return reply
+        .code(200)
+        .header('content-type', 'application/json')
+        .send(JSON.stringify(convertUsageReportToJson(report)));
     });
     allow('/admin/usage', ['GET', 'HEAD']);
   });
@@ -50,7 +53,11 @@ function requireAdmin(deps: AdminDeps, req: FastifyRequest): void {
   const result = deps.authenticator.authenticate(req.headers.authorization, req.socket.remoteAddress);
   if (result instanceof HerdError) throw result;
   if (result.key.role !== 'admin') {
-    throw new HerdError('PERMISSION_DENIED', `${req.method} ${req.url.split('?')[0]} needs the admin key: use the value of $${deps.masterKeyEnv ?? 'HERD_MASTER_KEY'} as the Bearer token. The key '${result.key.name}' is not an admin key.`, { reason: 'admin_only' });
+    throw new HerdError(
+      'PERMISSION_DENIED',
+      `${req.method} ${req.url.split('?')[0]} needs the admin key: use the value of $${deps.masterKeyEnv ?? 'HERD_MASTER_KEY'} as the Bearer token. The key '${result.key.name}' is not an admin key.`,
+      { reason: 'admin_only' },
+    );
   }
 }
 

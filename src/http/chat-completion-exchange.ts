@@ -13,7 +13,6 @@ import { validateChatRequest } from '../gateway/validate-chat-request.ts';
 import { COMPRESS_MIN_BYTES, compressBody, parseAcceptEncoding } from './accept-encoding.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';
 
-
 export interface ChatExchangeDeps {
   gateway: ChatGateway;
   authenticator: Authenticator;
@@ -46,7 +45,7 @@ export async function runChatCompletionExchange(deps: ChatExchangeDeps, req: Inc
   } catch (err) {
     const error = toHerdError(err);
     if (!handedOver) deps.gateway.reportRefused(error, false);
-    if (error.code === 'INTERNAL') deps.log?.(`gateway error: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    if (error.code === 'INTERNAL') deps.log?.(`gateway error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     if (res.headersSent) {
       if (!res.writableEnded) res.end();
       return;

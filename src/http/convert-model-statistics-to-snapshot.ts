@@ -44,18 +44,16 @@ export function convertModelStatisticsToSnapshot(stats: ModelStatistics, live: L
  * is filled from ModelRepositoryManager's onLoaded callback, keyed by the LoadedModel object so a
  * reload's new versions start fresh and unloaded ones are forgotten.
  */
-export function createServingStatsSource(
-  repository: { loadedModels(): LoadedModel[] },
-  loadSeconds: WeakMap<LoadedModel, number> = new WeakMap(),
-): () => InferenceStatsSnapshot[] {
-  return () => repository.loadedModels().map((model) => {
-    const seconds = loadSeconds.get(model);
-    return convertModelStatisticsToSnapshot(model.stats.snapshot(), {
-      pending: model.stats.pending,
-      failures: model.stats.failureCounts(),
-      ...(seconds === undefined ? {} : { loadDurationSecs: seconds }),
-      cacheEnabled: model.config.response_cache?.enable === true,
-      tags: model.config.metric_tags,
+export function createServingStatsSource(repository: { loadedModels(): LoadedModel[] }, loadSeconds: WeakMap<LoadedModel, number> = new WeakMap()): () => InferenceStatsSnapshot[] {
+  return () =>
+    repository.loadedModels().map((model) => {
+      const seconds = loadSeconds.get(model);
+      return convertModelStatisticsToSnapshot(model.stats.snapshot(), {
+        pending: model.stats.pending,
+        failures: model.stats.failureCounts(),
+        ...(seconds === undefined ? {} : { loadDurationSecs: seconds }),
+        cacheEnabled: model.config.response_cache?.enable === true,
+        tags: model.config.metric_tags,
+      });
     });
-  });
 }

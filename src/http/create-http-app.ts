@@ -17,7 +17,6 @@ import { registerAdminRoutes, type AdminDeps } from './admin-routes.ts';
 import { registerOpenAIRoutes, type OpenAIDeps } from './openai-routes.ts';
 import { registerSharedMemoryRoutes } from './shared-memory-routes.ts';
 
-
 export interface HttpAppOptions {
   maxInputSize: number;
   /** The LLM gateway's routes (/v1, /health), when the gateway is configured. */
@@ -38,10 +37,15 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
     ? createFastChatHandler({ gateway: gateway.gateway, authenticator: gateway.authenticator, log: gateway.log, isClosing, maxInputSize: options.maxInputSize })
     : () => false;
   const app = Fastify({
-    logger: false, bodyLimit: options.maxInputSize, return503OnClosing: true, forceCloseConnections: 'idle', clientErrorHandler: handleClientError,
-    serverFactory: (handler) => createServer((req, res) => {
-      if (!fastInfer(req, res) && !fastChat(req, res) && !fastGenerate(req, res)) handler(req, res);
-    }),
+    logger: false,
+    bodyLimit: options.maxInputSize,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    clientErrorHandler: handleClientError,
+    serverFactory: (handler) =>
+      createServer((req, res) => {
+        if (!fastInfer(req, res) && !fastChat(req, res) && !fastGenerate(req, res)) handler(req, res);
+      }),
   });
   const routes: { pattern: RegExp; methods: string[] }[] = [];
   const allow = (url: string, methods: string[]) => {
@@ -52,7 +56,9 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
     else routes.push({ pattern, methods: [...methods] });
   };
 
-  app.addHook('preClose', async () => { closing = true; });
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   // Hooks are callback-style with early returns: they run on every request, and async hooks cost
@@ -86,7 +92,10 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
     }
     reply.header('Content-Encoding', encoding);
     reply.removeHeader('content-length');
-    compressBody(payload, encoding).then((zipped) => done(null, zipped), (err: Error) => done(err));
+    compressBody(payload, encoding).then(
+      (zipped) => done(null, zipped),
+      (err: Error) => done(err),
+    );
   });
 
   app.setErrorHandler((error: FastifyError | HerdError, _request, reply) => {
@@ -101,7 +110,9 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
     if (path.startsWith('/v1/') || path === '/v1') {
       // OpenAI's own answer for a wrong URL or method, so SDK users see a familiar error.
       const status = route ? 405 : 404;
-      void reply.code(status).header('Content-Type', 'application/json')
+      void reply
+        .code(status)
+        .header('Content-Type', 'application/json')
         .send(JSON.stringify({ error: { message: `Invalid URL (${request.method} ${path})`, type: 'invalid_request_error', param: null, code: null } }));
       return;
     }

@@ -13,7 +13,9 @@ export function decodeContentEncoding(payload: Readable, encoding: string | unde
   else throw new HerdError('UNSUPPORTED', `unsupported Content-Encoding '${encoding}': use gzip, deflate or identity`);
   let received = 0;
   let decoded = 0;
-  payload.on('data', (chunk: Buffer) => { received += chunk.length; });
+  payload.on('data', (chunk: Buffer) => {
+    received += chunk.length;
+  });
   const counter = new Transform({
     transform(chunk: Buffer, _enc, done) {
       decoded += chunk.length;

@@ -40,7 +40,7 @@ export function createFastGenerateHandler(options: FastGenerateOptions): (req: I
       res.end(body);
     };
     readBody(req, (body) => {
-      let call;
+      let call: ReturnType<typeof decodeGenerateCall>;
       try {
         call = decodeGenerateCall(options, version === undefined ? { model } : { model, version }, body);
       } catch (err) {

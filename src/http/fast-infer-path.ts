@@ -54,16 +54,13 @@ export function createFastInferHandler(options: FastInferOptions): (req: Incomin
       return true;
     }
     readBody(req, (body) => {
-      runInferExchange(options.inference, options.sharedMemory, model, version, body, headers['inference-header-content-length']).then(
-        (reply) => {
-          const out: Record<string, string | number> = { 'content-type': reply.contentType, 'content-length': reply.body.length };
-          if (reply.headerLength !== undefined) out['inference-header-content-length'] = reply.headerLength;
-          if (options.isClosing()) out['connection'] = 'close';
-          res.writeHead(200, out);
-          res.end(reply.body);
-        },
-        sendError,
-      );
+      runInferExchange(options.inference, options.sharedMemory, model, version, body, headers['inference-header-content-length']).then((reply) => {
+        const out: Record<string, string | number> = { 'content-type': reply.contentType, 'content-length': reply.body.length };
+        if (reply.headerLength !== undefined) out['inference-header-content-length'] = reply.headerLength;
+        if (options.isClosing()) out['connection'] = 'close';
+        res.writeHead(200, out);
+        res.end(reply.body);
+      }, sendError);
     });
     return true;
   };

@@ -25,7 +25,10 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps,
     reply.hijack();
     await answerGenerateCall(deps, call, streaming, reply.raw);
   };
-  for (const [suffix, streaming] of [['generate', false], ['generate_stream', true]] as const) {
+  for (const [suffix, streaming] of [
+    ['generate', false],
+    ['generate_stream', true],
+  ] as const) {
     for (const url of [`/v2/models/:model/${suffix}`, `/v2/models/:model/versions/:version/${suffix}`]) {
       app.post<{ Params: ModelParams }>(url, route(streaming));
       allow(url, ['POST']);
@@ -101,7 +104,8 @@ async function writeSingle(res: ServerResponse, events: AsyncIterable<InferStrea
   if (res.destroyed) return;
   const single = bodies.length === 1 ? bodies[0] : undefined;
   const status = single?.status ?? bodies[0]?.status ?? 500;
-  const text = single?.text ?? JSON.stringify({ error: 'generate expects model to produce exactly 1 response, use generate stream for model that generates various number of responses' });
+  const text =
+    single?.text ?? JSON.stringify({ error: 'generate expects model to produce exactly 1 response, use generate stream for model that generates various number of responses' });
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }

@@ -15,7 +15,12 @@ export interface InferReply {
 }
 
 export async function runInferExchange(
-  inference: InferenceService, shm: SystemSharedMemoryRegistry, modelName: string, rawVersion: string | undefined, body: Buffer, headerLength: string | string[] | undefined,
+  inference: InferenceService,
+  shm: SystemSharedMemoryRegistry,
+  modelName: string,
+  rawVersion: string | undefined,
+  body: Buffer,
+  headerLength: string | string[] | undefined,
 ): Promise<InferReply> {
   const version = parseVersion(rawVersion);
   // The model first, as Triton does: a request to an unknown model says so, whatever its body.

@@ -39,7 +39,7 @@ export interface KserveErrorAnswer {
 export function createKserveErrorAnswer(status: number, message: string, cause?: unknown): KserveErrorAnswer {
   // 501 and 503 are expected refusals (not implemented, overloaded, unloading): the client is told, the log stays quiet.
   const logged = status >= 500 && status !== 501 && status !== 503;
-  const detail = cause instanceof Error ? cause.stack ?? cause.message : message;
+  const detail = cause instanceof Error ? (cause.stack ?? cause.message) : message;
   return { status, body: JSON.stringify({ error: message }), logLine: logged ? `internal error: ${detail}` : undefined };
 }
 

@@ -18,9 +18,7 @@ export interface OpenAIDeps {
   log?: (line: string) => void;
 }
 
-export function registerOpenAIRoutes(
-  app: FastifyInstance, deps: OpenAIDeps, allow: (url: string, methods: string[]) => void, isClosing: () => boolean,
-): void {
+export function registerOpenAIRoutes(app: FastifyInstance, deps: OpenAIDeps, allow: (url: string, methods: string[]) => void, isClosing: () => boolean): void {
   void app.register(async (scope) => {
     scope.setErrorHandler((error: Error, request, reply) => {
       const herd = toHerdError(error instanceof HerdError ? error : fastifyErrorToHerd(error));
@@ -42,14 +40,20 @@ export function registerOpenAIRoutes(
     scope.get('/v1/models', async (req, reply) => {
       const key = authenticate(deps.authenticator, req);
       const data = deps.chat.listModels((model) => !deps.authenticator.authorizeModel(key, model));
-      return reply.code(200).header('content-type', 'application/json').send(JSON.stringify({ object: 'list', data }));
+      return reply
+        .code(200)
+        .header('content-type', 'application/json')
+        .send(JSON.stringify({ object: 'list', data }));
     });
     allow('/v1/models', ['GET', 'HEAD']);
 
     scope.get('/health', async (_req, reply) => {
       const health = deps.chat.health();
       const status = health.providers.some((p) => p.enabled) ? 'ok' : 'no_providers';
-      return reply.code(200).header('content-type', 'application/json').send(JSON.stringify({ status, ...health }));
+      return reply
+        .code(200)
+        .header('content-type', 'application/json')
+        .send(JSON.stringify({ status, ...health }));
     });
     allow('/health', ['GET', 'HEAD']);
   });

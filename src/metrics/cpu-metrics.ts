@@ -6,11 +6,20 @@ import { createComputedGauge } from './computed-metric.ts';
 
 /** The aggregate `cpu` line of /proc/stat, in USER_HZ ticks (guest time is already in user/nice). */
 export interface CpuTimes {
-  user: number; nice: number; system: number; idle: number;
-  iowait: number; irq: number; softirq: number; steal: number;
+  user: number;
+  nice: number;
+  system: number;
+  idle: number;
+  iowait: number;
+  irq: number;
+  softirq: number;
+  steal: number;
 }
 
-export interface MemoryBytes { totalBytes: number; usedBytes: number }
+export interface MemoryBytes {
+  totalBytes: number;
+  usedBytes: number;
+}
 
 const CPU_FIELDS = ['user', 'nice', 'system', 'idle', 'iowait', 'irq', 'softirq', 'steal'] as const;
 
@@ -22,7 +31,9 @@ export function parseProcStat(text: string): CpuTimes | undefined {
   // Kernels before 2.6.11 print fewer columns; the missing ones are 0 there.
   if (values.length < 4 || values.some((v) => !Number.isFinite(v))) return undefined;
   const times = {} as CpuTimes;
-  CPU_FIELDS.forEach((field, i) => { times[field] = values[i] ?? 0; });
+  CPU_FIELDS.forEach((field, i) => {
+    times[field] = values[i] ?? 0;
+  });
   return times;
 }
 
@@ -106,15 +117,24 @@ export function registerCpuMetrics(registry: Registry, options: CpuMetricsOption
   };
 
   createComputedGauge({
-    registry, name: 'nv_cpu_utilization', help: 'CPU utilization rate [0.0 - 1.0]', labelNames: [],
+    registry,
+    name: 'nv_cpu_utilization',
+    help: 'CPU utilization rate [0.0 - 1.0]',
+    labelNames: [],
     read: () => [{ labels: {}, value: currentUtilization() }],
   });
   createComputedGauge({
-    registry, name: 'nv_cpu_memory_total_bytes', help: 'CPU total memory (RAM), in bytes', labelNames: [],
+    registry,
+    name: 'nv_cpu_memory_total_bytes',
+    help: 'CPU total memory (RAM), in bytes',
+    labelNames: [],
     read: () => [{ labels: {}, value: readMemory().totalBytes }],
   });
   createComputedGauge({
-    registry, name: 'nv_cpu_memory_used_bytes', help: 'CPU used memory (RAM), in bytes', labelNames: [],
+    registry,
+    name: 'nv_cpu_memory_used_bytes',
+    help: 'CPU used memory (RAM), in bytes',
+    labelNames: [],
     read: () => [{ labels: {}, value: readMemory().usedBytes }],
   });
   return true;

@@ -78,7 +78,8 @@ export function registerGatewayRequestMetrics(options: GatewayMetricsOptions): G
   const all = () => totals.values();
 
   createComputedCounter<ModelProvider | 'status_class' | 'cache'>({
-    registry, name: 'herd_gateway_requests_total',
+    registry,
+    name: 'herd_gateway_requests_total',
     help: 'Chat completion requests through the gateway, by answering (or last tried) model and provider, HTTP status class and cache outcome',
     labelNames: ['model', 'provider', 'status_class', 'cache'],
     read: function* () {
@@ -86,7 +87,8 @@ export function registerGatewayRequestMetrics(options: GatewayMetricsOptions): G
     },
   });
   createComputedCounter<ModelProvider | 'kind'>({
-    registry, name: 'herd_gateway_tokens_total',
+    registry,
+    name: 'herd_gateway_tokens_total',
     help: 'Tokens used upstream, by kind (prompt includes cached_prompt and cache_write; completion includes reasoning); cache hits excluded',
     labelNames: ['model', 'provider', 'kind'],
     read: function* () {
@@ -95,36 +97,54 @@ export function registerGatewayRequestMetrics(options: GatewayMetricsOptions): G
       }
     },
   });
-  const usd = (pick: (t: Totals) => number | undefined) => function* (): Iterable<Sample<ModelProvider>> {
-    for (const t of all()) {
-      const micros = pick(t);
-      if (micros !== undefined) yield { labels: t.labels, value: micros / 1e6 };
-    }
-  };
+  const usd = (pick: (t: Totals) => number | undefined) =>
+    function* (): Iterable<Sample<ModelProvider>> {
+      for (const t of all()) {
+        const micros = pick(t);
+        if (micros !== undefined) yield { labels: t.labels, value: micros / 1e6 };
+      }
+    };
   createComputedCounter<ModelProvider>({
-    registry, name: 'herd_gateway_cost_usd_total', help: 'What answered requests cost, in true USD (billing\'s price at the market rate)',
-    labelNames: ['model', 'provider'], read: usd((t) => t.usdMicros),
+    registry,
+    name: 'herd_gateway_cost_usd_total',
+    help: "What answered requests cost, in true USD (billing's price at the market rate)",
+    labelNames: ['model', 'provider'],
+    read: usd((t) => t.usdMicros),
   });
   createComputedCounter<ModelProvider>({
-    registry, name: 'herd_gateway_cache_saved_usd_total', help: 'What the answers served from the cache cost when first bought, in USD',
-    labelNames: ['model', 'provider'], read: usd((t) => t.savedUsdMicros),
+    registry,
+    name: 'herd_gateway_cache_saved_usd_total',
+    help: 'What the answers served from the cache cost when first bought, in USD',
+    labelNames: ['model', 'provider'],
+    read: usd((t) => t.savedUsdMicros),
   });
 
   const upstream = new Histogram<'provider'>({
-    name: 'herd_gateway_upstream_latency_seconds', help: 'Time waiting on upstreams per answered request, failed attempts included; a stream until its last chunk',
-    labelNames: ['provider'], buckets: UPSTREAM_BUCKETS_S, registers: [registry],
+    name: 'herd_gateway_upstream_latency_seconds',
+    help: 'Time waiting on upstreams per answered request, failed attempts included; a stream until its last chunk',
+    labelNames: ['provider'],
+    buckets: UPSTREAM_BUCKETS_S,
+    registers: [registry],
   });
   const ttft = new Histogram<'provider'>({
-    name: 'herd_gateway_time_to_first_token_seconds', help: 'Streamed requests: from arrival to the first chunk being ready',
-    labelNames: ['provider'], buckets: TTFT_BUCKETS_S, registers: [registry],
+    name: 'herd_gateway_time_to_first_token_seconds',
+    help: 'Streamed requests: from arrival to the first chunk being ready',
+    labelNames: ['provider'],
+    buckets: TTFT_BUCKETS_S,
+    registers: [registry],
   });
   const queueWait = new Histogram({
-    name: 'herd_gateway_queue_wait_seconds', help: 'Time a request that went upstream spent queued for admission (priority queue and provider limits)',
-    buckets: QUEUE_WAIT_BUCKETS_S, registers: [registry],
+    name: 'herd_gateway_queue_wait_seconds',
+    help: 'Time a request that went upstream spent queued for admission (priority queue and provider limits)',
+    buckets: QUEUE_WAIT_BUCKETS_S,
+    registers: [registry],
   });
   const overhead = new Histogram<'cache'>({
-    name: 'herd_gateway_overhead_seconds', help: 'Herd\'s own time per request in the request flow: elapsed minus upstream and queue/retry waits',
-    labelNames: ['cache'], buckets: OVERHEAD_BUCKETS_S, registers: [registry],
+    name: 'herd_gateway_overhead_seconds',
+    help: "Herd's own time per request in the request flow: elapsed minus upstream and queue/retry waits",
+    labelNames: ['cache'],
+    buckets: OVERHEAD_BUCKETS_S,
+    registers: [registry],
   });
   // prom-client hashes the label object on every observe; reusing one object per value at least spares the allocation.
   const providerLabels = new Map<string, { provider: string }>();
@@ -210,42 +230,59 @@ export function registerGatewayStateMetrics(registry: Registry, sources: Gateway
   const { cache, modelQueues, providerQueues, breakers } = sources;
   if (cache) {
     createComputedCounter<'tier'>({
-      registry, name: 'herd_gateway_cache_hits_total', help: 'Exact-match cache lookups answered, by the tier that had the entry',
+      registry,
+      name: 'herd_gateway_cache_hits_total',
+      help: 'Exact-match cache lookups answered, by the tier that had the entry',
       labelNames: ['tier'],
       read: () => {
         const s = cache();
-        return [{ labels: { tier: 'memory' }, value: s.memoryHits }, { labels: { tier: 'redis' }, value: s.redisHits }];
+        return [
+          { labels: { tier: 'memory' }, value: s.memoryHits },
+          { labels: { tier: 'redis' }, value: s.redisHits },
+        ];
       },
     });
     const read = (value: (s: CacheStatsSample) => number) => () => [{ labels: {}, value: value(cache()) }];
     createComputedCounter({
-      registry, name: 'herd_gateway_cache_misses_total', help: 'Exact-match cache lookups that found nothing this request may be served',
-      labelNames: [], read: read((s) => s.misses),
+      registry,
+      name: 'herd_gateway_cache_misses_total',
+      help: 'Exact-match cache lookups that found nothing this request may be served',
+      labelNames: [],
+      read: read((s) => s.misses),
     });
     createComputedCounter({
-      registry, name: 'herd_gateway_cache_evictions_total', help: 'Entries the memory tier dropped to stay within its size bounds',
-      labelNames: [], read: read((s) => s.evictions),
+      registry,
+      name: 'herd_gateway_cache_evictions_total',
+      help: 'Entries the memory tier dropped to stay within its size bounds',
+      labelNames: [],
+      read: read((s) => s.evictions),
     });
     createComputedGauge({ registry, name: 'herd_gateway_cache_entries', help: 'Entries in the memory tier', labelNames: [], read: read((s) => s.entries) });
     createComputedGauge({ registry, name: 'herd_gateway_cache_bytes', help: 'Size of the answers in the memory tier, in bytes', labelNames: [], read: read((s) => s.bytes) });
   }
   if (modelQueues) {
     createComputedGauge<'upstream'>({
-      registry, name: 'herd_gateway_queue_depth', help: 'Requests waiting for a slot on an upstream model (provider/upstream_model), all priorities',
+      registry,
+      name: 'herd_gateway_queue_depth',
+      help: 'Requests waiting for a slot on an upstream model (provider/upstream_model), all priorities',
       labelNames: ['upstream'],
       read: () => [...modelQueues()].map((q) => ({ labels: { upstream: q.upstreamModel }, value: sumWaiting(q) })),
     });
   }
   if (providerQueues) {
     createComputedGauge<'provider'>({
-      registry, name: 'herd_gateway_provider_queue_depth', help: 'Requests waiting for a provider account\'s RPM or concurrency limit, all priorities',
+      registry,
+      name: 'herd_gateway_provider_queue_depth',
+      help: "Requests waiting for a provider account's RPM or concurrency limit, all priorities",
       labelNames: ['provider'],
       read: () => [...providerQueues()].map((q) => ({ labels: { provider: q.provider }, value: sumWaiting(q) })),
     });
   }
   if (breakers) {
     createComputedGauge<'provider' | 'upstream_model'>({
-      registry, name: 'herd_gateway_breaker_state', help: 'Circuit breaker of each deployment: 0 closed, 1 half-open, 2 open',
+      registry,
+      name: 'herd_gateway_breaker_state',
+      help: 'Circuit breaker of each deployment: 0 closed, 1 half-open, 2 open',
       labelNames: ['provider', 'upstream_model'],
       read: () => [...breakers()].map((b) => ({ labels: { provider: b.provider, upstream_model: b.upstreamModel }, value: BREAKER_STATE_VALUES[b.breaker] })),
     });

@@ -21,11 +21,31 @@ const COUNTERS: readonly { name: string; help: string; value: (s: InferenceStats
   { name: 'nv_inference_count', help: 'Number of inferences performed (does not include cached requests)', value: (s) => s.inference_count },
   { name: 'nv_inference_exec_count', help: 'Number of model executions performed (does not include cached requests)', value: (s) => s.execution_count },
   // Triton counts only successful requests in the duration counters (a failure adds to the failure count alone).
-  { name: 'nv_inference_request_duration_us', help: 'Cumulative inference request duration in microseconds (includes cached requests)', value: (s) => convertDurationToTritonUs(s.success) },
-  { name: 'nv_inference_queue_duration_us', help: 'Cumulative inference queuing duration in microseconds (includes cached requests)', value: (s) => convertDurationToTritonUs(s.queue) },
-  { name: 'nv_inference_compute_input_duration_us', help: 'Cumulative compute input duration in microseconds (does not include cached requests)', value: (s) => convertDurationToTritonUs(s.compute_input) },
-  { name: 'nv_inference_compute_infer_duration_us', help: 'Cumulative compute inference duration in microseconds (does not include cached requests)', value: (s) => convertDurationToTritonUs(s.compute_infer) },
-  { name: 'nv_inference_compute_output_duration_us', help: 'Cumulative inference compute output duration in microseconds (does not include cached requests)', value: (s) => convertDurationToTritonUs(s.compute_output) },
+  {
+    name: 'nv_inference_request_duration_us',
+    help: 'Cumulative inference request duration in microseconds (includes cached requests)',
+    value: (s) => convertDurationToTritonUs(s.success),
+  },
+  {
+    name: 'nv_inference_queue_duration_us',
+    help: 'Cumulative inference queuing duration in microseconds (includes cached requests)',
+    value: (s) => convertDurationToTritonUs(s.queue),
+  },
+  {
+    name: 'nv_inference_compute_input_duration_us',
+    help: 'Cumulative compute input duration in microseconds (does not include cached requests)',
+    value: (s) => convertDurationToTritonUs(s.compute_input),
+  },
+  {
+    name: 'nv_inference_compute_infer_duration_us',
+    help: 'Cumulative compute inference duration in microseconds (does not include cached requests)',
+    value: (s) => convertDurationToTritonUs(s.compute_infer),
+  },
+  {
+    name: 'nv_inference_compute_output_duration_us',
+    help: 'Cumulative inference compute output duration in microseconds (does not include cached requests)',
+    value: (s) => convertDurationToTritonUs(s.compute_output),
+  },
 ];
 
 /**
@@ -77,7 +97,11 @@ export function registerInferenceMetrics(registry: Registry, source: () => reado
   // Triton creates these only for models with response_cache enabled (metric_model_reporter.cc).
   for (const family of options.cache ? CACHE_COUNTERS : []) {
     createComputedCounter<ModelLabel>({
-      registry, name: family.name, help: family.help, labelNames: ['model', 'version'], extraLabels,
+      registry,
+      name: family.name,
+      help: family.help,
+      labelNames: ['model', 'version'],
+      extraLabels,
       read: () => read().flatMap((s) => (s.cache === undefined ? [] : [{ labels: labelsOf(s), value: family.value(s.cache) }])),
     });
   }
@@ -123,7 +147,9 @@ function memoizePerScrape<T>(source: () => readonly T[]): () => readonly T[] {
   return () => {
     if (current === undefined) {
       current = source();
-      queueMicrotask(() => { current = undefined; });
+      queueMicrotask(() => {
+        current = undefined;
+      });
     }
     return current;
   };

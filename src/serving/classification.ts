@@ -149,10 +149,7 @@ export function readModelLabels(config: ModelConfig, modelPath: string): Map<str
     const path = join(modelPath, output.label_filename);
     const inside = relative(modelPath, path);
     if (inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside)) {
-      throw new HerdError(
-        'UNSUPPORTED',
-        `label file path '${path}' for output '${output.name}' in model '${config.name}' is outside model directory`,
-      );
+      throw new HerdError('UNSUPPORTED', `label file path '${path}' for output '${output.name}' in model '${config.name}' is outside model directory`);
     }
     labels.set(output.name, readLabelFile(path));
   }

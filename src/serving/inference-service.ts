@@ -48,7 +48,10 @@ const NO_OUTPUT_NAMES: readonly string[] = [];
 
 export class InferenceService {
   /** `cache` is the server-wide response cache (--cache-config); models opt in with response_cache { enable: true }. */
-  constructor(private readonly repository: ModelRepositoryManager, private readonly cache?: InferenceResponseCache) {}
+  constructor(
+    private readonly repository: ModelRepositoryManager,
+    private readonly cache?: InferenceResponseCache,
+  ) {}
 
   /** One request, one answer. A decoupled model answers UNSUPPORTED here: its responses need streamInfer. */
   async infer(call: InferCall): Promise<InferAnswer> {
@@ -152,9 +155,14 @@ export class InferenceService {
 
   metadata(name: string, version?: number): ModelMetadata {
     const model = this.repository.get(name, version);
-    const versions = version !== undefined
-      ? [version]
-      : this.repository.loadedModels().filter((m) => m.name === name).map((m) => m.version).sort((a, b) => a - b);
+    const versions =
+      version !== undefined
+        ? [version]
+        : this.repository
+            .loadedModels()
+            .filter((m) => m.name === name)
+            .map((m) => m.version)
+            .sort((a, b) => a - b);
     return createModelMetadata(model.config, versions);
   }
 

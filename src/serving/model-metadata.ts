@@ -2,8 +2,18 @@
 import { mapConfigTypeToDataType } from '../core/datatype.ts';
 import type { ModelConfig } from './repository/model-config.ts';
 
-export interface TensorMetadata { name: string; datatype: string; shape: number[] }
-export interface ModelMetadata { name: string; versions: string[]; platform: string; inputs: TensorMetadata[]; outputs: TensorMetadata[] }
+export interface TensorMetadata {
+  name: string;
+  datatype: string;
+  shape: number[];
+}
+export interface ModelMetadata {
+  name: string;
+  versions: string[];
+  platform: string;
+  inputs: TensorMetadata[];
+  outputs: TensorMetadata[];
+}
 
 export function createModelMetadata(config: ModelConfig, versions: readonly number[]): ModelMetadata {
   const batchDim = config.max_batch_size > 0 ? [-1] : [];

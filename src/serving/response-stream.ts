@@ -19,7 +19,10 @@ export class ResponseStream<Answer> implements ResponseSender, AsyncIterable<Inf
   private readonly controller = new AbortController();
 
   /** `toAnswer` shapes a backend's outputs for the client (requested subset, classification); it may throw. */
-  constructor(private readonly toAnswer: (result: Extract<InferenceResult, { ok: true }>) => Answer, cancel?: AbortSignal) {
+  constructor(
+    private readonly toAnswer: (result: Extract<InferenceResult, { ok: true }>) => Answer,
+    cancel?: AbortSignal,
+  ) {
     if (cancel?.aborted) this.controller.abort(cancel.reason);
     else cancel?.addEventListener('abort', () => this.controller.abort(cancel.reason), { once: true });
   }

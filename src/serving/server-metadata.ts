@@ -1,7 +1,11 @@
 // What GET /v2 answers: the server's name, version and the KServe/Triton extensions Herd implements.
 import { readFileSync } from 'node:fs';
 
-export interface ServerMetadata { name: string; version: string; extensions: string[] }
+export interface ServerMetadata {
+  name: string;
+  version: string;
+  extensions: string[];
+}
 
 /** Only extensions that are really implemented are listed: clients use this to decide what to call. */
 export const SUPPORTED_EXTENSIONS = [

@@ -1,9 +1,17 @@
 // Per model-version statistics with Triton's counting rules: one success/queue/compute record per
 // request, inference_count counts batch elements, execution_count counts backend executions.
 
-export interface Duration { count: number; ns: number }
+export interface Duration {
+  count: number;
+  ns: number;
+}
 
-export interface BatchStat { batch_size: number; compute_input: Duration; compute_infer: Duration; compute_output: Duration }
+export interface BatchStat {
+  batch_size: number;
+  compute_input: Duration;
+  compute_infer: Duration;
+  compute_output: Duration;
+}
 
 /** What GET /v2/models/{m}/stats returns for one version (Triton's field names). */
 export interface ModelStatistics {
@@ -13,9 +21,14 @@ export interface ModelStatistics {
   inference_count: number;
   execution_count: number;
   inference_stats: {
-    success: Duration; fail: Duration; queue: Duration;
-    compute_input: Duration; compute_infer: Duration; compute_output: Duration;
-    cache_hit: Duration; cache_miss: Duration;
+    success: Duration;
+    fail: Duration;
+    queue: Duration;
+    compute_input: Duration;
+    compute_infer: Duration;
+    compute_output: Duration;
+    cache_hit: Duration;
+    cache_miss: Duration;
   };
   response_stats: Record<string, never>;
   batch_stats: BatchStat[];
@@ -36,7 +49,10 @@ export type FailureReason = 'REJECTED' | 'CANCELED' | 'BACKEND' | 'OTHER';
 
 const zero = (): Duration => ({ count: 0, ns: 0 });
 // Whole nanoseconds, as Triton reports them: the clock reads fractional milliseconds.
-const add = (d: Duration, ns: number): void => { d.count += 1; d.ns += Math.round(ns); };
+const add = (d: Duration, ns: number): void => {
+  d.count += 1;
+  d.ns += Math.round(ns);
+};
 
 export class ModelStats {
   private readonly stats: ModelStatistics;
@@ -47,12 +63,24 @@ export class ModelStats {
 
   constructor(name: string, version: number) {
     this.stats = {
-      name, version: String(version), last_inference: 0, inference_count: 0, execution_count: 0,
+      name,
+      version: String(version),
+      last_inference: 0,
+      inference_count: 0,
+      execution_count: 0,
       inference_stats: {
-        success: zero(), fail: zero(), queue: zero(), compute_input: zero(), compute_infer: zero(),
-        compute_output: zero(), cache_hit: zero(), cache_miss: zero(),
+        success: zero(),
+        fail: zero(),
+        queue: zero(),
+        compute_input: zero(),
+        compute_infer: zero(),
+        compute_output: zero(),
+        cache_hit: zero(),
+        cache_miss: zero(),
       },
-      response_stats: {}, batch_stats: [], memory_usage: [],
+      response_stats: {},
+      batch_stats: [],
+      memory_usage: [],
     };
   }
 

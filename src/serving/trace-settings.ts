@@ -6,7 +6,12 @@ import { HerdError, invalidArg } from '../core/errors.ts';
 export type TraceSettingValues = Record<string, string[]>;
 
 const GLOBAL_DEFAULTS: Readonly<TraceSettingValues> = {
-  trace_level: ['OFF'], trace_rate: ['1000'], trace_count: ['-1'], log_frequency: ['0'], trace_file: [''], trace_mode: ['triton'],
+  trace_level: ['OFF'],
+  trace_rate: ['1000'],
+  trace_count: ['-1'],
+  log_frequency: ['0'],
+  trace_file: [''],
+  trace_mode: ['triton'],
 };
 const UPDATABLE = new Set(['trace_level', 'trace_rate', 'trace_count', 'log_frequency']);
 const LEVELS = new Set(['OFF', 'TIMESTAMPS', 'TENSORS']);

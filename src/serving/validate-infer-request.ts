@@ -117,7 +117,7 @@ function validateInput(tensor: Tensor, input: ConfigInput, context: InputCheckCo
     const expected = config.max_batch_size > 0 ? [-1, ...input.dims] : input.dims;
     throw invalidArg(
       `${log}unexpected shape for input '${name}' for model '${model}'. Expected ${formatDims(expected)}, ` +
-      `got ${formatDims(tensor.shape)}. ${config.max_batch_size > 0 ? BATCH_NOTE : ''}`,
+        `got ${formatDims(tensor.shape)}. ${config.max_batch_size > 0 ? BATCH_NOTE : ''}`,
     );
   }
 
@@ -167,13 +167,15 @@ function inputCountError(config: ValidationModelConfig, request: InferRequestToV
   const given = new Set(request.inputs.map((t) => t.name));
   const got = `[${request.inputs.map((t) => `'${t.name}'`).join(',')}]`;
   // Triton prints "]" when nothing is missing (it pops the opening bracket); we print "[]".
-  const missing = `[${config.input.filter((i) => !i.optional && !given.has(i.name)).map((i) => `'${i.name}'`).join(',')}]`;
-  const expected = requiredCount === config.input.length
-    ? `expected ${config.input.length} inputs`
-    : `expected number of inputs between ${requiredCount} and ${config.input.length}`;
+  const missing = `[${config.input
+    .filter((i) => !i.optional && !given.has(i.name))
+    .map((i) => `'${i.name}'`)
+    .join(',')}]`;
+  const expected =
+    requiredCount === config.input.length ? `expected ${config.input.length} inputs` : `expected number of inputs between ${requiredCount} and ${config.input.length}`;
   return invalidArg(
     `${log}${expected} but got ${request.inputs.length} inputs for model '${config.name}'. ` +
-    `Got input(s) ${got}, but missing required input(s) ${missing}. Please provide all required input(s).`,
+      `Got input(s) ${got}, but missing required input(s) ${missing}. Please provide all required input(s).`,
   );
 }
 

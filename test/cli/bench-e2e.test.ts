@@ -31,11 +31,16 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'herd-bench-e2e-'));
   const repository = join(dir, 'repository');
   mkdirSync(join(repository, 'flaky', '1'), { recursive: true });
-  writeFileSync(join(repository, 'flaky', 'config.pbtxt'), [
-    'name: "flaky"', 'backend: "js"', 'max_batch_size: 4',
-    'input [ { name: "IN" data_type: TYPE_INT32 dims: [ 2 ] } ]',
-    'output [ { name: "OUT" data_type: TYPE_INT32 dims: [ 2 ] } ]',
-  ].join('\n'));
+  writeFileSync(
+    join(repository, 'flaky', 'config.pbtxt'),
+    [
+      'name: "flaky"',
+      'backend: "js"',
+      'max_batch_size: 4',
+      'input [ { name: "IN" data_type: TYPE_INT32 dims: [ 2 ] } ]',
+      'output [ { name: "OUT" data_type: TYPE_INT32 dims: [ 2 ] } ]',
+    ].join('\n'),
+  );
   writeFileSync(join(repository, 'flaky', '1', 'model.mjs'), FLAKY_MODEL);
   // Explicit mode loads only what the tests use: the whole example repository takes seconds to load.
   server = await startTestServer({ repositories: [EXAMPLE_REPOSITORY, repository], controlMode: 'explicit', loadModel: ['add_sub', 'flaky'] });
@@ -49,22 +54,40 @@ function captureIo(): BenchIo & { out: () => string; err: () => string } {
   let out = '';
   let err = '';
   return {
-    stdout: { write: (text: string) => { out += text; } },
-    stderr: { write: (text: string) => { err += text; }, isTTY: false },
+    stdout: {
+      write: (text: string) => {
+        out += text;
+      },
+    },
+    stderr: {
+      write: (text: string) => {
+        err += text;
+      },
+      isTTY: false,
+    },
     out: () => out,
     err: () => err,
   };
 }
 
-const CSV_HEADER = 'Concurrency,Inferences/Second,Client Send,Network+Server Send/Recv,Server Queue,Server Compute Input,' +
+const CSV_HEADER =
+  'Concurrency,Inferences/Second,Client Send,Network+Server Send/Recv,Server Queue,Server Compute Input,' +
   'Server Compute Infer,Server Compute Output,Client Recv,p50 latency,p90 latency,p95 latency,p99 latency';
 
-test('a concurrency sweep 1:2 writes perf_analyzer\'s CSV with non-zero throughput and server breakdown', async () => {
+test("a concurrency sweep 1:2 writes perf_analyzer's CSV with non-zero throughput and server breakdown", async () => {
   const csvFile = join(dir, 'results.csv');
   const io = captureIo();
-  const report = await runBenchCommand({
-    modelName: 'add_sub', url: server.httpUrl, concurrencyRange: '1:2', measurementInterval: '300', maxTrials: '3', filename: csvFile,
-  }, io);
+  const report = await runBenchCommand(
+    {
+      modelName: 'add_sub',
+      url: server.httpUrl,
+      concurrencyRange: '1:2',
+      measurementInterval: '300',
+      maxTrials: '3',
+      filename: csvFile,
+    },
+    io,
+  );
 
   const lines = readFileSync(csvFile, 'utf8').trimEnd().split('\n');
   assert.equal(lines[0], CSV_HEADER);
@@ -73,7 +96,10 @@ test('a concurrency sweep 1:2 writes perf_analyzer\'s CSV with non-zero throughp
   assert.deepEqual(rows.map((r) => r[0]).sort(), [1, 2]);
   for (const row of rows) {
     assert.equal(row.length, 13);
-    assert.ok(row.every((v) => Number.isFinite(v) && v >= 0), lines.join('\n'));
+    assert.ok(
+      row.every((v) => Number.isFinite(v) && v >= 0),
+      lines.join('\n'),
+    );
     assert.ok((row[1] as number) > 0, 'Inferences/Second');
     assert.ok((row[6] as number) > 0 || (row[5] as number) > 0, 'server compute from /stats deltas');
     assert.ok((row[9] as number) > 0, 'p50 latency');
@@ -89,9 +115,18 @@ test('a concurrency sweep 1:2 writes perf_analyzer\'s CSV with non-zero throughp
 
 test('open loop on a model that fails some requests: failures counted and reported, the run completes', async () => {
   const io = captureIo();
-  const report = await runBenchCommand({
-    modelName: 'flaky', url: server.httpUrl, requestRateRange: '200', measurementInterval: '200', maxTrials: '3', batchSize: '2', json: true,
-  }, io);
+  const report = await runBenchCommand(
+    {
+      modelName: 'flaky',
+      url: server.httpUrl,
+      requestRateRange: '200',
+      measurementInterval: '200',
+      maxTrials: '3',
+      batchSize: '2',
+      json: true,
+    },
+    io,
+  );
   const [r] = report.results;
   assert.ok(r !== undefined && r.mode === 'request-rate');
   assert.ok(r.inferPerSec > 0);
@@ -103,8 +138,13 @@ test('open loop on a model that fails some requests: failures counted and report
 });
 
 test('an unknown model and an unreachable server are one clear error each', async () => {
-  await assert.rejects(runBenchCommand({ modelName: 'nope', url: server.httpUrl }, captureIo()),
-    (err: unknown) => err instanceof HerdError && err.message === "Request for unknown model: 'nope' is not found");
-  await assert.rejects(runBenchCommand({ modelName: 'add_sub', url: '127.0.0.1:1' }, captureIo()),
-    (err: unknown) => err instanceof HerdError && err.code === 'UNAVAILABLE' && /^cannot reach the server at http:\/\/127\.0\.0\.1:1: /.test(err.message) && !err.message.includes('\n'));
+  await assert.rejects(
+    runBenchCommand({ modelName: 'nope', url: server.httpUrl }, captureIo()),
+    (err: unknown) => err instanceof HerdError && err.message === "Request for unknown model: 'nope' is not found",
+  );
+  await assert.rejects(
+    runBenchCommand({ modelName: 'add_sub', url: '127.0.0.1:1' }, captureIo()),
+    (err: unknown) =>
+      err instanceof HerdError && err.code === 'UNAVAILABLE' && /^cannot reach the server at http:\/\/127\.0\.0\.1:1: /.test(err.message) && !err.message.includes('\n'),
+  );
 });

@@ -40,17 +40,26 @@ after(() => {
 });
 
 const settings = (mode: LevelSettings['mode'], level: number): LevelSettings => ({
-  mode, level, batchSize: 1, measurementIntervalMs: 200, stabilityPercentage: 10, maxTrials: 3, percentile: undefined,
+  mode,
+  level,
+  batchSize: 1,
+  measurementIntervalMs: 200,
+  stabilityPercentage: 10,
+  maxTrials: 3,
+  percentile: undefined,
 });
 
 test('closed loop against a bare node:http server completes requests and reports its ceiling', async (t) => {
   const concurrency = 8;
   const client = new KserveHttpClient({ url, connections: concurrency, pipelining: 1 });
   // Half a second first: cold, both processes run ~10x slower (interpreted JS, llhttp's wasm not tiered up).
-  await measureLevel({ ...settings('concurrency', concurrency), maxTrials: 1, measurementIntervalMs: 500 }, {
-    generator: new ConcurrencyLoad(client, request, concurrency),
-    readCounters: async () => createZeroCounters(),
-  });
+  await measureLevel(
+    { ...settings('concurrency', concurrency), maxTrials: 1, measurementIntervalMs: 500 },
+    {
+      generator: new ConcurrencyLoad(client, request, concurrency),
+      readCounters: async () => createZeroCounters(),
+    },
+  );
   const cpuBefore = process.cpuUsage();
   const result = await measureLevel(settings('concurrency', concurrency), {
     generator: new ConcurrencyLoad(client, request, concurrency),
@@ -60,8 +69,10 @@ test('closed loop against a bare node:http server completes requests and reports
   await client.destroy();
   // maxTrials 3: every measured window is in the result, so requestCount is every request sent.
   const cpuUsPerRequest = (cpu.user + cpu.system) / result.requestCount;
-  t.diagnostic(`generator ceiling at concurrency ${concurrency}: ${Math.round(result.inferPerSec)} req/s, ` +
-    `avg ${Math.round(result.latency.avgUs)} µs, ~${cpuUsPerRequest.toFixed(1)} CPU-µs per request in the generator process`);
+  t.diagnostic(
+    `generator ceiling at concurrency ${concurrency}: ${Math.round(result.inferPerSec)} req/s, ` +
+      `avg ${Math.round(result.latency.avgUs)} µs, ~${cpuUsPerRequest.toFixed(1)} CPU-µs per request in the generator process`,
+  );
   assert.equal(result.failedCount, 0);
   // No speed threshold here (timed assertions flake on a shared box); the ceiling is reported above.
   assert.ok(result.requestCount > 0, 'the generator completed requests');
@@ -69,10 +80,13 @@ test('closed loop against a bare node:http server completes requests and reports
 
 test('open loop keeps its schedule whatever the answers', async () => {
   const client = new KserveHttpClient({ url, connections: 64, pipelining: 1 });
-  const result = await measureLevel({ ...settings('request-rate', 500), maxTrials: 2 }, {
-    generator: new RequestRateLoad(client, request, 500, 'poisson', Math.random),
-    readCounters: async () => createZeroCounters(),
-  });
+  const result = await measureLevel(
+    { ...settings('request-rate', 500), maxTrials: 2 },
+    {
+      generator: new RequestRateLoad(client, request, 500, 'poisson', Math.random),
+      readCounters: async () => createZeroCounters(),
+    },
+  );
   await client.destroy();
   assert.ok(result.sendPerSec > 350 && result.sendPerSec < 650, `sent ${result.sendPerSec}/s at 500/s (Poisson)`);
   assert.ok(Math.abs(result.inferPerSec - result.sendPerSec) < result.sendPerSec * 0.2);
@@ -81,16 +95,27 @@ test('open loop keeps its schedule whatever the answers', async () => {
 test('progress redraws one line on a TTY and writes plain lines elsewhere', () => {
   const progress = { mode: 'concurrency' as const, level: 4, trial: 2, maxTrials: 10, inferPerSec: 1234.56, latencyUs: 812.4, failed: 0 };
   let tty = '';
-  const onTty = new ProgressDisplay({ write: (s: string) => { tty += s; }, isTTY: true });
+  const onTty = new ProgressDisplay({
+    write: (s: string) => {
+      tty += s;
+    },
+    isTTY: true,
+  });
   onTty.window(progress);
   onTty.window({ ...progress, trial: 3, failed: 2 });
   onTty.note('concurrency 4: done');
-  assert.equal(tty,
+  assert.equal(
+    tty,
     '\rconcurrency 4: window 2/10, 1234.6 infer/s, latency 812 µs\x1b[K' +
-    '\rconcurrency 4: window 3/10, 1234.6 infer/s, latency 812 µs, 2 failed\x1b[K' +
-    '\nconcurrency 4: done\n');
+      '\rconcurrency 4: window 3/10, 1234.6 infer/s, latency 812 µs, 2 failed\x1b[K' +
+      '\nconcurrency 4: done\n',
+  );
   let plain = '';
-  const piped = new ProgressDisplay({ write: (s: string) => { plain += s; } });
+  const piped = new ProgressDisplay({
+    write: (s: string) => {
+      plain += s;
+    },
+  });
   piped.window({ ...progress, mode: 'request-rate', level: 250 });
   piped.finish();
   assert.equal(plain, 'request rate 250/s: window 2/10, 1234.6 infer/s, latency 812 µs\n');

@@ -49,10 +49,18 @@ test('latency summary: ms in, µs out, sorted, sample standard deviation', () =>
 });
 
 const stats = (name: string, version: string, n: number): ModelStatistics => ({
-  name, version, last_inference: 0, inference_count: n * 2, execution_count: n,
+  name,
+  version,
+  last_inference: 0,
+  inference_count: n * 2,
+  execution_count: n,
   inference_stats: {
-    success: { count: n, ns: n * 1_000_000 }, fail: { count: 0, ns: 0 }, queue: { count: n, ns: n * 100_000 },
-    compute_input: { count: n, ns: n * 50_000 }, compute_infer: { count: n, ns: n * 600_000 }, compute_output: { count: n, ns: n * 50_000 },
+    success: { count: n, ns: n * 1_000_000 },
+    fail: { count: 0, ns: 0 },
+    queue: { count: n, ns: n * 100_000 },
+    compute_input: { count: n, ns: n * 50_000 },
+    compute_infer: { count: n, ns: n * 600_000 },
+    compute_output: { count: n, ns: n * 50_000 },
   },
 });
 
@@ -70,7 +78,8 @@ test('server breakdown: deltas of /stats averaged per request; overhead is what 
 });
 
 test("CSV header is perf_analyzer's, in its order", () => {
-  const base = 'Concurrency,Inferences/Second,Client Send,Network+Server Send/Recv,Server Queue,Server Compute Input,' +
+  const base =
+    'Concurrency,Inferences/Second,Client Send,Network+Server Send/Recv,Server Queue,Server Compute Input,' +
     'Server Compute Infer,Server Compute Output,Client Recv,p50 latency,p90 latency,p95 latency,p99 latency';
   const header = (mode: 'concurrency' | 'request-rate', percentile: number | undefined, verbose: boolean) =>
     createPerfCsvHeader({ mode, percentiles: listReportedPercentiles(percentile), verbose, percentile }).join(',');
@@ -83,12 +92,47 @@ test("CSV header is perf_analyzer's, in its order", () => {
 
 function level(level: number, inferPerSec: number): LevelResult {
   return {
-    mode: 'concurrency', level, batchSize: 1, stable: true, trials: 3, requestCount: 100, durationMs: 1000,
-    inferPerSec, sendPerSec: inferPerSec, delayedCount: 0,
-    latency: { count: 100, avgUs: 2000.9, stdUs: 1, percentilesUs: new Map([[50, 1900.5], [90, 2500], [95, 2600], [99, 3000.99]]) },
-    stabilizingLatencyUs: 2000.9, avgSendUs: 30.7, avgRecvUs: 10.2, avgResponseBytes: 64,
-    server: { successCount: 100, failCount: 0, inferenceCount: 100, executionCount: 100, requestUs: 1500, queueUs: 100.4, computeInputUs: 50, computeInferUs: 1200.8, computeOutputUs: 40, overheadUs: 108.8 },
-    failedCount: 0, errors: new Map(), warnings: [], abandoned: false,
+    mode: 'concurrency',
+    level,
+    batchSize: 1,
+    stable: true,
+    trials: 3,
+    requestCount: 100,
+    durationMs: 1000,
+    inferPerSec,
+    sendPerSec: inferPerSec,
+    delayedCount: 0,
+    latency: {
+      count: 100,
+      avgUs: 2000.9,
+      stdUs: 1,
+      percentilesUs: new Map([
+        [50, 1900.5],
+        [90, 2500],
+        [95, 2600],
+        [99, 3000.99],
+      ]),
+    },
+    stabilizingLatencyUs: 2000.9,
+    avgSendUs: 30.7,
+    avgRecvUs: 10.2,
+    avgResponseBytes: 64,
+    server: {
+      successCount: 100,
+      failCount: 0,
+      inferenceCount: 100,
+      executionCount: 100,
+      requestUs: 1500,
+      queueUs: 100.4,
+      computeInputUs: 50,
+      computeInferUs: 1200.8,
+      computeOutputUs: 40,
+      overheadUs: 108.8,
+    },
+    failedCount: 0,
+    errors: new Map(),
+    warnings: [],
+    abandoned: false,
   };
 }
 

@@ -45,21 +45,34 @@ test('bad ranges are clear errors naming the flag and the expected form', () => 
     ['-1:4', /start '-1' is not a whole number/],
   ];
   for (const [text, pattern] of bad) {
-    assert.throws(() => parseConcurrencyRange(text), (err: unknown) =>
-      isInvalid(pattern)(err) && (err as Error).message.startsWith(`--concurrency-range '${text}': `) &&
-      (err as Error).message.endsWith('expected start[:end[:step]], e.g. 1:8:2'), text);
+    assert.throws(
+      () => parseConcurrencyRange(text),
+      (err: unknown) =>
+        isInvalid(pattern)(err) &&
+        (err as Error).message.startsWith(`--concurrency-range '${text}': `) &&
+        (err as Error).message.endsWith('expected start[:end[:step]], e.g. 1:8:2'),
+      text,
+    );
   }
   assert.throws(() => parseRequestRateRange('fast'), isInvalid(/^--request-rate-range 'fast': start 'fast' is not a number/));
   assert.throws(() => parseRequestRateRange('10:5'), isInvalid(/end 5 is below start 10/));
 });
 
-test('options: defaults are perf_analyzer\'s, with binary tensors by default', () => {
+test("options: defaults are perf_analyzer's, with binary tensors by default", () => {
   const o = parseBenchOptions({ modelName: 'm' });
   assert.deepEqual(
     [o.url, o.batchSize, o.mode, o.range, o.binary, o.measurementIntervalMs, o.stabilityPercentage, o.maxTrials, o.inputData, o.percentile, o.csvFile, o.version],
     ['localhost:8000', 1, 'concurrency', { start: 1, end: 1, step: 1 }, true, 5000, 10, 10, 'random', undefined, undefined, undefined],
   );
-  const r = parseBenchOptions({ modelName: 'm', requestRateRange: '50:100:50', json: true, percentile: '95', filename: 'out.csv', modelVersion: '2', requestDistribution: 'poisson' });
+  const r = parseBenchOptions({
+    modelName: 'm',
+    requestRateRange: '50:100:50',
+    json: true,
+    percentile: '95',
+    filename: 'out.csv',
+    modelVersion: '2',
+    requestDistribution: 'poisson',
+  });
   assert.deepEqual([r.mode, r.binary, r.percentile, r.csvFile, r.version, r.distribution], ['request-rate', false, 95, 'out.csv', '2', 'poisson']);
 });
 
@@ -79,19 +92,29 @@ test('bad options are one INVALID_ARG (or UNSUPPORTED) line each', () => {
     [{ modelName: 'm', protocol: 'tcp' }, /must be http or grpc/],
   ];
   for (const [flags, pattern] of cases) assert.throws(() => parseBenchOptions(flags), isInvalid(pattern), pattern.source);
-  assert.throws(() => parseBenchOptions({ modelName: 'm', protocol: 'grpc' }), (err: unknown) => err instanceof HerdError && err.code === 'UNSUPPORTED');
+  assert.throws(
+    () => parseBenchOptions({ modelName: 'm', protocol: 'grpc' }),
+    (err: unknown) => err instanceof HerdError && err.code === 'UNSUPPORTED',
+  );
   assert.doesNotThrow(() => parseBenchOptions({ modelName: 'm', concurrencyRange: '1:0', latencyThreshold: '50' }));
 });
 
 test('--shape NAME:dims, names may contain colons', () => {
-  assert.deepEqual([...parseShapes(['IN:3,224,224', 'ns:x:2'])], [['IN', [3, 224, 224]], ['ns:x', [2]]]);
+  assert.deepEqual(
+    [...parseShapes(['IN:3,224,224', 'ns:x:2'])],
+    [
+      ['IN', [3, 224, 224]],
+      ['ns:x', [2]],
+    ],
+  );
   assert.throws(() => parseShapes(['IN']), isInvalid(/expected NAME:d1,d2/));
   assert.throws(() => parseShapes(['IN:3,0']), isInvalid(/dim '0' is not a whole number >= 1/));
   assert.throws(() => parseShapes(['IN:2', 'IN:3']), isInvalid(/twice/));
 });
 
 const metadata: ModelMetadata = {
-  name: 'm', platform: 'js',
+  name: 'm',
+  platform: 'js',
   inputs: [
     { name: 'IMAGE', datatype: 'FP16', shape: [-1, 3, -1] },
     { name: 'TEXT', datatype: 'BYTES', shape: [-1, 2] },
@@ -101,19 +124,33 @@ const metadata: ModelMetadata = {
   outputs: [],
 };
 const config: ModelConfigDocument = {
-  name: 'm', max_batch_size: 8,
+  name: 'm',
+  max_batch_size: 8,
   input: metadata.inputs.map((i) => ({ name: i.name, data_type: 'TYPE_X', dims: i.shape.slice(1) })),
   output: [],
 };
 const spec = (over: Partial<BenchInputSpec> = {}): BenchInputSpec => ({
-  metadata, config, batchSize: 2, shapes: new Map([['IMAGE', [3, 5]]]), inputData: 'random', stringLength: 6, random: createSeededRandom(1), ...over,
+  metadata,
+  config,
+  batchSize: 2,
+  shapes: new Map([['IMAGE', [3, 5]]]),
+  inputData: 'random',
+  stringLength: 6,
+  random: createSeededRandom(1),
+  ...over,
 });
 
 test('inputs: batch dim from -b, variable dims from --shape, data of the right type', () => {
   const tensors = createBenchInputs(spec());
-  assert.deepEqual(tensors.map((t) => [t.name, t.datatype, t.shape]), [
-    ['IMAGE', 'FP16', [2, 3, 5]], ['TEXT', 'BYTES', [2, 2]], ['IDS', 'INT64', [2, 4]], ['MASK', 'BOOL', [2, 4]],
-  ]);
+  assert.deepEqual(
+    tensors.map((t) => [t.name, t.datatype, t.shape]),
+    [
+      ['IMAGE', 'FP16', [2, 3, 5]],
+      ['TEXT', 'BYTES', [2, 2]],
+      ['IDS', 'INT64', [2, 4]],
+      ['MASK', 'BOOL', [2, 4]],
+    ],
+  );
   const [image, text, ids, mask] = tensors;
   assert.ok(image?.data instanceof Uint16Array && image.data.length === 30);
   assert.ok(Array.isArray(text?.data) && text.data.every((s) => s.length === 6 && /^[A-Za-z0-9 ]+$/.test(Buffer.from(s).toString())));
@@ -135,7 +172,14 @@ test('inputs: clear errors for missing shapes, bad batch sizes and unsupported m
   const flatMeta = { ...metadata, inputs: [{ name: 'X', datatype: 'FP32', shape: [4] }] };
   assert.throws(() => createBenchInputs(spec({ metadata: flatMeta, config: noBatch, batchSize: 2, shapes: new Map() })), isInvalid(/does not support batching/));
   assert.deepEqual(createBenchInputs(spec({ metadata: flatMeta, config: noBatch, batchSize: 1, shapes: new Map() }))[0]?.shape, [4]);
-  assert.throws(() => createBenchInputs(spec({ config: { ...config, sequence_batching: {} } })), (err: unknown) => err instanceof HerdError && err.code === 'UNSUPPORTED');
+  assert.throws(
+    () => createBenchInputs(spec({ config: { ...config, sequence_batching: {} } })),
+    (err: unknown) => err instanceof HerdError && err.code === 'UNSUPPORTED',
+  );
   const optionalConfig = { ...config, input: config.input.map((i) => ({ ...i, optional: i.name === 'IMAGE' })) };
-  assert.deepEqual(createBenchInputs(spec({ config: optionalConfig, shapes: new Map() })).map((t) => t.name), ['TEXT', 'IDS', 'MASK'], 'optional inputs are left out unless shaped');
+  assert.deepEqual(
+    createBenchInputs(spec({ config: optionalConfig, shapes: new Map() })).map((t) => t.name),
+    ['TEXT', 'IDS', 'MASK'],
+    'optional inputs are left out unless shaped',
+  );
 });

@@ -22,7 +22,10 @@ test('the example herd.yaml checks out: providers enabled by their key variable,
 test('a config that names an unknown provider fails with the path and position', () => {
   const dir = mkdtempSync(join(tmpdir(), 'herd-check-'));
   const file = join(dir, 'herd.yaml');
-  writeFileSync(file, 'providers:\n  relay: { type: openai, base_url: "http://127.0.0.1:1/v1" }\nmodels:\n  m:\n    price: { input: 1, output: 2 }\n    deployments: [{ provider: nope }]\n');
+  writeFileSync(
+    file,
+    'providers:\n  relay: { type: openai, base_url: "http://127.0.0.1:1/v1" }\nmodels:\n  m:\n    price: { input: 1, output: 2 }\n    deployments: [{ provider: nope }]\n',
+  );
   const r = herd(['check', file]);
   assert.equal(r.status, 1);
   assert.match(r.stderr, new RegExp(`${file}:6:\\d+: models\\.m\\.deployments\\[0\\]\\.provider: unknown provider 'nope' \\(known: relay\\)`));

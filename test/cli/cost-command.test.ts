@@ -18,7 +18,17 @@ const NOW = Date.parse('2026-05-21T12:00:00Z');
 
 function captureIo(): BillingCliIo & { text(): string } {
   const out: string[] = [];
-  return { env: {}, now: () => NOW, stdout: (t) => { out.push(t); }, stderr: (t) => { out.push(t); }, text: () => out.join('') };
+  return {
+    env: {},
+    now: () => NOW,
+    stdout: (t) => {
+      out.push(t);
+    },
+    stderr: (t) => {
+      out.push(t);
+    },
+    text: () => out.join(''),
+  };
 }
 
 function workspace(): { dir: string; config: string } {
@@ -39,15 +49,26 @@ test('1M output tokens a month of gpt-4.1 at $8/M: official at ¥7.3 → ¥58.40
   const json = await costJson({ config, model: 'gpt4', output: '1M', per: 'month' });
   const [model] = json.models;
   assert.equal(model.model, 'gpt-4.1');
-  assert.deepEqual(model.routes.map((r: Record<string, unknown>) => [r.provider, r.cost, r.cost_micros, r.usd, r.over_cheapest]), [
-    ['holysheep', '8.00', 8_000_000, '1.10', '0.00'],
-    ['openai', '58.40', 58_400_000, '8.00', '50.40'],
-  ]);
+  assert.deepEqual(
+    model.routes.map((r: Record<string, unknown>) => [r.provider, r.cost, r.cost_micros, r.usd, r.over_cheapest]),
+    [
+      ['holysheep', '8.00', 8_000_000, '1.10', '0.00'],
+      ['openai', '58.40', 58_400_000, '8.00', '50.40'],
+    ],
+  );
   assert.deepEqual([model.cheapest, model.dearest, model.saving, model.saving_micros, model.saving_percent], ['holysheep', 'openai', '50.40', 50_400_000, '86.30']);
   assert.equal(json.currency, 'CNY');
   assert.equal(json.market_rate_per_usd, '7.3');
   assert.deepEqual(model.tokens_per_month, { input: '0', cached_input: '0', cache_write: '0', output: '1000000' });
-  assert.deepEqual(model.routes[1].price, { currency: 'USD', input: '2', cached_input: '0.5', cache_write: null, output: '8', source: 'herd.yaml models.gpt-4.1.price', effective: null });
+  assert.deepEqual(model.routes[1].price, {
+    currency: 'USD',
+    input: '2',
+    cached_input: '0.5',
+    cache_write: null,
+    output: '8',
+    source: 'herd.yaml models.gpt-4.1.price',
+    effective: null,
+  });
 
   const io = captureIo();
   await runCost({ config, model: 'gpt-4.1', output: '1000000', per: 'month' }, io);
@@ -67,15 +88,27 @@ test("seed 000's monthly example, computed right: 10万/5万/50万 output tokens
   const profile = join(dir, 'seed-000.yaml');
   writeFileSync(profile, 'per: day\nmodels:\n  gpt-4.1: { output: 100000 }\n  claude-sonnet-4-5: { output: 50k }\n  deepseek-v3.2: { output: "500,000" }\n');
   const json = await costJson({ config, profile });
-  assert.deepEqual(json.models.map((m: { model: string; routes: Array<{ provider: string; cost: string }> }) => [m.model, m.routes.map((r) => `${r.provider} ${r.cost}`)]), [
-    ['gpt-4.1', ['holysheep 24.00', 'openai 175.20']],
-    ['claude-sonnet-4.5', ['holysheep 22.50', 'anthropic 164.25']],
-    ['deepseek-v3.2', ['holysheep 6.30', 'deepseek 45.99']],
-  ]);
+  assert.deepEqual(
+    json.models.map((m: { model: string; routes: Array<{ provider: string; cost: string }> }) => [m.model, m.routes.map((r) => `${r.provider} ${r.cost}`)]),
+    [
+      ['gpt-4.1', ['holysheep 24.00', 'openai 175.20']],
+      ['claude-sonnet-4.5', ['holysheep 22.50', 'anthropic 164.25']],
+      ['deepseek-v3.2', ['holysheep 6.30', 'deepseek 45.99']],
+    ],
+  );
   assert.deepEqual(json.totals, {
-    cheapest_micros: 52_800_000, cheapest: '52.80', dearest_micros: 385_440_000, dearest: '385.44', saving_micros: 332_640_000, saving: '332.64', saving_percent: '86.30',
+    cheapest_micros: 52_800_000,
+    cheapest: '52.80',
+    dearest_micros: 385_440_000,
+    dearest: '385.44',
+    saving_micros: 332_640_000,
+    saving: '332.64',
+    saving_percent: '86.30',
   });
-  assert.deepEqual(json.provider_totals.map((p: { provider: string; cost: string }) => [p.provider, p.cost]), [['holysheep', '52.80']]);
+  assert.deepEqual(
+    json.provider_totals.map((p: { provider: string; cost: string }) => [p.provider, p.cost]),
+    [['holysheep', '52.80']],
+  );
 
   // Taking the seed's own multipliers (10M, 5M, 50M a day), the right totals are ¥38,544.00 and ¥5,280.00 (saving ¥33,264.00), not ¥45,135 / ¥7,380.
   writeFileSync(profile, 'models:\n  gpt-4.1: { output: 10M }\n  claude-sonnet-4.5: { output: 5M }\n  deepseek-v3.2: { output: 50M }\n');
@@ -87,7 +120,13 @@ test('cached input at its own price: 1M prompt tokens a day of which 400k cached
   const { config } = workspace();
   // A month: 30M prompt (12M cached), 6M output. List: 18M × $2 + 12M × $0.50 + 6M × $8 = $36 + $6 + $48 = $90.
   const json = await costJson({ config, model: 'gpt-4.1', input: '1M', cachedInput: '400k', output: '200k' });
-  assert.deepEqual(json.models[0].routes.map((r: { provider: string; cost: string; list_usd: string }) => [r.provider, r.cost, r.list_usd]), [['holysheep', '90.00', '90.00'], ['openai', '657.00', '90.00']]);
+  assert.deepEqual(
+    json.models[0].routes.map((r: { provider: string; cost: string; list_usd: string }) => [r.provider, r.cost, r.list_usd]),
+    [
+      ['holysheep', '90.00', '90.00'],
+      ['openai', '657.00', '90.00'],
+    ],
+  );
   await assert.rejects(runCost({ config, model: 'gpt-4.1', input: '1M', cachedInput: '2M' }, captureIo()), /cached_input \+ cache_write are parts of input/);
 });
 
@@ -95,7 +134,10 @@ test('--from-ledger: 7 days of recorded tokens scaled exactly to 30 days, rounde
   const { dir, config } = workspace();
   const ledger = SqliteLedger.open(join(dir, 'data', 'herd.db'));
   for (let day = 1; day <= 7; day++) {
-    ledger.record(sampleRequest({ requestId: `g${day}`, startedAt: NOW - day * 86_400_000 + 60_000, promptTokens: 0, cachedPromptTokens: 0, completionTokens: day === 7 ? 142_858 : 142_857 }), []);
+    ledger.record(
+      sampleRequest({ requestId: `g${day}`, startedAt: NOW - day * 86_400_000 + 60_000, promptTokens: 0, cachedPromptTokens: 0, completionTokens: day === 7 ? 142_858 : 142_857 }),
+      [],
+    );
   }
   ledger.record(sampleRequest({ requestId: 'gone', model: 'retired-model', startedAt: NOW - 3_600_000 }), []);
   ledger.record(sampleRequest({ requestId: 'too-old', startedAt: NOW - 8 * 86_400_000 }), []);
@@ -104,7 +146,13 @@ test('--from-ledger: 7 days of recorded tokens scaled exactly to 30 days, rounde
   const json = await costJson({ config, fromLedger: true, days: '7' });
   assert.equal(json.usage, 'ledger: last 7 days × 30/7');
   assert.deepEqual(json.skipped_models, ['retired-model']);
-  assert.deepEqual(json.models[0].routes.map((r: { provider: string; cost_micros: number; cost: string }) => [r.provider, r.cost_micros, r.cost]), [['holysheep', 34_285_714, '34.29'], ['openai', 250_285_714, '250.29']]);
+  assert.deepEqual(
+    json.models[0].routes.map((r: { provider: string; cost_micros: number; cost: string }) => [r.provider, r.cost_micros, r.cost]),
+    [
+      ['holysheep', 34_285_714, '34.29'],
+      ['openai', 250_285_714, '250.29'],
+    ],
+  );
   assert.equal(json.models[0].tokens_per_month.output, '4285714.29');
   await assert.rejects(runCost({ config, fromLedger: true, days: '0' }, captureIo()), /--days must be a whole number/);
 });

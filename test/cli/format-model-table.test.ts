@@ -60,7 +60,22 @@ test('herd serve with a model that fails to load: a narrow table, then the reaso
   writeFileSync(join(repository, 'broken', '1', 'model.onnx'), 'this is not an ONNX model');
   const child = spawn(
     process.execPath,
-    [resolve('bin/herd.mjs'), 'serve', '--model-repository', repository, '--http-port', '0', '--grpc-port', '0', '--metrics-port', '0', '--host', '127.0.0.1', '--strict-readiness', 'false'],
+    [
+      resolve('bin/herd.mjs'),
+      'serve',
+      '--model-repository',
+      repository,
+      '--http-port',
+      '0',
+      '--grpc-port',
+      '0',
+      '--metrics-port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--strict-readiness',
+      'false',
+    ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
     },

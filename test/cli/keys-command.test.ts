@@ -15,7 +15,18 @@ import { SqliteKeyStore } from '../../src/gateway/keys/sqlite-key-store.ts';
 function captureIo(): KeysIo & { out: string[]; err: string[]; text(): string } {
   const out: string[] = [];
   const err: string[] = [];
-  return { out, err, env: {}, stdout: (t) => { out.push(t); }, stderr: (t) => { err.push(t); }, text: () => [...out, ...err].join('') };
+  return {
+    out,
+    err,
+    env: {},
+    stdout: (t) => {
+      out.push(t);
+    },
+    stderr: (t) => {
+      err.push(t);
+    },
+    text: () => [...out, ...err].join(''),
+  };
 }
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'herd-keys-cli-'));
@@ -43,12 +54,15 @@ test('create prints the key once on stdout, list shows it without the secret, re
     assert.match(table, /\| \d{4}-\d\d-\d\d \d\d:\d\d UTC \| - +\|/);
     const json = captureIo();
     await runKeysList({ db, json: true }, json);
-    assert.deepEqual(JSON.parse(json.text()).map((k: { name: string; models: unknown; revoked: unknown }) => [k.name, k.models, k.revoked]), [['ci-bot', ['gpt-4.1', 'deepseek-v3.2'], null]]);
+    assert.deepEqual(
+      JSON.parse(json.text()).map((k: { name: string; models: unknown; revoked: unknown }) => [k.name, k.models, k.revoked]),
+      [['ci-bot', ['gpt-4.1', 'deepseek-v3.2'], null]],
+    );
 
     const revoked = captureIo();
     await runKeysRevoke(key.prefix, { db }, revoked);
     assert.match(revoked.text(), new RegExp(`^Revoked key ${key.id} 'ci-bot' \\(${key.prefix}…\\)\\. Running servers stop accepting it within about a second\\.\n$`));
-    assert.equal(store.authenticate(secret), undefined, 'the revoke reached the server\'s store');
+    assert.equal(store.authenticate(secret), undefined, "the revoke reached the server's store");
     const again = captureIo();
     await runKeysRevoke(key.id, { db }, again);
     assert.match(again.text(), /was already revoked on \d{4}-/);
@@ -68,7 +82,10 @@ test('clear errors: unknown id, bad models, missing or unreadable store; list on
   const dir = tempDir();
   const db = join(dir, 'herd.db');
   await runKeysCreate({ name: 'a', db }, captureIo());
-  await assert.rejects(runKeysRevoke('key_ffffffffffff', { db }, captureIo()), (err: HerdError) => err.code === 'NOT_FOUND' && /no key has the id or prefix 'key_ffffffffffff'/.test(err.message));
+  await assert.rejects(
+    runKeysRevoke('key_ffffffffffff', { db }, captureIo()),
+    (err: HerdError) => err.code === 'NOT_FOUND' && /no key has the id or prefix 'key_ffffffffffff'/.test(err.message),
+  );
   await assert.rejects(runKeysCreate({ name: 'b', models: 'a,,b', db }, captureIo()), (err: HerdError) => err.code === 'INVALID_ARG');
   await assert.rejects(runKeysCreate({ name: 'b', models: '*,a', db }, captureIo()), /'\*' already allows every model/);
 
@@ -140,10 +157,29 @@ test('limits: create with --rpm --tpm --max-concurrency --budget-day --budget-mo
     registerKeysCommand(p, io);
     return p;
   };
-  await program().parseAsync([
-    'keys', 'create', '--name', 'batch-jobs', '--db', db, '--rpm', '60', '--tpm', '90000', '--max-concurrency', '4',
-    '--budget-day', '12.5', '--budget-month', '200', '--priority', 'batch',
-  ], { from: 'user' });
+  await program().parseAsync(
+    [
+      'keys',
+      'create',
+      '--name',
+      'batch-jobs',
+      '--db',
+      db,
+      '--rpm',
+      '60',
+      '--tpm',
+      '90000',
+      '--max-concurrency',
+      '4',
+      '--budget-day',
+      '12.5',
+      '--budget-month',
+      '200',
+      '--priority',
+      'batch',
+    ],
+    { from: 'user' },
+  );
   assert.match(io.err.join(''), /^Created key key_[0-9a-f]{12} 'batch-jobs' \(models: \*; rpm 60, tpm 90000, 4 concurrent, 12\.50\/day, 200\.00\/month, priority batch\) in /);
   const secret = (io.out.pop() as string).trim();
   await runKeysCreate({ name: 'plain', db }, captureIo());
@@ -151,7 +187,10 @@ test('limits: create with --rpm --tpm --max-concurrency --budget-day --budget-mo
   const store = SqliteKeyStore.open(db);
   try {
     const key = store.authenticate(secret);
-    assert.deepEqual([key?.rpm, key?.tpm, key?.maxConcurrency, key?.budgetDayMicros, key?.budgetMonthMicros, key?.defaultPriority], [60, 90_000, 4, 12_500_000, 200_000_000, 'BATCH']);
+    assert.deepEqual(
+      [key?.rpm, key?.tpm, key?.maxConcurrency, key?.budgetDayMicros, key?.budgetMonthMicros, key?.defaultPriority],
+      [60, 90_000, 4, 12_500_000, 200_000_000, 'BATCH'],
+    );
   } finally {
     store.close();
   }

@@ -13,8 +13,12 @@ function run(args: string[]) {
   const child = spawn(process.execPath, [HERD, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   const output = () => ({ stdout, stderr });
   const waitFor = async (pattern: RegExp, ms = 20000): Promise<RegExpMatchArray> => {
@@ -34,7 +38,8 @@ test('serve prints the model table and where it listens; SIGTERM answers in-flig
   const [, url] = await proc.waitFor(/Started HTTPService at \S+ \((http:\/\/[^)]+)\)/);
   assert.match(proc.output().stdout, /\| slow_echo \| 1 +\| READY +\|/);
   const inFlight = fetch(`${url}/v2/models/slow_echo/infer`, {
-    method: 'POST', body: JSON.stringify({ inputs: [{ name: 'IN', datatype: 'INT32', shape: [1], data: [7] }] }),
+    method: 'POST',
+    body: JSON.stringify({ inputs: [{ name: 'IN', datatype: 'INT32', shape: [1], data: [7] }] }),
   });
   await new Promise((r) => setTimeout(r, 100));
   proc.child.kill('SIGTERM');

@@ -15,15 +15,56 @@ const NOW = Date.parse('2026-05-21T12:00:00Z');
 
 function captureIo(): BillingCliIo & { out: string[]; text(): string } {
   const out: string[] = [];
-  return { out, env: {}, now: () => NOW, stdout: (t) => { out.push(t); }, stderr: (t) => { out.push(t); }, text: () => out.join('') };
+  return {
+    out,
+    env: {},
+    now: () => NOW,
+    stdout: (t) => {
+      out.push(t);
+    },
+    stderr: (t) => {
+      out.push(t);
+    },
+    text: () => out.join(''),
+  };
 }
 
 async function seedLedger(file: string): Promise<void> {
   const ledger = SqliteLedger.open(file);
   const day1 = Date.parse('2026-05-20T09:00:00Z');
   const day2 = Date.parse('2026-05-21T09:00:00Z');
-  ledger.record(sampleRequest({ requestId: 'a', startedAt: day1, provider: 'openai', costMicros: 58_400_000, usdMicros: 8_000_000, listUsdMicros: 8_000_000, promptTokens: 0, cachedPromptTokens: 0, completionTokens: 1_000_000, reasoningTokens: 0 }), []);
-  ledger.record(sampleRequest({ requestId: 'b', startedAt: day2, keyId: 'key_b', keyName: 'team b', provider: 'holysheep', costMicros: 8_000_000, usdMicros: 1_095_890, listUsdMicros: 8_000_000, promptTokens: 0, cachedPromptTokens: 0, completionTokens: 1_000_000, reasoningTokens: 0 }), []);
+  ledger.record(
+    sampleRequest({
+      requestId: 'a',
+      startedAt: day1,
+      provider: 'openai',
+      costMicros: 58_400_000,
+      usdMicros: 8_000_000,
+      listUsdMicros: 8_000_000,
+      promptTokens: 0,
+      cachedPromptTokens: 0,
+      completionTokens: 1_000_000,
+      reasoningTokens: 0,
+    }),
+    [],
+  );
+  ledger.record(
+    sampleRequest({
+      requestId: 'b',
+      startedAt: day2,
+      keyId: 'key_b',
+      keyName: 'team b',
+      provider: 'holysheep',
+      costMicros: 8_000_000,
+      usdMicros: 1_095_890,
+      listUsdMicros: 8_000_000,
+      promptTokens: 0,
+      cachedPromptTokens: 0,
+      completionTokens: 1_000_000,
+      reasoningTokens: 0,
+    }),
+    [],
+  );
   ledger.record(sampleRequest({ requestId: 'old', startedAt: Date.parse('2026-04-01T00:00:00Z') }), []);
   await ledger.close();
 }
@@ -49,11 +90,26 @@ test('--json is exact (micros and tokens) with cent strings, grouped by key with
   const json = JSON.parse(io.text());
   assert.equal(json.object, 'usage.report');
   assert.deepEqual([json.since, json.until, json.by], ['2026-05-01T00:00:00.000Z', '2026-05-21T00:00:00.000Z', 'key']);
-  assert.deepEqual(json.rows, [{
-    group: 'key_a', key_name: 'team a', currency: 'CNY', requests: 1, failed: 0, cache_hits: 0, estimated: 0,
-    tokens: { prompt: 0, cached_prompt: 0, cache_write: 0, completion: 1_000_000, reasoning: 0 },
-    cost_micros: 58_400_000, cost: '58.40', usd_micros: 8_000_000, usd: '8.00', list_usd_micros: 8_000_000, list_usd: '8.00', saved_micros: 0, saved: '0.00',
-  }]);
+  assert.deepEqual(json.rows, [
+    {
+      group: 'key_a',
+      key_name: 'team a',
+      currency: 'CNY',
+      requests: 1,
+      failed: 0,
+      cache_hits: 0,
+      estimated: 0,
+      tokens: { prompt: 0, cached_prompt: 0, cache_write: 0, completion: 1_000_000, reasoning: 0 },
+      cost_micros: 58_400_000,
+      cost: '58.40',
+      usd_micros: 8_000_000,
+      usd: '8.00',
+      list_usd_micros: 8_000_000,
+      list_usd: '8.00',
+      saved_micros: 0,
+      saved: '0.00',
+    },
+  ]);
   assert.equal(json.totals[0].cost, '58.40');
 });
 
@@ -85,7 +141,10 @@ test('through commander; bad flags are INVALID_ARG with the accepted forms', asy
   registerUsageCommand(program, io);
   await program.parseAsync(['node', 'herd', 'usage', '--ledger', file, '--by', 'model', '--json']);
   assert.equal(JSON.parse(io.text()).rows[0].group, 'gpt-4.1');
-  await assert.rejects(runUsage({ ledger: file, by: 'week' }, captureIo()), (err: HerdError) => err.code === 'INVALID_ARG' && /by must be one of day, model, provider, key/.test(err.message));
+  await assert.rejects(
+    runUsage({ ledger: file, by: 'week' }, captureIo()),
+    (err: HerdError) => err.code === 'INVALID_ARG' && /by must be one of day, model, provider, key/.test(err.message),
+  );
   await assert.rejects(runUsage({ ledger: file, since: 'yesterday' }, captureIo()), /since must be a duration such as 7d/);
   await assert.rejects(runUsage({ ledger: file, since: '1d', until: '2d' }, captureIo()), /--until .* must be after --since/);
   await assert.rejects(runUsage({ ledger: 'mysql://x' }, captureIo()), /scheme 'mysql:' is not supported/);
@@ -96,7 +155,10 @@ test('by key: the master key is named once, and sums below a cent show their dig
   const ledger = SqliteLedger.open(file);
   const at = Date.parse('2026-05-21T09:00:00Z');
   const small = { promptTokens: 12, cachedPromptTokens: 0, completionTokens: 3, reasoningTokens: 0 };
-  ledger.record(sampleRequest({ requestId: 'm', startedAt: at, keyId: 'master', keyName: 'master ($HERD_MASTER_KEY)', costMicros: 4_200, usdMicros: 575, listUsdMicros: 4_200, ...small }), []);
+  ledger.record(
+    sampleRequest({ requestId: 'm', startedAt: at, keyId: 'master', keyName: 'master ($HERD_MASTER_KEY)', costMicros: 4_200, usdMicros: 575, listUsdMicros: 4_200, ...small }),
+    [],
+  );
   ledger.record(sampleRequest({ requestId: 't', startedAt: at, keyId: 'key_t', keyName: 'tiny', costMicros: 12, usdMicros: 2, listUsdMicros: 12, ...small }), []);
   await ledger.close();
   const io = captureIo();

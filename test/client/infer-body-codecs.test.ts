@@ -21,8 +21,13 @@ for (const binaryInputs of [true, false]) {
     const decoded = parseInferRequestBody(body, headerLength);
     assert.equal(decoded.id, 'r1');
     assert.deepEqual(decoded.parameters, { priority: 2, binary_data_output: true });
-    assert.deepEqual(decoded.inputs.map((t) => [t.name, t.datatype, t.shape]), tensors.map((t) => [t.name, t.datatype, t.shape]));
-    decoded.inputs.forEach((t, i) => { assert.deepEqual(Array.from(t.data as ArrayLike<unknown>), Array.from(tensors[i]?.data as ArrayLike<unknown>), t.name); });
+    assert.deepEqual(
+      decoded.inputs.map((t) => [t.name, t.datatype, t.shape]),
+      tensors.map((t) => [t.name, t.datatype, t.shape]),
+    );
+    decoded.inputs.forEach((t, i) => {
+      assert.deepEqual(Array.from(t.data as ArrayLike<unknown>), Array.from(tensors[i]?.data as ArrayLike<unknown>), t.name);
+    });
   });
 }
 
@@ -36,21 +41,28 @@ test('requested outputs carry binary_data and classification; binaryOutputs fals
   const decoded = parseInferRequestBody(body, headerLength);
   assert.equal(decoded.binaryDataOutput, false);
   assert.deepEqual(decoded.parameters, {});
-  assert.deepEqual(decoded.outputs.map((o) => [o.name, o.binaryData, o.classification]), [['A', true, undefined], ['B', undefined, 3], ['C', undefined, undefined]]);
+  assert.deepEqual(
+    decoded.outputs.map((o) => [o.name, o.binaryData, o.classification]),
+    [
+      ['A', true, undefined],
+      ['B', undefined, 3],
+      ['C', undefined, undefined],
+    ],
+  );
 });
 
 test('an input whose data does not fit its shape is refused before sending', () => {
   const bad: Tensor = { name: 'X', datatype: 'INT32', shape: [3], data: new Int32Array(2) };
-  assert.throws(() => createInferRequestBody([bad]), (err: unknown) => err instanceof HerdError && err.code === 'INVALID_ARG' && /holds 2/.test(err.message));
+  assert.throws(
+    () => createInferRequestBody([bad]),
+    (err: unknown) => err instanceof HerdError && err.code === 'INVALID_ARG' && /holds 2/.test(err.message),
+  );
 });
 
 for (const allBinary of [true, false]) {
   test(`every datatype survives server write → client parse (${allBinary ? 'binary' : 'JSON'} outputs)`, () => {
     const outputs = tensors.map((t) => ({ ...t, name: t.name.replace('IN_', 'OUT_') }));
-    const written = createInferResponseBody(
-      { modelName: 'm', modelVersion: 3, id: 'abc', outputs, parameters: { sequence_id: 7 } },
-      { outputs: [], binaryDataOutput: allBinary },
-    );
+    const written = createInferResponseBody({ modelName: 'm', modelVersion: 3, id: 'abc', outputs, parameters: { sequence_id: 7 } }, { outputs: [], binaryDataOutput: allBinary });
     const result = parseInferResponseBody(written.body, written.headerLength);
     assert.equal(result.modelName, 'm');
     assert.equal(result.modelVersion, '3');
@@ -65,9 +77,11 @@ for (const allBinary of [true, false]) {
 }
 
 test('JSON outputs: INT64 beyond 2^53 stays exact and NaN tokens are read', () => {
-  const body = Buffer.from('{"model_name":"m","model_version":"1","outputs":[' +
-    '{"name":"I","datatype":"INT64","shape":[2],"data":[9007199254740993,-1]},' +
-    '{"name":"F","datatype":"FP32","shape":[2],"data":[NaN,1.5]}]}');
+  const body = Buffer.from(
+    '{"model_name":"m","model_version":"1","outputs":[' +
+      '{"name":"I","datatype":"INT64","shape":[2],"data":[9007199254740993,-1]},' +
+      '{"name":"F","datatype":"FP32","shape":[2],"data":[NaN,1.5]}]}',
+  );
   const result = parseInferResponseBody(body, undefined);
   assert.deepEqual(Array.from(result.outputs[0]?.data as BigInt64Array), [9007199254740993n, -1n]);
   const f = result.outputs[1]?.data as Float32Array;
@@ -77,8 +91,11 @@ test('JSON outputs: INT64 beyond 2^53 stays exact and NaN tokens are read', () =
 
 test('malformed responses are INTERNAL errors that say what is wrong', () => {
   const check = (body: string, headerLength: number | undefined, pattern: RegExp) =>
-    assert.throws(() => parseInferResponseBody(Buffer.from(body), headerLength),
-      (err: unknown) => err instanceof HerdError && err.code === 'INTERNAL' && pattern.test(err.message), pattern.source);
+    assert.throws(
+      () => parseInferResponseBody(Buffer.from(body), headerLength),
+      (err: unknown) => err instanceof HerdError && err.code === 'INTERNAL' && pattern.test(err.message),
+      pattern.source,
+    );
   check('{"outputs":{}}', undefined, /'outputs' is not an array/);
   check('{"outputs":[{"name":"X","datatype":"INT32","shape":[2],"parameters":{"binary_data_size":8}}]}', undefined, /declares 8 binary bytes but 0 remain/);
   check('{"outputs":[]}xx', 14, /2 bytes follow the last binary output/);

@@ -37,7 +37,10 @@ test('health, server metadata, model metadata and config', async () => {
   assert.deepEqual(metadata.inputs[0], { name: 'INPUT0', datatype: 'INT32', shape: [-1, 16] });
   const config = await client.modelConfig('add_sub', '1');
   assert.equal(config.max_batch_size, 8);
-  assert.deepEqual(config.input.map((i) => i.name), ['INPUT0', 'INPUT1']);
+  assert.deepEqual(
+    config.input.map((i) => i.name),
+    ['INPUT0', 'INPUT1'],
+  );
 });
 
 for (const binary of [true, false]) {
@@ -58,7 +61,7 @@ test('BYTES inputs and a requested subset of outputs', async () => {
     outputs: [{ name: 'token_count', binary: false }],
   });
   assert.equal(result.outputs.length, 1);
-  assert.ok((result.outputs[0]!.data as Int32Array)[0] as number > 0);
+  assert.ok(((result.outputs[0]!.data as Int32Array)[0] as number) > 0);
 });
 
 test('statistics count the requests made', async () => {
@@ -70,17 +73,23 @@ test('statistics count the requests made', async () => {
 });
 
 test("server errors are HerdError with the server's message", async () => {
-  await assert.rejects(client.modelMetadata('nope'), (err: unknown) =>
-    err instanceof HerdError && err.code === 'INVALID_ARG' && err.message === "Request for unknown model: 'nope' is not found");
+  await assert.rejects(
+    client.modelMetadata('nope'),
+    (err: unknown) => err instanceof HerdError && err.code === 'INVALID_ARG' && err.message === "Request for unknown model: 'nope' is not found",
+  );
   const wrongShape: Tensor = { name: 'INPUT0', datatype: 'INT32', shape: [1, 3], data: new Int32Array(3) };
-  await assert.rejects(client.infer('add_sub', [wrongShape, addSubInputs[1] as Tensor]), (err: unknown) =>
-    err instanceof HerdError && err.code === 'INVALID_ARG' && /INPUT0/.test(err.message) && !err.message.startsWith('{'));
+  await assert.rejects(
+    client.infer('add_sub', [wrongShape, addSubInputs[1] as Tensor]),
+    (err: unknown) => err instanceof HerdError && err.code === 'INVALID_ARG' && /INPUT0/.test(err.message) && !err.message.startsWith('{'),
+  );
 });
 
 test('a server that does not answer is one UNAVAILABLE error naming it', async () => {
   const down = new KserveHttpClient({ url: '127.0.0.1:1' });
-  await assert.rejects(down.serverLive(), (err: unknown) =>
-    err instanceof HerdError && err.code === 'UNAVAILABLE' && /^cannot reach the server at http:\/\/127\.0\.0\.1:1: .*ECONNREFUSED/.test(err.message));
+  await assert.rejects(
+    down.serverLive(),
+    (err: unknown) => err instanceof HerdError && err.code === 'UNAVAILABLE' && /^cannot reach the server at http:\/\/127\.0\.0\.1:1: .*ECONNREFUSED/.test(err.message),
+  );
   await down.destroy();
 });
 
@@ -89,7 +98,12 @@ test('a prepared request is sent many times by one reusable timed exchange', asy
   const seen: { ok: boolean; latency: number; sentAfterStart: boolean; bytes: number }[] = [];
   await new Promise<void>((resolve) => {
     const exchange: TimedInferExchange = client.createTimedExchange((ex) => {
-      seen.push({ ok: ex.error === undefined && ex.statusCode === 200, latency: ex.latencyMs, sentAfterStart: ex.sentMs >= ex.startMs && ex.endMs >= ex.responseStartMs, bytes: ex.responseBytes });
+      seen.push({
+        ok: ex.error === undefined && ex.statusCode === 200,
+        latency: ex.latencyMs,
+        sentAfterStart: ex.sentMs >= ex.startMs && ex.endMs >= ex.responseStartMs,
+        bytes: ex.responseBytes,
+      });
       if (seen.length < 3) ex.send(prepared);
       else resolve();
     });

@@ -31,7 +31,8 @@ test('defaults: no providers or models, HERD_MASTER_KEY, ./data/herd.db, 120 s d
 });
 
 test('a full gateway config parses with per-provider defaults filled in', () => {
-  const c = parseHerdConfig(`${base}
+  const c = parseHerdConfig(
+    `${base}
 models:
   gpt-4.1:
     aliases: [gpt4]
@@ -51,7 +52,10 @@ routes:
   auto:
     - { max_prompt_tokens: 2000, tier: advanced }
     - { tier: quality }
-`, 'h.yaml', {});
+`,
+    'h.yaml',
+    {},
+  );
   const holysheep = c.providers.holysheep!;
   assert.equal(holysheep.timeout_ms, 60_000);
   assert.deepEqual(holysheep.retry, { attempts: 3, base_ms: 500, cap_ms: 20_000 });
@@ -125,25 +129,34 @@ models:
     deployments: [{ provider: openai }]
 routes:
   tiers: { fast: m, balanced: m }`;
-  assert.deepEqual(problems(`${base}${models}
+  assert.deepEqual(
+    problems(`${base}${models}
   auto:
     - { max_prompt_tokens: 500, tier: fast }
     - { max_prompt_tokens: 2000, tier: balanced }
-`), ["h.yaml:14:7: routes.auto[1]: the last rule must match every request: leave out max_prompt_tokens (e.g. { tier: quality })"]);
-  assert.deepEqual(problems(`${base}${models}
+`),
+    ['h.yaml:14:7: routes.auto[1]: the last rule must match every request: leave out max_prompt_tokens (e.g. { tier: quality })'],
+  );
+  assert.deepEqual(
+    problems(`${base}${models}
   auto:
     - { max_prompt_tokens: 500, tier: fast }
     - { max_prompt_tokens: 400, tier: balanced }
     - { tier: quality }
-`), [
-    "h.yaml:14:28: routes.auto[1].max_prompt_tokens: 400 is not above the previous rule's 500, so this rule can never match",
-    "h.yaml:15:15: routes.auto[2].tier: tier 'quality' is not set in routes.tiers",
-  ]);
-  assert.deepEqual(problems(`${base}${models}
+`),
+    [
+      "h.yaml:14:28: routes.auto[1].max_prompt_tokens: 400 is not above the previous rule's 500, so this rule can never match",
+      "h.yaml:15:15: routes.auto[2].tier: tier 'quality' is not set in routes.tiers",
+    ],
+  );
+  assert.deepEqual(
+    problems(`${base}${models}
   auto:
     - { tier: fast }
     - { tier: balanced }
-`), ['h.yaml:13:7: routes.auto[0]: a rule without max_prompt_tokens matches everything, so the rules after it can never match']);
+`),
+    ['h.yaml:13:7: routes.auto[0]: a rule without max_prompt_tokens matches everything, so the rules after it can never match'],
+  );
 });
 
 test('field errors: prices, types, type-specific options, retry cap below base', () => {
@@ -156,10 +169,22 @@ models:
     price: { input: -1, output: 1 }
     deployments: []
 `);
-  assert.ok(lines.some((l) => l.startsWith('h.yaml:3:32: providers.a.base_url: must be an http:// or https:// URL')), lines.join('\n'));
-  assert.ok(lines.some((l) => /^h\.yaml:4:14: providers\.b\.type: .*openai.*anthropic.*gemini/.test(l)), lines.join('\n'));
-  assert.ok(lines.some((l) => l.startsWith('h.yaml:7:21: models.m.price.input: ')), lines.join('\n'));
-  assert.ok(lines.some((l) => l === 'h.yaml:8:18: models.m.deployments: needs at least one deployment'), lines.join('\n'));
+  assert.ok(
+    lines.some((l) => l.startsWith('h.yaml:3:32: providers.a.base_url: must be an http:// or https:// URL')),
+    lines.join('\n'),
+  );
+  assert.ok(
+    lines.some((l) => /^h\.yaml:4:14: providers\.b\.type: .*openai.*anthropic.*gemini/.test(l)),
+    lines.join('\n'),
+  );
+  assert.ok(
+    lines.some((l) => l.startsWith('h.yaml:7:21: models.m.price.input: ')),
+    lines.join('\n'),
+  );
+  assert.ok(
+    lines.some((l) => l === 'h.yaml:8:18: models.m.deployments: needs at least one deployment'),
+    lines.join('\n'),
+  );
   const second = problems(`
 providers:
   a: { type: openai, base_url: "https://relay", default_max_tokens: 10, retry: { base_ms: 1000, cap_ms: 500 } }
@@ -170,12 +195,15 @@ providers:
   ]);
 });
 
-test('every deployment needs a price, its own or the model\'s', () => {
-  assert.deepEqual(problems(`${base}
+test("every deployment needs a price, its own or the model's", () => {
+  assert.deepEqual(
+    problems(`${base}
 models:
   m:
     deployments:
       - { provider: openai, price: { input: 1, output: 2 } }
       - { provider: holysheep }
-`), ['h.yaml:10:9: models.m.deployments[1]: no price: set price on the model or on this deployment (USD per million tokens)']);
+`),
+    ['h.yaml:10:9: models.m.deployments[1]: no price: set price on the model or on this deployment (USD per million tokens)'],
+  );
 });

@@ -4,8 +4,7 @@ import { resolve } from 'node:path';
 import { defaultHerdConfig, loadHerdConfigFile, parseHerdConfig } from '../../src/config/load-herd-config.ts';
 import { HerdError } from '../../src/core/errors.ts';
 
-const throwsWith = (fn: () => unknown, pattern: RegExp) =>
-  assert.throws(fn, (err: unknown) => err instanceof HerdError && err.code === 'INVALID_ARG' && pattern.test(err.message));
+const throwsWith = (fn: () => unknown, pattern: RegExp) => assert.throws(fn, (err: unknown) => err instanceof HerdError && err.code === 'INVALID_ARG' && pattern.test(err.message));
 
 test('the example herd.yaml loads and resolves the repository next to the file', () => {
   const { config } = loadHerdConfigFile('examples/herd.yaml');

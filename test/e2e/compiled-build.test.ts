@@ -19,7 +19,9 @@ test('the compiled build serves models and the gateway', { timeout: 120_000 }, a
     res.end(JSON.stringify(openAICompletion('gpt-4.1', 'Bonjour from dist')));
   });
   const dir = mkdtempSync(join(tmpdir(), 'herd-dist-'));
-  writeFileSync(join(dir, 'herd.yaml'), `
+  writeFileSync(
+    join(dir, 'herd.yaml'),
+    `
 server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0 }
 serving: { model_repository: ["${resolve('examples/model_repository')}"], model_control_mode: explicit, load_model: [add_sub, my_model] }
 auth: { db: ./herd.db }
@@ -30,13 +32,19 @@ models:
   gpt-4.1:
     price: { input: 2.00, output: 8.00 }
     deployments: [{ provider: relay }]
-`);
+`,
+  );
   const child = spawn(process.execPath, [resolve('dist/cli/herd.js'), 'serve', '--config', join(dir, 'herd.yaml')], {
-    stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DIST_TEST_UPSTREAM_KEY: 'sk-dist' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, DIST_TEST_UPSTREAM_KEY: 'sk-dist' },
   });
   let out = '';
-  child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-  child.stderr.on('data', (d: Buffer) => { out += d.toString(); });
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
   try {
     const url = await new Promise<string>((ok, fail) => {
       const timer = setTimeout(() => fail(new Error(`no start-up line:\n${out}`)), 60_000);
@@ -51,21 +59,28 @@ models:
     });
     const infer = await fetch(`${url}/v2/models/add_sub/infer`, {
       method: 'POST',
-      body: JSON.stringify({ inputs: [
-        { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: Array.from({ length: 16 }, (_, i) => i) },
-        { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: Array.from({ length: 16 }, () => 1) },
-      ] }),
+      body: JSON.stringify({
+        inputs: [
+          { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: Array.from({ length: 16 }, (_, i) => i) },
+          { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: Array.from({ length: 16 }, () => 1) },
+        ],
+      }),
     });
     assert.equal(infer.status, 200, await infer.clone().text());
     const outputs = ((await infer.json()) as { outputs: { name: string; data: number[] }[] }).outputs;
-    assert.deepEqual(outputs.find((o) => o.name === 'OUTPUT0')?.data, Array.from({ length: 16 }, (_, i) => i + 1));
+    assert.deepEqual(
+      outputs.find((o) => o.name === 'OUTPUT0')?.data,
+      Array.from({ length: 16 }, (_, i) => i + 1),
+    );
     const my = await fetch(`${url}/v2/models/my_model/infer`, {
-      method: 'POST', body: JSON.stringify({ inputs: [{ name: 'INPUT__0', datatype: 'FP32', shape: [1, 768], data: Array.from({ length: 768 }, () => 0.5) }] }),
+      method: 'POST',
+      body: JSON.stringify({ inputs: [{ name: 'INPUT__0', datatype: 'FP32', shape: [1, 768], data: Array.from({ length: 768 }, () => 0.5) }] }),
     });
     assert.equal(my.status, 200, await my.clone().text());
 
     const chat = await fetch(`${url}/v1/chat/completions`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'gpt-4.1', messages: [{ role: 'user', content: 'hello' }] }),
     });
     assert.equal(chat.status, 200, await chat.clone().text());

@@ -26,12 +26,17 @@ export async function execute(requests) {
 before(async () => {
   repository = mkdtempSync(join(tmpdir(), 'herd-unbatched-'));
   mkdirSync(join(repository, 'unbatched', '1'), { recursive: true });
-  writeFileSync(join(repository, 'unbatched', 'config.pbtxt'), [
-    'name: "unbatched"', 'backend: "js"', 'max_batch_size: 0',
-    'input [ { name: "IN" data_type: TYPE_INT32 dims: [ 1 ] } ]',
-    'output [ { name: "BATCH" data_type: TYPE_INT32 dims: [ 1 ] } ]',
-    'dynamic_batching { max_queue_delay_microseconds: 100000 default_queue_policy { max_queue_size: 2 } }',
-  ].join('\n'));
+  writeFileSync(
+    join(repository, 'unbatched', 'config.pbtxt'),
+    [
+      'name: "unbatched"',
+      'backend: "js"',
+      'max_batch_size: 0',
+      'input [ { name: "IN" data_type: TYPE_INT32 dims: [ 1 ] } ]',
+      'output [ { name: "BATCH" data_type: TYPE_INT32 dims: [ 1 ] } ]',
+      'dynamic_batching { max_queue_delay_microseconds: 100000 default_queue_policy { max_queue_size: 2 } }',
+    ].join('\n'),
+  );
   writeFileSync(join(repository, 'unbatched', '1', 'model.mjs'), MODEL);
   server = await startTestServer({ repositories: [repository], log: (line) => lines.push(line) });
 });
@@ -42,8 +47,14 @@ after(async () => {
 });
 
 test('the model loads, with a warning that it cannot batch', () => {
-  assert.deepEqual(server.repository.summary().map((m) => [m.name, m.state]), [['unbatched', 'READY']]);
-  assert.ok(lines.some((l) => /^warning: model 'unbatched': dynamic_batching with max_batch_size 0 cannot batch/.test(l)), lines.join('\n'));
+  assert.deepEqual(
+    server.repository.summary().map((m) => [m.name, m.state]),
+    [['unbatched', 'READY']],
+  );
+  assert.ok(
+    lines.some((l) => /^warning: model 'unbatched': dynamic_batching with max_batch_size 0 cannot batch/.test(l)),
+    lines.join('\n'),
+  );
 });
 
 test('requests run one at a time, and the queue policy still refuses beyond max_queue_size', async () => {

@@ -7,18 +7,25 @@ import type { HerdServer } from '../../src/app.ts';
 import { postJson, request, startTestServer } from './start-test-server.ts';
 
 let server: HerdServer;
-before(async () => { server = await startTestServer({ repositories: [resolve('test/fixtures/batching_repository')] }); });
+before(async () => {
+  server = await startTestServer({ repositories: [resolve('test/fixtures/batching_repository')] });
+});
 after(() => server.close());
 
-const infer = (value: number, parameters: Record<string, unknown> = {}) => postJson(`${server.httpUrl}/v2/models/batch_echo/infer`, {
-  parameters, inputs: [{ name: 'IN', datatype: 'INT32', shape: [1, 1], data: [value] }],
-});
+const infer = (value: number, parameters: Record<string, unknown> = {}) =>
+  postJson(`${server.httpUrl}/v2/models/batch_echo/infer`, {
+    parameters,
+    inputs: [{ name: 'IN', datatype: 'INT32', shape: [1, 1], data: [value] }],
+  });
 const outputs = (body: unknown) => Object.fromEntries((body as { outputs: { name: string; data: number[] }[] }).outputs.map((o) => [o.name, o.data[0]]));
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('queued requests leave as one batch; a full queue is refused at once; every request gets one answer', async () => {
   let busyAnswered = false;
-  const busy = infer(0).then((r) => { busyAnswered = true; return r; });
+  const busy = infer(0).then((r) => {
+    busyAnswered = true;
+    return r;
+  });
   await pause(30);
   const queued = [1, 2, 3, 4].map((v) => infer(v));
   await pause(30);
@@ -29,15 +36,23 @@ test('queued requests leave as one batch; a full queue is refused at once; every
   const first = await busy;
   assert.deepEqual(outputs(first.json()), { OUT: 0, BATCH: 1 });
   const rest = await Promise.all(queued);
-  assert.deepEqual(rest.map((r) => outputs(r.json())), [1, 2, 3, 4].map((v) => ({ OUT: v, BATCH: 4 })));
+  assert.deepEqual(
+    rest.map((r) => outputs(r.json())),
+    [1, 2, 3, 4].map((v) => ({ OUT: v, BATCH: 4 })),
+  );
 
-  const stats = (await request(`${server.httpUrl}/v2/models/batch_echo/stats`)).json() as { model_stats: { inference_count: number; execution_count: number; inference_stats: Record<string, { count: number }>; batch_stats: { batch_size: number }[] }[] };
+  const stats = (await request(`${server.httpUrl}/v2/models/batch_echo/stats`)).json() as {
+    model_stats: { inference_count: number; execution_count: number; inference_stats: Record<string, { count: number }>; batch_stats: { batch_size: number }[] }[];
+  };
   const s = stats.model_stats[0];
   assert.equal(s?.execution_count, 2);
   assert.equal(s?.inference_count, 5);
   assert.equal(s?.inference_stats['success']?.count, 5);
   assert.equal(s?.inference_stats['fail']?.count, 1);
-  assert.deepEqual(s?.batch_stats.map((b) => b.batch_size), [1, 4]);
+  assert.deepEqual(
+    s?.batch_stats.map((b) => b.batch_size),
+    [1, 4],
+  );
 });
 
 test("a level's queue timeout answers 503 'Request timeout expired'; priority 1 waits as long as it takes", async () => {

@@ -35,7 +35,10 @@ test('the example js model imports no package', () => {
 
 test('every example model loads from the copy, and token_counter counts', async () => {
   const summary = server.repository.summary();
-  assert.deepEqual(summary.filter((m) => m.state !== 'READY').map((m) => `${m.name}: ${m.reason}`), []);
+  assert.deepEqual(
+    summary.filter((m) => m.state !== 'READY').map((m) => `${m.name}: ${m.reason}`),
+    [],
+  );
   assert.ok(summary.some((m) => m.name === 'token_counter'));
   const texts = ['Hello, world!', 'Triton Inference Server 部署多模型推理实战', 'spells <|endoftext|> as text'];
   const res = await postJson(`${server.httpUrl}/v2/models/token_counter/infer`, {
@@ -44,5 +47,8 @@ test('every example model loads from the copy, and token_counter counts', async 
   assert.equal(res.status, 200, res.body.toString());
   const output = (res.json() as { outputs: { name: string; data: number[] }[] }).outputs[0];
   assert.equal(output?.name, 'token_count');
-  assert.deepEqual(output?.data, texts.map((t) => countTokens(t, { disallowedSpecial: new Set() })));
+  assert.deepEqual(
+    output?.data,
+    texts.map((t) => countTokens(t, { disallowedSpecial: new Set() })),
+  );
 });

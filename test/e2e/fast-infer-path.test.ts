@@ -8,10 +8,16 @@ import type { HerdServer } from '../../src/app.ts';
 import { binaryBody, EXAMPLE_REPOSITORY, startTestServer } from './start-test-server.ts';
 
 let server: HerdServer;
-before(async () => { server = await startTestServer({ repositories: [EXAMPLE_REPOSITORY], controlMode: 'explicit', loadModel: ['add_sub'] }); });
+before(async () => {
+  server = await startTestServer({ repositories: [EXAMPLE_REPOSITORY], controlMode: 'explicit', loadModel: ['add_sub'] });
+});
 after(() => server.close());
 
-interface Answer { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
 
 /** A bare node:http POST: no Accept-Encoding, known length: the fast path's kind of request. */
 function plainPost(path: string, body: Buffer, headers: Record<string, string>): Promise<Answer> {
@@ -35,13 +41,17 @@ async function framework(path: string, body: Buffer, headers: Record<string, str
 const ints = (f: (i: number) => number) => Int32Array.from({ length: 16 }, (_, i) => f(i));
 
 test('binary and JSON requests: identical answers on both paths', async () => {
-  const { body, headerLength } = binaryBody({
-    inputs: [
-      { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], parameters: { binary_data_size: 64 } },
-      { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], parameters: { binary_data_size: 64 } },
-    ],
-    parameters: { binary_data_output: true },
-  }, ints((i) => i), ints(() => 2));
+  const { body, headerLength } = binaryBody(
+    {
+      inputs: [
+        { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], parameters: { binary_data_size: 64 } },
+        { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], parameters: { binary_data_size: 64 } },
+      ],
+      parameters: { binary_data_output: true },
+    },
+    ints((i) => i),
+    ints(() => 2),
+  );
   const headers = { 'inference-header-content-length': String(headerLength), 'content-type': 'application/octet-stream' };
   const fast = await plainPost('/v2/models/add_sub/infer', body, headers);
   const slow = await framework('/v2/models/add_sub/infer', body, headers);
@@ -49,10 +59,14 @@ test('binary and JSON requests: identical answers on both paths', async () => {
   assert.deepEqual(fast.body, slow.body);
   assert.equal(fast.headers['inference-header-content-length'], slow.headers['inference-header-content-length']);
 
-  const json = Buffer.from(JSON.stringify({ inputs: [
-    { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: [...ints((i) => i)] },
-    { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: [...ints(() => 1)] },
-  ] }));
+  const json = Buffer.from(
+    JSON.stringify({
+      inputs: [
+        { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: [...ints((i) => i)] },
+        { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: [...ints(() => 1)] },
+      ],
+    }),
+  );
   const a = await plainPost('/v2/models/add_sub/versions/1/infer', json, { 'content-type': 'application/json' });
   const b = await framework('/v2/models/add_sub/versions/1/infer', json, { 'content-type': 'application/json' });
   assert.equal(a.status, 200);
@@ -75,9 +89,17 @@ test('errors: same status and message on both paths, and the server keeps servin
     assert.deepEqual(JSON.parse(fast.body.toString()), JSON.parse(slow.body.toString()), path);
     assert.ok(fast.status >= 400);
   }
-  const ok = await plainPost('/v2/models/add_sub/infer', Buffer.from(JSON.stringify({ inputs: [
-    { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: Array(16).fill(1) },
-    { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: Array(16).fill(1) },
-  ] })), {});
+  const ok = await plainPost(
+    '/v2/models/add_sub/infer',
+    Buffer.from(
+      JSON.stringify({
+        inputs: [
+          { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: Array(16).fill(1) },
+          { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: Array(16).fill(1) },
+        ],
+      }),
+    ),
+    {},
+  );
   assert.equal(ok.status, 200);
 });

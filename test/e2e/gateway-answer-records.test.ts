@@ -16,8 +16,18 @@ import { startMockUpstream, type MockUpstream } from '../gateway/helpers/mock-up
 const MASTER = 'sk-herd-master-key-for-the-records-tests-0123456789';
 const ENV = { HOLYSHEEP_API_KEY: 'sk-upstream-hs', HERD_RECORDS_MASTER: MASTER };
 
-interface RequestRow { request_id: string; status: string; http_status: number | null; cache_hit: number; attempts: number }
-interface AttemptRow { attempt: number; outcome: string; http_status: number | null }
+interface RequestRow {
+  request_id: string;
+  status: string;
+  http_status: number | null;
+  cache_hit: number;
+  attempts: number;
+}
+interface AttemptRow {
+  attempt: number;
+  outcome: string;
+  http_status: number | null;
+}
 
 describe('ledger statuses and x-herd-* headers on every answer', () => {
   let relay: MockUpstream;
@@ -32,7 +42,8 @@ describe('ledger statuses and x-herd-* headers on every answer', () => {
     relay = await startMockUpstream(script.handler);
     dir = mkdtempSync(join(tmpdir(), 'herd-answer-records-'));
     db = join(dir, 'herd.db');
-    const config = parseHerdConfig(`
+    const config = parseHerdConfig(
+      `
 server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0 }
 auth: { master_key_env: HERD_RECORDS_MASTER, db: "${db}" }
 billing: { currency: USD, ledger: "sqlite:${db}", flush_interval_ms: 10 }
@@ -42,7 +53,9 @@ models:
   gpt-4.1:
     price: { input: 2.00, output: 8.00 }
     deployments: [{ provider: holysheep }]
-`, join(dir, 'herd.yaml'));
+`,
+      join(dir, 'herd.yaml'),
+    );
     server = await startHerd(config, { env: ENV });
     client = new OpenAI({ apiKey: MASTER, baseURL: `${server.httpUrl}/v1`, maxRetries: 0 });
   });
@@ -62,7 +75,10 @@ models:
           assert.equal(requests.length, count, 'one request row per request');
           const attempts = new Map<string, AttemptRow[]>();
           for (const r of requests) {
-            attempts.set(r.request_id, sqlite.prepare('SELECT attempt, outcome, http_status FROM ledger_attempts WHERE request_id = ? ORDER BY attempt').all(r.request_id) as AttemptRow[]);
+            attempts.set(
+              r.request_id,
+              sqlite.prepare('SELECT attempt, outcome, http_status FROM ledger_attempts WHERE request_id = ? ORDER BY attempt').all(r.request_id) as AttemptRow[],
+            );
           }
           return { requests, attempts };
         }
@@ -79,7 +95,9 @@ models:
     const miss = await client.chat.completions.create({ ...ask, temperature: 0 }).withResponse();
     assert.equal(miss.response.headers.get('x-herd-cache'), 'miss');
     const stream = await client.chat.completions.create({ ...ask, stream: true });
-    for await (const _chunk of stream) { /* to the end */ }
+    for await (const _chunk of stream) {
+      /* to the end */
+    }
     const hit = await client.chat.completions.create({ ...ask, temperature: 0 }).withResponse();
     assert.equal(hit.response.headers.get('x-herd-cache'), 'hit');
     script.script(status(429));
@@ -87,15 +105,33 @@ models:
     assert.equal(retried.response.headers.get('x-herd-attempts'), '2');
 
     const { requests, attempts } = await rowsOf(4);
-    assert.deepEqual(requests.map((r) => [r.status, r.http_status, r.cache_hit]), [['ok', 200, 0], ['ok', 200, 0], ['ok', 200, 1], ['ok', 200, 0]]);
+    assert.deepEqual(
+      requests.map((r) => [r.status, r.http_status, r.cache_hit]),
+      [
+        ['ok', 200, 0],
+        ['ok', 200, 0],
+        ['ok', 200, 1],
+        ['ok', 200, 0],
+      ],
+    );
     const trail = requests.map((r) => attempts.get(r.request_id)?.map((a) => [a.outcome, a.http_status]));
-    assert.deepEqual(trail, [[['ok', 200]], [['ok', 200]], [], [['rate_limited', 429], ['ok', 200]]]);
+    assert.deepEqual(trail, [
+      [['ok', 200]],
+      [['ok', 200]],
+      [],
+      [
+        ['rate_limited', 429],
+        ['ok', 200],
+      ],
+    ]);
   });
 
   it('a 503 after exhausted retries: 503 on the request row and in the answer, with the x-herd-* headers', async () => {
     script.script(status(503), status(503), status(503));
     const res = await fetch(`${server.httpUrl}/v1/chat/completions`, {
-      method: 'POST', body: JSON.stringify(ask), headers: { authorization: `Bearer ${MASTER}`, 'content-type': 'application/json' },
+      method: 'POST',
+      body: JSON.stringify(ask),
+      headers: { authorization: `Bearer ${MASTER}`, 'content-type': 'application/json' },
     });
     assert.equal(res.status, 503);
     assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'upstream_unavailable');
@@ -109,12 +145,17 @@ models:
     const { requests, attempts } = await rowsOf(5);
     const failed = requests.at(-1) as RequestRow;
     assert.deepEqual([failed.status, failed.http_status, failed.attempts], ['UPSTREAM_UNAVAILABLE', 503, tried]);
-    assert.deepEqual(attempts.get(failed.request_id)?.map((a) => [a.outcome, a.http_status]), Array.from({ length: tried }, () => ['unavailable', 503]));
+    assert.deepEqual(
+      attempts.get(failed.request_id)?.map((a) => [a.outcome, a.http_status]),
+      Array.from({ length: tried }, () => ['unavailable', 503]),
+    );
   });
 
   it('an error refused before any upstream still says so in its headers', async () => {
     const res = await fetch(`${server.httpUrl}/v1/chat/completions`, {
-      method: 'POST', body: JSON.stringify({ ...ask, model: 'no-such-model' }), headers: { authorization: `Bearer ${MASTER}`, 'content-type': 'application/json' },
+      method: 'POST',
+      body: JSON.stringify({ ...ask, model: 'no-such-model' }),
+      headers: { authorization: `Bearer ${MASTER}`, 'content-type': 'application/json' },
     });
     assert.equal(res.status, 404);
     assert.equal(res.headers.get('x-herd-attempts'), '0');

@@ -34,7 +34,8 @@ describe('gateway metrics on the shared registry', () => {
     brokeKey = (await store.create({ name: 'broke', allowedModels: '*', budgetDayMicros: 1 })).secret;
     store.close();
     // Settling in USD with a ¥1/$-style rate of 1.0 makes the cost exactly the list price: tokens × USD per million.
-    const config = parseHerdConfig(`
+    const config = parseHerdConfig(
+      `
 server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0 }
 auth: { master_key_env: HERD_METRICS_MASTER, db: "${db}" }
 billing: { currency: USD, ledger: "sqlite:${db}", flush_interval_ms: 20 }
@@ -49,7 +50,9 @@ models:
   deepseek-v3.2:
     price: { input: 0.28, output: 0.42 }
     deployments: [{ provider: holysheep, upstream_model: deepseek-chat }]
-`, join(dir, 'herd.yaml'));
+`,
+      join(dir, 'herd.yaml'),
+    );
     server = await startHerd(config, { env: ENV });
     client = new OpenAI({ apiKey: MASTER, baseURL: `${server.httpUrl}/v1`, maxRetries: 0 });
   });
@@ -82,7 +85,9 @@ models:
     assert.equal(first.response.headers.get('x-herd-cache'), 'miss');
     const stream = await client.chat.completions.create({ ...ask, stream: true, stream_options: { include_usage: true } });
     sent++;
-    for await (const _chunk of stream) { /* read to the end */ }
+    for await (const _chunk of stream) {
+      /* read to the end */
+    }
 
     const f = await requestsCounted();
     assert.equal(sampleValue(f, 'herd_gateway_requests_total', { ...gpt, status_class: '2xx', cache: 'miss' }), 1);
@@ -125,7 +130,11 @@ models:
     script.script({ kind: 'stream-reset', after: 2 });
     const cut = await client.chat.completions.create({ ...ask, stream: true });
     sent++;
-    await assert.rejects(async () => { for await (const _chunk of cut) { /* until the cut */ } });
+    await assert.rejects(async () => {
+      for await (const _chunk of cut) {
+        /* until the cut */
+      }
+    });
 
     const f = await requestsCounted();
     assert.equal(sampleValue(f, 'herd_gateway_requests_total', { model: 'unknown', provider: 'none', status_class: '4xx', cache: 'off' }), 1);
@@ -133,14 +142,17 @@ models:
     assert.equal(sampleValue(f, 'herd_gateway_requests_total', { model: 'gpt-4.1', provider: 'none', status_class: '4xx' }), 1, 'refused by the budget before any upstream');
     assert.equal(sampleValue(f, 'herd_gateway_requests_total', { ...gpt, status_class: '2xx', cache: 'off' }), 2, 'a stream cut after its first chunk was answered 200');
     const text = await (await fetch(`${server.metricsUrl}/metrics`)).text();
-    assert.doesNotMatch(text, /gpt-5-turbo|model="gpt4"/, 'no label value comes from the client\'s model string');
+    assert.doesNotMatch(text, /gpt-5-turbo|model="gpt4"/, "no label value comes from the client's model string");
   });
 
   it('answers refused before the gateway count too: a bad key, malformed JSON, no messages, a body too large to read', async () => {
     const before = sampleValue(await requestsCounted(), 'herd_gateway_requests_total', { model: 'unknown', provider: 'none', status_class: '4xx', cache: 'off' }) ?? 0;
-    const post = (body: string, apiKey = MASTER, headers: Record<string, string> = {}) => fetch(`${server.httpUrl}/v1/chat/completions`, {
-      method: 'POST', body, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...headers },
-    });
+    const post = (body: string, apiKey = MASTER, headers: Record<string, string> = {}) =>
+      fetch(`${server.httpUrl}/v1/chat/completions`, {
+        method: 'POST',
+        body,
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...headers },
+      });
     const answers = [
       await post(JSON.stringify(ask), 'sk-not-a-key-of-this-gateway-0123456789'),
       await post('{"model": "gpt4", "messages": ['),
@@ -148,7 +160,10 @@ models:
       // Through Fastify (a content coding it does not know), refused before the exchange runs.
       await post(JSON.stringify(ask), MASTER, { 'content-encoding': 'br' }),
     ];
-    assert.deepEqual(answers.map((a) => a.status), [401, 400, 400, 400]);
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [401, 400, 400, 400],
+    );
     sent += answers.length;
     const f = await requestsCounted();
     assert.equal(sampleValue(f, 'herd_gateway_requests_total', { model: 'unknown', provider: 'none', status_class: '4xx', cache: 'off' }), before + answers.length);

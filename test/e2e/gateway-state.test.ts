@@ -41,7 +41,11 @@ describe('gateway shared state', () => {
   const prefix = `herd:test:${randomUUID()}:`;
 
   before(async () => {
-    script = scriptedUpstream({ okJson: openAICompletion('gpt-4.1', 'Bonjour'), okFrames: openAIStreamFrames('gpt-4.1', ['Bon', 'jour', ' à', ' vous']), errorBody: openAIErrorBody });
+    script = scriptedUpstream({
+      okJson: openAICompletion('gpt-4.1', 'Bonjour'),
+      okFrames: openAIStreamFrames('gpt-4.1', ['Bon', 'jour', ' à', ' vous']),
+      errorBody: openAIErrorBody,
+    });
     upstream = await startMockUpstream(script.handler);
     dir = mkdtempSync(join(tmpdir(), 'herd-state-'));
     const file = join(dir, 'herd.yaml');
@@ -66,9 +70,15 @@ describe('gateway shared state', () => {
   it('two replicas sharing Redis enforce one RPM limit exactly', { skip: REDIS_URL ? false : 'REDIS_URL is not set: the shared-limit suite needs a real Redis' }, async () => {
     const key = await createKey({ name: 'rpm-10', allowedModels: '*', rpm: 10 });
     await new Promise((r) => setTimeout(r, 1100)); // the servers re-read the key store at most once a second
-    const results = await Promise.all(Array.from({ length: 30 }, (_, i) =>
-      fetch(`${servers[i % 2]!.httpUrl}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(ask) })
-        .then(async (r) => ({ status: r.status, retryAfter: r.headers.get('retry-after'), body: await r.json() as { error?: { code: string } } }))));
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        fetch(`${servers[i % 2]!.httpUrl}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify(ask),
+        }).then(async (r) => ({ status: r.status, retryAfter: r.headers.get('retry-after'), body: (await r.json()) as { error?: { code: string } } })),
+      ),
+    );
     const ok = results.filter((r) => r.status === 200);
     const limited = results.filter((r) => r.status === 429);
     assert.equal(ok.length, 10, JSON.stringify(results.map((r) => r.status)));
@@ -106,11 +116,24 @@ describe('gateway shared state', () => {
     await new Promise((r) => setTimeout(r, 1100));
     script.script({ kind: 'stream-reset', after: 3 });
     const stream = await client(key).chat.completions.create({ ...ask, stream: true });
-    await assert.rejects(async () => { for await (const _chunk of stream) { /* read until the cut */ } });
+    await assert.rejects(async () => {
+      for await (const _chunk of stream) {
+        /* read until the cut */
+      }
+    });
     await new Promise((r) => setTimeout(r, 200)); // rows are written in batches
     const usage = await fetch(`${servers[0]!.httpUrl}/admin/usage?by=key&since=1d`, { headers: { authorization: `Bearer ${MASTER}` } });
     assert.equal(usage.status, 200);
-    type Row = { key_name: string; requests: number; failed: number; estimated: number; cache_hits: number; saved_micros: number; cost_micros: number; tokens: { prompt: number; completion: number } };
+    type Row = {
+      key_name: string;
+      requests: number;
+      failed: number;
+      estimated: number;
+      cache_hits: number;
+      saved_micros: number;
+      cost_micros: number;
+      tokens: { prompt: number; completion: number };
+    };
     const rows = ((await usage.json()) as { rows: Row[] }).rows;
     const cut = rows.find((r) => r.key_name === 'stream-cut');
     assert.ok(cut, JSON.stringify(rows));

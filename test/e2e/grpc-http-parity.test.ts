@@ -47,13 +47,23 @@ test('every ready model answers the same over HTTP and gRPC', async () => {
     const meta = await grpc.modelMetadata(model);
     const config = await grpc.modelConfig(model);
     const batching = Number(config['max_batch_size']) > 0;
-    const inputs = meta.inputs.map((t) => createInput(t.name, t.datatype as DataType, t.shape.map((d, i) => (d >= 0 ? d : batching && i === 0 ? 2 : 3))));
+    const inputs = meta.inputs.map((t) =>
+      createInput(
+        t.name,
+        t.datatype as DataType,
+        t.shape.map((d, i) => (d >= 0 ? d : batching && i === 0 ? 2 : 3)),
+      ),
+    );
     const sequence = config['sequence_batching'] !== null && config['sequence_batching'] !== undefined;
     // Sequence models get a one-request sequence, with the same id on both transports (CORRID may be echoed).
     const parameters: Parameters = sequence ? { sequence_id: ++sequenceId, sequence_start: true, sequence_end: true } : {};
     const encode = (r: { outputs: Tensor[] }) => r.outputs.map((o) => [o.name, o.datatype, o.shape, Buffer.from(convertTensorDataToBinary(o)).toString('hex')]);
     // A model that refuses these inputs (an llm model with no gateway, its ensemble) refuses them alike.
-    const settle = async (p: Promise<{ outputs: Tensor[] }>) => p.then((r) => ({ outputs: encode(r) }), (err: Error) => ({ error: err.message }));
+    const settle = async (p: Promise<{ outputs: Tensor[] }>) =>
+      p.then(
+        (r) => ({ outputs: encode(r) }),
+        (err: Error) => ({ error: err.message }),
+      );
     const overHttp = await settle(http.infer(model, inputs, { parameters }));
     const overGrpc = await settle(grpc.infer(model, inputs, { parameters }));
     assert.deepEqual(overGrpc, overHttp, model);

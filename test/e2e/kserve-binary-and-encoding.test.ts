@@ -10,9 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deflateSync, gunzipSync, gzipSync, inflateSync } from 'node:zlib';
 import type { HerdServer } from '../../src/app.ts';
-import {
-  binaryBody, EXAMPLE_REPOSITORY, postJson, request, startTestServer, type HttpAnswer,
-} from './start-test-server.ts';
+import { binaryBody, EXAMPLE_REPOSITORY, postJson, request, startTestServer, type HttpAnswer } from './start-test-server.ts';
 
 const MiB = 1024 * 1024;
 let server: HerdServer;
@@ -25,7 +23,9 @@ const TYPES = ['BOOL', 'UINT8', 'UINT16', 'UINT32', 'UINT64', 'INT8', 'INT16', '
 type WireType = (typeof TYPES)[number];
 const configType = (t: WireType) => (t === 'BYTES' ? 'TYPE_STRING' : `TYPE_${t}`);
 const ECHO_CONFIG = [
-  'name: "echo_types"', 'backend: "js"', 'max_batch_size: 0',
+  'name: "echo_types"',
+  'backend: "js"',
+  'max_batch_size: 0',
   `input [ ${TYPES.map((t) => `{ name: "IN_${t}" data_type: ${configType(t)} dims: [ 2, -1 ] optional: true }`).join(', ')} ]`,
   `output [ ${TYPES.map((t) => `{ name: "OUT_${t}" data_type: ${configType(t)} dims: [ 2, -1 ] }`).join(', ')} ]`,
 ].join('\n');
@@ -66,19 +66,28 @@ const addSubHeader = (sizes: [number, number] = [64, 64]) => ({
 });
 const postBinary = (base: string, path: string, body: Buffer, headerLength: number | string, headers: Record<string, string> = {}) =>
   request(`${base}${path}`, {
-    method: 'POST', body, headers: { 'Inference-Header-Content-Length': String(headerLength), 'content-type': 'application/octet-stream', ...headers },
+    method: 'POST',
+    body,
+    headers: { 'Inference-Header-Content-Length': String(headerLength), 'content-type': 'application/octet-stream', ...headers },
   });
 
 /** Good requests still get right answers: `add_sub` on the main server, the echo model on the limited one. */
 async function assertStillServes(): Promise<void> {
   const res = await postJson(`${url}/v2/models/add_sub/infer`, {
-    inputs: [{ name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: A }, { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: B }],
+    inputs: [
+      { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: A },
+      { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: B },
+    ],
     outputs: [{ name: 'OUTPUT0' }],
   });
   assert.equal(res.status, 200, `server stopped serving: ${res.body.toString()}`);
-  assert.deepEqual((res.json() as { outputs: { data: number[] }[] }).outputs[0]?.data, range(16, (i) => i + 1));
+  assert.deepEqual(
+    (res.json() as { outputs: { data: number[] }[] }).outputs[0]?.data,
+    range(16, (i) => i + 1),
+  );
   const echo = await postJson(`${limited.httpUrl}/v2/models/echo_types/infer`, {
-    inputs: [{ name: 'IN_INT8', datatype: 'INT8', shape: [2, 1], data: [-1, 1] }], outputs: [{ name: 'OUT_INT8' }],
+    inputs: [{ name: 'IN_INT8', datatype: 'INT8', shape: [2, 1], data: [-1, 1] }],
+    outputs: [{ name: 'OUT_INT8' }],
   });
   assert.equal(echo.status, 200, `limited server stopped serving: ${echo.body.toString()}`);
 }
@@ -118,10 +127,16 @@ function rawExchange(base: string, bytes: Buffer | string): Promise<{ reply: str
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     const socket = connect(Number(port), hostname, () => socket.end(bytes));
-    const timer = setTimeout(() => { socket.destroy(); resolve({ reply: Buffer.concat(chunks).toString('latin1'), closed: false }); }, 1500);
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve({ reply: Buffer.concat(chunks).toString('latin1'), closed: false });
+    }, 1500);
     socket.on('data', (c: Buffer) => chunks.push(c));
     socket.on('error', () => undefined); // a reset is a close too
-    socket.on('close', () => { clearTimeout(timer); resolve({ reply: Buffer.concat(chunks).toString('latin1'), closed: true }); });
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve({ reply: Buffer.concat(chunks).toString('latin1'), closed: true });
+    });
   });
 }
 
@@ -129,8 +144,11 @@ function rawExchange(base: string, bytes: Buffer | string): Promise<{ reply: str
 
 test('Inference-Header-Content-Length beyond the body, non-numeric or negative is 400 naming the header', async () => {
   const { body, headerLength } = binaryBody(addSubHeader(), Int32Array.from(A), Int32Array.from(B));
-  await assertError(postBinary(url, '/v2/models/add_sub/infer', body, body.length + 10), 400,
-    `inference header size should be in range (0, ${body.length}), got: ${body.length + 10}`);
+  await assertError(
+    postBinary(url, '/v2/models/add_sub/infer', body, body.length + 10),
+    400,
+    `inference header size should be in range (0, ${body.length}), got: ${body.length + 10}`,
+  );
   await assertError(postBinary(url, '/v2/models/add_sub/infer', body, 'abc'), 400, 'Unable to parse Inference-Header-Content-Length, got: abc');
   await assertError(postBinary(url, '/v2/models/add_sub/infer', body, '12px'), 400, /Unable to parse Inference-Header-Content-Length, got: 12px/);
   await assertError(postBinary(url, '/v2/models/add_sub/infer', body, -5), 400, /inference header size should be in range \(0, \d+\), got: -5/);
@@ -143,52 +161,80 @@ test('Inference-Header-Content-Length beyond the body, non-numeric or negative i
 test('binary_data_size that does not add up to the bytes after the header is 400 (too few and too many)', async () => {
   const a = Int32Array.from(A);
   const short = binaryBody(addSubHeader(), a, Int32Array.from(B).subarray(0, 15));
-  await assertError(postBinary(url, '/v2/models/add_sub/infer', short.body, short.headerLength), 400,
-    "unexpected size for input 'INPUT1', expecting 4 additional bytes for model 'add_sub' ('binary_data_size' is 64 but only 60 bytes of binary data remain)");
+  await assertError(
+    postBinary(url, '/v2/models/add_sub/infer', short.body, short.headerLength),
+    400,
+    "unexpected size for input 'INPUT1', expecting 4 additional bytes for model 'add_sub' ('binary_data_size' is 64 but only 60 bytes of binary data remain)",
+  );
   const extra = binaryBody(addSubHeader(), a, Int32Array.from(B), new Uint8Array(8));
-  await assertError(postBinary(url, '/v2/models/add_sub/infer', extra.body, extra.headerLength), 400,
-    /^unexpected additional input data for model 'add_sub': 8 bytes follow the \d+-byte JSON header and the inputs' 'binary_data_size' sections$/);
+  await assertError(
+    postBinary(url, '/v2/models/add_sub/infer', extra.body, extra.headerLength),
+    400,
+    /^unexpected additional input data for model 'add_sub': 8 bytes follow the \d+-byte JSON header and the inputs' 'binary_data_size' sections$/,
+  );
   // Sizes that add up but do not fit the shape.
   const skewed = binaryBody(addSubHeader([60, 68]), a, Int32Array.from(B));
-  await assertError(postBinary(url, '/v2/models/add_sub/infer', skewed.body, skewed.headerLength), 400,
-    "input byte size mismatch for input 'INPUT0' for model 'add_sub'. Expected 64, got 60");
+  await assertError(
+    postBinary(url, '/v2/models/add_sub/infer', skewed.body, skewed.headerLength),
+    400,
+    "input byte size mismatch for input 'INPUT0' for model 'add_sub'. Expected 64, got 60",
+  );
   const negative = binaryBody(addSubHeader([-64, 64]), a, Int32Array.from(B));
-  await assertError(postBinary(url, '/v2/models/add_sub/infer', negative.body, negative.headerLength), 400,
-    /'binary_data_size' of input 'INPUT0': expected a non-negative integer/);
+  await assertError(
+    postBinary(url, '/v2/models/add_sub/infer', negative.body, negative.headerLength),
+    400,
+    /'binary_data_size' of input 'INPUT0': expected a non-negative integer/,
+  );
 });
 
 test('a truncated binary body is 400 naming the input and the missing bytes', async () => {
   const full = binaryBody(addSubHeader(), Int32Array.from(A), Int32Array.from(B));
-  await assertError(postBinary(url, '/v2/models/add_sub/infer', full.body.subarray(0, full.headerLength), full.headerLength), 400,
-    /^unexpected size for input 'INPUT0', expecting 64 additional bytes for model 'add_sub'/);
-  await assertError(postBinary(url, '/v2/models/add_sub/infer', full.body.subarray(0, full.headerLength + 100), full.headerLength), 400,
-    /^unexpected size for input 'INPUT1', expecting 28 additional bytes for model 'add_sub'/);
+  await assertError(
+    postBinary(url, '/v2/models/add_sub/infer', full.body.subarray(0, full.headerLength), full.headerLength),
+    400,
+    /^unexpected size for input 'INPUT0', expecting 64 additional bytes for model 'add_sub'/,
+  );
+  await assertError(
+    postBinary(url, '/v2/models/add_sub/infer', full.body.subarray(0, full.headerLength + 100), full.headerLength),
+    400,
+    /^unexpected size for input 'INPUT1', expecting 28 additional bytes for model 'add_sub'/,
+  );
 });
 
 test("an input with both 'data' and binary_data_size, or binary_data_size without the header, is 400", async () => {
   const header = addSubHeader();
   (header.inputs[0] as Record<string, unknown>)['data'] = A;
   const both = binaryBody(header, Int32Array.from(A), Int32Array.from(B));
-  await assertError(postBinary(url, '/v2/models/add_sub/infer', both.body, both.headerLength), 400,
-    "Input must set only one of the following fields: 'data', 'binary_data_size' in 'parameters', 'shared_memory_region' in 'parameters'. But set 'data' 'binary_data_size' for input 'INPUT0'");
-  await assertError(postJson(`${url}/v2/models/add_sub/infer`, { inputs: [{ name: 'INPUT0', datatype: 'INT32', shape: [1, 16] }] }), 400,
-    /But no field is set for input 'INPUT0'/);
+  await assertError(
+    postBinary(url, '/v2/models/add_sub/infer', both.body, both.headerLength),
+    400,
+    "Input must set only one of the following fields: 'data', 'binary_data_size' in 'parameters', 'shared_memory_region' in 'parameters'. But set 'data' 'binary_data_size' for input 'INPUT0'",
+  );
+  await assertError(postJson(`${url}/v2/models/add_sub/infer`, { inputs: [{ name: 'INPUT0', datatype: 'INT32', shape: [1, 16] }] }), 400, /But no field is set for input 'INPUT0'/);
   const noHeader = binaryBody(addSubHeader(), Int32Array.from(A), Int32Array.from(B));
-  await assertError(request(`${url}/v2/models/add_sub/infer`, { method: 'POST', body: noHeader.body }), 400,
-    /^failed to parse the request JSON buffer: The document root must not be followed by other values\. at \d+$/);
+  await assertError(
+    request(`${url}/v2/models/add_sub/infer`, { method: 'POST', body: noHeader.body }),
+    400,
+    /^failed to parse the request JSON buffer: The document root must not be followed by other values\. at \d+$/,
+  );
   const jsonOnly = Buffer.from(JSON.stringify(addSubHeader()));
-  await assertError(request(`${url}/v2/models/add_sub/infer`, { method: 'POST', body: jsonOnly }), 400,
-    /input 'INPUT0' has 'binary_data_size' 64 but the request has no Inference-Header-Content-Length header/);
+  await assertError(
+    request(`${url}/v2/models/add_sub/infer`, { method: 'POST', body: jsonOnly }),
+    400,
+    /input 'INPUT0' has 'binary_data_size' 64 but the request has no Inference-Header-Content-Length header/,
+  );
 });
 
 test('BYTES in binary form (4-byte little-endian length per element) to token_counter; malformed prefixes are 400', async () => {
   const texts = ['Triton 动态批处理', 'hello world, hello world'];
-  const encoded = Buffer.concat(texts.flatMap((t) => {
-    const bytes = Buffer.from(t, 'utf8');
-    const length = Buffer.alloc(4);
-    length.writeUInt32LE(bytes.length);
-    return [length, bytes];
-  }));
+  const encoded = Buffer.concat(
+    texts.flatMap((t) => {
+      const bytes = Buffer.from(t, 'utf8');
+      const length = Buffer.alloc(4);
+      length.writeUInt32LE(bytes.length);
+      return [length, bytes];
+    }),
+  );
   const header = (size: number) => ({ inputs: [{ name: 'text_input', datatype: 'BYTES', shape: [2, 1], parameters: { binary_data_size: size } }] });
   const bin = binaryBody(header(encoded.length), encoded);
   const res = await postBinary(url, '/v2/models/token_counter/infer', bin.body, bin.headerLength);
@@ -200,18 +246,30 @@ test('BYTES in binary form (4-byte little-endian length per element) to token_co
 
   const lying = Buffer.from([100, 0, 0, 0, 0x61, 0x62, 0x63]);
   const bad = binaryBody(header(lying.length), lying);
-  await assertError(postBinary(url, '/v2/models/token_counter/infer', bad.body, bad.headerLength), 400,
-    "string element 0 of inference input 'text_input' for model 'token_counter' declares 100 bytes but only 3 bytes remain");
+  await assertError(
+    postBinary(url, '/v2/models/token_counter/infer', bad.body, bad.headerLength),
+    400,
+    "string element 0 of inference input 'text_input' for model 'token_counter' declares 100 bytes but only 3 bytes remain",
+  );
   const one = encoded.subarray(0, 4 + Buffer.byteLength(texts[0] ?? ''));
   const few = binaryBody(header(one.length), one);
-  await assertError(postBinary(url, '/v2/models/token_counter/infer', few.body, few.headerLength), 400,
-    "expected 2 string elements for inference input 'text_input' for model 'token_counter', got 1");
+  await assertError(
+    postBinary(url, '/v2/models/token_counter/infer', few.body, few.headerLength),
+    400,
+    "expected 2 string elements for inference input 'text_input' for model 'token_counter', got 1",
+  );
   const cut = binaryBody(header(one.length + 2), one, Uint8Array.of(1, 0));
-  await assertError(postBinary(url, '/v2/models/token_counter/infer', cut.body, cut.headerLength), 400,
-    "incomplete string length indicator for inference input 'text_input' for model 'token_counter', expecting 4 bytes but only 2 bytes available");
+  await assertError(
+    postBinary(url, '/v2/models/token_counter/infer', cut.body, cut.headerLength),
+    400,
+    "incomplete string length indicator for inference input 'text_input' for model 'token_counter', expecting 4 bytes but only 2 bytes available",
+  );
   const trailing = binaryBody(header(encoded.length + 3), encoded, Uint8Array.of(1, 2, 3));
-  await assertError(postBinary(url, '/v2/models/token_counter/infer', trailing.body, trailing.headerLength), 400,
-    "inference input 'text_input' for model 'token_counter' has 3 bytes after its 2 string element(s), expecting none");
+  await assertError(
+    postBinary(url, '/v2/models/token_counter/infer', trailing.body, trailing.headerLength),
+    400,
+    "inference input 'text_input' for model 'token_counter' has 3 bytes after its 2 string element(s), expecting none",
+  );
 });
 
 // ---- the raw single-input body (Inference-Header-Content-Length: 0) ----
@@ -228,26 +286,38 @@ test('raw body against my_model (FP32 [768], batching -> batch 1) matches JSON; 
   const fromRaw = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
   const json = await postJson(`${url}/v2/models/my_model/infer`, { inputs: [{ name: 'INPUT__0', datatype: 'FP32', shape: [1, 768], data: Array.from(values) }] });
   const fromJson = (json.json() as { outputs: { data: number[] }[] }).outputs[0]?.data ?? [];
-  fromJson.forEach((v, i) => { assert.ok(Math.abs(v - (fromRaw[i] ?? NaN)) <= 1e-5 * Math.max(1, Math.abs(v)), `element ${i}: ${v} vs ${fromRaw[i]}`); });
+  fromJson.forEach((v, i) => {
+    assert.ok(Math.abs(v - (fromRaw[i] ?? NaN)) <= 1e-5 * Math.max(1, Math.abs(v)), `element ${i}: ${v} vs ${fromRaw[i]}`);
+  });
 
-  await assertError(postBinary(url, '/v2/models/my_model/infer', Buffer.from(values.buffer, 0, 3070), 0), 400,
-    "input byte size mismatch for input 'INPUT__0' for model 'my_model'. Expected 3072, got 3070");
+  await assertError(
+    postBinary(url, '/v2/models/my_model/infer', Buffer.from(values.buffer, 0, 3070), 0),
+    400,
+    "input byte size mismatch for input 'INPUT__0' for model 'my_model'. Expected 3072, got 3070",
+  );
   await assertError(postBinary(url, '/v2/models/my_model/infer', Buffer.alloc(0), 0), 400, /Expected 3072, got 0/);
 });
 
 test('raw body against a two-input model is 400 saying what a raw request is; against an unknown model, the unknown-model error', async () => {
-  const twoInputs = "[request id: <id_unknown>] a raw request (Inference-Header-Content-Length: 0: the whole body is the data of the model's one input) " +
+  const twoInputs =
+    "[request id: <id_unknown>] a raw request (Inference-Header-Content-Length: 0: the whole body is the data of the model's one input) " +
     "needs a model with exactly 1 input, but model 'add_sub' has 2 (INPUT0, INPUT1); send a JSON request instead " +
     "(binary tensor data may follow the JSON, with Inference-Header-Content-Length set to the JSON's length)";
   await assertError(postBinary(url, '/v2/models/add_sub/infer', Buffer.alloc(64), 0), 400, twoInputs);
   // A JSON body sent with the header at 0 (a client that always sends the header): the answer says so.
   const json = Buffer.from(JSON.stringify({ inputs: [{ name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: new Array(16).fill(1) }] }));
-  await assertError(postBinary(url, '/v2/models/add_sub/infer', json, 0), 400,
+  await assertError(
+    postBinary(url, '/v2/models/add_sub/infer', json, 0),
+    400,
     `${twoInputs}. The body looks like a JSON request, but Inference-Header-Content-Length: 0 makes it raw tensor data: ` +
-    'leave the header out to send JSON, or set it to the JSON\'s length in bytes when binary data follows');
+      "leave the header out to send JSON, or set it to the JSON's length in bytes when binary data follows",
+  );
   const oneInput = Buffer.from(` ${JSON.stringify({ inputs: [{ name: 'INPUT__0', datatype: 'FP32', shape: [1, 768], data: [] }] })}\n`);
-  await assertError(postBinary(url, '/v2/models/my_model/infer', oneInput, 0), 400,
-    /^input byte size mismatch for input 'INPUT__0' for model 'my_model'\. Expected 3072, got \d+\. The body looks like a JSON request, but Inference-Header-Content-Length: 0 makes it raw tensor data/);
+  await assertError(
+    postBinary(url, '/v2/models/my_model/infer', oneInput, 0),
+    400,
+    /^input byte size mismatch for input 'INPUT__0' for model 'my_model'\. Expected 3072, got \d+\. The body looks like a JSON request, but Inference-Header-Content-Length: 0 makes it raw tensor data/,
+  );
   await assertError(postBinary(url, '/v2/models/nope/infer', Buffer.alloc(64), 0), 400, "Request for unknown model: 'nope' is not found");
 });
 
@@ -274,8 +344,11 @@ test('a body over --http-max-input-size is 400 naming the limit, also when chunk
   await assertError(chunked, 400, limitMessage);
   const bomb = gzipSync(Buffer.alloc(2 * MiB, 0x20));
   assert.ok(bomb.length < 8 * 1024);
-  await assertError(request(`${base}/v2/models/echo_types/infer`, { method: 'POST', body: bomb, headers: { 'content-encoding': 'gzip' } }), 400,
-    /^decompressed request body exceeds the maximum input size of 1048576 bytes/);
+  await assertError(
+    request(`${base}/v2/models/echo_types/infer`, { method: 'POST', body: bomb, headers: { 'content-encoding': 'gzip' } }),
+    400,
+    /^decompressed request body exceeds the maximum input size of 1048576 bytes/,
+  );
   // Just under the limit is fine.
   const under = { inputs: [{ name: 'IN_UINT8', datatype: 'UINT8', shape: [2, 1000], data: range(2000, (i) => i % 256) }], outputs: [{ name: 'OUT_UINT8' }] };
   const ok = await request(`${base}/v2/models/echo_types/infer`, { method: 'POST', body: gzipSync(JSON.stringify(under)), headers: { 'content-encoding': 'gzip' } });
@@ -283,12 +356,20 @@ test('a body over --http-max-input-size is 400 naming the limit, also when chunk
 });
 
 test('a lying Content-Length: the server answers or closes cleanly, and keeps serving', async () => {
-  const json = JSON.stringify({ inputs: [{ name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: A }, { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: B }] });
+  const json = JSON.stringify({
+    inputs: [
+      { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: A },
+      { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: B },
+    ],
+  });
   const head = (length: number) => `POST /v2/models/add_sub/infer HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
   // Longer than the body, then the client closes its write side: a 400 naming the short body, then a clean close.
   const longer = await rawExchange(url, head(json.length + 100) + json);
   assert.ok(longer.closed, 'the server must close the connection');
-  assert.match(longer.reply, /^HTTP\/1\.1 400 [^\r]*\r\n[\s\S]*\r\n\r\n\{"error":"the connection ended before the request body was complete \(shorter than its Content-Length\)"\}$/);
+  assert.match(
+    longer.reply,
+    /^HTTP\/1\.1 400 [^\r]*\r\n[\s\S]*\r\n\r\n\{"error":"the connection ended before the request body was complete \(shorter than its Content-Length\)"\}$/,
+  );
   // Shorter than the body: the first Content-Length bytes are a (cut) request and the rest is not HTTP.
   // Node's parser refuses the rest at once, so the server answers 400 and closes (the cut request may
   // or may not get its own answer first); every answer is `{"error"}`.
@@ -313,27 +394,50 @@ test('unsupported Content-Encoding (br) is 501 naming it; corrupt gzip is 400', 
   const br = await request(`${url}/v2/models/add_sub/infer`, { method: 'POST', body, headers: { 'content-encoding': 'br' } });
   assert.equal(br.headers.get('accept-encoding'), 'gzip, deflate');
   await assertError(br, 501, "unsupported Content-Encoding 'br': use gzip, deflate or identity");
-  await assertError(request(`${url}/v2/models/add_sub/infer`, { method: 'POST', body: Buffer.from('not gzip at all'), headers: { 'content-encoding': 'gzip' } }), 400,
-    /^failed to decompress gzip request body: /);
+  await assertError(
+    request(`${url}/v2/models/add_sub/infer`, { method: 'POST', body: Buffer.from('not gzip at all'), headers: { 'content-encoding': 'gzip' } }),
+    400,
+    /^failed to decompress gzip request body: /,
+  );
   const cut = gzipSync(body).subarray(0, 12);
-  await assertError(request(`${url}/v2/models/add_sub/infer`, { method: 'POST', body: cut, headers: { 'content-encoding': 'gzip' } }), 400,
-    /^failed to decompress gzip request body: unexpected end of file/);
-  await assertError(request(`${url}/v2/models/add_sub/infer`, { method: 'POST', body: Buffer.from('{}'), headers: { 'content-encoding': 'deflate' } }), 400,
-    /^failed to decompress deflate request body: /);
+  await assertError(
+    request(`${url}/v2/models/add_sub/infer`, { method: 'POST', body: cut, headers: { 'content-encoding': 'gzip' } }),
+    400,
+    /^failed to decompress gzip request body: unexpected end of file/,
+  );
+  await assertError(
+    request(`${url}/v2/models/add_sub/infer`, { method: 'POST', body: Buffer.from('{}'), headers: { 'content-encoding': 'deflate' } }),
+    400,
+    /^failed to decompress deflate request body: /,
+  );
 });
 
 test('gzip and deflate request bodies are decoded; JSON and binary bodies alike', async () => {
-  const json = JSON.stringify({ inputs: [{ name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: A }, { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: B }] });
-  for (const [encoding, compress] of [['gzip', gzipSync], ['deflate', deflateSync]] as const) {
+  const json = JSON.stringify({
+    inputs: [
+      { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: A },
+      { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: B },
+    ],
+  });
+  for (const [encoding, compress] of [
+    ['gzip', gzipSync],
+    ['deflate', deflateSync],
+  ] as const) {
     const res = await request(`${url}/v2/models/add_sub/infer`, { method: 'POST', body: compress(json), headers: { 'content-encoding': encoding } });
     assert.equal(res.status, 200, `${encoding}: ${res.body.toString()}`);
-    assert.deepEqual((res.json() as { outputs: { data: number[] }[] }).outputs[1]?.data, A.map((x) => x - 1));
+    assert.deepEqual(
+      (res.json() as { outputs: { data: number[] }[] }).outputs[1]?.data,
+      A.map((x) => x - 1),
+    );
   }
   // The header length counts decoded bytes.
   const { body, headerLength } = binaryBody(addSubHeader(), Int32Array.from(A), Int32Array.from(B));
   const bin = await postBinary(url, '/v2/models/add_sub/infer', gzipSync(body), headerLength, { 'content-encoding': 'gzip' });
   assert.equal(bin.status, 200, bin.body.toString());
-  assert.deepEqual((bin.json() as { outputs: { data: number[] }[] }).outputs[0]?.data, A.map((x) => x + 1));
+  assert.deepEqual(
+    (bin.json() as { outputs: { data: number[] }[] }).outputs[0]?.data,
+    A.map((x) => x + 1),
+  );
 });
 
 test('Accept-Encoding: gzip (or deflate) compresses a large JSON answer to the same JSON', async () => {
@@ -344,7 +448,10 @@ test('Accept-Encoding: gzip (or deflate) compresses a large JSON answer to the s
   assert.equal(plain.headers['content-encoding'], undefined);
   const expected = JSON.parse(plain.body.toString()) as { outputs: { data: number[] }[] };
   assert.equal(expected.outputs[0]?.data.length, 512);
-  for (const [encoding, decompress] of [['gzip', gunzipSync], ['deflate', inflateSync]] as const) {
+  for (const [encoding, decompress] of [
+    ['gzip', gunzipSync],
+    ['deflate', inflateSync],
+  ] as const) {
     const res = await rawHttp(url, '/v2/models/my_model/infer', { method: 'POST', body, headers: { ...headers, 'accept-encoding': encoding } });
     assert.equal(res.status, 200);
     assert.equal(res.headers['content-encoding'], encoding);
@@ -353,8 +460,13 @@ test('Accept-Encoding: gzip (or deflate) compresses a large JSON answer to the s
   }
   // Triton's choice: highest q among identity, gzip and deflate, the first listed on a tie; q=0 refuses.
   const cases: [string, string | undefined][] = [
-    ['gzip;q=0', undefined], ['deflate, gzip', 'deflate'], ['gzip;q=0.5, deflate;q=0.8', 'deflate'],
-    ['identity, gzip', undefined], ['br, gzip', 'gzip'], ['*', undefined], ['x-gzip', undefined],
+    ['gzip;q=0', undefined],
+    ['deflate, gzip', 'deflate'],
+    ['gzip;q=0.5, deflate;q=0.8', 'deflate'],
+    ['identity, gzip', undefined],
+    ['br, gzip', 'gzip'],
+    ['*', undefined],
+    ['x-gzip', undefined],
   ];
   for (const [accept, encoding] of cases) {
     const res = await rawHttp(url, '/v2/models/my_model/infer', { method: 'POST', body, headers: { ...headers, 'accept-encoding': accept } });
@@ -369,7 +481,10 @@ test('Accept-Encoding: gzip (or deflate) compresses a large JSON answer to the s
 // ---- outputs: subsets, binary choice, classification ----
 
 test('requested-output subset; binary_data_output makes every output binary; binary_data: false overrides it', async () => {
-  const inputs = [{ name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: A }, { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: B }];
+  const inputs = [
+    { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: A },
+    { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: B },
+  ];
   const subset = await postJson(`${url}/v2/models/add_sub/infer`, { inputs, outputs: [{ name: 'OUTPUT1' }] });
   assert.deepEqual((subset.json() as { outputs: unknown[] }).outputs, [{ name: 'OUTPUT1', datatype: 'INT32', shape: [1, 16], data: A.map((x) => x - 1) }]);
 
@@ -380,12 +495,20 @@ test('requested-output subset; binary_data_output makes every output binary; bin
   const all = await postJson(`${url}/v2/models/add_sub/infer`, { inputs, parameters: { binary_data_output: true } });
   assert.equal(all.status, 200);
   const allBin = split(all);
-  assert.deepEqual(allBin.header.outputs.map((o) => [o['name'], o['parameters']]), [['OUTPUT0', { binary_data_size: 64 }], ['OUTPUT1', { binary_data_size: 64 }]]);
+  assert.deepEqual(
+    allBin.header.outputs.map((o) => [o['name'], o['parameters']]),
+    [
+      ['OUTPUT0', { binary_data_size: 64 }],
+      ['OUTPUT1', { binary_data_size: 64 }],
+    ],
+  );
   assert.ok(allBin.header.outputs.every((o) => o['data'] === undefined));
   assert.deepEqual([...new Int32Array(allBin.rest.buffer.slice(allBin.rest.byteOffset, allBin.rest.byteOffset + 128))], [...A.map((x) => x + 1), ...A.map((x) => x - 1)]);
 
   const mixed = await postJson(`${url}/v2/models/add_sub/infer`, {
-    inputs, parameters: { binary_data_output: true }, outputs: [{ name: 'OUTPUT0', parameters: { binary_data: false } }, { name: 'OUTPUT1' }],
+    inputs,
+    parameters: { binary_data_output: true },
+    outputs: [{ name: 'OUTPUT0', parameters: { binary_data: false } }, { name: 'OUTPUT1' }],
   });
   const mixedBin = split(mixed);
   assert.deepEqual(mixedBin.header.outputs[0], { name: 'OUTPUT0', datatype: 'INT32', shape: [1, 16], data: A.map((x) => x + 1) });
@@ -406,9 +529,16 @@ test('classification: k "value:index" strings per batch element, highest value f
   assert.deepEqual(out?.shape, [2, 3]);
   for (let row = 0; row < 2; row++) {
     const scores = values.slice(row * 512, row * 512 + 512);
-    const top = scores.map((v, i) => [v, i] as const).sort((a, b) => b[0] - a[0] || a[1] - b[1]).slice(0, 3);
+    const top = scores
+      .map((v, i) => [v, i] as const)
+      .sort((a, b) => b[0] - a[0] || a[1] - b[1])
+      .slice(0, 3);
     const got = (out?.data ?? []).slice(row * 3, row * 3 + 3).map((s) => s.split(':'));
-    assert.deepEqual(got.map((p) => Number(p[1])), top.map(([, i]) => i), `row ${row}: ${JSON.stringify(got)}`);
+    assert.deepEqual(
+      got.map((p) => Number(p[1])),
+      top.map(([, i]) => i),
+      `row ${row}: ${JSON.stringify(got)}`,
+    );
     got.forEach((p, j) => {
       assert.match(p[0] ?? '', /^-?\d+\.\d{6}$/);
       assert.ok(Math.abs(Number(p[0]) - (top[j]?.[0] ?? NaN)) < 1e-6 + 1e-6 * Math.abs(top[j]?.[0] ?? 0));
@@ -442,7 +572,10 @@ test('every datatype round-trips identically in JSON (64-bit integers exactly)',
   assert.equal(res.status, 200, res.body.toString());
   const text = res.body.toString();
   const answer = JSON.parse(text) as { outputs: { name: string; datatype: string; shape: number[]; data: unknown[] }[] };
-  assert.deepEqual(answer.outputs.map((o) => o.name), types.map((t) => `OUT_${t}`));
+  assert.deepEqual(
+    answer.outputs.map((o) => o.name),
+    types.map((t) => `OUT_${t}`),
+  );
   for (const t of types) {
     const out = answer.outputs.find((o) => o.name === `OUT_${t}`);
     assert.equal(out?.datatype, t);

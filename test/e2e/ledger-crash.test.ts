@@ -18,11 +18,16 @@ const CLI = resolve('src/cli/herd.ts');
 /** Each client request carries a marker; the fake upstream reports 1000 + marker completion tokens, so the ledger row names its request. */
 const markerOf = (req: RecordedRequest) => Number(/marker (\d+)/.exec(JSON.stringify(req.body))?.[1] ?? -1);
 
-interface Herd { url: string; child: ChildProcess; exited: Promise<NodeJS.Signals | null> }
+interface Herd {
+  url: string;
+  child: ChildProcess;
+  exited: Promise<NodeJS.Signals | null>;
+}
 
 async function startHerd(config: string): Promise<Herd> {
   const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--config', config], {
-    stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CRASH_TEST_MASTER: MASTER, CRASH_UPSTREAM_KEY: 'sk-upstream-secret' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, CRASH_TEST_MASTER: MASTER, CRASH_UPSTREAM_KEY: 'sk-upstream-secret' },
   });
   const exited = new Promise<NodeJS.Signals | null>((done) => child.once('exit', (_code, signal) => done(signal)));
   const url = await new Promise<string>((ok, fail) => {
@@ -44,13 +49,17 @@ async function kill(herd: Herd, signal: NodeJS.Signals): Promise<void> {
   await herd.exited;
 }
 
-interface Answered { marker: number; budgeted: boolean }
+interface Answered {
+  marker: number;
+  budgeted: boolean;
+}
 
 /** One request; resolves with whether the client received a complete 200 answer (an SSE stream up to [DONE]). */
 async function ask(url: string, marker: number, secret: string, stream: boolean): Promise<boolean> {
   try {
     const res = await fetch(`${url}/v1/chat/completions`, {
-      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
       body: JSON.stringify({ model: 'gpt-4.1', messages: [{ role: 'user', content: `marker ${marker}` }], max_tokens: 16, temperature: 0.7, ...(stream ? { stream: true } : {}) }),
     });
     const text = await res.text();
@@ -67,20 +76,32 @@ test('SIGKILL mid-load, restart: every answered request has its rows exactly onc
     const usage = { prompt_tokens: 10, completion_tokens: 1000 + marker, total_tokens: 1010 + marker };
     const body = req.body as { stream?: boolean };
     if (!body.stream) {
-      sendJson(res, 200, { id: `c-${marker}`, object: 'chat.completion', created: 1, model: 'gpt-4.1', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage });
+      sendJson(res, 200, {
+        id: `c-${marker}`,
+        object: 'chat.completion',
+        created: 1,
+        model: 'gpt-4.1',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+        usage,
+      });
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream' });
-    const chunk = (delta: object, finish: string | null) => `data: ${JSON.stringify({ id: `c-${marker}`, object: 'chat.completion.chunk', created: 1, model: 'gpt-4.1', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const chunk = (delta: object, finish: string | null) =>
+      `data: ${JSON.stringify({ id: `c-${marker}`, object: 'chat.completion.chunk', created: 1, model: 'gpt-4.1', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
     res.write(chunk({ role: 'assistant', content: 'o' }, null));
     await new Promise((r) => setImmediate(r));
-    res.end(`${chunk({ content: 'k' }, 'stop')}data: ${JSON.stringify({ id: `c-${marker}`, object: 'chat.completion.chunk', created: 1, model: 'gpt-4.1', choices: [], usage })}\n\ndata: [DONE]\n\n`);
+    res.end(
+      `${chunk({ content: 'k' }, 'stop')}data: ${JSON.stringify({ id: `c-${marker}`, object: 'chat.completion.chunk', created: 1, model: 'gpt-4.1', choices: [], usage })}\n\ndata: [DONE]\n\n`,
+    );
   });
   t.after(() => upstream.close());
 
   const dir = mkdtempSync(join(tmpdir(), 'herd-ledger-crash-'));
   const config = join(dir, 'herd.yaml');
-  writeFileSync(config, `server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0 }
+  writeFileSync(
+    config,
+    `server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0 }
 auth: { master_key_env: CRASH_TEST_MASTER, db: ./herd.db }
 billing: { ledger: "sqlite:./herd.db", stale_reservation_minutes: 0.0001, flush_interval_ms: 600000 }
 providers:
@@ -89,13 +110,16 @@ models:
   gpt-4.1:
     price: { input: 2.00, output: 8.00 }
     deployments: [{ provider: fake }]
-`);
+`,
+  );
   const store = openKeyStore(`sqlite:${join(dir, 'herd.db')}`);
   const { secret: budgeted } = await store.create({ name: 'with budget', allowedModels: '*', budgetDayMicros: 1_000_000_000_000 });
   store.close();
 
   let herd = await startHerd(config);
-  t.after(() => { if (herd.child.exitCode === null && herd.child.signalCode === null) herd.child.kill('SIGKILL'); });
+  t.after(() => {
+    if (herd.child.exitCode === null && herd.child.signalCode === null) herd.child.kill('SIGKILL');
+  });
 
   // Closed loop, 8 clients, until the kill; the kill lands at a moment that varies from run to run.
   const answered: Answered[] = [];
@@ -158,8 +182,10 @@ models:
   const open = db.prepare("SELECT COUNT(*) AS n FROM ledger_reservations WHERE state = 'open'").get() as { n: number };
   assert.equal(open.n, 0, 'no reservation left open');
   // The key's running day total is exactly its settled charges: nothing counted twice, no estimate left behind.
-  const totals = db.prepare(`SELECT (SELECT COALESCE(SUM(micros), 0) FROM ledger_spend WHERE period LIKE 'd:%' AND key_id = r.key_id) AS spent, SUM(r.actual_micros) AS settled
-    FROM ledger_reservations r WHERE r.state = 'settled' GROUP BY r.key_id`).all() as { spent: number; settled: number }[];
+  const totals = db
+    .prepare(`SELECT (SELECT COALESCE(SUM(micros), 0) FROM ledger_spend WHERE period LIKE 'd:%' AND key_id = r.key_id) AS spent, SUM(r.actual_micros) AS settled
+    FROM ledger_reservations r WHERE r.state = 'settled' GROUP BY r.key_id`)
+    .all() as { spent: number; settled: number }[];
   assert.ok(totals.length >= 1);
   for (const { spent, settled } of totals) assert.equal(spent, settled);
   // Every row stands for a real upstream call: no row without one.

@@ -35,11 +35,17 @@ const metricsServers: MetricsServer[] = [];
 before(async () => {
   tempRepository = mkdtempSync(join(tmpdir(), 'herd-metrics-'));
   mkdirSync(join(tempRepository, 'flaky', '1'), { recursive: true });
-  writeFileSync(join(tempRepository, 'flaky', 'config.pbtxt'), [
-    'name: "flaky"', 'backend: "js"', 'max_batch_size: 4',
-    'input [ { name: "IN" data_type: TYPE_INT32 dims: [ 1 ] } ]',
-    'output [ { name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] } ]', '',
-  ].join('\n'));
+  writeFileSync(
+    join(tempRepository, 'flaky', 'config.pbtxt'),
+    [
+      'name: "flaky"',
+      'backend: "js"',
+      'max_batch_size: 4',
+      'input [ { name: "IN" data_type: TYPE_INT32 dims: [ 1 ] } ]',
+      'output [ { name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] } ]',
+      '',
+    ].join('\n'),
+  );
   writeFileSync(join(tempRepository, 'flaky', '1', 'model.mjs'), FLAKY_MODEL);
   server = await startTestServer({ repositories: [EXAMPLE_REPOSITORY, SLOW_REPOSITORY, tempRepository] });
   url = server.httpUrl;
@@ -76,7 +82,21 @@ async function infer(model: string, body: unknown, status = 200): Promise<void> 
   const res = await postJson(`${url}/v2/models/${model}/infer`, body);
   assert.equal(res.status, status, `${model}: ${res.body.toString('utf8')}`);
 }
-const inferAddSub = (batch: number) => infer('add_sub', { inputs: [int32('INPUT0', [batch, 16], range(16 * batch, (i) => i)), int32('INPUT1', [batch, 16], range(16 * batch, () => 1))] });
+const inferAddSub = (batch: number) =>
+  infer('add_sub', {
+    inputs: [
+      int32(
+        'INPUT0',
+        [batch, 16],
+        range(16 * batch, (i) => i),
+      ),
+      int32(
+        'INPUT1',
+        [batch, 16],
+        range(16 * batch, () => 1),
+      ),
+    ],
+  });
 const inferTokens = (texts: string[]) => infer('token_counter', { inputs: [{ name: 'text_input', datatype: 'BYTES', shape: [texts.length, 1], data: texts }] });
 const inferFlaky = (fail: boolean) => infer('flaky', { inputs: [int32('IN', [1, 1], [7])], ...(fail ? { parameters: { fail: true } } : {}) }, fail ? 500 : 200);
 
@@ -117,7 +137,10 @@ test('traffic, then /metrics rendered from /v2/models/stats agrees with it exact
 
   for (const s of stats) assertMetricsMatchStatistics(families, s);
   // One series per loaded version, no more (the example repository may hold more models than these).
-  const names = families.get('nv_inference_request_success')?.samples.map((s) => s.labels.model).sort();
+  const names = families
+    .get('nv_inference_request_success')
+    ?.samples.map((s) => s.labels.model)
+    .sort();
   assert.deepEqual(names, stats.map((s) => s.name).sort());
   for (const name of ['add_sub', 'flaky', 'my_model', 'slow_echo', 'token_counter']) assert.ok(names?.includes(name), name);
   // Triton's counting rules, visible in the metrics: requests, batch elements, executions.
@@ -148,7 +171,8 @@ test('the live source: /metrics and /stats agree, and follow new traffic exactly
   assert.equal(sampleValue(before, 'nv_model_load_duration_secs', { model: 'token_counter' }), undefined);
   assert.ok(before.has('process_cpu_user_seconds_total'));
 
-  const count = (families: Map<string, ExpositionFamily>, family: string, model: string, extra: Record<string, string> = {}) => sampleValue(families, family, { model, ...extra }) ?? Number.NaN;
+  const count = (families: Map<string, ExpositionFamily>, family: string, model: string, extra: Record<string, string> = {}) =>
+    sampleValue(families, family, { model, ...extra }) ?? Number.NaN;
   await inferAddSub(2);
   await inferAddSub(1);
   await inferFlaky(true);
@@ -170,7 +194,7 @@ test('pending requests show while a slow model works, and return to 0', async ()
   assert.equal(await pending(), 0);
   const inFlight = [1, 2, 3].map((v) => infer('slow_echo', { inputs: [int32('IN', [1], [v])] }));
   await new Promise((r) => setTimeout(r, 100));
-  assert.ok((await pending() ?? 0) >= 1);
+  assert.ok(((await pending()) ?? 0) >= 1);
   await Promise.all(inFlight);
   assert.equal(await pending(), 0);
 });
@@ -227,7 +251,10 @@ test('metrics server: close() resolves promptly with an idle keep-alive connecti
   const metrics = await startMetricsServer({ registry: createMetricsRegistry({ processMetrics: false }), host: '127.0.0.1', port: 0 });
   const agent = new Agent({ keepAlive: true });
   const status = await new Promise<number | undefined>((resolvePromise, reject) => {
-    httpGet(`${metrics.url}/metrics`, { agent }, (res) => { res.resume(); res.on('end', () => resolvePromise(res.statusCode)); }).on('error', reject);
+    httpGet(`${metrics.url}/metrics`, { agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolvePromise(res.statusCode));
+    }).on('error', reject);
   });
   assert.equal(status, 200);
   const started = Date.now();

@@ -13,12 +13,13 @@ function tempRepository(models: string[]): string {
   return dir;
 }
 
-const simpleInfer = (url: string, model = 'simple') => postJson(`${url}/v2/models/${model}/infer`, {
-  inputs: [
-    { name: 'INPUT0', datatype: model === 'simple_int8' ? 'INT8' : 'INT32', shape: [1, 16], data: Array(16).fill(1) },
-    { name: 'INPUT1', datatype: model === 'simple_int8' ? 'INT8' : 'INT32', shape: [1, 16], data: Array(16).fill(2) },
-  ],
-});
+const simpleInfer = (url: string, model = 'simple') =>
+  postJson(`${url}/v2/models/${model}/infer`, {
+    inputs: [
+      { name: 'INPUT0', datatype: model === 'simple_int8' ? 'INT8' : 'INT32', shape: [1, 16], data: Array(16).fill(1) },
+      { name: 'INPUT1', datatype: model === 'simple_int8' ? 'INT8' : 'INT32', shape: [1, 16], data: Array(16).fill(2) },
+    ],
+  });
 
 type IndexEntry = { name: string; version?: string; state?: string; reason?: string };
 const index = async (url: string) => (await postJson(`${url}/v2/repository/index`, {})).json() as IndexEntry[];
@@ -28,10 +29,7 @@ test('explicit mode: only --load-model at start, then load and unload through th
   const server = await startTestServer({ repositories: [repo], controlMode: 'explicit', loadModel: ['simple'] });
   const url = server.httpUrl;
   try {
-    assert.deepEqual(await index(url), [
-      { name: 'simple', version: '1', state: 'READY', reason: '' },
-      { name: 'simple_int8' },
-    ]);
+    assert.deepEqual(await index(url), [{ name: 'simple', version: '1', state: 'READY', reason: '' }, { name: 'simple_int8' }]);
     assert.equal((await simpleInfer(url, 'simple_int8')).status, 400);
 
     const load = await postJson(`${url}/v2/repository/models/simple_int8/load`, {});
@@ -63,10 +61,10 @@ test('explicit mode: a JSON config override replaces config.pbtxt; a bad one is 
   const server = await startTestServer({ repositories: [repo], controlMode: 'explicit' });
   const url = server.httpUrl;
   try {
-    const config = (await (async () => {
+    const config = await (async () => {
       await postJson(`${url}/v2/repository/models/simple/load`, {});
       return (await request(`${url}/v2/models/simple/config`)).json() as Record<string, unknown>;
-    })());
+    })();
     const override = { ...config, max_batch_size: 4 };
     const res = await postJson(`${url}/v2/repository/models/simple/load`, { parameters: { config: JSON.stringify(override) } });
     assert.equal(res.status, 200, res.body.toString());

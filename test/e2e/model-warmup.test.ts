@@ -25,7 +25,9 @@ after(async () => {
   await server?.close();
 });
 
-interface InferBody { outputs: { name: string; data: unknown[] }[] }
+interface InferBody {
+  outputs: { name: string; data: unknown[] }[];
+}
 const output = (body: InferBody, name: string) => body.outputs.find((o) => o.name === name)?.data;
 
 async function stats(model: string): Promise<ModelStatistics> {
@@ -95,7 +97,10 @@ test('an ONNX model warms up through the onnxruntime backend; a sample that does
     // Two instances × count 2, one execution of 4 requests each time.
     assert.equal(s.execution_count, 4);
     assert.equal(s.inference_count, 16);
-    assert.deepEqual(s.batch_stats.map((b) => [b.batch_size, b.compute_infer.count]), [[4, 4]]);
+    assert.deepEqual(
+      s.batch_stats.map((b) => [b.batch_size, b.compute_infer.count]),
+      [[4, 4]],
+    );
     const index = (await postJson(`${onnx.httpUrl}/v2/repository/index`, {})).json() as { name: string; state?: string; reason?: string }[];
     const bad = index.find((e) => e.name === 'onnx_bad_warmup');
     assert.equal(bad?.state, 'UNAVAILABLE');

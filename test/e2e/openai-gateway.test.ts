@@ -12,7 +12,13 @@ import { startHerd, type HerdServer } from '../../src/app.ts';
 import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
 import { SqliteKeyStore } from '../../src/gateway/keys/sqlite-key-store.ts';
 import {
-  anthropicErrorBody, anthropicMessage, openAICompletion, openAIErrorBody, openAIStreamFrames, scriptedUpstream, status,
+  anthropicErrorBody,
+  anthropicMessage,
+  openAICompletion,
+  openAIErrorBody,
+  openAIStreamFrames,
+  scriptedUpstream,
+  status,
   type ScriptedUpstream,
 } from '../gateway/helpers/gateway-fixtures.ts';
 import { startMockUpstream, type MockUpstream } from '../gateway/helpers/mock-upstream.ts';
@@ -30,7 +36,11 @@ describe('OpenAI-compatible gateway over HTTP', () => {
   let limitedKey: string;
 
   before(async () => {
-    relayScript = scriptedUpstream({ okJson: openAICompletion('gpt-4.1', 'Bonjour from the relay'), okFrames: openAIStreamFrames('gpt-4.1', ['Bon', 'jour']), errorBody: openAIErrorBody });
+    relayScript = scriptedUpstream({
+      okJson: openAICompletion('gpt-4.1', 'Bonjour from the relay'),
+      okFrames: openAIStreamFrames('gpt-4.1', ['Bon', 'jour']),
+      errorBody: openAIErrorBody,
+    });
     anthropicScript = scriptedUpstream({ okJson: anthropicMessage('claude-sonnet-4-5', 'Bonjour from Claude'), okFrames: [], errorBody: anthropicErrorBody });
     relay = await startMockUpstream(relayScript.handler);
     anthropic = await startMockUpstream(anthropicScript.handler);
@@ -39,7 +49,8 @@ describe('OpenAI-compatible gateway over HTTP', () => {
     const store = SqliteKeyStore.open(db);
     limitedKey = (await store.create({ name: 'deepseek-only', allowedModels: ['deepseek-v3.2'] })).secret;
     store.close();
-    const config = parseHerdConfig(`
+    const config = parseHerdConfig(
+      `
 server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0 }
 auth: { master_key_env: HERD_TEST_MASTER, db: "${db}" }
 providers:
@@ -61,7 +72,9 @@ models:
     deployments: [{ provider: holysheep, upstream_model: deepseek-chat }]
 routes:
   tiers: { fast: deepseek-v3.2, quality: claude-sonnet-4.5, advanced: gpt-4.1 }
-`, join(dir, 'herd.yaml'));
+`,
+      join(dir, 'herd.yaml'),
+    );
     server = await startHerd(config, { env: ENV });
     client = new OpenAI({ apiKey: MASTER, baseURL: `${server.httpUrl}/v1`, maxRetries: 0 });
   });
@@ -95,7 +108,10 @@ routes:
     const plain = await fetch(`${server.httpUrl}/v1/chat/completions`, { method: 'POST', headers, body });
     const gzipped = await fetch(`${server.httpUrl}/v1/chat/completions`, { method: 'POST', headers: { ...headers, 'content-encoding': 'gzip' }, body: gzipSync(body) });
     const chunked = await fetch(`${server.httpUrl}/v1/chat/completions`, {
-      method: 'POST', headers, body: Readable.toWeb(Readable.from([body.slice(0, 10), body.slice(10)])) as ReadableStream, duplex: 'half',
+      method: 'POST',
+      headers,
+      body: Readable.toWeb(Readable.from([body.slice(0, 10), body.slice(10)])) as ReadableStream,
+      duplex: 'half',
     } as RequestInit);
     for (const res of [plain, gzipped, chunked]) {
       assert.equal(res.status, 200);
@@ -106,7 +122,9 @@ routes:
       assert.equal(answer.model, 'gpt-4.1');
     }
     const streamed = await fetch(`${server.httpUrl}/v1/chat/completions`, {
-      method: 'POST', headers: { ...headers, 'content-encoding': 'gzip' }, body: gzipSync(JSON.stringify({ model: 'gpt-4.1', messages: [{ role: 'user', content: 'hi' }], stream: true })),
+      method: 'POST',
+      headers: { ...headers, 'content-encoding': 'gzip' },
+      body: gzipSync(JSON.stringify({ model: 'gpt-4.1', messages: [{ role: 'user', content: 'hi' }], stream: true })),
     });
     assert.equal(streamed.status, 200);
     assert.match(streamed.headers.get('content-type') ?? '', /^text\/event-stream/);
@@ -119,7 +137,12 @@ routes:
   });
 
   it('streams with SSE; usage arrives when include_usage is asked for', async () => {
-    const stream = await client.chat.completions.create({ model: 'gpt-4.1', messages: [{ role: 'user', content: 'hello' }], stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: 'gpt-4.1',
+      messages: [{ role: 'user', content: 'hello' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let text = '';
     let usage: OpenAI.CompletionUsage | null | undefined;
     for await (const chunk of stream) {
@@ -169,7 +192,11 @@ routes:
     const allowed = await limited.chat.completions.create({ model: 'deepseek-v3.2', messages: [{ role: 'user', content: 'hi' }] });
     assert.equal(allowed.model, 'deepseek-v3.2');
     const models = await limited.models.list();
-    assert.deepEqual(models.data.map((m) => m.id), ['deepseek-v3.2', 'fast'], 'a key sees only what it may use');
+    assert.deepEqual(
+      models.data.map((m) => m.id),
+      ['deepseek-v3.2', 'fast'],
+      'a key sees only what it may use',
+    );
   });
 
   it('invalid requests: 400 with the offending param; malformed JSON is a clear 400', async () => {
@@ -197,7 +224,11 @@ routes:
   });
 
   it('GET /health lists providers (enabled or why not) and breaker states', async () => {
-    const health = (await (await fetch(`${server.httpUrl}/health`)).json()) as { status: string; providers: { name: string; enabled: boolean; reason?: string }[]; breakers: unknown[] };
+    const health = (await (await fetch(`${server.httpUrl}/health`)).json()) as {
+      status: string;
+      providers: { name: string; enabled: boolean; reason?: string }[];
+      breakers: unknown[];
+    };
     assert.equal(health.status, 'ok');
     const openai = health.providers.find((p) => p.name === 'openai');
     assert.equal(openai?.enabled, false);

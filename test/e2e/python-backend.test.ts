@@ -15,8 +15,11 @@ let url: string;
 const logs: string[] = [];
 before(async () => {
   server = await startTestServer({
-    repositories: [PYTHON_MODELS, EXAMPLE_REPOSITORY], controlMode: 'explicit', loadModel: MODELS,
-    backendConfig: PYTHON_BACKEND_CONFIG, log: (line) => logs.push(line),
+    repositories: [PYTHON_MODELS, EXAMPLE_REPOSITORY],
+    controlMode: 'explicit',
+    loadModel: MODELS,
+    backendConfig: PYTHON_BACKEND_CONFIG,
+    log: (line) => logs.push(line),
   });
   url = server.httpUrl;
 });
@@ -30,20 +33,38 @@ test('add/sub with numpy: JSON and binary, batched by the dynamic batcher', asyn
   const b = range(16, () => 3);
   const res = await infer('add_sub_py', {
     id: 'r1',
-    inputs: [{ name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: a }, { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: b }],
+    inputs: [
+      { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: a },
+      { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: b },
+    ],
   });
   assert.equal(res.status, 200, res.body.toString());
   const body = res.json() as { id: string; outputs: { name: string; datatype: string; shape: number[]; data: number[] }[]; parameters: Record<string, unknown> };
   assert.equal(body.id, 'r1');
-  assert.deepEqual(body.outputs.map((o) => [o.name, o.datatype, o.shape]), [['OUTPUT0', 'INT32', [1, 16]], ['OUTPUT1', 'INT32', [1, 16]]]);
-  assert.deepEqual(body.outputs[0]?.data, a.map((x) => x + 3));
-  assert.deepEqual(body.outputs[1]?.data, a.map((x) => x - 3));
+  assert.deepEqual(
+    body.outputs.map((o) => [o.name, o.datatype, o.shape]),
+    [
+      ['OUTPUT0', 'INT32', [1, 16]],
+      ['OUTPUT1', 'INT32', [1, 16]],
+    ],
+  );
+  assert.deepEqual(
+    body.outputs[0]?.data,
+    a.map((x) => x + 3),
+  );
+  assert.deepEqual(
+    body.outputs[1]?.data,
+    a.map((x) => x - 3),
+  );
   assert.equal(body.parameters['instance'], 'add_sub_py_0_0');
 
   const in0 = new Int32Array(range(32, (i) => i * 7));
   const in1 = new Int32Array(range(32, (i) => -i));
   const header = {
-    inputs: [{ name: 'INPUT0', datatype: 'INT32', shape: [2, 16], parameters: { binary_data_size: 128 } }, { name: 'INPUT1', datatype: 'INT32', shape: [2, 16], parameters: { binary_data_size: 128 } }],
+    inputs: [
+      { name: 'INPUT0', datatype: 'INT32', shape: [2, 16], parameters: { binary_data_size: 128 } },
+      { name: 'INPUT1', datatype: 'INT32', shape: [2, 16], parameters: { binary_data_size: 128 } },
+    ],
     outputs: [{ name: 'OUTPUT1', parameters: { binary_data: true } }],
   };
   const { body: raw, headerLength } = binaryBody(header, in0, in1);
@@ -51,22 +72,42 @@ test('add/sub with numpy: JSON and binary, batched by the dynamic batcher', asyn
   assert.equal(bin.status, 200);
   const jsonLength = Number(bin.headers.get('inference-header-content-length'));
   const meta = JSON.parse(bin.body.subarray(0, jsonLength).toString()) as { outputs: { name: string }[] };
-  assert.deepEqual(meta.outputs.map((o) => o.name), ['OUTPUT1'], 'outputs pruned to the requested one');
+  assert.deepEqual(
+    meta.outputs.map((o) => o.name),
+    ['OUTPUT1'],
+    'outputs pruned to the requested one',
+  );
   const out = new Int32Array(bin.body.buffer.slice(bin.body.byteOffset + jsonLength, bin.body.byteOffset + bin.body.byteLength));
-  assert.deepEqual([...out], range(32, (i) => i * 7 + i));
+  assert.deepEqual(
+    [...out],
+    range(32, (i) => i * 7 + i),
+  );
 
   // Concurrent requests reach execute() as one list (dynamic batching; this copy waits up to 200 ms for 4).
-  const answers = await Promise.all(range(12, (k) => k).map((k) => infer('add_sub_batched', {
-    inputs: [{ name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: range(16, () => k) }, { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: range(16, () => 1) }],
-  })));
-  const batches = answers.map((r) => (r.json() as { outputs: { data: number[] }[]; parameters: { batch_requests: number } }));
-  answers.forEach((r, k) => assert.equal(batches[k]?.outputs[0]?.data[0], k + 1));
-  assert.ok(batches.some((b) => b.parameters.batch_requests > 1), 'some requests shared a batch');
+  const answers = await Promise.all(
+    range(12, (k) => k).map((k) =>
+      infer('add_sub_batched', {
+        inputs: [
+          { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: range(16, () => k) },
+          { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: range(16, () => 1) },
+        ],
+      }),
+    ),
+  );
+  const batches = answers.map((r) => r.json() as { outputs: { data: number[] }[]; parameters: { batch_requests: number } });
+  answers.forEach((_r, k) => {
+    assert.equal(batches[k]?.outputs[0]?.data[0], k + 1);
+  });
+  assert.ok(
+    batches.some((b) => b.parameters.batch_requests > 1),
+    'some requests shared a batch',
+  );
 });
 
 test('BYTES in and out as numpy object arrays; args, request fields and pb_utils helpers as Triton gives them', async () => {
   const res = await infer('bytes_upper', {
-    id: 'req-7', parameters: { answer: 42, flag: true },
+    id: 'req-7',
+    parameters: { answer: 42, flag: true },
     inputs: [{ name: 'TEXT', datatype: 'BYTES', shape: [3], data: ['héllo', '', 'abc def'] }],
   });
   assert.equal(res.status, 200, res.body.toString());
@@ -74,6 +115,7 @@ test('BYTES in and out as numpy object arrays; args, request fields and pb_utils
   const byName = new Map(outputs.map((o) => [o.name, o.data]));
   assert.deepEqual(byName.get('UPPER'), ['HÉLLO', '', 'ABC DEF']);
   assert.deepEqual(byName.get('LENGTHS'), [6, 0, 7]);
+  // biome-ignore lint/suspicious/noExplicitAny: the stub's echo of Triton's args, read field by field below
   const seen = JSON.parse(String(byName.get('ARGS')?.[0])) as Record<string, any>;
   assert.equal(seen.args.model_name, 'bytes_upper');
   assert.equal(seen.args.model_version, '1');
@@ -108,7 +150,10 @@ test('an exception in execute fails the batch with the exception line; the insta
   const raised = await infer('raises', x(1));
   assert.equal(raised.status, 500);
   assert.deepEqual(raised.json(), { error: "Failed to process the request(s) for model 'raises_0', message: ValueError: the model does not like ones" });
-  assert.ok(logs.some((l) => l.includes('Traceback') && l.includes('model.py')), 'the full traceback is in the log');
+  assert.ok(
+    logs.some((l) => l.includes('Traceback') && l.includes('model.py')),
+    'the full traceback is in the log',
+  );
   const wrongCount = (await infer('raises', x(2))).json() as { error: string };
   assert.match(wrongCount.error, /Number of InferenceResponse objects do not match the number of InferenceRequest objects/);
   const tme = (await infer('raises', x(3))).json() as { error: string };
@@ -118,21 +163,31 @@ test('an exception in execute fails the batch with the exception line; the insta
 });
 
 test('auto_complete_config fills inputs, outputs, max_batch_size and dynamic batching before the instances start', async () => {
-  const config = (await request(`${url}/v2/models/auto_complete/config`)).json() as Record<string, any>;
+  type Io = { name: string; data_type: string; dims: number[] };
+  const config = (await request(`${url}/v2/models/auto_complete/config`)).json() as { max_batch_size: number; input: Io[]; output: Io[]; dynamic_batching?: unknown };
   assert.equal(config.max_batch_size, 4);
-  assert.deepEqual(config.input.map((i: any) => [i.name, i.data_type, i.dims]), [['IN', 'TYPE_FP32', [3]]]);
-  assert.deepEqual(config.output.map((o: any) => [o.name, o.data_type, o.dims]), [['OUT', 'TYPE_FP32', [3]]]);
+  assert.deepEqual(
+    config.input.map((i) => [i.name, i.data_type, i.dims]),
+    [['IN', 'TYPE_FP32', [3]]],
+  );
+  assert.deepEqual(
+    config.output.map((o) => [o.name, o.data_type, o.dims]),
+    [['OUT', 'TYPE_FP32', [3]]],
+  );
   assert.ok(config.dynamic_batching, 'dynamic_batching set');
   const res = await infer('auto_complete', { inputs: [{ name: 'IN', datatype: 'FP32', shape: [2, 3], data: [1, 2, 3, 4, 5, 6] }] });
   assert.deepEqual((res.json() as { outputs: { data: number[] }[] }).outputs[0]?.data, [10, 20, 30, 40, 50, 60]);
 });
 
-test('a model whose initialize fails is UNAVAILABLE with the traceback\'s last line as the reason', async () => {
+test("a model whose initialize fails is UNAVAILABLE with the traceback's last line as the reason", async () => {
   const index = (await postJson(`${url}/v2/repository/index`, {})).json() as { name: string; state: string; reason: string }[];
   const entry = index.find((e) => e.name === 'init_fails');
   assert.equal(entry?.state, 'UNAVAILABLE');
   assert.match(entry?.reason ?? '', /FileNotFoundError: weights\.bin is missing from init_fails$/);
-  assert.ok(logs.some((l) => l.includes('initialize() failed') && l.includes('_open_weights')), 'the traceback is logged');
+  assert.ok(
+    logs.some((l) => l.includes('initialize() failed') && l.includes('_open_weights')),
+    'the traceback is logged',
+  );
 });
 
 test('BLS: a Python model calls the ONNX add_sub through exec() and async_exec(); a failed call is an error response', async () => {
@@ -149,8 +204,14 @@ test('BLS: a Python model calls the ONNX add_sub through exec() and async_exec()
     const res = await infer('bls_onnx', body(mode));
     assert.equal(res.status, 200, `${mode}: ${res.body.toString()}`);
     const outputs = (res.json() as { outputs: { name: string; data: number[] }[] }).outputs;
-    assert.deepEqual(outputs.find((o) => o.name === 'SUM')?.data, a.map((x, i) => x + (b[i] as number)));
-    assert.deepEqual(outputs.find((o) => o.name === 'DIFF')?.data, a.map((x, i) => x - (b[i] as number)));
+    assert.deepEqual(
+      outputs.find((o) => o.name === 'SUM')?.data,
+      a.map((x, i) => x + (b[i] as number)),
+    );
+    assert.deepEqual(
+      outputs.find((o) => o.name === 'DIFF')?.data,
+      a.map((x, i) => x - (b[i] as number)),
+    );
   }
   const missing = await infer('bls_onnx', body('missing'));
   assert.equal(missing.status, 500);
@@ -160,10 +221,11 @@ test('BLS: a Python model calls the ONNX add_sub through exec() and async_exec()
 });
 
 test('sequence batching: correlation_id(), flags() and the START control reach the model; two instances serve', async () => {
-  const step = (sequence: number, value: number, flags: { start?: boolean; end?: boolean } = {}) => infer('accumulate', {
-    parameters: { sequence_id: sequence, ...(flags.start ? { sequence_start: true } : {}), ...(flags.end ? { sequence_end: true } : {}) },
-    inputs: [{ name: 'INPUT', datatype: 'INT32', shape: [1, 1], data: [value] }],
-  });
+  const step = (sequence: number, value: number, flags: { start?: boolean; end?: boolean } = {}) =>
+    infer('accumulate', {
+      parameters: { sequence_id: sequence, ...(flags.start ? { sequence_start: true } : {}), ...(flags.end ? { sequence_end: true } : {}) },
+      inputs: [{ name: 'INPUT', datatype: 'INT32', shape: [1, 1], data: [value] }],
+    });
   const read = async (answer: Promise<{ json: () => unknown }>) => {
     const body = (await answer).json() as { outputs: { data: number[] }[]; parameters: { instance: string; correlation_id: string; start: boolean } };
     return { total: body.outputs[0]?.data[0], ...body.parameters };
@@ -180,14 +242,24 @@ test('sequence batching: correlation_id(), flags() and the START control reach t
   assert.ok(/^accumulate_0_[01]$/.test(a1.instance) && /^accumulate_0_[01]$/.test(b1.instance));
 });
 
-test('print(), stderr and pb_utils.Logger land in Herd\'s log and never corrupt the protocol', async () => {
+test("print(), stderr and pb_utils.Logger land in Herd's log and never corrupt the protocol", async () => {
   const res = await infer('noisy', { inputs: [{ name: 'X', datatype: 'FP32', shape: [3], data: [1, 2, 3] }] });
   assert.equal(res.status, 200, res.body.toString());
   assert.deepEqual((res.json() as { outputs: { data: number[] }[] }).outputs[0]?.data, [2, 3, 4]);
   const deadline = Date.now() + 5000;
-  const wanted = ['stdout: noisy: initialize says hello', 'stdout: noisy stdout: [1.0, 2.0, 3.0]', 'stderr: noisy stderr line', 'INFO: noisy logger info', 'WARNING: noisy logger warning'];
+  const wanted = [
+    'stdout: noisy: initialize says hello',
+    'stdout: noisy stdout: [1.0, 2.0, 3.0]',
+    'stderr: noisy stderr line',
+    'INFO: noisy logger info',
+    'WARNING: noisy logger warning',
+  ];
   while (Date.now() < deadline && !wanted.every((w) => logs.some((l) => l.includes(w)))) await new Promise((r) => setTimeout(r, 50));
-  for (const w of wanted) assert.ok(logs.some((l) => l.startsWith('python model noisy/1/noisy_0') && l.includes(w)), `log has '${w}'`);
+  for (const w of wanted)
+    assert.ok(
+      logs.some((l) => l.startsWith('python model noisy/1/noisy_0') && l.includes(w)),
+      `log has '${w}'`,
+    );
   assert.equal((await infer('noisy', { inputs: [{ name: 'X', datatype: 'FP32', shape: [1], data: [9] }] })).status, 200);
 });
 

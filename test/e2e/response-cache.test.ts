@@ -23,7 +23,9 @@ async function start(cache: unknown, log: string[] = []): Promise<HerdServer> {
   return startHerd(config, { log: (line) => log.push(line) });
 }
 
-interface InferBody { outputs: { name: string; data: number[] }[] }
+interface InferBody {
+  outputs: { name: string; data: number[] }[];
+}
 
 async function infer(server: HerdServer, model: string, values: number[]): Promise<{ out: number[]; execs: number }> {
   const res = await postJson(`${server.httpUrl}/v2/models/${model}/infer`, { inputs: [{ name: 'IN', datatype: 'FP32', shape: [1, values.length], data: values }] });
@@ -118,7 +120,10 @@ describe('no response cache configured', () => {
     try {
       await infer(server, 'cached_counter', [1]);
       assert.equal((await infer(server, 'cached_counter', [1])).execs, 1);
-      assert.ok(log.some((l) => /model 'cached_counter'.*response_cache\.enable.*no response cache/.test(l)), log.join('\n'));
+      assert.ok(
+        log.some((l) => /model 'cached_counter'.*response_cache\.enable.*no response cache/.test(l)),
+        log.join('\n'),
+      );
       const s = await stats(server, 'cached_counter');
       assert.equal(s.inference_stats.cache_hit.count + s.inference_stats.cache_miss.count, 0);
     } finally {

@@ -12,34 +12,53 @@ test('smart_chat routes by token count (fast, balanced, quality) and by preferen
   const herd = await startGatewayHerd([EXAMPLE_REPOSITORY]);
   try {
     const url = `${herd.server.httpUrl}/v2/models/smart_chat`;
-    const cases: [string, string, string][] = [['short', 'hello there', 'fast'], ['medium', words(800), 'balanced'], ['long', words(3000), 'quality']];
+    const cases: [string, string, string][] = [
+      ['short', 'hello there', 'fast'],
+      ['medium', words(800), 'balanced'],
+      ['long', words(3000), 'quality'],
+    ];
     for (const [label, prompt, tier] of cases) {
       const res = await postJson(`${url}/generate`, { text_input: prompt });
       assert.equal(res.status, 200, `${label}: ${res.body.toString().slice(0, 300)}`);
       const body = res.json() as { selected_model: string; text_output: string; token_count: number };
       assert.equal(body.selected_model, tier, label);
       assert.ok(body.text_output.startsWith(`echo(${tier}-up): `), `${label}: ${body.text_output.slice(0, 60)}`);
-      assert.equal((herd.upstream.requests.at(-1)?.body as ChatBody).model, `${tier}-up`);
+      assert.equal((herd.upstream.requests.at(-1)?.body as ChatBody | undefined)?.model, `${tier}-up`);
     }
 
     const preferred = await postJson(`${url}/infer`, {
-      inputs: [{ name: 'text_input', datatype: 'BYTES', shape: [1], data: ['hello'] }, { name: 'preference', datatype: 'BYTES', shape: [1], data: ['quality'] }],
+      inputs: [
+        { name: 'text_input', datatype: 'BYTES', shape: [1], data: ['hello'] },
+        { name: 'preference', datatype: 'BYTES', shape: [1], data: ['quality'] },
+      ],
       outputs: [{ name: 'selected_model' }, { name: 'text_output' }],
     });
     assert.equal(preferred.status, 200, preferred.body.toString());
     const outputs = (preferred.json() as { outputs: { name: string; data: string[] }[] }).outputs;
-    assert.deepEqual(outputs.map((o) => [o.name, o.data[0]]), [['selected_model', 'quality'], ['text_output', 'echo(quality-up): hello']]);
+    assert.deepEqual(
+      outputs.map((o) => [o.name, o.data[0]]),
+      [
+        ['selected_model', 'quality'],
+        ['text_output', 'echo(quality-up): hello'],
+      ],
+    );
 
     const bad = await postJson(`${url}/generate`, { text_input: 'hi', preference: 'cheapest' });
     assert.equal(bad.status, 400);
-    assert.match((bad.json() as { error: string }).error, /^in ensemble 'smart_chat', step 'model_router': model_router: preference 'cheapest' is not one of fast, balanced, quality/);
+    assert.match(
+      (bad.json() as { error: string }).error,
+      /^in ensemble 'smart_chat', step 'model_router': model_router: preference 'cheapest' is not one of fast, balanced, quality/,
+    );
   } finally {
     await herd.close();
   }
   const rows = herd.ledgerRows();
   assert.equal(rows.length, 4);
   assert.ok(rows.every((r) => r['origin'] === 'triton:chat/1' && r['key_name'] === 'smart-chat-service'));
-  assert.deepEqual(rows.map((r) => r['model_requested']), ['fast', 'balanced', 'quality', 'quality']);
+  assert.deepEqual(
+    rows.map((r) => r['model_requested']),
+    ['fast', 'balanced', 'quality', 'quality'],
+  );
 });
 
 test('smart_chat with no provider key: loads, and answers a clear upstream-unavailable error naming the step', async () => {

@@ -34,7 +34,12 @@ export async function startTestServer(options: TestServerOptions): Promise<HerdS
   return startHerd(config, options.log ? { log: options.log } : {});
 }
 
-export interface HttpAnswer { status: number; headers: Headers; body: Buffer; json: () => unknown }
+export interface HttpAnswer {
+  status: number;
+  headers: Headers;
+  body: Buffer;
+  json: () => unknown;
+}
 
 /** One HTTP exchange with the raw body kept, so tests can check binary answers byte for byte. */
 export async function request(url: string, init: RequestInit = {}): Promise<HttpAnswer> {

@@ -52,9 +52,17 @@ test('server and model metadata as Triton reports them', async () => {
   assert.ok(meta.extensions.includes('binary_tensor_data'));
   const simple = (await request(`${url}/v2/models/simple`)).json();
   assert.deepEqual(simple, {
-    name: 'simple', versions: ['1'], platform: 'onnxruntime_onnx',
-    inputs: [{ name: 'INPUT0', datatype: 'INT32', shape: [-1, 16] }, { name: 'INPUT1', datatype: 'INT32', shape: [-1, 16] }],
-    outputs: [{ name: 'OUTPUT0', datatype: 'INT32', shape: [-1, 16] }, { name: 'OUTPUT1', datatype: 'INT32', shape: [-1, 16] }],
+    name: 'simple',
+    versions: ['1'],
+    platform: 'onnxruntime_onnx',
+    inputs: [
+      { name: 'INPUT0', datatype: 'INT32', shape: [-1, 16] },
+      { name: 'INPUT1', datatype: 'INT32', shape: [-1, 16] },
+    ],
+    outputs: [
+      { name: 'OUTPUT0', datatype: 'INT32', shape: [-1, 16] },
+      { name: 'OUTPUT1', datatype: 'INT32', shape: [-1, 16] },
+    ],
   });
   const str = (await request(`${url}/v2/models/simple_string/versions/1`)).json() as { inputs: { datatype: string }[] };
   assert.equal(str.inputs[0]?.datatype, 'BYTES');
@@ -94,22 +102,40 @@ test('simple: JSON and binary give the same, correct sums and differences', asyn
   const out0 = answer.outputs.find((o) => o.name === 'OUTPUT0');
   const out1 = answer.outputs.find((o) => o.name === 'OUTPUT1');
   assert.deepEqual(out0, { name: 'OUTPUT0', datatype: 'INT32', shape: [1, 16], data: range(16, (i) => i + 1) });
-  assert.deepEqual(out1?.data, range(16, (i) => i - 1));
+  assert.deepEqual(
+    out1?.data,
+    range(16, (i) => i - 1),
+  );
 
-  const { body, headerLength } = binaryBody({
-    inputs: [
-      { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], parameters: { binary_data_size: 64 } },
-      { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], parameters: { binary_data_size: 64 } },
-    ],
-    outputs: [{ name: 'OUTPUT0', parameters: { binary_data: true } }, { name: 'OUTPUT1', parameters: { binary_data: true } }],
-  }, Int32Array.from(a), Int32Array.from(b));
+  const { body, headerLength } = binaryBody(
+    {
+      inputs: [
+        { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], parameters: { binary_data_size: 64 } },
+        { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], parameters: { binary_data_size: 64 } },
+      ],
+      outputs: [
+        { name: 'OUTPUT0', parameters: { binary_data: true } },
+        { name: 'OUTPUT1', parameters: { binary_data: true } },
+      ],
+    },
+    Int32Array.from(a),
+    Int32Array.from(b),
+  );
   const bin = await request(`${url}/v2/models/simple/infer`, {
-    method: 'POST', body, headers: { 'Inference-Header-Content-Length': String(headerLength), 'content-type': 'application/octet-stream' },
+    method: 'POST',
+    body,
+    headers: { 'Inference-Header-Content-Length': String(headerLength), 'content-type': 'application/octet-stream' },
   });
   assert.equal(bin.status, 200, bin.body.toString());
   const jsonLength = Number(bin.headers.get('inference-header-content-length'));
   const header = JSON.parse(bin.body.subarray(0, jsonLength).toString()) as { outputs: { name: string; parameters: { binary_data_size: number } }[] };
-  assert.deepEqual(header.outputs.map((o) => [o.name, o.parameters.binary_data_size]), [['OUTPUT0', 64], ['OUTPUT1', 64]]);
+  assert.deepEqual(
+    header.outputs.map((o) => [o.name, o.parameters.binary_data_size]),
+    [
+      ['OUTPUT0', 64],
+      ['OUTPUT1', 64],
+    ],
+  );
   const raw = bin.body.subarray(jsonLength);
   const values = new Int32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength));
   assert.deepEqual([...values.subarray(0, 16)], out0?.data);
@@ -126,8 +152,15 @@ test('simple_int8 and simple_string answer correctly', async () => {
   });
   assert.equal(res.status, 200, res.body.toString());
   const outputs = (res.json() as { outputs: { name: string; data: number[] }[] }).outputs;
-  assert.deepEqual(outputs.map((o) => o.name), ['OUTPUT1'], 'only the requested output');
-  assert.deepEqual(outputs[0]?.data, range(16, (i) => i * 5 - 3));
+  assert.deepEqual(
+    outputs.map((o) => o.name),
+    ['OUTPUT1'],
+    'only the requested output',
+  );
+  assert.deepEqual(
+    outputs[0]?.data,
+    range(16, (i) => i * 5 - 3),
+  );
 
   const str = await postJson(`${url}/v2/models/simple_string/infer`, {
     inputs: [
@@ -139,13 +172,18 @@ test('simple_int8 and simple_string answer correctly', async () => {
   const sOut = (str.json() as { outputs: { name: string; datatype: string; data: string[] }[] }).outputs;
   const sum = sOut.find((o) => o.name === 'OUTPUT0');
   assert.equal(sum?.datatype, 'BYTES');
-  assert.deepEqual(sum?.data, range(16, (i) => String(i + 2)));
+  assert.deepEqual(
+    sum?.data,
+    range(16, (i) => String(i + 2)),
+  );
 });
 
 test('simple_sequence gets its START/READY controls from the sequence parameters', async () => {
-  const send = (value: number, parameters: Record<string, unknown>) => postJson(`${url}/v2/models/simple_sequence/infer`, {
-    parameters, inputs: [{ name: 'INPUT', datatype: 'INT32', shape: [1, 1], data: [value] }],
-  });
+  const send = (value: number, parameters: Record<string, unknown>) =>
+    postJson(`${url}/v2/models/simple_sequence/infer`, {
+      parameters,
+      inputs: [{ name: 'INPUT', datatype: 'INT32', shape: [1, 1], data: [value] }],
+    });
   // The model computes READY * (INPUT + START).
   const first = await send(10, { sequence_id: 42, sequence_start: true });
   assert.equal(first.status, 200, first.body.toString());
@@ -167,7 +205,15 @@ test('statistics count what was served', async () => {
     ],
   });
   const stats = (await request(`${url}/v2/models/simple/versions/1/stats`)).json() as { model_stats: Record<string, unknown>[] };
-  const s = stats.model_stats[0] as { name: string; version: string; inference_count: number; execution_count: number; last_inference: number; inference_stats: Record<string, { count: number; ns: number }>; batch_stats: { batch_size: number }[] };
+  const s = stats.model_stats[0] as {
+    name: string;
+    version: string;
+    inference_count: number;
+    execution_count: number;
+    last_inference: number;
+    inference_stats: Record<string, { count: number; ns: number }>;
+    batch_stats: { batch_size: number }[];
+  };
   assert.equal(s.name, 'simple');
   assert.equal(s.version, '1');
   assert.equal(s.inference_stats['success']?.count, n + 1);
@@ -194,11 +240,15 @@ test('simple_identity (a Triton Python-backend model.py, unchanged) echoes BYTES
   });
   assert.equal(json.status, 200, json.body.toString());
   assert.deepEqual(json.json(), {
-    model_name: 'simple_identity', model_version: '1',
+    model_name: 'simple_identity',
+    model_version: '1',
     outputs: [{ name: 'OUTPUT0', datatype: 'BYTES', shape: [2, 2], data: ['a', 'bé', '', 'x y'] }],
   });
   const element = Buffer.from([3, 0, 0, 0, 0, 0xff, 0x10]);
-  const header = { inputs: [{ name: 'INPUT0', datatype: 'BYTES', shape: [1, 1], parameters: { binary_data_size: element.length } }], outputs: [{ name: 'OUTPUT0', parameters: { binary_data: true } }] };
+  const header = {
+    inputs: [{ name: 'INPUT0', datatype: 'BYTES', shape: [1, 1], parameters: { binary_data_size: element.length } }],
+    outputs: [{ name: 'OUTPUT0', parameters: { binary_data: true } }],
+  };
   const { body, headerLength } = binaryBody(header, element);
   const bin = await request(`${url}/v2/models/simple_identity/infer`, { method: 'POST', body, headers: { 'inference-header-content-length': String(headerLength) } });
   assert.equal(bin.status, 200);

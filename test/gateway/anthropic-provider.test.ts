@@ -11,17 +11,24 @@ import { collect, sendJson, sendSse, startMockUpstream, type MockUpstream, type 
 const KEY = 'sk-ant-api03-test-key';
 const request: ChatRequest = {
   model: 'claude-sonnet-4.5',
-  messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Weather in Paris?' }],
+  messages: [
+    { role: 'system', content: 'Be brief.' },
+    { role: 'user', content: 'Weather in Paris?' },
+  ],
   tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
 };
 
 const message = {
-  id: 'msg_01XFDUDYJgAACzvnptvVoYEL', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5-20250929',
+  id: 'msg_01XFDUDYJgAACzvnptvVoYEL',
+  type: 'message',
+  role: 'assistant',
+  model: 'claude-sonnet-4-5-20250929',
   content: [
     { type: 'text', text: "I'll check the weather." },
     { type: 'tool_use', id: 'toolu_01A09q90qw90lq917835lq9', name: 'get_weather', input: { city: 'Paris' } },
   ],
-  stop_reason: 'tool_use', stop_sequence: null,
+  stop_reason: 'tool_use',
+  stop_sequence: null,
   usage: { input_tokens: 50, cache_creation_input_tokens: 20, cache_read_input_tokens: 100, output_tokens: 30, service_tier: 'standard' },
 };
 
@@ -30,9 +37,15 @@ const frame = (data: { type: string } & Record<string, unknown>): SseFrame => ({
 
 const toolStream: SseFrame[] = [
   frame({
-    type: 'message_start', message: {
-      id: 'msg_014p7gG3wDgGV9EUtLvnow3U', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5-20250929', content: [],
-      stop_reason: null, stop_sequence: null,
+    type: 'message_start',
+    message: {
+      id: 'msg_014p7gG3wDgGV9EUtLvnow3U',
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-sonnet-4-5-20250929',
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
       usage: { input_tokens: 472, cache_creation_input_tokens: 0, cache_read_input_tokens: 128, output_tokens: 2 },
     },
   }),
@@ -79,17 +92,25 @@ describe('anthropic provider', () => {
 
     assert.equal(result.response.model, 'claude-sonnet-4-5-20250929');
     assert.deepEqual(result.response.choices[0], {
-      index: 0, logprobs: null, finish_reason: 'tool_calls',
+      index: 0,
+      logprobs: null,
+      finish_reason: 'tool_calls',
       message: {
-        role: 'assistant', content: "I'll check the weather.",
+        role: 'assistant',
+        content: "I'll check the weather.",
         tool_calls: [{ id: 'toolu_01A09q90qw90lq917835lq9', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
       },
     });
     assert.equal(result.rawFinishReason, 'tool_use');
     // OpenAI counts cached tokens inside prompt_tokens: 50 + 100 read + 20 written.
     assert.deepEqual(result.usage, {
-      promptTokens: 170, cachedPromptTokens: 100, cacheWriteTokens: 20, completionTokens: 30, reasoningTokens: 0,
-      estimated: false, raw: message.usage,
+      promptTokens: 170,
+      cachedPromptTokens: 100,
+      cacheWriteTokens: 20,
+      completionTokens: 30,
+      reasoningTokens: 0,
+      estimated: false,
+      raw: message.usage,
     });
     assert.equal(result.response.usage?.prompt_tokens, 170);
     assert.equal(result.response.usage?.prompt_tokens_details?.cached_tokens, 100);
@@ -123,12 +144,13 @@ describe('anthropic provider', () => {
   });
 
   it('turns an `error` event mid-stream into an UpstreamError after the chunks already sent', async () => {
-    upstream.setHandler((_req, res) => sendSse(res, [
-      ...toolStream.slice(0, 4),
-      frame({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),
-    ]));
+    upstream.setHandler((_req, res) => sendSse(res, [...toolStream.slice(0, 4), frame({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })]));
     const seen: ProviderStreamEvent[] = [];
-    const err = await rejection((async () => { for await (const e of provider.stream({ request, upstreamModel: 'c' }, signal)) seen.push(e); })());
+    const err = await rejection(
+      (async () => {
+        for await (const e of provider.stream({ request, upstreamModel: 'c' }, signal)) seen.push(e);
+      })(),
+    );
     assert.equal(err.code, 'UPSTREAM_UNAVAILABLE');
     assert.equal(err.upstreamType, 'overloaded_error');
     assert.match(err.message, /overloaded_error: Overloaded/);
@@ -141,12 +163,21 @@ describe('anthropic provider', () => {
     assert.equal(err.code, 'UPSTREAM_UNAVAILABLE');
     assert.equal(err.status, 529);
 
-    upstream.setHandler((_req, res) => sendJson(res, 429, { type: 'error', error: { type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit' } }, { 'retry-after': '12' }));
+    upstream.setHandler((_req, res) =>
+      sendJson(
+        res,
+        429,
+        { type: 'error', error: { type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit' } },
+        { 'retry-after': '12' },
+      ),
+    );
     err = await rejection(provider.chat({ request, upstreamModel: 'c' }, signal));
     assert.equal(err.code, 'UPSTREAM_RATE_LIMITED');
     assert.equal(err.retryAfterSeconds, 12);
 
-    upstream.setHandler((_req, res) => sendJson(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 215000 tokens > 200000 maximum' } }));
+    upstream.setHandler((_req, res) =>
+      sendJson(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 215000 tokens > 200000 maximum' } }),
+    );
     err = await rejection(provider.chat({ request, upstreamModel: 'c' }, signal));
     assert.equal(err.failure, 'context_length');
     assert.equal(err.transient, false);

@@ -33,9 +33,15 @@ describe('AnthropicStreamTranslator', () => {
 
   it('throws typed errors for `error` events', () => {
     const t = new AnthropicStreamTranslator('anthropic');
-    for (const [type, code] of [['overloaded_error', 'UPSTREAM_UNAVAILABLE'], ['rate_limit_error', 'UPSTREAM_RATE_LIMITED'], ['api_error', 'UPSTREAM_ERROR']]) {
-      assert.throws(() => t.translate({ type: 'error', error: { type, message: 'x' } }),
-        (err: unknown) => err instanceof UpstreamError && err.code === code && err.upstreamType === type);
+    for (const [type, code] of [
+      ['overloaded_error', 'UPSTREAM_UNAVAILABLE'],
+      ['rate_limit_error', 'UPSTREAM_RATE_LIMITED'],
+      ['api_error', 'UPSTREAM_ERROR'],
+    ]) {
+      assert.throws(
+        () => t.translate({ type: 'error', error: { type, message: 'x' } }),
+        (err: unknown) => err instanceof UpstreamError && err.code === code && err.upstreamType === type,
+      );
     }
   });
 });

@@ -10,14 +10,37 @@ import { createChatService, type ChatService, type ChatServiceOptions } from '..
 import { UpstreamRouteError } from '../../src/gateway/router/attempt-record.ts';
 import { realSleep, type Sleep } from '../../src/gateway/resilience/sleep.ts';
 import {
-  anthropicErrorBody, anthropicMessage, gatewayConfig, hang, ok, openAICompletion, openAIErrorBody, openAIStreamFrames,
-  reset, scriptedUpstream, seededRandom, status, type ScriptedUpstream,
+  anthropicErrorBody,
+  anthropicMessage,
+  gatewayConfig,
+  hang,
+  ok,
+  openAICompletion,
+  openAIErrorBody,
+  openAIStreamFrames,
+  reset,
+  scriptedUpstream,
+  seededRandom,
+  status,
+  type ScriptedUpstream,
 } from './helpers/gateway-fixtures.ts';
 import { collect, pause, startMockUpstream, type MockUpstream, type SseFrame } from './helpers/mock-upstream.ts';
 
 const frame = (data: { type: string } & Record<string, unknown>): SseFrame => ({ event: data.type, data });
 const anthropicFrames: SseFrame[] = [
-  frame({ type: 'message_start', message: { id: 'msg_s', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 20, output_tokens: 1 } } }),
+  frame({
+    type: 'message_start',
+    message: {
+      id: 'msg_s',
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-sonnet-4-5',
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 20, output_tokens: 1 },
+    },
+  }),
   frame({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
   frame({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Bonjour' } }),
   frame({ type: 'content_block_stop', index: 0 }),
@@ -45,7 +68,11 @@ describe('chat service', () => {
     scripts.anthropic = scriptedUpstream({ okJson: anthropicMessage('claude-sonnet-4-5', 'Bonjour'), okFrames: anthropicFrames, errorBody: anthropicErrorBody });
     for (const name of ['holysheep', 'openai', 'deepseek'] as const) {
       const model = name === 'deepseek' ? 'deepseek-chat' : 'gpt-4.1';
-      scripts[name] = scriptedUpstream({ okJson: openAICompletion(model, `Bonjour from ${name}`), okFrames: openAIStreamFrames(model, ['Bon', 'jour']), errorBody: openAIErrorBody });
+      scripts[name] = scriptedUpstream({
+        okJson: openAICompletion(model, `Bonjour from ${name}`),
+        okFrames: openAIStreamFrames(model, ['Bon', 'jour']),
+        errorBody: openAIErrorBody,
+      });
     }
     for (const name of NAMES) mocks[name] = await startMockUpstream(scripts[name].handler);
   });
@@ -97,8 +124,10 @@ models:
     assert.equal(response.model, 'claude-sonnet-4.5');
     assert.equal(response.choices[0]!.message.content, 'Bonjour');
     assert.equal((mocks.anthropic.requests[0]!.body as { model: string }).model, 'claude-sonnet-4-5');
-    assert.deepEqual([meta.requestedModel, meta.route, meta.model, meta.provider, meta.upstreamModel, meta.attempts.length],
-      ['claude-sonnet-4-5', 'alias', 'claude-sonnet-4.5', 'anthropic', 'claude-sonnet-4-5', 1]);
+    assert.deepEqual(
+      [meta.requestedModel, meta.route, meta.model, meta.provider, meta.upstreamModel, meta.attempts.length],
+      ['claude-sonnet-4-5', 'alias', 'claude-sonnet-4.5', 'anthropic', 'claude-sonnet-4-5', 1],
+    );
     assert.ok(meta.upstreamMs > 0 && meta.overheadMs >= 0 && meta.waitedMs === 0);
     assert.equal(meta.usage.promptTokens, 20);
     assert.equal(meta.usage.estimated, false);
@@ -115,9 +144,13 @@ models:
     scripts.holysheep.script(status(429, { 'retry-after': '2' }), ok);
     const { meta } = await start().complete(ask('gpt-4.1'));
     assert.deepEqual(sleeps, [2000]);
-    assert.deepEqual(meta.attempts.map((a) => [a.provider, a.outcome, a.next, a.waitMs]), [
-      ['holysheep', 'rate_limited', 'retry', 2000], ['holysheep', 'ok', undefined, undefined],
-    ]);
+    assert.deepEqual(
+      meta.attempts.map((a) => [a.provider, a.outcome, a.next, a.waitMs]),
+      [
+        ['holysheep', 'rate_limited', 'retry', 2000],
+        ['holysheep', 'ok', undefined, undefined],
+      ],
+    );
     assert.equal(meta.provider, 'holysheep');
   });
 
@@ -137,14 +170,17 @@ models:
     assert.equal(response.model, 'deepseek-v3.2');
     assert.equal(response.choices[0]!.message.content, 'Bonjour from deepseek');
     assert.deepEqual([meta.model, meta.provider, meta.upstreamModel], ['deepseek-v3.2', 'deepseek', 'deepseek-chat']);
-    assert.deepEqual(meta.attempts.map((a) => `${a.model}@${a.provider}:${a.outcome}→${a.next ?? ''}`), [
-      'claude-sonnet-4.5@anthropic:rate_limited→retry',
-      'claude-sonnet-4.5@anthropic:unavailable→next-deployment',
-      'gpt-4.1@holysheep:timeout→retry',
-      'gpt-4.1@holysheep:unavailable→next-deployment',
-      'gpt-4.1@openai:unavailable→next-deployment',
-      'deepseek-v3.2@deepseek:ok→',
-    ]);
+    assert.deepEqual(
+      meta.attempts.map((a) => `${a.model}@${a.provider}:${a.outcome}→${a.next ?? ''}`),
+      [
+        'claude-sonnet-4.5@anthropic:rate_limited→retry',
+        'claude-sonnet-4.5@anthropic:unavailable→next-deployment',
+        'gpt-4.1@holysheep:timeout→retry',
+        'gpt-4.1@holysheep:unavailable→next-deployment',
+        'gpt-4.1@openai:unavailable→next-deployment',
+        'deepseek-v3.2@deepseek:ok→',
+      ],
+    );
     assert.equal(sleeps.length, 2);
   });
 
@@ -209,7 +245,13 @@ models:
     const chunks = await collect(stream.chunks);
     assert.equal(chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), 'Bonjour');
     assert.ok(chunks.every((c) => c.model === 'claude-sonnet-4.5'));
-    assert.deepEqual(chunks.at(-1)!.usage, { prompt_tokens: 20, completion_tokens: 2, total_tokens: 22, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } });
+    assert.deepEqual(chunks.at(-1)!.usage, {
+      prompt_tokens: 20,
+      completion_tokens: 2,
+      total_tokens: 22,
+      prompt_tokens_details: { cached_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: 0 },
+    });
     assert.equal((await stream.result).finishReason, 'stop');
   });
 
@@ -217,14 +259,17 @@ models:
     scripts.holysheep.script({ kind: 'stream-reset', after: 2 });
     const stream = await start().stream(ask('gpt-4.1', { stream: true }));
     const received: ChatChunk[] = [];
-    await assert.rejects((async () => {
-      for await (const chunk of stream.chunks) received.push(chunk);
-    })(), (err: unknown) => {
-      assert.ok(err instanceof UpstreamRouteError);
-      assert.equal(err.failure, 'interrupted');
-      assert.match(err.message, /^stream interrupted after 2 chunks: holysheep: /);
-      return true;
-    });
+    await assert.rejects(
+      (async () => {
+        for await (const chunk of stream.chunks) received.push(chunk);
+      })(),
+      (err: unknown) => {
+        assert.ok(err instanceof UpstreamRouteError);
+        assert.equal(err.failure, 'interrupted');
+        assert.match(err.message, /^stream interrupted after 2 chunks: holysheep: /);
+        return true;
+      },
+    );
     assert.equal(received.length, 2);
     assert.deepEqual(requestCounts(), { anthropic: 0, holysheep: 1, openai: 0, deepseek: 0 });
     const result = await stream.result;
@@ -258,7 +303,9 @@ models:
   it('a client abort mid-stream releases the upstream and settles the stream as cancelled', async () => {
     mocks.holysheep.setHandler(async (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(`data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'gpt-4.1', choices: [{ index: 0, delta: { content: 'Bon' }, finish_reason: null }] })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'gpt-4.1', choices: [{ index: 0, delta: { content: 'Bon' }, finish_reason: null }] })}\n\n`,
+      );
       // …and then nothing more.
     });
     try {
@@ -328,18 +375,36 @@ models:
 
   it('disabled providers: listed with the reason; their models unavailable; unknown names are NOT_FOUND', async () => {
     const svc = start({ env: { HOLYSHEEP_API_KEY: 'k', ANTHROPIC_API_KEY: 'k' } });
-    assert.deepEqual(svc.listModels().map((m) => [m.id, m.owned_by, m.herd.providers]), [
-      ['claude-sonnet-4.5', 'anthropic', ['anthropic']], ['gpt-4.1', 'holysheep', ['holysheep']],
-    ]);
-    assert.deepEqual(svc.listModels((m) => m === 'gpt-4.1').map((m) => m.id), ['gpt-4.1']);
+    assert.deepEqual(
+      svc.listModels().map((m) => [m.id, m.owned_by, m.herd.providers]),
+      [
+        ['claude-sonnet-4.5', 'anthropic', ['anthropic']],
+        ['gpt-4.1', 'holysheep', ['holysheep']],
+      ],
+    );
+    assert.deepEqual(
+      svc.listModels((m) => m === 'gpt-4.1').map((m) => m.id),
+      ['gpt-4.1'],
+    );
     const health = svc.health();
-    assert.deepEqual(health.providers.filter((p) => !p.enabled).map((p) => [p.name, p.reason]), [
-      ['openai', 'OPENAI_API_KEY is not set'], ['deepseek', 'DEEPSEEK_API_KEY is not set'],
-    ]);
-    assert.deepEqual(health.models.find((m) => m.name === 'deepseek-v3.2'), { name: 'deepseek-v3.2', available: false, reasons: ['deepseek: DEEPSEEK_API_KEY is not set'] });
-    await assert.rejects(svc.complete(ask('deepseek-v3.2')), (err: unknown) =>
-      err instanceof HerdError && err.code === 'UNAVAILABLE' && /deepseek: DEEPSEEK_API_KEY is not set/.test(err.message));
-    await assert.rejects(svc.complete(ask('gpt-5')), (err: unknown) =>
-      err instanceof HerdError && err.code === 'NOT_FOUND' && err.message.endsWith('Available models: claude-sonnet-4.5, gpt-4.1.'));
+    assert.deepEqual(
+      health.providers.filter((p) => !p.enabled).map((p) => [p.name, p.reason]),
+      [
+        ['openai', 'OPENAI_API_KEY is not set'],
+        ['deepseek', 'DEEPSEEK_API_KEY is not set'],
+      ],
+    );
+    assert.deepEqual(
+      health.models.find((m) => m.name === 'deepseek-v3.2'),
+      { name: 'deepseek-v3.2', available: false, reasons: ['deepseek: DEEPSEEK_API_KEY is not set'] },
+    );
+    await assert.rejects(
+      svc.complete(ask('deepseek-v3.2')),
+      (err: unknown) => err instanceof HerdError && err.code === 'UNAVAILABLE' && /deepseek: DEEPSEEK_API_KEY is not set/.test(err.message),
+    );
+    await assert.rejects(
+      svc.complete(ask('gpt-5')),
+      (err: unknown) => err instanceof HerdError && err.code === 'NOT_FOUND' && err.message.endsWith('Available models: claude-sonnet-4.5, gpt-4.1.'),
+    );
   });
 });

@@ -20,15 +20,26 @@ describe('convertAnthropicRequest', () => {
     assert.deepEqual(body, {
       model: 'claude-sonnet-4-5',
       max_tokens: 4096,
-      system: [{ type: 'text', text: 'You are terse.' }, { type: 'text', text: 'Answer in French.' }],
+      system: [
+        { type: 'text', text: 'You are terse.' },
+        { type: 'text', text: 'Answer in French.' },
+      ],
       messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }],
     });
     assert.deepEqual(warnings, []);
   });
 
   it('refuses a system message after the conversation started, naming it', () => {
-    assert.throws(() => convert({ messages: [{ role: 'user', content: 'a' }, { role: 'system', content: 'b' }] }),
-      (err: unknown) => err instanceof HerdError && err.code === 'UNSUPPORTED' && err.param === 'messages[1].role');
+    assert.throws(
+      () =>
+        convert({
+          messages: [
+            { role: 'user', content: 'a' },
+            { role: 'system', content: 'b' },
+          ],
+        }),
+      (err: unknown) => err instanceof HerdError && err.code === 'UNSUPPORTED' && err.param === 'messages[1].role',
+    );
   });
 
   it('turns tool calls and results into tool_use / tool_result blocks and merges same-role turns', () => {
@@ -37,7 +48,9 @@ describe('convertAnthropicRequest', () => {
         { role: 'user', content: 'Weather in Paris and Rome?' },
         { role: 'user', content: 'Be brief.' },
         {
-          role: 'assistant', content: '', tool_calls: [
+          role: 'assistant',
+          content: '',
+          tool_calls: [
             { id: 'toolu_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } },
             { id: 'toolu_2', type: 'function', function: { name: 'weather', arguments: '{"city":"Rome"}' } },
           ],
@@ -48,15 +61,23 @@ describe('convertAnthropicRequest', () => {
       ],
     });
     assert.deepEqual(body.messages, [
-      { role: 'user', content: [{ type: 'text', text: 'Weather in Paris and Rome?' }, { type: 'text', text: 'Be brief.' }] },
       {
-        role: 'assistant', content: [
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Weather in Paris and Rome?' },
+          { type: 'text', text: 'Be brief.' },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [
           { type: 'tool_use', id: 'toolu_1', name: 'weather', input: { city: 'Paris' } },
           { type: 'tool_use', id: 'toolu_2', name: 'weather', input: { city: 'Rome' } },
         ],
       },
       {
-        role: 'user', content: [
+        role: 'user',
+        content: [
           { type: 'tool_result', tool_use_id: 'toolu_1', content: '18C' },
           { type: 'tool_result', tool_use_id: 'toolu_2', content: '24C' },
           { type: 'text', text: 'Thanks. Which is warmer?' },
@@ -66,17 +87,23 @@ describe('convertAnthropicRequest', () => {
   });
 
   it('rejects tool arguments that are not a JSON object, with the param', () => {
-    assert.throws(() => convert({
-      messages: [
-        { role: 'user', content: 'x' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{oops' } }] },
-      ],
-    }), (err: unknown) => err instanceof HerdError && err.code === 'INVALID_ARG' && err.param === 'messages[1].tool_calls[0].function.arguments');
+    assert.throws(
+      () =>
+        convert({
+          messages: [
+            { role: 'user', content: 'x' },
+            { role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{oops' } }] },
+          ],
+        }),
+      (err: unknown) => err instanceof HerdError && err.code === 'INVALID_ARG' && err.param === 'messages[1].tool_calls[0].function.arguments',
+    );
   });
 
   it('maps tools and every tool_choice form', () => {
-    const tools = [{ type: 'function' as const, function: { name: 'weather', description: 'Get weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
-      { type: 'function' as const, function: { name: 'now' } }];
+    const tools = [
+      { type: 'function' as const, function: { name: 'weather', description: 'Get weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+      { type: 'function' as const, function: { name: 'now' } },
+    ];
     const base = { messages: [{ role: 'user' as const, content: 'x' }], tools };
     assert.deepEqual(convert(base).body.tools, [
       { name: 'weather', description: 'Get weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } },
@@ -92,14 +119,22 @@ describe('convertAnthropicRequest', () => {
 
   it('maps sampling, stop, user and max_completion_tokens; images inline and by URL', () => {
     const { body } = convert({
-      messages: [{
-        role: 'user', content: [
-          { type: 'text', text: 'What is this?' },
-          { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
-          { type: 'image_url', image_url: { url: 'https://example.com/cat.jpg' } },
-        ],
-      }],
-      temperature: 0.5, top_p: 0.9, stop: 'END', user: 'user-42', max_tokens: 100, max_completion_tokens: 200,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this?' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+            { type: 'image_url', image_url: { url: 'https://example.com/cat.jpg' } },
+          ],
+        },
+      ],
+      temperature: 0.5,
+      top_p: 0.9,
+      stop: 'END',
+      user: 'user-42',
+      max_tokens: 100,
+      max_completion_tokens: 200,
     });
     assert.equal(body.max_tokens, 200);
     assert.deepEqual(body.stop_sequences, ['END']);
@@ -114,15 +149,27 @@ describe('convertAnthropicRequest', () => {
 
   it('errors on what Anthropic cannot do and warns on what it ignores', () => {
     const messages = [{ role: 'user' as const, content: 'x', name: 'alice' }];
-    assert.throws(() => convert({ messages, n: 2 }), (err: unknown) => err instanceof HerdError && err.param === 'n');
-    assert.throws(() => convert({ messages, temperature: 1.5 }),
-      (err: unknown) => err instanceof HerdError && err.code === 'INVALID_ARG' && err.param === 'temperature');
-    assert.throws(() => convert({ messages, response_format: { type: 'json_schema', json_schema: { name: 's', schema: {} } } }),
-      (err: unknown) => err instanceof HerdError && err.code === 'UNSUPPORTED' && err.param === 'response_format');
+    assert.throws(
+      () => convert({ messages, n: 2 }),
+      (err: unknown) => err instanceof HerdError && err.param === 'n',
+    );
+    assert.throws(
+      () => convert({ messages, temperature: 1.5 }),
+      (err: unknown) => err instanceof HerdError && err.code === 'INVALID_ARG' && err.param === 'temperature',
+    );
+    assert.throws(
+      () => convert({ messages, response_format: { type: 'json_schema', json_schema: { name: 's', schema: {} } } }),
+      (err: unknown) => err instanceof HerdError && err.code === 'UNSUPPORTED' && err.param === 'response_format',
+    );
     const { warnings } = convert({
       messages: [...messages, { role: 'assistant', content: 'ok', reasoning_content: 'thinking' }],
-      presence_penalty: 0.5, seed: 1, response_format: { type: 'json_object' },
+      presence_penalty: 0.5,
+      seed: 1,
+      response_format: { type: 'json_object' },
     });
-    assert.deepEqual(warnings.map((w) => w.param), ['presence_penalty', 'seed', 'response_format', 'messages[0].name', 'messages[1].reasoning_content']);
+    assert.deepEqual(
+      warnings.map((w) => w.param),
+      ['presence_penalty', 'seed', 'response_format', 'messages[0].name', 'messages[1].reasoning_content'],
+    );
   });
 });

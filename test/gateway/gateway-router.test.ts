@@ -51,8 +51,7 @@ const allKeys = { HOLYSHEEP_API_KEY: 'k', OPENAI_API_KEY: 'k', ANTHROPIC_API_KEY
 const catalog = buildGatewayCatalog(config, allKeys);
 
 const ask = (model: string, content = 'hi'): ChatRequest => ({ model, messages: [{ role: 'user', content }] });
-const resolve = (model: string, content?: string, allowed?: (m: string) => boolean) =>
-  resolveRoute(catalog, model, new PromptTokenEstimate(ask(model, content)), allowed);
+const resolve = (model: string, content?: string, allowed?: (m: string) => boolean) => resolveRoute(catalog, model, new PromptTokenEstimate(ask(model, content)), allowed);
 
 describe('model resolution', () => {
   it('finds a model by name and by each alias, and says which way it went', async () => {
@@ -62,7 +61,12 @@ describe('model resolution', () => {
   });
 
   it("routes seed 000's preference words to their tiers", async () => {
-    for (const [tier, model] of [['fast', 'gemini-2.5-flash'], ['balanced', 'deepseek-v3.2'], ['quality', 'claude-sonnet-4.5'], ['advanced', 'gpt-4.1']]) {
+    for (const [tier, model] of [
+      ['fast', 'gemini-2.5-flash'],
+      ['balanced', 'deepseek-v3.2'],
+      ['quality', 'claude-sonnet-4.5'],
+      ['advanced', 'gpt-4.1'],
+    ]) {
       const route = await resolve(tier!);
       assert.deepEqual([route.model.name, route.kind, route.tier], [model, 'tier', tier]);
     }
@@ -91,7 +95,7 @@ describe('model resolution', () => {
     const estimate = new PromptTokenEstimate(ask('auto', 'hello there'));
     await resolveRoute(catalog, 'auto', estimate);
     assert.equal(estimate.known(), undefined);
-    assert.ok(estimate.upperBound() >= await estimate.exact());
+    assert.ok(estimate.upperBound() >= (await estimate.exact()));
   });
 
   it('an unknown model is NOT_FOUND with the available names, never a switch', async () => {
@@ -99,8 +103,11 @@ describe('model resolution', () => {
       assert.ok(err instanceof HerdError);
       assert.equal(err.code, 'NOT_FOUND');
       assert.equal(err.param, 'model');
-      assert.equal(err.message, 'The model `gpt-5` does not exist or you do not have access to it. Available models: '
-        + 'gpt-4.1, claude-sonnet-4.5, gemini-2.5-flash, deepseek-v3.2, fast, balanced, quality, advanced, auto.');
+      assert.equal(
+        err.message,
+        'The model `gpt-5` does not exist or you do not have access to it. Available models: ' +
+          'gpt-4.1, claude-sonnet-4.5, gemini-2.5-flash, deepseek-v3.2, fast, balanced, quality, advanced, auto.',
+      );
       return true;
     });
   });
@@ -111,12 +118,18 @@ describe('model resolution', () => {
     await assert.rejects(resolve('quality', 'x', onlyCheap), /`quality` routes to `claude-sonnet-4.5`, which this key may not use/);
     await assert.rejects(resolve('nope', 'x', onlyCheap), /Available models: gemini-2.5-flash, deepseek-v3.2, fast, balanced\./);
     const deepseek = catalog.models.get('deepseek-v3.2')!;
-    assert.deepEqual(expandFallbacks(catalog, deepseek, onlyCheap).map((m) => m.name), ['deepseek-v3.2', 'gemini-2.5-flash']);
+    assert.deepEqual(
+      expandFallbacks(catalog, deepseek, onlyCheap).map((m) => m.name),
+      ['deepseek-v3.2', 'gemini-2.5-flash'],
+    );
   });
 
   it('fallback chains expand breadth first, each model once, cycles cut', () => {
     const claude = catalog.models.get('claude-sonnet-4.5')!;
-    assert.deepEqual(expandFallbacks(catalog, claude).map((m) => m.name), ['claude-sonnet-4.5', 'gpt-4.1', 'gemini-2.5-flash', 'deepseek-v3.2']);
+    assert.deepEqual(
+      expandFallbacks(catalog, claude).map((m) => m.name),
+      ['claude-sonnet-4.5', 'gpt-4.1', 'gemini-2.5-flash', 'deepseek-v3.2'],
+    );
   });
 });
 
@@ -130,7 +143,10 @@ describe('provider enablement', () => {
     assert.equal(partial.providers.get('holysheep')!.baseUrl, 'https://api.holysheep.ai/v1');
     assert.equal(partial.providers.get('anthropic')!.baseUrl, 'https://api.anthropic.com');
     const gpt = partial.models.get('gpt-4.1')!;
-    assert.deepEqual(gpt.enabledDeployments.map((d) => d.provider.name), ['holysheep']);
+    assert.deepEqual(
+      gpt.enabledDeployments.map((d) => d.provider.name),
+      ['holysheep'],
+    );
     const flash = partial.models.get('gemini-2.5-flash')!;
     assert.deepEqual(flash.enabledDeployments, []);
     assert.deepEqual(flash.unavailableReasons, ['gemini: GEMINI_API_KEY is not set']);
@@ -146,8 +162,11 @@ describe('provider enablement', () => {
 describe('deployment strategies', () => {
   const deployments = (model: string) => catalog.models.get(model)!.deployments;
   const context = (overrides: Partial<SelectionContext> = {}): SelectionContext => ({
-    stats: new DeploymentStats(), random: seededRandom(1), kind: 'chat',
-    forecastTokens: async () => assert.fail('tokens not needed'), ...overrides,
+    stats: new DeploymentStats(),
+    random: seededRandom(1),
+    kind: 'chat',
+    forecastTokens: async () => assert.fail('tokens not needed'),
+    ...overrides,
   });
 
   it('cheapest picks the relay at ¥1/$ over the official API at ¥7.3/$, without tokenizing', async () => {
@@ -159,8 +178,7 @@ describe('deployment strategies', () => {
     const base = deployments('gpt-4.1')[0]!;
     const inputCheap: CatalogDeployment = { ...base, key: 'a/x', price: { input: 1, output: 10 } };
     const outputCheap: CatalogDeployment = { ...base, key: 'b/x', price: { input: 3, output: 4 } };
-    const pick = (prompt: number, completion: number) =>
-      selectDeployment('cheapest', [inputCheap, outputCheap], context({ forecastTokens: async () => ({ prompt, completion }) }));
+    const pick = (prompt: number, completion: number) => selectDeployment('cheapest', [inputCheap, outputCheap], context({ forecastTokens: async () => ({ prompt, completion }) }));
     assert.equal(await pick(10_000, 100), inputCheap); // long prompt, short answer
     assert.equal(await pick(100, 4_000), outputCheap); // short prompt, long answer
   });

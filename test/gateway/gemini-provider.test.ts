@@ -12,18 +12,40 @@ const KEY = 'AIzaSy-test-key';
 const request: ChatRequest = { model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'How many r in strawberry?' }] };
 
 const usageMetadata = {
-  promptTokenCount: 9, candidatesTokenCount: 23, totalTokenCount: 217, cachedContentTokenCount: 4,
-  promptTokensDetails: [{ modality: 'TEXT', tokenCount: 9 }], thoughtsTokenCount: 185,
+  promptTokenCount: 9,
+  candidatesTokenCount: 23,
+  totalTokenCount: 217,
+  cachedContentTokenCount: 4,
+  promptTokensDetails: [{ modality: 'TEXT', tokenCount: 9 }],
+  thoughtsTokenCount: 185,
 };
 const generateResponse = {
   candidates: [{ content: { parts: [{ text: 'There are **3** "r"s in strawberry.' }], role: 'model' }, finishReason: 'STOP', index: 0 }],
-  usageMetadata, modelVersion: 'gemini-2.5-flash', responseId: 'bH6LaZW8Fp_3nsEPqtaSwQ4',
+  usageMetadata,
+  modelVersion: 'gemini-2.5-flash',
+  responseId: 'bH6LaZW8Fp_3nsEPqtaSwQ4',
 };
 
 const textStream: SseFrame[] = [
-  { data: { candidates: [{ content: { parts: [{ text: 'There are **3**' }], role: 'model' }, index: 0 }], usageMetadata: { ...usageMetadata, candidatesTokenCount: 5 }, modelVersion: 'gemini-2.5-flash', responseId: 'r1' } },
-  { data: { candidates: [{ content: { parts: [{ text: ' "r"s in strawberry.' }], role: 'model' }, index: 0 }], usageMetadata, modelVersion: 'gemini-2.5-flash', responseId: 'r1' } },
-  { data: { candidates: [{ content: { parts: [{ text: '', thoughtSignature: 'EqsFCqgF' }], role: 'model' }, finishReason: 'STOP', index: 0 }], usageMetadata, modelVersion: 'gemini-2.5-flash', responseId: 'r1' } },
+  {
+    data: {
+      candidates: [{ content: { parts: [{ text: 'There are **3**' }], role: 'model' }, index: 0 }],
+      usageMetadata: { ...usageMetadata, candidatesTokenCount: 5 },
+      modelVersion: 'gemini-2.5-flash',
+      responseId: 'r1',
+    },
+  },
+  {
+    data: { candidates: [{ content: { parts: [{ text: ' "r"s in strawberry.' }], role: 'model' }, index: 0 }], usageMetadata, modelVersion: 'gemini-2.5-flash', responseId: 'r1' },
+  },
+  {
+    data: {
+      candidates: [{ content: { parts: [{ text: '', thoughtSignature: 'EqsFCqgF' }], role: 'model' }, finishReason: 'STOP', index: 0 }],
+      usageMetadata,
+      modelVersion: 'gemini-2.5-flash',
+      responseId: 'r1',
+    },
+  },
 ];
 
 describe('gemini provider', () => {
@@ -50,20 +72,32 @@ describe('gemini provider', () => {
     assert.deepEqual(sent.body, { contents: [{ role: 'user', parts: [{ text: 'How many r in strawberry?' }] }] });
     assert.equal(result.response.id, 'bH6LaZW8Fp_3nsEPqtaSwQ4');
     assert.deepEqual(result.response.choices[0], {
-      index: 0, logprobs: null, finish_reason: 'stop', message: { role: 'assistant', content: 'There are **3** "r"s in strawberry.' },
+      index: 0,
+      logprobs: null,
+      finish_reason: 'stop',
+      message: { role: 'assistant', content: 'There are **3** "r"s in strawberry.' },
     });
     assert.deepEqual(result.usage, {
-      promptTokens: 9, cachedPromptTokens: 4, cacheWriteTokens: 0, completionTokens: 208, reasoningTokens: 185,
-      estimated: false, raw: usageMetadata,
+      promptTokens: 9,
+      cachedPromptTokens: 4,
+      cacheWriteTokens: 0,
+      completionTokens: 208,
+      reasoningTokens: 185,
+      estimated: false,
+      raw: usageMetadata,
     });
     assert.equal(result.response.usage?.total_tokens, 217);
   });
 
   it('reports a blocked prompt (promptFeedback.blockReason) as a content_filter UpstreamError', async () => {
-    upstream.setHandler((_req, res) => sendJson(res, 200, {
-      promptFeedback: { blockReason: 'PROHIBITED_CONTENT' },
-      usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 }, modelVersion: 'gemini-2.5-flash', responseId: 'x',
-    }));
+    upstream.setHandler((_req, res) =>
+      sendJson(res, 200, {
+        promptFeedback: { blockReason: 'PROHIBITED_CONTENT' },
+        usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 },
+        modelVersion: 'gemini-2.5-flash',
+        responseId: 'x',
+      }),
+    );
     const err = await rejection(provider.chat({ request, upstreamModel: 'gemini-2.5-flash' }, signal));
     assert.equal(err.code, 'UPSTREAM_ERROR');
     assert.equal(err.failure, 'content_filter');
@@ -72,10 +106,19 @@ describe('gemini provider', () => {
   });
 
   it('finishes a candidate stopped for SAFETY with content_filter', async () => {
-    upstream.setHandler((_req, res) => sendJson(res, 200, {
-      candidates: [{ content: { parts: [], role: 'model' }, finishReason: 'SAFETY', index: 0, safetyRatings: [{ category: 'HARM_CATEGORY_DANGEROUS_CONTENT', probability: 'HIGH', blocked: true }] }],
-      usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 },
-    }));
+    upstream.setHandler((_req, res) =>
+      sendJson(res, 200, {
+        candidates: [
+          {
+            content: { parts: [], role: 'model' },
+            finishReason: 'SAFETY',
+            index: 0,
+            safetyRatings: [{ category: 'HARM_CATEGORY_DANGEROUS_CONTENT', probability: 'HIGH', blocked: true }],
+          },
+        ],
+        usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 },
+      }),
+    );
     const result = await provider.chat({ request, upstreamModel: 'gemini-2.5-flash' }, signal);
     assert.equal(result.response.choices[0].finish_reason, 'content_filter');
     assert.equal(result.rawFinishReason, 'SAFETY');
@@ -96,10 +139,24 @@ describe('gemini provider', () => {
   });
 
   it('streams whole function calls as tool-call deltas and finishes with tool_calls', async () => {
-    upstream.setHandler((_req, res) => sendSse(res, [
-      { data: { candidates: [{ content: { parts: [{ functionCall: { name: 'weather', args: { location: 'San Francisco' } }, thoughtSignature: 'EqUCCqIC' }], role: 'model' }, index: 0 }], usageMetadata: { promptTokenCount: 29, candidatesTokenCount: 15, totalTokenCount: 89, thoughtsTokenCount: 45 } } },
-      { data: { candidates: [{ content: { parts: [{ text: '' }], role: 'model' }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 29, candidatesTokenCount: 15, totalTokenCount: 89, thoughtsTokenCount: 45 } } },
-    ]));
+    upstream.setHandler((_req, res) =>
+      sendSse(res, [
+        {
+          data: {
+            candidates: [
+              { content: { parts: [{ functionCall: { name: 'weather', args: { location: 'San Francisco' } }, thoughtSignature: 'EqUCCqIC' }], role: 'model' }, index: 0 },
+            ],
+            usageMetadata: { promptTokenCount: 29, candidatesTokenCount: 15, totalTokenCount: 89, thoughtsTokenCount: 45 },
+          },
+        },
+        {
+          data: {
+            candidates: [{ content: { parts: [{ text: '' }], role: 'model' }, finishReason: 'STOP', index: 0 }],
+            usageMetadata: { promptTokenCount: 29, candidatesTokenCount: 15, totalTokenCount: 89, thoughtsTokenCount: 45 },
+          },
+        },
+      ]),
+    );
     const events = await collect(provider.stream({ request, upstreamModel: 'gemini-2.5-flash' }, signal));
     const chunks = events.flatMap((e) => (e.type === 'chunk' ? [e.chunk] : []));
     const call = chunks[0].choices[0].delta.tool_calls![0];
@@ -116,15 +173,19 @@ describe('gemini provider', () => {
   });
 
   it('maps 429 RESOURCE_EXHAUSTED with google.rpc.RetryInfo to a retry delay', async () => {
-    upstream.setHandler((_req, res) => sendJson(res, 429, {
-      error: {
-        code: 429, message: 'You exceeded your current quota, please check your plan.', status: 'RESOURCE_EXHAUSTED',
-        details: [
-          { '@type': 'type.googleapis.com/google.rpc.QuotaFailure', violations: [{ quotaId: 'GenerateRequestsPerMinutePerProjectPerModel-FreeTier' }] },
-          { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '34.4s' },
-        ],
-      },
-    }));
+    upstream.setHandler((_req, res) =>
+      sendJson(res, 429, {
+        error: {
+          code: 429,
+          message: 'You exceeded your current quota, please check your plan.',
+          status: 'RESOURCE_EXHAUSTED',
+          details: [
+            { '@type': 'type.googleapis.com/google.rpc.QuotaFailure', violations: [{ quotaId: 'GenerateRequestsPerMinutePerProjectPerModel-FreeTier' }] },
+            { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '34.4s' },
+          ],
+        },
+      }),
+    );
     const err = await rejection(provider.chat({ request, upstreamModel: 'gemini-2.5-flash' }, signal));
     assert.equal(err.code, 'UPSTREAM_RATE_LIMITED');
     assert.equal(err.upstreamType, 'RESOURCE_EXHAUSTED');
@@ -132,7 +193,9 @@ describe('gemini provider', () => {
   });
 
   it('maps 400 INVALID_ARGUMENT for too many tokens to context_length, and 503 UNAVAILABLE', async () => {
-    upstream.setHandler((_req, res) => sendJson(res, 400, { error: { code: 400, message: 'The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).', status: 'INVALID_ARGUMENT' } }));
+    upstream.setHandler((_req, res) =>
+      sendJson(res, 400, { error: { code: 400, message: 'The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).', status: 'INVALID_ARGUMENT' } }),
+    );
     let err = await rejection(provider.chat({ request, upstreamModel: 'gemini-2.5-flash' }, signal));
     assert.equal(err.failure, 'context_length');
     upstream.setHandler((_req, res) => sendJson(res, 503, { error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } }));
@@ -144,7 +207,9 @@ describe('gemini provider', () => {
     upstream.setHandler((_req, res) => sendSse(res, textStream.slice(0, 2)));
     let err = await rejection(collect(provider.stream({ request, upstreamModel: 'gemini-2.5-flash' }, signal)));
     assert.equal(err.failure, 'interrupted');
-    upstream.setHandler((_req, res) => { res.writeHead(200, { 'content-type': 'text/event-stream' }); });
+    upstream.setHandler((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+    });
     err = await rejection(collect(provider.stream({ request, upstreamModel: 'gemini-2.5-flash', timeoutMs: 100 }, signal)));
     assert.equal(err.code, 'UPSTREAM_TIMEOUT');
   });

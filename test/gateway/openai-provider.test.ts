@@ -6,25 +6,33 @@ import type { ChatRequest } from '../../src/gateway/chat-types.ts';
 import { createOpenAIProvider } from '../../src/gateway/providers/openai/openai-provider.ts';
 import type { Provider, ProviderStreamEvent } from '../../src/gateway/providers/provider.ts';
 import { UpstreamError } from '../../src/gateway/providers/upstream-error.ts';
-import {
-  collect, encodeSse, pause, sendJson, sendSse, startMockUpstream, type MockUpstream, type SseFrame,
-} from './helpers/mock-upstream.ts';
+import { collect, encodeSse, pause, sendJson, sendSse, startMockUpstream, type MockUpstream, type SseFrame } from './helpers/mock-upstream.ts';
 
 const KEY = 'sk-test-secret-key-123';
 const request: ChatRequest = { model: 'gpt-4.1', messages: [{ role: 'user', content: 'Say hello' }], temperature: 0.2 };
 
 const completion = {
-  id: 'chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT', object: 'chat.completion', created: 1741569952, model: 'gpt-4.1-2025-04-14',
-  choices: [{
-    index: 0, message: { role: 'assistant', content: 'Hello! How can I help?', refusal: null, annotations: [] },
-    logprobs: null, finish_reason: 'stop',
-  }],
+  id: 'chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT',
+  object: 'chat.completion',
+  created: 1741569952,
+  model: 'gpt-4.1-2025-04-14',
+  choices: [
+    {
+      index: 0,
+      message: { role: 'assistant', content: 'Hello! How can I help?', refusal: null, annotations: [] },
+      logprobs: null,
+      finish_reason: 'stop',
+    },
+  ],
   usage: {
-    prompt_tokens: 19, completion_tokens: 10, total_tokens: 29,
+    prompt_tokens: 19,
+    completion_tokens: 10,
+    total_tokens: 29,
     prompt_tokens_details: { cached_tokens: 6, audio_tokens: 0 },
     completion_tokens_details: { reasoning_tokens: 4, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
   },
-  service_tier: 'default', system_fingerprint: 'fp_1',
+  service_tier: 'default',
+  system_fingerprint: 'fp_1',
 };
 
 function chunk(choices: unknown[], extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -36,7 +44,11 @@ const streamFrames: SseFrame[] = [
   { data: chunk([{ index: 0, delta: { content: 'Hel' }, logprobs: null, finish_reason: null }]) },
   { data: chunk([{ index: 0, delta: { content: 'lo' }, logprobs: null, finish_reason: null }]) },
   { data: chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]) },
-  { data: chunk([], { usage: { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } } }) },
+  {
+    data: chunk([], {
+      usage: { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } },
+    }),
+  },
   { data: '[DONE]' },
 ];
 
@@ -65,12 +77,20 @@ describe('openai provider', () => {
     assert.equal(result.response.choices[0].finish_reason, 'stop');
     assert.equal(result.rawFinishReason, 'stop');
     assert.deepEqual(result.usage, {
-      promptTokens: 19, cachedPromptTokens: 6, cacheWriteTokens: 0, completionTokens: 10, reasoningTokens: 4,
-      estimated: false, raw: completion.usage,
+      promptTokens: 19,
+      cachedPromptTokens: 6,
+      cacheWriteTokens: 0,
+      completionTokens: 10,
+      reasoningTokens: 4,
+      estimated: false,
+      raw: completion.usage,
     });
     assert.deepEqual(result.response.usage, {
-      prompt_tokens: 19, completion_tokens: 10, total_tokens: 29,
-      prompt_tokens_details: { cached_tokens: 6 }, completion_tokens_details: { reasoning_tokens: 4 },
+      prompt_tokens: 19,
+      completion_tokens: 10,
+      total_tokens: 29,
+      prompt_tokens_details: { cached_tokens: 6 },
+      completion_tokens_details: { reasoning_tokens: 4 },
     });
   });
 
@@ -95,7 +115,10 @@ describe('openai provider', () => {
     upstream.setHandler((_req, res) => sendSse(res, streamFrames));
     const events = await collect(provider.stream({ request: { ...request, stream: true }, upstreamModel: 'gpt-4.1' }, signal));
     assert.deepEqual((upstream.requests.at(-1)!.body as Record<string, unknown>).stream_options, { include_usage: true });
-    assert.deepEqual(events.map((e) => e.type), ['chunk', 'chunk', 'chunk', 'chunk', 'usage', 'done']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['chunk', 'chunk', 'chunk', 'chunk', 'usage', 'done'],
+    );
     const chunks = events.flatMap((e) => (e.type === 'chunk' ? [e.chunk] : []));
     assert.equal(chunks.map((c) => c.choices[0].delta.content ?? '').join(''), 'Hello');
     assert.ok(chunks.every((c) => c.usage === undefined));
@@ -106,17 +129,29 @@ describe('openai provider', () => {
   });
 
   it('passes tool-call deltas through (and skips SSE comments)', async () => {
-    upstream.setHandler((_req, res) => sendSse(res, [
-      { comment: 'keep-alive' },
-      { data: chunk([{ index: 0, delta: { role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_abc', type: 'function', function: { name: 'get_weather', arguments: '' } }] }, finish_reason: null }]) },
-      { data: chunk([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }, finish_reason: null }]) },
-      { data: chunk([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }, finish_reason: null }]) },
-      { data: chunk([{ index: 0, delta: {}, finish_reason: 'tool_calls' }]) },
-      { data: '[DONE]' },
-    ]));
+    upstream.setHandler((_req, res) =>
+      sendSse(res, [
+        { comment: 'keep-alive' },
+        {
+          data: chunk([
+            {
+              index: 0,
+              delta: { role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_abc', type: 'function', function: { name: 'get_weather', arguments: '' } }] },
+              finish_reason: null,
+            },
+          ]),
+        },
+        { data: chunk([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }, finish_reason: null }]) },
+        { data: chunk([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }, finish_reason: null }]) },
+        { data: chunk([{ index: 0, delta: {}, finish_reason: 'tool_calls' }]) },
+        { data: '[DONE]' },
+      ]),
+    );
     const events = await collect(provider.stream({ request, upstreamModel: 'gpt-4.1' }, signal));
-    const args = events.flatMap((e) => (e.type === 'chunk' ? e.chunk.choices[0].delta.tool_calls ?? [] : []))
-      .map((t) => t.function?.arguments ?? '').join('');
+    const args = events
+      .flatMap((e) => (e.type === 'chunk' ? (e.chunk.choices[0].delta.tool_calls ?? []) : []))
+      .map((t) => t.function?.arguments ?? '')
+      .join('');
     assert.equal(args, '{"city":"Paris"}');
     const usage = events.find((e) => e.type === 'usage');
     assert.ok(usage?.type === 'usage' && usage.usage.estimated, 'no usage upstream: estimated');
@@ -124,9 +159,9 @@ describe('openai provider', () => {
   });
 
   it('maps 429 with Retry-After seconds to UPSTREAM_RATE_LIMITED', async () => {
-    upstream.setHandler((_req, res) => sendJson(res, 429,
-      { error: { message: 'Rate limit reached for gpt-4.1', type: 'requests', param: null, code: 'rate_limit_exceeded' } },
-      { 'retry-after': '7' }));
+    upstream.setHandler((_req, res) =>
+      sendJson(res, 429, { error: { message: 'Rate limit reached for gpt-4.1', type: 'requests', param: null, code: 'rate_limit_exceeded' } }, { 'retry-after': '7' }),
+    );
     const err = await rejection(provider.chat({ request, upstreamModel: 'gpt-4.1' }, signal));
     assert.equal(err.code, 'UPSTREAM_RATE_LIMITED');
     assert.equal(err.failure, 'rate_limited');
@@ -146,7 +181,12 @@ describe('openai provider', () => {
   it('maps insufficient_quota, context_length_exceeded, 500 and 503', async () => {
     const cases: Array<[number, unknown, string, string]> = [
       [429, { error: { message: 'You exceeded your current quota', type: 'insufficient_quota', code: 'insufficient_quota' } }, 'UPSTREAM_RATE_LIMITED', 'quota_exceeded'],
-      [400, { error: { message: "This model's maximum context length is 128000 tokens", type: 'invalid_request_error', code: 'context_length_exceeded' } }, 'UPSTREAM_ERROR', 'context_length'],
+      [
+        400,
+        { error: { message: "This model's maximum context length is 128000 tokens", type: 'invalid_request_error', code: 'context_length_exceeded' } },
+        'UPSTREAM_ERROR',
+        'context_length',
+      ],
       [500, { error: { message: 'The server had an error', type: 'server_error' } }, 'UPSTREAM_ERROR', 'server_error'],
       [503, 'Service Unavailable', 'UPSTREAM_UNAVAILABLE', 'unavailable'],
     ];
@@ -172,7 +212,9 @@ describe('openai provider', () => {
   });
 
   it('times out a hanging upstream with UPSTREAM_TIMEOUT', async () => {
-    upstream.setHandler(() => { /* never answers */ });
+    upstream.setHandler(() => {
+      /* never answers */
+    });
     const started = Date.now();
     const err = await rejection(provider.chat({ request, upstreamModel: 'gpt-4.1', timeoutMs: 150 }, signal));
     assert.equal(err.code, 'UPSTREAM_TIMEOUT');
@@ -192,7 +234,11 @@ describe('openai provider', () => {
   it('reports a connection reset mid-stream as UPSTREAM_ERROR interrupted', async () => {
     upstream.setHandler((_req, res) => sendSse(res, streamFrames, { resetAfter: 2 }));
     const seen: ProviderStreamEvent[] = [];
-    const err = await rejection((async () => { for await (const e of provider.stream({ request, upstreamModel: 'gpt-4.1' }, signal)) seen.push(e); })());
+    const err = await rejection(
+      (async () => {
+        for await (const e of provider.stream({ request, upstreamModel: 'gpt-4.1' }, signal)) seen.push(e);
+      })(),
+    );
     assert.equal(err.code, 'UPSTREAM_ERROR');
     assert.equal(err.failure, 'interrupted');
     assert.equal(seen.length, 2, 'the chunks before the reset were delivered');
@@ -220,14 +266,19 @@ describe('openai provider', () => {
   });
 
   it('turns an error object inside the stream into an UpstreamError', async () => {
-    upstream.setHandler((_req, res) => sendSse(res, [streamFrames[0], { data: { error: { message: 'The server had an error while processing your request.', type: 'server_error' } } }]));
+    upstream.setHandler((_req, res) =>
+      sendSse(res, [streamFrames[0], { data: { error: { message: 'The server had an error while processing your request.', type: 'server_error' } } }]),
+    );
     const err = await rejection(collect(provider.stream({ request, upstreamModel: 'gpt-4.1' }, signal)));
     assert.equal(err.failure, 'server_error');
     assert.match(err.message, /server had an error/);
   });
 
   it('rejects a malformed JSON body, and a JSON body that is not a completion', async () => {
-    upstream.setHandler((_req, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end('{"id": "x", "choices": [{'); });
+    upstream.setHandler((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"id": "x", "choices": [{');
+    });
     let err = await rejection(provider.chat({ request, upstreamModel: 'gpt-4.1' }, signal));
     assert.equal(err.code, 'UPSTREAM_ERROR');
     assert.equal(err.failure, 'malformed');
@@ -243,13 +294,17 @@ describe('openai provider', () => {
   });
 
   it('rejects with the caller’s own abort reason, not an UpstreamError', async () => {
-    upstream.setHandler(() => { /* hang */ });
+    upstream.setHandler(() => {
+      /* hang */
+    });
     const controller = new AbortController();
     const reason = new Error('client went away');
     setTimeout(() => controller.abort(reason), 30);
     await assert.rejects(provider.chat({ request, upstreamModel: 'gpt-4.1' }, controller.signal), (err) => err === reason);
     const streamController = new AbortController();
-    upstream.setHandler(async (_req, res) => { await sendSse(res, streamFrames, { delayMs: 50 }); });
+    upstream.setHandler(async (_req, res) => {
+      await sendSse(res, streamFrames, { delayMs: 50 });
+    });
     const iterator = provider.stream({ request, upstreamModel: 'gpt-4.1' }, streamController.signal)[Symbol.asyncIterator]();
     await iterator.next();
     streamController.abort(reason);
@@ -258,7 +313,9 @@ describe('openai provider', () => {
 
   it('releases the upstream request when the consumer stops iterating', async () => {
     let closed: () => void = () => {};
-    const upstreamClosed = new Promise<void>((resolve) => { closed = resolve; });
+    const upstreamClosed = new Promise<void>((resolve) => {
+      closed = resolve;
+    });
     upstream.setHandler(async (_req, res, raw) => {
       raw.socket.on('close', () => closed());
       await sendSse(res, [...streamFrames.slice(0, 2), ...Array(50).fill(streamFrames[1])], { delayMs: 20 });
@@ -278,10 +335,12 @@ describe('openai provider', () => {
   });
 
   it('reuses one keep-alive connection for sequential requests and streams', async (t) => {
-    const fresh = await startMockUpstream((req, res) => ((req.body as { stream: boolean }).stream
-      ? sendSse(res, streamFrames) : sendJson(res, 200, completion)));
+    const fresh = await startMockUpstream((req, res) => ((req.body as { stream: boolean }).stream ? sendSse(res, streamFrames) : sendJson(res, 200, completion)));
     const p = createOpenAIProvider({ name: 'ka', baseUrl: fresh.url, apiKey: KEY });
-    t.after(async () => { await p.close(); await fresh.close(); });
+    t.after(async () => {
+      await p.close();
+      await fresh.close();
+    });
     for (let i = 0; i < 3; i++) {
       // undici returns a socket to the pool just after the body ends; a request issued in that same
       // tick would open a second connection, which is correct but not what this test measures.

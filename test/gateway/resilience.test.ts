@@ -87,10 +87,8 @@ describe('circuit breaker', () => {
 
 describe('backoff and retry decisions', () => {
   const policy = { attempts: 3, baseMs: 500, capMs: 4_000 };
-  const failure = (kind: UpstreamFailure, retryAfterSeconds?: number) =>
-    new UpstreamError(`x: ${kind}`, { provider: 'x', failure: kind, retryAfterSeconds });
-  const decide = (error: UpstreamError, attempt = 1, remainingMs = 60_000) =>
-    decideNextStep(error, { attempt, policy, remainingMs, random: () => 0.999 });
+  const failure = (kind: UpstreamFailure, retryAfterSeconds?: number) => new UpstreamError(`x: ${kind}`, { provider: 'x', failure: kind, retryAfterSeconds });
+  const decide = (error: UpstreamError, attempt = 1, remainingMs = 60_000) => decideNextStep(error, { attempt, policy, remainingMs, random: () => 0.999 });
 
   it('full jitter stays under min(cap, base × 2^(n-1))', () => {
     const random = seededRandom(7);
@@ -101,7 +99,10 @@ describe('backoff and retry decisions', () => {
         assert.ok(ms >= 0 && ms < ceiling, `${retry}: ${ms}`);
       }
     }
-    assert.equal(computeBackoffMs(3, policy, () => 0.5), 1000);
+    assert.equal(
+      computeBackoffMs(3, policy, () => 0.5),
+      1000,
+    );
   });
 
   it('retries transient failures until the attempts are used, then moves to the next deployment', () => {
@@ -140,10 +141,15 @@ describe('attempt timeouts', () => {
     assert.deepEqual(computeAttemptTimeouts({ request, stream: false, provider, model: { ms_per_token: 25 } }), { timeoutMs: 130_000 });
     assert.deepEqual(computeAttemptTimeouts({ request, stream: false, provider, model: {} }), { timeoutMs: 30_000 });
     const anthropic = { type: 'anthropic', timeout_ms: 30_000, default_max_tokens: 1000 };
-    assert.deepEqual(computeAttemptTimeouts({ request: { ...request, max_tokens: undefined }, stream: false, provider: anthropic, model: { ms_per_token: 10 } }), { timeoutMs: 40_000 });
+    assert.deepEqual(computeAttemptTimeouts({ request: { ...request, max_tokens: undefined }, stream: false, provider: anthropic, model: { ms_per_token: 10 } }), {
+      timeoutMs: 40_000,
+    });
   });
 
   it('streams: time to first token, then the idle limit between chunks', () => {
-    assert.deepEqual(computeAttemptTimeouts({ request, stream: true, provider: { ...provider, first_token_timeout_ms: 5_000 }, model: { ms_per_token: 25 } }), { timeoutMs: 5_000, idleTimeoutMs: 30_000 });
+    assert.deepEqual(computeAttemptTimeouts({ request, stream: true, provider: { ...provider, first_token_timeout_ms: 5_000 }, model: { ms_per_token: 25 } }), {
+      timeoutMs: 5_000,
+      idleTimeoutMs: 30_000,
+    });
   });
 });

@@ -5,13 +5,16 @@ import { HerdError } from '../../src/core/errors.ts';
 import { validateChatRequest } from '../../src/gateway/validate-chat-request.ts';
 
 function rejects(body: unknown, param: string, message?: RegExp): void {
-  assert.throws(() => validateChatRequest(body), (err: unknown) => {
-    assert.ok(err instanceof HerdError, String(err));
-    assert.equal(err.code, 'INVALID_ARG');
-    assert.equal(err.param, param, err.message);
-    if (message) assert.match(err.message, message);
-    return true;
-  });
+  assert.throws(
+    () => validateChatRequest(body),
+    (err: unknown) => {
+      assert.ok(err instanceof HerdError, String(err));
+      assert.equal(err.code, 'INVALID_ARG');
+      assert.equal(err.param, param, err.message);
+      if (message) assert.match(err.message, message);
+      return true;
+    },
+  );
 }
 
 const user = { role: 'user', content: 'hi' };
@@ -22,30 +25,70 @@ describe('validateChatRequest', () => {
       model: 'gpt-4.1',
       messages: [
         { role: 'developer', content: 'Be brief.' },
-        { role: 'user', content: [{ type: 'text', text: 'Look' }, { type: 'image_url', image_url: { url: 'https://x.test/a.png', detail: 'low' } }], name: 'ann' },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Look' },
+            { type: 'image_url', image_url: { url: 'https://x.test/a.png', detail: 'low' } },
+          ],
+          name: 'ann',
+        },
         // What the openai SDK hands back as completion.choices[0].message, pushed straight into history.
-        { role: 'assistant', content: null, refusal: null, annotations: [], audio: null, function_call: null, reasoning_content: 'DeepSeek thinking',
-          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          refusal: null,
+          annotations: [],
+          audio: null,
+          function_call: null,
+          reasoning_content: 'DeepSeek thinking',
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+        },
         { role: 'tool', tool_call_id: 'call_1', content: 'ok' },
       ],
-      temperature: 0, top_p: 1, max_tokens: 10, max_completion_tokens: 20, stop: ['a', 'b'], n: 1,
+      temperature: 0,
+      top_p: 1,
+      max_tokens: 10,
+      max_completion_tokens: 20,
+      stop: ['a', 'b'],
+      n: 1,
       tools: [{ type: 'function', function: { name: 'f', description: 'd', parameters: { type: 'object' }, strict: true } }],
-      tool_choice: { type: 'function', function: { name: 'f' } }, parallel_tool_calls: false,
+      tool_choice: { type: 'function', function: { name: 'f' } },
+      parallel_tool_calls: false,
       response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' }, strict: true } },
-      user: 'u', stream: true, stream_options: { include_usage: true, include_obfuscation: false }, seed: 3, presence_penalty: -2, frequency_penalty: 2,
-      logprobs: true, top_logprobs: 5, logit_bias: { '50256': -100 }, reasoning_effort: 'low', metadata: { team: 'a' },
-      store: false, service_tier: 'auto', prompt_cache_key: 'k', safety_identifier: 's', verbosity: 'low', suffix: null,
+      user: 'u',
+      stream: true,
+      stream_options: { include_usage: true, include_obfuscation: false },
+      seed: 3,
+      presence_penalty: -2,
+      frequency_penalty: 2,
+      logprobs: true,
+      top_logprobs: 5,
+      logit_bias: { '50256': -100 },
+      reasoning_effort: 'low',
+      metadata: { team: 'a' },
+      store: false,
+      service_tier: 'auto',
+      prompt_cache_key: 'k',
+      safety_identifier: 's',
+      verbosity: 'low',
+      suffix: null,
     };
     const request = validateChatRequest(body);
     const { suffix: _null, ...expected } = body;
     const assistant = expected.messages[2] as Record<string, unknown>;
-    delete assistant.refusal; delete assistant.annotations; delete assistant.audio; delete assistant.function_call;
+    delete assistant.refusal;
+    delete assistant.annotations;
+    delete assistant.audio;
+    delete assistant.function_call;
     assert.deepEqual(request, expected);
   });
 
   it('treats explicit nulls as absent', () => {
-    assert.deepEqual(validateChatRequest({ model: 'm', messages: [user], temperature: null, stop: null, tools: null }),
-      { model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+    assert.deepEqual(validateChatRequest({ model: 'm', messages: [user], temperature: null, stop: null, tools: null }), {
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
   });
 
   it('names the offending param', () => {
@@ -57,8 +100,10 @@ describe('validateChatRequest', () => {
     rejects({ model: 'm', messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: {} }] }] }, 'messages[0].content[0].type');
     rejects({ model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'ftp://x' } }] }] }, 'messages[0].content[0].image_url.url');
     rejects({ model: 'm', messages: [{ role: 'assistant', content: null }] }, 'messages[0].content');
-    rejects({ model: 'm', messages: [{ role: 'assistant', content: 'x', tool_calls: [{ id: 'a', type: 'function', function: { name: 'f' } }] }] },
-      'messages[0].tool_calls[0].function.arguments');
+    rejects(
+      { model: 'm', messages: [{ role: 'assistant', content: 'x', tool_calls: [{ id: 'a', type: 'function', function: { name: 'f' } }] }] },
+      'messages[0].tool_calls[0].function.arguments',
+    );
     rejects({ model: 'm', messages: [user, { role: 'tool', tool_call_id: 'nope', content: 'x' }] }, 'messages[1].tool_call_id', /does not answer/);
     rejects({ model: 'm', messages: [{ role: 'user', content: 'x', colour: 'red' }] }, 'messages[0].colour', /Unrecognized/);
   });

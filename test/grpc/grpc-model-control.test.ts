@@ -32,10 +32,14 @@ test('explicit mode: index, load with and without override, unload, errors', asy
     assert.equal((await client.repositoryIndex()).find((m) => m.name === 'simple')?.state, 'UNAVAILABLE');
 
     await assert.rejects(client.loadModel('wrong_model_name'), /failed to load 'wrong_model_name'/);
-    await assert.rejects(client.rpc('RepositoryModelLoad', { model_name: 'simple', parameters: { 'file:1/model.onnx': { bytes_param: Buffer.from('x') } } }),
-      (err: { grpcCode: number }) => err.grpcCode === Status.UNIMPLEMENTED);
-    await assert.rejects(client.rpc('RepositoryModelLoad', { model_name: 'simple', parameters: { config: { bool_param: true } } }),
-      (err: { grpcCode: number }) => err.grpcCode === Status.INVALID_ARGUMENT);
+    await assert.rejects(
+      client.rpc('RepositoryModelLoad', { model_name: 'simple', parameters: { 'file:1/model.onnx': { bytes_param: Buffer.from('x') } } }),
+      (err: { grpcCode: number }) => err.grpcCode === Status.UNIMPLEMENTED,
+    );
+    await assert.rejects(
+      client.rpc('RepositoryModelLoad', { model_name: 'simple', parameters: { config: { bool_param: true } } }),
+      (err: { grpcCode: number }) => err.grpcCode === Status.INVALID_ARGUMENT,
+    );
   } finally {
     client.close();
     await server.close();

@@ -27,7 +27,9 @@ after(async () => {
 });
 
 const shmParams = (region: string, offset: number, size: number) => ({
-  shared_memory_region: { string_param: region }, shared_memory_offset: { int64_param: offset }, shared_memory_byte_size: { int64_param: size },
+  shared_memory_region: { string_param: region },
+  shared_memory_offset: { int64_param: offset },
+  shared_memory_byte_size: { int64_param: size },
 });
 const A = Int32Array.from({ length: 16 }, (_, i) => i);
 const B = Int32Array.from({ length: 16 }, () => 1);
@@ -55,17 +57,33 @@ test('register, infer with inputs and outputs in a region, status, unregister', 
       { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], parameters: shmParams('in', 0, 64) },
       { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], parameters: shmParams('in', 64, 64) },
     ],
-    outputs: [{ name: 'OUTPUT0', parameters: shmParams('out', 0, 64) }, { name: 'OUTPUT1', parameters: shmParams('out', 64, 64) }],
+    outputs: [
+      { name: 'OUTPUT0', parameters: shmParams('out', 0, 64) },
+      { name: 'OUTPUT1', parameters: shmParams('out', 64, 64) },
+    ],
   });
-  assert.deepEqual(answer.outputs.map((o) => o.name), ['OUTPUT0', 'OUTPUT1']);
-  assert.deepEqual(answer.raw_output_contents.map((b) => b.byteLength), [0, 0], 'one empty raw entry per output in a region');
+  assert.deepEqual(
+    answer.outputs.map((o) => o.name),
+    ['OUTPUT0', 'OUTPUT1'],
+  );
+  assert.deepEqual(
+    answer.raw_output_contents.map((b) => b.byteLength),
+    [0, 0],
+    'one empty raw entry per output in a region',
+  );
   const out = Buffer.alloc(128);
   readSync(fd, out, 0, 128, 128);
   closeSync(fd);
   const sum = new Int32Array(out.buffer, out.byteOffset, 16);
   const diff = new Int32Array(out.buffer, out.byteOffset + 64, 16);
-  assert.deepEqual([...sum], [...A].map((a) => a + 1));
-  assert.deepEqual([...diff], [...A].map((a) => a - 1));
+  assert.deepEqual(
+    [...sum],
+    [...A].map((a) => a + 1),
+  );
+  assert.deepEqual(
+    [...diff],
+    [...A].map((a) => a - 1),
+  );
 
   // The HTTP routes see the same registry.
   const overHttp = await (await fetch(`${server.httpUrl}/v2/systemsharedmemory/region/in/status`)).json();
@@ -81,26 +99,46 @@ test("bad regions, offsets past the end and unknown names get Triton's errors", 
   await rejectsWith(client.registerSystemSharedMemory('r', KEY, 64, 0), Status.ALREADY_EXISTS, "shared memory region 'r' already in manager");
   await rejectsWith(client.registerSystemSharedMemory('big', KEY, SIZE + 1, 0), Status.INVALID_ARGUMENT, "failed to register shared memory region 'big': invalid args");
   await rejectsWith(client.registerSystemSharedMemory('nokey', '/herd_no_such_key', 8, 0), Status.INTERNAL, "Unable to open shared memory region: '/herd_no_such_key'");
-  await rejectsWith(client.registerSystemSharedMemory('py', '/triton_python_backend_shm_region_1', 8, 0), Status.INVALID_ARGUMENT,
-    "cannot register shared memory region 'py' with key '/triton_python_backend_shm_region_1' as the key contains the reserved prefix 'triton_python_backend_shm_region_'");
+  await rejectsWith(
+    client.registerSystemSharedMemory('py', '/triton_python_backend_shm_region_1', 8, 0),
+    Status.INVALID_ARGUMENT,
+    "cannot register shared memory region 'py' with key '/triton_python_backend_shm_region_1' as the key contains the reserved prefix 'triton_python_backend_shm_region_'",
+  );
   await rejectsWith(client.systemSharedMemoryStatus('nope'), Status.NOT_FOUND, "Unable to find system shared memory region: 'nope'");
-  const infer = (params: object) => client.rpc('ModelInfer', {
-    model_name: 'simple',
-    inputs: [{ name: 'INPUT0', datatype: 'INT32', shape: [1, 16], parameters: params }, { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], parameters: shmParams('r', 0, 64) }],
-  });
+  const infer = (params: object) =>
+    client.rpc('ModelInfer', {
+      model_name: 'simple',
+      inputs: [
+        { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], parameters: params },
+        { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], parameters: shmParams('r', 0, 64) },
+      ],
+    });
   await rejectsWith(infer(shmParams('nope', 0, 64)), Status.NOT_FOUND, "Unable to find shared memory region: 'nope'");
   await rejectsWith(infer(shmParams('r', 64, 4)), Status.INVALID_ARGUMENT, "Invalid offset for shared memory region: 'r'");
   await rejectsWith(infer(shmParams('r', 8, 64)), Status.INVALID_ARGUMENT, "Invalid offset + byte size for shared memory region: 'r'");
   await rejectsWith(infer(shmParams('r', 0, 32)), Status.INVALID_ARGUMENT, "input byte size mismatch for input 'INPUT0' for model 'simple'. Expected 64, got 32");
-  await rejectsWith(infer({ shared_memory_region: { string_param: 'r' } }), Status.INVALID_ARGUMENT,
-    "'shared_memory_byte_size' must be specified along with 'shared_memory_region' parameter for tensor 'INPUT0'");
-  await rejectsWith(infer({ shared_memory_offset: { int64_param: 0 } }), Status.INVALID_ARGUMENT,
-    "'shared_memory_offset' can not be specified without 'shared_memory_region' parameter for tensor 'INPUT0'");
-  await rejectsWith(client.rpc('ModelInfer', {
-    model_name: 'simple',
-    inputs: [{ name: 'INPUT0', datatype: 'INT32', shape: [1, 16], parameters: shmParams('r', 0, 64) }, { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], parameters: shmParams('r', 0, 64) }],
-    outputs: [{ name: 'OUTPUT0', parameters: shmParams('r', 0, 16) }],
-  }), Status.INTERNAL, "shared memory size specified with the request for output 'OUTPUT0' (16 bytes) should be at least 64 bytes to hold the results");
+  await rejectsWith(
+    infer({ shared_memory_region: { string_param: 'r' } }),
+    Status.INVALID_ARGUMENT,
+    "'shared_memory_byte_size' must be specified along with 'shared_memory_region' parameter for tensor 'INPUT0'",
+  );
+  await rejectsWith(
+    infer({ shared_memory_offset: { int64_param: 0 } }),
+    Status.INVALID_ARGUMENT,
+    "'shared_memory_offset' can not be specified without 'shared_memory_region' parameter for tensor 'INPUT0'",
+  );
+  await rejectsWith(
+    client.rpc('ModelInfer', {
+      model_name: 'simple',
+      inputs: [
+        { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], parameters: shmParams('r', 0, 64) },
+        { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], parameters: shmParams('r', 0, 64) },
+      ],
+      outputs: [{ name: 'OUTPUT0', parameters: shmParams('r', 0, 16) }],
+    }),
+    Status.INTERNAL,
+    "shared memory size specified with the request for output 'OUTPUT0' (16 bytes) should be at least 64 bytes to hold the results",
+  );
   await client.unregisterSystemSharedMemory('never-registered');
   await client.unregisterSystemSharedMemory('r');
 });
@@ -137,19 +175,32 @@ test('HTTP infer reads inputs from and writes outputs into regions, as tritoncli
       { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], parameters: region('hin', 0, 64) },
       { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], parameters: region('hin', 64, 64) },
     ],
-    outputs: [{ name: 'OUTPUT0', parameters: region('hout', 0, 64) }, { name: 'OUTPUT1', parameters: region('hout', 64, 64) }],
+    outputs: [
+      { name: 'OUTPUT0', parameters: region('hout', 0, 64) },
+      { name: 'OUTPUT1', parameters: region('hout', 64, 64) },
+    ],
   });
   assert.equal(res.status, 200);
-  assert.deepEqual((await res.json() as { outputs: unknown[] }).outputs, [
-    { name: 'OUTPUT0', datatype: 'INT32', shape: [1, 16] }, { name: 'OUTPUT1', datatype: 'INT32', shape: [1, 16] },
+  assert.deepEqual(((await res.json()) as { outputs: unknown[] }).outputs, [
+    { name: 'OUTPUT0', datatype: 'INT32', shape: [1, 16] },
+    { name: 'OUTPUT1', datatype: 'INT32', shape: [1, 16] },
   ]);
   const out = Buffer.alloc(128);
   readSync(fd, out, 0, 128, 128);
   closeSync(fd);
-  assert.deepEqual([...new Int32Array(out.buffer, out.byteOffset, 16)], [...A].map((a) => a + 1));
-  assert.deepEqual([...new Int32Array(out.buffer, out.byteOffset + 64, 16)], [...A].map((a) => a - 1));
+  assert.deepEqual(
+    [...new Int32Array(out.buffer, out.byteOffset, 16)],
+    [...A].map((a) => a + 1),
+  );
+  assert.deepEqual(
+    [...new Int32Array(out.buffer, out.byteOffset + 64, 16)],
+    [...A].map((a) => a - 1),
+  );
   const bad = await post('/v2/models/simple/infer', {
-    inputs: [{ name: 'INPUT0', datatype: 'INT32', shape: [1, 16], parameters: region('nope', 0, 64) }, { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], parameters: region('hin', 64, 64) }],
+    inputs: [
+      { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], parameters: region('nope', 0, 64) },
+      { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], parameters: region('hin', 64, 64) },
+    ],
   });
   assert.deepEqual([bad.status, await bad.json()], [404, { error: "Unable to find shared memory region: 'nope'" }]);
   assert.equal((await post('/v2/systemsharedmemory/unregister', {})).status, 200);

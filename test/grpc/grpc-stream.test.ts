@@ -39,10 +39,13 @@ async function collect(events: AsyncIterable<StreamInferEvent>): Promise<StreamI
 
 /** Two interleaved sequences of `values`, each request flagged start/end as tritonclient's examples send them. */
 function sequenceRequests(values: number[], ids: [number, number]) {
-  return values.flatMap((v, i) => ids.map((id, k) => ({
-    id: `${id}-${i}`, input: value(k === 0 ? v : -v),
-    parameters: { sequence_id: id, sequence_start: i === 0, sequence_end: i === values.length - 1 },
-  })));
+  return values.flatMap((v, i) =>
+    ids.map((id, k) => ({
+      id: `${id}-${i}`,
+      input: value(k === 0 ? v : -v),
+      parameters: { sequence_id: id, sequence_start: i === 0, sequence_end: i === values.length - 1 },
+    })),
+  );
 }
 
 for (const model of ['simple_sequence', 'simple_dyna_sequence']) {
@@ -53,7 +56,11 @@ for (const model of ['simple_sequence', 'simple_dyna_sequence']) {
     for (const r of requests) stream.send(model, [r.input], { id: r.id, parameters: r.parameters });
     stream.end();
     const events = await collect(stream.responses);
-    assert.deepEqual(events.map((e) => e.id), requests.map((r) => r.id), 'answers in request order');
+    assert.deepEqual(
+      events.map((e) => e.id),
+      requests.map((r) => r.id),
+      'answers in request order',
+    );
     assert.ok(events.every((e) => e.final && e.error === undefined));
     // The same requests over HTTP, one after the other with the same sequence ids (the gRPC ones ended).
     const overHttp: number[] = [];
@@ -64,17 +71,28 @@ for (const model of ['simple_sequence', 'simple_dyna_sequence']) {
 
 test('a failed request answers in-stream with error_message and the stream stays open', async () => {
   const stream = client.streamInfer();
-  const good = [{ name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: new Int32Array(16).fill(3) }, { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: new Int32Array(16).fill(1) }] as Tensor[];
+  const good = [
+    { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: new Int32Array(16).fill(3) },
+    { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: new Int32Array(16).fill(1) },
+  ] as Tensor[];
   stream.send('simple', good, { id: 'a' });
   stream.send('no_such_model', good, { id: 'b' });
   stream.send('simple', good.slice(0, 1), { id: 'c' });
   stream.send('simple', good, { id: 'd' });
   stream.end();
   const events = await collect(stream.responses);
-  assert.deepEqual(events.map((e) => [e.id, e.error === undefined]), [['a', true], ['b', false], ['c', false], ['d', true]]);
+  assert.deepEqual(
+    events.map((e) => [e.id, e.error === undefined]),
+    [
+      ['a', true],
+      ['b', false],
+      ['c', false],
+      ['d', true],
+    ],
+  );
   assert.equal(events[1]!.error!.message, "Request for unknown model: 'no_such_model' is not found");
   assert.match(events[2]!.error!.message, /expected 2 inputs but got 1 inputs for model 'simple'/);
-  assert.deepEqual([...events[3]!.result!.outputs[0]!.data as Int32Array], new Array(16).fill(4));
+  assert.deepEqual([...(events[3]!.result!.outputs[0]!.data as Int32Array)], new Array(16).fill(4));
 });
 
 test('with the triton_grpc_error header a failed request ends the stream with its status', async () => {
@@ -82,12 +100,20 @@ test('with the triton_grpc_error header a failed request ends the stream with it
   stream.send('simple_sequence', [value(1)], { id: 'x', parameters: { sequence_id: 77, sequence_start: true } });
   stream.send('no_such_model', [value(1)], { id: 'y' });
   const events: StreamInferEvent[] = [];
-  await assert.rejects(async () => { for await (const e of stream.responses) events.push(e); }, (err: { grpcCode: number; message: string }) => {
-    assert.equal(err.grpcCode, Status.INVALID_ARGUMENT);
-    assert.equal(err.message, "Request for unknown model: 'no_such_model' is not found");
-    return true;
-  });
-  assert.deepEqual(events.map((e) => e.id), ['x']);
+  await assert.rejects(
+    async () => {
+      for await (const e of stream.responses) events.push(e);
+    },
+    (err: { grpcCode: number; message: string }) => {
+      assert.equal(err.grpcCode, Status.INVALID_ARGUMENT);
+      assert.equal(err.message, "Request for unknown model: 'no_such_model' is not found");
+      return true;
+    },
+  );
+  assert.deepEqual(
+    events.map((e) => e.id),
+    ['x'],
+  );
   await http.infer('simple_sequence', [value(1)], { parameters: { sequence_id: 77, sequence_end: true } });
 });
 
@@ -101,7 +127,10 @@ test('a client that disconnects mid-stream leaves the server serving', async () 
   again.send('slow_echo', [{ name: 'IN', datatype: 'INT32', shape: [1], data: Int32Array.of(9) }], { id: 'after' });
   again.end();
   const events = await collect(again.responses);
-  assert.deepEqual(events.map((e) => [e.id, Number(e.result?.outputs[0]?.data[0])]), [['after', 9]]);
+  assert.deepEqual(
+    events.map((e) => [e.id, Number(e.result?.outputs[0]?.data[0])]),
+    [['after', 9]],
+  );
 });
 
 test('shutdown answers what open streams sent, refuses later requests, and ends the streams', async () => {
@@ -113,7 +142,10 @@ test('shutdown answers what open streams sent, refuses later requests, and ends 
   await new Promise((r) => setTimeout(r, 100));
   const closing = own.close();
   const events = await collect(stream.responses);
-  assert.deepEqual(events.map((e) => [e.id, Number(e.result?.outputs[0]?.data[0])]), [['inflight', 5]]);
+  assert.deepEqual(
+    events.map((e) => [e.id, Number(e.result?.outputs[0]?.data[0])]),
+    [['inflight', 5]],
+  );
   assert.deepEqual(await collect(idle.responses), [], 'an idle stream ends cleanly');
   await closing;
   c.close();
@@ -131,10 +163,26 @@ test('a decoupled model streams many responses per request, the last with triton
     const tensor = e.result?.outputs.find((o) => o.name === 'OUT');
     return tensor ? Number(tensor.data[0]) : null;
   };
-  assert.deepEqual(of('three').map((e) => [out(e), e.final]),
-    [[4, false], [5, false], [6, false], [null, true]], 'three responses, then the empty final response it asked for');
+  assert.deepEqual(
+    of('three').map((e) => [out(e), e.final]),
+    [
+      [4, false],
+      [5, false],
+      [6, false],
+      [null, true],
+    ],
+    'three responses, then the empty final response it asked for',
+  );
   const bad = of('bad-element');
-  assert.deepEqual(bad.map((e) => e.error?.message ?? 'ok'), ['ok', 'element 1 is -1', 'ok'], 'an error response in the middle, the stream goes on');
-  assert.equal(bad.some((e) => e.final), false, 'no empty final response unless asked for');
+  assert.deepEqual(
+    bad.map((e) => e.error?.message ?? 'ok'),
+    ['ok', 'element 1 is -1', 'ok'],
+    'an error response in the middle, the stream goes on',
+  );
+  assert.equal(
+    bad.some((e) => e.final),
+    false,
+    'no empty final response unless asked for',
+  );
   await assert.rejects(http.infer('repeat_int32', [ints(1)]), /decoupled/);
 });

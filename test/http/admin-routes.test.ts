@@ -30,7 +30,10 @@ async function setup(options: { master: boolean } = { master: true }) {
   registerAdminRoutes(app, { authenticator, ledger, now: () => NOW, masterKeyEnv: 'HERD_MASTER_KEY' }, (url, methods) => allowed.push(`${methods.join(',')} ${url}`));
   await app.ready();
   return {
-    app, store, ledger, allowed,
+    app,
+    store,
+    ledger,
+    allowed,
     async close() {
       await app.close();
       await ledger.close();
@@ -47,7 +50,13 @@ test('the admin key gets the usage report, the same JSON as herd usage --json', 
     assert.match(String(res.headers['content-type']), /^application\/json/);
     const expected = convertUsageReportToJson(await buildUsageReport(s.ledger, { sinceMs: NOW - 7 * 86_400_000, untilMs: NOW, by: 'provider' }));
     assert.deepEqual(res.json(), expected);
-    assert.deepEqual(res.json().rows.map((r: { group: string; cost: string }) => [r.group, r.cost]), [['holysheep', '0.04'], ['openai', '0.04']]);
+    assert.deepEqual(
+      res.json().rows.map((r: { group: string; cost: string }) => [r.group, r.cost]),
+      [
+        ['holysheep', '0.04'],
+        ['openai', '0.04'],
+      ],
+    );
     const byDay = await s.app.inject({ method: 'GET', url: '/admin/usage', headers: { authorization: `Bearer ${MASTER}` } });
     assert.equal(byDay.json().by, 'day', 'defaults: since 7d, by day');
     assert.deepEqual(s.allowed, ['GET,HEAD /admin/usage']);
@@ -56,16 +65,20 @@ test('the admin key gets the usage report, the same JSON as herd usage --json', 
   }
 });
 
-test('a client key gets 403, no key or a wrong key 401, in OpenAI\'s error shape', async () => {
+test("a client key gets 403, no key or a wrong key 401, in OpenAI's error shape", async () => {
   const s = await setup();
   try {
     const { secret } = await s.store.create({ name: 'ci-bot', allowedModels: '*' });
     const forbidden = await s.app.inject({ method: 'GET', url: '/admin/usage', headers: { authorization: `Bearer ${secret}` } });
     assert.equal(forbidden.statusCode, 403);
-    assert.deepEqual(forbidden.json(), { error: {
-      message: "GET /admin/usage needs the admin key: use the value of $HERD_MASTER_KEY as the Bearer token. The key 'ci-bot' is not an admin key.",
-      type: 'invalid_request_error', param: null, code: 'insufficient_permissions',
-    } });
+    assert.deepEqual(forbidden.json(), {
+      error: {
+        message: "GET /admin/usage needs the admin key: use the value of $HERD_MASTER_KEY as the Bearer token. The key 'ci-bot' is not an admin key.",
+        type: 'invalid_request_error',
+        param: null,
+        code: 'insufficient_permissions',
+      },
+    });
     const missing = await s.app.inject({ method: 'GET', url: '/admin/usage' });
     assert.equal(missing.statusCode, 401);
     assert.equal(missing.json().error.type, 'invalid_request_error');

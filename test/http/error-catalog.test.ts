@@ -83,7 +83,7 @@ const orAbsent = (value: string | null) => (value === null ? ABSENT : `\`${value
 
 /** What each checked column must say for an error; columns not listed here fail the test until they get a check. */
 const COLUMNS: Record<string, ((error: HerdError) => string) | null> = {
-  'Kind': null,
+  Kind: null,
   'KServe HTTP': (error) => String(mapErrorToKserve(error).status),
   'KServe gRPC': (error) => GrpcStatus[convertErrorToServiceError(error).code],
   'OpenAI status': (error) => String(mapErrorToOpenAI(error).status),
@@ -104,8 +104,16 @@ test('the catalog lists every error kind, and only those', () => {
 });
 
 test('every column of the catalog is checked', () => {
-  assert.deepEqual(table.header.filter((h) => !(h in COLUMNS)), [], 'columns without a check in COLUMNS');
-  assert.deepEqual(Object.keys(COLUMNS).filter((h) => !table.header.includes(h)), [], `columns missing from ${CATALOG}`);
+  assert.deepEqual(
+    table.header.filter((h) => !(h in COLUMNS)),
+    [],
+    'columns without a check in COLUMNS',
+  );
+  assert.deepEqual(
+    Object.keys(COLUMNS).filter((h) => !table.header.includes(h)),
+    [],
+    `columns missing from ${CATALOG}`,
+  );
 });
 
 test('every cell says what the mapping answers', () => {
@@ -132,7 +140,7 @@ test('an upstream failure row names the code its error carries', () => {
 
 test('the parser reads a new column and refuses a row that does not fit the header', () => {
   const doc = ['## Catalog', '', '| Kind | KServe HTTP | gRPC |', '| --- | --- | --- |', '| `INVALID_ARG` | 400 | `INVALID_ARGUMENT` |', ''].join('\n');
-  assert.deepEqual(parseCatalogTable(doc, 'Catalog').rows.get('INVALID_ARG'), { 'Kind': '`INVALID_ARG`', 'KServe HTTP': '400', 'gRPC': '`INVALID_ARGUMENT`' });
+  assert.deepEqual(parseCatalogTable(doc, 'Catalog').rows.get('INVALID_ARG'), { Kind: '`INVALID_ARG`', 'KServe HTTP': '400', gRPC: '`INVALID_ARGUMENT`' });
   assert.throws(() => parseCatalogTable(doc.replace('| 400 |', '| 400 | 1 |'), 'Catalog'), /row has 4 cells/);
   // A pipe inside a code span belongs to the cell.
   assert.deepEqual(splitRow('| `a|b` | c |'), [' `a|b` ', ' c ']);

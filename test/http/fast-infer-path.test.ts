@@ -27,18 +27,31 @@ after(async () => {
   rmSync(repo, { recursive: true, force: true });
 });
 
-interface Answer { status: number; body: string }
+interface Answer {
+  status: number;
+  body: string;
+}
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 
 /** A bare node:http POST (no Accept-Encoding, known length): the fast path's kind of request. */
 function plainPost(path: string, body: Buffer, keepAlive?: Agent): Promise<Answer> {
   const url = new URL(path, server.httpUrl);
   return new Promise((done, fail) => {
-    const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent: keepAlive, headers: { 'content-type': 'application/json', 'content-length': String(body.length) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => done({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-    });
+    const req = httpRequest(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        agent: keepAlive,
+        headers: { 'content-type': 'application/json', 'content-length': String(body.length) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => done({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+      },
+    );
     req.on('error', fail);
     req.end(body);
   });
@@ -59,7 +72,10 @@ test('a full queue is refused before the body is decoded; the refusal is counted
   const again = await plainPost('/v2/models/batch_echo/infer', inferBody(9), agent);
   assert.equal(again.status, 503, 'the same keep-alive connection answers the next request');
 
-  assert.deepEqual((await Promise.all([busy, ...queued])).map((a) => a.status), [200, 200, 200]);
+  assert.deepEqual(
+    (await Promise.all([busy, ...queued])).map((a) => a.status),
+    [200, 200, 200],
+  );
   // With room in the queue the body is decoded again: garbage is a 400.
   const bad = await plainPost('/v2/models/batch_echo/infer', Buffer.from('{"inputs": [ not json'), agent);
   assert.equal(bad.status, 400);

@@ -87,7 +87,10 @@ test('generate_stream on a decoupled model: one event per response, a later erro
     assert.equal(res.status, 200);
     const events = res.body.toString().split('\n\n').filter(Boolean);
     assert.equal(events.length, 3, res.body.toString());
-    assert.ok(events.every((e) => e.startsWith('data: ')), 'no event: lines');
+    assert.ok(
+      events.every((e) => e.startsWith('data: ')),
+      'no event: lines',
+    );
     assert.deepEqual(JSON.parse(events[0]!.slice(6)), { IDX: 0, OUT: 5, model_name: 'repeat_int32', model_version: '1' });
     assert.ok('error' in JSON.parse(events[1]!.slice(6)));
     assert.deepEqual(JSON.parse(events[2]!.slice(6)), { IDX: 2, OUT: 7, model_name: 'repeat_int32', model_version: '1' });

@@ -7,7 +7,10 @@ import { createComputedCounter, createComputedGauge, type Sample } from '../../s
 
 test('a computed counter is TYPE counter and shows exactly the source totals on every scrape', async () => {
   const registry = new Registry();
-  let samples: Sample<'model'>[] = [{ labels: { model: 'a' }, value: 5 }, { labels: { model: 'b' }, value: 0 }];
+  let samples: Sample<'model'>[] = [
+    { labels: { model: 'a' }, value: 5 },
+    { labels: { model: 'b' }, value: 0 },
+  ];
   createComputedCounter({ registry, name: 'x_total_things', help: 'Things.', labelNames: ['model'], read: () => samples });
 
   const first = await registry.metrics();

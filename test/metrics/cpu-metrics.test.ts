@@ -79,7 +79,11 @@ test('the gauges at scrape time: utilisation since the last window, memory now',
 
 test('nothing is registered where /proc/stat cannot be read', async () => {
   const registry = new Registry();
-  const registered = registerCpuMetrics(registry, { readFile: () => { throw new Error('ENOENT'); } });
+  const registered = registerCpuMetrics(registry, {
+    readFile: () => {
+      throw new Error('ENOENT');
+    },
+  });
   assert.equal(registered, false);
   assert.equal(await registry.metrics(), '\n');
 });

@@ -3,9 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
-import {
-  registerGatewayRequestMetrics, registerGatewayStateMetrics, type GatewayRequestSample, type GatewayStateSources,
-} from '../../src/metrics/gateway-metrics.ts';
+import { registerGatewayRequestMetrics, registerGatewayStateMetrics, type GatewayRequestSample, type GatewayStateSources } from '../../src/metrics/gateway-metrics.ts';
 import { parseExposition, sampleValue, type ExpositionFamily } from './parse-exposition.ts';
 
 const tokens = { promptTokens: 12, cachedPromptTokens: 4, cacheWriteTokens: 0, completionTokens: 3, reasoningTokens: 1 };
@@ -25,8 +23,16 @@ function seriesValue(families: Map<string, ExpositionFamily>, family: string, su
 }
 
 const answered = (overrides: Partial<GatewayRequestSample> = {}): GatewayRequestSample => ({
-  model: 'gpt-4.1', provider: 'holysheep', statusClass: '2xx', cache: 'miss', tokens,
-  usdMicros: 1, upstreamMs: 300, queuedMs: 0, overheadMs: 0.2, ...overrides,
+  model: 'gpt-4.1',
+  provider: 'holysheep',
+  statusClass: '2xx',
+  cache: 'miss',
+  tokens,
+  usdMicros: 1,
+  upstreamMs: 300,
+  queuedMs: 0,
+  overheadMs: 0.2,
+  ...overrides,
 });
 
 test('nothing is exposed before the first request, but every family has its TYPE', async () => {
@@ -108,7 +114,10 @@ test('state gauges read their sources at each scrape: cache, queue depth, breake
   let waiting = { HIGH: 1, NORMAL: 2, BATCH: 3 };
   const sources: GatewayStateSources = {
     cache: () => cache,
-    modelQueues: () => [{ upstreamModel: 'holysheep/gpt-4.1', waiting }, { upstreamModel: 'openai/gpt-4.1', waiting: { HIGH: 0, NORMAL: 0, BATCH: 0 } }],
+    modelQueues: () => [
+      { upstreamModel: 'holysheep/gpt-4.1', waiting },
+      { upstreamModel: 'openai/gpt-4.1', waiting: { HIGH: 0, NORMAL: 0, BATCH: 0 } },
+    ],
     providerQueues: () => [{ provider: 'holysheep', waiting: { HIGH: 0, NORMAL: 1, BATCH: 0 } }],
     breakers: () => [
       { provider: 'holysheep', upstreamModel: 'gpt-4.1', breaker: 'closed' },

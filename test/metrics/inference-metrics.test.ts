@@ -11,10 +11,18 @@ const d = (count: number, ns: number) => ({ count, ns });
 
 function snapshot(overrides: Partial<InferenceStatsSnapshot> = {}): InferenceStatsSnapshot {
   return {
-    model: 'simple', version: '1',
-    success: d(3, 4_500_999), fail: d(0, 0), queue: d(3, 2_999),
-    compute_input: d(3, 30_000), compute_infer: d(3, 3_000_000), compute_output: d(3, 1_000),
-    inference_count: 9, execution_count: 2, pending: 0, load_duration_secs: 0.25,
+    model: 'simple',
+    version: '1',
+    success: d(3, 4_500_999),
+    fail: d(0, 0),
+    queue: d(3, 2_999),
+    compute_input: d(3, 30_000),
+    compute_infer: d(3, 3_000_000),
+    compute_output: d(3, 1_000),
+    inference_count: 9,
+    execution_count: 2,
+    pending: 0,
+    load_duration_secs: 0.25,
     ...overrides,
   };
 }
@@ -25,7 +33,7 @@ async function render(snapshots: InferenceStatsSnapshot[]): Promise<string> {
   return registry.metrics();
 }
 
-test('every family with Triton core\'s HELP text, its type and model/version labels', async () => {
+test("every family with Triton core's HELP text, its type and model/version labels", async () => {
   const text = await render([snapshot()]);
   const expected = [
     '# HELP nv_inference_request_success Number of successful inference requests, all batch sizes',
@@ -65,7 +73,10 @@ test('every family with Triton core\'s HELP text, its type and model/version lab
     '# TYPE nv_model_load_duration_secs gauge',
     'nv_model_load_duration_secs{model="simple",version="1"} 0.25',
   ];
-  assert.deepEqual(text.split('\n').filter((l) => l !== ''), expected);
+  assert.deepEqual(
+    text.split('\n').filter((l) => l !== ''),
+    expected,
+  );
 });
 
 test('durations: ⌊ns/1000⌋ of the total, or the per-request truncated sum when the source kept it', async () => {
@@ -79,31 +90,39 @@ test('durations: ⌊ns/1000⌋ of the total, or the per-request truncated sum wh
 });
 
 test('failure reasons: all four series always; a count the breakdown does not cover is OTHER', async () => {
-  const families = parseExposition(await render([
-    snapshot({ model: 'a', fail: { count: 5, ns: 10, reasons: { BACKEND: 2, REJECTED: 1 } } }),
-    snapshot({ model: 'b', fail: { count: 4, ns: 10 } }),
-  ]));
-  const failures = (model: string) => Object.fromEntries(['REJECTED', 'CANCELED', 'BACKEND', 'OTHER'].map((reason) => [reason, sampleValue(families, 'nv_inference_request_failure', { model, reason })]));
+  const families = parseExposition(
+    await render([snapshot({ model: 'a', fail: { count: 5, ns: 10, reasons: { BACKEND: 2, REJECTED: 1 } } }), snapshot({ model: 'b', fail: { count: 4, ns: 10 } })]),
+  );
+  const failures = (model: string) =>
+    Object.fromEntries(['REJECTED', 'CANCELED', 'BACKEND', 'OTHER'].map((reason) => [reason, sampleValue(families, 'nv_inference_request_failure', { model, reason })]));
   assert.deepEqual(failures('a'), { REJECTED: 1, CANCELED: 0, BACKEND: 2, OTHER: 2 });
   assert.deepEqual(failures('b'), { REJECTED: 0, CANCELED: 0, BACKEND: 0, OTHER: 4 });
 });
 
 test('several models and versions; a version without a load time has no load-duration series', async () => {
-  const families = parseExposition(await render([
-    snapshot({ model: 'm', version: '1', inference_count: 10, pending: 2 }),
-    snapshot({ model: 'm', version: '2', inference_count: 20, load_duration_secs: undefined }),
-  ]));
+  const families = parseExposition(
+    await render([
+      snapshot({ model: 'm', version: '1', inference_count: 10, pending: 2 }),
+      snapshot({ model: 'm', version: '2', inference_count: 20, load_duration_secs: undefined }),
+    ]),
+  );
   assert.equal(sampleValue(families, 'nv_inference_count', { model: 'm', version: '1' }), 10);
   assert.equal(sampleValue(families, 'nv_inference_count', { model: 'm', version: '2' }), 20);
   assert.equal(sampleValue(families, 'nv_inference_pending_request_count', { version: '1' }), 2);
-  assert.deepEqual(families.get('nv_model_load_duration_secs')?.samples.map((s) => s.labels), [{ model: 'm', version: '1' }]);
+  assert.deepEqual(
+    families.get('nv_model_load_duration_secs')?.samples.map((s) => s.labels),
+    [{ model: 'm', version: '1' }],
+  );
 });
 
 test('the source is read once per scrape, at scrape time: unloaded versions vanish, counters follow', async () => {
   const registry = new Registry();
   let calls = 0;
   let current = [snapshot({ model: 'a' }), snapshot({ model: 'b' })];
-  registerInferenceMetrics(registry, () => { calls += 1; return current; });
+  registerInferenceMetrics(registry, () => {
+    calls += 1;
+    return current;
+  });
   assert.equal(calls, 0, 'nothing is read before a scrape');
 
   let families = parseExposition(await registry.metrics());
@@ -113,7 +132,10 @@ test('the source is read once per scrape, at scrape time: unloaded versions vani
   current = [snapshot({ model: 'a', success: d(4, 6_000_000) })];
   families = parseExposition(await registry.metrics());
   assert.equal(calls, 2);
-  assert.deepEqual(families.get('nv_inference_request_success')?.samples.map((s) => [s.labels.model, s.value]), [['a', 4]]);
+  assert.deepEqual(
+    families.get('nv_inference_request_success')?.samples.map((s) => [s.labels.model, s.value]),
+    [['a', 4]],
+  );
   assert.equal(sampleValue(families, 'nv_inference_request_duration_us'), 6000);
   assert.equal(families.get('nv_inference_request_failure')?.samples.length, 4);
 

@@ -1,7 +1,16 @@
 // A small reader of the Prometheus text format for tests: families with HELP, TYPE and samples.
 
-export interface ExpositionSample { name: string; labels: Record<string, string>; value: number; line: string }
-export interface ExpositionFamily { help?: string; type?: string; samples: ExpositionSample[] }
+export interface ExpositionSample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+  line: string;
+}
+export interface ExpositionFamily {
+  help?: string;
+  type?: string;
+  samples: ExpositionSample[];
+}
 
 export function parseExposition(text: string): Map<string, ExpositionFamily> {
   const families = new Map<string, ExpositionFamily>();
@@ -23,7 +32,8 @@ export function parseExposition(text: string): Map<string, ExpositionFamily> {
     if (!sample) throw new Error(`not an exposition line: ${line}`);
     const [, name = '', labelText = '', value = ''] = sample;
     const labels: Record<string, string> = {};
-    for (const m of labelText.matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[m[1] as string] = (m[2] as string).replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+    for (const m of labelText.matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[m[1] as string] = (m[2] as string).replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
     // Histogram/summary children (_bucket, _sum, _count) belong to the family named without the suffix.
     const base = families.has(name) ? name : name.replace(/_(bucket|sum|count)$/, '');
     family(families.has(base) ? base : name).samples.push({ name, labels, value: Number(value), line });

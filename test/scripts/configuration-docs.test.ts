@@ -14,8 +14,16 @@ test('docs/configuration.md is what scripts/generate-configuration-docs.ts produ
 
 test('every herd.yaml key and every flag of every command is documented', () => {
   const { text } = generateConfigurationDocs();
-  for (const key of ['server.http_port', 'serving.model_control_mode', 'providers.<name>.base_url', 'models.<name>.deployments[].upstream_model',
-    'routes.auto[].tier', 'cache.redis.ttl_s', 'limits.admission.models.<name>.concurrency', 'billing.prices[].effective']) {
+  for (const key of [
+    'server.http_port',
+    'serving.model_control_mode',
+    'providers.<name>.base_url',
+    'models.<name>.deployments[].upstream_model',
+    'routes.auto[].tier',
+    'cache.redis.ttl_s',
+    'limits.admission.models.<name>.concurrency',
+    'billing.prices[].effective',
+  ]) {
     assert.ok(text.includes(`| \`${key}\` |`), `no row for ${key}`);
   }
   const visit = (command: ReturnType<typeof createHerdProgram>, prefix: string): void => {

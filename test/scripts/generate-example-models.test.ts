@@ -22,17 +22,33 @@ describe('generate-example-models', () => {
 
   it('writes my_model and add_sub (not the opt-in mlp_2048), then skips them when unchanged', async () => {
     const first = await generateExampleModels({ outDir });
-    assert.deepEqual(first.map((r) => [r.name, r.onnx, r.config]), [['my_model', 'written', 'written'], ['add_sub', 'written', 'written']]);
+    assert.deepEqual(
+      first.map((r) => [r.name, r.onnx, r.config]),
+      [
+        ['my_model', 'written', 'written'],
+        ['add_sub', 'written', 'written'],
+      ],
+    );
     assert.deepEqual((await readdir(outDir)).sort(), ['add_sub', 'my_model']);
     const mtime = (await stat(first[0].onnxPath)).mtimeMs;
 
     const second = await generateExampleModels({ outDir });
-    assert.deepEqual(second.map((r) => [r.onnx, r.config]), [['unchanged', 'unchanged'], ['unchanged', 'unchanged']]);
+    assert.deepEqual(
+      second.map((r) => [r.onnx, r.config]),
+      [
+        ['unchanged', 'unchanged'],
+        ['unchanged', 'unchanged'],
+      ],
+    );
     assert.equal((await stat(first[0].onnxPath)).mtimeMs, mtime, 'an unchanged model is not rewritten');
 
     await writeFile(first[1].onnxPath, 'corrupt');
     const third = await generateExampleModels({ outDir });
-    assert.deepEqual(third.map((r) => r.onnx), ['unchanged', 'written'], 'a changed file is regenerated');
+    assert.deepEqual(
+      third.map((r) => r.onnx),
+      ['unchanged', 'written'],
+      'a changed file is regenerated',
+    );
   });
 
   it('is deterministic: the same bytes on every build', () => {
@@ -48,10 +64,21 @@ describe('generate-example-models', () => {
   it('writes the configs the brief asks for', async () => {
     const myModel = await readFile(join(outDir, 'my_model', 'config.pbtxt'), 'utf8');
     for (const line of [
-      'name: "my_model"', 'platform: "onnxruntime_onnx"', 'max_batch_size: 128', 'name: "INPUT__0"', 'dims: [ 768 ]',
-      'name: "OUTPUT__0"', 'dims: [ 512 ]', 'preferred_batch_size: [ 16, 32, 64 ]', 'max_queue_delay_microseconds: 100',
-      'kind: KIND_CPU', 'count: 2', 'key: "intra_op_thread_count"', 'value: { string_value: "1" }',
-    ]) assert.ok(myModel.includes(line), `my_model config lacks ${line}`);
+      'name: "my_model"',
+      'platform: "onnxruntime_onnx"',
+      'max_batch_size: 128',
+      'name: "INPUT__0"',
+      'dims: [ 768 ]',
+      'name: "OUTPUT__0"',
+      'dims: [ 512 ]',
+      'preferred_batch_size: [ 16, 32, 64 ]',
+      'max_queue_delay_microseconds: 100',
+      'kind: KIND_CPU',
+      'count: 2',
+      'key: "intra_op_thread_count"',
+      'value: { string_value: "1" }',
+    ])
+      assert.ok(myModel.includes(line), `my_model config lacks ${line}`);
     const addSub = await readFile(join(outDir, 'add_sub', 'config.pbtxt'), 'utf8');
     for (const line of ['name: "add_sub"', 'max_batch_size: 8', 'data_type: TYPE_INT32', 'dims: [ 16 ]', 'name: "OUTPUT1"']) {
       assert.ok(addSub.includes(line), `add_sub config lacks ${line}`);
@@ -65,17 +92,26 @@ describe('generate-example-models', () => {
     };
     assert.equal(model.opset_import[0].version, 13);
     assert.deepEqual(model.graph.input[0].type.tensor_type.shape.dim, [{ dim_param: 'batch' }, { dim_value: 768 }]);
-    assert.deepEqual(model.graph.node.map((n) => n.op_type), ['Gemm']);
+    assert.deepEqual(
+      model.graph.node.map((n) => n.op_type),
+      ['Gemm'],
+    );
   });
 
   it('add_sub computes sum and difference exactly', async () => {
     const session = await ort.InferenceSession.create(join(outDir, 'add_sub', '1', 'model.onnx'), { intraOpNumThreads: 1 });
     try {
-      const a = Int32Array.from({ length: 48 }, (_, i) => (i * 7919) % 2001 - 1000);
+      const a = Int32Array.from({ length: 48 }, (_, i) => ((i * 7919) % 2001) - 1000);
       const b = Int32Array.from({ length: 48 }, (_, i) => 2 ** 30 - i * 12345);
       const out = await session.run({ INPUT0: new ort.Tensor('int32', a, [3, 16]), INPUT1: new ort.Tensor('int32', b, [3, 16]) });
-      assert.deepEqual([...(out.OUTPUT0.data as Int32Array)], [...a].map((x, i) => (x + b[i]) | 0));
-      assert.deepEqual([...(out.OUTPUT1.data as Int32Array)], [...a].map((x, i) => (x - b[i]) | 0));
+      assert.deepEqual(
+        [...(out.OUTPUT0.data as Int32Array)],
+        [...a].map((x, i) => (x + b[i]) | 0),
+      );
+      assert.deepEqual(
+        [...(out.OUTPUT1.data as Int32Array)],
+        [...a].map((x, i) => (x - b[i]) | 0),
+      );
     } finally {
       await session.release();
     }
@@ -94,7 +130,10 @@ describe('generate-example-models', () => {
       let maxDiff = 0;
       for (let i = 0; i < y.length; i++) maxDiff = Math.max(maxDiff, Math.abs(y[i] - ref[i]));
       assert.ok(maxDiff < 1e-4, `max abs diff ${maxDiff}`);
-      assert.ok(ref.some((v) => Math.abs(v) > 0.5), 'reference is not trivially near zero');
+      assert.ok(
+        ref.some((v) => Math.abs(v) > 0.5),
+        'reference is not trivially near zero',
+      );
     } finally {
       await session.release();
     }

@@ -31,7 +31,9 @@ describe('classifyTensor', () => {
     assert.deepEqual([result.name, result.datatype, result.shape], ['out', 'BYTES', [2]]);
     assert.deepEqual(strings(result), ['3.300000:1', '2.400000:3']);
     const labelled = classifyTensor(tensor('FP32', [4], Float32Array.of(1.1, 3.3, 0.5, 2.4)), {
-      classCount: 2, batching: false, labels: ['index_0_label', 'index_1_label', 'index_2_label', 'index_3_label'],
+      classCount: 2,
+      batching: false,
+      labels: ['index_0_label', 'index_1_label', 'index_2_label', 'index_3_label'],
     });
     assert.deepEqual(strings(labelled), ['3.300000:1:index_1_label', '2.400000:3:index_3_label']);
   });
@@ -56,10 +58,13 @@ describe('classifyTensor', () => {
   });
 
   it('breaks ties by the lower index and ranks NaN last', () => {
-    assert.deepEqual(strings(classifyTensor(tensor('INT32', [4], Int32Array.of(5, 7, 7, 1)), { classCount: 4, batching: false })),
-      ['7:1', '7:2', '5:0', '1:3']);
-    assert.deepEqual(strings(classifyTensor(tensor('FP64', [4], Float64Array.of(NaN, -Infinity, Infinity, -0)), { classCount: 4, batching: false })),
-      ['inf:2', '-0.000000:3', '-inf:1', 'nan:0']);
+    assert.deepEqual(strings(classifyTensor(tensor('INT32', [4], Int32Array.of(5, 7, 7, 1)), { classCount: 4, batching: false })), ['7:1', '7:2', '5:0', '1:3']);
+    assert.deepEqual(strings(classifyTensor(tensor('FP64', [4], Float64Array.of(NaN, -Infinity, Infinity, -0)), { classCount: 4, batching: false })), [
+      'inf:2',
+      '-0.000000:3',
+      '-inf:1',
+      'nan:0',
+    ]);
   });
 
   it('formats integers in decimal, 64-bit ones exactly', () => {
@@ -101,24 +106,32 @@ describe('classifyTensor', () => {
 
   it("rejects the types Triton cannot classify, with Triton's message", () => {
     const cases: [DataType, TensorData][] = [
-      ['BYTES', [new Uint8Array(1)]], ['BOOL', Uint8Array.of(1)], ['FP16', Uint16Array.of(1)], ['BF16', Uint16Array.of(1)],
+      ['BYTES', [new Uint8Array(1)]],
+      ['BOOL', Uint8Array.of(1)],
+      ['FP16', Uint16Array.of(1)],
+      ['BF16', Uint16Array.of(1)],
     ];
     for (const [datatype, data] of cases) {
-      throwsHerd(() => classifyTensor(tensor(datatype, [1], data), { classCount: 1, batching: false }),
-        'INVALID_ARG', `class result not available for output due to unsupported type '${datatype}'`);
+      throwsHerd(
+        () => classifyTensor(tensor(datatype, [1], data), { classCount: 1, batching: false }),
+        'INVALID_ARG',
+        `class result not available for output due to unsupported type '${datatype}'`,
+      );
     }
   });
 
   it('rejects a class count that is not a positive integer', () => {
     for (const classCount of [0, -1, 1.5, Number.NaN]) {
-      throwsHerd(() => classifyTensor(tensor('FP32', [2], Float32Array.of(1, 2)), { classCount, batching: false }),
-        'INVALID_ARG', /classification count for output 'out' must be a positive integer/);
+      throwsHerd(
+        () => classifyTensor(tensor('FP32', [2], Float32Array.of(1, 2)), { classCount, batching: false }),
+        'INVALID_ARG',
+        /classification count for output 'out' must be a positive integer/,
+      );
     }
   });
 
   it('reports data that does not fill the shape as INTERNAL', () => {
-    throwsHerd(() => classifyTensor(tensor('FP32', [2, 3], Float32Array.of(1, 2)), { classCount: 1, batching: true }),
-      'INTERNAL', "output 'out' has shape [2,3] but 2 elements");
+    throwsHerd(() => classifyTensor(tensor('FP32', [2, 3], Float32Array.of(1, 2)), { classCount: 1, batching: true }), 'INTERNAL', "output 'out' has shape [2,3] but 2 elements");
   });
 });
 
@@ -148,7 +161,12 @@ describe('label files', () => {
     mkdirSync(modelPath);
     writeFileSync(join(modelPath, 'labels.txt'), 'a\nb\n');
     const output = (name: string, label_filename: string) => ({
-      name, data_type: 'TYPE_FP32' as const, dims: [2], label_filename, is_shape_tensor: false, is_non_linear_format_io: false,
+      name,
+      data_type: 'TYPE_FP32' as const,
+      dims: [2],
+      label_filename,
+      is_shape_tensor: false,
+      is_non_linear_format_io: false,
     });
     const config = { name: 'classifier', output: [output('probs', 'labels.txt'), output('raw', '')] } as ModelConfig;
     const labels = readModelLabels(config, modelPath);

@@ -27,7 +27,9 @@ export class ConcurrencyLoad extends WindowedLoad {
     } else {
       // A failed dispatch can fail synchronously (closed pool); re-sending on the next turn keeps the
       // stack flat and lets timers (the window clock) run even when every request fails fast.
-      setImmediate(() => { if (this.running) this.send(exchange); });
+      setImmediate(() => {
+        if (this.running) this.send(exchange);
+      });
     }
   }
 }

@@ -114,18 +114,21 @@ function createRandomData(datatype: DataType, count: number, spec: BenchInputSpe
       for (let i = 0; i < count; i++) out[i] = random() < 0.5 ? 0 : 1;
       return out;
     }
-    case 'FP16': case 'BF16': {
+    case 'FP16':
+    case 'BF16': {
       const out = data as Uint16Array;
       const convert = datatype === 'FP16' ? convertFloatToHalfBits : convertFloatToBf16Bits;
       for (let i = 0; i < count; i++) out[i] = convert(random());
       return out;
     }
-    case 'FP32': case 'FP64': {
+    case 'FP32':
+    case 'FP64': {
       const out = data as Float32Array | Float64Array;
       for (let i = 0; i < count; i++) out[i] = random();
       return out;
     }
-    case 'INT64': case 'UINT64': {
+    case 'INT64':
+    case 'UINT64': {
       const out = data as BigInt64Array | BigUint64Array;
       for (let i = 0; i < count; i++) out[i] = BigInt(int());
       return out;

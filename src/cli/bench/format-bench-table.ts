@@ -6,8 +6,21 @@ export function formatBenchTable(results: readonly LevelResult[], percentiles: r
   if (results.length === 0) return 'no levels measured';
   const mode = results[0]?.mode === 'request-rate' ? 'Request rate' : 'Concurrency';
   const header = [
-    mode, 'Infer/s', 'Requests', 'Srv ok', 'Avg µs', ...percentiles.map((p) => `p${p} µs`),
-    'Send µs', 'Recv µs', 'Srv queue', 'Srv in', 'Srv infer', 'Srv out', 'Srv overhead', 'Failed', 'Stable',
+    mode,
+    'Infer/s',
+    'Requests',
+    'Srv ok',
+    'Avg µs',
+    ...percentiles.map((p) => `p${p} µs`),
+    'Send µs',
+    'Recv µs',
+    'Srv queue',
+    'Srv in',
+    'Srv infer',
+    'Srv out',
+    'Srv overhead',
+    'Failed',
+    'Stable',
   ];
   const rows = results.map((r) => {
     const s = r.server;
@@ -15,11 +28,17 @@ export function formatBenchTable(results: readonly LevelResult[], percentiles: r
       String(r.level),
       r.requestCount > 0 ? r.inferPerSec.toFixed(1) : '-',
       // The client's successes next to the server's (/stats delta): a gap means requests the server never counted.
-      String(r.requestCount), String(s.successCount),
+      String(r.requestCount),
+      String(s.successCount),
       us(r.latency.avgUs),
       ...percentiles.map((p) => us(r.latency.percentilesUs.get(p))),
-      us(r.avgSendUs), us(r.avgRecvUs),
-      us(s.queueUs), us(s.computeInputUs), us(s.computeInferUs), us(s.computeOutputUs), us(s.overheadUs),
+      us(r.avgSendUs),
+      us(r.avgRecvUs),
+      us(s.queueUs),
+      us(s.computeInputUs),
+      us(s.computeInferUs),
+      us(s.computeOutputUs),
+      us(s.overheadUs),
       String(r.failedCount),
       r.abandoned ? 'failed' : r.stable ? 'yes' : 'NO',
     ];

@@ -39,7 +39,9 @@ export abstract class WindowedLoad implements LoadGenerator {
     this.running = false;
     this.onStop();
     if (this.inFlightCount === 0) return Promise.resolve();
-    return new Promise((resolve) => { this.drained = resolve; });
+    return new Promise((resolve) => {
+      this.drained = resolve;
+    });
   }
 
   /** Subclasses cancel their timers here. */

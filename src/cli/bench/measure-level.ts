@@ -96,14 +96,22 @@ export async function measureLevel(settings: LevelSettings, deps: MeasureLevelDe
       };
       measured.push({ window, server, measure });
       deps.onWindow?.({
-        mode: settings.mode, level: settings.level, trial, maxTrials: settings.maxTrials,
-        inferPerSec: measure.inferPerSec, latencyUs: measure.latency, failed: window.failCount,
+        mode: settings.mode,
+        level: settings.level,
+        trial,
+        maxTrials: settings.maxTrials,
+        inferPerSec: measure.inferPerSec,
+        latencyUs: measure.latency,
+        failed: window.failCount,
       });
       if (window.okCount === 0 && window.failCount > 0) {
         abandoned = true;
         break;
       }
-      stable = isStable(measured.map((m) => m.measure), settings.stabilityPercentage);
+      stable = isStable(
+        measured.map((m) => m.measure),
+        settings.stabilityPercentage,
+      );
       if (stable) break;
     }
   } finally {
@@ -111,7 +119,16 @@ export async function measureLevel(settings: LevelSettings, deps: MeasureLevelDe
   }
   const warnings: string[] = [];
   // perf_analyzer's rule for open-loop load: steady throughput with drifting latency is accepted, with a warning.
-  if (!stable && !abandoned && settings.mode === 'request-rate' && isStable(measured.map((m) => m.measure), settings.stabilityPercentage, false)) {
+  if (
+    !stable &&
+    !abandoned &&
+    settings.mode === 'request-rate' &&
+    isStable(
+      measured.map((m) => m.measure),
+      settings.stabilityPercentage,
+      false,
+    )
+  ) {
     stable = true;
     warnings.push('request latency is not stabilizing; try a lower request rate');
   }
@@ -158,7 +175,9 @@ function mergeWindows(
   const seconds = durationMs / 1000;
   const warnings = [...extra.warnings];
   if (!extra.stable && !extra.abandoned) {
-    warnings.push(`unstable: no ${STABILITY_WINDOWS} consecutive windows within ${settings.stabilityPercentage}% after ${measured.length} trial(s); try a longer --measurement-interval`);
+    warnings.push(
+      `unstable: no ${STABILITY_WINDOWS} consecutive windows within ${settings.stabilityPercentage}% after ${measured.length} trial(s); try a longer --measurement-interval`,
+    );
   }
   const sendPerSec = seconds > 0 ? sent / seconds : 0;
   if (settings.mode === 'request-rate' && sendPerSec < settings.level * 0.95 && !extra.abandoned) {
@@ -190,7 +209,9 @@ function mergeWindows(
 
 async function stopWithin(generator: LoadGenerator, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>((resolve) => { timer = setTimeout(resolve, ms); });
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
   await Promise.race([generator.stop(), timeout]);
   clearTimeout(timer);
 }

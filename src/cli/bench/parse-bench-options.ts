@@ -65,9 +65,7 @@ export function parseBenchOptions(flags: BenchFlags): BenchOptions {
     throw invalidArg('--concurrency-range and --request-rate-range are exclusive: measure one load shape per run');
   }
   const mode: LoadMode = flags.requestRateRange !== undefined ? 'request-rate' : 'concurrency';
-  const range = mode === 'request-rate'
-    ? parseRequestRateRange(flags.requestRateRange as string)
-    : parseConcurrencyRange(flags.concurrencyRange ?? '1');
+  const range = mode === 'request-rate' ? parseRequestRateRange(flags.requestRateRange as string) : parseConcurrencyRange(flags.concurrencyRange ?? '1');
   const latencyThreshold = parseNumber('-l/--latency-threshold', flags.latencyThreshold ?? '0', { min: 0 });
   if (range.end === 0 && latencyThreshold === 0) {
     throw invalidArg(`an open ${mode === 'concurrency' ? '--concurrency-range' : '--request-rate-range'} (end 0) needs -l/--latency-threshold to know where to stop`);

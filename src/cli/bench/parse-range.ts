@@ -24,8 +24,7 @@ interface RangeRules {
 }
 
 function parseRange(text: string, rules: RangeRules): LoadRange {
-  const fail = (why: string) =>
-    invalidArg(`${rules.flag} '${text}': ${why}; expected start[:end[:step]], e.g. ${rules.example}`);
+  const fail = (why: string) => invalidArg(`${rules.flag} '${text}': ${why}; expected start[:end[:step]], e.g. ${rules.example}`);
   const parts = text.trim().split(':');
   if (parts.length > 3) throw fail(`${parts.length} fields`);
   const kind = rules.integer ? 'a whole number' : 'a number';

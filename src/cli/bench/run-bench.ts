@@ -57,8 +57,13 @@ async function runWithControl(options: BenchOptions, io: BenchIo, control: Kserv
   }
   const random = createSeededRandom(SEED);
   const inputs = createBenchInputs({
-    metadata, config, batchSize: options.batchSize, shapes: options.shapes,
-    inputData: options.inputData, stringLength: options.stringLength, random,
+    metadata,
+    config,
+    batchSize: options.batchSize,
+    shapes: options.shapes,
+    inputData: options.inputData,
+    stringLength: options.stringLength,
+    random,
   });
   const inferOptions = { binaryInputs: options.binary, binaryOutputs: options.binary, ...(version === undefined ? {} : { version }) };
   // One real request first: a shape or datatype the server refuses stops here with its message.
@@ -67,8 +72,7 @@ async function runWithControl(options: BenchOptions, io: BenchIo, control: Kserv
 
   const progress = new ProgressDisplay(io.stderr);
   progress.note(describeSettings(options, request));
-  const readCounters = async (): Promise<ServerCounters> =>
-    convertStatisticsToCounters(await control.modelStatistics(model, version), metadata.name, version);
+  const readCounters = async (): Promise<ServerCounters> => convertStatisticsToCounters(await control.modelStatistics(model, version), metadata.name, version);
 
   const results: LevelResult[] = [];
   for (let index = 0; ; index++) {
@@ -115,13 +119,16 @@ async function measureOneLevel(options: BenchOptions, request: PreparedInferRequ
     pipelining: 1,
   });
   try {
-    const generator: LoadGenerator = concurrency
-      ? new ConcurrencyLoad(client, request, level)
-      : new RequestRateLoad(client, request, level, options.distribution, deps.random);
+    const generator: LoadGenerator = concurrency ? new ConcurrencyLoad(client, request, level) : new RequestRateLoad(client, request, level, options.distribution, deps.random);
     return await measureLevel(
       {
-        mode: options.mode, level, batchSize: options.batchSize, measurementIntervalMs: options.measurementIntervalMs,
-        stabilityPercentage: options.stabilityPercentage, maxTrials: options.maxTrials, percentile: options.percentile,
+        mode: options.mode,
+        level,
+        batchSize: options.batchSize,
+        measurementIntervalMs: options.measurementIntervalMs,
+        stabilityPercentage: options.stabilityPercentage,
+        maxTrials: options.maxTrials,
+        percentile: options.percentile,
       },
       { generator, readCounters: deps.readCounters, onWindow: (p) => deps.progress.window(p) },
     );
@@ -132,9 +139,10 @@ async function measureOneLevel(options: BenchOptions, request: PreparedInferRequ
 }
 
 function describeSettings(options: BenchOptions, request: PreparedInferRequest): string {
-  const load = options.mode === 'concurrency'
-    ? `concurrency ${describeRange(options.range.start, options.range.end, options.range.step)}`
-    : `request rate ${describeRange(options.range.start, options.range.end, options.range.step)}/s (${options.distribution})`;
+  const load =
+    options.mode === 'concurrency'
+      ? `concurrency ${describeRange(options.range.start, options.range.end, options.range.step)}`
+      : `request rate ${describeRange(options.range.start, options.range.end, options.range.step)}/s (${options.distribution})`;
   const stabilizing = options.percentile === undefined ? 'average latency' : `p${options.percentile} latency`;
   return [
     `herd bench: model '${options.model}'${options.version === undefined ? '' : ` version ${options.version}`} at ${options.url}`,
@@ -153,8 +161,9 @@ function describeVerdict(r: LevelResult): string {
   if (r.abandoned) return `${what}: every request failed in a window; stopping`;
   const verdict = r.stable ? `stable after ${r.trials} window(s)` : `UNSTABLE after ${r.trials} window(s)`;
   const failed = r.failedCount > 0 ? `, ${r.failedCount} failed` : '';
-  const latency = r.stabilizingLatencyUs === r.latency.avgUs
-    ? `avg ${Math.round(r.latency.avgUs)} µs`
-    : `avg ${Math.round(r.latency.avgUs)} µs, stabilizing latency ${Math.round(r.stabilizingLatencyUs)} µs`;
+  const latency =
+    r.stabilizingLatencyUs === r.latency.avgUs
+      ? `avg ${Math.round(r.latency.avgUs)} µs`
+      : `avg ${Math.round(r.latency.avgUs)} µs, stabilizing latency ${Math.round(r.stabilizingLatencyUs)} µs`;
   return `${what}: ${r.inferPerSec.toFixed(1)} infer/s, ${latency}, response ${Math.round(r.avgResponseBytes)} bytes (${verdict}${failed})`;
 }

@@ -36,8 +36,19 @@ export interface ServerBreakdown {
 }
 
 const KEYS: readonly (keyof ServerCounters)[] = [
-  'inferenceCount', 'executionCount', 'successCount', 'successNs', 'failCount', 'queueCount', 'queueNs',
-  'computeInputCount', 'computeInputNs', 'computeInferCount', 'computeInferNs', 'computeOutputCount', 'computeOutputNs',
+  'inferenceCount',
+  'executionCount',
+  'successCount',
+  'successNs',
+  'failCount',
+  'queueCount',
+  'queueNs',
+  'computeInputCount',
+  'computeInputNs',
+  'computeInferCount',
+  'computeInferNs',
+  'computeOutputCount',
+  'computeOutputNs',
 ];
 
 export function createZeroCounters(): ServerCounters {

@@ -18,7 +18,13 @@ export function isStable(measures: readonly WindowMeasure[], stabilityPercentage
   const recent = measures.slice(-STABILITY_WINDOWS);
   if (recent.some((m) => !(m.inferPerSec > 0))) return false;
   const limit = 1 + stabilityPercentage / 100;
-  if (!withinRatio(recent.map((m) => m.inferPerSec), limit)) return false;
+  if (
+    !withinRatio(
+      recent.map((m) => m.inferPerSec),
+      limit,
+    )
+  )
+    return false;
   if (!checkLatency) return true;
   const latencies = recent.map((m) => m.latency);
   if (latencies.some((l) => !Number.isFinite(l) || l < 0)) return false;

@@ -34,9 +34,7 @@ function roundToSmallFloat(value: number, format: SmallFloat): number {
   const e = exponentField - 1023;
   const minNormalExponent = 1 - format.bias;
   // How many low bits of the 53-bit significand fall below the target's last place.
-  const shift = e >= minNormalExponent
-    ? 52 - format.mantissaBits
-    : 52 - format.mantissaBits + (minNormalExponent - e);
+  const shift = e >= minNormalExponent ? 52 - format.mantissaBits : 52 - format.mantissaBits + (minNormalExponent - e);
   if (shift > 53) return sign;
   const significand = 0x10000000000000 + fraction; // 2^52 + fraction: exact below 2^53
   const unit = 2 ** shift;

@@ -27,9 +27,7 @@ export function parseBinaryTensorData(bytes: Uint8Array, context: BinaryTensorCo
   const size = elementByteSize(context.datatype) ?? 1;
   const expected = count * size;
   if (bytes.byteLength !== expected) {
-    throw invalidArg(
-      `input byte size mismatch for input '${context.name}'${forModel(context)}. Expected ${expected}, got ${bytes.byteLength}`,
-    );
+    throw invalidArg(`input byte size mismatch for input '${context.name}'${forModel(context)}. Expected ${expected}, got ${bytes.byteLength}`);
   }
   let buffer = bytes.buffer;
   let offset = bytes.byteOffset;
@@ -46,17 +44,30 @@ export function parseBinaryTensorData(bytes: Uint8Array, context: BinaryTensorCo
     offset = copy.byteOffset;
   }
   switch (context.datatype) {
-    case 'BOOL': return normaliseBool(new Uint8Array(buffer, offset, count));
-    case 'UINT8': return new Uint8Array(buffer, offset, count);
-    case 'INT8': return new Int8Array(buffer, offset, count);
-    case 'UINT16': case 'FP16': case 'BF16': return new Uint16Array(buffer, offset, count);
-    case 'INT16': return new Int16Array(buffer, offset, count);
-    case 'UINT32': return new Uint32Array(buffer, offset, count);
-    case 'INT32': return new Int32Array(buffer, offset, count);
-    case 'UINT64': return new BigUint64Array(buffer, offset, count);
-    case 'INT64': return new BigInt64Array(buffer, offset, count);
-    case 'FP32': return new Float32Array(buffer, offset, count);
-    case 'FP64': return new Float64Array(buffer, offset, count);
+    case 'BOOL':
+      return normaliseBool(new Uint8Array(buffer, offset, count));
+    case 'UINT8':
+      return new Uint8Array(buffer, offset, count);
+    case 'INT8':
+      return new Int8Array(buffer, offset, count);
+    case 'UINT16':
+    case 'FP16':
+    case 'BF16':
+      return new Uint16Array(buffer, offset, count);
+    case 'INT16':
+      return new Int16Array(buffer, offset, count);
+    case 'UINT32':
+      return new Uint32Array(buffer, offset, count);
+    case 'INT32':
+      return new Int32Array(buffer, offset, count);
+    case 'UINT64':
+      return new BigUint64Array(buffer, offset, count);
+    case 'INT64':
+      return new BigInt64Array(buffer, offset, count);
+    case 'FP32':
+      return new Float32Array(buffer, offset, count);
+    case 'FP64':
+      return new Float64Array(buffer, offset, count);
   }
 }
 
@@ -77,32 +88,23 @@ function parseBinaryBytes(bytes: Uint8Array, count: number, context: BinaryTenso
   let pos = 0;
   for (let i = 0; i < count; i++) {
     if (pos === end) {
-      throw invalidArg(
-        `expected ${count} string elements for inference input '${context.name}'${forModel(context)}, got ${i}`,
-      );
+      throw invalidArg(`expected ${count} string elements for inference input '${context.name}'${forModel(context)}, got ${i}`);
     }
     if (end - pos < 4) {
       throw invalidArg(
-        `incomplete string length indicator for inference input '${context.name}'${forModel(context)}, ` +
-        `expecting 4 bytes but only ${end - pos} bytes available`,
+        `incomplete string length indicator for inference input '${context.name}'${forModel(context)}, ` + `expecting 4 bytes but only ${end - pos} bytes available`,
       );
     }
     const length = (bytes[pos] | (bytes[pos + 1] << 8) | (bytes[pos + 2] << 16) | (bytes[pos + 3] << 24)) >>> 0;
     pos += 4;
     if (length > end - pos) {
-      throw invalidArg(
-        `string element ${i} of inference input '${context.name}'${forModel(context)} declares ${length} bytes ` +
-        `but only ${end - pos} bytes remain`,
-      );
+      throw invalidArg(`string element ${i} of inference input '${context.name}'${forModel(context)} declares ${length} bytes ` + `but only ${end - pos} bytes remain`);
     }
     out[i] = new Uint8Array(bytes.buffer, bytes.byteOffset + pos, length);
     pos += length;
   }
   if (pos !== end) {
-    throw invalidArg(
-      `inference input '${context.name}'${forModel(context)} has ${end - pos} bytes after its ${count} ` +
-      `string element(s), expecting none`,
-    );
+    throw invalidArg(`inference input '${context.name}'${forModel(context)} has ${end - pos} bytes after its ${count} string element(s), expecting none`);
   }
   return out;
 }
@@ -164,9 +166,20 @@ export function describeTensorDataMismatch(tensor: Pick<Tensor, 'name' | 'dataty
 
 // instanceof, not constructor names: a Buffer is fine as UINT8/BOOL data.
 const DATA_KIND: Record<DataType, { readonly name: string; [Symbol.hasInstance](value: unknown): boolean }> = {
-  BOOL: Uint8Array, UINT8: Uint8Array, UINT16: Uint16Array, UINT32: Uint32Array, UINT64: BigUint64Array,
-  INT8: Int8Array, INT16: Int16Array, INT32: Int32Array, INT64: BigInt64Array,
-  FP16: Uint16Array, FP32: Float32Array, FP64: Float64Array, BF16: Uint16Array, BYTES: Array,
+  BOOL: Uint8Array,
+  UINT8: Uint8Array,
+  UINT16: Uint16Array,
+  UINT32: Uint32Array,
+  UINT64: BigUint64Array,
+  INT8: Int8Array,
+  INT16: Int16Array,
+  INT32: Int32Array,
+  INT64: BigInt64Array,
+  FP16: Uint16Array,
+  FP32: Float32Array,
+  FP64: Float64Array,
+  BF16: Uint16Array,
+  BYTES: Array,
 };
 
 function swapBytes(bytes: Uint8Array, size: number): void {

@@ -9,7 +9,11 @@ import { elementCount, type Parameters, type Tensor } from '../tensor.ts';
 import { convertTensorToJsonData, parseJsonTensorData, type JsonTensorValue } from './kserve-json-tensor.ts';
 
 /** An input as model metadata reports it (batch dim included as -1). */
-export interface GenerateInputSpec { name: string; datatype: DataType; shape: readonly number[] }
+export interface GenerateInputSpec {
+  name: string;
+  datatype: DataType;
+  shape: readonly number[];
+}
 
 export interface DecodedGenerateRequest {
   id: string;
@@ -48,8 +52,14 @@ export function parseGenerateRequest(body: unknown, inputs: readonly GenerateInp
   return out;
 }
 
-function mapEntry(key: string, value: unknown, byName: ReadonlyMap<string, GenerateInputSpec>, out: DecodedGenerateRequest,
-  consumed: { bytes: number }, maxInputSize: number): void {
+function mapEntry(
+  key: string,
+  value: unknown,
+  byName: ReadonlyMap<string, GenerateInputSpec>,
+  out: DecodedGenerateRequest,
+  consumed: { bytes: number },
+  maxInputSize: number,
+): void {
   const spec = byName.get(key);
   if (!spec) {
     if (typeof value === 'string' || typeof value === 'boolean' || typeof value === 'number') {
@@ -59,11 +69,12 @@ function mapEntry(key: string, value: unknown, byName: ReadonlyMap<string, Gener
     throw invalidArg(`parameter '${key}' has invalid type. It should be either 'int', 'bool', or 'string'.`);
   }
   const values = Array.isArray(value) ? value : [value];
-  const bytes = spec.datatype === 'BYTES'
-    ? values.reduce<number>((sum, v) => sum + (typeof v === 'string' ? utf8.encode(v).length + 4 : 0), 0)
-    : values.length * byteWidth(spec.datatype);
+  const bytes =
+    spec.datatype === 'BYTES' ? values.reduce<number>((sum, v) => sum + (typeof v === 'string' ? utf8.encode(v).length + 4 : 0), 0) : values.length * byteWidth(spec.datatype);
   if (bytes + consumed.bytes > maxInputSize) {
-    throw invalidArg(`request size of ${consumed.bytes} bytes with input '${key}' of size ${bytes} bytes exceeds the maximum allowed input size of ${maxInputSize}. Use --http-max-input-size to increase the limit.`);
+    throw invalidArg(
+      `request size of ${consumed.bytes} bytes with input '${key}' of size ${bytes} bytes exceeds the maximum allowed input size of ${maxInputSize}. Use --http-max-input-size to increase the limit.`,
+    );
   }
   consumed.bytes += bytes;
   const shape = fitShape(key, values.length, spec.shape);
@@ -95,10 +106,21 @@ function fitShape(name: string, count: number, metadataShape: readonly number[])
 
 function byteWidth(datatype: DataType): number {
   switch (datatype) {
-    case 'BOOL': case 'UINT8': case 'INT8': return 1;
-    case 'UINT16': case 'INT16': case 'FP16': case 'BF16': return 2;
-    case 'UINT32': case 'INT32': case 'FP32': return 4;
-    default: return 8;
+    case 'BOOL':
+    case 'UINT8':
+    case 'INT8':
+      return 1;
+    case 'UINT16':
+    case 'INT16':
+    case 'FP16':
+    case 'BF16':
+      return 2;
+    case 'UINT32':
+    case 'INT32':
+    case 'FP32':
+      return 4;
+    default:
+      return 8;
   }
 }
 

@@ -88,11 +88,7 @@ export function parseInferenceHeaderLength(value: string | readonly string[] | n
  * (raw or already parsed); absent means the whole body is JSON. Tensors from binary sections are
  * views on `body` when aligned, so the body must stay untouched while they live.
  */
-export function parseInferRequestBody(
-  body: Uint8Array,
-  headerLength?: string | readonly string[] | number,
-  options: ParseInferRequestOptions = {},
-): DecodedInferRequest {
+export function parseInferRequestBody(body: Uint8Array, headerLength?: string | readonly string[] | number, options: ParseInferRequestOptions = {}): DecodedInferRequest {
   const length = parseInferenceHeaderLength(headerLength, body.byteLength);
   if (length === 0) {
     if (options.rawInput === undefined) {
@@ -175,7 +171,12 @@ function convertInputs(value: unknown, source: BodySource): Tensor[] {
     if (region !== undefined) {
       const ref = convertSharedMemoryRef(name, params as Record<string, unknown>);
       if (!source.readSharedMemory) throw notFound(`Unable to find shared memory region: '${ref.region}' (this decoder has no shared memory)`);
-      tensors.push({ name, datatype, shape, data: parseBinaryTensorData(source.readSharedMemory(ref), { name, datatype, shape, ...(modelName === undefined ? {} : { modelName }) }) });
+      tensors.push({
+        name,
+        datatype,
+        shape,
+        data: parseBinaryTensorData(source.readSharedMemory(ref), { name, datatype, shape, ...(modelName === undefined ? {} : { modelName }) }),
+      });
       continue;
     }
     if (binarySize === undefined) {
@@ -191,13 +192,13 @@ function convertInputs(value: unknown, source: BodySource): Tensor[] {
       if (!source.hasHeader) {
         throw invalidArg(
           `input '${name}' has 'binary_data_size' ${size} but the request has no ${INFERENCE_HEADER_CONTENT_LENGTH} ` +
-          `header: must specify valid '${INFERENCE_HEADER_CONTENT_LENGTH}' in request header and 'binary_data_size' ` +
-          'when passing inputs in binary data format',
+            `header: must specify valid '${INFERENCE_HEADER_CONTENT_LENGTH}' in request header and 'binary_data_size' ` +
+            'when passing inputs in binary data format',
         );
       }
       throw invalidArg(
         `unexpected size for input '${name}', expecting ${size - available} additional bytes${forModel(modelName)} ` +
-        `('binary_data_size' is ${size} but only ${available} bytes of binary data remain)`,
+          `('binary_data_size' is ${size} but only ${available} bytes of binary data remain)`,
       );
     }
     const bytes = new Uint8Array(body.buffer, body.byteOffset + offset, size);
@@ -207,7 +208,7 @@ function convertInputs(value: unknown, source: BodySource): Tensor[] {
   if (offset !== body.byteLength) {
     throw invalidArg(
       `unexpected additional input data${forModel(modelName)}: ${body.byteLength - offset} bytes follow the ` +
-      `${source.jsonLength}-byte JSON header and the inputs' 'binary_data_size' sections`,
+        `${source.jsonLength}-byte JSON header and the inputs' 'binary_data_size' sections`,
     );
   }
   return tensors;
@@ -236,7 +237,7 @@ function checkOneContentField(name: string, hasData: boolean, hasBinary: boolean
   const which = [hasData && "'data'", hasBinary && "'binary_data_size'", hasRegion && "'shared_memory_region'"].filter(Boolean);
   throw invalidArg(
     "Input must set only one of the following fields: 'data', 'binary_data_size' in 'parameters', " +
-    `'shared_memory_region' in 'parameters'. But ${set === 0 ? 'no field is set' : `set ${which.join(' ')}`} for input '${name}'`,
+      `'shared_memory_region' in 'parameters'. But ${set === 0 ? 'no field is set' : `set ${which.join(' ')}`} for input '${name}'`,
   );
 }
 
@@ -339,8 +340,8 @@ export function createRawInputSpec(model: RawModelDescription): RawInputSpec {
     const names = model.input.map((i) => i.name).join(', ');
     throw invalidArg(
       `${prefix}a raw request (${INFERENCE_HEADER_CONTENT_LENGTH}: 0: the whole body is the data of the model's one input) needs a model with exactly 1 input, ` +
-      `but model '${model.name}' has ${model.input.length === 0 ? 'none' : `${model.input.length} (${names})`}; ` +
-      `send a JSON request instead (binary tensor data may follow the JSON, with ${INFERENCE_HEADER_CONTENT_LENGTH} set to the JSON's length)`,
+        `but model '${model.name}' has ${model.input.length === 0 ? 'none' : `${model.input.length} (${names})`}; ` +
+        `send a JSON request instead (binary tensor data may follow the JSON, with ${INFERENCE_HEADER_CONTENT_LENGTH} set to the JSON's length)`,
     );
   }
   const input = model.input[0];
@@ -391,8 +392,12 @@ const isJsonSpace = (byte: number) => byte === 0x20 || byte === 0x0a || byte ===
 
 function explainJsonSentAsRaw(err: unknown): unknown {
   if (!(err instanceof HerdError)) return err;
-  return new HerdError(err.code, `${err.message}. The body looks like a JSON request, but ${INFERENCE_HEADER_CONTENT_LENGTH}: 0 makes it raw tensor data: ` +
-    `leave the header out to send JSON, or set it to the JSON's length in bytes when binary data follows`, { cause: err });
+  return new HerdError(
+    err.code,
+    `${err.message}. The body looks like a JSON request, but ${INFERENCE_HEADER_CONTENT_LENGTH}: 0 makes it raw tensor data: ` +
+      `leave the header out to send JSON, or set it to the JSON's length in bytes when binary data follows`,
+    { cause: err },
+  );
 }
 
 function deduceVariableDim(shape: number[], byteLength: number, input: RawInputSpec): void {
@@ -405,7 +410,7 @@ function deduceVariableDim(shape: number[], byteLength: number, input: RawInputS
   if (rowBytes === 0 || byteLength % rowBytes !== 0) {
     throw invalidArg(
       `raw input '${input.name}' has ${byteLength} bytes, which is not a whole number of ${input.datatype} ` +
-      `rows of shape ${formatShape(shape)} (${rowBytes} bytes per step of the variable dim)`,
+        `rows of shape ${formatShape(shape)} (${rowBytes} bytes per step of the variable dim)`,
     );
   }
   shape[axis] = byteLength / rowBytes;
@@ -437,7 +442,6 @@ function bigintReplacer(_key: string, value: unknown): unknown {
 function forModel(modelName: string | undefined): string {
   return modelName === undefined ? '' : ` for model '${modelName}'`;
 }
-
 
 /** Triton's quoting of a region name ('r'); a value that is not a string is shown as JSON. */
 function quoteRegion(region: unknown): string {

@@ -38,11 +38,7 @@ export interface InferResponseBody {
  * or says nothing and the request default (`binary_data_output`, or `allBinary`) is true.
  * Numeric binary outputs are not copied until the final concatenation into `body`.
  */
-export function createInferResponseBody(
-  content: InferResponseContent,
-  request: InferResponseRequestView,
-  allBinary = false,
-): InferResponseBody {
+export function createInferResponseBody(content: InferResponseContent, request: InferResponseRequestView, allBinary = false): InferResponseBody {
   const defaultBinary = allBinary || request.binaryDataOutput;
   const chosen = new Map<string, boolean>();
   for (const o of request.outputs) if (o.binaryData !== undefined) chosen.set(o.name, o.binaryData);

@@ -3,9 +3,7 @@
 import type { DataType } from '../datatype.ts';
 import { HerdError, invalidArg } from '../errors.ts';
 import { elementCount, type NumericTensorData, type Tensor, type TensorData } from '../tensor.ts';
-import {
-  convertBf16BitsToFloats, convertFloatToBf16Bits, convertFloatToHalfBits, convertHalfBitsToFloats,
-} from './fp16.ts';
+import { convertBf16BitsToFloats, convertFloatToBf16Bits, convertFloatToHalfBits, convertHalfBitsToFloats } from './fp16.ts';
 
 export type JsonTensorValue = number | boolean | string;
 
@@ -47,10 +45,7 @@ export function parseJsonTensorData(data: unknown, context: JsonTensorContext): 
   const values = data.length > 0 && Array.isArray(data[0]) ? flattenJsonData(data, context) : data;
   const expected = elementCount(context.shape);
   if (values.length !== expected) {
-    throw invalidArg(
-      `Unable to parse 'data' for ${label(context)}: shape ${formatShape(context.shape)} has ${expected} ` +
-      `element(s) but 'data' has ${values.length}`,
-    );
+    throw invalidArg(`Unable to parse 'data' for ${label(context)}: shape ${formatShape(context.shape)} has ${expected} ` + `element(s) but 'data' has ${values.length}`);
   }
   return convertValues(values, context);
 }
@@ -68,9 +63,7 @@ function flattenJsonData(data: readonly unknown[], context: JsonTensorContext): 
     const item = top.items[top.index++];
     if (Array.isArray(item)) {
       if (stack.length >= MAX_JSON_DATA_DEPTH) {
-        throw invalidArg(
-          `Unable to parse 'data' for ${label(context)}: JSON nesting depth exceeds maximum allowed limit (${MAX_JSON_DATA_DEPTH})`,
-        );
+        throw invalidArg(`Unable to parse 'data' for ${label(context)}: JSON nesting depth exceeds maximum allowed limit (${MAX_JSON_DATA_DEPTH})`);
       }
       stack.push({ items: item, index: 0 });
     } else {
@@ -92,14 +85,22 @@ function convertValues(values: readonly unknown[], context: JsonTensorContext): 
       }
       return out;
     }
-    case 'UINT8': return fillIntegers(new Uint8Array(n), values, 0, 0xff, context);
-    case 'UINT16': return fillIntegers(new Uint16Array(n), values, 0, 0xffff, context);
-    case 'UINT32': return fillIntegers(new Uint32Array(n), values, 0, 0xffffffff, context);
-    case 'INT8': return fillIntegers(new Int8Array(n), values, -0x80, 0x7f, context);
-    case 'INT16': return fillIntegers(new Int16Array(n), values, -0x8000, 0x7fff, context);
-    case 'INT32': return fillIntegers(new Int32Array(n), values, -0x80000000, 0x7fffffff, context);
-    case 'UINT64': return fillBigIntegers(new BigUint64Array(n), values, 0n, 0xffffffffffffffffn, context);
-    case 'INT64': return fillBigIntegers(new BigInt64Array(n), values, -0x8000000000000000n, 0x7fffffffffffffffn, context);
+    case 'UINT8':
+      return fillIntegers(new Uint8Array(n), values, 0, 0xff, context);
+    case 'UINT16':
+      return fillIntegers(new Uint16Array(n), values, 0, 0xffff, context);
+    case 'UINT32':
+      return fillIntegers(new Uint32Array(n), values, 0, 0xffffffff, context);
+    case 'INT8':
+      return fillIntegers(new Int8Array(n), values, -0x80, 0x7f, context);
+    case 'INT16':
+      return fillIntegers(new Int16Array(n), values, -0x8000, 0x7fff, context);
+    case 'INT32':
+      return fillIntegers(new Int32Array(n), values, -0x80000000, 0x7fffffff, context);
+    case 'UINT64':
+      return fillBigIntegers(new BigUint64Array(n), values, 0n, 0xffffffffffffffffn, context);
+    case 'INT64':
+      return fillBigIntegers(new BigInt64Array(n), values, -0x8000000000000000n, 0x7fffffffffffffffn, context);
     case 'FP32': {
       const out = new Float32Array(n);
       for (let i = 0; i < n; i++) out[i] = toFloat(values[i], i, context);
@@ -139,7 +140,11 @@ function toFloat(v: unknown, index: number, context: JsonTensorContext): number 
 }
 
 function fillIntegers<T extends Uint8Array | Uint16Array | Uint32Array | Int8Array | Int16Array | Int32Array>(
-  out: T, values: readonly unknown[], min: number, max: number, context: JsonTensorContext,
+  out: T,
+  values: readonly unknown[],
+  min: number,
+  max: number,
+  context: JsonTensorContext,
 ): T {
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
@@ -155,9 +160,7 @@ function fillIntegers<T extends Uint8Array | Uint16Array | Uint32Array | Int8Arr
   return out;
 }
 
-function fillBigIntegers<T extends BigInt64Array | BigUint64Array>(
-  out: T, values: readonly unknown[], min: bigint, max: bigint, context: JsonTensorContext,
-): T {
+function fillBigIntegers<T extends BigInt64Array | BigUint64Array>(out: T, values: readonly unknown[], min: bigint, max: bigint, context: JsonTensorContext): T {
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
     let big: bigint;
@@ -165,8 +168,7 @@ function fillBigIntegers<T extends BigInt64Array | BigUint64Array>(
     else if (typeof v === 'bigint') big = v;
     else if (typeof v === 'number' && Number.isInteger(v)) {
       throw new LossyIntegerError(
-        `Unable to parse 'data' for ${label(context)}: element ${i} is ${v}, beyond 2^53, and was not written ` +
-        `as a plain integer literal, so its exact value is unknown`,
+        `Unable to parse 'data' for ${label(context)}: element ${i} is ${v}, beyond 2^53, and was not written as a plain integer literal, so its exact value is unknown`,
       );
     } else {
       throw elementError(context, i, v, 'an integer');
@@ -231,10 +233,7 @@ function label(context: JsonTensorContext): string {
 }
 
 function elementError(context: JsonTensorContext, index: number, value: unknown, expected: string): HerdError {
-  return invalidArg(
-    `Unable to parse 'data' for ${label(context)}: element ${index} is ${describe(value)}, ` +
-    `expected ${expected} for datatype ${context.datatype}`,
-  );
+  return invalidArg(`Unable to parse 'data' for ${label(context)}: element ${index} is ${describe(value)}, ` + `expected ${expected} for datatype ${context.datatype}`);
 }
 
 function describe(value: unknown): string {

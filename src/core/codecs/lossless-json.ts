@@ -2,9 +2,7 @@
 // syntax errors in rapidjson's words with its byte offset, so our messages match Triton's.
 import { invalidArg } from '../errors.ts';
 
-export type LosslessJsonValue =
-  | null | boolean | number | bigint | string
-  | LosslessJsonValue[] | { [key: string]: LosslessJsonValue };
+export type LosslessJsonValue = null | boolean | number | bigint | string | LosslessJsonValue[] | { [key: string]: LosslessJsonValue };
 
 const MAX_DEPTH = 512;
 
@@ -194,10 +192,17 @@ class Parser {
 }
 
 const LITERALS: readonly (readonly [string, LosslessJsonValue])[] = [
-  ['true', true], ['false', false], ['null', null],
-  ['NaN', NaN], ['Infinity', Infinity], ['Inf', Infinity],
+  ['true', true],
+  ['false', false],
+  ['null', null],
+  ['NaN', NaN],
+  ['Infinity', Infinity],
+  ['Inf', Infinity],
 ];
-const NEGATIVE_LITERALS: readonly (readonly [string, number])[] = [['Infinity', -Infinity], ['Inf', -Infinity]];
+const NEGATIVE_LITERALS: readonly (readonly [string, number])[] = [
+  ['Infinity', -Infinity],
+  ['Inf', -Infinity],
+];
 
 function isDigit(text: string, pos: number): boolean {
   const c = text.charCodeAt(pos);

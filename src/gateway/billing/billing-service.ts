@@ -51,15 +51,16 @@ export interface FinishBase {
   reserved?: boolean;
 }
 
-export type FinishInput = FinishBase & (
-  | { outcome: 'completion'; meta: CompletionMeta }
-  /** After `stream.result` resolved; ttftMs: from arrival to the first chunk being ready. */
-  | { outcome: 'stream'; meta: ChatMeta; result: StreamResult; ttftMs?: number }
-  /** Nothing answered (or the request was refused before going upstream). */
-  | { outcome: 'error'; error: HerdError }
-  /** Answered from Herd's cache: costs nothing, saves what the cached answer cost. */
-  | { outcome: 'cache-hit'; model: string; provider: string; upstreamModel: string; usage: Usage }
-);
+export type FinishInput = FinishBase &
+  (
+    | { outcome: 'completion'; meta: CompletionMeta }
+    /** After `stream.result` resolved; ttftMs: from arrival to the first chunk being ready. */
+    | { outcome: 'stream'; meta: ChatMeta; result: StreamResult; ttftMs?: number }
+    /** Nothing answered (or the request was refused before going upstream). */
+    | { outcome: 'error'; error: HerdError }
+    /** Answered from Herd's cache: costs nothing, saves what the cached answer cost. */
+    | { outcome: 'cache-hit'; model: string; provider: string; upstreamModel: string; usage: Usage }
+  );
 
 export interface FinishResult {
   /** The request's price (undefined when nothing answered); a cache hit's is what it saved. */
@@ -132,11 +133,23 @@ export class BillingService {
   finishDurably(input: FinishInput): { committed: Promise<void>; done: Promise<FinishResult> } {
     const finishedAt = this.now();
     const answer = this.describeAnswer(input);
-    const { request, attempts } = createLedgerRecords({
-      requestId: input.requestId, keyId: input.key.id, keyName: input.key.name, origin: input.origin, requestedModel: input.requestedModel,
-      priority: input.priority, startedAt: input.startedAt, finishedAt, latencyMs: input.latencyMs,
-      ttftMs: input.outcome === 'stream' ? input.ttftMs ?? sumAttemptTime(input.meta) : undefined, httpStatus: input.httpStatus,
-    }, answer, this.currency);
+    const { request, attempts } = createLedgerRecords(
+      {
+        requestId: input.requestId,
+        keyId: input.key.id,
+        keyName: input.key.name,
+        origin: input.origin,
+        requestedModel: input.requestedModel,
+        priority: input.priority,
+        startedAt: input.startedAt,
+        finishedAt,
+        latencyMs: input.latencyMs,
+        ttftMs: input.outcome === 'stream' ? (input.ttftMs ?? sumAttemptTime(input.meta)) : undefined,
+        httpStatus: input.httpStatus,
+      },
+      answer,
+      this.currency,
+    );
     let committed: Promise<void>;
     try {
       committed = this.ledger.record(request, attempts);
@@ -178,21 +191,42 @@ export class BillingService {
         const usage = input.outcome === 'completion' ? input.meta.usage : input.result.usage;
         const status = input.outcome === 'completion' || input.result.outcome === 'completed' ? 'ok' : input.result.outcome;
         return {
-          model: input.meta.model, provider: input.meta.provider, upstreamModel: input.meta.upstreamModel, status, usage,
-          cost: priced(input.meta.provider, input.meta.model, usage), cacheHit: false, savedMicros: 0, attempts: input.meta.attempts,
+          model: input.meta.model,
+          provider: input.meta.provider,
+          upstreamModel: input.meta.upstreamModel,
+          status,
+          usage,
+          cost: priced(input.meta.provider, input.meta.model, usage),
+          cacheHit: false,
+          savedMicros: 0,
+          attempts: input.meta.attempts,
         };
       }
       case 'cache-hit': {
         const cost = priced(input.provider, input.model, input.usage);
         return {
-          model: input.model, provider: input.provider, upstreamModel: input.upstreamModel, status: 'ok', usage: input.usage,
-          cost, cacheHit: true, savedMicros: cost.costMicros, attempts: [],
+          model: input.model,
+          provider: input.provider,
+          upstreamModel: input.upstreamModel,
+          status: 'ok',
+          usage: input.usage,
+          cost,
+          cacheHit: true,
+          savedMicros: cost.costMicros,
+          attempts: [],
         };
       }
       case 'error':
         return {
-          model: undefined, provider: undefined, upstreamModel: undefined, status: input.error.code, usage: undefined,
-          cost: undefined, cacheHit: false, savedMicros: 0, attempts: input.error instanceof UpstreamRouteError ? input.error.attempts : [],
+          model: undefined,
+          provider: undefined,
+          upstreamModel: undefined,
+          status: input.error.code,
+          usage: undefined,
+          cost: undefined,
+          cacheHit: false,
+          savedMicros: 0,
+          attempts: input.error instanceof UpstreamRouteError ? input.error.attempts : [],
         };
     }
   }

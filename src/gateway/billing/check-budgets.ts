@@ -26,7 +26,10 @@ export class BudgetExceededError extends HerdError {
   constructor(options: { keyId: string; period: 'day' | 'month'; spentMicros: Micros; budgetMicros: Micros; estimateMicros: Micros; currency?: CurrencyCode | undefined }) {
     const money = (m: Micros) => (options.currency ? formatBudgetAmount(m, options.currency) : `${m} micro-units`);
     const span = options.period === 'day' ? 'daily' : 'monthly';
-    super('BUDGET_EXCEEDED', `You exceeded your current quota: this request (up to ${money(options.estimateMicros)}) would take key '${options.keyId}' past its ${span} budget of ${money(options.budgetMicros)} (spent and reserved so far: ${money(options.spentMicros)}).`);
+    super(
+      'BUDGET_EXCEEDED',
+      `You exceeded your current quota: this request (up to ${money(options.estimateMicros)}) would take key '${options.keyId}' past its ${span} budget of ${money(options.budgetMicros)} (spent and reserved so far: ${money(options.spentMicros)}).`,
+    );
     this.name = 'BudgetExceededError';
     this.period = options.period;
     this.spentMicros = options.spentMicros;

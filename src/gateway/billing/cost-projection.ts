@@ -38,27 +38,34 @@ export interface CostProjection {
   providerTotals: Array<{ provider: string; costMicros: Micros; usdMicros: Micros }>;
 }
 
-export function projectCosts(input: {
-  profile: UsageProfile; config: Pick<GatewayConfig, 'models'>; catalog: PriceCatalog; rates: SettlementRates; atMs: number;
-}): CostProjection {
+export function projectCosts(input: { profile: UsageProfile; config: Pick<GatewayConfig, 'models'>; catalog: PriceCatalog; rates: SettlementRates; atMs: number }): CostProjection {
   const { profile, config, catalog, rates, atMs } = input;
   const models = profile.models.map((p): ModelProjection => {
-    const priced = (config.models[p.model]?.deployments ?? []).map((d) => {
-      const upstreamModel = d.upstream_model ?? p.model;
-      return { provider: d.provider, upstreamModel, cost: priceTokens(p.monthly, catalog.get(d.provider, p.model, atMs), d.provider, rates) };
-    }).sort((a, b) => a.cost.costMicros - b.cost.costMicros);
+    const priced = (config.models[p.model]?.deployments ?? [])
+      .map((d) => {
+        const upstreamModel = d.upstream_model ?? p.model;
+        return { provider: d.provider, upstreamModel, cost: priceTokens(p.monthly, catalog.get(d.provider, p.model, atMs), d.provider, rates) };
+      })
+      .sort((a, b) => a.cost.costMicros - b.cost.costMicros);
     const cheapest = priced[0]?.cost.costMicros ?? 0;
     const dearest = priced.at(-1)?.cost.costMicros ?? 0;
     return {
-      model: p.model, monthly: p.monthly,
+      model: p.model,
+      monthly: p.monthly,
       routes: priced.map((r) => ({ ...r, overCheapestMicros: r.cost.costMicros - cheapest })),
-      savingMicros: dearest - cheapest, savingRatio: ratio(dearest - cheapest, dearest),
+      savingMicros: dearest - cheapest,
+      savingRatio: ratio(dearest - cheapest, dearest),
     };
   });
   const cheapestMicros = models.reduce((sum, m) => addMicros(sum, m.routes[0]?.cost.costMicros ?? 0), 0);
   const dearestMicros = models.reduce((sum, m) => addMicros(sum, m.routes.at(-1)?.cost.costMicros ?? 0), 0);
   return {
-    currency: rates.currency, marketPerUsd: rates.marketPerUsd, atMs, description: profile.description, skipped: profile.skipped, models,
+    currency: rates.currency,
+    marketPerUsd: rates.marketPerUsd,
+    atMs,
+    description: profile.description,
+    skipped: profile.skipped,
+    models,
     totals: { cheapestMicros, dearestMicros, savingMicros: dearestMicros - cheapestMicros, savingRatio: ratio(dearestMicros - cheapestMicros, dearestMicros) },
     providerTotals: sumByProvider(models),
   };
@@ -77,7 +84,8 @@ function sumByProvider(models: readonly ModelProjection[]): CostProjection['prov
       totals.set(r.provider, t);
     }
   }
-  return [...totals.values()].filter((t) => t.models.size === models.length && models.length > 0)
+  return [...totals.values()]
+    .filter((t) => t.models.size === models.length && models.length > 0)
     .sort((a, b) => a.costMicros - b.costMicros)
     .map(({ provider, costMicros, usdMicros }) => ({ provider, costMicros, usdMicros }));
 }
@@ -98,8 +106,13 @@ export function formatPercent(r: Rational | undefined): string | null {
 function priceJson(p: PriceEntry) {
   const d = (r: Rational | undefined) => (r === undefined ? null : r.toDecimalString());
   return {
-    currency: p.currency, input: d(p.input), cached_input: d(p.cachedInput), cache_write: d(p.cacheWrite), output: d(p.output),
-    source: p.source, effective: Number.isFinite(p.effectiveFrom) ? new Date(p.effectiveFrom).toISOString() : null,
+    currency: p.currency,
+    input: d(p.input),
+    cached_input: d(p.cachedInput),
+    cache_write: d(p.cacheWrite),
+    output: d(p.output),
+    source: p.source,
+    effective: Number.isFinite(p.effectiveFrom) ? new Date(p.effectiveFrom).toISOString() : null,
   };
 }
 
@@ -107,25 +120,42 @@ function priceJson(p: PriceEntry) {
 export function convertCostProjectionToJson(p: CostProjection) {
   const money = (prefix: string, micros: Micros) => ({ [`${prefix}_micros`]: micros, [prefix]: formatMicros(micros) });
   const tokens = (t: TokenCounts<Rational>) => ({
-    input: t.promptTokens.toDecimalString(2), cached_input: t.cachedPromptTokens.toDecimalString(2),
-    cache_write: t.cacheWriteTokens.toDecimalString(2), output: t.completionTokens.toDecimalString(2),
+    input: t.promptTokens.toDecimalString(2),
+    cached_input: t.cachedPromptTokens.toDecimalString(2),
+    cache_write: t.cacheWriteTokens.toDecimalString(2),
+    output: t.completionTokens.toDecimalString(2),
   });
   return {
-    object: 'cost.projection', currency: p.currency, market_rate_per_usd: p.marketPerUsd.toDecimalString(), days: DAYS_PER_MONTH,
-    prices_at: new Date(p.atMs).toISOString(), usage: p.description, skipped_models: p.skipped,
+    object: 'cost.projection',
+    currency: p.currency,
+    market_rate_per_usd: p.marketPerUsd.toDecimalString(),
+    days: DAYS_PER_MONTH,
+    prices_at: new Date(p.atMs).toISOString(),
+    usage: p.description,
+    skipped_models: p.skipped,
     models: p.models.map((m) => ({
-      model: m.model, tokens_per_month: tokens(m.monthly),
+      model: m.model,
+      tokens_per_month: tokens(m.monthly),
       routes: m.routes.map((r) => ({
-        provider: r.provider, upstream_model: r.upstreamModel, exchange_rate: r.cost.exchangeRate.toDecimalString(), price: priceJson(r.cost.price),
-        ...money('cost', r.cost.costMicros), ...money('usd', r.cost.usdMicros), ...money('list_usd', r.cost.listUsdMicros),
+        provider: r.provider,
+        upstream_model: r.upstreamModel,
+        exchange_rate: r.cost.exchangeRate.toDecimalString(),
+        price: priceJson(r.cost.price),
+        ...money('cost', r.cost.costMicros),
+        ...money('usd', r.cost.usdMicros),
+        ...money('list_usd', r.cost.listUsdMicros),
         ...money('over_cheapest', r.overCheapestMicros),
       })),
-      cheapest: m.routes[0]?.provider ?? null, dearest: m.routes.at(-1)?.provider ?? null,
-      ...money('saving', m.savingMicros), saving_percent: formatPercent(m.savingRatio),
+      cheapest: m.routes[0]?.provider ?? null,
+      dearest: m.routes.at(-1)?.provider ?? null,
+      ...money('saving', m.savingMicros),
+      saving_percent: formatPercent(m.savingRatio),
     })),
     totals: {
-      ...money('cheapest', p.totals.cheapestMicros), ...money('dearest', p.totals.dearestMicros),
-      ...money('saving', p.totals.savingMicros), saving_percent: formatPercent(p.totals.savingRatio),
+      ...money('cheapest', p.totals.cheapestMicros),
+      ...money('dearest', p.totals.dearestMicros),
+      ...money('saving', p.totals.savingMicros),
+      saving_percent: formatPercent(p.totals.savingRatio),
     },
     provider_totals: p.providerTotals.map((t) => ({ provider: t.provider, ...money('cost', t.costMicros), ...money('usd', t.usdMicros) })),
   };
@@ -135,14 +165,18 @@ export function formatCostProjection(p: CostProjection): string {
   const c = p.currency;
   const title = `Monthly cost (${DAYS_PER_MONTH} days) in ${c}; true USD at the market rate ${formatRate(p)}; usage: ${p.description}`;
   if (p.models.length === 0) return `${title}\nNo models in the usage profile.\n`;
-  const rows = p.models.flatMap((m) => m.routes.map((r, i) => [
-    i === 0 ? m.model : '',
-    i === 0 ? formatCount(Number(m.monthly.promptTokens.roundHalfEven())) : '',
-    i === 0 ? formatCount(Number(m.monthly.completionTokens.roundHalfEven())) : '',
-    r.provider, `${r.cost.price.currency === 'USD' ? `×${r.cost.exchangeRate.toDecimalString()}` : r.cost.price.currency}`,
-    formatMoney(r.cost.costMicros, c), formatMoney(r.cost.usdMicros, 'USD'),
-    m.routes.length === 1 ? '' : i === 0 ? 'cheapest' : `+${formatMoney(r.overCheapestMicros, c)}`,
-  ]));
+  const rows = p.models.flatMap((m) =>
+    m.routes.map((r, i) => [
+      i === 0 ? m.model : '',
+      i === 0 ? formatCount(Number(m.monthly.promptTokens.roundHalfEven())) : '',
+      i === 0 ? formatCount(Number(m.monthly.completionTokens.roundHalfEven())) : '',
+      r.provider,
+      `${r.cost.price.currency === 'USD' ? `×${r.cost.exchangeRate.toDecimalString()}` : r.cost.price.currency}`,
+      formatMoney(r.cost.costMicros, c),
+      formatMoney(r.cost.usdMicros, 'USD'),
+      m.routes.length === 1 ? '' : i === 0 ? 'cheapest' : `+${formatMoney(r.overCheapestMicros, c)}`,
+    ]),
+  );
   const table = formatReportTable({
     header: ['model', 'input tok/mo', 'output tok/mo', 'via', 'rate', `cost/month`, 'true USD', 'vs cheapest'],
     align: ['left', 'right', 'right', 'left', 'left', 'right', 'right', 'left'],
@@ -150,8 +184,10 @@ export function formatCostProjection(p: CostProjection): string {
   });
   const t = p.totals;
   const lines = [title, '', table, ''];
-  lines.push(`Each model where it is cheapest: ${formatMoney(t.cheapestMicros, c)}/month; where it is dearest: ${formatMoney(t.dearestMicros, c)}/month; `
-    + `saving ${formatMoney(t.savingMicros, c)}${t.savingRatio ? ` (${formatPercent(t.savingRatio)}%)` : ''}.`);
+  lines.push(
+    `Each model where it is cheapest: ${formatMoney(t.cheapestMicros, c)}/month; where it is dearest: ${formatMoney(t.dearestMicros, c)}/month; ` +
+      `saving ${formatMoney(t.savingMicros, c)}${t.savingRatio ? ` (${formatPercent(t.savingRatio)}%)` : ''}.`,
+  );
   if (p.providerTotals.length > 1) {
     lines.push(`Everything through one provider: ${p.providerTotals.map((x) => `${x.provider} ${formatMoney(x.costMicros, c)}`).join(', ')}.`);
   }
@@ -160,5 +196,9 @@ export function formatCostProjection(p: CostProjection): string {
 }
 
 function formatRate(p: CostProjection): string {
-  return p.currency === 'USD' ? '$1 = $1' : `${formatMoney(Number(p.marketPerUsd.times(1_000_000).roundHalfEven()), p.currency, 4).replace(/0+$/, '').replace(/\.$/, '')}/$`;
+  return p.currency === 'USD'
+    ? '$1 = $1'
+    : `${formatMoney(Number(p.marketPerUsd.times(1_000_000).roundHalfEven()), p.currency, 4)
+        .replace(/0+$/, '')
+        .replace(/\.$/, '')}/$`;
 }

@@ -39,8 +39,12 @@ const NO_TOKENS: TokenColumns = { promptTokens: 0, cachedPromptTokens: 0, cacheW
 export function convertUsageToColumns(usage: Usage | undefined): TokenColumns {
   if (!usage) return NO_TOKENS;
   return {
-    promptTokens: usage.promptTokens, cachedPromptTokens: usage.cachedPromptTokens, cacheWriteTokens: usage.cacheWriteTokens,
-    completionTokens: usage.completionTokens, reasoningTokens: usage.reasoningTokens, estimated: usage.estimated,
+    promptTokens: usage.promptTokens,
+    cachedPromptTokens: usage.cachedPromptTokens,
+    cacheWriteTokens: usage.cacheWriteTokens,
+    completionTokens: usage.completionTokens,
+    reasoningTokens: usage.reasoningTokens,
+    estimated: usage.estimated,
   };
 }
 
@@ -55,15 +59,28 @@ export function createLedgerRecords(request: RequestFacts, answer: AnswerFacts, 
   const cost = answer.cacheHit ? undefined : answer.cost;
   const tokens = convertUsageToColumns(answer.usage);
   const record: RequestRecord = {
-    requestId: request.requestId, keyId: request.keyId, keyName: request.keyName, origin: request.origin, requestedModel: request.requestedModel,
-    model: answer.model, provider: answer.provider, upstreamModel: answer.upstreamModel,
-    ...tokens, ...costColumns(cost, currency),
-    status: answer.status, httpStatus: request.httpStatus, cacheHit: answer.cacheHit, savedMicros: answer.savedMicros,
-    priority: request.priority, attempts: answer.attempts.length,
-    latencyMs: request.latencyMs ?? Math.max(0, request.finishedAt - request.startedAt), ttftMs: request.ttftMs,
+    requestId: request.requestId,
+    keyId: request.keyId,
+    keyName: request.keyName,
+    origin: request.origin,
+    requestedModel: request.requestedModel,
+    model: answer.model,
+    provider: answer.provider,
+    upstreamModel: answer.upstreamModel,
+    ...tokens,
+    ...costColumns(cost, currency),
+    status: answer.status,
+    httpStatus: request.httpStatus,
+    cacheHit: answer.cacheHit,
+    savedMicros: answer.savedMicros,
+    priority: request.priority,
+    attempts: answer.attempts.length,
+    latencyMs: request.latencyMs ?? Math.max(0, request.finishedAt - request.startedAt),
+    ttftMs: request.ttftMs,
     priceSource: answer.cost?.price.source,
     priceEffectiveAt: answer.cost && Number.isFinite(answer.cost.price.effectiveFrom) ? answer.cost.price.effectiveFrom : undefined,
-    startedAt: request.startedAt, finishedAt: request.finishedAt,
+    startedAt: request.startedAt,
+    finishedAt: request.finishedAt,
   };
   // Only the attempt that answered (the last 'ok') consumed the tokens; failed ones cost nothing.
   const answered = findLastIndex(answer.attempts, (a) => a.outcome === 'ok');
@@ -75,8 +92,15 @@ export function createLedgerRecords(request: RequestFacts, answer: AnswerFacts, 
     offset += a.durationMs + (a.waitMs ?? 0);
     const mine = i === answered && !answer.cacheHit;
     return {
-      requestId: request.requestId, attempt: i + 1, model: a.model, provider: a.provider, upstreamModel: a.upstreamModel,
-      outcome: a.outcome, httpStatus: a.status, ...(mine ? tokens : NO_TOKENS), ...costColumns(mine ? cost : undefined, currency),
+      requestId: request.requestId,
+      attempt: i + 1,
+      model: a.model,
+      provider: a.provider,
+      upstreamModel: a.upstreamModel,
+      outcome: a.outcome,
+      httpStatus: a.status,
+      ...(mine ? tokens : NO_TOKENS),
+      ...costColumns(mine ? cost : undefined, currency),
       latencyMs: a.durationMs,
       // For a stream the answering attempt lasts until its first event: that is its time to first token.
       ttftMs: mine && request.ttftMs !== undefined ? a.durationMs : undefined,

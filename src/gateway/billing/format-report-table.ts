@@ -16,7 +16,11 @@ export function formatReportTable(table: ReportTable): string {
     const gap = ' '.repeat(Math.max(0, (widths[i] ?? 0) - [...cell].length));
     return table.align[i] === 'right' ? gap + cell : cell + gap;
   };
-  const line = (row: string[]) => row.map((cell, i) => pad(cell, i)).join('  ').trimEnd();
+  const line = (row: string[]) =>
+    row
+      .map((cell, i) => pad(cell, i))
+      .join('  ')
+      .trimEnd();
   const rule = widths.map((w) => '-'.repeat(w)).join('  ');
   const out = [line(table.header), rule, ...table.rows.map(line)];
   if (table.footer && table.footer.length > 0) out.push(rule, ...table.footer.map(line));
@@ -25,5 +29,7 @@ export function formatReportTable(table: ReportTable): string {
 
 /** 1234567 → "1,234,567". */
 export function formatCount(n: number): string {
-  return Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return Math.round(n)
+    .toString()
+    .replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }

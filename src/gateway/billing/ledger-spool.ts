@@ -28,7 +28,9 @@ export class LedgerSpool {
     try {
       mkdirSync(dir, { recursive: true });
       claimFolder(dir);
-      const leftoverFiles = readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort();
+      const leftoverFiles = readdirSync(dir)
+        .filter((f) => f.endsWith('.jsonl'))
+        .sort();
       const leftovers: LedgerEntry[] = [];
       for (const file of leftoverFiles) leftovers.push(...parseSpoolText(readFileSync(join(dir, file), 'utf8')));
       return { spool: new LedgerSpool(dir), leftovers, leftoverFiles };
@@ -48,7 +50,7 @@ export class LedgerSpool {
   append(entries: readonly LedgerEntry[]): string {
     const segment = this.current;
     segment.fd ??= openSync(join(this.dir, segment.name), 'a');
-    const text = entries.map((e) => JSON.stringify([e.request, e.attempts])).join('\n') + '\n';
+    const text = `${entries.map((e) => JSON.stringify([e.request, e.attempts])).join('\n')}\n`;
     writeSync(segment.fd, text);
     segment.pending += entries.length;
     return segment.name;

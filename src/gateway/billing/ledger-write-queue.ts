@@ -59,7 +59,10 @@ export class LedgerWriteQueue {
   /** Resolves once the rows are durable (spooled, or committed); rejects if that failed (they stay queued for the database). */
   push(request: RequestRecord, attempts: readonly AttemptRow[]): Promise<void> {
     let resolve!: () => void, reject!: (error: unknown) => void;
-    const durable = new Promise<void>((ok, fail) => { resolve = ok; reject = fail; });
+    const durable = new Promise<void>((ok, fail) => {
+      resolve = ok;
+      reject = fail;
+    });
     // Most callers do not wait (tests, the CLI): a rejection must not go unhandled.
     durable.catch(() => undefined);
     const entry: QueuedEntry = { request, attempts, resolve, reject, told: false, segment: undefined, inDatabase: false };

@@ -40,6 +40,6 @@ export async function openLedger(location: string, options: OpenLedgerOptions = 
   const parsed = parseLedgerLocation(location);
   // pg is imported only for a PostgreSQL ledger: a SQLite one should not carry its resident size.
   if (parsed.kind === 'postgres') return (await import('./postgres-ledger.ts')).PostgresLedger.open({ ...options, url: parsed.url });
-  const spoolDir = options.spool ? options.spoolDir ?? `${resolve(parsed.path)}.spool` : undefined;
+  const spoolDir = options.spool ? (options.spoolDir ?? `${resolve(parsed.path)}.spool`) : undefined;
   return SqliteLedger.open(parsed.path, { ...options, ...(spoolDir !== undefined ? { spoolDir } : {}) });
 }

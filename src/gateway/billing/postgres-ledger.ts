@@ -6,8 +6,22 @@ import { HerdError } from '../../core/errors.ts';
 import { applyPostgresMigrations, quoteIdentifier } from './apply-postgres-migrations.ts';
 import { budgetPeriods, checkBudgets } from './check-budgets.ts';
 import type {
-  AttemptRow, Ledger, LedgerOptions, LedgerStats, RecoverOptions, RecoverResult, ReleaseResult, RequestRecord, Reservation,
-  ReservationState, ReserveInput, SettleInput, SettleResult, Spend, UsageQuery, UsageRow,
+  AttemptRow,
+  Ledger,
+  LedgerOptions,
+  LedgerStats,
+  RecoverOptions,
+  RecoverResult,
+  ReleaseResult,
+  RequestRecord,
+  Reservation,
+  ReservationState,
+  ReserveInput,
+  SettleInput,
+  SettleResult,
+  Spend,
+  UsageQuery,
+  UsageRow,
 } from './ledger.ts';
 import { LEDGER_SCOPE, ledgerMigrations } from './ledger-migrations.ts';
 import { ATTEMPT_COLUMNS, REQUEST_COLUMNS, convertAttemptToRow, convertRequestToRow, convertUsageRow } from './ledger-rows.ts';
@@ -130,7 +144,8 @@ export class PostgresLedger implements Ledger {
     const schema = options.schema;
     if (schema !== undefined) quoteIdentifier(schema);
     const pool = new pg.Pool({
-      connectionString: options.url, max: options.poolSize ?? 10,
+      connectionString: options.url,
+      max: options.poolSize ?? 10,
       ...(schema !== undefined ? { options: `-c search_path=${schema}` } : {}),
     });
     // An idle connection dropped by the server must not crash the process; the next query reconnects.
@@ -146,7 +161,10 @@ export class PostgresLedger implements Ledger {
     return new PostgresLedger(pool, options);
   }
 
-  private constructor(private readonly pool: Pool, options: PostgresLedgerOptions) {
+  private constructor(
+    private readonly pool: Pool,
+    options: PostgresLedgerOptions,
+  ) {
     this.now = options.now ?? Date.now;
     this.queue = new LedgerWriteQueue({
       write: (entries) => this.writeEntries(entries),
@@ -169,8 +187,11 @@ export class PostgresLedger implements Ledger {
       if (over) {
         // LOCK_SPEND's join read its snapshot before waiting for the lock, so a reservation of this id
         // committed while we waited is invisible to it; a fresh statement sees it (READ COMMITTED).
-        const again = await c.query<LockedSpendRow>(`SELECT key_id AS r_key_id, state AS r_state, estimate_micros AS r_estimate, actual_micros AS r_actual,
-          day_period AS r_day, month_period AS r_month FROM ledger_reservations WHERE request_id = $1`, [input.requestId]);
+        const again = await c.query<LockedSpendRow>(
+          `SELECT key_id AS r_key_id, state AS r_state, estimate_micros AS r_estimate, actual_micros AS r_actual,
+          day_period AS r_day, month_period AS r_month FROM ledger_reservations WHERE request_id = $1`,
+          [input.requestId],
+        );
         if (again.rows[0]) return this.replay(c, input, again.rows[0]);
         throw over;
       }
@@ -178,7 +199,12 @@ export class PostgresLedger implements Ledger {
       // and the retried transaction then finds it.
       await c.query(HOLD, [input.requestId, input.keyId, input.estimateMicros, periods.day, periods.month, at]);
       return {
-        requestId: input.requestId, keyId: input.keyId, state: 'open', estimateMicros: input.estimateMicros, actualMicros: undefined, created: true,
+        requestId: input.requestId,
+        keyId: input.keyId,
+        state: 'open',
+        estimateMicros: input.estimateMicros,
+        actualMicros: undefined,
+        created: true,
         spent: { dayMicros: spent.dayMicros + input.estimateMicros, monthMicros: spent.monthMicros + input.estimateMicros },
       };
     });
@@ -187,8 +213,12 @@ export class PostgresLedger implements Ledger {
   private async replay(c: PoolClient, input: ReserveInput, existing: Omit<LockedSpendRow, 'period' | 'micros'>): Promise<Reservation> {
     if (existing.r_key_id !== input.keyId) throw new HerdError('INVALID_ARG', `request id ${input.requestId} is already reserved by another key`);
     return {
-      requestId: input.requestId, keyId: input.keyId, state: existing.r_state as ReservationState, estimateMicros: toSafeMicros(existing.r_estimate),
-      actualMicros: existing.r_actual === null ? undefined : toSafeMicros(existing.r_actual), created: false,
+      requestId: input.requestId,
+      keyId: input.keyId,
+      state: existing.r_state as ReservationState,
+      estimateMicros: toSafeMicros(existing.r_estimate),
+      actualMicros: existing.r_actual === null ? undefined : toSafeMicros(existing.r_actual),
+      created: false,
       spent: await this.readSpend(c, input.keyId, existing.r_day as string, existing.r_month as string),
     };
   }
@@ -225,7 +255,9 @@ export class PostgresLedger implements Ledger {
     const released = await this.transaction(async (c) => {
       const { rows } = await c.query<ReleasedRow>(
         `UPDATE ledger_reservations SET state = 'released', resolved_at = $1 WHERE state = 'open' AND created_at < $2
-         RETURNING key_id, estimate_micros, day_period, month_period`, [now, now - options.olderThanMs]);
+         RETURNING key_id, estimate_micros, day_period, month_period`,
+        [now, now - options.olderThanMs],
+      );
       const deltas = new Map<string, { key: string; period: string; micros: number }>();
       let releasedMicros = 0;
       for (const row of rows) {
@@ -239,12 +271,13 @@ export class PostgresLedger implements Ledger {
         }
       }
       // Sorted by key, then period ('d:' before 'm:'): the lock order reservations use.
-      const sorted = [...deltas.values()].filter((d) => d.micros !== 0)
-        .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.period < b.period ? -1 : 1));
+      const sorted = [...deltas.values()].filter((d) => d.micros !== 0).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.period < b.period ? -1 : 1));
       if (sorted.length > 0) {
-        await c.query(`INSERT INTO ledger_spend (key_id, period, micros) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
+        await c.query(
+          `INSERT INTO ledger_spend (key_id, period, micros) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
           ON CONFLICT (key_id, period) DO UPDATE SET micros = ledger_spend.micros + EXCLUDED.micros`,
-        [sorted.map((d) => d.key), sorted.map((d) => d.period), sorted.map((d) => String(d.micros))]);
+          [sorted.map((d) => d.key), sorted.map((d) => d.period), sorted.map((d) => String(d.micros))],
+        );
       }
       return { released: rows.length, releasedMicros };
     });
@@ -253,10 +286,14 @@ export class PostgresLedger implements Ledger {
 
   /** Open reservations whose request row committed: the answer went out; settle (or, if nothing answered, release) each through the usual statements. */
   private async settleAnswered(now: number): Promise<Pick<RecoverResult, 'settled' | 'settledMicros'>> {
-    const { rows } = await this.guard(() => this.pool.query<{ request_id: string; model: string | null; cost_micros: string }>(
-      `SELECT q.request_id, q.model, q.cost_micros FROM ledger_reservations r JOIN ledger_requests q ON q.request_id = r.request_id
-       WHERE r.state = 'open' ORDER BY r.created_at`));
-    let settled = 0, settledMicros = 0;
+    const { rows } = await this.guard(() =>
+      this.pool.query<{ request_id: string; model: string | null; cost_micros: string }>(
+        `SELECT q.request_id, q.model, q.cost_micros FROM ledger_reservations r JOIN ledger_requests q ON q.request_id = r.request_id
+       WHERE r.state = 'open' ORDER BY r.created_at`,
+      ),
+    );
+    let settled = 0,
+      settledMicros = 0;
     for (const row of rows) {
       if (row.model === null) {
         await this.release(row.request_id);
@@ -283,10 +320,13 @@ export class PostgresLedger implements Ledger {
     // An unreachable server (its network gone) can leave a connection attempt hanging: an answer waits for
     // the commit this long at most; the rows stay queued either way.
     let timer: NodeJS.Timeout | undefined;
-    const bounded = Promise.race([committed, new Promise<void>((_, reject) => {
-      timer = setTimeout(() => reject(new HerdError('UNAVAILABLE', 'the PostgreSQL ledger did not commit in time; the rows stay queued')), COMMIT_WAIT_MS);
-      timer.unref();
-    })]).finally(() => clearTimeout(timer));
+    const bounded = Promise.race([
+      committed,
+      new Promise<void>((_, reject) => {
+        timer = setTimeout(() => reject(new HerdError('UNAVAILABLE', 'the PostgreSQL ledger did not commit in time; the rows stay queued')), COMMIT_WAIT_MS);
+        timer.unref();
+      }),
+    ]).finally(() => clearTimeout(timer));
     bounded.catch(() => undefined);
     return bounded;
   }
@@ -321,11 +361,17 @@ export class PostgresLedger implements Ledger {
     const requests = entries.map((e) => convertRequestToRow(e.request));
     const attempts = entries.flatMap((e) => e.attempts.map(convertAttemptToRow));
     await this.transaction(async (c) => {
-      await c.query(`INSERT INTO ledger_requests (${REQUEST_COLUMNS.join(', ')}) SELECT ${REQUEST_COLUMNS.join(', ')}
-        FROM json_populate_recordset(NULL::ledger_requests, $1) ON CONFLICT DO NOTHING`, [JSON.stringify(requests)]);
+      await c.query(
+        `INSERT INTO ledger_requests (${REQUEST_COLUMNS.join(', ')}) SELECT ${REQUEST_COLUMNS.join(', ')}
+        FROM json_populate_recordset(NULL::ledger_requests, $1) ON CONFLICT DO NOTHING`,
+        [JSON.stringify(requests)],
+      );
       if (attempts.length > 0) {
-        await c.query(`INSERT INTO ledger_attempts (${ATTEMPT_COLUMNS.join(', ')}) SELECT ${ATTEMPT_COLUMNS.join(', ')}
-          FROM json_populate_recordset(NULL::ledger_attempts, $1) ON CONFLICT DO NOTHING`, [JSON.stringify(attempts)]);
+        await c.query(
+          `INSERT INTO ledger_attempts (${ATTEMPT_COLUMNS.join(', ')}) SELECT ${ATTEMPT_COLUMNS.join(', ')}
+          FROM json_populate_recordset(NULL::ledger_attempts, $1) ON CONFLICT DO NOTHING`,
+          [JSON.stringify(attempts)],
+        );
       }
     });
   }
@@ -361,7 +407,9 @@ export class PostgresLedger implements Ledger {
         await client.query('COMMIT');
         return result;
       } catch (err) {
-        await client.query('ROLLBACK').catch((rollbackError: Error) => { broken = rollbackError; });
+        await client.query('ROLLBACK').catch((rollbackError: Error) => {
+          broken = rollbackError;
+        });
         if (attempt < 5 && RETRYABLE.has((err as { code?: string }).code ?? '')) continue;
         if (err instanceof HerdError) throw err;
         throw new HerdError('UNAVAILABLE', `the PostgreSQL ledger failed: ${messageOf(err)}`, { cause: err });

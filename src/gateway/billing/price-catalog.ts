@@ -101,8 +101,14 @@ export function createPriceCatalog(config: Pick<GatewayConfig, 'models'> & { bil
     const effectiveFrom = parseEffectiveDate(p.effective);
     if (model === undefined || effectiveFrom === undefined) throw new HerdError('INVALID_ARG', `billing.prices[${i}]: unknown model or bad date (validate the config first)`);
     catalog.add({
-      model, provider: p.provider, currency: p.currency, input: p.input, output: p.output,
-      cachedInput: p.cached_input, cacheWrite: p.cache_write, effectiveFrom,
+      model,
+      provider: p.provider,
+      currency: p.currency,
+      input: p.input,
+      output: p.output,
+      cachedInput: p.cached_input,
+      cacheWrite: p.cache_write,
+      effectiveFrom,
       source: p.source ?? `herd.yaml billing.prices[${i}]`,
     });
   });
@@ -111,7 +117,14 @@ export function createPriceCatalog(config: Pick<GatewayConfig, 'models'> & { bil
 
 function fromConfigPrice(model: string, provider: string | undefined, price: PriceConfig, source: string): PriceInput {
   return {
-    model, provider, currency: 'USD', input: price.input, output: price.output,
-    cachedInput: price.cached_input, cacheWrite: price.cache_write, effectiveFrom: Number.NEGATIVE_INFINITY, source,
+    model,
+    provider,
+    currency: 'USD',
+    input: price.input,
+    output: price.output,
+    cachedInput: price.cached_input,
+    cacheWrite: price.cache_write,
+    effectiveFrom: Number.NEGATIVE_INFINITY,
+    source,
   };
 }

@@ -41,7 +41,10 @@ export interface Cost {
   exchangeRate: Rational;
 }
 
-export function createSettlementRates(config: { billing?: Pick<BillingConfig, 'currency' | 'fx'>; providers: Record<string, Pick<ProviderConfig, 'exchange_rate'>> }): SettlementRates {
+export function createSettlementRates(config: {
+  billing?: Pick<BillingConfig, 'currency' | 'fx'>;
+  providers: Record<string, Pick<ProviderConfig, 'exchange_rate'>>;
+}): SettlementRates {
   const currency = config.billing?.currency ?? 'CNY';
   const fx = config.billing?.fx ?? {};
   const market = new Map<CurrencyCode, Rational>([[currency, Rational.ONE]]);
@@ -92,7 +95,8 @@ function listAmount(tokens: TokenCounts<number | Rational>, price: PriceEntry): 
   const cached = nonNegative(tokens.cachedPromptTokens);
   const written = nonNegative(tokens.cacheWriteTokens);
   const uncached = nonNegative(Rational.of(tokens.promptTokens).minus(cached).minus(written));
-  return uncached.times(price.input)
+  return uncached
+    .times(price.input)
     .plus(cached.times(price.cachedInput ?? price.input))
     .plus(written.times(price.cacheWrite ?? price.input))
     .plus(nonNegative(tokens.completionTokens).times(price.output));

@@ -9,7 +9,10 @@ const DECIMAL = /^([+-])?(\d+)(?:\.(\d*))?(?:e([+-]?\d+))?$/i;
 
 export class Rational {
   /** Denominator is always positive; the fraction is not necessarily reduced (no gcd on the hot path). */
-  private constructor(readonly num: bigint, readonly den: bigint) {}
+  private constructor(
+    readonly num: bigint,
+    readonly den: bigint,
+  ) {}
 
   static readonly ZERO = new Rational(0n, 1n);
   static readonly ONE = new Rational(1n, 1n);

@@ -7,8 +7,23 @@ import { HerdError } from '../../core/errors.ts';
 import { applySqliteMigrations } from '../keys/apply-sqlite-migrations.ts';
 import { budgetPeriods, checkBudgets } from './check-budgets.ts';
 import type {
-  Ledger, LedgerOptions, LedgerStats, RecoverOptions, RecoverResult, ReleaseResult, Reservation, ReservationState, ReserveInput,
-  SettleInput, SettleResult, Spend, UsageGroup, UsageQuery, UsageRow, AttemptRow, RequestRecord,
+  Ledger,
+  LedgerOptions,
+  LedgerStats,
+  RecoverOptions,
+  RecoverResult,
+  ReleaseResult,
+  Reservation,
+  ReservationState,
+  ReserveInput,
+  SettleInput,
+  SettleResult,
+  Spend,
+  UsageGroup,
+  UsageQuery,
+  UsageRow,
+  AttemptRow,
+  RequestRecord,
 } from './ledger.ts';
 import { LEDGER_SCOPE, ledgerMigrations } from './ledger-migrations.ts';
 import { ATTEMPT_COLUMNS, REQUEST_COLUMNS, convertAttemptToValues, convertRequestToValues, convertUsageRow } from './ledger-rows.ts';
@@ -123,12 +138,24 @@ export class SqliteLedger implements Ledger {
       const over = checkBudgets(input.keyId, spent, input.estimateMicros, input.budgets, input.currency);
       if (over) throw over;
       this.sql.insertReservation.run({
-        request_id: input.requestId, key_id: input.keyId, state: 'open', estimate_micros: input.estimateMicros, actual_micros: null,
-        day_period: periods.day, month_period: periods.month, created_at: Math.round(at), resolved_at: null,
+        request_id: input.requestId,
+        key_id: input.keyId,
+        state: 'open',
+        estimate_micros: input.estimateMicros,
+        actual_micros: null,
+        day_period: periods.day,
+        month_period: periods.month,
+        created_at: Math.round(at),
+        resolved_at: null,
       });
       this.addSpend(input.keyId, periods.day, periods.month, input.estimateMicros);
       return {
-        requestId: input.requestId, keyId: input.keyId, state: 'open', estimateMicros: input.estimateMicros, actualMicros: undefined, created: true,
+        requestId: input.requestId,
+        keyId: input.keyId,
+        state: 'open',
+        estimateMicros: input.estimateMicros,
+        actualMicros: undefined,
+        created: true,
         spent: { dayMicros: spent.dayMicros + input.estimateMicros, monthMicros: spent.monthMicros + input.estimateMicros },
       };
     });
@@ -143,8 +170,15 @@ export class SqliteLedger implements Ledger {
         if (actual.costMicros === 0) return { state: 'none', actualMicros: 0, changed: false };
         const periods = budgetPeriods(at);
         this.sql.insertReservation.run({
-          request_id: requestId, key_id: actual.keyId, state: 'settled', estimate_micros: 0, actual_micros: actual.costMicros,
-          day_period: periods.day, month_period: periods.month, created_at: Math.round(at), resolved_at: Math.round(at),
+          request_id: requestId,
+          key_id: actual.keyId,
+          state: 'settled',
+          estimate_micros: 0,
+          actual_micros: actual.costMicros,
+          day_period: periods.day,
+          month_period: periods.month,
+          created_at: Math.round(at),
+          resolved_at: Math.round(at),
         });
         this.addSpend(actual.keyId, periods.day, periods.month, actual.costMicros);
         return { state: 'settled', actualMicros: actual.costMicros, changed: true };
@@ -173,7 +207,8 @@ export class SqliteLedger implements Ledger {
     return this.immediate(() => {
       const now = options.nowMs ?? this.now();
       // First the reservations whose request row committed: the answer went out, so the charge is the row's.
-      let settled = 0, settledMicros = 0;
+      let settled = 0,
+        settledMicros = 0;
       for (const row of this.sql.answered.all() as (ReservationRow & { answered_model: string | null; answered_cost: number })[]) {
         const cost = row.answered_model === null ? 0 : row.answered_cost;
         this.sql.resolve.run(row.answered_model === null ? 'released' : 'settled', row.answered_model === null ? null : cost, Math.round(now), row.request_id);
@@ -233,19 +268,28 @@ export class SqliteLedger implements Ledger {
   }
 
   private writeEntries(entries: readonly LedgerEntry[]): void {
-    this.guard(() => this.db.transaction(() => {
-      for (const { request, attempts } of entries) {
-        this.sql.insertRequest.run(convertRequestToValues(request));
-        for (const attempt of attempts) this.sql.insertAttempt.run(convertAttemptToValues(attempt));
-      }
-    }).immediate());
+    this.guard(() =>
+      this.db
+        .transaction(() => {
+          for (const { request, attempts } of entries) {
+            this.sql.insertRequest.run(convertRequestToValues(request));
+            for (const attempt of attempts) this.sql.insertAttempt.run(convertAttemptToValues(attempt));
+          }
+        })
+        .immediate(),
+    );
   }
 
   private replay(row: ReservationRow, keyId: string): Reservation {
     if (row.key_id !== keyId) throw new HerdError('INVALID_ARG', `request id ${row.request_id} is already reserved by another key`);
     return {
-      requestId: row.request_id, keyId: row.key_id, state: row.state, estimateMicros: row.estimate_micros,
-      actualMicros: row.actual_micros ?? undefined, created: false, spent: this.readSpend(row.key_id, row.day_period, row.month_period),
+      requestId: row.request_id,
+      keyId: row.key_id,
+      state: row.state,
+      estimateMicros: row.estimate_micros,
+      actualMicros: row.actual_micros ?? undefined,
+      created: false,
+      spent: this.readSpend(row.key_id, row.day_period, row.month_period),
     };
   }
 

@@ -45,12 +45,17 @@ const countSchema = z.union([z.number(), z.string()]);
 /** A profile file's shape; docs/configuration.md is generated from it. */
 export const usageProfileSchema = z.strictObject({
   per: z.enum(['day', 'month']).default('day').describe('whether the counts are per day (multiplied by 30) or per month'),
-  models: z.record(z.string(), z.strictObject({
-    input: countSchema.default(0).describe('all prompt tokens, cached reads and cache writes included'),
-    cached_input: countSchema.default(0).describe('of the prompt tokens, those read from the provider\'s cache'),
-    cache_write: countSchema.default(0).describe('of the prompt tokens, those written to the provider\'s cache'),
-    output: countSchema.default(0).describe('completion tokens'),
-  })).describe('per model of herd.yaml (name or alias): token counts such as 250000, 250k, 1.5M'),
+  models: z
+    .record(
+      z.string(),
+      z.strictObject({
+        input: countSchema.default(0).describe('all prompt tokens, cached reads and cache writes included'),
+        cached_input: countSchema.default(0).describe("of the prompt tokens, those read from the provider's cache"),
+        cache_write: countSchema.default(0).describe("of the prompt tokens, those written to the provider's cache"),
+        output: countSchema.default(0).describe('completion tokens'),
+      }),
+    )
+    .describe('per model of herd.yaml (name or alias): token counts such as 250000, 250k, 1.5M'),
 });
 
 export interface ProfileCounts {
@@ -71,7 +76,10 @@ export function parseUsageProfile(text: string, file: string, config: Pick<Gatew
   const parsed = usageProfileSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new HerdError('INVALID_ARG', `${file}: ${issue?.path.join('.') || '(top level)'}: ${issue?.message ?? 'invalid'} (expected: per: day|month, models: { NAME: { input, cached_input, cache_write, output } })`);
+    throw new HerdError(
+      'INVALID_ARG',
+      `${file}: ${issue?.path.join('.') || '(top level)'}: ${issue?.message ?? 'invalid'} (expected: per: day|month, models: { NAME: { input, cached_input, cache_write, output } })`,
+    );
   }
   const per = parsed.data.per;
   const models = Object.entries(parsed.data.models).map(([name, counts]) => createProfileModel(name, counts, per, config, `${file}: models.${name}`));
@@ -102,8 +110,10 @@ export function createLedgerProfile(rows: readonly UsageRow[], days: number, con
     models.push({
       model,
       monthly: {
-        promptTokens: Rational.of(row.promptTokens).times(scale), cachedPromptTokens: Rational.of(row.cachedPromptTokens).times(scale),
-        cacheWriteTokens: Rational.of(row.cacheWriteTokens).times(scale), completionTokens: Rational.of(row.completionTokens).times(scale),
+        promptTokens: Rational.of(row.promptTokens).times(scale),
+        cachedPromptTokens: Rational.of(row.cachedPromptTokens).times(scale),
+        cacheWriteTokens: Rational.of(row.cacheWriteTokens).times(scale),
+        completionTokens: Rational.of(row.completionTokens).times(scale),
       },
     });
   }
@@ -116,8 +126,10 @@ function createProfileModel(name: string, counts: ProfileCounts, per: 'day' | 'm
   const factor = per === 'day' ? BigInt(DAYS_PER_MONTH) : 1n;
   const count = (value: number | string | undefined, field: string) => parseTokenCount(value ?? 0, `${where}.${field}`).times(factor);
   const monthly = {
-    promptTokens: count(counts.input, 'input'), cachedPromptTokens: count(counts.cached_input, 'cached_input'),
-    cacheWriteTokens: count(counts.cache_write, 'cache_write'), completionTokens: count(counts.output, 'output'),
+    promptTokens: count(counts.input, 'input'),
+    cachedPromptTokens: count(counts.cached_input, 'cached_input'),
+    cacheWriteTokens: count(counts.cache_write, 'cache_write'),
+    completionTokens: count(counts.output, 'output'),
   };
   if (monthly.cachedPromptTokens.plus(monthly.cacheWriteTokens).compare(monthly.promptTokens) > 0) {
     throw new HerdError('INVALID_ARG', `${where}: cached_input + cache_write are parts of input and cannot exceed it`);
@@ -142,8 +154,10 @@ function mergeModels(models: ProfileModel[]): ProfileModel[] {
     const a = seen.monthly;
     const b = m.monthly;
     seen.monthly = {
-      promptTokens: a.promptTokens.plus(b.promptTokens), cachedPromptTokens: a.cachedPromptTokens.plus(b.cachedPromptTokens),
-      cacheWriteTokens: a.cacheWriteTokens.plus(b.cacheWriteTokens), completionTokens: a.completionTokens.plus(b.completionTokens),
+      promptTokens: a.promptTokens.plus(b.promptTokens),
+      cachedPromptTokens: a.cachedPromptTokens.plus(b.cachedPromptTokens),
+      cacheWriteTokens: a.cacheWriteTokens.plus(b.cacheWriteTokens),
+      completionTokens: a.completionTokens.plus(b.completionTokens),
     };
   }
   return [...merged.values()];

@@ -11,10 +11,14 @@ const DAY: Record<SqlDialect, string> = {
 
 function groupExpression(dialect: SqlDialect, by: UsageGroup): string {
   switch (by) {
-    case 'day': return DAY[dialect];
-    case 'model': return "COALESCE(model, '-')";
-    case 'provider': return "COALESCE(provider, '-')";
-    case 'key': return 'key_id';
+    case 'day':
+      return DAY[dialect];
+    case 'model':
+      return "COALESCE(model, '-')";
+    case 'provider':
+      return "COALESCE(provider, '-')";
+    case 'key':
+      return 'key_id';
   }
 }
 

@@ -56,8 +56,19 @@ function sumByCurrency(rows: readonly UsageRow[]): UsageRow[] {
 }
 
 const SUMMED = [
-  'requests', 'failed', 'cacheHits', 'estimated', 'promptTokens', 'cachedPromptTokens', 'cacheWriteTokens',
-  'completionTokens', 'reasoningTokens', 'costMicros', 'usdMicros', 'listUsdMicros', 'savedMicros',
+  'requests',
+  'failed',
+  'cacheHits',
+  'estimated',
+  'promptTokens',
+  'cachedPromptTokens',
+  'cacheWriteTokens',
+  'completionTokens',
+  'reasoningTokens',
+  'costMicros',
+  'usdMicros',
+  'listUsdMicros',
+  'savedMicros',
 ] as const satisfies ReadonlyArray<keyof UsageRow>;
 
 /** Exact integers (micros, tokens) for programs; cent-rounded strings for people. */
@@ -66,17 +77,27 @@ export function convertUsageReportToJson(report: UsageReport) {
     ...(r.group === 'total' ? {} : { group: r.group }),
     ...(report.by === 'key' && r.group !== 'total' ? { key_name: r.keyName ?? null } : {}),
     currency: r.currency,
-    requests: r.requests, failed: r.failed, cache_hits: r.cacheHits, estimated: r.estimated,
+    requests: r.requests,
+    failed: r.failed,
+    cache_hits: r.cacheHits,
+    estimated: r.estimated,
     tokens: { prompt: r.promptTokens, cached_prompt: r.cachedPromptTokens, cache_write: r.cacheWriteTokens, completion: r.completionTokens, reasoning: r.reasoningTokens },
-    cost_micros: r.costMicros, cost: formatMicros(r.costMicros),
-    usd_micros: r.usdMicros, usd: formatMicros(r.usdMicros),
-    list_usd_micros: r.listUsdMicros, list_usd: formatMicros(r.listUsdMicros),
-    saved_micros: r.savedMicros, saved: formatMicros(r.savedMicros),
+    cost_micros: r.costMicros,
+    cost: formatMicros(r.costMicros),
+    usd_micros: r.usdMicros,
+    usd: formatMicros(r.usdMicros),
+    list_usd_micros: r.listUsdMicros,
+    list_usd: formatMicros(r.listUsdMicros),
+    saved_micros: r.savedMicros,
+    saved: formatMicros(r.savedMicros),
   });
   return {
     object: 'usage.report',
-    since: new Date(report.sinceMs).toISOString(), until: new Date(report.untilMs).toISOString(), by: report.by,
-    rows: report.rows.map(row), totals: report.totals.map(row),
+    since: new Date(report.sinceMs).toISOString(),
+    until: new Date(report.untilMs).toISOString(),
+    by: report.by,
+    rows: report.rows.map(row),
+    totals: report.totals.map(row),
   };
 }
 
@@ -85,9 +106,18 @@ export function formatUsageReport(report: UsageReport): string {
   if (report.rows.length === 0) return `${title}: no requests.\n`;
   const label = (r: UsageRow) => (report.by === 'key' ? labelKey(r.group, r.keyName) : r.group);
   const cells = (r: UsageRow) => [
-    label(r), formatCount(r.requests), formatCount(r.failed), formatCount(r.cacheHits),
-    formatCount(r.promptTokens), formatCount(r.cachedPromptTokens), formatCount(r.completionTokens), formatCount(r.reasoningTokens),
-    formatBillAmount(r.costMicros, r.currency), formatBillAmount(r.usdMicros, 'USD'), formatBillAmount(r.listUsdMicros, 'USD'), formatBillAmount(r.savedMicros, r.currency),
+    label(r),
+    formatCount(r.requests),
+    formatCount(r.failed),
+    formatCount(r.cacheHits),
+    formatCount(r.promptTokens),
+    formatCount(r.cachedPromptTokens),
+    formatCount(r.completionTokens),
+    formatCount(r.reasoningTokens),
+    formatBillAmount(r.costMicros, r.currency),
+    formatBillAmount(r.usdMicros, 'USD'),
+    formatBillAmount(r.listUsdMicros, 'USD'),
+    formatBillAmount(r.savedMicros, r.currency),
   ];
   const table = formatReportTable({
     header: [report.by, 'requests', 'failed', 'cache hits', 'prompt', 'cached', 'completion', 'reasoning', 'cost', 'true USD', 'list USD', 'cache saved'],

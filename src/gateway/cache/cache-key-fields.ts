@@ -4,21 +4,19 @@
 // Canonical forms make equal requests written differently share an entry. A default is made
 // explicit only where every provider Herd speaks to treats the two spellings alike; where one of
 // them does not, both spellings stay distinct (see the notes on each field).
-import type {
-  AssistantMessage, ChatMessage, ChatRequest, FunctionTool, ResponseFormat, TextPart, UserContentPart,
-} from '../chat-types.ts';
+import type { AssistantMessage, ChatMessage, ChatRequest, FunctionTool, ResponseFormat, TextPart, UserContentPart } from '../chat-types.ts';
 
 export interface CacheKeyContext {
   /** The canonical model the request resolves to (alias, tier and `auto` already resolved). */
   model: string;
 }
 
-export type CacheFieldRule =
-  | { role: 'key'; canonical: (request: ChatRequest, context: CacheKeyContext) => unknown }
-  | { role: 'ignored'; why: string };
+export type CacheFieldRule = { role: 'key'; canonical: (request: ChatRequest, context: CacheKeyContext) => unknown } | { role: 'ignored'; why: string };
 
 /** Client-supplied JSON whose key order may matter (see opaqueJson). */
-export interface OpaqueJson { opaque: string }
+export interface OpaqueJson {
+  opaque: string;
+}
 
 export const CACHE_KEY_FIELDS: { readonly [K in keyof Required<ChatRequest>]: CacheFieldRule } = {
   // The canonical name, not the one sent: `gpt4`, `gpt-4.1` and a tier pointing at it share entries.
@@ -39,9 +37,9 @@ export const CACHE_KEY_FIELDS: { readonly [K in keyof Required<ChatRequest>]: Ca
   // [] ≡ absent. Order kept: tools are presented to the model in order.
   tools: { role: 'key', canonical: (r) => nonEmpty(r.tools)?.map(canonicalTool) },
   // With tools, absent ≡ 'auto' (OpenAI's, Anthropic's and Gemini's default).
-  tool_choice: { role: 'key', canonical: (r) => (hasTools(r) ? r.tool_choice ?? 'auto' : undefined) },
+  tool_choice: { role: 'key', canonical: (r) => (hasTools(r) ? (r.tool_choice ?? 'auto') : undefined) },
   // With tools, absent ≡ true; without tools it means nothing and is dropped.
-  parallel_tool_calls: { role: 'key', canonical: (r) => (hasTools(r) ? r.parallel_tool_calls ?? true : undefined) },
+  parallel_tool_calls: { role: 'key', canonical: (r) => (hasTools(r) ? (r.parallel_tool_calls ?? true) : undefined) },
   // {type: 'text'} ≡ absent.
   response_format: { role: 'key', canonical: (r) => canonicalResponseFormat(r.response_format) },
   seed: { role: 'key', canonical: (r) => r.seed },
@@ -62,13 +60,12 @@ export const CACHE_KEY_FIELDS: { readonly [K in keyof Required<ChatRequest>]: Ca
   safety_identifier: { role: 'ignored', why: 'abuse-tracking id; does not change the answer' },
   metadata: { role: 'ignored', why: 'labels for the upstream dashboard; does not change the answer' },
   store: { role: 'ignored', why: 'whether OpenAI keeps the completion; does not change the answer' },
-  service_tier: { role: 'ignored', why: 'latency/price class; the saved cost reported is the original call\'s' },
+  service_tier: { role: 'ignored', why: "latency/price class; the saved cost reported is the original call's" },
   prompt_cache_key: { role: 'ignored', why: 'routing hint for the upstream prompt cache; does not change the answer' },
 };
 
 /** Names of the fields that are part of the key, in one list (tests iterate it). */
-export const CACHE_KEY_FIELD_NAMES = (Object.keys(CACHE_KEY_FIELDS) as Array<keyof ChatRequest>)
-  .filter((name) => CACHE_KEY_FIELDS[name].role === 'key');
+export const CACHE_KEY_FIELD_NAMES = (Object.keys(CACHE_KEY_FIELDS) as Array<keyof ChatRequest>).filter((name) => CACHE_KEY_FIELDS[name].role === 'key');
 
 function hasTools(request: ChatRequest): boolean {
   return request.tools !== undefined && request.tools.length > 0;
@@ -89,7 +86,10 @@ function opaqueJson(value: unknown): OpaqueJson | undefined {
 function canonicalTool(tool: FunctionTool): unknown {
   const fn = tool.function;
   return {
-    type: tool.type, name: fn.name, description: fn.description, parameters: opaqueJson(fn.parameters),
+    type: tool.type,
+    name: fn.name,
+    description: fn.description,
+    parameters: opaqueJson(fn.parameters),
     strict: fn.strict === true ? true : undefined, // absent ≡ false
   };
 }
@@ -99,7 +99,10 @@ function canonicalResponseFormat(format: ResponseFormat | undefined): unknown {
   if (format.type === 'json_object') return { type: format.type };
   const spec = format.json_schema;
   return {
-    type: format.type, name: spec.name, description: spec.description, schema: opaqueJson(spec.schema),
+    type: format.type,
+    name: spec.name,
+    description: spec.description,
+    schema: opaqueJson(spec.schema),
     strict: spec.strict === true ? true : undefined, // absent ≡ false
   };
 }
@@ -114,7 +117,8 @@ function canonicalMessage(message: ChatMessage): unknown {
       return { role: message.role, name: message.name, content: canonicalUserContent(message.content) };
     case 'assistant':
       return {
-        role: message.role, name: message.name,
+        role: message.role,
+        name: message.name,
         content: canonicalAssistantContent(message.content),
         // Tool-call ids stay: the follow-up tool messages refer to them.
         tool_calls: nonEmpty(message.tool_calls)?.map((call) => ({ id: call.id, type: call.type, name: call.function.name, arguments: call.function.arguments })),
@@ -144,8 +148,13 @@ function canonicalText(content: string | TextPart[]): unknown {
 
 function canonicalUserContent(content: string | UserContentPart[]): unknown {
   if (typeof content === 'string') return content;
-  return singleText(content) ?? content.map((part) => (part.type === 'text'
-    ? { type: 'text', text: part.text }
-    // detail absent ≡ 'auto' (OpenAI's default; the others ignore detail).
-    : { type: 'image_url', url: part.image_url.url, detail: part.image_url.detail ?? 'auto' }));
+  return (
+    singleText(content) ??
+    content.map((part) =>
+      part.type === 'text'
+        ? { type: 'text', text: part.text }
+        : // detail absent ≡ 'auto' (OpenAI's default; the others ignore detail).
+          { type: 'image_url', url: part.image_url.url, detail: part.image_url.detail ?? 'auto' },
+    )
+  );
 }

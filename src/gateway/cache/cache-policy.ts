@@ -70,9 +70,9 @@ export function parseCacheDirectives(value: string | string[] | undefined): Set<
     const word = token.trim().toLowerCase();
     if (word === '') continue;
     if (!(CACHE_DIRECTIVES as readonly string[]).includes(word)) {
-      throw new HerdError('INVALID_ARG',
-        `Invalid ${CACHE_HEADER} header: '${token.trim()}' is not one of ${CACHE_DIRECTIVES.join(', ')} (comma-separated).`,
-        { param: CACHE_HEADER });
+      throw new HerdError('INVALID_ARG', `Invalid ${CACHE_HEADER} header: '${token.trim()}' is not one of ${CACHE_DIRECTIVES.join(', ')} (comma-separated).`, {
+        param: CACHE_HEADER,
+      });
     }
     directives.add(word as CacheDirective);
   }
@@ -108,10 +108,14 @@ export function evaluateCachedAnswer(response: ChatResponse, context: AnswerCont
   for (const choice of response.choices) {
     const message = choice.message;
     switch (choice.finish_reason) {
-      case null: return no('incomplete (no finish_reason)');
-      case 'length': return no('truncated (finish_reason length)');
-      case 'content_filter': return no('content filtered');
-      default: break;
+      case null:
+        return no('incomplete (no finish_reason)');
+      case 'length':
+        return no('truncated (finish_reason length)');
+      case 'content_filter':
+        return no('content filtered');
+      default:
+        break;
     }
     if (message.refusal !== undefined && message.refusal !== null) return no('a refusal');
     const calls = (message.tool_calls?.length ?? 0) > 0 || choice.finish_reason === 'tool_calls' || choice.finish_reason === 'function_call';

@@ -39,9 +39,15 @@ export interface EncodedAnswer {
 
 export function encodeCachedAnswer(input: CachedAnswerInput, storedAt: number, ttlMs: number): EncodedAnswer {
   const answer: CachedAnswer = {
-    v: CACHED_ANSWER_VERSION, response: input.response, usage: input.usage, model: input.response.model,
-    provider: input.provider, upstreamModel: input.upstreamModel, costMicros: input.costMicros,
-    storedAt, expiresAt: storedAt + ttlMs,
+    v: CACHED_ANSWER_VERSION,
+    response: input.response,
+    usage: input.usage,
+    model: input.response.model,
+    provider: input.provider,
+    upstreamModel: input.upstreamModel,
+    costMicros: input.costMicros,
+    storedAt,
+    expiresAt: storedAt + ttlMs,
   };
   const json = JSON.stringify(answer);
   // Parsed back rather than frozen in place: the caller still owns (and may change) the live response.

@@ -19,7 +19,9 @@ export interface CreateResponseCacheOptions {
 export async function createResponseCache(options: CreateResponseCacheOptions): Promise<ResponseCache> {
   const { memory, redis } = options.config;
   const memoryTier = new MemoryCacheTier({
-    maxEntries: memory.max_entries, maxBytes: memory.max_bytes, ttlMs: memory.ttl_s * 1000,
+    maxEntries: memory.max_entries,
+    maxBytes: memory.max_bytes,
+    ttlMs: memory.ttl_s * 1000,
     ...(options.clock ? { clock: options.clock } : {}),
   });
   let cache: ResponseCache | undefined;

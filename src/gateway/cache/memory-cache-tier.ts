@@ -68,11 +68,21 @@ export class MemoryCacheTier {
     this.lru.clear();
   }
 
-  get entries(): number { return this.lru.size; }
-  get bytes(): number { return this.lru.calculatedSize; }
+  get entries(): number {
+    return this.lru.size;
+  }
+  get bytes(): number {
+    return this.lru.calculatedSize;
+  }
   /** Entries pushed out by the count or byte bound (not expirations). */
-  get evictions(): number { return this.evicted; }
+  get evictions(): number {
+    return this.evicted;
+  }
   /** Entries found expired (removed lazily, when looked up or pushed out). */
-  get expirations(): number { return this.expired; }
-  get oversize(): number { return this.tooBig; }
+  get expirations(): number {
+    return this.expired;
+  }
+  get oversize(): number {
+    return this.tooBig;
+  }
 }

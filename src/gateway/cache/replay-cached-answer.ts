@@ -67,7 +67,7 @@ function replayChoice(choice: ChatChoice): ChatChunkChoice[] {
   // Logprobs ride on the content delta: for one delta, the whole answer's list is the chunk's list.
   const hasContent = message.content !== null && message.content !== '';
   if (hasContent) delta({ content: message.content }, choice.logprobs ?? undefined);
-  if (message.refusal !== undefined && message.refusal !== null) delta({ refusal: message.refusal }, hasContent ? undefined : choice.logprobs ?? undefined);
+  if (message.refusal !== undefined && message.refusal !== null) delta({ refusal: message.refusal }, hasContent ? undefined : (choice.logprobs ?? undefined));
   (message.tool_calls ?? []).forEach((call, i) => {
     delta({ tool_calls: [{ index: i, id: call.id, type: call.type, function: { name: call.function.name, arguments: call.function.arguments } }] });
   });
@@ -95,15 +95,24 @@ class CachedReplay {
   readonly result: Promise<StreamResult>;
   private settle!: (result: StreamResult) => void;
 
-  constructor(private readonly answer: Readonly<CachedAnswer>, readonly chunks: readonly ChatChunk[]) {
-    this.result = new Promise<StreamResult>((resolve) => { this.settle = resolve; });
+  constructor(
+    private readonly answer: Readonly<CachedAnswer>,
+    readonly chunks: readonly ChatChunk[],
+  ) {
+    this.result = new Promise<StreamResult>((resolve) => {
+      this.settle = resolve;
+    });
   }
 
   finish(outcome: StreamResult['outcome']): void {
     const first = this.answer.response.choices[0];
     this.settle({
-      outcome, usage: this.answer.usage, finishReason: first?.finish_reason ?? null, rawFinishReason: first?.finish_reason ?? null,
-      chunks: this.sent, streamMs: 0,
+      outcome,
+      usage: this.answer.usage,
+      finishReason: first?.finish_reason ?? null,
+      rawFinishReason: first?.finish_reason ?? null,
+      chunks: this.sent,
+      streamMs: 0,
     });
   }
 
@@ -140,9 +149,18 @@ export interface CacheHitRoute {
 /** The meta chat.complete / chat.stream would give, for a hit: no attempts, no upstream time. */
 export function createCacheHitMeta(answer: Readonly<CachedAnswer>, route: CacheHitRoute): CompletionMeta {
   const meta: CompletionMeta = {
-    requestedModel: route.requestedModel, route: route.route, model: answer.model, provider: answer.provider,
-    upstreamModel: answer.upstreamModel, attempts: [], upstreamMs: 0, waitedMs: 0, overheadMs: route.overheadMs ?? 0,
-    warnings: [], usage: answer.usage, rawFinishReason: answer.response.choices[0]?.finish_reason ?? null,
+    requestedModel: route.requestedModel,
+    route: route.route,
+    model: answer.model,
+    provider: answer.provider,
+    upstreamModel: answer.upstreamModel,
+    attempts: [],
+    upstreamMs: 0,
+    waitedMs: 0,
+    overheadMs: route.overheadMs ?? 0,
+    warnings: [],
+    usage: answer.usage,
+    rawFinishReason: answer.response.choices[0]?.finish_reason ?? null,
   };
   if (route.tier !== undefined) meta.tier = route.tier;
   return meta;

@@ -58,19 +58,45 @@ export class ResponseCache {
     const count = this.count;
     const memory = this.memory;
     this.stats = {
-      get hits() { return count.memoryHits + count.redisHits; },
-      get memoryHits() { return count.memoryHits; },
-      get redisHits() { return count.redisHits; },
-      get misses() { return count.misses; },
-      get rejected() { return count.rejected; },
-      get writes() { return count.writes; },
-      get evictions() { return memory.evictions; },
-      get expirations() { return memory.expirations; },
-      get oversize() { return memory.oversize; },
-      get bytes() { return memory.bytes; },
-      get entries() { return memory.entries; },
-      get savedCostMicros() { return count.saved; },
-      get redisErrors() { return count.redisErrors; },
+      get hits() {
+        return count.memoryHits + count.redisHits;
+      },
+      get memoryHits() {
+        return count.memoryHits;
+      },
+      get redisHits() {
+        return count.redisHits;
+      },
+      get misses() {
+        return count.misses;
+      },
+      get rejected() {
+        return count.rejected;
+      },
+      get writes() {
+        return count.writes;
+      },
+      get evictions() {
+        return memory.evictions;
+      },
+      get expirations() {
+        return memory.expirations;
+      },
+      get oversize() {
+        return memory.oversize;
+      },
+      get bytes() {
+        return memory.bytes;
+      },
+      get entries() {
+        return memory.entries;
+      },
+      get savedCostMicros() {
+        return count.saved;
+      },
+      get redisErrors() {
+        return count.redisErrors;
+      },
     };
   }
 

@@ -15,17 +15,17 @@ export interface StreamedAnswer {
  * evaluates the answer policy, waits for billing's cost, then stores); it is never called otherwise.
  * What it throws goes to `onError`.
  */
-export function tapStreamForCache(
-  relay: StreamRelay, onComplete: (answer: StreamedAnswer) => void, onError: (err: unknown) => void = () => undefined,
-): StreamRelay {
+export function tapStreamForCache(relay: StreamRelay, onComplete: (answer: StreamedAnswer) => void, onError: (err: unknown) => void = () => undefined): StreamRelay {
   const assembler = new ChatResponseAssembler();
-  void relay.result.then((result) => {
-    if (result.outcome !== 'completed') return;
-    // The usage chunk reaches the client only under include_usage; the result always has the usage.
-    const response = assembler.build(convertUsageToOpenAI(result.usage));
-    if (response instanceof Error) return;
-    onComplete({ response, result });
-  }).catch(onError); // a failing hook must not become an unhandled rejection (which ends the process)
+  void relay.result
+    .then((result) => {
+      if (result.outcome !== 'completed') return;
+      // The usage chunk reaches the client only under include_usage; the result always has the usage.
+      const response = assembler.build(convertUsageToOpenAI(result.usage));
+      if (response instanceof Error) return;
+      onComplete({ response, result });
+    })
+    .catch(onError); // a failing hook must not become an unhandled rejection (which ends the process)
   return { chunks: tapChunks(relay.chunks, assembler), cancel: relay.cancel, result: relay.result };
 }
 

@@ -26,6 +26,8 @@ export function readMasterKey(env: NodeJS.ProcessEnv, name: string): string | un
 
 /** What the app prints when the gateway runs without authentication. */
 export function formatOpenGatewayWarning(settings: AuthSettings): string {
-  return `no gateway keys exist and ${settings.masterKeyEnv} is not set: the OpenAI-compatible gateway accepts requests without a key, from 127.0.0.1 only. `
-    + `Create a key with \`herd keys create --name NAME\` or set ${settings.masterKeyEnv} to require one.`;
+  return (
+    `no gateway keys exist and ${settings.masterKeyEnv} is not set: the OpenAI-compatible gateway accepts requests without a key, from 127.0.0.1 only. ` +
+    `Create a key with \`herd keys create --name NAME\` or set ${settings.masterKeyEnv} to require one.`
+  );
 }

@@ -16,7 +16,8 @@ export interface AuthenticatorOptions {
   masterKeyEnv?: string;
 }
 
-export const MISSING_KEY_MESSAGE = "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).";
+export const MISSING_KEY_MESSAGE =
+  "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).";
 const NOT_LOCAL_MESSAGE = 'This Herd gateway has no API keys configured, so it only accepts requests from the machine it runs on. Ask its administrator for a key.';
 
 /** Who an unauthenticated request runs as while the gateway is open. */
@@ -33,7 +34,11 @@ export class Authenticator {
     // Keep only the digest: the comparison is digest against digest, in constant time.
     this.masterHash = options.masterKey ? hashKeySecret(options.masterKey) : undefined;
     this.masterKeyInfo = Object.freeze({
-      id: 'master', name: `master ($${options.masterKeyEnv ?? 'HERD_MASTER_KEY'})`, prefix: '', allowedModels: '*', role: 'admin',
+      id: 'master',
+      name: `master ($${options.masterKeyEnv ?? 'HERD_MASTER_KEY'})`,
+      prefix: '',
+      allowedModels: '*',
+      role: 'admin',
     });
     this.open = this.masterHash === undefined && !this.store.hasActiveKeys();
   }
@@ -74,7 +79,10 @@ export class Authenticator {
   authorizeModel(key: KeyInfo, model: string): HerdError | undefined {
     if (this.store.isModelAllowed(key, model)) return undefined;
     const allowed = key.allowedModels === '*' ? 'all' : key.allowedModels.join(', ') || 'none';
-    return new HerdError('PERMISSION_DENIED', `The API key '${key.name}' is not allowed to use the model ${quoteUntrusted(model)}. Models it may use: ${allowed}.`, { param: 'model', reason: 'model_not_allowed' });
+    return new HerdError('PERMISSION_DENIED', `The API key '${key.name}' is not allowed to use the model ${quoteUntrusted(model)}. Models it may use: ${allowed}.`, {
+      param: 'model',
+      reason: 'model_not_allowed',
+    });
   }
 }
 

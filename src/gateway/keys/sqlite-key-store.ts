@@ -44,7 +44,9 @@ interface LimitColumns {
   default_priority: string | null;
 }
 
-interface ActiveKeyRow extends KeyRow { key_hash: string }
+interface ActiveKeyRow extends KeyRow {
+  key_hash: string;
+}
 
 const COLUMNS = 'id, name, prefix, allowed_models, created_at, revoked_at, budget_day_micros, budget_month_micros, rpm, tpm, max_concurrency, default_priority';
 const PARAMS = '@id, @name, @prefix, @allowed_models, @created_at, @revoked_at, @budget_day_micros, @budget_month_micros, @rpm, @tpm, @max_concurrency, @default_priority';
@@ -97,8 +99,7 @@ export class SqliteKeyStore implements KeyStore {
       ...convertKeyLimitsToColumns(valid),
     };
     this.write(() => {
-      this.db.prepare(`INSERT INTO gateway_keys (${COLUMNS}, key_hash) VALUES (${PARAMS}, @hash)`)
-        .run({ ...row, hash });
+      this.db.prepare(`INSERT INTO gateway_keys (${COLUMNS}, key_hash) VALUES (${PARAMS}, @hash)`).run({ ...row, hash });
     });
     return { key: convertRowToStoredKey(row), secret };
   }
@@ -112,9 +113,12 @@ export class SqliteKeyStore implements KeyStore {
     const ref = idOrPrefix.trim();
     if (ref === '') throw new HerdError('INVALID_ARG', 'give the id or prefix of the key to revoke');
     const byKey = looksLikeKeySecret(ref);
-    const rows = this.read(() => (byKey
-      ? this.db.prepare(`SELECT ${COLUMNS} FROM gateway_keys WHERE key_hash = ?`).all(hashKeySecret(ref))
-      : this.db.prepare(`SELECT ${COLUMNS} FROM gateway_keys WHERE id = ? OR prefix = ? ORDER BY created_at DESC, rowid DESC`).all(ref, ref)) as KeyRow[]);
+    const rows = this.read(
+      () =>
+        (byKey
+          ? this.db.prepare(`SELECT ${COLUMNS} FROM gateway_keys WHERE key_hash = ?`).all(hashKeySecret(ref))
+          : this.db.prepare(`SELECT ${COLUMNS} FROM gateway_keys WHERE id = ? OR prefix = ? ORDER BY created_at DESC, rowid DESC`).all(ref, ref)) as KeyRow[],
+    );
     // Never echo a full key back, even a wrong one: it may be a live secret for something else.
     const shown = quoteUntrusted(ref);
     if (rows.length === 0) throw new HerdError('NOT_FOUND', `${byKey ? `no key matches ${shown}` : `no key has the id or prefix ${shown}`} (see herd keys list)`);
@@ -191,7 +195,11 @@ export class SqliteKeyStore implements KeyStore {
 
 function convertRowToKeyInfo(row: KeyRow): KeyInfo {
   return Object.freeze({
-    id: row.id, name: row.name, prefix: row.prefix, allowedModels: parseAllowedModels(row.allowed_models), role: 'client' as const,
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    allowedModels: parseAllowedModels(row.allowed_models),
+    role: 'client' as const,
     ...parseKeyLimits(row),
   });
 }
@@ -213,7 +221,7 @@ function convertKeyLimitsToColumns(limits: KeyLimits): LimitColumns {
  */
 function parseKeyLimits(row: LimitColumns): KeyLimits {
   const limits: KeyLimits = {};
-  const whole = (value: number | null, min: number) => (Number.isSafeInteger(value) && (value as number) >= min ? value as number : 0);
+  const whole = (value: number | null, min: number) => (Number.isSafeInteger(value) && (value as number) >= min ? (value as number) : 0);
   if (row.budget_day_micros !== null) limits.budgetDayMicros = whole(row.budget_day_micros, 0);
   if (row.budget_month_micros !== null) limits.budgetMonthMicros = whole(row.budget_month_micros, 0);
   if (row.rpm !== null) limits.rpm = whole(row.rpm, 1);
@@ -237,7 +245,9 @@ function parseAllowedModels(text: string): AllowedModels {
     const value: unknown = JSON.parse(text);
     if (value === '*') return '*';
     if (Array.isArray(value) && value.every((m) => typeof m === 'string')) return Object.freeze([...value]);
-  } catch { /* fall through */ }
+  } catch {
+    /* fall through */
+  }
   return Object.freeze([]);
 }
 

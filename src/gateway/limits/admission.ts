@@ -69,9 +69,18 @@ export interface OutcomePermit {
 export function holdAdmission(permit: OutcomePermit, admitted: AdmissionPermit): OutcomePermit {
   if (admitted === NO_ADMISSION) return permit;
   return {
-    success: () => { permit.success(); admitted.release(); },
-    failure: () => { permit.failure(); admitted.release(); },
-    release: () => { permit.release(); admitted.release(); },
+    success: () => {
+      permit.success();
+      admitted.release();
+    },
+    failure: () => {
+      permit.failure();
+      admitted.release();
+    },
+    release: () => {
+      permit.release();
+      admitted.release();
+    },
   };
 }
 

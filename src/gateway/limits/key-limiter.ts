@@ -90,21 +90,25 @@ export class KeyLimiter {
     const check = checks[refusal.index] as LimitCheck;
     const who = `key '${key.name}'`;
     if (check.kind === 'lease') {
-      return new HerdError('RATE_LIMITED',
+      return new HerdError(
+        'RATE_LIMITED',
         `Rate limit reached for ${who} on concurrent requests: Limit ${check.limit}, In flight ${refusal.used}. Please try again when one of them has finished.`,
-        { retryAfterSeconds: CONCURRENCY_RETRY_SECONDS });
+        { retryAfterSeconds: CONCURRENCY_RETRY_SECONDS },
+      );
     }
     const unit = check.name === 'tpm' ? 'tokens per min (TPM)' : 'requests per min (RPM)';
     if (refusal.neverFits) {
       // OpenAI answers the same way ("Request too large … on tokens per min"); waiting cannot help.
-      return new HerdError('RATE_LIMITED',
-        `Request too large for ${who} on ${unit}: Limit ${check.limit}, Requested ${check.cost}. Send a shorter prompt or a lower max_tokens.`,
-        { param: 'max_tokens' });
+      return new HerdError('RATE_LIMITED', `Request too large for ${who} on ${unit}: Limit ${check.limit}, Requested ${check.cost}. Send a shorter prompt or a lower max_tokens.`, {
+        param: 'max_tokens',
+      });
     }
     const waitMs = refusal.retryAfterMs ?? this.windowMs;
-    return new HerdError('RATE_LIMITED',
+    return new HerdError(
+      'RATE_LIMITED',
       `Rate limit reached for ${who} on ${unit}: Limit ${check.limit}, Used ${refusal.used}, Requested ${check.cost}. Please try again in ${formatSeconds(waitMs)}.`,
-      { retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) });
+      { retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) },
+    );
   }
 }
 

@@ -65,6 +65,6 @@ export interface LimitStore {
 
 /** The refusal that makes a client wait longest: one that can never fit, then the longest known wait. */
 export function pickLongestRefusal(refusals: readonly LimitRefusal[]): LimitRefusal {
-  const score = (r: LimitRefusal) => (r.neverFits ? Number.POSITIVE_INFINITY : r.retryAfterMs ?? 0);
+  const score = (r: LimitRefusal) => (r.neverFits ? Number.POSITIVE_INFINITY : (r.retryAfterMs ?? 0));
   return refusals.reduce((worst, r) => (score(r) > score(worst) ? r : worst));
 }

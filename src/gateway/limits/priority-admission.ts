@@ -44,9 +44,12 @@ export class PriorityAdmission {
     const override = config.models[upstreamModel] ?? {};
     const concurrency = override.concurrency ?? config.concurrency;
     const gate = new PriorityGate({
-      subject: `upstream model ${upstreamModel}`, group: `model:${upstreamModel}`,
+      subject: `upstream model ${upstreamModel}`,
+      group: `model:${upstreamModel}`,
       checks: [{ kind: 'lease', name: 'concurrency', limit: concurrency, leaseMs }],
-      store, clock, pollMs,
+      store,
+      clock,
+      pollMs,
       agingMs: override.aging_ms ?? config.aging_ms,
       maxQueue: override.max_queue ?? config.max_queue,
       queueTimeoutMs: override.queue_timeout_ms ?? config.queue_timeout_ms,

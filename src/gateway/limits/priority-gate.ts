@@ -118,8 +118,17 @@ export class PriorityGate {
       const now = clock.now();
       const budget = Math.max(0, Math.min(request.maxWaitMs, queueTimeoutMs ?? Number.POSITIVE_INFINITY));
       const waiter: Waiter = {
-        priority: request.priority, order: now + PRIORITY_RANK[request.priority] * agingMs, seq: this.seq++, enqueuedAt: now,
-        deadline: now + budget, done: false, timer: undefined, signal: request.signal, onAbort: () => this.leave(waiter, request.signal.reason), resolve, reject,
+        priority: request.priority,
+        order: now + PRIORITY_RANK[request.priority] * agingMs,
+        seq: this.seq++,
+        enqueuedAt: now,
+        deadline: now + budget,
+        done: false,
+        timer: undefined,
+        signal: request.signal,
+        onAbort: () => this.leave(waiter, request.signal.reason),
+        resolve,
+        reject,
       };
       if (this.queue.length >= maxQueue) {
         const worst = this.queue.at(-1);
@@ -185,7 +194,8 @@ export class PriorityGate {
       }
       if (decision.granted) {
         const hold = new LimitHold({ store, group, id, checks, clock });
-        if (head.done) void hold.release(); // timed out or left while the store answered
+        if (head.done)
+          void hold.release(); // timed out or left while the store answered
         else this.admit(head, hold);
         continue;
       }
@@ -233,7 +243,11 @@ export class PriorityGate {
       this.meanHoldMs = this.meanHoldMs === undefined ? held : 0.8 * this.meanHoldMs + 0.2 * held;
       const freed = hold.release();
       // A local store frees the slot inside release(); with nobody queued there is nothing to pump.
-      if (this.queue.length > 0 || this.options.store.shared) void freed.then(() => this.pump(), () => this.pump());
+      if (this.queue.length > 0 || this.options.store.shared)
+        void freed.then(
+          () => this.pump(),
+          () => this.pump(),
+        );
       else void freed.catch(() => undefined);
     };
     return { waitedMs, release };
@@ -291,9 +305,7 @@ export class PriorityGate {
   private estimateRetrySeconds(at: { ahead: number; knownWaitMs?: number }): number {
     if (at.knownWaitMs !== undefined) return Math.max(1, Math.ceil(at.knownWaitMs / 1000));
     const lease = this.options.checks.find((c) => c.kind === 'lease');
-    const ms = lease && lease.limit > 0
-      ? ((Math.max(0, at.ahead) + 1) * (this.meanHoldMs ?? 1000)) / lease.limit
-      : this.lastWindowWaitMs ?? 1000;
+    const ms = lease && lease.limit > 0 ? ((Math.max(0, at.ahead) + 1) * (this.meanHoldMs ?? 1000)) / lease.limit : (this.lastWindowWaitMs ?? 1000);
     return Math.max(1, Math.ceil(ms / 1000));
   }
 }

@@ -54,10 +54,19 @@ export class ProviderLimiter {
     const checks: LimitCheck[] = [];
     if (rpm !== undefined) checks.push({ kind: 'window', name: 'rpm', limit: rpm, windowMs: o.windowMs ?? 60_000, cost: 1 });
     if (concurrency !== undefined) checks.push({ kind: 'lease', name: 'concurrency', limit: concurrency, leaseMs: o.leaseMs });
-    const gate = checks.length === 0 ? undefined : new PriorityGate({
-      subject: `provider ${provider.name}`, group: `provider:${provider.name}`, checks,
-      store: o.store, clock: o.clock, agingMs: o.agingMs, maxQueue: o.maxQueue, pollMs: o.pollMs,
-    });
+    const gate =
+      checks.length === 0
+        ? undefined
+        : new PriorityGate({
+            subject: `provider ${provider.name}`,
+            group: `provider:${provider.name}`,
+            checks,
+            store: o.store,
+            clock: o.clock,
+            agingMs: o.agingMs,
+            maxQueue: o.maxQueue,
+            pollMs: o.pollMs,
+          });
     this.gates.set(provider.name, gate);
     return gate;
   }

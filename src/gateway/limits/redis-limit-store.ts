@@ -83,7 +83,15 @@ export class RedisLimitStore implements LimitStore {
     if (leases.length === 0 || this.closed) return false;
     const leaseMs = Math.max(...leases.map((l) => l.leaseMs));
     try {
-      return Number(await this.run(RENEW, leases.map((l) => this.key(group, l.name)), [id, leaseMs])) > 0;
+      return (
+        Number(
+          await this.run(
+            RENEW,
+            leases.map((l) => this.key(group, l.name)),
+            [id, leaseMs],
+          ),
+        ) > 0
+      );
     } catch (err) {
       this.onError(asError(err));
       return true; // Redis may be back by the next beat, before the lease runs out

@@ -3,11 +3,7 @@
 import type { ChatRequest } from '../chat-types.ts';
 import type { ProviderWarning } from './provider.ts';
 
-export function collectUnsupportedWarnings(
-  request: ChatRequest,
-  params: ReadonlyArray<keyof ChatRequest>,
-  upstream: string,
-): ProviderWarning[] {
+export function collectUnsupportedWarnings(request: ChatRequest, params: ReadonlyArray<keyof ChatRequest>, upstream: string): ProviderWarning[] {
   const warnings: ProviderWarning[] = [];
   for (const param of params) {
     if (request[param] !== undefined) warnings.push({ param, message: `${upstream} does not support '${param}'; it was not sent` });

@@ -118,8 +118,12 @@ export class HttpUpstream {
       const queue: SseMessage[] = [];
       let parseError: Error | undefined;
       const parser = createParser({
-        onEvent: (message) => { queue.push({ event: message.event, data: message.data }); },
-        onError: (error) => { parseError ??= error; },
+        onEvent: (message) => {
+          queue.push({ event: message.event, data: message.data });
+        },
+        onError: (error) => {
+          parseError ??= error;
+        },
       });
       const decoder = new TextDecoder();
       const body = response.body[Symbol.asyncIterator]();
@@ -189,16 +193,13 @@ export class HttpUpstream {
     const code = errorCode(err);
     if (timer.timedOut || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
       const what = phase === 'connect' ? 'no response headers' : 'no data';
-      return new UpstreamError(`${this.provider}: upstream timed out (${what} within ${timer.lastMs} ms)`,
-        { provider: this.provider, failure: 'timeout', cause: err });
+      return new UpstreamError(`${this.provider}: upstream timed out (${what} within ${timer.lastMs} ms)`, { provider: this.provider, failure: 'timeout', cause: err });
     }
     const detail = this.safe(code ?? (err instanceof Error ? err.message : String(err)));
     if (phase === 'connect') {
-      return new UpstreamError(`${this.provider}: could not reach upstream (${detail})`,
-        { provider: this.provider, failure: 'unavailable', cause: err });
+      return new UpstreamError(`${this.provider}: could not reach upstream (${detail})`, { provider: this.provider, failure: 'unavailable', cause: err });
     }
-    return new UpstreamError(`${this.provider}: connection closed mid-response (${detail})`,
-      { provider: this.provider, failure: 'interrupted', cause: err });
+    return new UpstreamError(`${this.provider}: connection closed mid-response (${detail})`, { provider: this.provider, failure: 'interrupted', cause: err });
   }
 
   private async errorFromResponse(response: UndiciResponse): Promise<UpstreamError> {
@@ -211,13 +212,12 @@ export class HttpUpstream {
       parsed = undefined;
     }
     // A non-JSON error body is usually a proxy's HTML or plain-text page: keep its start, flattened.
-    const details: UpstreamErrorBody = parsed === undefined
-      ? { message: text.replace(/\s+/g, ' ').trim().slice(0, 200) }
-      : this.options.parseErrorBody(parsed);
-    const retryAfterSeconds = parseRetryAfter({
-      'retry-after': headerValue(response.headers['retry-after']),
-      'retry-after-ms': headerValue(response.headers['retry-after-ms']),
-    }) ?? details.retryAfterSeconds;
+    const details: UpstreamErrorBody = parsed === undefined ? { message: text.replace(/\s+/g, ' ').trim().slice(0, 200) } : this.options.parseErrorBody(parsed);
+    const retryAfterSeconds =
+      parseRetryAfter({
+        'retry-after': headerValue(response.headers['retry-after']),
+        'retry-after-ms': headerValue(response.headers['retry-after-ms']),
+      }) ?? details.retryAfterSeconds;
     const type = details.type === undefined ? '' : ` ${this.safe(details.type)}`;
     const message = details.message ? `: ${this.safe(details.message)}` : '';
     return new UpstreamError(`${this.provider}: upstream returned HTTP ${status}${type}${message}`, {
@@ -236,7 +236,10 @@ export class HttpUpstream {
       const details = this.options.parseErrorBody(JSON.parse(text));
       if (details.message !== undefined) {
         return new UpstreamError(`${this.provider}: upstream answered a stream request with an error: ${this.safe(details.message)}`, {
-          provider: this.provider, failure: details.failure ?? 'server_error', status: response.statusCode, upstreamType: details.type,
+          provider: this.provider,
+          failure: details.failure ?? 'server_error',
+          status: response.statusCode,
+          upstreamType: details.type,
         });
       }
     } catch {

@@ -22,9 +22,9 @@ export function splitSystemMessages(messages: ChatMessage[], upstream: string): 
   messages.forEach((message, index) => {
     if (isSystem(message)) {
       if (conversation.length > 0) {
-        throw new HerdError('UNSUPPORTED',
-          `${upstream} accepts system instructions only before the conversation; messages[${index}] is a ${message.role} message after it`,
-          { param: `messages[${index}].role` });
+        throw new HerdError('UNSUPPORTED', `${upstream} accepts system instructions only before the conversation; messages[${index}] is a ${message.role} message after it`, {
+          param: `messages[${index}].role`,
+        });
       }
       system.push(contentText(message.content));
     } else {

@@ -6,18 +6,18 @@ export type UpstreamErrorCode = 'UPSTREAM_ERROR' | 'UPSTREAM_TIMEOUT' | 'UPSTREA
 
 /** Why the attempt failed; the router's retry and fallback policy keys off this. */
 export type UpstreamFailure =
-  | 'rate_limited'     // 429: wait (retryAfterSeconds) and retry, or fall back
-  | 'quota_exceeded'   // 429 insufficient_quota and the like: retrying the same account will not help
-  | 'unavailable'      // 503, Anthropic 529 overloaded, connection refused / DNS failure
-  | 'server_error'     // 500, 502, other 5xx, Anthropic api_error
-  | 'timeout'          // Herd's per-attempt timer, 408, 504
-  | 'interrupted'      // connection reset or closed mid-body / mid-stream
-  | 'malformed'        // body or SSE that is not what the wire format promises
-  | 'context_length'   // prompt too long for the model: a bigger-context fallback may work
-  | 'invalid_request'  // other 4xx: the request itself is wrong for this upstream
-  | 'auth'             // 401/403: the provider key is wrong or lacks access
-  | 'not_found'        // 404: usually an unknown upstream model id
-  | 'content_filter';  // the upstream refused the prompt on safety grounds (e.g. Gemini blockReason)
+  | 'rate_limited' // 429: wait (retryAfterSeconds) and retry, or fall back
+  | 'quota_exceeded' // 429 insufficient_quota and the like: retrying the same account will not help
+  | 'unavailable' // 503, Anthropic 529 overloaded, connection refused / DNS failure
+  | 'server_error' // 500, 502, other 5xx, Anthropic api_error
+  | 'timeout' // Herd's per-attempt timer, 408, 504
+  | 'interrupted' // connection reset or closed mid-body / mid-stream
+  | 'malformed' // body or SSE that is not what the wire format promises
+  | 'context_length' // prompt too long for the model: a bigger-context fallback may work
+  | 'invalid_request' // other 4xx: the request itself is wrong for this upstream
+  | 'auth' // 401/403: the provider key is wrong or lacks access
+  | 'not_found' // 404: usually an unknown upstream model id
+  | 'content_filter'; // the upstream refused the prompt on safety grounds (e.g. Gemini blockReason)
 
 const CODE_BY_FAILURE: Record<UpstreamFailure, UpstreamErrorCode> = {
   rate_limited: 'UPSTREAM_RATE_LIMITED',

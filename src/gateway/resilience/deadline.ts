@@ -28,8 +28,8 @@ export function computeAttemptTimeouts(input: AttemptTimeoutInput): AttemptTimeo
     return { timeoutMs: provider.first_token_timeout_ms ?? provider.timeout_ms, idleTimeoutMs: provider.timeout_ms };
   }
   const msPerToken = input.model.ms_per_token;
-  const maxTokens = input.request.max_completion_tokens ?? input.request.max_tokens
-    ?? (provider.type === 'anthropic' ? provider.default_max_tokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS : undefined);
+  const maxTokens =
+    input.request.max_completion_tokens ?? input.request.max_tokens ?? (provider.type === 'anthropic' ? (provider.default_max_tokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS) : undefined);
   if (msPerToken === undefined || maxTokens === undefined) return { timeoutMs: provider.timeout_ms };
   return { timeoutMs: Math.ceil(provider.timeout_ms + msPerToken * maxTokens) };
 }

@@ -4,18 +4,19 @@ import type { AbortLink } from '../../core/abort-link.ts';
 
 export type Sleep = (ms: number, signal: AbortLink) => Promise<void>;
 
-export const realSleep: Sleep = (ms, signal) => new Promise<void>((resolve, reject) => {
-  if (signal.aborted) {
-    reject(signal.reason);
-    return;
-  }
-  const onAbort = () => {
-    clearTimeout(timer);
-    reject(signal.reason);
-  };
-  const timer = setTimeout(() => {
-    signal.removeEventListener('abort', onAbort);
-    resolve();
-  }, ms);
-  signal.addEventListener('abort', onAbort, { once: true });
-});
+export const realSleep: Sleep = (ms, signal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });

@@ -36,8 +36,13 @@ export class UpstreamRouteError extends UpstreamError {
   /** The same failure, with the trail attached (message, kind, status and Retry-After unchanged). */
   static wrap(error: UpstreamError, attempts: readonly AttemptRecord[], message = error.message): UpstreamRouteError {
     return new UpstreamRouteError(message, {
-      provider: error.provider, failure: error.failure, status: error.status, upstreamType: error.upstreamType,
-      retryAfterSeconds: error.retryAfterSeconds, cause: error, attempts,
+      provider: error.provider,
+      failure: error.failure,
+      status: error.status,
+      upstreamType: error.upstreamType,
+      retryAfterSeconds: error.retryAfterSeconds,
+      cause: error,
+      attempts,
     });
   }
 }

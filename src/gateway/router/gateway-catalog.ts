@@ -1,8 +1,6 @@
 // The gateway's model catalog, built once from validated config and the environment: providers
 // (enabled, or disabled with the reason), models with their deployments, names and aliases, routes.
-import type {
-  AutoRule, GatewayConfig, PriceConfig, ProviderConfig, ProviderType, RoutingStrategy, TierName,
-} from '../../config/gateway-config-schema.ts';
+import type { AutoRule, GatewayConfig, PriceConfig, ProviderConfig, ProviderType, RoutingStrategy, TierName } from '../../config/gateway-config-schema.ts';
 import { describeMissingBaseUrl, resolveProviderEndpoint } from './resolve-provider-endpoint.ts';
 
 export type GatewayRoutingConfig = Pick<GatewayConfig, 'providers' | 'models' | 'routes'>;
@@ -64,8 +62,13 @@ export function buildGatewayCatalog(config: GatewayRoutingConfig, env: NodeJS.Pr
     if (endpoint.baseUrl === undefined) disabledReason = describeMissingBaseUrl(name);
     else if (!env[endpoint.apiKeyEnv]) disabledReason = `${endpoint.apiKeyEnv} is not set`;
     providers.set(name, {
-      name, type: settings.type, baseUrl: endpoint.baseUrl, apiKeyEnv: endpoint.apiKeyEnv,
-      enabled: disabledReason === undefined, disabledReason, settings,
+      name,
+      type: settings.type,
+      baseUrl: endpoint.baseUrl,
+      apiKeyEnv: endpoint.apiKeyEnv,
+      enabled: disabledReason === undefined,
+      disabledReason,
+      settings,
     });
   }
 
@@ -91,12 +94,17 @@ export function buildGatewayCatalog(config: GatewayRoutingConfig, env: NodeJS.Pr
       return { key: `${provider.name}/${upstreamModel}`, model: name, provider, upstreamModel, price, weight: d.weight };
     });
     const enabledDeployments = deployments.filter((d) => d.provider.enabled);
-    const unavailableReasons = deployments
-      .filter((d) => !d.provider.enabled)
-      .map((d) => `${d.provider.name}: ${d.provider.disabledReason ?? 'disabled'}`);
+    const unavailableReasons = deployments.filter((d) => !d.provider.enabled).map((d) => `${d.provider.name}: ${d.provider.disabledReason ?? 'disabled'}`);
     models.set(name, {
-      name, aliases: [...model.aliases], contextWindow: model.context_window, strategy: model.strategy,
-      fallbacks: model.fallbacks.map(canonical), msPerToken: model.ms_per_token, deployments, enabledDeployments, unavailableReasons,
+      name,
+      aliases: [...model.aliases],
+      contextWindow: model.context_window,
+      strategy: model.strategy,
+      fallbacks: model.fallbacks.map(canonical),
+      msPerToken: model.ms_per_token,
+      deployments,
+      enabledDeployments,
+      unavailableReasons,
     });
   }
 
@@ -105,7 +113,11 @@ export function buildGatewayCatalog(config: GatewayRoutingConfig, env: NodeJS.Pr
     if (target !== undefined) tiers.set(tier, canonical(target));
   }
   return {
-    providers, models, tiers, autoRules: config.routes.auto, deadlineMs: config.routes.deadline_ms,
+    providers,
+    models,
+    tiers,
+    autoRules: config.routes.auto,
+    deadlineMs: config.routes.deadline_ms,
     findModel: (nameOrAlias) => {
       const name = byName.get(nameOrAlias);
       return name === undefined ? undefined : models.get(name);

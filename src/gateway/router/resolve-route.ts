@@ -20,9 +20,7 @@ export interface ResolvedRoute {
 /** Whether the caller's key may use a model (by canonical name); absent means every model. */
 export type ModelFilter = (model: string) => boolean;
 
-export async function resolveRoute(
-  catalog: GatewayCatalog, requested: string, prompt: PromptTokenEstimate, allowed?: ModelFilter,
-): Promise<ResolvedRoute> {
+export async function resolveRoute(catalog: GatewayCatalog, requested: string, prompt: PromptTokenEstimate, allowed?: ModelFilter): Promise<ResolvedRoute> {
   const direct = catalog.findModel(requested);
   if (direct !== undefined) {
     if (allowed !== undefined && !allowed(direct.name)) {
@@ -41,10 +39,9 @@ export async function resolveRoute(
   const target = tier === undefined ? undefined : catalog.tiers.get(tier);
   const model = target === undefined ? undefined : catalog.models.get(target);
   if (model === undefined) {
-    throw notFound(
-      `The model \`${requested}\` does not exist or you do not have access to it. Available models: ${listModelNames(catalog, allowed).join(', ') || 'none'}.`,
-      { param: 'model' },
-    );
+    throw notFound(`The model \`${requested}\` does not exist or you do not have access to it. Available models: ${listModelNames(catalog, allowed).join(', ') || 'none'}.`, {
+      param: 'model',
+    });
   }
   if (allowed !== undefined && !allowed(model.name)) {
     throw new HerdError('PERMISSION_DENIED', `\`${requested}\` routes to \`${model.name}\`, which this key may not use.`, { param: 'model', reason: 'model_not_allowed' });

@@ -115,7 +115,10 @@ class AttemptLoop<T> {
         }
         if (remaining.length === 0) break;
         const deployment = await selectDeployment(model.strategy, remaining, {
-          stats: this.state.stats, random: this.state.random, kind: this.input.stream ? 'stream' : 'chat', forecastTokens: this.input.forecastTokens,
+          stats: this.state.stats,
+          random: this.state.random,
+          kind: this.input.stream ? 'stream' : 'chat',
+          forecastTokens: this.input.forecastTokens,
         });
         remaining.splice(remaining.indexOf(deployment), 1);
         const outcome = await this.tryDeployment(model, deployment);
@@ -162,7 +165,11 @@ class AttemptLoop<T> {
       const target: AttemptTarget = { model, deployment, provider, timeouts };
       const lease = new AttemptLease({ key: deployment.key, permit, stats: state.stats, clientSignal: signal });
       const record: AttemptRecord = {
-        model: model.name, provider: deployment.provider.name, upstreamModel: deployment.upstreamModel, outcome: 'ok', durationMs: 0,
+        model: model.name,
+        provider: deployment.provider.name,
+        upstreamModel: deployment.upstreamModel,
+        outcome: 'ok',
+        durationMs: 0,
       };
       this.attempts.push(record);
       const startedAt = clock.now();
@@ -235,18 +242,23 @@ class AttemptLoop<T> {
     // The deadline went by in admission queues without a single attempt: the model is busy, not failing.
     if (last === undefined && this.attempts.length === 0 && this.busyRetryAfterS !== undefined) return this.busyError();
     const detail = last === undefined ? '' : `; last: ${last.message}`;
-    return new UpstreamRouteError(
-      `no answer within the ${this.input.deadline.totalMs} ms deadline after ${plural(this.attempts.length, 'attempt')}${detail}`,
-      { provider: last?.provider ?? 'herd', failure: 'timeout', attempts: this.attempts, cause: last },
-    );
+    return new UpstreamRouteError(`no answer within the ${this.input.deadline.totalMs} ms deadline after ${plural(this.attempts.length, 'attempt')}${detail}`, {
+      provider: last?.provider ?? 'herd',
+      failure: 'timeout',
+      attempts: this.attempts,
+      cause: last,
+    });
   }
 
   private exhaustedError(): HerdError {
     const primary = this.input.chain[0]!;
     const skips = this.skipped.length === 0 ? '' : ` (skipped: ${this.skipped.join('; ')})`;
     if (this.lastError !== undefined) {
-      return UpstreamRouteError.wrap(this.lastError, this.attempts,
-        `\`${primary.name}\`: every upstream failed after ${plural(this.attempts.length, 'attempt')}${skips}; last: ${this.lastError.message}`);
+      return UpstreamRouteError.wrap(
+        this.lastError,
+        this.attempts,
+        `\`${primary.name}\`: every upstream failed after ${plural(this.attempts.length, 'attempt')}${skips}; last: ${this.lastError.message}`,
+      );
     }
     if (this.busyRetryAfterS !== undefined) return this.busyError();
     if (this.openUntilMs !== undefined) {
@@ -267,7 +279,10 @@ class AttemptLoop<T> {
 function breakerOf(state: RoutingState, deployment: CatalogDeployment): CircuitBreaker {
   const b = deployment.provider.settings.breaker;
   return state.breakers.get(deployment.key, {
-    failureRatio: b.failure_ratio, minRequests: b.min_requests, windowMs: b.window_ms, cooldownMs: b.cooldown_ms,
+    failureRatio: b.failure_ratio,
+    minRequests: b.min_requests,
+    windowMs: b.window_ms,
+    cooldownMs: b.cooldown_ms,
   });
 }
 

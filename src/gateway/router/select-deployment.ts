@@ -14,16 +14,18 @@ export interface SelectionContext {
   forecastTokens: () => Promise<TokenForecast>;
 }
 
-export async function selectDeployment(
-  strategy: RoutingStrategy, candidates: readonly CatalogDeployment[], context: SelectionContext,
-): Promise<CatalogDeployment> {
+export async function selectDeployment(strategy: RoutingStrategy, candidates: readonly CatalogDeployment[], context: SelectionContext): Promise<CatalogDeployment> {
   if (candidates.length === 0) throw new Error('selectDeployment needs at least one candidate');
   if (candidates.length === 1) return candidates[0]!;
   switch (strategy) {
-    case 'cheapest': return selectCheapest(candidates, context);
-    case 'weighted': return selectWeighted(candidates, context.random);
-    case 'least-busy': return selectLeastBusy(candidates, context);
-    case 'lowest-latency': return selectLowestLatency(candidates, context);
+    case 'cheapest':
+      return selectCheapest(candidates, context);
+    case 'weighted':
+      return selectWeighted(candidates, context.random);
+    case 'least-busy':
+      return selectLeastBusy(candidates, context);
+    case 'lowest-latency':
+      return selectLowestLatency(candidates, context);
   }
 }
 
@@ -56,7 +58,10 @@ function selectWeighted(candidates: readonly CatalogDeployment[], random: () => 
 function selectLeastBusy(candidates: readonly CatalogDeployment[], context: SelectionContext): CatalogDeployment {
   const least = Math.min(...candidates.map((d) => context.stats.inFlight(d.key)));
   // Ties are broken at random so idle deployments share the load instead of the first taking it all.
-  return pickRandom(candidates.filter((d) => context.stats.inFlight(d.key) === least), context.random);
+  return pickRandom(
+    candidates.filter((d) => context.stats.inFlight(d.key) === least),
+    context.random,
+  );
 }
 
 function selectLowestLatency(candidates: readonly CatalogDeployment[], context: SelectionContext): CatalogDeployment {

@@ -30,12 +30,14 @@ export interface ResponseSender {
   readonly signal: AbortSignal;
 }
 
-export type InferenceResult =
-  | { ok: true; outputs: Tensor[]; parameters?: Parameters; compute?: ComputeDurations }
-  | { ok: false; error: HerdError };
+export type InferenceResult = { ok: true; outputs: Tensor[]; parameters?: Parameters; compute?: ComputeDurations } | { ok: false; error: HerdError };
 
 /** The compute time of the execution that answered a request, set by the scheduler (an ensemble sums its steps'). */
-export interface ComputeDurations { inputNs: number; inferNs: number; outputNs: number }
+export interface ComputeDurations {
+  inputNs: number;
+  inferNs: number;
+  outputNs: number;
+}
 
 /** Everything a backend needs to load one instance of one model version. */
 export interface BackendLoadContext {

@@ -74,7 +74,11 @@ export class EnsembleScheduler implements Scheduler {
       const totalNs = Number(process.hrtime.bigint() - started);
       const batch = config.max_batch_size > 0 ? (request.inputs[0]?.shape[0] ?? 1) : 1;
       // Triton reports an ensemble's compute time as the sum of its composing requests' and no queue time of its own.
-      this.options.stats.recordSuccess({ queueNs: 0, computeInputNs: compute.inputNs, computeInferNs: compute.inferNs, computeOutputNs: compute.outputNs, totalNs }, batch, Date.now());
+      this.options.stats.recordSuccess(
+        { queueNs: 0, computeInputNs: compute.inputNs, computeInferNs: compute.inferNs, computeOutputNs: compute.outputNs, totalNs },
+        batch,
+        Date.now(),
+      );
       this.options.stats.recordExecution(Math.max(1, batch), compute.inputNs, compute.inferNs, compute.outputNs);
       return { ok: true, outputs, compute };
     } catch (err) {
@@ -113,7 +117,10 @@ export class EnsembleScheduler implements Scheduler {
           if (!plan.inputs.every(([, name]) => tensors.has(name))) continue;
           started[index] = 1;
           running += 1;
-          this.runStep(request, plan, tensors).then((answer) => finished(plan, answer, undefined), (err: unknown) => finished(plan, undefined, err));
+          this.runStep(request, plan, tensors).then(
+            (answer) => finished(plan, answer, undefined),
+            (err: unknown) => finished(plan, undefined, err),
+          );
         }
       };
       // Triton answers the first failure once every step in flight has finished.

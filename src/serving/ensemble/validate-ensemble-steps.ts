@@ -6,10 +6,14 @@ import { invalidArg } from '../../core/errors.ts';
 import type { ConfigDataType, ModelConfig } from '../repository/model-config.ts';
 import { indexPath, keyPath } from '../repository/model-config-schema.ts';
 
-interface TensorNode { model: string; type: ConfigDataType; dims: readonly number[]; fullDims: readonly number[] }
+interface TensorNode {
+  model: string;
+  type: ConfigDataType;
+  dims: readonly number[];
+  fullDims: readonly number[];
+}
 
-const node = (model: string, batching: boolean, type: ConfigDataType, dims: readonly number[]): TensorNode =>
-  ({ model, type, dims, fullDims: batching ? [-1, ...dims] : dims });
+const node = (model: string, batching: boolean, type: ConfigDataType, dims: readonly number[]): TensorNode => ({ model, type, dims, fullDims: batching ? [-1, ...dims] : dims });
 
 /** `stepConfig(i)` is the loaded config of step i's model (the version the step names, or the latest). */
 export function validateEnsembleSteps(ensemble: ModelConfig, stepConfig: (index: number) => ModelConfig): void {
@@ -24,7 +28,10 @@ export function validateEnsembleSteps(ensemble: ModelConfig, stepConfig: (index:
     const model = stepConfig(i);
     const stepName = step.model_name;
     if (model.max_batch_size !== 0 && model.max_batch_size < ensemble.max_batch_size) {
-      throw invalidArg(`ensemble ${name} allows maximum batch size ${ensemble.max_batch_size}, but it contains model ${stepName} which only allows maximum batch size to be ${model.max_batch_size}`, { param: `${path}.model_name` });
+      throw invalidArg(
+        `ensemble ${name} allows maximum batch size ${ensemble.max_batch_size}, but it contains model ${stepName} which only allows maximum batch size to be ${model.max_batch_size}`,
+        { param: `${path}.model_name` },
+      );
     }
     const stepBatching = model.max_batch_size > 0;
     const prefix = `in ensemble ${name}, `;
@@ -65,7 +72,10 @@ function merge(tensors: Map<string, TensorNode>, tensorName: string, seen: Tenso
     throw invalidArg(`${message}inconsistent data type: ${known.type} is inferred from model ${known.model} while ${seen.type} is inferred from model ${seen.model}`, { param });
   }
   if (!sameDims(known.dims, seen.dims) && !sameDims(known.fullDims, seen.fullDims)) {
-    throw invalidArg(`${message}inconsistent shape: [${known.fullDims.join(',')}] is inferred from model ${known.model} while [${seen.fullDims.join(',')}] is inferred from model ${seen.model}`, { param });
+    throw invalidArg(
+      `${message}inconsistent shape: [${known.fullDims.join(',')}] is inferred from model ${known.model} while [${seen.fullDims.join(',')}] is inferred from model ${seen.model}`,
+      { param },
+    );
   }
 }
 

@@ -23,13 +23,20 @@ const isJs = (config: ModelConfig) => config.backend === 'js';
 
 /** Set and refused: loading would mean doing something else than what the config asks. */
 export const REFUSED_FIELDS: readonly FieldRule[] = [
-  { path: 'batch_input', reason: "ragged batching's batch inputs are not supported: Herd does not build the BATCH_* tensors; remove batch_input (requests with allow_ragged_batch inputs are then executed one by one)" },
+  {
+    path: 'batch_input',
+    reason:
+      "ragged batching's batch inputs are not supported: Herd does not build the BATCH_* tensors; remove batch_input (requests with allow_ragged_batch inputs are then executed one by one)",
+  },
   { path: 'batch_output', reason: 'batch outputs (BATCH_SCATTER_WITH_INPUT_SHAPE) are not supported: Herd does not scatter a ragged batch output' },
   { path: 'optimization.cuda.graphs', reason: 'CUDA graphs need a GPU; Herd runs on the CPU only' },
   { path: 'optimization.cuda.graph_spec', reason: 'CUDA graphs need a GPU; Herd runs on the CPU only' },
   { path: 'optimization.cuda.busy_wait_events', reason: 'CUDA events need a GPU; Herd runs on the CPU only' },
   { path: 'optimization.cuda.output_copy_stream', reason: 'CUDA streams need a GPU; Herd runs on the CPU only' },
-  { path: 'optimization.execution_accelerators.gpu_execution_accelerator', reason: 'GPU execution accelerators (TensorRT, CUDA) need a GPU; Herd runs ONNX Runtime on the CPU execution provider only' },
+  {
+    path: 'optimization.execution_accelerators.gpu_execution_accelerator',
+    reason: 'GPU execution accelerators (TensorRT, CUDA) need a GPU; Herd runs ONNX Runtime on the CPU execution provider only',
+  },
   { path: 'optimization.execution_accelerators.cpu_execution_accelerator', reason: "CPU execution accelerators (OpenVINO) are not available in Herd's ONNX Runtime build" },
   { path: 'instance_group.secondary_devices', reason: 'secondary devices (NVDLA) are not available; Herd runs on the CPU only' },
   { path: 'model_operations.op_library_filename', reason: 'custom operation libraries cannot be loaded: onnxruntime-node registers no custom op libraries' },
@@ -49,14 +56,24 @@ export const IGNORED_FIELDS: readonly FieldRule[] = [
   { path: 'optimization.graph.level', reason: 'graph optimization levels apply to ONNX Runtime and TensorFlow models; a js model has no graph', when: isJs },
   { path: 'instance_group.host_policy', reason: 'host policies (NUMA placement) need --host-policy settings, which Herd does not have' },
   { path: 'cc_model_filenames', reason: 'per-compute-capability model files are chosen on GPUs only (TensorRT)' },
-  { path: 'model_metrics.metric_control', reason: "Herd reports latencies as counters; the histograms these options shape (Triton's --metrics-config histogram_latencies=true) are not offered" },
+  {
+    path: 'model_metrics.metric_control',
+    reason: "Herd reports latencies as counters; the histograms these options shape (Triton's --metrics-config histogram_latencies=true) are not offered",
+  },
   { path: 'sequence_batching.direct', reason: 'sequences are not pinned to batch slots: requests of a sequence are scheduled like any other (one instance keeps them in order)' },
   { path: 'sequence_batching.oldest', reason: 'sequences are not pinned to batch slots: requests of a sequence are scheduled like any other (one instance keeps them in order)' },
   // 1 s is Triton's SEQUENCE_IDLE_DEFAULT_MICROSECONDS, which normalization fills in (parse-model-config.ts).
-  { path: 'sequence_batching.max_sequence_idle_microseconds', reason: 'Herd keeps no per-sequence slot, so there is nothing to release when a sequence is idle', normalized: 1_000_000 },
+  {
+    path: 'sequence_batching.max_sequence_idle_microseconds',
+    reason: 'Herd keeps no per-sequence slot, so there is nothing to release when a sequence is idle',
+    normalized: 1_000_000,
+  },
 ];
 
-export interface FieldWarning { path: string; message: string }
+export interface FieldWarning {
+  path: string;
+  message: string;
+}
 
 /** Throws INVALID_ARG (param = the field's path, so pbtxt errors carry file:line:column) for the first refused field set. */
 export function refuseUnhonouredFields(config: ModelConfig): void {
@@ -68,7 +85,9 @@ export function refuseUnhonouredFields(config: ModelConfig): void {
   // Each tag becomes the Prometheus label `_<key>`, which allows letters, digits and underscores only.
   for (const key of Object.keys(config.metric_tags)) {
     if (!/^[A-Za-z0-9_]+$/.test(key)) {
-      throw invalidArg(`model '${config.name}': metric tag '${key}' cannot be a metrics label ('_${key}'): use letters, digits and '_'`, { param: `metric_tags[${JSON.stringify(key)}]` });
+      throw invalidArg(`model '${config.name}': metric tag '${key}' cannot be a metrics label ('_${key}'): use letters, digits and '_'`, {
+        param: `metric_tags[${JSON.stringify(key)}]`,
+      });
     }
   }
 }
@@ -81,7 +100,11 @@ export function listIgnoredFields(config: ModelConfig, options: { hasResponseCac
     if (findSetField(config, rule.path, rule.normalized) !== undefined) warnings.push({ path: rule.path, message: `'${rule.path}' is set and ignored: ${rule.reason}` });
   }
   if (config.response_cache?.enable && !options.hasResponseCache) {
-    warnings.push({ path: 'response_cache.enable', message: "'response_cache.enable' is set but the server has no response cache (--cache-config local,size=BYTES, or serving.cache in herd.yaml): responses are not cached, as in Triton" });
+    warnings.push({
+      path: 'response_cache.enable',
+      message:
+        "'response_cache.enable' is set but the server has no response cache (--cache-config local,size=BYTES, or serving.cache in herd.yaml): responses are not cached, as in Triton",
+    });
   }
   return warnings;
 }

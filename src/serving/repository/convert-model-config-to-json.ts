@@ -2,13 +2,12 @@
 // ModelConfigToJson): protobuf JSON with proto field names, every field without presence printed (zero
 // values, [] and {}), unset messages left out, enums by name, fields in .proto declaration order.
 import type { ModelConfig } from './model-config.ts';
-import {
-  type FieldSchema, type MessageSchema, type MessageValue, type SingleValue,
-  ModelConfigSchema, zeroValue,
-} from './model-config-schema.ts';
+import { type FieldSchema, type MessageSchema, type MessageValue, type SingleValue, ModelConfigSchema, zeroValue } from './model-config-schema.ts';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | JsonObject;
-export interface JsonObject { [key: string]: JsonValue }
+export interface JsonObject {
+  [key: string]: JsonValue;
+}
 
 /**
  * protobuf prints int64/uint64 as JSON strings; Triton rewrites these fields back to numbers
@@ -18,13 +17,20 @@ export interface JsonObject { [key: string]: JsonValue }
  * of on each state, so it never converts them). Printing the same keeps byte-for-byte parity.
  */
 const INT64_AS_NUMBER = new Set([
-  'input.dims', 'input.reshape.shape', 'output.dims', 'output.reshape.shape',
+  'input.dims',
+  'input.reshape.shape',
+  'output.dims',
+  'output.reshape.shape',
   'version_policy.specific.versions',
-  'dynamic_batching.max_queue_delay_microseconds', 'dynamic_batching.priority_levels', 'dynamic_batching.default_priority_level',
+  'dynamic_batching.max_queue_delay_microseconds',
+  'dynamic_batching.priority_levels',
+  'dynamic_batching.default_priority_level',
   'dynamic_batching.default_queue_policy.default_timeout_microseconds',
   'dynamic_batching.priority_queue_policy.default_timeout_microseconds',
-  'sequence_batching.max_sequence_idle_microseconds', 'sequence_batching.oldest.max_queue_delay_microseconds',
-  'sequence_batching.direct.max_queue_delay_microseconds', 'sequence_batching.state.dims',
+  'sequence_batching.max_sequence_idle_microseconds',
+  'sequence_batching.oldest.max_queue_delay_microseconds',
+  'sequence_batching.direct.max_queue_delay_microseconds',
+  'sequence_batching.state.dims',
   'ensemble_scheduling.step.model_version',
   'model_warmup.inputs.dims',
 ]);
@@ -61,9 +67,11 @@ function convertSingle(field: FieldSchema, value: SingleValue, path: string): Js
   if (type.kind === 'message') return convertMessage(type.message, value as MessageValue, path);
   if (type.kind === 'enum' || typeof value !== 'number') return value as JsonValue;
   switch (type.scalar) {
-    case 'int64': case 'uint64':
+    case 'int64':
+    case 'uint64':
       return INT64_AS_NUMBER.has(path) ? value : String(value);
-    case 'float': case 'double':
+    case 'float':
+    case 'double':
       // JSON has no NaN/Infinity: protobuf writes them as these strings.
       if (Number.isNaN(value)) return 'NaN';
       if (!Number.isFinite(value)) return value > 0 ? 'Infinity' : '-Infinity';

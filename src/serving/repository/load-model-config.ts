@@ -32,9 +32,7 @@ export async function loadModelConfig(source: ConfigSource, backends: ReadonlyMa
   const options: ParseModelConfigOptions = { versionDirectoryEntries: entries, validateIO: false, modelExists: source.modelExists, refuseUnhonoured: true };
   const config = readConfig(source, entries, options);
   const factory = config.platform === 'ensemble' ? undefined : resolveBackend(config, source, backends);
-  const completed = factory?.autoCompleteConfig && versionPath !== undefined
-    ? await factory.autoCompleteConfig(config, source.modelPath, versionPath)
-    : config;
+  const completed = factory?.autoCompleteConfig && versionPath !== undefined ? await factory.autoCompleteConfig(config, source.modelPath, versionPath) : config;
   // As Triton's UpdateModelConfig: what auto-complete filled (max_batch_size...) gets its defaults too.
   normalizeModelConfig(completed);
   validateModelConfig(completed, { expectedName: source.modelName, file: join(source.modelPath, 'config.pbtxt'), modelExists: source.modelExists });
@@ -78,7 +76,10 @@ function hasJsModel(entries: readonly string[]): boolean {
 function resolveBackend(config: ModelConfig, source: ConfigSource, backends: ReadonlyMap<string, BackendFactory>): BackendFactory {
   const name = config.backend || (config.platform === 'onnxruntime_onnx' ? 'onnxruntime' : config.platform);
   if (!name) {
-    throw new HerdError('INVALID_ARG', `model '${source.modelName}': config must set 'backend' or 'platform', or the version folder must hold a model file Herd recognises (supported backends: ${[...backends.keys()].join(', ')})`);
+    throw new HerdError(
+      'INVALID_ARG',
+      `model '${source.modelName}': config must set 'backend' or 'platform', or the version folder must hold a model file Herd recognises (supported backends: ${[...backends.keys()].join(', ')})`,
+    );
   }
   const factory = backends.get(name);
   if (!factory) {

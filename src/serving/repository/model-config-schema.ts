@@ -39,7 +39,9 @@ export interface MessageSchema {
 export type ScalarValue = string | number | boolean;
 export type SingleValue = ScalarValue | MessageValue;
 export type FieldValue = SingleValue | SingleValue[];
-export interface MessageValue { [field: string]: FieldValue | undefined }
+export interface MessageValue {
+  [field: string]: FieldValue | undefined;
+}
 
 export interface FieldSpec {
   number: number;
@@ -62,21 +64,27 @@ export function defineEnum(name: string, values: readonly string[]): EnumSchema 
 }
 
 /** protoc's name for a map's entry message: `parameters` -> `ParametersEntry`. */
-const entryName = (field: string) => `${field.split('_').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('')}Entry`;
+const entryName = (field: string) =>
+  `${field
+    .split('_')
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join('')}Entry`;
 
 /** Object key order is the proto's declaration order, which is also the order Triton prints JSON in. */
 export function defineMessage(name: string, specs: Record<string, FieldSpec>): MessageSchema {
-  const fields = Object.entries(specs).map(([fieldName, spec]): FieldSchema => ({
-    name: fieldName,
-    jsonName: fieldName.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()),
-    number: spec.number,
-    type: spec.type,
-    label: spec.label ?? 'singular',
-    ...(spec.oneof === undefined ? {} : { oneof: spec.oneof }),
-    ...(spec.label === 'map'
-      ? { entry: defineMessage(`${name}.${entryName(fieldName)}`, { key: scalarField(spec.mapKey ?? 'string', 1), value: { number: 2, type: spec.type } }) }
-      : {}),
-  }));
+  const fields = Object.entries(specs).map(
+    ([fieldName, spec]): FieldSchema => ({
+      name: fieldName,
+      jsonName: fieldName.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()),
+      number: spec.number,
+      type: spec.type,
+      label: spec.label ?? 'singular',
+      ...(spec.oneof === undefined ? {} : { oneof: spec.oneof }),
+      ...(spec.label === 'map'
+        ? { entry: defineMessage(`${name}.${entryName(fieldName)}`, { key: scalarField(spec.mapKey ?? 'string', 1), value: { number: 2, type: spec.type } }) }
+        : {}),
+    }),
+  );
   return { name, fields, byName: new Map(fields.map((f) => [f.name, f])) };
 }
 
@@ -154,8 +162,21 @@ export function roundToFloat32(value: number): number {
 const s = scalarField;
 
 export const DataTypeEnum = defineEnum('DataType', [
-  'TYPE_INVALID', 'TYPE_BOOL', 'TYPE_UINT8', 'TYPE_UINT16', 'TYPE_UINT32', 'TYPE_UINT64', 'TYPE_INT8', 'TYPE_INT16',
-  'TYPE_INT32', 'TYPE_INT64', 'TYPE_FP16', 'TYPE_FP32', 'TYPE_FP64', 'TYPE_STRING', 'TYPE_BF16',
+  'TYPE_INVALID',
+  'TYPE_BOOL',
+  'TYPE_UINT8',
+  'TYPE_UINT16',
+  'TYPE_UINT32',
+  'TYPE_UINT64',
+  'TYPE_INT8',
+  'TYPE_INT16',
+  'TYPE_INT32',
+  'TYPE_INT64',
+  'TYPE_FP16',
+  'TYPE_FP32',
+  'TYPE_FP64',
+  'TYPE_STRING',
+  'TYPE_BF16',
 ]);
 const dataType = (number: number) => enumField(DataTypeEnum, number);
 
@@ -204,10 +225,17 @@ export const OutputSchema = defineMessage('ModelOutput', {
 });
 
 const BatchInput = defineMessage('BatchInput', {
-  kind: enumField(defineEnum('BatchInput.Kind', [
-    'BATCH_ELEMENT_COUNT', 'BATCH_ACCUMULATED_ELEMENT_COUNT', 'BATCH_ACCUMULATED_ELEMENT_COUNT_WITH_ZERO',
-    'BATCH_MAX_ELEMENT_COUNT_AS_SHAPE', 'BATCH_ITEM_SHAPE', 'BATCH_ITEM_SHAPE_FLATTEN',
-  ]), 1),
+  kind: enumField(
+    defineEnum('BatchInput.Kind', [
+      'BATCH_ELEMENT_COUNT',
+      'BATCH_ACCUMULATED_ELEMENT_COUNT',
+      'BATCH_ACCUMULATED_ELEMENT_COUNT_WITH_ZERO',
+      'BATCH_MAX_ELEMENT_COUNT_AS_SHAPE',
+      'BATCH_ITEM_SHAPE',
+      'BATCH_ITEM_SHAPE_FLATTEN',
+    ]),
+    1,
+  ),
   target_name: repeated(s('string', 2)),
   data_type: dataType(3),
   source_input: repeated(s('string', 4)),
@@ -229,10 +257,13 @@ const GraphShape = defineMessage('ModelOptimizationPolicy.Cuda.GraphSpec.Shape',
 const GraphSpec = defineMessage('ModelOptimizationPolicy.Cuda.GraphSpec', {
   batch_size: s('int32', 1),
   input: mapOf('string', messageField(GraphShape, 2)),
-  graph_lower_bound: messageField(defineMessage('ModelOptimizationPolicy.Cuda.GraphSpec.LowerBound', {
-    batch_size: s('int32', 1),
-    input: mapOf('string', messageField(GraphShape, 2)),
-  }), 3),
+  graph_lower_bound: messageField(
+    defineMessage('ModelOptimizationPolicy.Cuda.GraphSpec.LowerBound', {
+      batch_size: s('int32', 1),
+      input: mapOf('string', messageField(GraphShape, 2)),
+    }),
+    3,
+  ),
 });
 const Accelerator = defineMessage('ModelOptimizationPolicy.ExecutionAccelerators.Accelerator', {
   name: s('string', 1),
@@ -242,16 +273,22 @@ const PinnedMemoryBuffer = defineMessage('ModelOptimizationPolicy.PinnedMemoryBu
 const OptimizationPolicy = defineMessage('ModelOptimizationPolicy', {
   graph: messageField(defineMessage('ModelOptimizationPolicy.Graph', { level: s('int32', 1) }), 1),
   priority: enumField(defineEnum('ModelOptimizationPolicy.ModelPriority', ['PRIORITY_DEFAULT', 'PRIORITY_MAX', 'PRIORITY_MIN']), 2),
-  cuda: messageField(defineMessage('ModelOptimizationPolicy.Cuda', {
-    graphs: s('bool', 1),
-    busy_wait_events: s('bool', 2),
-    graph_spec: repeated(messageField(GraphSpec, 3)),
-    output_copy_stream: s('bool', 4),
-  }), 3),
-  execution_accelerators: messageField(defineMessage('ModelOptimizationPolicy.ExecutionAccelerators', {
-    gpu_execution_accelerator: repeated(messageField(Accelerator, 1)),
-    cpu_execution_accelerator: repeated(messageField(Accelerator, 2)),
-  }), 4),
+  cuda: messageField(
+    defineMessage('ModelOptimizationPolicy.Cuda', {
+      graphs: s('bool', 1),
+      busy_wait_events: s('bool', 2),
+      graph_spec: repeated(messageField(GraphSpec, 3)),
+      output_copy_stream: s('bool', 4),
+    }),
+    3,
+  ),
+  execution_accelerators: messageField(
+    defineMessage('ModelOptimizationPolicy.ExecutionAccelerators', {
+      gpu_execution_accelerator: repeated(messageField(Accelerator, 1)),
+      cpu_execution_accelerator: repeated(messageField(Accelerator, 2)),
+    }),
+    4,
+  ),
   input_pinned_memory: messageField(PinnedMemoryBuffer, 5),
   output_pinned_memory: messageField(PinnedMemoryBuffer, 6),
   gather_kernel_buffer_threshold: s('uint32', 7),
@@ -276,9 +313,7 @@ const DynamicBatching = defineMessage('ModelDynamicBatching', {
 });
 
 const SequenceControl = defineMessage('ModelSequenceBatching.Control', {
-  kind: enumField(defineEnum('ModelSequenceBatching.Control.Kind', [
-    'CONTROL_SEQUENCE_START', 'CONTROL_SEQUENCE_READY', 'CONTROL_SEQUENCE_END', 'CONTROL_SEQUENCE_CORRID',
-  ]), 1),
+  kind: enumField(defineEnum('ModelSequenceBatching.Control.Kind', ['CONTROL_SEQUENCE_START', 'CONTROL_SEQUENCE_READY', 'CONTROL_SEQUENCE_END', 'CONTROL_SEQUENCE_CORRID']), 1),
   int32_false_true: repeated(s('int32', 2)),
   fp32_false_true: repeated(s('float', 3)),
   bool_false_true: repeated(s('bool', 5)),
@@ -292,41 +327,68 @@ const InitialState = defineMessage('ModelSequenceBatching.InitialState', {
   name: s('string', 5),
 });
 const SequenceBatching = defineMessage('ModelSequenceBatching', {
-  direct: inOneof('strategy_choice', messageField(defineMessage('ModelSequenceBatching.StrategyDirect', {
-    max_queue_delay_microseconds: s('uint64', 1),
-    minimum_slot_utilization: s('float', 2),
-  }), 3)),
-  oldest: inOneof('strategy_choice', messageField(defineMessage('ModelSequenceBatching.StrategyOldest', {
-    max_candidate_sequences: s('int32', 1),
-    preferred_batch_size: repeated(s('int32', 2)),
-    max_queue_delay_microseconds: s('uint64', 3),
-    preserve_ordering: s('bool', 4),
-  }), 4)),
+  direct: inOneof(
+    'strategy_choice',
+    messageField(
+      defineMessage('ModelSequenceBatching.StrategyDirect', {
+        max_queue_delay_microseconds: s('uint64', 1),
+        minimum_slot_utilization: s('float', 2),
+      }),
+      3,
+    ),
+  ),
+  oldest: inOneof(
+    'strategy_choice',
+    messageField(
+      defineMessage('ModelSequenceBatching.StrategyOldest', {
+        max_candidate_sequences: s('int32', 1),
+        preferred_batch_size: repeated(s('int32', 2)),
+        max_queue_delay_microseconds: s('uint64', 3),
+        preserve_ordering: s('bool', 4),
+      }),
+      4,
+    ),
+  ),
   max_sequence_idle_microseconds: s('uint64', 1),
-  control_input: repeated(messageField(defineMessage('ModelSequenceBatching.ControlInput', {
-    name: s('string', 1),
-    control: repeated(messageField(SequenceControl, 2)),
-  }), 2)),
-  state: repeated(messageField(defineMessage('ModelSequenceBatching.State', {
-    input_name: s('string', 1),
-    output_name: s('string', 2),
-    data_type: dataType(3),
-    dims: repeated(s('int64', 4)),
-    initial_state: repeated(messageField(InitialState, 5)),
-    use_same_buffer_for_input_output: s('bool', 6),
-    use_growable_memory: s('bool', 7),
-  }), 5)),
+  control_input: repeated(
+    messageField(
+      defineMessage('ModelSequenceBatching.ControlInput', {
+        name: s('string', 1),
+        control: repeated(messageField(SequenceControl, 2)),
+      }),
+      2,
+    ),
+  ),
+  state: repeated(
+    messageField(
+      defineMessage('ModelSequenceBatching.State', {
+        input_name: s('string', 1),
+        output_name: s('string', 2),
+        data_type: dataType(3),
+        dims: repeated(s('int64', 4)),
+        initial_state: repeated(messageField(InitialState, 5)),
+        use_same_buffer_for_input_output: s('bool', 6),
+        use_growable_memory: s('bool', 7),
+      }),
+      5,
+    ),
+  ),
   iterative_sequence: s('bool', 6),
 });
 
 const Ensembling = defineMessage('ModelEnsembling', {
-  step: repeated(messageField(defineMessage('ModelEnsembling.Step', {
-    model_name: s('string', 1),
-    model_version: s('int64', 2),
-    input_map: mapOf('string', s('string', 3)),
-    output_map: mapOf('string', s('string', 4)),
-    model_namespace: s('string', 5),
-  }), 1)),
+  step: repeated(
+    messageField(
+      defineMessage('ModelEnsembling.Step', {
+        model_name: s('string', 1),
+        model_version: s('int64', 2),
+        input_map: mapOf('string', s('string', 3)),
+        output_map: mapOf('string', s('string', 4)),
+        model_namespace: s('string', 5),
+      }),
+      1,
+    ),
+  ),
   max_inflight_requests: s('uint32', 2),
 });
 
@@ -348,8 +410,7 @@ const Warmup = defineMessage('ModelWarmup', {
 
 const MetricControl = defineMessage('ModelMetrics.MetricControl', {
   metric_identifier: messageField(defineMessage('ModelMetrics.MetricControl.MetricIdentifier', { family: s('string', 1) }), 1),
-  histogram_options: inOneof('metric_options', messageField(
-    defineMessage('ModelMetrics.MetricControl.HistogramOptions', { buckets: repeated(s('double', 1)) }), 2)),
+  histogram_options: inOneof('metric_options', messageField(defineMessage('ModelMetrics.MetricControl.HistogramOptions', { buckets: repeated(s('double', 1)) }), 2)),
 });
 
 export const ModelConfigSchema = defineMessage('ModelConfig', {
@@ -375,12 +436,20 @@ export const ModelConfigSchema = defineMessage('ModelConfig', {
   model_warmup: repeated(messageField(Warmup, 16)),
   model_operations: messageField(defineMessage('ModelOperations', { op_library_filename: repeated(s('string', 1)) }), 18),
   model_transaction_policy: messageField(defineMessage('ModelTransactionPolicy', { decoupled: s('bool', 1) }), 19),
-  model_repository_agents: messageField(defineMessage('ModelRepositoryAgents', {
-    agents: repeated(messageField(defineMessage('ModelRepositoryAgents.Agent', {
-      name: s('string', 1),
-      parameters: mapOf('string', s('string', 2)),
-    }), 1)),
-  }), 23),
+  model_repository_agents: messageField(
+    defineMessage('ModelRepositoryAgents', {
+      agents: repeated(
+        messageField(
+          defineMessage('ModelRepositoryAgents.Agent', {
+            name: s('string', 1),
+            parameters: mapOf('string', s('string', 2)),
+          }),
+          1,
+        ),
+      ),
+    }),
+    23,
+  ),
   response_cache: messageField(defineMessage('ModelResponseCache', { enable: s('bool', 1) }), 24),
   model_metrics: messageField(defineMessage('ModelMetrics', { metric_control: repeated(messageField(MetricControl, 1)) }), 26),
 });

@@ -9,26 +9,51 @@
 // model-config-schema.ts mirrors these types field by field (a test keeps the two in step).
 
 export type ConfigDataType =
-  | 'TYPE_INVALID' | 'TYPE_BOOL' | 'TYPE_UINT8' | 'TYPE_UINT16' | 'TYPE_UINT32' | 'TYPE_UINT64'
-  | 'TYPE_INT8' | 'TYPE_INT16' | 'TYPE_INT32' | 'TYPE_INT64'
-  | 'TYPE_FP16' | 'TYPE_FP32' | 'TYPE_FP64' | 'TYPE_STRING' | 'TYPE_BF16';
+  | 'TYPE_INVALID'
+  | 'TYPE_BOOL'
+  | 'TYPE_UINT8'
+  | 'TYPE_UINT16'
+  | 'TYPE_UINT32'
+  | 'TYPE_UINT64'
+  | 'TYPE_INT8'
+  | 'TYPE_INT16'
+  | 'TYPE_INT32'
+  | 'TYPE_INT64'
+  | 'TYPE_FP16'
+  | 'TYPE_FP32'
+  | 'TYPE_FP64'
+  | 'TYPE_STRING'
+  | 'TYPE_BF16';
 
 export type InstanceKind = 'KIND_AUTO' | 'KIND_GPU' | 'KIND_CPU' | 'KIND_MODEL';
 export type SecondaryDeviceKind = 'KIND_NVDLA';
 export type TimeoutAction = 'REJECT' | 'DELAY';
 export type TensorFormat = 'FORMAT_NONE' | 'FORMAT_NHWC' | 'FORMAT_NCHW';
 export type BatchInputKind =
-  | 'BATCH_ELEMENT_COUNT' | 'BATCH_ACCUMULATED_ELEMENT_COUNT' | 'BATCH_ACCUMULATED_ELEMENT_COUNT_WITH_ZERO'
-  | 'BATCH_MAX_ELEMENT_COUNT_AS_SHAPE' | 'BATCH_ITEM_SHAPE' | 'BATCH_ITEM_SHAPE_FLATTEN';
+  | 'BATCH_ELEMENT_COUNT'
+  | 'BATCH_ACCUMULATED_ELEMENT_COUNT'
+  | 'BATCH_ACCUMULATED_ELEMENT_COUNT_WITH_ZERO'
+  | 'BATCH_MAX_ELEMENT_COUNT_AS_SHAPE'
+  | 'BATCH_ITEM_SHAPE'
+  | 'BATCH_ITEM_SHAPE_FLATTEN';
 export type BatchOutputKind = 'BATCH_SCATTER_WITH_INPUT_SHAPE';
 export type ModelPriority = 'PRIORITY_DEFAULT' | 'PRIORITY_MAX' | 'PRIORITY_MIN';
-export type SequenceControlKind =
-  | 'CONTROL_SEQUENCE_START' | 'CONTROL_SEQUENCE_READY' | 'CONTROL_SEQUENCE_END' | 'CONTROL_SEQUENCE_CORRID';
+export type SequenceControlKind = 'CONTROL_SEQUENCE_START' | 'CONTROL_SEQUENCE_READY' | 'CONTROL_SEQUENCE_END' | 'CONTROL_SEQUENCE_CORRID';
 
-export interface ModelRateLimiterResource { name: string; global: boolean; count: number }
-export interface ModelRateLimiter { resources: ModelRateLimiterResource[]; priority: number }
+export interface ModelRateLimiterResource {
+  name: string;
+  global: boolean;
+  count: number;
+}
+export interface ModelRateLimiter {
+  resources: ModelRateLimiterResource[];
+  priority: number;
+}
 
-export interface ModelInstanceSecondaryDevice { kind: SecondaryDeviceKind; device_id: number }
+export interface ModelInstanceSecondaryDevice {
+  kind: SecondaryDeviceKind;
+  device_id: number;
+}
 
 export interface ModelInstanceGroup {
   name: string;
@@ -42,7 +67,9 @@ export interface ModelInstanceGroup {
   host_policy: string;
 }
 
-export interface ModelTensorReshape { shape: number[] }
+export interface ModelTensorReshape {
+  shape: number[];
+}
 
 export interface ModelInput {
   name: string;
@@ -86,13 +113,18 @@ export interface ModelVersionPolicy {
   specific?: { versions: number[] };
 }
 
-export interface ModelOptimizationGraphShape { dim: number[] }
+export interface ModelOptimizationGraphShape {
+  dim: number[];
+}
 export interface ModelOptimizationGraphSpec {
   batch_size: number;
   input: Record<string, ModelOptimizationGraphShape>;
   graph_lower_bound?: { batch_size: number; input: Record<string, ModelOptimizationGraphShape> };
 }
-export interface ModelOptimizationAccelerator { name: string; parameters: Record<string, string> }
+export interface ModelOptimizationAccelerator {
+  name: string;
+  parameters: Record<string, string>;
+}
 
 export interface ModelOptimizationPolicy {
   graph?: { level: number };
@@ -134,7 +166,10 @@ export interface ModelSequenceControl {
   bool_false_true: boolean[];
   data_type: ConfigDataType;
 }
-export interface ModelSequenceControlInput { name: string; control: ModelSequenceControl[] }
+export interface ModelSequenceControlInput {
+  name: string;
+  control: ModelSequenceControl[];
+}
 
 export interface ModelSequenceInitialState {
   data_type: ConfigDataType;
@@ -155,7 +190,10 @@ export interface ModelSequenceState {
   use_growable_memory: boolean;
 }
 
-export interface ModelSequenceStrategyDirect { max_queue_delay_microseconds: number; minimum_slot_utilization: number }
+export interface ModelSequenceStrategyDirect {
+  max_queue_delay_microseconds: number;
+  minimum_slot_utilization: number;
+}
 export interface ModelSequenceStrategyOldest {
   max_candidate_sequences: number;
   preferred_batch_size: number[];
@@ -184,9 +222,14 @@ export interface ModelEnsembleStep {
   model_namespace: string;
 }
 
-export interface ModelEnsembling { step: ModelEnsembleStep[]; max_inflight_requests: number }
+export interface ModelEnsembling {
+  step: ModelEnsembleStep[];
+  max_inflight_requests: number;
+}
 
-export interface ModelParameter { string_value: string }
+export interface ModelParameter {
+  string_value: string;
+}
 
 export interface ModelWarmupInput {
   data_type: ConfigDataType;
@@ -197,20 +240,38 @@ export interface ModelWarmupInput {
   input_data_file?: string;
 }
 
-export interface ModelWarmup { name: string; batch_size: number; inputs: Record<string, ModelWarmupInput>; count: number }
+export interface ModelWarmup {
+  name: string;
+  batch_size: number;
+  inputs: Record<string, ModelWarmupInput>;
+  count: number;
+}
 
-export interface ModelOperations { op_library_filename: string[] }
-export interface ModelTransactionPolicy { decoupled: boolean }
-export interface ModelRepositoryAgent { name: string; parameters: Record<string, string> }
-export interface ModelRepositoryAgents { agents: ModelRepositoryAgent[] }
-export interface ModelResponseCache { enable: boolean }
+export interface ModelOperations {
+  op_library_filename: string[];
+}
+export interface ModelTransactionPolicy {
+  decoupled: boolean;
+}
+export interface ModelRepositoryAgent {
+  name: string;
+  parameters: Record<string, string>;
+}
+export interface ModelRepositoryAgents {
+  agents: ModelRepositoryAgent[];
+}
+export interface ModelResponseCache {
+  enable: boolean;
+}
 
 export interface ModelMetricControl {
   metric_identifier?: { family: string };
   /** oneof metric_options */
   histogram_options?: { buckets: number[] };
 }
-export interface ModelMetrics { metric_control: ModelMetricControl[] }
+export interface ModelMetrics {
+  metric_control: ModelMetricControl[];
+}
 
 export interface ModelConfig {
   name: string;

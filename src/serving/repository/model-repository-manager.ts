@@ -36,7 +36,12 @@ export interface LoadedModel {
   labels: ReadonlyMap<string, readonly string[]>;
 }
 
-export interface RepositoryIndexEntry { name: string; version?: string; state?: ModelState; reason?: string }
+export interface RepositoryIndexEntry {
+  name: string;
+  version?: string;
+  state?: ModelState;
+  reason?: string;
+}
 
 interface ModelRecord {
   location: ModelLocation;
@@ -98,15 +103,19 @@ export class ModelRepositoryManager {
     validateRepositoryPaths(this.options.repositories);
     return this.exclusive(async () => {
       const scan = this.rescan();
-      const names = this.options.controlMode === 'explicit'
-        ? (loadModels.includes('*') ? [...scan.keys()] : [...loadModels])
-        : [...scan.keys()];
+      const names = this.options.controlMode === 'explicit' ? (loadModels.includes('*') ? [...scan.keys()] : [...loadModels]) : [...scan.keys()];
       this.pass = { scan, done: new Set(), stack: [] };
       try {
         for (const name of names) {
           const location = scan.get(name);
           if (!location) {
-            this.models.set(name, { location: { name, path: '' }, state: 'UNAVAILABLE', reason: `failed to load '${name}': model not found in any model repository`, versions: new Map(), fingerprint: '' });
+            this.models.set(name, {
+              location: { name, path: '' },
+              state: 'UNAVAILABLE',
+              reason: `failed to load '${name}': model not found in any model repository`,
+              versions: new Map(),
+              fingerprint: '',
+            });
             continue;
           }
           await this.loadInPass(location, undefined);
@@ -386,12 +395,25 @@ export class ModelRepositoryManager {
     const loaded = new Map<number, LoadedModel>();
     for (const version of versions) {
       const stats = new ModelStats(name, version);
-      loaded.set(version, { name, version, config, scheduler: new EnsembleScheduler({ config, stats, runStep, stepBatches: stepConfigs.map((c) => c.max_batch_size > 0) }), stats, labels: readModelLabels(config, location.path) });
+      loaded.set(version, {
+        name,
+        version,
+        config,
+        scheduler: new EnsembleScheduler({ config, stats, runStep, stepBatches: stepConfigs.map((c) => c.max_batch_size > 0) }),
+        stats,
+        labels: readModelLabels(config, location.path),
+      });
     }
     return loaded;
   }
 
-  private async loadVersion(location: ModelLocation, config: ModelConfig, factory: BackendFactory, version: number, labels: ReadonlyMap<string, readonly string[]>): Promise<LoadedModel> {
+  private async loadVersion(
+    location: ModelLocation,
+    config: ModelConfig,
+    factory: BackendFactory,
+    version: number,
+    labels: ReadonlyMap<string, readonly string[]>,
+  ): Promise<LoadedModel> {
     const instances: SchedulerInstance[] = [];
     const passive: SchedulerInstance[] = [];
     const limiter = this.options.rateLimiter;
@@ -406,8 +428,12 @@ export class ModelRepositoryManager {
           // As Triton: a passive instance is loaded and initialized, but not registered, warmed or scheduled.
           if (limiter && resources.length > 0 && !group.passive) limiter.register(resources, name);
           const backend = await factory.load({
-            config, modelPath: location.path, versionPath: join(location.path, String(version)), version,
-            instanceName: name, instanceKind: group.kind === 'KIND_MODEL' ? 'KIND_MODEL' : 'KIND_CPU',
+            config,
+            modelPath: location.path,
+            versionPath: join(location.path, String(version)),
+            version,
+            instanceName: name,
+            instanceKind: group.kind === 'KIND_MODEL' ? 'KIND_MODEL' : 'KIND_CPU',
           });
           (group.passive ? passive : instances).push({ name, backend, resources, priority: group.rate_limiter?.priority || 1 });
         }

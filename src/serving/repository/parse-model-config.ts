@@ -4,8 +4,19 @@
 import { HerdError, invalidArg } from '../../core/errors.ts';
 import type { ModelConfig, ModelInstanceGroup } from './model-config.ts';
 import {
-  type FieldSchema, type MessageSchema, type MessageValue, type SingleValue,
-  InstanceGroupSchema, ModelConfigSchema, checkIntegerRange, fillDefaults, indexPath, joinPath, keyPath, roundToFloat32, setMapEntry,
+  type FieldSchema,
+  type MessageSchema,
+  type MessageValue,
+  type SingleValue,
+  InstanceGroupSchema,
+  ModelConfigSchema,
+  checkIntegerRange,
+  fillDefaults,
+  indexPath,
+  joinPath,
+  keyPath,
+  roundToFloat32,
+  setMapEntry,
 } from './model-config-schema.ts';
 import { refuseUnhonouredFields } from './audit-model-config.ts';
 import { type SourceLocation, parseTextFormat } from './pbtxt-parser.ts';
@@ -53,8 +64,7 @@ export function parseJsonModelConfig(json: unknown, source: string, expectedName
   return completeModelConfig(message, expectedName, options, () => source);
 }
 
-function completeModelConfig(message: MessageValue, expectedName: string | undefined, options: ParseModelConfigOptions,
-  where: (err: HerdError) => string): ModelConfig {
+function completeModelConfig(message: MessageValue, expectedName: string | undefined, options: ParseModelConfigOptions, where: (err: HerdError) => string): ModelConfig {
   // The schema mirrors ModelConfig field by field (test/serving/repository/model-config-schema.test.ts
   // keeps them in step), so after fillDefaults the object has exactly the typed shape.
   const config = fillDefaults(ModelConfigSchema, message) as unknown as ModelConfig;
@@ -161,7 +171,9 @@ export function autoCompleteBackendFields(config: ModelConfig, modelName: string
   if (!config.backend && !config.platform && !config.default_model_filename) {
     const dot = modelName.indexOf('.');
     if (dot < 0) {
-      throw invalidArg(`Invalid model name: Could not determine backend for model '${modelName}' with no backend in model configuration. Expected model name of the form 'model.<backend_name>'.`);
+      throw invalidArg(
+        `Invalid model name: Could not determine backend for model '${modelName}' with no backend in model configuration. Expected model name of the form 'model.<backend_name>'.`,
+      );
     }
     config.backend = modelName.slice(dot + 1);
     config.default_model_filename = `model.${config.backend}`;
@@ -282,10 +294,14 @@ function readJsonSingle(field: FieldSchema, raw: unknown, path: string, source: 
   if (scalar === 'bool') return typeof raw === 'boolean' ? raw : fail(`expected true or false for bool field '${field.name}', got ${kindOf(raw)}`);
   if (scalar === 'float' || scalar === 'double') {
     const special: Record<string, number> = { NaN: NaN, Infinity: Infinity, '-Infinity': -Infinity };
-    const value = typeof raw === 'number' ? raw
-      : typeof raw === 'string' && raw in special ? special[raw]
-      : typeof raw === 'string' && raw.trim() !== '' && Number.isFinite(Number(raw)) ? Number(raw)
-      : fail(`expected a number for ${scalar} field '${field.name}', got ${kindOf(raw)}`);
+    const value =
+      typeof raw === 'number'
+        ? raw
+        : typeof raw === 'string' && raw in special
+          ? special[raw]
+          : typeof raw === 'string' && raw.trim() !== '' && Number.isFinite(Number(raw))
+            ? Number(raw)
+            : fail(`expected a number for ${scalar} field '${field.name}', got ${kindOf(raw)}`);
     return scalar === 'float' ? roundToFloat32(value) : value;
   }
   // Integers: protobuf writes 64-bit ones as strings, so both spellings are accepted for every width.

@@ -2,11 +2,26 @@
 // Generic on purpose: model-config-schema.ts supplies ModelConfig's schema; this file knows no Triton field.
 import { invalidArg } from '../../core/errors.ts';
 import {
-  type EnumSchema, type FieldSchema, type MessageSchema, type MessageValue, type ScalarType, type ScalarValue, type SingleValue,
-  checkIntegerRange, indexPath, joinPath, keyPath, roundToFloat32, setMapEntry, zeroValue,
+  type EnumSchema,
+  type FieldSchema,
+  type MessageSchema,
+  type MessageValue,
+  type ScalarType,
+  type ScalarValue,
+  type SingleValue,
+  checkIntegerRange,
+  indexPath,
+  joinPath,
+  keyPath,
+  roundToFloat32,
+  setMapEntry,
+  zeroValue,
 } from './model-config-schema.ts';
 
-export interface SourceLocation { line: number; column: number }
+export interface SourceLocation {
+  line: number;
+  column: number;
+}
 
 export interface TextFormatResult {
   message: MessageValue;
@@ -25,7 +40,17 @@ interface Token extends SourceLocation {
 }
 
 const SIMPLE_ESCAPES: Record<string, number> = {
-  a: 7, b: 8, f: 12, n: 10, r: 13, t: 9, v: 11, '\\': 92, '?': 63, "'": 39, '"': 34,
+  a: 7,
+  b: 8,
+  f: 12,
+  n: 10,
+  r: 13,
+  t: 9,
+  v: 11,
+  '\\': 92,
+  '?': 63,
+  "'": 39,
+  '"': 34,
 };
 const isDigit = (c: string | undefined) => c !== undefined && c >= '0' && c <= '9';
 const isHex = (c: string | undefined) => c !== undefined && /^[0-9a-fA-F]$/.test(c);
@@ -53,8 +78,14 @@ function tokenize(text: string, file: string): Token[] {
   for (;;) {
     while (i < text.length) {
       const c = text[i];
-      if (c === '\n') { i++; line++; lineStart = i; } else if (c === ' ' || c === '\t' || c === '\r' || c === '\v' || c === '\f') i++;
-      else if (c === '#') { while (i < text.length && text[i] !== '\n') i++; } else break;
+      if (c === '\n') {
+        i++;
+        line++;
+        lineStart = i;
+      } else if (c === ' ' || c === '\t' || c === '\r' || c === '\v' || c === '\f') i++;
+      else if (c === '#') {
+        while (i < text.length && text[i] !== '\n') i++;
+      } else break;
     }
     const at = { line, column: i - lineStart + 1 };
     if (i >= text.length) {
@@ -77,7 +108,11 @@ function tokenize(text: string, file: string): Token[] {
         if (/[89]/.test(text.slice(start, i))) fail(file, at, `number '${text.slice(start, i)}' starts with 0 and so must be octal, but has digits 8 or 9`);
       } else {
         while (isDigit(text[i])) i++;
-        if (text[i] === '.') { kind = 'float'; i++; while (isDigit(text[i])) i++; }
+        if (text[i] === '.') {
+          kind = 'float';
+          i++;
+          while (isDigit(text[i])) i++;
+        }
         if (text[i] === 'e' || text[i] === 'E') {
           kind = 'float';
           i++;
@@ -85,7 +120,10 @@ function tokenize(text: string, file: string): Token[] {
           if (!isDigit(text[i])) fail(file, at, `exponent of number '${text.slice(start, i)}' has no digits`);
           while (isDigit(text[i])) i++;
         }
-        if (text[i] === 'f' || text[i] === 'F') { kind = 'float'; i++; }
+        if (text[i] === 'f' || text[i] === 'F') {
+          kind = 'float';
+          i++;
+        }
       }
       if (isIdentPart(text[i]) || text[i] === '.') fail(file, at, `malformed number '${text.slice(start, i + 1)}' (a space is needed between a number and what follows)`);
       tokens.push({ kind, text: text.slice(start, i), ...at });
@@ -103,7 +141,9 @@ function lexString(text: string, start: number, at: SourceLocation, file: string
   const quote = text[start];
   const bytes: number[] = [];
   let i = start + 1;
-  const pushCodePoint = (cp: number) => { for (const b of utf8.encode(String.fromCodePoint(cp))) bytes.push(b); };
+  const pushCodePoint = (cp: number) => {
+    for (const b of utf8.encode(String.fromCodePoint(cp))) bytes.push(b);
+  };
   for (;;) {
     const c = text[i];
     if (c === undefined || c === '\n') fail(file, at, `unterminated string literal (strings cannot span lines; close it with ${quote})`);
@@ -154,11 +194,16 @@ const locationOf = (token: Token): SourceLocation => ({ line: token.line, column
 
 function describe(token: Token): string {
   switch (token.kind) {
-    case 'end': return 'end of input';
-    case 'identifier': return `'${token.text}'`;
-    case 'string': return `string ${token.text}`;
-    case 'symbol': return `'${token.text}'`;
-    default: return `number ${token.text}`;
+    case 'end':
+      return 'end of input';
+    case 'identifier':
+      return `'${token.text}'`;
+    case 'string':
+      return `string ${token.text}`;
+    case 'symbol':
+      return `'${token.text}'`;
+    default:
+      return `number ${token.text}`;
   }
 }
 
@@ -171,18 +216,30 @@ class TextFormatParser {
   readonly locations = new Map<string, SourceLocation>();
   private pos = 0;
 
-  constructor(private readonly tokens: Token[], private readonly file: string) {}
+  constructor(
+    private readonly tokens: Token[],
+    private readonly file: string,
+  ) {}
 
-  private peek(): Token { return this.tokens[this.pos]; }
-  private next(): Token { return this.tokens[Math.min(this.pos++, this.tokens.length - 1)]; }
+  private peek(): Token {
+    return this.tokens[this.pos];
+  }
+  private next(): Token {
+    return this.tokens[Math.min(this.pos++, this.tokens.length - 1)];
+  }
   private trySymbol(symbol: string): boolean {
     const token = this.peek();
     if (token.kind !== 'symbol' || token.text !== symbol) return false;
     this.pos++;
     return true;
   }
-  private isSymbol(symbol: string): boolean { const t = this.peek(); return t.kind === 'symbol' && t.text === symbol; }
-  private fail(at: SourceLocation, message: string, path?: string): never { return fail(this.file, at, message, path); }
+  private isSymbol(symbol: string): boolean {
+    const t = this.peek();
+    return t.kind === 'symbol' && t.text === symbol;
+  }
+  private fail(at: SourceLocation, message: string, path?: string): never {
+    return fail(this.file, at, message, path);
+  }
 
   /** Fields until `close` (or the end of input at top level); `;` and `,` may separate fields. */
   parseBody(schema: MessageSchema, path: string, close: { symbol: string; open: Token } | null): MessageValue {
@@ -310,7 +367,10 @@ class TextFormatParser {
       const parts = [first.bytes!];
       while (this.peek().kind === 'string') parts.push(this.next().bytes!);
       const bytes = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-      parts.reduce((offset, p) => { bytes.set(p, offset); return offset + p.length; }, 0);
+      parts.reduce((offset, p) => {
+        bytes.set(p, offset);
+        return offset + p.length;
+      }, 0);
       try {
         return utf8Strict.decode(bytes);
       } catch {

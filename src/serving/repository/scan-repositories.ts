@@ -4,7 +4,10 @@ import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { HerdError } from '../../core/errors.ts';
 
-export interface ModelLocation { name: string; path: string }
+export interface ModelLocation {
+  name: string;
+  path: string;
+}
 
 export interface RepositoryScan {
   models: Map<string, ModelLocation>;
@@ -50,9 +53,13 @@ export function validateRepositoryPaths(repositories: readonly string[]): void {
     try {
       directory = statSync(root).isDirectory();
     } catch (err) {
-      throw new HerdError('INVALID_ARG', `failed to stat file ${root}: the model repository does not exist (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); check --model-repository / serving.model_repository`);
+      throw new HerdError(
+        'INVALID_ARG',
+        `failed to stat file ${root}: the model repository does not exist (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); check --model-repository / serving.model_repository`,
+      );
     }
-    if (!directory) throw new HerdError('INVALID_ARG', `repository path is not a valid directory: ${root} is a file; --model-repository takes the folder that holds the model folders`);
+    if (!directory)
+      throw new HerdError('INVALID_ARG', `repository path is not a valid directory: ${root} is a file; --model-repository takes the folder that holds the model folders`);
   }
 }
 

@@ -38,7 +38,9 @@ export function validateModelIOConfig(config: ModelConfig, options: Pick<Validat
 export function listModelConfigWarnings(config: ModelConfig): string[] {
   const warnings: string[] = [];
   if (config.dynamic_batching && config.max_batch_size === 0) {
-    warnings.push(`model '${config.name}': dynamic_batching with max_batch_size 0 cannot batch; requests are queued (priorities, queue policies and timeouts apply) and run one at a time. Set max_batch_size > 0 to batch.`);
+    warnings.push(
+      `model '${config.name}': dynamic_batching with max_batch_size 0 cannot batch; requests are queued (priorities, queue policies and timeouts apply) and run one at a time. Set max_batch_size > 0 to batch.`,
+    );
   }
   return warnings;
 }
@@ -60,8 +62,12 @@ function reject(message: string, path: string): never {
 /** GetBackendType / GetBackendTypeFromPlatform: Triton only cross-checks the backends it knows. */
 const BACKEND_OF_BACKEND: Record<string, string> = { tensorflow: 'tf', tensorrt: 'trt', onnxruntime: 'ort', pytorch: 'pytorch' };
 const BACKEND_OF_PLATFORM: Record<string, string> = {
-  tensorflow_graphdef: 'tf', tensorflow_savedmodel: 'tf', tensorrt_plan: 'trt', onnxruntime_onnx: 'ort',
-  pytorch_libtorch: 'pytorch', torch_aoti: 'torch_aoti',
+  tensorflow_graphdef: 'tf',
+  tensorflow_savedmodel: 'tf',
+  tensorrt_plan: 'trt',
+  onnxruntime_onnx: 'ort',
+  pytorch_libtorch: 'pytorch',
+  torch_aoti: 'torch_aoti',
 };
 
 function checkModel(config: ModelConfig, options: ValidateModelConfigOptions): void {
@@ -118,8 +124,10 @@ function checkDynamicBatching(config: ModelConfig): void {
   }
   if (batching.preserve_ordering) {
     if (levels > 1) reject(`Only one priority level is allowed when 'preserve_ordering' is true for ${name}`, 'dynamic_batching.priority_levels');
-    const policies = [['dynamic_batching.default_queue_policy', batching.default_queue_policy] as const,
-      ...Object.entries(batching.priority_queue_policy).map(([k, p]) => [keyPath('dynamic_batching.priority_queue_policy', k), p] as const)];
+    const policies = [
+      ['dynamic_batching.default_queue_policy', batching.default_queue_policy] as const,
+      ...Object.entries(batching.priority_queue_policy).map(([k, p]) => [keyPath('dynamic_batching.priority_queue_policy', k), p] as const),
+    ];
     for (const [path, policy] of policies) {
       if (policy && policy.default_timeout_microseconds !== 0 && policy.timeout_action === 'DELAY') {
         reject(`Queue policy can not have DELAY as timeout action when 'preserve_ordering' is true for ${name}`, `${path}.timeout_action`);
@@ -155,7 +163,10 @@ function checkSequenceBatching(config: ModelConfig): void {
           reject(`sequence batching must not specify either 'int32_false_true', 'fp32_false_true' or 'bool_false_true' for ${kind} for ${name}`, `${path}.${lists[0]}`);
         }
         if (!CORRID_TYPES.includes(control.data_type)) {
-          reject(`unexpected data type for control ${kind} for ${name}. Allowed data types are TYPE_UINT64, TYPE_INT64, TYPE_UINT32, TYPE_INT32 and TYPE_STRING`, `${path}.data_type`);
+          reject(
+            `unexpected data type for control ${kind} for ${name}. Allowed data types are TYPE_UINT64, TYPE_INT64, TYPE_UINT32, TYPE_INT32 and TYPE_STRING`,
+            `${path}.data_type`,
+          );
         }
         return;
       }
@@ -175,7 +186,13 @@ function checkSequenceBatching(config: ModelConfig): void {
   }
 }
 
-interface EnsembleTensor { name: string; isOutput: boolean; ready: boolean; prev: EnsembleTensor[]; next: EnsembleTensor[] }
+interface EnsembleTensor {
+  name: string;
+  isOutput: boolean;
+  ready: boolean;
+  prev: EnsembleTensor[];
+  next: EnsembleTensor[];
+}
 
 /** ValidateEnsembleSchedulingConfig + BuildEnsembleGraph: every ensemble output must be computable from its inputs. */
 function checkEnsemble(config: ModelConfig, modelExists: ((name: string) => boolean) | undefined): void {
@@ -212,7 +229,10 @@ function checkEnsemble(config: ModelConfig, modelExists: ((name: string) => bool
     // input_map keys are unique model inputs by construction (an object), which Triton checks explicitly.
     for (const tensorName of Object.values(step.input_map)) {
       const source = tensor(tensorName, false);
-      for (const out of produced) { out.prev.push(source); source.next.push(out); }
+      for (const out of produced) {
+        out.prev.push(source);
+        source.next.push(out);
+      }
     }
   });
 
@@ -225,7 +245,10 @@ function checkEnsemble(config: ModelConfig, modelExists: ((name: string) => bool
   });
   for (let t = queue.shift(); t; t = queue.shift()) {
     for (const next of t.next) {
-      if (!next.ready && next.prev.every((p) => p.ready)) { next.ready = true; queue.push(next); }
+      if (!next.ready && next.prev.every((p) => p.ready)) {
+        next.ready = true;
+        queue.push(next);
+      }
     }
   }
   const outputs = new Set<string>();
@@ -236,7 +259,7 @@ function checkEnsemble(config: ModelConfig, modelExists: ((name: string) => bool
       // Walk back to the first tensor that never became ready: that is the unconnected one.
       let last = t;
       const seen = new Set<string>();
-      for (let prev: EnsembleTensor[] | undefined = t.prev; prev && prev.length > 0;) {
+      for (let prev: EnsembleTensor[] | undefined = t.prev; prev && prev.length > 0; ) {
         const notReady: EnsembleTensor | undefined = prev.find((p) => !p.ready && !seen.has(p.name));
         if (!notReady) break;
         seen.add(notReady.name);

@@ -23,8 +23,13 @@ export async function createInferenceResponseCache(options: CreateCacheOptions):
   const { RedisResponseCache } = await import('./redis-response-cache.ts');
   let lastError = '';
   const cache = new RedisResponseCache({
-    host: redis.host, port: redis.port, db: redis.db, tls: redis.tls_enabled, keyPrefix: redis.key_prefix,
-    connectTimeoutMs: redis.connect_timeout, socketTimeoutMs: redis.socket_timeout,
+    host: redis.host,
+    port: redis.port,
+    db: redis.db,
+    tls: redis.tls_enabled,
+    keyPrefix: redis.key_prefix,
+    connectTimeoutMs: redis.connect_timeout,
+    socketTimeoutMs: redis.socket_timeout,
     ...(redis.user ? { user: redis.user } : {}),
     ...(password ? { password } : {}),
     onError: (err) => {

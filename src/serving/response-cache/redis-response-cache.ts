@@ -27,7 +27,9 @@ export class RedisResponseCache implements InferenceResponseCache {
     this.keyPrefix = options.keyPrefix;
     this.onError = options.onError;
     this.client = new Redis({
-      host: options.host, port: options.port, db: options.db,
+      host: options.host,
+      port: options.port,
+      db: options.db,
       ...(options.user ? { username: options.user } : {}),
       ...(options.password ? { password: options.password } : {}),
       ...(options.tls ? { tls: {} } : {}),

@@ -41,9 +41,7 @@ function createBatchingOptions(config: ModelConfig): DynamicBatchingOptions | un
   if (!db) return undefined;
   const levels = db.priority_levels;
   const base: ModelQueuePolicy = db.default_queue_policy ?? NO_POLICY;
-  const queuePolicies = levels === 0
-    ? [base]
-    : Array.from({ length: levels }, (_, i) => db.priority_queue_policy[String(i + 1)] ?? base);
+  const queuePolicies = levels === 0 ? [base] : Array.from({ length: levels }, (_, i) => db.priority_queue_policy[String(i + 1)] ?? base);
   return {
     policy: {
       // As Triton's batcher: a model that cannot batch still queues, with batches of one.

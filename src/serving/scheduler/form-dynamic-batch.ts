@@ -9,9 +9,7 @@ export interface BatchPolicy {
   maxQueueDelayMs: number;
 }
 
-export type BatchDecision =
-  | { send: number; batchSize: number }
-  | { waitMs: number };
+export type BatchDecision = { send: number; batchSize: number } | { waitMs: number };
 
 /**
  * Walks the queue in service order, growing a batch of requests with the same shape key. A batch of

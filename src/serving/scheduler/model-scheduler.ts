@@ -147,7 +147,10 @@ export class ModelScheduler implements Scheduler {
     const priority = request.parameters['priority'];
     if (priority === undefined || priority === 0) return batching.defaultPriorityLevel - 1;
     if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < 0 || priority > batching.priorityLevels) {
-      throw new HerdError('INVALID_ARG', `priority ${JSON.stringify(priority)} is not valid for model '${this.options.modelName}': use 1 (highest) to ${batching.priorityLevels}, or 0 for the default level ${batching.defaultPriorityLevel}`);
+      throw new HerdError(
+        'INVALID_ARG',
+        `priority ${JSON.stringify(priority)} is not valid for model '${this.options.modelName}': use 1 (highest) to ${batching.priorityLevels}, or 0 for the default level ${batching.defaultPriorityLevel}`,
+      );
     }
     return priority - 1;
   }
@@ -208,9 +211,17 @@ export class ModelScheduler implements Scheduler {
   async warmUp(requests: readonly InferenceRequest[]): Promise<HerdError[]> {
     for (const instance of this.options.instances) {
       const now = this.clock.now();
-      const items = requests.map((request): QueuedRequest => ({
-        request, batchSize: this.options.batchSizeOf(request), shapeKey: '', enqueuedAt: now, deadline: Infinity, seq: -1, finish: () => undefined,
-      }));
+      const items = requests.map(
+        (request): QueuedRequest => ({
+          request,
+          batchSize: this.options.batchSizeOf(request),
+          shapeKey: '',
+          enqueuedAt: now,
+          deadline: Infinity,
+          seq: -1,
+          finish: () => undefined,
+        }),
+      );
       const results = await this.execute(instance, items);
       const errors = results.flatMap((r) => (r.ok ? [] : [r.error]));
       if (errors.length > 0) return errors;
@@ -229,9 +240,8 @@ export class ModelScheduler implements Scheduler {
   }
 
   private async execute(instance: SchedulerInstance, items: QueuedRequest[]): Promise<InferenceResult[]> {
-    const release = this.options.rateLimiter && instance.resources.length > 0
-      ? await this.options.rateLimiter.acquire(instance.resources, instance.priority, instance.name)
-      : undefined;
+    const release =
+      this.options.rateLimiter && instance.resources.length > 0 ? await this.options.rateLimiter.acquire(instance.resources, instance.priority, instance.name) : undefined;
     const start = this.clock.now();
     const hrStart = process.hrtime.bigint();
     const marks: ExecutionMarks = {};
@@ -244,7 +254,8 @@ export class ModelScheduler implements Scheduler {
         results = requests.map(() => DECOUPLED_EXECUTED);
       } else {
         results = await instance.backend.execute(requests, marks);
-        if (results.length !== items.length) throw new HerdError('INTERNAL', `backend of model '${this.options.modelName}' returned ${results.length} responses for ${items.length} requests`);
+        if (results.length !== items.length)
+          throw new HerdError('INTERNAL', `backend of model '${this.options.modelName}' returned ${results.length} responses for ${items.length} requests`);
       }
     } catch (err) {
       const error = toHerdError(err);

@@ -3,7 +3,10 @@
 // with priority 2 gets half the turns of one with priority 1); nobody is ever dropped, only delayed.
 import { HerdError } from '../../core/errors.ts';
 
-export interface ResourceNeed { name: string; count: number }
+export interface ResourceNeed {
+  name: string;
+  count: number;
+}
 
 interface Waiter {
   needs: readonly ResourceNeed[];
@@ -35,7 +38,10 @@ export class RateLimiter {
       const have = this.available.get(need.name);
       if (this.explicit.has(need.name)) {
         if ((have ?? 0) < need.count) {
-          throw new HerdError('INVALID_ARG', `instance ${instance} needs ${need.count} of resource '${need.name}' but the rate limiter only has ${have ?? 0}; raise --rate-limit-resource ${need.name}:N`);
+          throw new HerdError(
+            'INVALID_ARG',
+            `instance ${instance} needs ${need.count} of resource '${need.name}' but the rate limiter only has ${have ?? 0}; raise --rate-limit-resource ${need.name}:N`,
+          );
         }
       } else if (have === undefined || have < need.count) {
         this.available.set(need.name, need.count);
@@ -73,8 +79,7 @@ export class RateLimiter {
    */
   private dispatch(): void {
     for (;;) {
-      const order = [...this.waiters].sort((a, b) =>
-        (this.virtualTimes.get(a.key) ?? 0) - (this.virtualTimes.get(b.key) ?? 0) || a.seq - b.seq);
+      const order = [...this.waiters].sort((a, b) => (this.virtualTimes.get(a.key) ?? 0) - (this.virtualTimes.get(b.key) ?? 0) || a.seq - b.seq);
       const next = order.find((w) => w.needs.every((n) => (this.available.get(n.name) ?? 0) >= n.count));
       if (!next) return;
       this.waiters = this.waiters.filter((w) => w !== next);

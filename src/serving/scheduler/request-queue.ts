@@ -83,7 +83,7 @@ export class RequestQueue {
   }
 
   policyOf(level: number): ModelQueuePolicy {
-    return (this.levels[level] ?? this.levels[0] as Level).policy;
+    return (this.levels[level] ?? (this.levels[0] as Level)).policy;
   }
 
   /** True when every level has a max_queue_size and is at it: any new request would be refused. */

@@ -15,11 +15,16 @@ export function createSequenceControls(config: ModelConfig, parameters: Paramete
   }
   const flags = { start: parameters['sequence_start'] === true, end: parameters['sequence_end'] === true };
   const shape = config.max_batch_size > 0 ? [batchSize, 1] : [1];
-  return batching.control_input.flatMap((input) =>
-    input.control.map((control) => ({ name: input.name, ...controlValue(config, control, flags, id, batchSize), shape })));
+  return batching.control_input.flatMap((input) => input.control.map((control) => ({ name: input.name, ...controlValue(config, control, flags, id, batchSize), shape })));
 }
 
-function controlValue(config: ModelConfig, control: ModelSequenceControl, flags: { start: boolean; end: boolean }, id: string | number | boolean, count: number): Pick<Tensor, 'datatype' | 'data'> {
+function controlValue(
+  config: ModelConfig,
+  control: ModelSequenceControl,
+  flags: { start: boolean; end: boolean },
+  id: string | number | boolean,
+  count: number,
+): Pick<Tensor, 'datatype' | 'data'> {
   if (control.kind === 'CONTROL_SEQUENCE_CORRID') return correlationTensor(config, control, id, count);
   const on = control.kind === 'CONTROL_SEQUENCE_START' ? flags.start : control.kind === 'CONTROL_SEQUENCE_END' ? flags.end : true;
   if (control.int32_false_true.length === 2) return { datatype: 'INT32', data: new Int32Array(count).fill(control.int32_false_true[on ? 1 : 0] as number) };
@@ -36,11 +41,20 @@ function correlationTensor(config: ModelConfig, control: ModelSequenceControl, i
   }
   let data: TensorData;
   switch (datatype) {
-    case 'UINT64': data = new BigUint64Array(count).fill(BigInt(id)); break;
-    case 'INT64': data = new BigInt64Array(count).fill(BigInt(id)); break;
-    case 'UINT32': data = new Uint32Array(count).fill(id); break;
-    case 'INT32': data = new Int32Array(count).fill(id); break;
-    default: throw new HerdError('INVALID_ARG', `model '${config.name}': CONTROL_SEQUENCE_CORRID data_type ${control.data_type} is not supported`);
+    case 'UINT64':
+      data = new BigUint64Array(count).fill(BigInt(id));
+      break;
+    case 'INT64':
+      data = new BigInt64Array(count).fill(BigInt(id));
+      break;
+    case 'UINT32':
+      data = new Uint32Array(count).fill(id);
+      break;
+    case 'INT32':
+      data = new Int32Array(count).fill(id);
+      break;
+    default:
+      throw new HerdError('INVALID_ARG', `model '${config.name}': CONTROL_SEQUENCE_CORRID data_type ${control.data_type} is not supported`);
   }
   return { datatype: datatype as Tensor['datatype'], data };
 }

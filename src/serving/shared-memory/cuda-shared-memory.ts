@@ -2,7 +2,11 @@
 // registering fails, the status lists nothing, unregistering finds nothing to do.
 import { invalidArg, notFound } from '../../core/errors.ts';
 
-export interface CudaSharedMemoryStatus { name: string; device_id: number; byte_size: number }
+export interface CudaSharedMemoryStatus {
+  name: string;
+  device_id: number;
+  byte_size: number;
+}
 
 export function registerCudaSharedMemory(name: string): never {
   throw invalidArg(`failed to register CUDA shared memory region: '${name}', GPUs not supported`);

@@ -86,8 +86,10 @@ export class SystemSharedMemoryRegistry {
   write(ref: SharedMemoryRef, outputName: string, bytes: Uint8Array): void {
     const region = this.locate(ref);
     if (bytes.byteLength > ref.byteSize) {
-      throw new HerdError('INTERNAL',
-        `shared memory size specified with the request for output '${outputName}' (${ref.byteSize} bytes) should be at least ${bytes.byteLength} bytes to hold the results`);
+      throw new HerdError(
+        'INTERNAL',
+        `shared memory size specified with the request for output '${outputName}' (${ref.byteSize} bytes) should be at least ${bytes.byteLength} bytes to hold the results`,
+      );
     }
     let done = 0;
     while (done < bytes.byteLength) done += writeSync(region.fd, bytes, done, bytes.byteLength - done, region.offset + ref.offset + done);

@@ -30,14 +30,17 @@ export function createWarmupSamples(config: ModelConfig, versionPath: string, ve
       throw invalidArg(`warmup sample '${warmup.name}' has batch_size ${warmup.batch_size}, more than the model's maximum batch size ${limit}`);
     }
     const inputs = createSampleInputs(config, warmup, versionPath);
-    const requests = Array.from({ length: warmup.batch_size }, (_, i): InferenceRequest => ({
-      id: `warmup_${warmup.name}_${i}`,
-      modelName: config.name,
-      modelVersion: version,
-      inputs,
-      requestedOutputs: [],
-      parameters: {},
-    }));
+    const requests = Array.from(
+      { length: warmup.batch_size },
+      (_, i): InferenceRequest => ({
+        id: `warmup_${warmup.name}_${i}`,
+        modelName: config.name,
+        modelVersion: version,
+        inputs,
+        requestedOutputs: [],
+        parameters: {},
+      }),
+    );
     samples.push({ name: warmup.name, count: Math.max(1, warmup.count), requests });
   }
   return samples;
@@ -97,7 +100,8 @@ function parseLengthPrefixedStrings(bytes: Buffer, count: number, sample: string
     if (offset + 4 > bytes.length) throw invalidArg(`warmup sample '${sample}' input '${name}': truncated length prefix at byte ${offset}`);
     const length = bytes.readUInt32LE(offset);
     offset += 4;
-    if (offset + length > bytes.length) throw invalidArg(`warmup sample '${sample}' input '${name}': element ${elements.length} needs ${length} bytes, the file has ${bytes.length - offset} left`);
+    if (offset + length > bytes.length)
+      throw invalidArg(`warmup sample '${sample}' input '${name}': element ${elements.length} needs ${length} bytes, the file has ${bytes.length - offset} left`);
     elements.push(new Uint8Array(bytes.subarray(offset, offset + length)));
     offset += length;
   }
@@ -111,16 +115,30 @@ function parseLengthPrefixedStrings(bytes: Buffer, count: number, sample: string
 function viewAs(datatype: Tensor['datatype'], bytes: Uint8Array): TensorData {
   const buffer = bytes.buffer;
   switch (datatype) {
-    case 'BOOL': case 'UINT8': return bytes;
-    case 'INT8': return new Int8Array(buffer);
-    case 'UINT16': case 'FP16': case 'BF16': return new Uint16Array(buffer);
-    case 'INT16': return new Int16Array(buffer);
-    case 'UINT32': return new Uint32Array(buffer);
-    case 'INT32': return new Int32Array(buffer);
-    case 'UINT64': return new BigUint64Array(buffer);
-    case 'INT64': return new BigInt64Array(buffer);
-    case 'FP32': return new Float32Array(buffer);
-    case 'FP64': return new Float64Array(buffer);
-    case 'BYTES': throw new Error('BYTES has no fixed-size view');
+    case 'BOOL':
+    case 'UINT8':
+      return bytes;
+    case 'INT8':
+      return new Int8Array(buffer);
+    case 'UINT16':
+    case 'FP16':
+    case 'BF16':
+      return new Uint16Array(buffer);
+    case 'INT16':
+      return new Int16Array(buffer);
+    case 'UINT32':
+      return new Uint32Array(buffer);
+    case 'INT32':
+      return new Int32Array(buffer);
+    case 'UINT64':
+      return new BigUint64Array(buffer);
+    case 'INT64':
+      return new BigInt64Array(buffer);
+    case 'FP32':
+      return new Float32Array(buffer);
+    case 'FP64':
+      return new Float64Array(buffer);
+    case 'BYTES':
+      throw new Error('BYTES has no fixed-size view');
   }
 }

@@ -1,8 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  convertBf16BitsToFloat, convertBf16BitsToFloats, convertFloatToBf16Bits, convertFloatToHalfBits,
-  convertFloatsToBf16Bits, convertFloatsToHalfBits, convertHalfBitsToFloat, convertHalfBitsToFloats,
+  convertBf16BitsToFloat,
+  convertBf16BitsToFloats,
+  convertFloatToBf16Bits,
+  convertFloatToHalfBits,
+  convertFloatsToBf16Bits,
+  convertFloatsToHalfBits,
+  convertHalfBitsToFloat,
+  convertHalfBitsToFloats,
 } from '../../../src/core/codecs/fp16.ts';
 
 const isNanHalf = (bits: number) => (bits & 0x7c00) === 0x7c00 && (bits & 0x03ff) !== 0;
@@ -10,11 +16,29 @@ const isNanBf16 = (bits: number) => (bits & 0x7f80) === 0x7f80 && (bits & 0x007f
 
 test('FP16 known values', () => {
   const cases: [number, number][] = [
-    [0, 0x0000], [-0, 0x8000], [1, 0x3c00], [-2, 0xc000], [0.5, 0x3800], [1 / 3, 0x3555], [0.1, 0x2e66],
-    [65504, 0x7bff], [65519.99, 0x7bff], [65520, 0x7c00], [1e10, 0x7c00], [-1e10, 0xfc00],
-    [Infinity, 0x7c00], [-Infinity, 0xfc00],
-    [2 ** -14, 0x0400], [2 ** -24, 0x0001], [2 ** -25, 0x0000], [2 ** -25 * 1.000001, 0x0001],
-    [3 * 2 ** -25, 0x0002], [1023 * 2 ** -24, 0x03ff], [1e-30, 0x0000], [-1e-30, 0x8000], [5e-324, 0],
+    [0, 0x0000],
+    [-0, 0x8000],
+    [1, 0x3c00],
+    [-2, 0xc000],
+    [0.5, 0x3800],
+    [1 / 3, 0x3555],
+    [0.1, 0x2e66],
+    [65504, 0x7bff],
+    [65519.99, 0x7bff],
+    [65520, 0x7c00],
+    [1e10, 0x7c00],
+    [-1e10, 0xfc00],
+    [Infinity, 0x7c00],
+    [-Infinity, 0xfc00],
+    [2 ** -14, 0x0400],
+    [2 ** -24, 0x0001],
+    [2 ** -25, 0x0000],
+    [2 ** -25 * 1.000001, 0x0001],
+    [3 * 2 ** -25, 0x0002],
+    [1023 * 2 ** -24, 0x03ff],
+    [1e-30, 0x0000],
+    [-1e-30, 0x8000],
+    [5e-324, 0],
   ];
   for (const [value, bits] of cases) {
     assert.equal(convertFloatToHalfBits(value), bits, `half(${value})`);

@@ -1,14 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HerdError } from '../../../src/core/errors.ts';
-import {
-  computeTensorByteSize, convertTensorDataToBinary, describeTensorDataMismatch, parseBinaryTensorData,
-} from '../../../src/core/codecs/kserve-binary-tensor.ts';
+import { computeTensorByteSize, convertTensorDataToBinary, describeTensorDataMismatch, parseBinaryTensorData } from '../../../src/core/codecs/kserve-binary-tensor.ts';
 import type { DataType } from '../../../src/core/datatype.ts';
 import { SAMPLES } from './tensor-samples.ts';
 
-const invalid = (pattern: RegExp) => (err: unknown) =>
-  err instanceof HerdError && err.code === 'INVALID_ARG' && pattern.test(err.message);
+const invalid = (pattern: RegExp) => (err: unknown) => err instanceof HerdError && err.code === 'INVALID_ARG' && pattern.test(err.message);
 
 const parse = (bytes: Uint8Array, datatype: DataType, shape: number[], modelName?: string) =>
   parseBinaryTensorData(bytes, { name: 'X', datatype, shape, ...(modelName ? { modelName } : {}) });
@@ -64,16 +61,13 @@ test('BOOL bytes other than 0/1 mean true, normalised in a copy', () => {
 
 test('numeric byte size must match the shape', () => {
   assert.throws(() => parse(at(0, [1, 2, 3]), 'FP32', [1]), invalid(/^input byte size mismatch for input 'X'\. Expected 4, got 3$/));
-  assert.throws(() => parse(at(0, [0, 0, 0, 0, 0]), 'INT16', [2], 'simple'),
-    invalid(/^input byte size mismatch for input 'X' for model 'simple'\. Expected 4, got 5$/));
+  assert.throws(() => parse(at(0, [0, 0, 0, 0, 0]), 'INT16', [2], 'simple'), invalid(/^input byte size mismatch for input 'X' for model 'simple'\. Expected 4, got 5$/));
   assert.deepEqual(parse(at(0, []), 'FP64', [0, 4]), new Float64Array(0));
 });
 
 test('BYTES sections: too few, truncated length, overlong element, trailing bytes', () => {
-  assert.throws(() => parse(at(0, [1, 0, 0, 0, 0x61]), 'BYTES', [2], 'm'),
-    invalid(/^expected 2 string elements for inference input 'X' for model 'm', got 1$/));
-  assert.throws(() => parse(at(0, [1, 0]), 'BYTES', [1]),
-    invalid(/incomplete string length indicator for inference input 'X', expecting 4 bytes but only 2 bytes available/));
+  assert.throws(() => parse(at(0, [1, 0, 0, 0, 0x61]), 'BYTES', [2], 'm'), invalid(/^expected 2 string elements for inference input 'X' for model 'm', got 1$/));
+  assert.throws(() => parse(at(0, [1, 0]), 'BYTES', [1]), invalid(/incomplete string length indicator for inference input 'X', expecting 4 bytes but only 2 bytes available/));
   assert.throws(() => parse(at(0, [9, 0, 0, 0, 0x61]), 'BYTES', [1]), invalid(/string element 0 .* declares 9 bytes but only 1 bytes remain/));
   assert.throws(() => parse(at(0, [0, 0, 0, 0, 0x61]), 'BYTES', [1]), invalid(/has 1 bytes after its 1 string element\(s\)/));
   assert.deepEqual(parse(at(0, []), 'BYTES', [0]), []);

@@ -1,17 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HerdError } from '../../../src/core/errors.ts';
-import {
-  createRawInputSpec, parseInferenceHeaderLength, parseInferRequestBody, parseRawInferRequest,
-} from '../../../src/core/codecs/kserve-infer-request.ts';
+import { createRawInputSpec, parseInferenceHeaderLength, parseInferRequestBody, parseRawInferRequest } from '../../../src/core/codecs/kserve-infer-request.ts';
 import { convertTensorDataToBinary } from '../../../src/core/codecs/kserve-binary-tensor.ts';
 import { jsonDataText, nest, SAMPLES } from './tensor-samples.ts';
 
-const invalid = (pattern: RegExp) => (err: unknown) =>
-  err instanceof HerdError && err.code === 'INVALID_ARG' && pattern.test(err.message);
+const invalid = (pattern: RegExp) => (err: unknown) => err instanceof HerdError && err.code === 'INVALID_ARG' && pattern.test(err.message);
 // Triton's shared-memory manager answers an unknown region NOT_FOUND (server shared_memory_manager.cc GetMemoryInfo).
-const notFound = (pattern: RegExp) => (err: unknown) =>
-  err instanceof HerdError && err.code === 'NOT_FOUND' && pattern.test(err.message);
+const notFound = (pattern: RegExp) => (err: unknown) => err instanceof HerdError && err.code === 'NOT_FOUND' && pattern.test(err.message);
 
 /** A body of JSON text followed by binary sections, and the header length to send with it. */
 function body(json: string | object, sections: (Uint8Array | number[])[] = []): { body: Buffer; length: string } {
@@ -45,21 +41,34 @@ for (const sample of SAMPLES) {
 }
 
 test('a full request: id, parameters, mixed JSON and binary inputs in order, outputs', () => {
-  const decoded = withHeader({
-    id: 'req-7',
-    parameters: { binary_data_output: true, priority: 2, sequence_id: 'abc', custom: 1.5 },
-    inputs: [
-      { name: 'A', datatype: 'INT32', shape: [1, 2], parameters: { binary_data_size: 8 } },
-      { name: 'B', datatype: 'FP32', shape: [2], data: [0.5, 1] },
-      { name: 'C', datatype: 'UINT8', shape: [3], parameters: { binary_data_size: 3 } },
+  const decoded = withHeader(
+    {
+      id: 'req-7',
+      parameters: { binary_data_output: true, priority: 2, sequence_id: 'abc', custom: 1.5 },
+      inputs: [
+        { name: 'A', datatype: 'INT32', shape: [1, 2], parameters: { binary_data_size: 8 } },
+        { name: 'B', datatype: 'FP32', shape: [2], data: [0.5, 1] },
+        { name: 'C', datatype: 'UINT8', shape: [3], parameters: { binary_data_size: 3 } },
+      ],
+      outputs: [{ name: 'O1', parameters: { binary_data: false } }, { name: 'O2', parameters: { classification: 3 } }, { name: 'O3' }],
+    },
+    [
+      [1, 0, 0, 0, 2, 0, 0, 0],
+      [7, 8, 9],
     ],
-    outputs: [{ name: 'O1', parameters: { binary_data: false } }, { name: 'O2', parameters: { classification: 3 } }, { name: 'O3' }],
-  }, [[1, 0, 0, 0, 2, 0, 0, 0], [7, 8, 9]]);
+  );
   assert.equal(decoded.id, 'req-7');
   assert.deepEqual(decoded.parameters, { binary_data_output: true, priority: 2, sequence_id: 'abc', custom: 1.5 });
   assert.equal(decoded.binaryDataOutput, true);
   assert.equal(decoded.raw, false);
-  assert.deepEqual(decoded.inputs.map((t) => [t.name, Array.from(t.data as ArrayLike<number>)]), [['A', [1, 2]], ['B', [0.5, 1]], ['C', [7, 8, 9]]]);
+  assert.deepEqual(
+    decoded.inputs.map((t) => [t.name, Array.from(t.data as ArrayLike<number>)]),
+    [
+      ['A', [1, 2]],
+      ['B', [0.5, 1]],
+      ['C', [7, 8, 9]],
+    ],
+  );
   assert.deepEqual(decoded.outputs, [
     { name: 'O1', parameters: { binary_data: false }, binaryData: false },
     { name: 'O2', parameters: { classification: 3 }, classification: 3 },
@@ -102,30 +111,41 @@ test('lying Inference-Header-Content-Length values', () => {
 
 test('binary_data_size must add up to the bytes after the JSON', () => {
   const header = { inputs: [{ name: 'X', datatype: 'INT32', shape: [2], parameters: { binary_data_size: 8 } }] };
-  assert.throws(() => withHeader(header, [[1, 0, 0, 0]]),
-    invalid(/^unexpected size for input 'X', expecting 4 additional bytes for model 'simple' \('binary_data_size' is 8 but only 4/));
-  assert.throws(() => withHeader(header, [[1, 0, 0, 0, 2, 0, 0, 0, 9]]),
-    invalid(/^unexpected additional input data for model 'simple': 1 bytes follow/));
-  assert.throws(() => withHeader({ inputs: [{ name: 'X', datatype: 'INT32', shape: [1], data: [1] }] }, [[0]]),
-    invalid(/unexpected additional input data/));
+  assert.throws(
+    () => withHeader(header, [[1, 0, 0, 0]]),
+    invalid(/^unexpected size for input 'X', expecting 4 additional bytes for model 'simple' \('binary_data_size' is 8 but only 4/),
+  );
+  assert.throws(() => withHeader(header, [[1, 0, 0, 0, 2, 0, 0, 0, 9]]), invalid(/^unexpected additional input data for model 'simple': 1 bytes follow/));
+  assert.throws(() => withHeader({ inputs: [{ name: 'X', datatype: 'INT32', shape: [1], data: [1] }] }, [[0]]), invalid(/unexpected additional input data/));
   // A size that disagrees with the shape is caught by the tensor codec.
-  assert.throws(() => withHeader({ inputs: [{ name: 'X', datatype: 'INT32', shape: [3], parameters: { binary_data_size: 8 } }] }, [[1, 0, 0, 0, 2, 0, 0, 0]]),
-    invalid(/input byte size mismatch for input 'X' for model 'simple'\. Expected 12, got 8/));
+  assert.throws(
+    () => withHeader({ inputs: [{ name: 'X', datatype: 'INT32', shape: [3], parameters: { binary_data_size: 8 } }] }, [[1, 0, 0, 0, 2, 0, 0, 0]]),
+    invalid(/input byte size mismatch for input 'X' for model 'simple'\. Expected 12, got 8/),
+  );
   assert.throws(() => jsonOnly(header), invalid(/has 'binary_data_size' 8 but the request has no Inference-Header-Content-Length header/));
   for (const bad of [-1, 1.5, '8', null]) {
-    assert.throws(() => withHeader({ inputs: [{ name: 'X', datatype: 'INT32', shape: [2], parameters: { binary_data_size: bad } }] }),
-      invalid(/Unable to parse 'binary_data_size' of input 'X'/), String(bad));
+    assert.throws(
+      () => withHeader({ inputs: [{ name: 'X', datatype: 'INT32', shape: [2], parameters: { binary_data_size: bad } }] }),
+      invalid(/Unable to parse 'binary_data_size' of input 'X'/),
+      String(bad),
+    );
   }
   // binary_data_size 0 is fine for an empty tensor.
   assert.deepEqual(withHeader({ inputs: [{ name: 'X', datatype: 'FP32', shape: [0], parameters: { binary_data_size: 0 } }] }).inputs[0].data, new Float32Array(0));
 });
 
 test('an input sets exactly one of data and binary_data_size', () => {
-  assert.throws(() => withHeader({ inputs: [{ name: 'X', datatype: 'INT32', shape: [1], data: [1], parameters: { binary_data_size: 4 } }] }, [[1, 0, 0, 0]]),
-    invalid(/^Input must set only one of the following fields: 'data', 'binary_data_size' in 'parameters', 'shared_memory_region' in 'parameters'\. But set 'data' 'binary_data_size' for input 'X'$/));
+  assert.throws(
+    () => withHeader({ inputs: [{ name: 'X', datatype: 'INT32', shape: [1], data: [1], parameters: { binary_data_size: 4 } }] }, [[1, 0, 0, 0]]),
+    invalid(
+      /^Input must set only one of the following fields: 'data', 'binary_data_size' in 'parameters', 'shared_memory_region' in 'parameters'\. But set 'data' 'binary_data_size' for input 'X'$/,
+    ),
+  );
   assert.throws(() => jsonOnly({ inputs: [{ name: 'X', datatype: 'INT32', shape: [1] }] }), invalid(/But no field is set for input 'X'/));
-  assert.throws(() => jsonOnly({ inputs: [{ name: 'X', datatype: 'INT32', shape: [1], parameters: { shared_memory_region: 'r' } }] }),
-    notFound(/Unable to find shared memory region: 'r'/));
+  assert.throws(
+    () => jsonOnly({ inputs: [{ name: 'X', datatype: 'INT32', shape: [1], parameters: { shared_memory_region: 'r' } }] }),
+    notFound(/Unable to find shared memory region: 'r'/),
+  );
 });
 
 test('malformed inputs: datatype, shape, name, duplicates, element counts, value types', () => {
@@ -140,7 +160,12 @@ test('malformed inputs: datatype, shape, name, duplicates, element counts, value
   assert.throws(() => jsonOnly(input({ shape: [3] })), invalid(/Unable to parse 'data' for input 'X': shape \[3\] has 3 element\(s\) but 'data' has 2/));
   assert.throws(() => jsonOnly(input({ data: [1, 'x'] })), invalid(/element 1 is "x", expected a number for datatype FP32/));
   assert.throws(() => jsonOnly(input({ parameters: [] })), invalid(/Unable to parse 'parameters' of input 'X'/));
-  const twice = { inputs: [{ name: 'X', datatype: 'FP32', shape: [1], data: [1] }, { name: 'X', datatype: 'FP32', shape: [1], data: [1] }] };
+  const twice = {
+    inputs: [
+      { name: 'X', datatype: 'FP32', shape: [1], data: [1] },
+      { name: 'X', datatype: 'FP32', shape: [1], data: [1] },
+    ],
+  };
   assert.throws(() => jsonOnly(twice), invalid(/^input 'X' already exists in request$/));
   assert.throws(() => jsonOnly({ inputs: {} }), invalid(/Unable to parse 'inputs': expected an array, got an object/));
   assert.throws(() => jsonOnly({}), invalid(/Unable to parse 'inputs': expected an array, got missing/));
@@ -171,19 +196,23 @@ test('NaN and Infinity tokens are accepted, as Triton accepts them', () => {
 test('INT64 beyond 2^53: exact through JSON, alongside escaped strings and other inputs', () => {
   const decoded = jsonOnly(
     '{"id":"q\\u00e9","parameters":{"k":"a\\nb"},"inputs":[' +
-    '{"name":"F","datatype":"FP32","shape":[1],"data":[0.5]},' +
-    '{"name":"I","datatype":"INT64","shape":[2],"data":[[9223372036854775807],[-9007199254740993]]},' +
-    '{"name":"U","datatype":"UINT64","shape":[1],"data":[18446744073709551615]}]}',
+      '{"name":"F","datatype":"FP32","shape":[1],"data":[0.5]},' +
+      '{"name":"I","datatype":"INT64","shape":[2],"data":[[9223372036854775807],[-9007199254740993]]},' +
+      '{"name":"U","datatype":"UINT64","shape":[1],"data":[18446744073709551615]}]}',
   );
   assert.equal(decoded.id, 'qé');
   assert.deepEqual(decoded.parameters, { k: 'a\nb' });
   assert.deepEqual(decoded.inputs[1].data, new BigInt64Array([9223372036854775807n, -9007199254740993n]));
   assert.deepEqual(decoded.inputs[2].data, new BigUint64Array([18446744073709551615n]));
   // Written with an exponent the value is not an exact integer literal: refused, not guessed.
-  assert.throws(() => jsonOnly('{"inputs":[{"name":"I","datatype":"INT64","shape":[1],"data":[1e19]}]}'),
-    invalid(/element 0 is 10000000000000000000, beyond 2\^53, and was not written as a plain integer literal/));
-  assert.throws(() => jsonOnly('{"inputs":[{"name":"I","datatype":"INT64","shape":[1],"data":[9223372036854775808]}]}'),
-    invalid(/expected an integer in \[-9223372036854775808, 9223372036854775807\]/));
+  assert.throws(
+    () => jsonOnly('{"inputs":[{"name":"I","datatype":"INT64","shape":[1],"data":[1e19]}]}'),
+    invalid(/element 0 is 10000000000000000000, beyond 2\^53, and was not written as a plain integer literal/),
+  );
+  assert.throws(
+    () => jsonOnly('{"inputs":[{"name":"I","datatype":"INT64","shape":[1],"data":[9223372036854775808]}]}'),
+    invalid(/expected an integer in \[-9223372036854775808, 9223372036854775807\]/),
+  );
 });
 
 test('request parameters: types Triton checks, reserved keys, unsupported values', () => {
@@ -210,20 +239,29 @@ test('requested outputs: parameters checked, duplicates refused', () => {
   assert.throws(() => withOutputs([{ name: 'O', parameters: { shared_memory_region: 'r' } }]), notFound(/shared memory region/));
 });
 
-test('raw form: the model\'s single input, batch 1 when the model batches', () => {
+test("raw form: the model's single input, batch 1 when the model batches", () => {
   const config = { name: 'simple', max_batch_size: 8, input: [{ name: 'IN', data_type: 'TYPE_FP32', dims: [2] }] };
   const spec = createRawInputSpec(config);
   assert.deepEqual(spec, { name: 'IN', datatype: 'FP32', shape: [1, 2] });
   const raw = Buffer.from(new Float32Array([1, 2]).buffer);
   const decoded = parseRawInferRequest(raw, spec);
   assert.deepEqual(decoded, {
-    id: '', parameters: {}, outputs: [], binaryDataOutput: true, raw: true,
+    id: '',
+    parameters: {},
+    outputs: [],
+    binaryDataOutput: true,
+    raw: true,
     inputs: [{ name: 'IN', datatype: 'FP32', shape: [1, 2], data: new Float32Array([1, 2]) }],
   });
   assert.deepEqual(parseInferRequestBody(raw, '0', { rawInput: config }), decoded);
-  assert.throws(() => parseInferRequestBody(raw, '0'), (err: unknown) => err instanceof HerdError && err.code === 'INTERNAL');
-  assert.throws(() => parseRawInferRequest(raw.subarray(0, 6), spec, { modelName: 'simple' }),
-    invalid(/input byte size mismatch for input 'IN' for model 'simple'\. Expected 8, got 6/));
+  assert.throws(
+    () => parseInferRequestBody(raw, '0'),
+    (err: unknown) => err instanceof HerdError && err.code === 'INTERNAL',
+  );
+  assert.throws(
+    () => parseRawInferRequest(raw.subarray(0, 6), spec, { modelName: 'simple' }),
+    invalid(/input byte size mismatch for input 'IN' for model 'simple'\. Expected 8, got 6/),
+  );
 });
 
 test('raw form: one variable dim is deduced from the body size; BYTES needs shape [1]', () => {
@@ -238,12 +276,19 @@ test('raw form: one variable dim is deduced from the body size; BYTES needs shap
   assert.deepEqual(bytes.shape, [1, 1]);
   assert.deepEqual(bytes.data, [new Uint8Array(Buffer.from('hello'))]);
 
-  assert.throws(() => createRawInputSpec({ name: 'm', max_batch_size: 0, input: [] }),
-    invalid(/^\[request id: <id_unknown>\] a raw request \(Inference-Header-Content-Length: 0: the whole body is the data of the model's one input\) needs a model with exactly 1 input, but model 'm' has none; send a JSON request instead/));
-  assert.throws(() => createRawInputSpec({ name: 'm', max_batch_size: 0, input: [{ name: 'IN', data_type: 'TYPE_FP32', dims: [-1, -1] }] }),
-    invalid(/can not be deduced because there are more than one variable-sized dimension/));
-  assert.throws(() => createRawInputSpec({ name: 'm', max_batch_size: 0, input: [{ name: 'T', data_type: 'TYPE_STRING', dims: [2] }] }),
-    invalid(/For BYTE datatype raw input 'T', the model must have input shape \[1\]/));
-  assert.throws(() => createRawInputSpec({ name: 'm', max_batch_size: 0, input: [{ name: 'T', data_type: 'TYPE_INVALID', dims: [2] }] }),
-    invalid(/no usable datatype/));
+  assert.throws(
+    () => createRawInputSpec({ name: 'm', max_batch_size: 0, input: [] }),
+    invalid(
+      /^\[request id: <id_unknown>\] a raw request \(Inference-Header-Content-Length: 0: the whole body is the data of the model's one input\) needs a model with exactly 1 input, but model 'm' has none; send a JSON request instead/,
+    ),
+  );
+  assert.throws(
+    () => createRawInputSpec({ name: 'm', max_batch_size: 0, input: [{ name: 'IN', data_type: 'TYPE_FP32', dims: [-1, -1] }] }),
+    invalid(/can not be deduced because there are more than one variable-sized dimension/),
+  );
+  assert.throws(
+    () => createRawInputSpec({ name: 'm', max_batch_size: 0, input: [{ name: 'T', data_type: 'TYPE_STRING', dims: [2] }] }),
+    invalid(/For BYTE datatype raw input 'T', the model must have input shape \[1\]/),
+  );
+  assert.throws(() => createRawInputSpec({ name: 'm', max_batch_size: 0, input: [{ name: 'T', data_type: 'TYPE_INVALID', dims: [2] }] }), invalid(/no usable datatype/));
 });

@@ -8,8 +8,20 @@ import { parseJsonTensorData } from '../../../src/core/codecs/kserve-json-tensor
 import { parseLosslessJson } from '../../../src/core/codecs/lossless-json.ts';
 import { SAMPLES } from './tensor-samples.ts';
 
-interface ResponseOutput { name: string; datatype: Tensor['datatype']; shape: number[]; data?: unknown; parameters?: { binary_data_size: number } }
-interface ResponseJson { id?: string; model_name: string; model_version: string; parameters?: object; outputs: ResponseOutput[] }
+interface ResponseOutput {
+  name: string;
+  datatype: Tensor['datatype'];
+  shape: number[];
+  data?: unknown;
+  parameters?: { binary_data_size: number };
+}
+interface ResponseJson {
+  id?: string;
+  model_name: string;
+  model_version: string;
+  parameters?: object;
+  outputs: ResponseOutput[];
+}
 
 /** Reads a response back as a client would: JSON header, then binary sections in output order. */
 function readResponse(body: Buffer, headerLength: number | undefined): { json: ResponseJson; tensors: Tensor[] } {
@@ -39,7 +51,11 @@ test('all-JSON response: every datatype written and read back identically', () =
   assert.equal(json.model_name, 'simple');
   assert.equal(json.model_version, '3');
   assert.deepEqual(tensors, outputs);
-  assert.ok(r.body.toString().startsWith('{"id":"r1","model_name":"simple","model_version":"3","outputs":[{"name":"OUT_BOOL","datatype":"BOOL","shape":[2,2],"data":[true,false,false,true]}'));
+  assert.ok(
+    r.body
+      .toString()
+      .startsWith('{"id":"r1","model_name":"simple","model_version":"3","outputs":[{"name":"OUT_BOOL","datatype":"BOOL","shape":[2,2],"data":[true,false,false,true]}'),
+  );
   assert.match(r.body.toString(), /"data":\[-9223372036854775808,9007199254740993,-1,9223372036854775807\]/);
 });
 
@@ -57,7 +73,9 @@ test('all-binary response (binary_data_output): sections in output order, header
 
 test('per-output binary_data overrides the request default both ways', () => {
   const two: InferResponseContent = {
-    modelName: 'm', modelVersion: '1', id: '',
+    modelName: 'm',
+    modelVersion: '1',
+    id: '',
     outputs: [
       { name: 'A', datatype: 'FP32', shape: [2], data: new Float32Array([1, 2]) },
       { name: 'B', datatype: 'INT32', shape: [1], data: new Int32Array([7]) },
@@ -65,13 +83,22 @@ test('per-output binary_data overrides the request default both ways', () => {
   };
   const binaryA = createInferResponseBody(two, { outputs: [{ name: 'A', binaryData: true }], binaryDataOutput: false });
   const a = readResponse(binaryA.body, binaryA.headerLength);
-  assert.deepEqual(a.json.outputs.map((o) => o.parameters ?? o.data), [{ binary_data_size: 8 }, [7]]);
+  assert.deepEqual(
+    a.json.outputs.map((o) => o.parameters ?? o.data),
+    [{ binary_data_size: 8 }, [7]],
+  );
   assert.equal(a.json.id, undefined); // Triton leaves an empty id out
   const jsonB = createInferResponseBody(two, { outputs: [{ name: 'B', binaryData: false }], binaryDataOutput: true });
   const b = readResponse(jsonB.body, jsonB.headerLength);
-  assert.deepEqual(b.json.outputs.map((o) => o.parameters ?? o.data), [{ binary_data_size: 8 }, [7]]);
+  assert.deepEqual(
+    b.json.outputs.map((o) => o.parameters ?? o.data),
+    [{ binary_data_size: 8 }, [7]],
+  );
   const raw = createInferResponseBody(two, { outputs: [], binaryDataOutput: false }, true);
-  assert.equal(readResponse(raw.body, raw.headerLength).json.outputs.every((o) => o.parameters !== undefined), true);
+  assert.equal(
+    readResponse(raw.body, raw.headerLength).json.outputs.every((o) => o.parameters !== undefined),
+    true,
+  );
 });
 
 test('an empty binary output still gets a header and binary_data_size 0', () => {
@@ -85,10 +112,19 @@ test('an empty binary output still gets a header and binary_data_size 0', () => 
 
 test('response parameters are written; NaN and infinities as bare tokens', () => {
   const r = createInferResponseBody(
-    { modelName: 'm', modelVersion: 1, id: 'x', parameters: { sequence_id: 4, note: 'ok' }, outputs: [{ name: 'F', datatype: 'FP64', shape: [2], data: new Float64Array([NaN, -Infinity]) }] },
+    {
+      modelName: 'm',
+      modelVersion: 1,
+      id: 'x',
+      parameters: { sequence_id: 4, note: 'ok' },
+      outputs: [{ name: 'F', datatype: 'FP64', shape: [2], data: new Float64Array([NaN, -Infinity]) }],
+    },
     { outputs: [], binaryDataOutput: false },
   );
-  assert.equal(r.body.toString(), '{"id":"x","model_name":"m","model_version":"1","parameters":{"sequence_id":4,"note":"ok"},"outputs":[{"name":"F","datatype":"FP64","shape":[2],"data":[NaN,-Infinity]}]}');
+  assert.equal(
+    r.body.toString(),
+    '{"id":"x","model_name":"m","model_version":"1","parameters":{"sequence_id":4,"note":"ok"},"outputs":[{"name":"F","datatype":"FP64","shape":[2],"data":[NaN,-Infinity]}]}',
+  );
 });
 
 test('an output whose data does not fit its datatype or shape is an INTERNAL error', () => {

@@ -1,15 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HerdError } from '../../../src/core/errors.ts';
-import {
-  convertTensorDataToJsonText, convertTensorToJsonData, LossyIntegerError, MAX_JSON_DATA_DEPTH, parseJsonTensorData,
-} from '../../../src/core/codecs/kserve-json-tensor.ts';
+import { convertTensorDataToJsonText, convertTensorToJsonData, LossyIntegerError, MAX_JSON_DATA_DEPTH, parseJsonTensorData } from '../../../src/core/codecs/kserve-json-tensor.ts';
 import { parseLosslessJson } from '../../../src/core/codecs/lossless-json.ts';
 import type { DataType } from '../../../src/core/datatype.ts';
 import { jsonDataText, nest, SAMPLES } from './tensor-samples.ts';
 
-const invalid = (pattern: RegExp) => (err: unknown) =>
-  err instanceof HerdError && err.code === 'INVALID_ARG' && pattern.test(err.message);
+const invalid = (pattern: RegExp) => (err: unknown) => err instanceof HerdError && err.code === 'INVALID_ARG' && pattern.test(err.message);
 
 const parse = (data: unknown, datatype: DataType, shape: number[]) => parseJsonTensorData(data, { name: 'X', datatype, shape });
 
@@ -47,8 +44,29 @@ test('FP16 and BF16 from JSON round to nearest even', () => {
 });
 
 test('any nesting is flattened row-major; the leaf count must match the shape', () => {
-  assert.deepEqual(parse([[1, 2], [3, 4], [5, 6]], 'INT32', [3, 2]), new Int32Array([1, 2, 3, 4, 5, 6]));
-  assert.deepEqual(parse([[[1], [2]], [[3], [4]]], 'INT32', [4]), new Int32Array([1, 2, 3, 4]));
+  assert.deepEqual(
+    parse(
+      [
+        [1, 2],
+        [3, 4],
+        [5, 6],
+      ],
+      'INT32',
+      [3, 2],
+    ),
+    new Int32Array([1, 2, 3, 4, 5, 6]),
+  );
+  assert.deepEqual(
+    parse(
+      [
+        [[1], [2]],
+        [[3], [4]],
+      ],
+      'INT32',
+      [4],
+    ),
+    new Int32Array([1, 2, 3, 4]),
+  );
   assert.deepEqual(parse([], 'FP32', [0, 3]), new Float32Array(0));
   assert.deepEqual(parse([7], 'INT32', []), new Int32Array([7])); // a scalar has one element
   assert.throws(() => parse([1, 2, 3], 'INT32', [2, 2]), invalid(/shape \[2,2\] has 4 element\(s\) but 'data' has 3/));
@@ -76,9 +94,19 @@ test('wrong JSON value types are refused with the element and the expectation', 
 
 test('out-of-range integers are errors, never clamped or wrapped', () => {
   const cases: [DataType, number | bigint][] = [
-    ['UINT8', 256], ['UINT8', -1], ['INT8', 128], ['INT8', -129], ['UINT16', 65536], ['INT16', -32769],
-    ['UINT32', 4294967296], ['INT32', 2147483648], ['UINT64', -1], ['UINT64', 18446744073709551616n],
-    ['INT64', 9223372036854775808n], ['INT64', -9223372036854775809n], ['INT32', 9223372036854775808n],
+    ['UINT8', 256],
+    ['UINT8', -1],
+    ['INT8', 128],
+    ['INT8', -129],
+    ['UINT16', 65536],
+    ['INT16', -32769],
+    ['UINT32', 4294967296],
+    ['INT32', 2147483648],
+    ['UINT64', -1],
+    ['UINT64', 18446744073709551616n],
+    ['INT64', 9223372036854775808n],
+    ['INT64', -9223372036854775809n],
+    ['INT32', 9223372036854775808n],
   ];
   for (const [datatype, value] of cases) {
     assert.throws(() => parse([value], datatype, [1]), invalid(/expected an integer in \[/), `${datatype} ${value}`);
@@ -87,8 +115,10 @@ test('out-of-range integers are errors, never clamped or wrapped', () => {
 
 test('an INT64 value JSON.parse rounded raises LossyIntegerError (an INVALID_ARG)', () => {
   const rounded = JSON.parse('[9007199254740993]') as unknown;
-  assert.throws(() => parse(rounded, 'INT64', [1]), (err: unknown) =>
-    err instanceof LossyIntegerError && err.code === 'INVALID_ARG' && /beyond 2\^53/.test(err.message));
+  assert.throws(
+    () => parse(rounded, 'INT64', [1]),
+    (err: unknown) => err instanceof LossyIntegerError && err.code === 'INVALID_ARG' && /beyond 2\^53/.test(err.message),
+  );
   // Safe integers need no second look.
   assert.deepEqual(parse([9007199254740991], 'INT64', [1]), new BigInt64Array([9007199254740991n]));
 });

@@ -28,13 +28,30 @@ function setup() {
 }
 
 const usage = (over: Partial<Usage> = {}): Usage => ({
-  promptTokens: 1_000, cachedPromptTokens: 0, cacheWriteTokens: 0, completionTokens: 500, reasoningTokens: 0, estimated: false, raw: {}, ...over,
+  promptTokens: 1_000,
+  cachedPromptTokens: 0,
+  cacheWriteTokens: 0,
+  completionTokens: 500,
+  reasoningTokens: 0,
+  estimated: false,
+  raw: {},
+  ...over,
 });
 
 function completionMeta(attempts: AttemptRecord[], u: Usage, provider = 'openai'): CompletionMeta {
   return {
-    requestedModel: 'gpt4', route: 'alias', model: 'gpt-4.1', provider, upstreamModel: 'gpt-4.1', attempts,
-    upstreamMs: 900, waitedMs: 250, overheadMs: 0.4, warnings: [], usage: u, rawFinishReason: 'stop',
+    requestedModel: 'gpt4',
+    route: 'alias',
+    model: 'gpt-4.1',
+    provider,
+    upstreamModel: 'gpt-4.1',
+    attempts,
+    upstreamMs: 900,
+    waitedMs: 250,
+    overheadMs: 0.4,
+    warnings: [],
+    usage: u,
+    rawFinishReason: 'stop',
   };
 }
 
@@ -65,11 +82,21 @@ test('a completion after a retry: settled at its real cost, one request row and 
     const key = { id: 'key_a', name: 'team a' };
     const estimate = billing.estimate({ model: 'gpt4', promptTokens: 1_000, maxCompletionTokens: 500 });
     await billing.reserve({ keyId: key.id, requestId: 'r1', estimateMicros: estimate, budgets: { dayMicros: 100_000 } });
-    const meta = completionMeta([
-      attempt({ outcome: 'rate_limited', status: 429, durationMs: 50, next: 'retry', waitMs: 250 }),
-      attempt({ durationMs: 600 }),
-    ], usage({ cachedPromptTokens: 400, reasoningTokens: 120 }));
-    const done = await billing.finish({ requestId: 'r1', key, requestedModel: 'gpt4', priority: 'HIGH', startedAt: START, latencyMs: 901.5, httpStatus: 200, outcome: 'completion', meta });
+    const meta = completionMeta(
+      [attempt({ outcome: 'rate_limited', status: 429, durationMs: 50, next: 'retry', waitMs: 250 }), attempt({ durationMs: 600 })],
+      usage({ cachedPromptTokens: 400, reasoningTokens: 120 }),
+    );
+    const done = await billing.finish({
+      requestId: 'r1',
+      key,
+      requestedModel: 'gpt4',
+      priority: 'HIGH',
+      startedAt: START,
+      latencyMs: 901.5,
+      httpStatus: 200,
+      outcome: 'completion',
+      meta,
+    });
     // 600 × $2 + 400 × $0.50 + 500 × $8 = 1 200 + 200 + 4 000 = 5 400 µ$ list; × 7.3 = 39 420 µ¥.
     assert.equal(done.record.costMicros, 39_420);
     assert.equal(done.record.listUsdMicros, 5_400);
@@ -101,8 +128,21 @@ test('a stream cut off by the client is billed from the tokens Herd counted, mar
     await billing.reserve({ keyId: 'k', requestId: 's1', estimateMicros: 50_000, budgets: {} });
     const { usage: _u, rawFinishReason: _r, ...meta } = completionMeta([attempt({ provider: 'holysheep', durationMs: 180 })], usage(), 'holysheep');
     const done = await billing.finish({
-      requestId: 's1', key: { id: 'k' }, requestedModel: 'gpt-4.1', startedAt: START, outcome: 'stream', meta: { ...meta, provider: 'holysheep' }, ttftMs: 190,
-      result: { outcome: 'cancelled', usage: usage({ completionTokens: 37, estimated: true, raw: undefined }), finishReason: null, rawFinishReason: null, chunks: 12, streamMs: 400 },
+      requestId: 's1',
+      key: { id: 'k' },
+      requestedModel: 'gpt-4.1',
+      startedAt: START,
+      outcome: 'stream',
+      meta: { ...meta, provider: 'holysheep' },
+      ttftMs: 190,
+      result: {
+        outcome: 'cancelled',
+        usage: usage({ completionTokens: 37, estimated: true, raw: undefined }),
+        finishReason: null,
+        rawFinishReason: null,
+        chunks: 12,
+        streamMs: 400,
+      },
     });
     assert.equal(done.record.status, 'cancelled');
     assert.equal(done.record.estimated, true);
@@ -120,10 +160,18 @@ test('a request that failed everywhere is released and recorded with its attempt
     await billing.reserve({ keyId: 'k', requestId: 'f1', estimateMicros: 9_000, budgets: { dayMicros: 10_000 } });
     await assert.rejects(billing.reserve({ keyId: 'k', requestId: 'f2', estimateMicros: 2_000, budgets: { dayMicros: 10_000 } }), (err: HerdError) => {
       const answer = mapErrorToOpenAI(err);
-      return answer.status === 429 && answer.body.error.code === 'insufficient_quota' && !('retry-after' in answer.headers) && /daily budget of ¥0\.01 \(spent and reserved so far: less than ¥0\.01\)/.test(err.message);
+      return (
+        answer.status === 429 &&
+        answer.body.error.code === 'insufficient_quota' &&
+        !('retry-after' in answer.headers) &&
+        /daily budget of ¥0\.01 \(spent and reserved so far: less than ¥0\.01\)/.test(err.message)
+      );
     });
     const failure = new UpstreamError('upstream timed out', { provider: 'openai', failure: 'timeout' });
-    const error = UpstreamRouteError.wrap(failure, [attempt({ outcome: 'timeout', durationMs: 30_000, next: 'next-deployment' }), attempt({ provider: 'holysheep', outcome: 'timeout', durationMs: 30_000, next: 'answer' })]);
+    const error = UpstreamRouteError.wrap(failure, [
+      attempt({ outcome: 'timeout', durationMs: 30_000, next: 'next-deployment' }),
+      attempt({ provider: 'holysheep', outcome: 'timeout', durationMs: 30_000, next: 'answer' }),
+    ]);
     const done = await billing.finish({ requestId: 'f1', key: { id: 'k' }, requestedModel: 'gpt-4.1', startedAt: START, httpStatus: 504, outcome: 'error', error });
     assert.deepEqual(done.settlement, { state: 'released', changed: true });
     assert.equal(done.record.status, 'UPSTREAM_TIMEOUT');
@@ -131,7 +179,15 @@ test('a request that failed everywhere is released and recorded with its attempt
     assert.equal(done.record.model, undefined);
     assert.deepEqual(await ledger.spend('k'), { dayMicros: 0, monthMicros: 0 });
     // Refused before going upstream: recorded, nothing to release.
-    const refused = await billing.finish({ requestId: 'f2', key: { id: 'k' }, requestedModel: 'gpt-4.1', startedAt: START, reserved: false, outcome: 'error', error: new HerdError('BUDGET_EXCEEDED', 'over') });
+    const refused = await billing.finish({
+      requestId: 'f2',
+      key: { id: 'k' },
+      requestedModel: 'gpt-4.1',
+      startedAt: START,
+      reserved: false,
+      outcome: 'error',
+      error: new HerdError('BUDGET_EXCEEDED', 'over'),
+    });
     assert.equal(refused.settlement, undefined);
     assert.equal(refused.record.status, 'BUDGET_EXCEEDED');
   } finally {
@@ -143,8 +199,16 @@ test('a cache hit costs nothing and records what it saved', async () => {
   const { billing, ledger } = setup();
   try {
     const done = await billing.finish({
-      requestId: 'c1', key: { id: 'k' }, requestedModel: 'gpt-4.1', startedAt: START, reserved: false,
-      outcome: 'cache-hit', model: 'gpt-4.1', provider: 'openai', upstreamModel: 'gpt-4.1', usage: usage(),
+      requestId: 'c1',
+      key: { id: 'k' },
+      requestedModel: 'gpt-4.1',
+      startedAt: START,
+      reserved: false,
+      outcome: 'cache-hit',
+      model: 'gpt-4.1',
+      provider: 'openai',
+      upstreamModel: 'gpt-4.1',
+      usage: usage(),
     });
     assert.equal(done.record.costMicros, 0);
     assert.equal(done.record.cacheHit, true);

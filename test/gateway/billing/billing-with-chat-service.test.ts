@@ -29,14 +29,25 @@ function fakeProvider(name: string, options: { failures?: number; chunks?: numbe
     async chat(req) {
       maybeFail();
       return {
-        response: { id: 'c', object: 'chat.completion', created: 1, model: req.upstreamModel, choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }] },
-        usage: USAGE, rawFinishReason: 'stop', warnings: [],
+        response: {
+          id: 'c',
+          object: 'chat.completion',
+          created: 1,
+          model: req.upstreamModel,
+          choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+        },
+        usage: USAGE,
+        rawFinishReason: 'stop',
+        warnings: [],
       };
     },
     async *stream(_req, signal): AsyncIterable<ProviderStreamEvent> {
       maybeFail();
       for (let i = 0; i < (options.chunks ?? 3); i++) {
-        yield { type: 'chunk', chunk: { id: 's', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: `word${i} ` }, finish_reason: null }] } };
+        yield {
+          type: 'chunk',
+          chunk: { id: 's', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: `word${i} ` }, finish_reason: null }] },
+        };
       }
       if (options.hangAfterChunks) await new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
       yield { type: 'usage', usage: USAGE };
@@ -100,11 +111,18 @@ test('a stream the client cancels mid-way is billed from what was delivered, mar
 });
 
 test('every deployment failing: the reservation is released and the attempts are recorded', async () => {
-  const { chat, ledger, billing } = setup({ holysheep: fakeProvider('holysheep', { failures: 99 }), openai: fakeProvider('openai', { failures: 99 }), deepseek: fakeProvider('deepseek', { failures: 99 }) });
+  const { chat, ledger, billing } = setup({
+    holysheep: fakeProvider('holysheep', { failures: 99 }),
+    openai: fakeProvider('openai', { failures: 99 }),
+    deepseek: fakeProvider('deepseek', { failures: 99 }),
+  });
   try {
     const startedAt = Date.now();
     await billing.reserve({ keyId: key.id, requestId: 'req-f', estimateMicros: 10_000, budgets: {} });
-    const error = await chat.complete(ask).then(() => undefined, (err: unknown) => toHerdError(err));
+    const error = await chat.complete(ask).then(
+      () => undefined,
+      (err: unknown) => toHerdError(err),
+    );
     assert.ok(error);
     const done = await billing.finish({ requestId: 'req-f', key, requestedModel: ask.model, startedAt, outcome: 'error', error });
     assert.deepEqual(done.settlement, { state: 'released', changed: true });

@@ -14,24 +14,66 @@ const T0 = Date.parse('2026-05-20T10:00:00Z');
 
 export function sampleRequest(overrides: Partial<RequestRecord> = {}): RequestRecord {
   return {
-    requestId: 'req-1', keyId: 'key_a', keyName: 'team a', requestedModel: 'gpt4', model: 'gpt-4.1', provider: 'openai', upstreamModel: 'gpt-4.1',
-    promptTokens: 1_000, cachedPromptTokens: 200, cacheWriteTokens: 0, completionTokens: 500, reasoningTokens: 100, estimated: false,
-    currency: 'CNY', costMicros: 41_610, usdMicros: 5_700, listUsdMicros: 5_700, cacheHit: false, savedMicros: 0,
-    status: 'ok', httpStatus: 200, priority: 'NORMAL', attempts: 1, latencyMs: 812.5, ttftMs: undefined,
-    priceSource: 'herd.yaml models.gpt-4.1.price', priceEffectiveAt: undefined, startedAt: T0, finishedAt: T0 + 812, ...overrides,
+    requestId: 'req-1',
+    keyId: 'key_a',
+    keyName: 'team a',
+    requestedModel: 'gpt4',
+    model: 'gpt-4.1',
+    provider: 'openai',
+    upstreamModel: 'gpt-4.1',
+    promptTokens: 1_000,
+    cachedPromptTokens: 200,
+    cacheWriteTokens: 0,
+    completionTokens: 500,
+    reasoningTokens: 100,
+    estimated: false,
+    currency: 'CNY',
+    costMicros: 41_610,
+    usdMicros: 5_700,
+    listUsdMicros: 5_700,
+    cacheHit: false,
+    savedMicros: 0,
+    status: 'ok',
+    httpStatus: 200,
+    priority: 'NORMAL',
+    attempts: 1,
+    latencyMs: 812.5,
+    ttftMs: undefined,
+    priceSource: 'herd.yaml models.gpt-4.1.price',
+    priceEffectiveAt: undefined,
+    startedAt: T0,
+    finishedAt: T0 + 812,
+    ...overrides,
   };
 }
 
 export function sampleAttempt(overrides: Partial<AttemptRow> = {}): AttemptRow {
   return {
-    requestId: 'req-1', attempt: 1, model: 'gpt-4.1', provider: 'openai', upstreamModel: 'gpt-4.1', outcome: 'ok', httpStatus: undefined,
-    promptTokens: 1_000, cachedPromptTokens: 200, cacheWriteTokens: 0, completionTokens: 500, reasoningTokens: 100, estimated: false,
-    currency: 'CNY', costMicros: 41_610, usdMicros: 5_700, listUsdMicros: 5_700, latencyMs: 800, ttftMs: undefined, startedAt: T0, ...overrides,
+    requestId: 'req-1',
+    attempt: 1,
+    model: 'gpt-4.1',
+    provider: 'openai',
+    upstreamModel: 'gpt-4.1',
+    outcome: 'ok',
+    httpStatus: undefined,
+    promptTokens: 1_000,
+    cachedPromptTokens: 200,
+    cacheWriteTokens: 0,
+    completionTokens: 500,
+    reasoningTokens: 100,
+    estimated: false,
+    currency: 'CNY',
+    costMicros: 41_610,
+    usdMicros: 5_700,
+    listUsdMicros: 5_700,
+    latencyMs: 800,
+    ttftMs: undefined,
+    startedAt: T0,
+    ...overrides,
   };
 }
 
-const isBudgetError = (period: 'daily' | 'monthly') => (err: unknown) =>
-  err instanceof HerdError && err.code === 'BUDGET_EXCEEDED' && err.message.includes(`its ${period} budget`);
+const isBudgetError = (period: 'daily' | 'monthly') => (err: unknown) => err instanceof HerdError && err.code === 'BUDGET_EXCEEDED' && err.message.includes(`its ${period} budget`);
 
 export async function runLedgerContract(t: TestContext, open: OpenTestLedger): Promise<void> {
   const clock = { now: T0 };
@@ -75,8 +117,12 @@ export async function runLedgerContract(t: TestContext, open: OpenTestLedger): P
     const budgets = { dayMicros: 1_000, monthMicros: 1_800 };
     await l.reserve({ keyId: k, requestId: `${k}-a`, estimateMicros: 600, budgets });
     await l.reserve({ keyId: k, requestId: `${k}-b`, estimateMicros: 400, budgets });
-    await assert.rejects(l.reserve({ keyId: k, requestId: `${k}-c`, estimateMicros: 1, budgets, currency: 'CNY' }), (err: HerdError) =>
-      isBudgetError('daily')(err) && /up to less than ¥0\.01\) would take key 'key_\d+' past its daily budget of less than ¥0\.01 \(spent and reserved so far: less than ¥0\.01\)/.test(err.message));
+    await assert.rejects(
+      l.reserve({ keyId: k, requestId: `${k}-c`, estimateMicros: 1, budgets, currency: 'CNY' }),
+      (err: HerdError) =>
+        isBudgetError('daily')(err) &&
+        /up to less than ¥0\.01\) would take key 'key_\d+' past its daily budget of less than ¥0\.01 \(spent and reserved so far: less than ¥0\.01\)/.test(err.message),
+    );
     await l.settle(`${k}-a`, { costMicros: 100 });
     assert.deepEqual(await l.spend(k), { dayMicros: 500, monthMicros: 500 }, 'settling below the estimate frees the difference');
     await l.reserve({ keyId: k, requestId: `${k}-c`, estimateMicros: 500, budgets });
@@ -121,7 +167,19 @@ export async function runLedgerContract(t: TestContext, open: OpenTestLedger): P
     await l.reserve({ keyId: k, requestId: `${k}-answered`, estimateMicros: 900, budgets: {}, atMs: T0 - 1_000 });
     await l.reserve({ keyId: k, requestId: `${k}-failed`, estimateMicros: 300, budgets: {}, atMs: T0 - 1_000 });
     await l.record(sampleRequest({ requestId: `${k}-answered`, keyId: k, costMicros: 420, startedAt: T0 - 10 * DAY }), []);
-    await l.record(sampleRequest({ requestId: `${k}-failed`, keyId: k, model: undefined, provider: undefined, upstreamModel: undefined, status: 'UPSTREAM_TIMEOUT', costMicros: 0, startedAt: T0 - 10 * DAY }), []);
+    await l.record(
+      sampleRequest({
+        requestId: `${k}-failed`,
+        keyId: k,
+        model: undefined,
+        provider: undefined,
+        upstreamModel: undefined,
+        status: 'UPSTREAM_TIMEOUT',
+        costMicros: 0,
+        startedAt: T0 - 10 * DAY,
+      }),
+      [],
+    );
     const result = await l.recover({ olderThanMs: 60 * 60_000, nowMs: T0 });
     assert.ok(result.settled >= 1 && result.settledMicros >= 420);
     assert.deepEqual(await l.spend(k, T0), { dayMicros: 420, monthMicros: 420 });
@@ -166,10 +224,48 @@ export async function runLedgerContract(t: TestContext, open: OpenTestLedger): P
     const since = T0 - DAY;
     const until = T0 + 2 * DAY;
     const committed = [];
-    committed.push(l.record(sampleRequest({ requestId: 'u1' }), [sampleAttempt({ requestId: 'u1', attempt: 1, outcome: 'rate_limited', httpStatus: 429, costMicros: 0, usdMicros: 0, listUsdMicros: 0, promptTokens: 0, cachedPromptTokens: 0, completionTokens: 0, reasoningTokens: 0 }), sampleAttempt({ requestId: 'u1', attempt: 2 })]));
-    committed.push(l.record(sampleRequest({ requestId: 'u2', keyId: 'key_b', keyName: 'team b', provider: 'holysheep', costMicros: 5_700, usdMicros: 781, startedAt: T0 + DAY }), []));
+    committed.push(
+      l.record(sampleRequest({ requestId: 'u1' }), [
+        sampleAttempt({
+          requestId: 'u1',
+          attempt: 1,
+          outcome: 'rate_limited',
+          httpStatus: 429,
+          costMicros: 0,
+          usdMicros: 0,
+          listUsdMicros: 0,
+          promptTokens: 0,
+          cachedPromptTokens: 0,
+          completionTokens: 0,
+          reasoningTokens: 0,
+        }),
+        sampleAttempt({ requestId: 'u1', attempt: 2 }),
+      ]),
+    );
+    committed.push(
+      l.record(sampleRequest({ requestId: 'u2', keyId: 'key_b', keyName: 'team b', provider: 'holysheep', costMicros: 5_700, usdMicros: 781, startedAt: T0 + DAY }), []),
+    );
     committed.push(l.record(sampleRequest({ requestId: 'u3', cacheHit: true, costMicros: 0, usdMicros: 0, listUsdMicros: 0, savedMicros: 41_610 }), []));
-    committed.push(l.record(sampleRequest({ requestId: 'u4', model: undefined, provider: undefined, upstreamModel: undefined, status: 'UPSTREAM_TIMEOUT', costMicros: 0, usdMicros: 0, listUsdMicros: 0, promptTokens: 0, cachedPromptTokens: 0, completionTokens: 0, reasoningTokens: 0, estimated: true }), []));
+    committed.push(
+      l.record(
+        sampleRequest({
+          requestId: 'u4',
+          model: undefined,
+          provider: undefined,
+          upstreamModel: undefined,
+          status: 'UPSTREAM_TIMEOUT',
+          costMicros: 0,
+          usdMicros: 0,
+          listUsdMicros: 0,
+          promptTokens: 0,
+          cachedPromptTokens: 0,
+          completionTokens: 0,
+          reasoningTokens: 0,
+          estimated: true,
+        }),
+        [],
+      ),
+    );
     assert.equal(l.stats().queued, 6);
     await Promise.all(committed);
     assert.equal(l.stats().flushes, 1, 'one transaction for the turn');
@@ -179,17 +275,56 @@ export async function runLedgerContract(t: TestContext, open: OpenTestLedger): P
     assert.deepEqual(l.stats(), { queued: 0, written: 7, flushes: 2, failedFlushes: 0, dropped: 0 });
 
     const byModel = await l.usage({ sinceMs: since, untilMs: until, by: 'model' });
-    assert.deepEqual(byModel.map((r) => [r.group, r.requests, r.failed, r.cacheHits, r.estimated, r.promptTokens, r.cachedPromptTokens, r.completionTokens, r.reasoningTokens, r.costMicros, r.usdMicros, r.savedMicros]), [
-      ['-', 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0],
-      ['gpt-4.1', 3, 0, 1, 0, 2_000, 400, 1_000, 200, 47_310, 6_481, 41_610],
-    ]);
+    assert.deepEqual(
+      byModel.map((r) => [
+        r.group,
+        r.requests,
+        r.failed,
+        r.cacheHits,
+        r.estimated,
+        r.promptTokens,
+        r.cachedPromptTokens,
+        r.completionTokens,
+        r.reasoningTokens,
+        r.costMicros,
+        r.usdMicros,
+        r.savedMicros,
+      ]),
+      [
+        ['-', 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0],
+        ['gpt-4.1', 3, 0, 1, 0, 2_000, 400, 1_000, 200, 47_310, 6_481, 41_610],
+      ],
+    );
     const byDay = await l.usage({ sinceMs: since, untilMs: until, by: 'day' });
-    assert.deepEqual(byDay.map((r) => [r.group, r.requests, r.costMicros]), [['2026-05-20', 3, 41_610], ['2026-05-21', 1, 5_700]]);
+    assert.deepEqual(
+      byDay.map((r) => [r.group, r.requests, r.costMicros]),
+      [
+        ['2026-05-20', 3, 41_610],
+        ['2026-05-21', 1, 5_700],
+      ],
+    );
     const byProvider = await l.usage({ sinceMs: since, untilMs: until, by: 'provider' });
-    assert.deepEqual(byProvider.map((r) => [r.group, r.requests, r.costMicros, r.listUsdMicros]), [['-', 1, 0, 0], ['holysheep', 1, 5_700, 5_700], ['openai', 2, 41_610, 5_700]]);
+    assert.deepEqual(
+      byProvider.map((r) => [r.group, r.requests, r.costMicros, r.listUsdMicros]),
+      [
+        ['-', 1, 0, 0],
+        ['holysheep', 1, 5_700, 5_700],
+        ['openai', 2, 41_610, 5_700],
+      ],
+    );
     const byKey = await l.usage({ sinceMs: since, untilMs: until, by: 'key' });
-    assert.deepEqual(byKey.map((r) => [r.group, r.keyName, r.requests, r.currency]), [['key_a', 'team a', 3, 'CNY'], ['key_b', 'team b', 1, 'CNY']]);
-    assert.deepEqual((await l.usage({ sinceMs: T0 + DAY, untilMs: until, by: 'key' })).map((r) => r.group), ['key_b'], 'since is inclusive, until exclusive');
+    assert.deepEqual(
+      byKey.map((r) => [r.group, r.keyName, r.requests, r.currency]),
+      [
+        ['key_a', 'team a', 3, 'CNY'],
+        ['key_b', 'team b', 1, 'CNY'],
+      ],
+    );
+    assert.deepEqual(
+      (await l.usage({ sinceMs: T0 + DAY, untilMs: until, by: 'key' })).map((r) => r.group),
+      ['key_b'],
+      'since is inclusive, until exclusive',
+    );
   });
 }
 

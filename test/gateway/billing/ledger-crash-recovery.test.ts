@@ -17,9 +17,13 @@ const HOUR = 3_600_000;
 async function runAndKill(location: string, schema: string, keyId: string): Promise<void> {
   const child = spawn(process.execPath, ['--import', 'tsx', CHILD, location, schema, keyId], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
-  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
   await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (d: Buffer) => { if (d.toString().includes('reserved')) resolve(); });
+    child.stdout.on('data', (d: Buffer) => {
+      if (d.toString().includes('reserved')) resolve();
+    });
     child.on('exit', (code) => reject(new Error(`child exited (${code}) before reserving: ${stderr}`)));
   });
   const exited = new Promise((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
@@ -57,7 +61,10 @@ async function crashAndRecover(t: TestContext, location: string, schema: string)
   assert.deepEqual(await ledger.spend(keyId, spentAt), { dayMicros: 5_000, monthMicros: 5_000 });
   // Both committed rows survived the kill, once each.
   const rows = await ledger.usage({ sinceMs: 0, untilMs: now + HOUR, by: 'key' });
-  assert.deepEqual(rows.map((r) => [r.group, r.requests, r.costMicros]), [[keyId, 2, 1_900]]);
+  assert.deepEqual(
+    rows.map((r) => [r.group, r.requests, r.costMicros]),
+    [[keyId, 2, 1_900]],
+  );
 }
 
 test('SQLite: killed between reserve and settle, restarted, recovered', async (t) => {

@@ -18,13 +18,26 @@ test('push() resolves on the append; the database gets the rows later, and their
   const { spool, leftovers } = LedgerSpool.open(dir);
   assert.deepEqual(leftovers, []);
   const written: string[] = [];
-  const queue = new LedgerWriteQueue({ write: (b) => { written.push(...b.map((e) => e.request.requestId)); }, flushIntervalMs: 60_000, maxBatchRows: 100, spool });
+  const queue = new LedgerWriteQueue({
+    write: (b) => {
+      written.push(...b.map((e) => e.request.requestId));
+    },
+    flushIntervalMs: 60_000,
+    maxBatchRows: 100,
+    spool,
+  });
   await Promise.all([queue.push(sampleRequest({ requestId: 'a' }), [sampleAttempt({ requestId: 'a' })]), queue.push(sampleRequest({ requestId: 'b' }), [])]);
   assert.deepEqual(written, [], 'durable before the database saw anything');
   const files = jsonl(dir);
   assert.equal(files.length, 1);
   const seen = parseSpoolText(readFileSync(join(dir, files[0]!), 'utf8'));
-  assert.deepEqual(seen.map((e) => [e.request.requestId, e.attempts.length]), [['a', 1], ['b', 0]]);
+  assert.deepEqual(
+    seen.map((e) => [e.request.requestId, e.attempts.length]),
+    [
+      ['a', 1],
+      ['b', 0],
+    ],
+  );
   await queue.flush();
   assert.deepEqual(written, ['a', 'b']);
   await queue.close();
@@ -34,13 +47,16 @@ test('push() resolves on the append; the database gets the rows later, and their
 
 test('a torn last line is skipped; a folder owned by another live process is refused', () => {
   const line = JSON.stringify([sampleRequest({ requestId: 'whole' }), []]);
-  assert.deepEqual(parseSpoolText(`${line}\n${line.slice(0, 40)}`).map((e) => e.request.requestId), ['whole']);
+  assert.deepEqual(
+    parseSpoolText(`${line}\n${line.slice(0, 40)}`).map((e) => e.request.requestId),
+    ['whole'],
+  );
   const dir = mkdtempSync(join(tmpdir(), 'herd-spool-'));
   writeFileSync(join(dir, 'owner.pid'), `${process.ppid}\n`); // our parent: alive, not us
   assert.throws(() => LedgerSpool.open(dir), /belongs to running process/);
 });
 
-test('a SQLite ledger replays a dead process\'s spool exactly once before recover() runs', async () => {
+test("a SQLite ledger replays a dead process's spool exactly once before recover() runs", async () => {
   const dir = mkdtempSync(join(tmpdir(), 'herd-spool-ledger-'));
   const db = join(dir, 'herd.db');
   const spoolDir = `${db}.spool`;
@@ -55,7 +71,10 @@ test('a SQLite ledger replays a dead process\'s spool exactly once before recove
   try {
     assert.deepEqual(await second.recover({ olderThanMs: 3_600_000 }), { released: 0, releasedMicros: 0, settled: 1, settledMicros: 1_000 });
     const rows = await second.usage({ sinceMs: 0, by: 'key' });
-    assert.deepEqual(rows.map((r) => [r.group, r.requests, r.costMicros]), [['k', 1, 1_000]]);
+    assert.deepEqual(
+      rows.map((r) => [r.group, r.requests, r.costMicros]),
+      [['k', 1, 1_000]],
+    );
     assert.deepEqual(await second.spend('k'), { dayMicros: 1_000, monthMicros: 1_000 });
     assert.deepEqual(jsonl(spoolDir), [], 'replayed files are gone');
   } finally {

@@ -49,9 +49,11 @@ async function measure(t: TestContext, open: () => Promise<Ledger>, requests: nu
   }
   const rows = requests * 2;
   const result = { batched: rowsPerSecond(rows, batchedMs), unbatched: rowsPerSecond(rows, unbatchedMs) };
-  t.diagnostic(`${ledger.kind}: ${requests} requests (${rows} rows): one transaction per request ${result.unbatched} rows/s (${(unbatchedMs / requests * 1000).toFixed(0)} µs/request); `
-    + `batched ${result.batched} rows/s (${(batchedMs / requests * 1000).toFixed(1)} µs/request, off the request path); record() ${(enqueueMs / requests * 1000).toFixed(2)} µs/request on it; `
-    + `reserve ${(reserveMs / pairs * 1000).toFixed(0)} µs + settle ${(settleMs / pairs * 1000).toFixed(0)} µs per request (sequential)`);
+  t.diagnostic(
+    `${ledger.kind}: ${requests} requests (${rows} rows): one transaction per request ${result.unbatched} rows/s (${((unbatchedMs / requests) * 1000).toFixed(0)} µs/request); ` +
+      `batched ${result.batched} rows/s (${((batchedMs / requests) * 1000).toFixed(1)} µs/request, off the request path); record() ${((enqueueMs / requests) * 1000).toFixed(2)} µs/request on it; ` +
+      `reserve ${((reserveMs / pairs) * 1000).toFixed(0)} µs + settle ${((settleMs / pairs) * 1000).toFixed(0)} µs per request (sequential)`,
+  );
   assert.equal(ledger.stats().failedFlushes, 0);
   return result;
 }

@@ -7,11 +7,18 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LedgerWriteQueue, type LedgerEntry } from '../../../src/gateway/billing/ledger-write-queue.ts';
 import { sampleAttempt, sampleRequest } from './ledger-contract.ts';
 
-const entry = (id: string, attempts = 0) => [sampleRequest({ requestId: id }), Array.from({ length: attempts }, (_, i) => sampleAttempt({ requestId: id, attempt: i + 1 }))] as const;
+const entry = (id: string, attempts = 0) =>
+  [sampleRequest({ requestId: id }), Array.from({ length: attempts }, (_, i) => sampleAttempt({ requestId: id, attempt: i + 1 }))] as const;
 
 test('rows pushed in one turn commit together in the next, and push() resolves once they have', async () => {
   const batches: string[][] = [];
-  const queue = new LedgerWriteQueue({ write: (b) => { batches.push(b.map((e) => e.request.requestId)); }, flushIntervalMs: 60_000, maxBatchRows: 100 });
+  const queue = new LedgerWriteQueue({
+    write: (b) => {
+      batches.push(b.map((e) => e.request.requestId));
+    },
+    flushIntervalMs: 60_000,
+    maxBatchRows: 100,
+  });
   const a = queue.push(...entry('a', 1));
   const b = queue.push(...entry('b'));
   assert.deepEqual(batches, [], 'push() itself never writes');
@@ -26,7 +33,9 @@ test('while an asynchronous write is in flight, what arrives joins the next batc
   let inFlight = 0;
   let overlapped = false;
   let started!: () => void;
-  const firstStarted = new Promise<void>((resolve) => { started = resolve; });
+  const firstStarted = new Promise<void>((resolve) => {
+    started = resolve;
+  });
   const queue = new LedgerWriteQueue({
     write: async (b) => {
       started();
@@ -35,7 +44,8 @@ test('while an asynchronous write is in flight, what arrives joins the next batc
       await sleep(20);
       inFlight--;
     },
-    flushIntervalMs: 60_000, maxBatchRows: 100,
+    flushIntervalMs: 60_000,
+    maxBatchRows: 100,
   });
   const first = queue.push(...entry('a'));
   await firstStarted; // the write of ['a'] is in flight
@@ -49,10 +59,19 @@ test('while an asynchronous write is in flight, what arrives joins the next batc
 
 test('batches never exceed maxBatchRows, and a request stays with its attempts', async () => {
   const batches: LedgerEntry[][] = [];
-  const queue = new LedgerWriteQueue({ write: async (b) => { batches.push([...b]); }, flushIntervalMs: 60_000, maxBatchRows: 4 });
+  const queue = new LedgerWriteQueue({
+    write: async (b) => {
+      batches.push([...b]);
+    },
+    flushIntervalMs: 60_000,
+    maxBatchRows: 4,
+  });
   for (const id of ['c', 'd', 'e']) void queue.push(...entry(id, 2));
   await queue.flush();
-  assert.deepEqual(batches.map((b) => b.map((e) => e.request.requestId)), [['c'], ['d'], ['e']]);
+  assert.deepEqual(
+    batches.map((b) => b.map((e) => e.request.requestId)),
+    [['c'], ['d'], ['e']],
+  );
   await queue.close();
 });
 
@@ -65,7 +84,10 @@ test('a failed write rejects its pushes once, keeps the rows in order and retrie
       if (fail) throw new Error('disk full');
       written.push(...b.map((e) => e.request.requestId));
     },
-    flushIntervalMs: 20, maxBatchRows: 100, maxQueuedRows: 3, onError: (e) => errors.push(e),
+    flushIntervalMs: 20,
+    maxBatchRows: 100,
+    maxQueuedRows: 3,
+    onError: (e) => errors.push(e),
   });
   const a = queue.push(...entry('a'));
   void queue.push(...entry('b'));

@@ -21,7 +21,10 @@ test('replicas starting together migrate once', { skip }, async (t) => {
   t.after(() => dropSchema(schema));
   const ledgers = await Promise.all([1, 2, 3].map(() => openLedger(DATABASE_URL as string, { schema })));
   try {
-    assert.deepEqual(ledgers.map((l) => l.kind), ['postgres', 'postgres', 'postgres']);
+    assert.deepEqual(
+      ledgers.map((l) => l.kind),
+      ['postgres', 'postgres', 'postgres'],
+    );
     const spend = await ledgers[0]!.spend('nobody');
     assert.deepEqual(spend, { dayMicros: 0, monthMicros: 0 });
   } finally {
@@ -33,6 +36,8 @@ test('a bad password or host fails with UNAVAILABLE and never shows the URL', { 
   const url = new URL(DATABASE_URL as string);
   url.password = 'hunter2-secret';
   url.port = '1';
-  await assert.rejects(PostgresLedger.open({ url: url.toString(), schema: uniqueSchema('never') }), (err: HerdError) =>
-    err.code === 'UNAVAILABLE' && /cannot open the PostgreSQL ledger/.test(err.message) && !err.message.includes('hunter2'));
+  await assert.rejects(
+    PostgresLedger.open({ url: url.toString(), schema: uniqueSchema('never') }),
+    (err: HerdError) => err.code === 'UNAVAILABLE' && /cannot open the PostgreSQL ledger/.test(err.message) && !err.message.includes('hunter2'),
+  );
 });

@@ -53,7 +53,13 @@ billing:
 test('billing defaults: CNY, the market rate 7.3 for true USD, SQLite ledger next to herd.yaml, 1 s batches', () => {
   const billing = billingConfigSchema.parse({});
   assert.deepEqual(billing, {
-    currency: 'CNY', fx: {}, ledger: 'sqlite:./data/herd.db', flush_interval_ms: 1000, flush_max_rows: 500, stale_reservation_minutes: 60, prices: [],
+    currency: 'CNY',
+    fx: {},
+    ledger: 'sqlite:./data/herd.db',
+    flush_interval_ms: 1000,
+    flush_max_rows: 500,
+    stale_reservation_minutes: 60,
+    prices: [],
   });
   const rates = createSettlementRates({ billing, providers: {} });
   assert.equal(rates.marketPerUsd.toDecimalString(), '7.3');
@@ -70,18 +76,28 @@ test('schema and cross-check errors name the offending path', () => {
   assert.match(messages('billing: { currency: EUR }')[0] ?? '', /^billing\.currency: /);
   assert.match(messages('billing: { fx: { USD: -1 } }')[0] ?? '', /^billing\.fx\.USD: must be more than zero/);
   assert.match(messages('billing: { ledger: "mysql://x" }')[0] ?? '', /^billing\.ledger: must be sqlite:PATH/);
-  assert.deepEqual(messages('billing: { prices: [{ model: nope, effective: 2026-01-01, input: 1, output: 1 }] }'),
-    ['billing.prices.0.model: unknown model \'nope\' (known: gpt-4.1, claude-sonnet-4.5, gemini-2.5-flash, deepseek-v3.2)']);
-  assert.deepEqual(messages('billing: { prices: [{ model: gpt4, provider: gemini, effective: 2026-01-01, input: 1, output: 1 }] }'),
-    ["billing.prices.0.provider: model 'gpt-4.1' has no deployment on 'gemini' (it has: holysheep, openai)"]);
+  assert.deepEqual(messages('billing: { prices: [{ model: nope, effective: 2026-01-01, input: 1, output: 1 }] }'), [
+    "billing.prices.0.model: unknown model 'nope' (known: gpt-4.1, claude-sonnet-4.5, gemini-2.5-flash, deepseek-v3.2)",
+  ]);
+  assert.deepEqual(messages('billing: { prices: [{ model: gpt4, provider: gemini, effective: 2026-01-01, input: 1, output: 1 }] }'), [
+    "billing.prices.0.provider: model 'gpt-4.1' has no deployment on 'gemini' (it has: holysheep, openai)",
+  ]);
   assert.match(messages('billing: { prices: [{ model: gpt4, effective: 2026-02-30, input: 1, output: 1 }] }')[0] ?? '', /^billing\.prices\.0\.effective: must be a date/);
-  assert.match(messages("billing: { prices: [{ model: gpt4, effective: '2026-02-01T10:00:00', input: 1, output: 1 }] }")[0] ?? '', /effective: must be a date/, 'a time without offset is ambiguous');
-  assert.deepEqual(messages(`billing:
+  assert.match(
+    messages("billing: { prices: [{ model: gpt4, effective: '2026-02-01T10:00:00', input: 1, output: 1 }] }")[0] ?? '',
+    /effective: must be a date/,
+    'a time without offset is ambiguous',
+  );
+  assert.deepEqual(
+    messages(`billing:
   prices:
     - { model: gpt4, effective: 2026-02-01, input: 1, output: 1 }
-    - { model: gpt-4.1, effective: '2026-02-01T00:00:00Z', input: 2, output: 2 }`), ["billing.prices.1.effective: another entry for 'gpt-4.1' takes effect at the same time"]);
-  assert.deepEqual(messages('billing: { currency: USD, prices: [{ model: gpt4, effective: 2026-02-01, currency: CNY, input: 1, output: 1 }] }'),
-    ['billing.prices.0.currency: prices in CNY need billing.fx.CNY (USD per CNY)']);
+    - { model: gpt-4.1, effective: '2026-02-01T00:00:00Z', input: 2, output: 2 }`),
+    ["billing.prices.1.effective: another entry for 'gpt-4.1' takes effect at the same time"],
+  );
+  assert.deepEqual(messages('billing: { currency: USD, prices: [{ model: gpt4, effective: 2026-02-01, currency: CNY, input: 1, output: 1 }] }'), [
+    'billing.prices.0.currency: prices in CNY need billing.fx.CNY (USD per CNY)',
+  ]);
   assert.match(messages('billing: { prices: [{ model: gpt4, effective: 2026-02-01, input: "1,5", output: 1 }] }')[0] ?? '', /input/);
 });
 

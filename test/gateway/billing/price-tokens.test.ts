@@ -68,8 +68,25 @@ test('cached and cache-write prices fall back to input; rounding happens once, a
 });
 
 test('a price listed in CNY is charged as listed and converted to USD at the market rate', () => {
-  const cny = new PriceCatalog([{ model: 'deepseek-v3.2', provider: 'deepseek', currency: 'CNY', input: 2, output: 3, cachedInput: '0.2', cacheWrite: undefined, effectiveFrom: 0, source: 'DeepSeek CNY list' }]);
-  const c = priceTokens({ promptTokens: 1_000_000, cachedPromptTokens: 0, cacheWriteTokens: 0, completionTokens: 1_000_000 }, cny.get('deepseek', 'deepseek-v3.2', NOW), 'deepseek', rates);
+  const cny = new PriceCatalog([
+    {
+      model: 'deepseek-v3.2',
+      provider: 'deepseek',
+      currency: 'CNY',
+      input: 2,
+      output: 3,
+      cachedInput: '0.2',
+      cacheWrite: undefined,
+      effectiveFrom: 0,
+      source: 'DeepSeek CNY list',
+    },
+  ]);
+  const c = priceTokens(
+    { promptTokens: 1_000_000, cachedPromptTokens: 0, cacheWriteTokens: 0, completionTokens: 1_000_000 },
+    cny.get('deepseek', 'deepseek-v3.2', NOW),
+    'deepseek',
+    rates,
+  );
   assert.equal(c.costMicros, 5_000_000, '¥2 + ¥3, no exchange rate applied');
   assert.equal(c.usdMicros, 684_932, '5 / 7.3 = 0.6849315… → 684 932 µ$');
   assert.equal(c.listUsdMicros, 684_932);

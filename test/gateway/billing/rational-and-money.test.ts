@@ -20,8 +20,19 @@ test('decimals are read exactly as written, whatever their binary float value', 
 
 test('rounding is half to even, for positive and negative amounts', () => {
   const cases: Array<[bigint, bigint, bigint]> = [
-    [5n, 2n, 2n], [7n, 2n, 4n], [3n, 2n, 2n], [1n, 2n, 0n], [-5n, 2n, -2n], [-7n, 2n, -4n], [-1n, 2n, 0n],
-    [251n, 100n, 3n], [249n, 100n, 2n], [-251n, 100n, -3n], [10n, 3n, 3n], [-10n, 3n, -3n], [0n, 7n, 0n],
+    [5n, 2n, 2n],
+    [7n, 2n, 4n],
+    [3n, 2n, 2n],
+    [1n, 2n, 0n],
+    [-5n, 2n, -2n],
+    [-7n, 2n, -4n],
+    [-1n, 2n, 0n],
+    [251n, 100n, 3n],
+    [249n, 100n, 2n],
+    [-251n, 100n, -3n],
+    [10n, 3n, 3n],
+    [-10n, 3n, -3n],
+    [0n, 7n, 0n],
   ];
   for (const [num, den, expected] of cases) assert.equal(roundHalfEven(num, den), expected, `${num}/${den}`);
   // At the micro-unit: 0.5 µ¥ rounds to 0, 1.5 to 2, 2.5 to 2.

@@ -25,8 +25,17 @@ test('the ledger shares herd.db with the key store: WAL, one schema_migrations t
   try {
     const db = new Database(file, { readonly: true });
     assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
-    assert.deepEqual(db.prepare('SELECT scope, MAX(version) AS version FROM schema_migrations GROUP BY scope ORDER BY scope').all().map((r) => (r as { scope: string }).scope), ['keys', 'ledger']);
-    assert.deepEqual(db.prepare("SELECT version, name FROM schema_migrations WHERE scope = 'ledger'").all(), [{ version: 1, name: 'requests, attempts, reservations, spend' }, { version: 2, name: 'requests: origin' }]);
+    assert.deepEqual(
+      db
+        .prepare('SELECT scope, MAX(version) AS version FROM schema_migrations GROUP BY scope ORDER BY scope')
+        .all()
+        .map((r) => (r as { scope: string }).scope),
+      ['keys', 'ledger'],
+    );
+    assert.deepEqual(db.prepare("SELECT version, name FROM schema_migrations WHERE scope = 'ledger'").all(), [
+      { version: 1, name: 'requests, attempts, reservations, spend' },
+      { version: 2, name: 'requests: origin' },
+    ]);
     db.close();
   } finally {
     await ledger.close();
@@ -41,7 +50,10 @@ test('ledger locations: sqlite:PATH, bare paths relative to herd.yaml, postgres 
   assert.equal(resolveLedgerLocation('sqlite:./data/herd.db', '/etc/herd'), 'sqlite:/etc/herd/data/herd.db');
   assert.equal(resolveLedgerLocation('data.db', '/etc/herd'), 'sqlite:/etc/herd/data.db');
   assert.equal(resolveLedgerLocation('postgres://h/db', '/etc/herd'), 'postgres://h/db');
-  assert.throws(() => parseLedgerLocation('mysql://root:secret@h/db'), (err: Error) => /scheme 'mysql:'/.test(err.message) && !err.message.includes('secret'));
+  assert.throws(
+    () => parseLedgerLocation('mysql://root:secret@h/db'),
+    (err: Error) => /scheme 'mysql:'/.test(err.message) && !err.message.includes('secret'),
+  );
 });
 
 test('a failing batch keeps its rows for the next flush and reports the error', async () => {

@@ -3,13 +3,21 @@ import type { ChatResponse, Usage } from '../../../src/gateway/chat-types.ts';
 import type { CachedAnswerInput } from '../../../src/gateway/cache/cached-answer.ts';
 
 export const USAGE: Usage = {
-  promptTokens: 12, cachedPromptTokens: 4, cacheWriteTokens: 0, completionTokens: 30, reasoningTokens: 0, estimated: false,
+  promptTokens: 12,
+  cachedPromptTokens: 4,
+  cacheWriteTokens: 0,
+  completionTokens: 30,
+  reasoningTokens: 0,
+  estimated: false,
   raw: { prompt_tokens: 12, completion_tokens: 30, total_tokens: 42 },
 };
 
 export function textResponse(text = 'Hello there.', model = 'gpt-4.1'): ChatResponse {
   return {
-    id: 'chatcmpl-original', object: 'chat.completion', created: 1741569952, model,
+    id: 'chatcmpl-original',
+    object: 'chat.completion',
+    created: 1741569952,
+    model,
     choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null }, finish_reason: 'stop' }],
     usage: { prompt_tokens: 12, completion_tokens: 30, total_tokens: 42, prompt_tokens_details: { cached_tokens: 4 } },
     system_fingerprint: 'fp_test',
@@ -18,17 +26,24 @@ export function textResponse(text = 'Hello there.', model = 'gpt-4.1'): ChatResp
 
 export function toolCallResponse(): ChatResponse {
   return {
-    id: 'chatcmpl-tools', object: 'chat.completion', created: 1741569952, model: 'gpt-4.1',
-    choices: [{
-      index: 0, finish_reason: 'tool_calls',
-      message: {
-        role: 'assistant', content: null,
-        tool_calls: [
-          { id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
-          { id: 'call_b', type: 'function', function: { name: 'get_time', arguments: '{"tz":"Europe/Paris"}' } },
-        ],
+    id: 'chatcmpl-tools',
+    object: 'chat.completion',
+    created: 1741569952,
+    model: 'gpt-4.1',
+    choices: [
+      {
+        index: 0,
+        finish_reason: 'tool_calls',
+        message: {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+            { id: 'call_b', type: 'function', function: { name: 'get_time', arguments: '{"tz":"Europe/Paris"}' } },
+          ],
+        },
       },
-    }],
+    ],
     usage: { prompt_tokens: 50, completion_tokens: 20, total_tokens: 70 },
   };
 }
@@ -36,12 +51,23 @@ export function toolCallResponse(): ChatResponse {
 /** Two choices, reasoning text, and logprobs on the second. */
 export function richResponse(): ChatResponse {
   return {
-    id: 'chatcmpl-rich', object: 'chat.completion', created: 1741569952, model: 'gpt-4.1',
+    id: 'chatcmpl-rich',
+    object: 'chat.completion',
+    created: 1741569952,
+    model: 'gpt-4.1',
     choices: [
       { index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'First answer, with "quotes" and ünïcode ✓.', reasoning_content: 'Thinking first.' } },
       {
-        index: 1, finish_reason: 'stop', message: { role: 'assistant', content: 'Second.' },
-        logprobs: { content: [{ token: 'Second', logprob: -0.1, bytes: [83], top_logprobs: [] }, { token: '.', logprob: -0.01, bytes: [46], top_logprobs: [] }], refusal: null },
+        index: 1,
+        finish_reason: 'stop',
+        message: { role: 'assistant', content: 'Second.' },
+        logprobs: {
+          content: [
+            { token: 'Second', logprob: -0.1, bytes: [83], top_logprobs: [] },
+            { token: '.', logprob: -0.01, bytes: [46], top_logprobs: [] },
+          ],
+          refusal: null,
+        },
       },
     ],
     usage: { prompt_tokens: 10, completion_tokens: 12, total_tokens: 22 },

@@ -16,10 +16,24 @@ const TOOL = { type: 'function', function: { name: 'get_weather', parameters: { 
 
 /** A request that sets every key field, so each variant below changes exactly one thing. */
 const BASE = wire({
-  temperature: 0, top_p: 0.5, max_tokens: 100, max_completion_tokens: 90, stop: ['END'], n: 1, seed: 7,
-  tools: [TOOL], tool_choice: 'auto', parallel_tool_calls: true, response_format: { type: 'json_object' },
-  presence_penalty: 0.5, frequency_penalty: 0.5, logprobs: true, top_logprobs: 2, logit_bias: { 50256: -100 },
-  reasoning_effort: 'low', verbosity: 'low',
+  temperature: 0,
+  top_p: 0.5,
+  max_tokens: 100,
+  max_completion_tokens: 90,
+  stop: ['END'],
+  n: 1,
+  seed: 7,
+  tools: [TOOL],
+  tool_choice: 'auto',
+  parallel_tool_calls: true,
+  response_format: { type: 'json_object' },
+  presence_penalty: 0.5,
+  frequency_penalty: 0.5,
+  logprobs: true,
+  top_logprobs: 2,
+  logit_bias: { 50256: -100 },
+  reasoning_effort: 'low',
+  verbosity: 'low',
 });
 
 /** One change per key field; a new key field without a variant fails the coverage test. */
@@ -122,12 +136,48 @@ describe('computeCacheKey', () => {
     ['parallel_tool_calls without tools', { parallel_tool_calls: false }, {}],
     ['tool strict false vs none', { tools: [{ ...TOOL, function: { ...TOOL.function, strict: false } }] }, { tools: [TOOL] }],
     ['one text part vs string', { messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }] }, {}],
-    ['image detail auto vs none',
-      { messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: 'https://x/y.png', detail: 'auto' } }] }] },
-      { messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: 'https://x/y.png' } }] }] }],
-    ['assistant refusal null vs none',
-      { messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b', refusal: null }, { role: 'user', content: 'c' }] },
-      { messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: 'c' }] }],
+    [
+      'image detail auto vs none',
+      {
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'x' },
+              { type: 'image_url', image_url: { url: 'https://x/y.png', detail: 'auto' } },
+            ],
+          },
+        ],
+      },
+      {
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'x' },
+              { type: 'image_url', image_url: { url: 'https://x/y.png' } },
+            ],
+          },
+        ],
+      },
+    ],
+    [
+      'assistant refusal null vs none',
+      {
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'assistant', content: 'b', refusal: null },
+          { role: 'user', content: 'c' },
+        ],
+      },
+      {
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'assistant', content: 'b' },
+          { role: 'user', content: 'c' },
+        ],
+      },
+    ],
     ['message key order', { messages: [{ content: 'Hi', role: 'user' }] }, {}],
   ];
   for (const [name, a, b] of EQUIVALENT) {
@@ -142,11 +192,26 @@ describe('computeCacheKey', () => {
     ['top_p 1 vs none (Gemini defaults to 0.95)', { top_p: 1 }, {}],
     ['temperature 1 vs none', { temperature: 1 }, { temperature: undefined }],
     ['system vs developer', { messages: [{ role: 'system', content: 'Hi' }] }, { messages: [{ role: 'developer', content: 'Hi' }] }],
-    ['two text parts vs their concatenation',
-      { messages: [{ role: 'user', content: [{ type: 'text', text: 'H' }, { type: 'text', text: 'i' }] }] }, {}],
-    ['schema property order (structured outputs follow it)',
+    [
+      'two text parts vs their concatenation',
+      {
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'H' },
+              { type: 'text', text: 'i' },
+            ],
+          },
+        ],
+      },
+      {},
+    ],
+    [
+      'schema property order (structured outputs follow it)',
       { response_format: { type: 'json_schema', json_schema: { name: 's', schema: { type: 'object', properties: { a: {}, b: {} } } } } },
-      { response_format: { type: 'json_schema', json_schema: { name: 's', schema: { type: 'object', properties: { b: {}, a: {} } } } } }],
+      { response_format: { type: 'json_schema', json_schema: { name: 's', schema: { type: 'object', properties: { b: {}, a: {} } } } } },
+    ],
     ['tool order', { tools: [TOOL, { ...TOOL, function: { name: 'other' } }] }, { tools: [{ ...TOOL, function: { name: 'other' } }, TOOL] }],
     ['stop order', { stop: ['a', 'b'] }, { stop: ['b', 'a'] }],
     ['message name', { messages: [{ role: 'user', content: 'Hi', name: 'bob' }] }, {}],

@@ -4,9 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { HerdError } from '../../../src/core/errors.ts';
 import type { ChatChoice, ChatRequest, ChatResponse } from '../../../src/gateway/chat-types.ts';
-import {
-  evaluateCachedAnswer, evaluateCachePolicy, parseCacheDirectives, type CacheBasis,
-} from '../../../src/gateway/cache/cache-policy.ts';
+import { evaluateCachedAnswer, evaluateCachePolicy, parseCacheDirectives, type CacheBasis } from '../../../src/gateway/cache/cache-policy.ts';
 
 const request = (fields: Partial<ChatRequest>): ChatRequest => ({ model: 'gpt4', messages: [{ role: 'user', content: 'Hi' }], ...fields });
 const T0 = { temperature: 0 };
@@ -42,27 +40,34 @@ describe('evaluateCachePolicy', () => {
   }
 
   it('explains itself in the reason', () => {
-    assert.equal(evaluateCachePolicy(request({ temperature: 0.7 }), {}, { default_mode: 'deterministic' }).reason,
-      'not deterministic (temperature 0.7); send x-herd-cache: use to cache');
-    assert.equal(evaluateCachePolicy(request(T0), { 'x-herd-cache': 'bypass' }, { default_mode: 'deterministic' }).reason,
-      'deterministic (temperature 0, n 1); bypass');
+    assert.equal(
+      evaluateCachePolicy(request({ temperature: 0.7 }), {}, { default_mode: 'deterministic' }).reason,
+      'not deterministic (temperature 0.7); send x-herd-cache: use to cache',
+    );
+    assert.equal(evaluateCachePolicy(request(T0), { 'x-herd-cache': 'bypass' }, { default_mode: 'deterministic' }).reason, 'deterministic (temperature 0, n 1); bypass');
   });
 
   it('rejects an unknown directive as INVALID_ARG naming the header', () => {
-    assert.throws(() => parseCacheDirectives('use, nocache'), (err: unknown) => {
-      assert.ok(err instanceof HerdError);
-      assert.equal(err.code, 'INVALID_ARG');
-      assert.equal(err.param, 'x-herd-cache');
-      assert.match(err.message, /'nocache' is not one of use, bypass, no-store/);
-      return true;
-    });
+    assert.throws(
+      () => parseCacheDirectives('use, nocache'),
+      (err: unknown) => {
+        assert.ok(err instanceof HerdError);
+        assert.equal(err.code, 'INVALID_ARG');
+        assert.equal(err.param, 'x-herd-cache');
+        assert.match(err.message, /'nocache' is not one of use, bypass, no-store/);
+        return true;
+      },
+    );
     assert.throws(() => evaluateCachePolicy(request(T0), { 'x-herd-cache': 'hit' }, { default_mode: 'deterministic' }), HerdError);
   });
 });
 
 describe('evaluateCachedAnswer', () => {
   const choice = (fields: Omit<Partial<ChatChoice>, 'message'> & { message?: Partial<ChatChoice['message']> } = {}): ChatChoice => ({
-    index: 0, finish_reason: 'stop', ...fields, message: { role: 'assistant', content: 'Hello', ...fields.message },
+    index: 0,
+    finish_reason: 'stop',
+    ...fields,
+    message: { role: 'assistant', content: 'Hello', ...fields.message },
   });
   const answer = (choices: ChatChoice[], model = 'gpt-4.1'): ChatResponse => ({ id: 'c', object: 'chat.completion', created: 1, model, choices });
   const CALL = { id: 'call_1', type: 'function' as const, function: { name: 'f', arguments: '{}' } };

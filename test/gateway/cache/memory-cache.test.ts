@@ -75,7 +75,7 @@ describe('memory cache tier', () => {
 });
 
 describe('cached answer encoding', () => {
-  it('round-trips through JSON, frozen, independent of the caller\'s object', () => {
+  it("round-trips through JSON, frozen, independent of the caller's object", () => {
     const response = textResponse('original');
     const encoded = encodeCachedAnswer(answerInput(response), 1000, 5000);
     response.choices[0]!.message.content = 'changed by the caller afterwards';
@@ -110,7 +110,16 @@ describe('response cache, memory only', () => {
     assert.equal(second?.answer, first?.answer, 'a memory hit is the same frozen object, no parse');
     const s = cache.stats;
     assert.deepEqual(
-      { hits: s.hits, memoryHits: s.memoryHits, redisHits: s.redisHits, misses: s.misses, writes: s.writes, saved: s.savedCostMicros, entries: s.entries, redisErrors: s.redisErrors },
+      {
+        hits: s.hits,
+        memoryHits: s.memoryHits,
+        redisHits: s.redisHits,
+        misses: s.misses,
+        writes: s.writes,
+        saved: s.savedCostMicros,
+        entries: s.entries,
+        redisErrors: s.redisErrors,
+      },
       { hits: 2, memoryHits: 2, redisHits: 0, misses: 1, writes: 1, saved: 3000, entries: 1, redisErrors: 0 },
     );
     assert.ok(s.bytes > 0);
@@ -121,8 +130,7 @@ describe('response cache, memory only', () => {
   it('does not serve an entry the request may not have (tool calls stored under `use`)', async () => {
     const cache = await createResponseCache({ config });
     await cache.store('k', answerInput(toolCallResponse()));
-    const accept = (optedIn: boolean) => (answer: Readonly<CachedAnswer>) =>
-      evaluateCachedAnswer(answer.response, { model: 'gpt-4.1', optedIn }).cacheable;
+    const accept = (optedIn: boolean) => (answer: Readonly<CachedAnswer>) => evaluateCachedAnswer(answer.response, { model: 'gpt-4.1', optedIn }).cacheable;
     assert.equal(await cache.lookup('k', accept(false)), undefined);
     assert.ok(await cache.lookup('k', accept(true)));
     assert.equal(cache.stats.rejected, 1);
@@ -147,7 +155,8 @@ describe('response cache, memory only', () => {
 describe('cache config schema', () => {
   it('defaults to a memory-only cache for deterministic requests', () => {
     assert.deepEqual(cacheConfigSchema.parse({}), {
-      memory: { max_entries: 10_000, ttl_s: 300, max_bytes: 64 * 1024 * 1024 }, default_mode: 'deterministic',
+      memory: { max_entries: 10_000, ttl_s: 300, max_bytes: 64 * 1024 * 1024 },
+      default_mode: 'deterministic',
     });
   });
 

@@ -20,7 +20,9 @@ describe('redis cache tier', { skip: REDIS_URL ? false : 'redis cache tier: REDI
   const open = async (options: { ttl_s?: number; clock?: ManualClock; wallClock?: () => number; log?: (line: string) => void } = {}) => {
     const config = cacheConfigSchema.parse({ redis: { url: REDIS_URL, key_prefix: PREFIX, ttl_s: options.ttl_s ?? 60 }, memory: { ttl_s: 300 } });
     const cache = await createResponseCache({
-      config, ...(options.clock ? { clock: options.clock } : {}), ...(options.wallClock ? { wallClock: options.wallClock } : {}),
+      config,
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.wallClock ? { wallClock: options.wallClock } : {}),
       ...(options.log ? { log: options.log } : {}),
     });
     caches.push(cache);
@@ -28,7 +30,9 @@ describe('redis cache tier', { skip: REDIS_URL ? false : 'redis cache tier: REDI
     return cache;
   };
 
-  before(() => { admin = new Redis(REDIS_URL!); });
+  before(() => {
+    admin = new Redis(REDIS_URL!);
+  });
   after(async () => {
     await Promise.all(caches.map((c) => c.close()));
     const keys = await admin.keys(`${PREFIX}*`);
@@ -36,7 +40,7 @@ describe('redis cache tier', { skip: REDIS_URL ? false : 'redis cache tier: REDI
     await admin.quit();
   });
 
-  it('two instances sharing Redis see each other\'s writes; a Redis hit fills memory', async () => {
+  it("two instances sharing Redis see each other's writes; a Redis hit fills memory", async () => {
     const a = await open();
     const b = await open();
     assert.equal(await b.lookup('shared'), undefined);
@@ -61,7 +65,7 @@ describe('redis cache tier', { skip: REDIS_URL ? false : 'redis cache tier: REDI
     assert.ok(pttl > 40_000 && pttl <= 42_000, `pttl ${pttl}`);
   });
 
-  it('a memory copy filled from Redis never outlives the entry\'s Redis lifetime', async () => {
+  it("a memory copy filled from Redis never outlives the entry's Redis lifetime", async () => {
     const writer = await open({ ttl_s: 60 });
     await writer.store('capped', answerInput());
     const clock = new ManualClock();

@@ -7,9 +7,7 @@ import OpenAI from 'openai';
 import type { ChatChunk, ChatResponse } from '../../../src/gateway/chat-types.ts';
 import { ChatResponseAssembler } from '../../../src/gateway/cache/assemble-chat-response.ts';
 import { encodeCachedAnswer, type CachedAnswer } from '../../../src/gateway/cache/cached-answer.ts';
-import {
-  convertCachedToResponse, createCachedStream, createCacheHitMeta, replayCachedChunks,
-} from '../../../src/gateway/cache/replay-cached-answer.ts';
+import { convertCachedToResponse, createCachedStream, createCacheHitMeta, replayCachedChunks } from '../../../src/gateway/cache/replay-cached-answer.ts';
 import { tapStreamForCache } from '../../../src/gateway/cache/tap-stream-for-cache.ts';
 import type { StreamRelay, StreamResult } from '../../../src/gateway/stream-relay.ts';
 import { answerInput, richResponse, textResponse, toolCallResponse, USAGE } from './cache-fixtures.ts';
@@ -33,7 +31,15 @@ describe('non-streaming hit', () => {
   it('gets the meta chat.complete would give, with no attempts and no upstream time', () => {
     const meta = createCacheHitMeta(cached(textResponse()), { requestedModel: 'gpt4', route: 'alias', overheadMs: 0.2 });
     assert.deepEqual(
-      { model: meta.model, provider: meta.provider, upstreamModel: meta.upstreamModel, attempts: meta.attempts.length, upstreamMs: meta.upstreamMs, finish: meta.rawFinishReason, route: meta.route },
+      {
+        model: meta.model,
+        provider: meta.provider,
+        upstreamModel: meta.upstreamModel,
+        attempts: meta.attempts.length,
+        upstreamMs: meta.upstreamMs,
+        finish: meta.rawFinishReason,
+        route: meta.route,
+      },
       { model: 'gpt-4.1', provider: 'holysheep', upstreamModel: 'gpt-4.1', attempts: 0, upstreamMs: 0, finish: 'stop', route: 'alias' },
     );
     assert.deepEqual(meta.usage, USAGE);
@@ -43,12 +49,15 @@ describe('non-streaming hit', () => {
 describe('streaming hit: the chunk sequence', () => {
   it('is role, content, finish, then the usage chunk under include_usage — one id throughout', () => {
     const chunks = replayCachedChunks(cached(textResponse('Hi!')), { includeUsage: true, id: 'chatcmpl-r', created: 9 });
-    assert.deepEqual(chunks.map((c) => [c.choices[0]?.delta ?? null, c.choices[0]?.finish_reason ?? null, c.usage]), [
-      [{ role: 'assistant', content: '' }, null, null],
-      [{ content: 'Hi!' }, null, null],
-      [{}, 'stop', null],
-      [null, null, { prompt_tokens: 12, completion_tokens: 30, total_tokens: 42, prompt_tokens_details: { cached_tokens: 4 } }],
-    ]);
+    assert.deepEqual(
+      chunks.map((c) => [c.choices[0]?.delta ?? null, c.choices[0]?.finish_reason ?? null, c.usage]),
+      [
+        [{ role: 'assistant', content: '' }, null, null],
+        [{ content: 'Hi!' }, null, null],
+        [{}, 'stop', null],
+        [null, null, { prompt_tokens: 12, completion_tokens: 30, total_tokens: 42, prompt_tokens_details: { cached_tokens: 4 } }],
+      ],
+    );
     for (const chunk of chunks) {
       assert.deepEqual([chunk.id, chunk.object, chunk.created, chunk.model, chunk.system_fingerprint], ['chatcmpl-r', 'chat.completion.chunk', 9, 'gpt-4.1', 'fp_test']);
     }
@@ -63,12 +72,15 @@ describe('streaming hit: the chunk sequence', () => {
 
   it('sends each tool call as one delta with its index, id, name and whole arguments', () => {
     const chunks = replayCachedChunks(cached(toolCallResponse()), { includeUsage: false });
-    assert.deepEqual(chunks.map((c) => c.choices[0]?.delta), [
-      { role: 'assistant', content: null },
-      { tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
-      { tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'get_time', arguments: '{"tz":"Europe/Paris"}' } }] },
-      {},
-    ]);
+    assert.deepEqual(
+      chunks.map((c) => c.choices[0]?.delta),
+      [
+        { role: 'assistant', content: null },
+        { tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        { tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'get_time', arguments: '{"tz":"Europe/Paris"}' } }] },
+        {},
+      ],
+    );
     assert.equal(chunks.at(-1)?.choices[0]?.finish_reason, 'tool_calls');
   });
 
@@ -139,7 +151,11 @@ describe('streaming hit: reassembled by the openai SDK over SSE', () => {
 });
 
 describe('assembling a stream back into a chat.completion (how streamed misses get stored)', () => {
-  for (const [name, make] of [['text', () => textResponse()], ['tool calls', toolCallResponse], ['two choices', richResponse]] as const) {
+  for (const [name, make] of [
+    ['text', () => textResponse()],
+    ['tool calls', toolCallResponse],
+    ['two choices', richResponse],
+  ] as const) {
     it(`round-trips ${name}: replay then assemble gives the cached body`, () => {
       const original = make();
       const assembler = new ChatResponseAssembler();
@@ -153,7 +169,11 @@ describe('assembling a stream back into a chat.completion (how streamed misses g
   it('merges split deltas by index as live upstreams send them', () => {
     const assembler = new ChatResponseAssembler();
     const chunk = (delta: ChatChunk['choices'][number]['delta'], finish: 'tool_calls' | null = null): ChatChunk => ({
-      id: 'chatcmpl-live', object: 'chat.completion.chunk', created: 1, model: 'gpt-4.1', choices: [{ index: 0, delta, finish_reason: finish }],
+      id: 'chatcmpl-live',
+      object: 'chat.completion.chunk',
+      created: 1,
+      model: 'gpt-4.1',
+      choices: [{ index: 0, delta, finish_reason: finish }],
     });
     assembler.add(chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'f', arguments: '' } }] }));
     assembler.add(chunk({ tool_calls: [{ index: 0, function: { arguments: '{"a":' } }] }));
@@ -171,7 +191,13 @@ describe('assembling a stream back into a chat.completion (how streamed misses g
   it('refuses to build what a stream never completed', () => {
     assert.match(String(new ChatResponseAssembler().build()), /no choice/);
     const assembler = new ChatResponseAssembler();
-    assembler.add({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{}' } }] }, finish_reason: null }] });
+    assembler.add({
+      id: 'c',
+      object: 'chat.completion.chunk',
+      created: 1,
+      model: 'm',
+      choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{}' } }] }, finish_reason: null }],
+    });
     assert.match(String(assembler.build()), /never got a role/);
   });
 
@@ -188,11 +214,23 @@ describe('assembling a stream back into a chat.completion (how streamed misses g
     assert.equal(forwarded.length, 3);
     assert.equal(stored.length, 1);
     assert.equal(stored[0]?.choices[0]?.message.content, 'streamed');
-    assert.deepEqual(stored[0]?.usage, { prompt_tokens: 12, completion_tokens: 30, total_tokens: 42, prompt_tokens_details: { cached_tokens: 4 }, completion_tokens_details: { reasoning_tokens: 0 } });
+    assert.deepEqual(stored[0]?.usage, {
+      prompt_tokens: 12,
+      completion_tokens: 30,
+      total_tokens: 42,
+      prompt_tokens_details: { cached_tokens: 4 },
+      completion_tokens_details: { reasoning_tokens: 0 },
+    });
 
     const cancelled = fakeRelay(replayCachedChunks(cached(original), { includeUsage: false }), 'cancelled');
     const errors: unknown[] = [];
-    const tappedCancelled = tapStreamForCache(cancelled.relay, () => { throw new Error('must not be called'); }, (err) => errors.push(err));
+    const tappedCancelled = tapStreamForCache(
+      cancelled.relay,
+      () => {
+        throw new Error('must not be called');
+      },
+      (err) => errors.push(err),
+    );
     for await (const _chunk of tappedCancelled.chunks) break;
     cancelled.finish();
     await new Promise((resolve) => setImmediate(resolve));
@@ -212,8 +250,12 @@ function normalize(response: ChatResponse): unknown {
 
 function fakeRelay(chunks: ChatChunk[], outcome: StreamResult['outcome']): { relay: StreamRelay; finish: () => void } {
   let settle!: (r: StreamResult) => void;
-  const result = new Promise<StreamResult>((resolve) => { settle = resolve; });
-  async function* gen() { yield* chunks; }
+  const result = new Promise<StreamResult>((resolve) => {
+    settle = resolve;
+  });
+  async function* gen() {
+    yield* chunks;
+  }
   return {
     relay: { chunks: gen(), cancel: () => undefined, result },
     finish: () => settle({ outcome, usage: USAGE, finishReason: 'stop', rawFinishReason: 'stop', chunks: chunks.length, streamMs: 1 }),

@@ -14,7 +14,10 @@ export function gatewayConfig(yaml: string): GatewayConfig {
 
 export function openAICompletion(model: string, text: string): Record<string, unknown> {
   return {
-    id: 'chatcmpl-test', object: 'chat.completion', created: 1741569952, model,
+    id: 'chatcmpl-test',
+    object: 'chat.completion',
+    created: 1741569952,
+    model,
     choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null }, logprobs: null, finish_reason: 'stop' }],
     usage: { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15, prompt_tokens_details: { cached_tokens: 4 } },
   };
@@ -29,7 +32,16 @@ export function openAIStreamFrames(model: string, parts: string[], usage = true)
   for (const part of parts) frames.push({ data: openAIChunk(model, { content: part }) });
   frames.push({ data: openAIChunk(model, {}, 'stop') });
   if (usage) {
-    frames.push({ data: { id: 'chatcmpl-s', object: 'chat.completion.chunk', created: 1694268190, model, choices: [], usage: { prompt_tokens: 9, completion_tokens: parts.length, total_tokens: 9 + parts.length } } });
+    frames.push({
+      data: {
+        id: 'chatcmpl-s',
+        object: 'chat.completion.chunk',
+        created: 1694268190,
+        model,
+        choices: [],
+        usage: { prompt_tokens: 9, completion_tokens: parts.length, total_tokens: 9 + parts.length },
+      },
+    });
   }
   frames.push({ data: '[DONE]' });
   return frames;
@@ -37,8 +49,13 @@ export function openAIStreamFrames(model: string, parts: string[], usage = true)
 
 export function anthropicMessage(model: string, text: string): Record<string, unknown> {
   return {
-    id: 'msg_test', type: 'message', role: 'assistant', model, content: [{ type: 'text', text }],
-    stop_reason: 'end_turn', stop_sequence: null,
+    id: 'msg_test',
+    type: 'message',
+    role: 'assistant',
+    model,
+    content: [{ type: 'text', text }],
+    stop_reason: 'end_turn',
+    stop_sequence: null,
     usage: { input_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 5 },
   };
 }
@@ -75,11 +92,18 @@ export function scriptedUpstream(dialect: { okJson: unknown; okFrames: SseFrame[
     const wantsStream = typeof req.body === 'object' && req.body !== null && (req.body as { stream?: unknown }).stream === true;
     await act(behaviour, res, wantsStream, dialect);
   };
-  return { handler, script: (...behaviours) => { queue = behaviours; } };
+  return {
+    handler,
+    script: (...behaviours) => {
+      queue = behaviours;
+    },
+  };
 }
 
 async function act(
-  behaviour: Behaviour, res: ServerResponse, wantsStream: boolean,
+  behaviour: Behaviour,
+  res: ServerResponse,
+  wantsStream: boolean,
   dialect: { okJson: unknown; okFrames: SseFrame[]; errorBody: (status: number) => unknown },
 ): Promise<void> {
   switch (behaviour.kind) {
@@ -105,5 +129,6 @@ export const openAIErrorBody = (code: number): unknown => ({
 });
 
 export const anthropicErrorBody = (code: number): unknown => ({
-  type: 'error', error: { type: code === 429 ? 'rate_limit_error' : code === 529 ? 'overloaded_error' : 'api_error', message: `failure ${code}` },
+  type: 'error',
+  error: { type: code === 429 ? 'rate_limit_error' : code === 529 ? 'overloaded_error' : 'api_error', message: `failure ${code}` },
 });

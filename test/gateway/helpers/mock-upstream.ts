@@ -31,7 +31,10 @@ export async function startMockUpstream(handler: MockHandler): Promise<MockUpstr
     for await (const chunk of raw) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
     const recorded: RecordedRequest = {
-      method: raw.method ?? '', url: raw.url ?? '', headers: raw.headers, body: text === '' ? undefined : JSON.parse(text),
+      method: raw.method ?? '',
+      url: raw.url ?? '',
+      headers: raw.headers,
+      body: text === '' ? undefined : JSON.parse(text),
     };
     requests.push(recorded);
     await current(recorded, res, raw);
@@ -47,11 +50,14 @@ export async function startMockUpstream(handler: MockHandler): Promise<MockUpstr
     url: `http://127.0.0.1:${port}`,
     requests,
     connectionCount: () => connections,
-    setHandler: (next) => { current = next; },
-    close: () => new Promise<void>((resolve) => {
-      for (const socket of sockets) socket.destroy();
-      server.close(() => resolve());
-    }),
+    setHandler: (next) => {
+      current = next;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -63,20 +69,22 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 
 export type SseFrame =
   | {
-    event?: string;
-    /** An object is JSON-encoded; a string is sent as is. */
-    data: unknown;
-  }
+      event?: string;
+      /** An object is JSON-encoded; a string is sent as is. */
+      data: unknown;
+    }
   /** A `: comment` line, as servers send for keep-alive. */
   | { comment: string };
 
 /** Encodes frames exactly as SSE servers do: `event: x\ndata: {...}\n\n`. */
 export function encodeSse(frames: SseFrame[], lineEnd = '\n'): string {
-  return frames.map((frame) => {
-    if ('comment' in frame) return `: ${frame.comment}${lineEnd}${lineEnd}`;
-    const data = typeof frame.data === 'string' ? frame.data : JSON.stringify(frame.data);
-    return `${frame.event ? `event: ${frame.event}${lineEnd}` : ''}data: ${data}${lineEnd}${lineEnd}`;
-  }).join('');
+  return frames
+    .map((frame) => {
+      if ('comment' in frame) return `: ${frame.comment}${lineEnd}${lineEnd}`;
+      const data = typeof frame.data === 'string' ? frame.data : JSON.stringify(frame.data);
+      return `${frame.event ? `event: ${frame.event}${lineEnd}` : ''}data: ${data}${lineEnd}${lineEnd}`;
+    })
+    .join('');
 }
 
 export interface SseOptions {

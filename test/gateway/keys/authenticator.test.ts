@@ -36,7 +36,10 @@ test('missing, malformed and wrong keys get OpenAI-worded UNAUTHENTICATED errors
       assert.equal(err.code, 'UNAUTHENTICATED');
       assert.equal(err.message, MISSING_KEY_MESSAGE);
     }
-    assert.equal(MISSING_KEY_MESSAGE, "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).");
+    assert.equal(
+      MISSING_KEY_MESSAGE,
+      "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+    );
     const wrong = expectError(auth.authenticate('Bearer sk-herd-abCDEFGHIJKLMNOPQRSTUVWXYZ0123456789ABCDEFGwxyz'));
     assert.equal(wrong.code, 'UNAUTHENTICATED');
     assert.equal(wrong.message, 'Incorrect API key provided: sk-herd-ab****wxyz.');

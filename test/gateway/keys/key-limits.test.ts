@@ -41,8 +41,9 @@ test('a key created before migration 2 keeps working, with no limits', () => {
   const db = new Database(path);
   applySqliteMigrations(db, KEY_STORE_SCOPE, keyStoreMigrations.slice(0, 1));
   const secret = 'sk-herd-OldKeyOldKeyOldKeyOldKeyOldKeyOldKeyOldKey0';
-  db.prepare("INSERT INTO gateway_keys (id, name, key_hash, prefix, allowed_models, created_at) VALUES ('key_000000000001', 'old', ?, 'sk-herd-OldK', '[\"gpt-4.1\"]', 0)")
-    .run(hashKeySecret(secret));
+  db.prepare("INSERT INTO gateway_keys (id, name, key_hash, prefix, allowed_models, created_at) VALUES ('key_000000000001', 'old', ?, 'sk-herd-OldK', '[\"gpt-4.1\"]', 0)").run(
+    hashKeySecret(secret),
+  );
   db.close();
 
   const store = SqliteKeyStore.open(path);
@@ -61,8 +62,11 @@ test('invalid limits are refused, naming the field; nothing is stored', async ()
   const store = SqliteKeyStore.open(tempDb());
   try {
     const bad: [Partial<CreateKeyInput>, string][] = [
-      [{ rpm: 0 }, 'rpm'], [{ tpm: 1.5 }, 'tpm'], [{ maxConcurrency: -1 }, 'maxConcurrency'],
-      [{ budgetDayMicros: -1 }, 'budgetDayMicros'], [{ budgetMonthMicros: 2 ** 53 }, 'budgetMonthMicros'],
+      [{ rpm: 0 }, 'rpm'],
+      [{ tpm: 1.5 }, 'tpm'],
+      [{ maxConcurrency: -1 }, 'maxConcurrency'],
+      [{ budgetDayMicros: -1 }, 'budgetDayMicros'],
+      [{ budgetMonthMicros: 2 ** 53 }, 'budgetMonthMicros'],
       [{ defaultPriority: 'URGENT' as 'HIGH' }, 'defaultPriority'],
     ];
     for (const [limits, param] of bad) {
@@ -99,7 +103,11 @@ test('budget amounts: decimal text to integer micros exactly, and back', () => {
   assert.equal(parseBudgetAmount('0.000001', '--budget-day'), 1);
   assert.equal(parseBudgetAmount('9007199254.740991', '--budget-day'), Number.MAX_SAFE_INTEGER);
   for (const text of ['', '-1', '1e3', '¥10', '1,000', '.5', '1.', '0.0000001', '9007199254.740992']) {
-    assert.throws(() => parseBudgetAmount(text, '--budget-day'), (err: HerdError) => err.code === 'INVALID_ARG' && err.param === '--budget-day', text);
+    assert.throws(
+      () => parseBudgetAmount(text, '--budget-day'),
+      (err: HerdError) => err.code === 'INVALID_ARG' && err.param === '--budget-day',
+      text,
+    );
   }
   assert.throws(() => parseBudgetAmount('0.1234567', '--budget-day'), /more than 6 decimals \(0\.1234567\)/);
   assert.deepEqual([12_500_000, 100_000, 0, 1, 200_000_000, 1_234_567].map(formatBudgetAmount), ['12.50', '0.10', '0.00', '0.000001', '200.00', '1.234567']);

@@ -23,7 +23,9 @@ export function leakedFragments(secret: string, message: string): string[] {
 test('no error message carries a key, its hash or a fragment of either', async () => {
   const store = SqliteKeyStore.open(join(mkdtempSync(join(tmpdir(), 'herd-leak-')), 'herd.db'));
   const messages: string[] = [];
-  const collect = (result: unknown) => { if (result instanceof HerdError) messages.push(result.message, String(result.stack)); };
+  const collect = (result: unknown) => {
+    if (result instanceof HerdError) messages.push(result.message, String(result.stack));
+  };
   try {
     const live = await store.create({ name: 'live', allowedModels: ['only-this'] });
     const dead = await store.create({ name: 'dead', allowedModels: '*' });

@@ -26,8 +26,14 @@ test('create, list, authenticate, revoke', async () => {
     assert.equal(a.key.revokedAt, undefined);
 
     const listed = await store.list();
-    assert.deepEqual(listed.map((k) => k.id), [a.key.id, b.key.id]);
-    assert.deepEqual(listed.map((k) => k.allowedModels), [['gpt-4.1', 'deepseek-v3.2'], '*']);
+    assert.deepEqual(
+      listed.map((k) => k.id),
+      [a.key.id, b.key.id],
+    );
+    assert.deepEqual(
+      listed.map((k) => k.allowedModels),
+      [['gpt-4.1', 'deepseek-v3.2'], '*'],
+    );
     assert.ok(!JSON.stringify(listed).includes(a.secret));
 
     const info = store.authenticate(a.secret);
@@ -142,13 +148,25 @@ test('migrations are recorded once and reopening applies nothing; keys survive',
   }
   const db = new Database(path, { readonly: true });
   assert.deepEqual(db.prepare('SELECT scope, version, name FROM schema_migrations').all(), [
-    { scope: 'keys', version: 1, name: 'gateway keys' }, { scope: 'keys', version: 2, name: 'per-key limits' },
+    { scope: 'keys', version: 1, name: 'gateway keys' },
+    { scope: 'keys', version: 2, name: 'per-key limits' },
   ]);
   assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
   const columns = (db.prepare('PRAGMA table_info(gateway_keys)').all() as { name: string }[]).map((c) => c.name);
   assert.deepEqual(columns, [
-    'id', 'name', 'key_hash', 'prefix', 'allowed_models', 'created_at', 'revoked_at',
-    'budget_day_micros', 'budget_month_micros', 'rpm', 'tpm', 'max_concurrency', 'default_priority',
+    'id',
+    'name',
+    'key_hash',
+    'prefix',
+    'allowed_models',
+    'created_at',
+    'revoked_at',
+    'budget_day_micros',
+    'budget_month_micros',
+    'rpm',
+    'tpm',
+    'max_concurrency',
+    'default_priority',
   ]);
   const stored = JSON.stringify(db.prepare('SELECT * FROM gateway_keys').all());
   assert.ok(!stored.includes(secret), 'the key itself is never stored');
@@ -161,15 +179,24 @@ test('a database from a newer Herd is refused rather than misread', () => {
   const db = new Database(path);
   db.prepare("INSERT INTO schema_migrations (scope, version, name, applied_at) VALUES ('keys', 99, 'future', 0)").run();
   db.close();
-  assert.throws(() => SqliteKeyStore.open(path), (err: HerdError) => err.code === 'UNAVAILABLE' && /version 99, newer than this Herd knows \(2\)/.test(err.message));
+  assert.throws(
+    () => SqliteKeyStore.open(path),
+    (err: HerdError) => err.code === 'UNAVAILABLE' && /version 99, newer than this Herd knows \(2\)/.test(err.message),
+  );
 });
 
 test('missing and unreadable files give clear errors', () => {
   const dir = mkdtempSync(join(tmpdir(), 'herd-keys-'));
-  assert.throws(() => SqliteKeyStore.open(join(dir, 'none.db'), { mustExist: true }), (err: HerdError) => err.code === 'NOT_FOUND' && err.message.includes('does not exist'));
+  assert.throws(
+    () => SqliteKeyStore.open(join(dir, 'none.db'), { mustExist: true }),
+    (err: HerdError) => err.code === 'NOT_FOUND' && err.message.includes('does not exist'),
+  );
   const garbage = join(dir, 'garbage.db');
   writeFileSync(garbage, 'not a database '.repeat(200));
-  assert.throws(() => SqliteKeyStore.open(garbage), (err: HerdError) => err.code === 'UNAVAILABLE' && err.message === `cannot open key store ${garbage}: file is not a database`);
+  assert.throws(
+    () => SqliteKeyStore.open(garbage),
+    (err: HerdError) => err.code === 'UNAVAILABLE' && err.message === `cannot open key store ${garbage}: file is not a database`,
+  );
 });
 
 test('invalid names and model lists are refused', async () => {
@@ -195,6 +222,12 @@ test('key store locations: sqlite:PATH, bare paths, and a clear word for postgre
   assert.deepEqual(parseKeyStoreLocation('sqlite:./data/herd.db'), { kind: 'sqlite', path: './data/herd.db' });
   assert.deepEqual(parseKeyStoreLocation('sqlite:///var/lib/herd.db'), { kind: 'sqlite', path: '/var/lib/herd.db' });
   assert.deepEqual(parseKeyStoreLocation('/tmp/x.db'), { kind: 'sqlite', path: '/tmp/x.db' });
-  assert.throws(() => openKeyStore('postgres://u:secretpw@db/herd'), (err: HerdError) => err.code === 'UNSUPPORTED' && !err.message.includes('secretpw'));
-  assert.throws(() => parseKeyStoreLocation('mysql://u:secretpw@db'), (err: HerdError) => err.code === 'INVALID_ARG' && !err.message.includes('secretpw'));
+  assert.throws(
+    () => openKeyStore('postgres://u:secretpw@db/herd'),
+    (err: HerdError) => err.code === 'UNSUPPORTED' && !err.message.includes('secretpw'),
+  );
+  assert.throws(
+    () => parseKeyStoreLocation('mysql://u:secretpw@db'),
+    (err: HerdError) => err.code === 'INVALID_ARG' && !err.message.includes('secretpw'),
+  );
 });

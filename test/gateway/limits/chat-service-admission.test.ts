@@ -12,7 +12,15 @@ import type { Admission, AdmissionRequest } from '../../../src/gateway/limits/ad
 import { createGatewayLimits } from '../../../src/gateway/limits/create-gateway-limits.ts';
 import type { Sleep } from '../../../src/gateway/resilience/sleep.ts';
 import {
-  gatewayConfig, ok, openAICompletion, openAIErrorBody, openAIStreamFrames, scriptedUpstream, seededRandom, status, type ScriptedUpstream,
+  gatewayConfig,
+  ok,
+  openAICompletion,
+  openAIErrorBody,
+  openAIStreamFrames,
+  scriptedUpstream,
+  seededRandom,
+  status,
+  type ScriptedUpstream,
 } from '../helpers/gateway-fixtures.ts';
 import { collect, pause, startMockUpstream, type MockUpstream } from '../helpers/mock-upstream.ts';
 
@@ -33,7 +41,12 @@ function recordingAdmission(refuse: (r: AdmissionRequest) => HerdError | undefin
       calls.push(request);
       const err = refuse(request);
       if (err) throw err;
-      return { waitedMs: 0, release: () => { state.released++; } };
+      return {
+        waitedMs: 0,
+        release: () => {
+          state.released++;
+        },
+      };
     },
   };
   return { admission, calls, state };
@@ -46,7 +59,11 @@ describe('admission in the chat service', () => {
 
   before(async () => {
     for (const name of NAMES) {
-      scripts[name] = scriptedUpstream({ okJson: openAICompletion('gpt-4.1', `Bonjour from ${name}`), okFrames: openAIStreamFrames('gpt-4.1', ['Bon', 'jour']), errorBody: openAIErrorBody });
+      scripts[name] = scriptedUpstream({
+        okJson: openAICompletion('gpt-4.1', `Bonjour from ${name}`),
+        okFrames: openAIStreamFrames('gpt-4.1', ['Bon', 'jour']),
+        errorBody: openAIErrorBody,
+      });
       mocks[name] = await startMockUpstream(scripts[name].handler);
     }
   });
@@ -85,7 +102,10 @@ models:
     assert.equal(meta.provider, 'holysheep');
     assert.equal(rec.calls.length, 2);
     assert.ok(rec.calls.every((c) => c.deployment.key === 'holysheep/gpt-4.1' && c.priority === 'BATCH'));
-    assert.ok(rec.calls.every((c) => c.maxWaitMs > 0 && c.maxWaitMs <= 5000), 'bounded by the deadline');
+    assert.ok(
+      rec.calls.every((c) => c.maxWaitMs > 0 && c.maxWaitMs <= 5000),
+      'bounded by the deadline',
+    );
     assert.deepEqual(rec.calls[0]!.deployment.provider.settings.limits, { rpm: 60, concurrency: 10 }, 'the provider account limits travel with the deployment');
     assert.equal(rec.state.released, 2);
     assert.ok(meta.queuedMs! < 5, 'nothing waited');
@@ -111,7 +131,11 @@ models:
     const rec = recordingAdmission((r) => (r.deployment.key === 'holysheep/gpt-4.1' ? busy(r.deployment.key, 7) : undefined));
     const { meta } = await start({ admission: rec.admission }).complete(ask());
     assert.equal(meta.provider, 'openai');
-    assert.deepEqual(meta.attempts.map((a) => a.provider), ['openai'], 'no attempt went to the busy one');
+    assert.deepEqual(
+      meta.attempts.map((a) => a.provider),
+      ['openai'],
+      'no attempt went to the busy one',
+    );
     assert.equal(mocks.holysheep.requests.length, 0);
     await service!.close();
 
@@ -120,7 +144,10 @@ models:
       assert.ok(err instanceof HerdError);
       assert.equal(err.code, 'UNAVAILABLE');
       assert.equal(err.retryAfterSeconds, 3);
-      assert.match(err.message, /^The model `gpt-4\.1` is busy: no upstream had a free slot in time \(skipped: holysheep\/gpt-4\.1: upstream model holysheep\/gpt-4\.1 is busy: .*; openai\/gpt-4\.1: upstream model openai\/gpt-4\.1 is busy: .*\)\.$/);
+      assert.match(
+        err.message,
+        /^The model `gpt-4\.1` is busy: no upstream had a free slot in time \(skipped: holysheep\/gpt-4\.1: upstream model holysheep\/gpt-4\.1 is busy: .*; openai\/gpt-4\.1: upstream model openai\/gpt-4\.1 is busy: .*\)\.$/,
+      );
       return true;
     });
     assert.equal(mocks.openai.requests.length, 1, 'only the first service reached openai');
@@ -154,7 +181,10 @@ models:
     await assert.rejects(queued, { name: 'AbortError', message: 'client went away' });
     assert.equal(mocks.holysheep.requests.length + mocks.openai.requests.length, 1);
     await collect(stream.chunks);
-    assert.deepEqual(limits.admission.stats().models.map((m) => [m.inFlight, m.waiting.NORMAL]), [[0, 0]]);
+    assert.deepEqual(
+      limits.admission.stats().models.map((m) => [m.inFlight, m.waiting.NORMAL]),
+      [[0, 0]],
+    );
     await limits.close();
   });
 });

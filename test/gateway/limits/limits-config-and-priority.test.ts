@@ -19,7 +19,12 @@ test('defaults: limits in this process, 64 slots per upstream model, 30 s queue,
     admission: { concurrency: 64, queue_timeout_ms: 30_000, aging_ms: 10_000, max_queue: 1000, models: {} },
   });
   assert.deepEqual(limitsConfigSchema.parse({ redis: { url: 'redis://10.0.0.5:6379/2' } }).redis, {
-    url: 'redis://10.0.0.5:6379/2', key_prefix: 'herd:limits:', timeout_ms: 250, on_error: 'allow', lease_ms: 30_000, poll_ms: 50,
+    url: 'redis://10.0.0.5:6379/2',
+    key_prefix: 'herd:limits:',
+    timeout_ms: 250,
+    on_error: 'allow',
+    lease_ms: 30_000,
+    poll_ms: 50,
   });
 });
 
@@ -49,20 +54,25 @@ test('an override must name a configured deployment (upstream_model defaults to 
   assert.equal(good.limits.admission.models['holysheep/gpt-4.1']?.concurrency, 4);
   const bad = herdLike.safeParse({ ...base, limits: { admission: { models: { 'deepseek/deepseek-v3.2': { concurrency: 4 } } } } });
   assert.ok(!bad.success);
-  assert.deepEqual(bad.error.issues.map((i) => [i.path, i.message]), [[
-    ['limits', 'admission', 'models', 'deepseek/deepseek-v3.2'],
-    'no deployment is deepseek/deepseek-v3.2: known upstream models are deepseek/deepseek-chat, holysheep/gpt-4.1',
-  ]]);
+  assert.deepEqual(
+    bad.error.issues.map((i) => [i.path, i.message]),
+    [[['limits', 'admission', 'models', 'deepseek/deepseek-v3.2'], 'no deployment is deepseek/deepseek-v3.2: known upstream models are deepseek/deepseek-chat, holysheep/gpt-4.1']],
+  );
 });
 
-test('priority: the x-herd-priority header, else the key\'s default, else NORMAL', () => {
+test("priority: the x-herd-priority header, else the key's default, else NORMAL", () => {
   assert.equal(resolvePriority('high'), 'HIGH');
   assert.equal(resolvePriority(' Batch ', 'HIGH'), 'BATCH', 'the header wins over the key');
   assert.equal(resolvePriority(undefined, 'BATCH'), 'BATCH');
   assert.equal(resolvePriority('', 'HIGH'), 'HIGH', 'a blank header counts as absent');
   assert.equal(resolvePriority(undefined), 'NORMAL');
   assert.equal(resolvePriority(['normal', 'high']), 'NORMAL');
-  assert.throws(() => resolvePriority('urgent'), (err: HerdError) =>
-    err.code === 'INVALID_ARG' && err.param === 'x-herd-priority' && err.message === "x-herd-priority must be one of high, normal, batch; got 'urgent'");
-  assert.throws(() => parsePriority('x'.repeat(100), '--priority'), (err: HerdError) => err.param === '--priority' && err.message.endsWith(`'${'x'.repeat(40)}…'`));
+  assert.throws(
+    () => resolvePriority('urgent'),
+    (err: HerdError) => err.code === 'INVALID_ARG' && err.param === 'x-herd-priority' && err.message === "x-herd-priority must be one of high, normal, batch; got 'urgent'",
+  );
+  assert.throws(
+    () => parsePriority('x'.repeat(100), '--priority'),
+    (err: HerdError) => err.param === '--priority' && err.message.endsWith(`'${'x'.repeat(40)}…'`),
+  );
 });

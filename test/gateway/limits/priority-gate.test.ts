@@ -16,9 +16,16 @@ const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
 function setup(options: Partial<PriorityGateOptions> & { concurrency?: number } = {}) {
   const clock = new ManualClock();
   const gate = new PriorityGate({
-    subject: 'upstream model holysheep/gpt-4.1', group: 'model:holysheep/gpt-4.1',
+    subject: 'upstream model holysheep/gpt-4.1',
+    group: 'model:holysheep/gpt-4.1',
     checks: [{ kind: 'lease', name: 'concurrency', limit: options.concurrency ?? 1, leaseMs: 30_000 }],
-    store: new MemoryLimitStore(clock), clock, agingMs: 1000, maxQueue: 100, queueTimeoutMs: 60_000, pollMs: 50, ...options,
+    store: new MemoryLimitStore(clock),
+    clock,
+    agingMs: 1000,
+    maxQueue: 100,
+    queueTimeoutMs: 60_000,
+    pollMs: 50,
+    ...options,
   });
   const admitted: { name: string; at: number; pass: GatePass }[] = [];
   const failed: { name: string; error: unknown }[] = [];
@@ -26,8 +33,12 @@ function setup(options: Partial<PriorityGateOptions> & { concurrency?: number } 
     // One signal per request, as the gateway passes them: a signal shared by more than ten queued
     // waiters trips Node's leak warning even though each wait removes its listener when it ends.
     gate.acquire({ priority, signal: extra.signal ?? new AbortController().signal, maxWaitMs: extra.maxWaitMs ?? 600_000 }).then(
-      (pass) => { admitted.push({ name, at: clock.now(), pass }); },
-      (error: unknown) => { failed.push({ name, error }); },
+      (pass) => {
+        admitted.push({ name, at: clock.now(), pass });
+      },
+      (error: unknown) => {
+        failed.push({ name, error });
+      },
     );
   };
   /** Releases the longest-held slot. */
@@ -45,14 +56,25 @@ test('HIGH before NORMAL before BATCH, first come first served within a class', 
   const { gate, admitted, enter, finishOldest } = setup({ agingMs: 1_000_000 });
   enter('running', 'NORMAL');
   await flush();
-  for (const [name, p] of [['b1', 'BATCH'], ['n1', 'NORMAL'], ['h1', 'HIGH'], ['n2', 'NORMAL'], ['b2', 'BATCH'], ['h2', 'HIGH']] as const) enter(name, p);
+  for (const [name, p] of [
+    ['b1', 'BATCH'],
+    ['n1', 'NORMAL'],
+    ['h1', 'HIGH'],
+    ['n2', 'NORMAL'],
+    ['b2', 'BATCH'],
+    ['h2', 'HIGH'],
+  ] as const)
+    enter(name, p);
   await flush();
   assert.equal(gate.depth, 6);
   for (let i = 0; i < 6; i++) {
     finishOldest();
     await flush();
   }
-  assert.deepEqual(admitted.map((a) => a.name), ['running', 'h1', 'h2', 'n1', 'n2', 'b1', 'b2']);
+  assert.deepEqual(
+    admitted.map((a) => a.name),
+    ['running', 'h1', 'h2', 'n1', 'n2', 'b1', 'b2'],
+  );
 });
 
 /** One slot, 100 ms per request, a HIGH request arriving every 100 ms on top of a backlog of 5. */
@@ -85,7 +107,7 @@ test('aging: a BATCH request is served within 2 × aging_ms + the backlog ahead 
   assert.equal(await batchUnderHighStream(1e9, 10_000), undefined);
 });
 
-test('a queue timeout answers UNAVAILABLE with a Retry-After; the request\'s own budget can be shorter', async () => {
+test("a queue timeout answers UNAVAILABLE with a Retry-After; the request's own budget can be shorter", async () => {
   const { clock, gate, failed, enter, finishOldest, admitted } = setup({ queueTimeoutMs: 5000 });
   enter('running', 'HIGH');
   await flush();
@@ -98,7 +120,10 @@ test('a queue timeout answers UNAVAILABLE with a Retry-After; the request\'s own
   await flush();
   clock.advance(1000);
   await flush();
-  assert.deepEqual(failed.map((f) => f.name), ['hurried']);
+  assert.deepEqual(
+    failed.map((f) => f.name),
+    ['hurried'],
+  );
   const err = failed[0]!.error;
   assert.ok(err instanceof HerdError);
   assert.equal(err.code, 'UNAVAILABLE');
@@ -107,7 +132,10 @@ test('a queue timeout answers UNAVAILABLE with a Retry-After; the request\'s own
   assert.equal(err.retryAfterSeconds, 6);
   clock.advance(4000);
   await flush();
-  assert.deepEqual(failed.map((f) => f.name), ['hurried', 'patient']);
+  assert.deepEqual(
+    failed.map((f) => f.name),
+    ['hurried', 'patient'],
+  );
   assert.match(String(failed[1]!.error), /no slot was free within 5000 ms/);
   assert.equal(gate.depth, 0);
   assert.equal(admitted.length, 2);
@@ -123,7 +151,10 @@ test('a full queue sheds its lowest-ranked waiter for a higher newcomer, and ref
   enter('h1', 'HIGH'); // evicts b2, the last in rank
   enter('b3', 'BATCH'); // ranks below both waiters: refused
   await flush();
-  assert.deepEqual(failed.map((f) => f.name), ['b2', 'b3']);
+  assert.deepEqual(
+    failed.map((f) => f.name),
+    ['b2', 'b3'],
+  );
   assert.match(String(failed[0]!.error), /a request of higher priority took this one's place in its full queue \(2 waiting\)/);
   assert.match(String(failed[1]!.error), /its queue is full \(2 waiting\)/);
   assert.ok(failed.every((f) => f.error instanceof HerdError && f.error.code === 'UNAVAILABLE' && f.error.retryAfterSeconds! >= 1));
@@ -131,10 +162,13 @@ test('a full queue sheds its lowest-ranked waiter for a higher newcomer, and ref
   await flush();
   finishOldest();
   await flush();
-  assert.deepEqual(admitted.map((a) => a.name), ['running', 'h1', 'b1']);
+  assert.deepEqual(
+    admitted.map((a) => a.name),
+    ['running', 'h1', 'b1'],
+  );
 });
 
-test('an abort leaves the queue with the signal\'s reason; the slot goes to the next waiter', async () => {
+test("an abort leaves the queue with the signal's reason; the slot goes to the next waiter", async () => {
   const { gate, failed, enter, admitted, finishOldest } = setup();
   enter('running', 'NORMAL');
   const controller = new AbortController();
@@ -148,7 +182,10 @@ test('an abort leaves the queue with the signal\'s reason; the slot goes to the 
   assert.equal(gate.depth, 1);
   finishOldest();
   await flush();
-  assert.deepEqual(admitted.map((a) => a.name), ['running', 'stays']);
+  assert.deepEqual(
+    admitted.map((a) => a.name),
+    ['running', 'stays'],
+  );
   const aborted = new AbortController();
   aborted.abort(new Error('already gone'));
   await assert.rejects(gate.acquire({ priority: 'HIGH', signal: aborted.signal, maxWaitMs: 1000 }), /already gone/);
@@ -161,14 +198,22 @@ test('stats: waiting per class, in flight, admitted, and queue wait totals for m
   enter('c', 'BATCH');
   enter('d', 'NORMAL');
   await flush();
-  assert.deepEqual(admitted.map((a) => a.name), ['a', 'b'], 'free slots go at once to whoever comes first');
+  assert.deepEqual(
+    admitted.map((a) => a.name),
+    ['a', 'b'],
+    'free slots go at once to whoever comes first',
+  );
   let stats = gate.stats();
   assert.deepEqual(stats.waiting, { HIGH: 0, NORMAL: 1, BATCH: 1 });
   assert.equal(stats.inFlight, 2);
   clock.advance(250);
   finishOldest();
   await flush();
-  assert.deepEqual(admitted.map((a) => a.name), ['a', 'b', 'd'], 'among waiters, class order decides');
+  assert.deepEqual(
+    admitted.map((a) => a.name),
+    ['a', 'b', 'd'],
+    'among waiters, class order decides',
+  );
   stats = gate.stats();
   assert.deepEqual(stats.waiting, { HIGH: 0, NORMAL: 0, BATCH: 1 });
   assert.deepEqual(stats.admitted, { HIGH: 1, NORMAL: 1, BATCH: 1 });
@@ -177,7 +222,7 @@ test('stats: waiting per class, in flight, admitted, and queue wait totals for m
   assert.equal(stats.inFlight, 2);
 });
 
-test('a release is idempotent: a second call never frees someone else\'s slot', async () => {
+test("a release is idempotent: a second call never frees someone else's slot", async () => {
   const { gate, admitted, enter } = setup();
   enter('a', 'NORMAL');
   enter('b', 'NORMAL');
@@ -186,7 +231,10 @@ test('a release is idempotent: a second call never frees someone else\'s slot', 
   admitted[0]!.pass.release();
   admitted[0]!.pass.release();
   await flush();
-  assert.deepEqual(admitted.map((a) => a.name), ['a', 'b']);
+  assert.deepEqual(
+    admitted.map((a) => a.name),
+    ['a', 'b'],
+  );
   assert.equal(gate.stats().inFlight, 1);
 });
 
@@ -220,7 +268,10 @@ test('every wait ends with its abort listener removed: admitted, timed out, evic
     finishOldest();
     await flush();
   }
-  assert.deepEqual(admitted.map((a) => a.name), ['running', 'h1', 'w1', 'w4']);
+  assert.deepEqual(
+    admitted.map((a) => a.name),
+    ['running', 'h1', 'w1', 'w4'],
+  );
   assert.deepEqual(failed.map((f) => f.name).sort(), ['b1', 'leaves', 'w2', 'w3']);
   assert.equal(gate.depth, 0);
   assert.equal(listeners(), 0, 'nothing left on the signal');

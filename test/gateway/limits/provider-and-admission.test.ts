@@ -24,7 +24,7 @@ function providerLimiter(clock: ManualClock) {
 }
 const provider = (name: string, limits: ProviderLimitTarget['settings']['limits']): ProviderLimitTarget => ({ name, settings: { limits } });
 
-test('provider RPM: requests queue for the window instead of hitting the upstream\'s 429', async () => {
+test("provider RPM: requests queue for the window instead of hitting the upstream's 429", async () => {
   const clock = new ManualClock();
   const limiter = providerLimiter(clock);
   const relay = provider('holysheep', { rpm: 2 });
@@ -42,7 +42,9 @@ test('provider RPM: requests queue for the window instead of hitting the upstrea
   });
   // One that can wait gets the slot the moment it frees.
   let admittedAt: number | undefined;
-  void limiter.acquire(relay, { priority: 'NORMAL', signal: NEVER, maxWaitMs: 120_000 }).then(() => { admittedAt = clock.now(); });
+  void limiter.acquire(relay, { priority: 'NORMAL', signal: NEVER, maxWaitMs: 120_000 }).then(() => {
+    admittedAt = clock.now();
+  });
   await flush();
   clock.advance(49_999);
   await flush();
@@ -56,13 +58,15 @@ test('provider RPM: requests queue for the window instead of hitting the upstrea
   assert.equal(stats!.waitMsTotal.NORMAL, 50_000);
 });
 
-test('provider concurrency: the plan\'s N slots, handed out in priority order as they free', async () => {
+test("provider concurrency: the plan's N slots, handed out in priority order as they free", async () => {
   const clock = new ManualClock();
   const limiter = providerLimiter(clock);
   const relay = provider('holysheep', { concurrency: 2, rpm: 60 });
   const passes: [string, GatePass][] = [];
   const enter = (name: string, priority: 'HIGH' | 'NORMAL' | 'BATCH') => {
-    void limiter.acquire(relay, { priority, signal: NEVER, maxWaitMs: 60_000 }).then((pass) => { passes.push([name, pass]); });
+    void limiter.acquire(relay, { priority, signal: NEVER, maxWaitMs: 60_000 }).then((pass) => {
+      passes.push([name, pass]);
+    });
   };
   enter('a', 'NORMAL');
   enter('b', 'NORMAL');
@@ -70,12 +74,18 @@ test('provider concurrency: the plan\'s N slots, handed out in priority order as
   enter('batch', 'BATCH');
   enter('high', 'HIGH');
   await flush();
-  assert.deepEqual(passes.map(([n]) => n), ['a', 'b']);
+  assert.deepEqual(
+    passes.map(([n]) => n),
+    ['a', 'b'],
+  );
   passes[0]![1].release();
   await flush();
   passes[1]![1].release();
   await flush();
-  assert.deepEqual(passes.map(([n]) => n), ['a', 'b', 'high', 'batch']);
+  assert.deepEqual(
+    passes.map(([n]) => n),
+    ['a', 'b', 'high', 'batch'],
+  );
 });
 
 test('a provider without limits costs nothing: no queue, no stats', async () => {
@@ -97,15 +107,26 @@ test('the admission hook: a slot on the upstream model, then one on its provider
   const first = await limits.admission.acquire({ deployment, priority: 'NORMAL', signal: NEVER, maxWaitMs: 10_000 });
   // Same model: waits on the model's 1 slot. Other model, same provider: waits on the provider.
   const got: { second?: GatePass; third?: GatePass } = {};
-  void limits.admission.acquire({ deployment, priority: 'NORMAL', signal: NEVER, maxWaitMs: 10_000 }).then((p) => { got.second = p; });
-  void limits.admission.acquire({ deployment: other, priority: 'HIGH', signal: NEVER, maxWaitMs: 10_000 }).then((p) => { got.third = p; });
+  void limits.admission.acquire({ deployment, priority: 'NORMAL', signal: NEVER, maxWaitMs: 10_000 }).then((p) => {
+    got.second = p;
+  });
+  void limits.admission.acquire({ deployment: other, priority: 'HIGH', signal: NEVER, maxWaitMs: 10_000 }).then((p) => {
+    got.third = p;
+  });
   await flush();
   assert.deepEqual([got.second, got.third], [undefined, undefined]);
   const stats = limits.admission.stats();
-  assert.deepEqual(stats.models.map((m) => [m.upstreamModel, m.concurrency, m.inFlight, m.waiting.NORMAL]), [
-    ['holysheep/gpt-4.1', 1, 1, 1], ['holysheep/deepseek-v3.2', 8, 1, 0],
-  ]);
-  assert.deepEqual(stats.providers.map((p) => [p.provider, p.inFlight, p.waiting.HIGH]), [['holysheep', 1, 1]]);
+  assert.deepEqual(
+    stats.models.map((m) => [m.upstreamModel, m.concurrency, m.inFlight, m.waiting.NORMAL]),
+    [
+      ['holysheep/gpt-4.1', 1, 1, 1],
+      ['holysheep/deepseek-v3.2', 8, 1, 0],
+    ],
+  );
+  assert.deepEqual(
+    stats.providers.map((p) => [p.provider, p.inFlight, p.waiting.HIGH]),
+    [['holysheep', 1, 1]],
+  );
 
   clock.advance(200);
   first.release();
@@ -124,7 +145,10 @@ test('the admission hook: a slot on the upstream model, then one on its provider
   await flush();
   held(got.second).release();
   await flush();
-  assert.deepEqual(limits.admission.stats().models.map((m) => m.inFlight), [0, 0]);
+  assert.deepEqual(
+    limits.admission.stats().models.map((m) => m.inFlight),
+    [0, 0],
+  );
   await limits.close();
 });
 
@@ -135,6 +159,9 @@ test('when the provider queue gives up, the model slot taken for it is given bac
   const a = { key: 'holysheep/a', provider: relay };
   await limits.admission.acquire({ deployment: a, priority: 'NORMAL', signal: NEVER, maxWaitMs: 1000 });
   const b = { key: 'holysheep/b', provider: relay };
-  await assert.rejects(limits.admission.acquire({ deployment: b, priority: 'NORMAL', signal: NEVER, maxWaitMs: 1000 }), /provider holysheep is busy: its next slot frees in 60\.0 s/);
+  await assert.rejects(
+    limits.admission.acquire({ deployment: b, priority: 'NORMAL', signal: NEVER, maxWaitMs: 1000 }),
+    /provider holysheep is busy: its next slot frees in 60\.0 s/,
+  );
   assert.equal(limits.admission.stats().models.find((m) => m.upstreamModel === 'holysheep/b')!.inFlight, 0);
 });

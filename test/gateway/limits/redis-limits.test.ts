@@ -32,7 +32,9 @@ describe('redis limits', { skip: REDIS_URL ? false : 'redis limits: REDIS_URL is
     return { client, store, keys: new KeyLimiter({ store, clock: systemClock, leaseMs: options.leaseMs ?? 30_000, windowMs: options.windowMs ?? 60_000 }) };
   };
 
-  before(() => { admin = new Redis(REDIS_URL!); });
+  before(() => {
+    admin = new Redis(REDIS_URL!);
+  });
   after(async () => {
     await Promise.all(stores.map((s) => s.close()));
     const leftovers = await admin.keys(`${PREFIX}*`);
@@ -52,7 +54,7 @@ describe('redis limits', { skip: REDIS_URL ? false : 'redis limits: REDIS_URL is
       assert.ok(r.reason.retryAfterSeconds! >= 59 && r.reason.retryAfterSeconds! <= 60, `Retry-After ${r.reason.retryAfterSeconds}`);
     }
     // Every counter expires on its own: nothing is left behind in Redis for ever.
-    for (const redisKey of await admin.keys(`${PREFIX}*`)) assert.ok(await admin.pttl(redisKey) > 0, `${redisKey} has a TTL`);
+    for (const redisKey of await admin.keys(`${PREFIX}*`)) assert.ok((await admin.pttl(redisKey)) > 0, `${redisKey} has a TTL`);
     assert.deepEqual(errors, []);
   });
 
@@ -66,7 +68,7 @@ describe('redis limits', { skip: REDIS_URL ? false : 'redis limits: REDIS_URL is
     await b.keys.reserve(k, 0);
   });
 
-  it('TPM across replicas: one replica\'s reservation and its correction are what the other sees', async () => {
+  it("TPM across replicas: one replica's reservation and its correction are what the other sees", async () => {
     const [a, b] = [await replica(), await replica()];
     const k = key({ tpm: 1000 });
     const ticket = await a.keys.reserve(k, 800);
@@ -78,7 +80,7 @@ describe('redis limits', { skip: REDIS_URL ? false : 'redis limits: REDIS_URL is
     await assert.rejects(b.keys.reserve(k, 1), /Used 1000/);
   });
 
-  it('concurrency across replicas: exactly N in flight; a dead replica\'s slot lapses with its lease', async () => {
+  it("concurrency across replicas: exactly N in flight; a dead replica's slot lapses with its lease", async () => {
     const [a, b] = [await replica({ leaseMs: 300 }), await replica({ leaseMs: 300 })];
     const k = key({ maxConcurrency: 3 });
     const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).keys.reserve(k, 0)));
@@ -111,8 +113,14 @@ describe('redis limits', { skip: REDIS_URL ? false : 'redis limits: REDIS_URL is
     const first = await onA.acquire(relay, { priority: 'NORMAL', signal, maxWaitMs: 1000 });
     const second = await onA.acquire(relay, { priority: 'NORMAL', signal, maxWaitMs: 1000 });
     const order: string[] = [];
-    const batch = onB.acquire(relay, { priority: 'BATCH', signal, maxWaitMs: 2000 }).then((p) => { order.push('batch'); return p; });
-    const high = onB.acquire(relay, { priority: 'HIGH', signal, maxWaitMs: 2000 }).then((p) => { order.push('high'); return p; });
+    const batch = onB.acquire(relay, { priority: 'BATCH', signal, maxWaitMs: 2000 }).then((p) => {
+      order.push('batch');
+      return p;
+    });
+    const high = onB.acquire(relay, { priority: 'HIGH', signal, maxWaitMs: 2000 }).then((p) => {
+      order.push('high');
+      return p;
+    });
     await pause(50);
     assert.deepEqual(order, [], 'both slots are held on the other replica');
     first.release();

@@ -22,22 +22,54 @@ type Io = [name: string, dataType: ConfigDataType, dims: number[]];
 /** A complete ModelConfig with Triton's defaults; the fixtures have no config.pbtxt. */
 function makeConfig(name: string, maxBatchSize: number, inputs: Io[], outputs: Io[], defaultModelFilename = ''): ModelConfig {
   return {
-    name, platform: '', backend: 'js', runtime: '', version_policy: { latest: { num_versions: 1 } },
+    name,
+    platform: '',
+    backend: 'js',
+    runtime: '',
+    version_policy: { latest: { num_versions: 1 } },
     max_batch_size: maxBatchSize,
     input: inputs.map(([n, data_type, dims]) => ({
-      name: n, data_type, dims, format: 'FORMAT_NONE', is_shape_tensor: false,
-      is_non_linear_format_io: false, allow_ragged_batch: false, optional: false,
+      name: n,
+      data_type,
+      dims,
+      format: 'FORMAT_NONE',
+      is_shape_tensor: false,
+      is_non_linear_format_io: false,
+      allow_ragged_batch: false,
+      optional: false,
     })),
     output: outputs.map(([n, data_type, dims]) => ({
-      name: n, data_type, dims, label_filename: '', is_shape_tensor: false, is_non_linear_format_io: false,
+      name: n,
+      data_type,
+      dims,
+      label_filename: '',
+      is_shape_tensor: false,
+      is_non_linear_format_io: false,
     })),
-    batch_input: [], batch_output: [], instance_group: [], default_model_filename: defaultModelFilename,
-    cc_model_filenames: {}, metric_tags: {}, parameters: {}, model_warmup: [],
+    batch_input: [],
+    batch_output: [],
+    instance_group: [],
+    default_model_filename: defaultModelFilename,
+    cc_model_filenames: {},
+    metric_tags: {},
+    parameters: {},
+    model_warmup: [],
   };
 }
 
 const CONFIGS = {
-  add_sub: makeConfig('add_sub', 8, [['INPUT0', 'TYPE_FP32', [4]], ['INPUT1', 'TYPE_FP32', [4]]], [['OUTPUT0', 'TYPE_FP32', [4]], ['OUTPUT1', 'TYPE_FP32', [4]]]),
+  add_sub: makeConfig(
+    'add_sub',
+    8,
+    [
+      ['INPUT0', 'TYPE_FP32', [4]],
+      ['INPUT1', 'TYPE_FP32', [4]],
+    ],
+    [
+      ['OUTPUT0', 'TYPE_FP32', [4]],
+      ['OUTPUT1', 'TYPE_FP32', [4]],
+    ],
+  ),
   upper_class: makeConfig('upper_class', 0, [['TEXT', 'TYPE_STRING', [-1]]], [['UPPER', 'TYPE_STRING', [-1]]]),
   object_default: makeConfig('object_default', 8, [['IN', 'TYPE_FP32', [-1]]], [['COUNT', 'TYPE_INT64', [1]]]),
   throwing: makeConfig('throwing', 8, [['IN', 'TYPE_INT32', [1]]], [['OUT', 'TYPE_INT32', [1]]]),
@@ -55,8 +87,12 @@ after(async () => {
 async function load(config: ModelConfig, options: { modelPath?: string; instanceName?: string } = {}): Promise<Backend> {
   const modelPath = options.modelPath ?? join(FIXTURES, config.name);
   const backend = await jsBackend.load({
-    config, modelPath, versionPath: join(modelPath, '1'), version: 1,
-    instanceName: options.instanceName ?? `${config.name}_0`, instanceKind: 'KIND_CPU',
+    config,
+    modelPath,
+    versionPath: join(modelPath, '1'),
+    version: 1,
+    instanceName: options.instanceName ?? `${config.name}_0`,
+    instanceKind: 'KIND_CPU',
   });
   loaded.push(backend);
   return backend;
@@ -96,15 +132,24 @@ describe('js backend: good models', () => {
 
   it('runs a named-export model over a batch and passes Triton-style args', async () => {
     const backend = await load(CONFIGS.add_sub);
-    const a = (batch: number, base: number) => createTensor('INPUT0', 'FP32', [batch, 4], Array.from({ length: batch * 4 }, (_, i) => base + i));
+    const a = (batch: number, base: number) =>
+      createTensor(
+        'INPUT0',
+        'FP32',
+        [batch, 4],
+        Array.from({ length: batch * 4 }, (_, i) => base + i),
+      );
     const b = (batch: number) => createTensor('INPUT1', 'FP32', [batch, 4], new Array(batch * 4).fill(1));
     const marks: ExecutionMarks = {};
     const before = process.hrtime.bigint();
-    const results = await backend.execute([
-      request([a(1, 0), b(1)], { id: 'r1', parameters: { echo: 'hi' } }),
-      request([a(2, 10), b(2)], { id: 'r2' }),
-      request([a(3, 20), b(3)], { id: 'r3', requestedOutputs: ['OUTPUT1'] }),
-    ], marks);
+    const results = await backend.execute(
+      [
+        request([a(1, 0), b(1)], { id: 'r1', parameters: { echo: 'hi' } }),
+        request([a(2, 10), b(2)], { id: 'r2' }),
+        request([a(3, 20), b(3)], { id: 'r3', requestedOutputs: ['OUTPUT1'] }),
+      ],
+      marks,
+    );
     assert.equal(results.length, 3);
 
     const [first, second, third] = results;
@@ -113,12 +158,24 @@ describe('js backend: good models', () => {
     assert.deepEqual(Array.from(sum.data as Float32Array), [1, 2, 3, 4]);
     assert.deepEqual(Array.from(diff.data as Float32Array), [-1, 0, 1, 2]);
     assert.deepEqual(ok(second)[0].shape, [2, 4]);
-    assert.deepEqual(ok(third).map((t) => t.name), ['OUTPUT1'], 'only the requested output is returned');
+    assert.deepEqual(
+      ok(third).map((t) => t.name),
+      ['OUTPUT1'],
+      'only the requested output is returned',
+    );
 
     assert.ok(first.ok && first.parameters);
     assert.deepEqual(first.parameters, {
-      executions: 1, batch_requests: 3, instance: 'add_sub_0', version: '1', kind: 'CPU',
-      repository: join(FIXTURES, 'add_sub'), config_name: 'add_sub', requested: 'OUTPUT0,OUTPUT1', request_id: 'r1', echo: 'hi',
+      executions: 1,
+      batch_requests: 3,
+      instance: 'add_sub_0',
+      version: '1',
+      kind: 'CPU',
+      repository: join(FIXTURES, 'add_sub'),
+      config_name: 'add_sub',
+      requested: 'OUTPUT0,OUTPUT1',
+      request_id: 'r1',
+      echo: 'hi',
     });
     assert.ok(third.ok && third.parameters?.requested === 'OUTPUT1');
 
@@ -129,9 +186,7 @@ describe('js backend: good models', () => {
   it('gives every instance its own module state and calls finalize on unload', async () => {
     const one = await load(CONFIGS.add_sub, { instanceName: 'add_sub_0_1' });
     const two = await load(CONFIGS.add_sub, { instanceName: 'add_sub_0_2' });
-    const call = (backend: Backend) => backend.execute([request([
-      createTensor('INPUT0', 'FP32', [1, 4], [1, 2, 3, 4]), createTensor('INPUT1', 'FP32', [1, 4], [0, 0, 0, 0]),
-    ])]);
+    const call = (backend: Backend) => backend.execute([request([createTensor('INPUT0', 'FP32', [1, 4], [1, 2, 3, 4]), createTensor('INPUT1', 'FP32', [1, 4], [0, 0, 0, 0])])]);
     await call(one);
     await call(one);
     const [third] = await call(one);
@@ -143,7 +198,11 @@ describe('js backend: good models', () => {
     await one.unload();
     await one.unload();
     const finalized = (globalThis as { __herdFinalized?: string[] }).__herdFinalized ?? [];
-    assert.deepEqual(finalized.filter((n) => n === 'add_sub_0_1'), ['add_sub_0_1'], 'finalize runs once');
+    assert.deepEqual(
+      finalized.filter((n) => n === 'add_sub_0_1'),
+      ['add_sub_0_1'],
+      'finalize runs once',
+    );
     await rejects(call(one), 'UNAVAILABLE', 'add_sub/1/model.mjs');
     assert.ok((await call(two))[0].ok, 'the other instance is untouched');
   });
@@ -157,10 +216,7 @@ describe('js backend: good models', () => {
 
   it('instantiates a default-exported class with async initialize and execute (non-batching, BYTES)', async () => {
     const backend = await load(CONFIGS.upper_class);
-    const [r1, r2] = await backend.execute([
-      request([createTensor('TEXT', 'BYTES', [3], ['hello', 'straße', '你好'])]),
-      request([createTensor('TEXT', 'BYTES', [0], [])]),
-    ]);
+    const [r1, r2] = await backend.execute([request([createTensor('TEXT', 'BYTES', [3], ['hello', 'straße', '你好'])]), request([createTensor('TEXT', 'BYTES', [0], [])])]);
     const [upper] = ok(r1);
     assert.deepEqual([upper.name, upper.datatype, upper.shape], ['UPPER', 'BYTES', [3]]);
     assert.deepEqual(decodeStrings(upper), ['HELLO', 'STRASSE', '你好']);
@@ -234,7 +290,10 @@ describe('js backend: misbehaving models', () => {
   it('passes per-request errors through and still answers the good requests', async () => {
     const backend = await load(CONFIGS.throwing);
     const [good, asString, coded, asError] = await backend.execute([
-      int32Request(2), int32Request(1, { fail: 'string' }), int32Request(1, { fail: 'coded' }), int32Request(1, { fail: 'error' }),
+      int32Request(2),
+      int32Request(1, { fail: 'string' }),
+      int32Request(1, { fail: 'coded' }),
+      int32Request(1, { fail: 'error' }),
     ]);
     assert.deepEqual(Array.from(ok(good)[0].data as Int32Array), [7, 7]);
     assert.deepEqual([failed(asString).code, failed(asString).message], ['INTERNAL', 'cannot handle this one']);
@@ -267,7 +326,13 @@ describe('js backend: misbehaving models', () => {
   for (const [name, message] of badCases) {
     it(`reports a bad response (${name}) on that request only, naming model and output`, async () => {
       const backend = await load(CONFIGS.bad_output);
-      const input = (batch: number) => createTensor('IN', 'INT32', [batch, 2], Array.from({ length: batch * 2 }, (_, i) => i));
+      const input = (batch: number) =>
+        createTensor(
+          'IN',
+          'INT32',
+          [batch, 2],
+          Array.from({ length: batch * 2 }, (_, i) => i),
+        );
       const [good, bad] = await backend.execute([request([input(1)]), request([input(2)], { parameters: { case: name } })]);
       assert.deepEqual(Array.from(ok(good)[0].data as Float32Array), [0, 0.5]);
       const error = failed(bad);
@@ -284,8 +349,11 @@ describe('js backend: reloads', () => {
     const modelPath = join(root, 'custom_filename');
     cpSync(join(FIXTURES, 'custom_filename'), modelPath, { recursive: true });
     const config = { ...CONFIGS.custom_filename, default_model_filename: 'model.mjs' };
-    const write = (value: number) => writeFileSync(join(modelPath, '1', 'model.mjs'),
-      `export function execute(rs) { return rs.map(() => ({ outputs: [{ name: 'OUT', datatype: 'INT32', shape: [1, 1], data: Int32Array.of(${value}) }] })); }\n`);
+    const write = (value: number) =>
+      writeFileSync(
+        join(modelPath, '1', 'model.mjs'),
+        `export function execute(rs) { return rs.map(() => ({ outputs: [{ name: 'OUT', datatype: 'INT32', shape: [1, 1], data: Int32Array.of(${value}) }] })); }\n`,
+      );
     try {
       write(1);
       const before = await load(config, { modelPath });
@@ -301,10 +369,10 @@ describe('js backend: reloads', () => {
 });
 
 describe('model helpers (args.herd)', () => {
-  const throwsInternal = (fn: () => unknown, fragment: string) => assert.throws(fn, (err: unknown) =>
-    err instanceof HerdError && err.code === 'INTERNAL' && err.message.includes(fragment));
+  const throwsInternal = (fn: () => unknown, fragment: string) =>
+    assert.throws(fn, (err: unknown) => err instanceof HerdError && err.code === 'INTERNAL' && err.message.includes(fragment));
 
-  it('createTensor converts plain values to the datatype\'s typed array', () => {
+  it("createTensor converts plain values to the datatype's typed array", () => {
     assert.ok(createTensor('a', 'INT32', [2], [1, -2]).data instanceof Int32Array);
     assert.deepEqual(Array.from(createTensor('b', 'BOOL', [3], [true, false, 1]).data as Uint8Array), [1, 0, 1]);
     assert.deepEqual(Array.from(createTensor('c', 'UINT64', [2], [1, 2n ** 64n - 1n]).data as BigUint64Array), [1n, 2n ** 64n - 1n]);
@@ -334,7 +402,7 @@ describe('model helpers (args.herd)', () => {
     throwsInternal(() => createError('RATE_LIMITED' as ModelErrorCode, 'x'), "unknown code 'RATE_LIMITED'");
   });
 
-  it('loadTokenizer hands out Herd\'s gpt-tokenizer, special tokens as ordinary text', async () => {
+  it("loadTokenizer hands out Herd's gpt-tokenizer, special tokens as ordinary text", async () => {
     const tokenizer = await modelHelpers.loadTokenizer();
     assert.equal(tokenizer.encoding, 'o200k_base');
     assert.equal(await modelHelpers.loadTokenizer('o200k_base'), tokenizer, 'loaded once, shared');
@@ -345,8 +413,10 @@ describe('model helpers (args.herd)', () => {
     const cl100k = await modelHelpers.loadTokenizer('cl100k_base');
     assert.equal(cl100k.encoding, 'cl100k_base');
     assert.ok(cl100k.countTokens('Triton Inference Server 部署') > 0);
-    await assert.rejects(modelHelpers.loadTokenizer('p50k' as 'o200k_base'), (err: unknown) =>
-      err instanceof HerdError && err.code === 'INVALID_ARG' && /unknown encoding 'p50k'; use one of o200k_base, cl100k_base/.test(err.message));
+    await assert.rejects(
+      modelHelpers.loadTokenizer('p50k' as 'o200k_base'),
+      (err: unknown) => err instanceof HerdError && err.code === 'INVALID_ARG' && /unknown encoding 'p50k'; use one of o200k_base, cl100k_base/.test(err.message),
+    );
   });
 });
 
@@ -370,7 +440,10 @@ describe('token_counter example (o200k_base)', () => {
     results.forEach((result, i) => {
       const [counts] = ok(result);
       assert.deepEqual([counts.name, counts.datatype, counts.shape], ['token_count', 'INT32', [groups[i].length, 1]]);
-      assert.deepEqual(Array.from(counts.data as Int32Array), groups[i].map((t) => countTokens(t, ordinary)));
+      assert.deepEqual(
+        Array.from(counts.data as Int32Array),
+        groups[i].map((t) => countTokens(t, ordinary)),
+      );
     });
     const [first] = results;
     assert.ok(first.ok);
@@ -382,6 +455,9 @@ describe('token_counter example (o200k_base)', () => {
     const backend = await load(CONFIGS.token_counter, { modelPath: join(EXAMPLES, 'token_counter') });
     const batch = Array.from({ length: 64 }, (_, i) => `request number ${i} 第${i}个请求`);
     const [result] = await backend.execute([request([createTensor('text_input', 'BYTES', [64, 1], batch)])]);
-    assert.deepEqual(Array.from(ok(result)[0].data as Int32Array), batch.map((t) => countTokens(t)));
+    assert.deepEqual(
+      Array.from(ok(result)[0].data as Int32Array),
+      batch.map((t) => countTokens(t)),
+    );
   });
 });

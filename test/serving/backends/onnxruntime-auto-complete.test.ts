@@ -49,15 +49,25 @@ describe('autoCompleteOnnxConfig', () => {
     const out = autoCompleteOnnxConfig(createTestConfig({ name: 'm' }), batchable);
     assert.equal(out.max_batch_size, 4);
     assert.deepEqual(out.dynamic_batching, {
-      preferred_batch_size: [], max_queue_delay_microseconds: 0, preserve_ordering: false,
-      priority_levels: 0, default_priority_level: 0, priority_queue_policy: {},
+      preferred_batch_size: [],
+      max_queue_delay_microseconds: 0,
+      preserve_ordering: false,
+      priority_levels: 0,
+      default_priority_level: 0,
+      priority_queue_policy: {},
     });
-    assert.deepEqual(out.input.map((i) => [i.name, i.data_type, i.dims, i.reshape]), [
-      ['A', 'TYPE_FP32', [3, 4], undefined],
-      // [-1] debatched is a scalar: dims [1] with an empty reshape, as Triton writes it.
-      ['B', 'TYPE_INT64', [1], { shape: [] }],
-    ]);
-    assert.deepEqual(out.output.map((o) => [o.name, o.data_type, o.dims]), [['Y', 'TYPE_FP32', [2]]]);
+    assert.deepEqual(
+      out.input.map((i) => [i.name, i.data_type, i.dims, i.reshape]),
+      [
+        ['A', 'TYPE_FP32', [3, 4], undefined],
+        // [-1] debatched is a scalar: dims [1] with an empty reshape, as Triton writes it.
+        ['B', 'TYPE_INT64', [1], { shape: [] }],
+      ],
+    );
+    assert.deepEqual(
+      out.output.map((o) => [o.name, o.data_type, o.dims]),
+      [['Y', 'TYPE_FP32', [2]]],
+    );
   });
 
   it('keeps a user max_batch_size and existing batching, adds no dynamic_batching for max_batch_size 1', () => {
@@ -65,12 +75,19 @@ describe('autoCompleteOnnxConfig', () => {
     assert.equal(autoCompleteOnnxConfig(createTestConfig({ name: 'm', max_batch_size: 1 }), batchable).dynamic_batching, undefined);
     assert.equal(autoCompleteOnnxConfig(createTestConfig({ name: 'm' }), batchable, { defaultMaxBatchSize: 0 }).max_batch_size, 0);
     const seq = tritonTestConfigs().simple_sequence;
-    const out = autoCompleteOnnxConfig({ ...seq, max_batch_size: 0, input: [], output: [] }, {
-      inputs: [io('INPUT', 'int32', [-1, 1]), io('START', 'int32', [-1, 1]), io('READY', 'int32', [-1, 1])],
-      outputs: [io('OUTPUT', 'int32', [-1, 1])],
-    });
+    const out = autoCompleteOnnxConfig(
+      { ...seq, max_batch_size: 0, input: [], output: [] },
+      {
+        inputs: [io('INPUT', 'int32', [-1, 1]), io('START', 'int32', [-1, 1]), io('READY', 'int32', [-1, 1])],
+        outputs: [io('OUTPUT', 'int32', [-1, 1])],
+      },
+    );
     assert.equal(out.dynamic_batching, undefined, 'sequence_batching models get no dynamic_batching');
-    assert.deepEqual(out.input.map((i) => i.name), ['INPUT'], 'control inputs are fed by the batcher, not listed');
+    assert.deepEqual(
+      out.input.map((i) => i.name),
+      ['INPUT'],
+      'control inputs are fed by the batcher, not listed',
+    );
   });
 
   it('model without a variable first dim: no batching; full dims; scalars as [1]', () => {
@@ -91,7 +108,10 @@ describe('autoCompleteOnnxConfig', () => {
     const given = createTestConfig({ name: 'm', input: [configInput('A', 'TYPE_FP32', [3, 4]), configInput('B', 'TYPE_INT64', [1], { reshape: { shape: [] } })] });
     const out = autoCompleteOnnxConfig(given, batchable);
     assert.equal(out.input, given.input);
-    assert.deepEqual(out.output.map((o) => o.name), ['Y']);
+    assert.deepEqual(
+      out.output.map((o) => o.name),
+      ['Y'],
+    );
     const err = errorOf(() => autoCompleteOnnxConfig(createTestConfig({ name: 'm', input: [configInput('Z', 'TYPE_FP32', [1])] }), batchable));
     assert.match(err.message, /configuration input 'Z' is not an input of the ONNX model; model inputs: A, B/);
   });
@@ -119,8 +139,9 @@ describe('validateOnnxConfig', () => {
   });
 
   it('requires a variable batch dim when max_batch_size > 0', () => {
-    const err = errorOf(() => validateOnnxConfig(
-      createTestConfig({ name: 'm', max_batch_size: 4, input: [configInput('A', 'TYPE_FP32', [3])], output: [configOutput('Y', 'TYPE_BOOL', [1])] }), fixed));
+    const err = errorOf(() =>
+      validateOnnxConfig(createTestConfig({ name: 'm', max_batch_size: 4, input: [configInput('A', 'TYPE_FP32', [3])], output: [configOutput('Y', 'TYPE_BOOL', [1])] }), fixed),
+    );
     assert.match(err.message, /max_batch_size is 4 but the model's first dimension is not a variable batch dimension/);
   });
 });

@@ -12,9 +12,7 @@ import { onnxRuntimeBackend } from '../../../src/serving/backends/onnxruntime/on
 import type { ModelConfig } from '../../../src/serving/repository/model-config.ts';
 import { computeDenseReference, createMyModelLayers } from '../../../scripts/onnx/example-models.ts';
 import { generateExampleModels } from '../../../scripts/generate-example-models.ts';
-import {
-  TRITON_REPO, configInput, configOutput, createLoadContext, createRequest, createTestConfig, tritonTestConfigs,
-} from './onnxruntime-fixtures.ts';
+import { TRITON_REPO, configInput, configOutput, createLoadContext, createRequest, createTestConfig, tritonTestConfigs } from './onnxruntime-fixtures.ts';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -48,8 +46,14 @@ describe('onnxruntime backend on the Triton test repository', () => {
       const out = okOutputs(result);
       assert.deepEqual(out.get('OUTPUT0')!.shape, [2, 16]);
       assert.equal(out.get('OUTPUT0')!.datatype, 'INT32');
-      assert.deepEqual([...out.get('OUTPUT0')!.data as Int32Array], a.map((x, i) => x + b[i]));
-      assert.deepEqual([...out.get('OUTPUT1')!.data as Int32Array], a.map((x, i) => x - b[i]));
+      assert.deepEqual(
+        [...(out.get('OUTPUT0')!.data as Int32Array)],
+        a.map((x, i) => x + b[i]),
+      );
+      assert.deepEqual(
+        [...(out.get('OUTPUT1')!.data as Int32Array)],
+        a.map((x, i) => x - b[i]),
+      );
     });
   });
 
@@ -57,14 +61,22 @@ describe('onnxruntime backend on the Triton test repository', () => {
     await withBackend(configs.simple_int8, join(TRITON_REPO, 'simple_int8'), async (backend) => {
       const a = Int8Array.from(range(16, (i) => i - 8));
       const b = Int8Array.from(range(16, (i) => 2 * i - 10));
-      const [result] = await backend.execute([createRequest('simple_int8', [
-        { name: 'INPUT0', datatype: 'INT8', shape: [1, 16], data: a },
-        { name: 'INPUT1', datatype: 'INT8', shape: [1, 16], data: b },
-      ])]);
+      const [result] = await backend.execute([
+        createRequest('simple_int8', [
+          { name: 'INPUT0', datatype: 'INT8', shape: [1, 16], data: a },
+          { name: 'INPUT1', datatype: 'INT8', shape: [1, 16], data: b },
+        ]),
+      ]);
       const out = okOutputs(result);
       assert.ok(out.get('OUTPUT0')!.data instanceof Int8Array);
-      assert.deepEqual([...out.get('OUTPUT0')!.data as Int8Array], [...a].map((x, i) => x + b[i]));
-      assert.deepEqual([...out.get('OUTPUT1')!.data as Int8Array], [...a].map((x, i) => x - b[i]));
+      assert.deepEqual(
+        [...(out.get('OUTPUT0')!.data as Int8Array)],
+        [...a].map((x, i) => x + b[i]),
+      );
+      assert.deepEqual(
+        [...(out.get('OUTPUT1')!.data as Int8Array)],
+        [...a].map((x, i) => x - b[i]),
+      );
     });
   });
 
@@ -73,39 +85,47 @@ describe('onnxruntime backend on the Triton test repository', () => {
       const a = range(16, (i) => i);
       const b = range(16, () => 1);
       const bytes = (xs: number[]) => xs.map((x) => encoder.encode(String(x)));
-      const [result] = await backend.execute([createRequest('simple_string', [
-        { name: 'INPUT0', datatype: 'BYTES', shape: [1, 16], data: bytes(a) },
-        { name: 'INPUT1', datatype: 'BYTES', shape: [1, 16], data: bytes(b) },
-      ])]);
+      const [result] = await backend.execute([
+        createRequest('simple_string', [
+          { name: 'INPUT0', datatype: 'BYTES', shape: [1, 16], data: bytes(a) },
+          { name: 'INPUT1', datatype: 'BYTES', shape: [1, 16], data: bytes(b) },
+        ]),
+      ]);
       const out = okOutputs(result);
       assert.equal(out.get('OUTPUT0')!.datatype, 'BYTES');
       const text = (t: Tensor) => (t.data as Uint8Array[]).map((x) => decoder.decode(x));
-      assert.deepEqual(text(out.get('OUTPUT0')!), a.map((x, i) => String(x + b[i])));
-      assert.deepEqual(text(out.get('OUTPUT1')!), a.map((x, i) => String(x - b[i])));
+      assert.deepEqual(
+        text(out.get('OUTPUT0')!),
+        a.map((x, i) => String(x + b[i])),
+      );
+      assert.deepEqual(
+        text(out.get('OUTPUT1')!),
+        a.map((x, i) => String(x - b[i])),
+      );
     });
   });
 
   it('simple_sequence: OUTPUT = READY * (INPUT + START), stateless', async () => {
     await withBackend(configs.simple_sequence, join(TRITON_REPO, 'simple_sequence'), async (backend) => {
-      const [result] = await backend.execute([createRequest('simple_sequence', [
-        int32('INPUT', [4, 1], [10, 20, 30, 40]),
-        int32('START', [4, 1], [1, 0, 0, 1]),
-        int32('READY', [4, 1], [1, 1, 0, 1]),
-      ])]);
-      assert.deepEqual([...okOutputs(result).get('OUTPUT')!.data as Int32Array], [11, 20, 0, 41]);
+      const [result] = await backend.execute([
+        createRequest('simple_sequence', [int32('INPUT', [4, 1], [10, 20, 30, 40]), int32('START', [4, 1], [1, 0, 0, 1]), int32('READY', [4, 1], [1, 1, 0, 1])]),
+      ]);
+      assert.deepEqual([...(okOutputs(result).get('OUTPUT')!.data as Int32Array)], [11, 20, 0, 41]);
     });
   });
 
   it('simple_dyna_sequence: OUTPUT = READY * (INPUT + START + END * CORRID)', async () => {
     await withBackend(configs.simple_dyna_sequence, join(TRITON_REPO, 'simple_dyna_sequence'), async (backend) => {
-      const [result] = await backend.execute([createRequest('simple_dyna_sequence', [
-        int32('INPUT', [3, 1], [5, 6, 7]),
-        int32('START', [3, 1], [1, 0, 0]),
-        int32('END', [3, 1], [0, 1, 1]),
-        int32('READY', [3, 1], [1, 1, 0]),
-        { name: 'CORRID', datatype: 'UINT64', shape: [3, 1], data: BigUint64Array.from([100n, 200n, 300n]) },
-      ])]);
-      assert.deepEqual([...okOutputs(result).get('OUTPUT')!.data as Int32Array], [6, 206, 0]);
+      const [result] = await backend.execute([
+        createRequest('simple_dyna_sequence', [
+          int32('INPUT', [3, 1], [5, 6, 7]),
+          int32('START', [3, 1], [1, 0, 0]),
+          int32('END', [3, 1], [0, 1, 1]),
+          int32('READY', [3, 1], [1, 1, 0]),
+          { name: 'CORRID', datatype: 'UINT64', shape: [3, 1], data: BigUint64Array.from([100n, 200n, 300n]) },
+        ]),
+      ]);
+      assert.deepEqual([...(okOutputs(result).get('OUTPUT')!.data as Int32Array)], [6, 206, 0]);
     });
   });
 
@@ -118,19 +138,77 @@ describe('onnxruntime backend on the Triton test repository', () => {
 
   it('returns only the requested outputs, in request order', async () => {
     await withBackend(configs.simple, join(TRITON_REPO, 'simple'), async (backend) => {
-      const [result] = await backend.execute([createRequest('simple',
-        [int32('INPUT0', [1, 16], range(16, (i) => i)), int32('INPUT1', [1, 16], range(16, () => 1))], ['OUTPUT1'])]);
+      const [result] = await backend.execute([
+        createRequest(
+          'simple',
+          [
+            int32(
+              'INPUT0',
+              [1, 16],
+              range(16, (i) => i),
+            ),
+            int32(
+              'INPUT1',
+              [1, 16],
+              range(16, () => 1),
+            ),
+          ],
+          ['OUTPUT1'],
+        ),
+      ]);
       assert.ok(result.ok);
-      assert.deepEqual(result.outputs.map((t) => t.name), ['OUTPUT1']);
+      assert.deepEqual(
+        result.outputs.map((t) => t.name),
+        ['OUTPUT1'],
+      );
     });
   });
 
   it('fails only the bad request of a batch, with a clear error', async () => {
     await withBackend(configs.simple, join(TRITON_REPO, 'simple'), async (backend) => {
-      const good = createRequest('simple', [int32('INPUT0', [1, 16], range(16, (i) => i)), int32('INPUT1', [1, 16], range(16, (i) => i))]);
-      const wrongCount = createRequest('simple', [int32('INPUT0', [1, 16], range(8, (i) => i)), int32('INPUT1', [1, 16], range(16, (i) => i))]);
-      const wrongShape = createRequest('simple', [int32('INPUT0', [1, 8], range(8, (i) => i)), int32('INPUT1', [1, 8], range(8, (i) => i))]);
-      const missing = createRequest('simple', [int32('INPUT0', [1, 16], range(16, (i) => i))]);
+      const good = createRequest('simple', [
+        int32(
+          'INPUT0',
+          [1, 16],
+          range(16, (i) => i),
+        ),
+        int32(
+          'INPUT1',
+          [1, 16],
+          range(16, (i) => i),
+        ),
+      ]);
+      const wrongCount = createRequest('simple', [
+        int32(
+          'INPUT0',
+          [1, 16],
+          range(8, (i) => i),
+        ),
+        int32(
+          'INPUT1',
+          [1, 16],
+          range(16, (i) => i),
+        ),
+      ]);
+      const wrongShape = createRequest('simple', [
+        int32(
+          'INPUT0',
+          [1, 8],
+          range(8, (i) => i),
+        ),
+        int32(
+          'INPUT1',
+          [1, 8],
+          range(8, (i) => i),
+        ),
+      ]);
+      const missing = createRequest('simple', [
+        int32(
+          'INPUT0',
+          [1, 16],
+          range(16, (i) => i),
+        ),
+      ]);
       const badOutput = createRequest('simple', good.inputs, ['OUTPUT9']);
       const results = await backend.execute([good, wrongCount, wrongShape, missing, badOutput]);
       assert.equal(results.length, 5);
@@ -216,13 +294,14 @@ describe('onnxruntime backend on the generated example models', () => {
     await rm(repo, { recursive: true, force: true });
   });
 
-  const myModel = () => createTestConfig({
-    name: 'my_model',
-    max_batch_size: 128,
-    input: [configInput('INPUT__0', 'TYPE_FP32', [768])],
-    output: [configOutput('OUTPUT__0', 'TYPE_FP32', [512])],
-    parameters: { intra_op_thread_count: { string_value: '1' } },
-  });
+  const myModel = () =>
+    createTestConfig({
+      name: 'my_model',
+      max_batch_size: 128,
+      input: [configInput('INPUT__0', 'TYPE_FP32', [768])],
+      output: [configOutput('OUTPUT__0', 'TYPE_FP32', [512])],
+      parameters: { intra_op_thread_count: { string_value: '1' } },
+    });
 
   it('my_model matches a JS reference dense layer within 1e-4', async () => {
     await withBackend(myModel(), join(repo, 'my_model'), async (backend) => {
@@ -233,7 +312,9 @@ describe('onnxruntime backend on the generated example models', () => {
       assert.deepEqual(y.shape, [batch, 512]);
       const ref = computeDenseReference(createMyModelLayers(), x, batch);
       let maxDiff = 0;
-      (y.data as Float32Array).forEach((v, i) => { maxDiff = Math.max(maxDiff, Math.abs(v - ref[i])); });
+      (y.data as Float32Array).forEach((v, i) => {
+        maxDiff = Math.max(maxDiff, Math.abs(v - ref[i]));
+      });
       assert.ok(maxDiff < 1e-4, `max abs diff ${maxDiff}`);
     });
   });
@@ -242,14 +323,8 @@ describe('onnxruntime backend on the generated example models', () => {
     const config = createTestConfig({
       name: 'add_sub',
       max_batch_size: 8,
-      input: [
-        configInput('INPUT0', 'TYPE_INT32', [4, 4], { reshape: { shape: [16] } }),
-        configInput('INPUT1', 'TYPE_INT32', [4, 4], { reshape: { shape: [16] } }),
-      ],
-      output: [
-        configOutput('OUTPUT0', 'TYPE_INT32', [2, 8], { reshape: { shape: [16] } }),
-        configOutput('OUTPUT1', 'TYPE_INT32', [2, 8], { reshape: { shape: [16] } }),
-      ],
+      input: [configInput('INPUT0', 'TYPE_INT32', [4, 4], { reshape: { shape: [16] } }), configInput('INPUT1', 'TYPE_INT32', [4, 4], { reshape: { shape: [16] } })],
+      output: [configOutput('OUTPUT0', 'TYPE_INT32', [2, 8], { reshape: { shape: [16] } }), configOutput('OUTPUT1', 'TYPE_INT32', [2, 8], { reshape: { shape: [16] } })],
     });
     await withBackend(config, join(repo, 'add_sub'), async (backend) => {
       const a = range(32, (i) => i);
@@ -257,8 +332,14 @@ describe('onnxruntime backend on the generated example models', () => {
       const [result] = await backend.execute([createRequest('add_sub', [int32('INPUT0', [2, 4, 4], a), int32('INPUT1', [2, 4, 4], b)])]);
       const out = okOutputs(result);
       assert.deepEqual(out.get('OUTPUT0')!.shape, [2, 2, 8]);
-      assert.deepEqual([...out.get('OUTPUT0')!.data as Int32Array], a.map((x, i) => x + b[i]));
-      assert.deepEqual([...out.get('OUTPUT1')!.data as Int32Array], a.map((x, i) => x - b[i]));
+      assert.deepEqual(
+        [...(out.get('OUTPUT0')!.data as Int32Array)],
+        a.map((x, i) => x + b[i]),
+      );
+      assert.deepEqual(
+        [...(out.get('OUTPUT1')!.data as Int32Array)],
+        a.map((x, i) => x - b[i]),
+      );
     });
   });
 
@@ -269,8 +350,14 @@ describe('onnxruntime backend on the generated example models', () => {
     assert.equal(completed.backend, 'onnxruntime');
     assert.equal(completed.max_batch_size, 4);
     assert.ok(completed.dynamic_batching);
-    assert.deepEqual(completed.input.map((i) => [i.name, i.data_type, i.dims]), [['INPUT__0', 'TYPE_FP32', [768]]]);
-    assert.deepEqual(completed.output.map((o) => [o.name, o.data_type, o.dims]), [['OUTPUT__0', 'TYPE_FP32', [512]]]);
+    assert.deepEqual(
+      completed.input.map((i) => [i.name, i.data_type, i.dims]),
+      [['INPUT__0', 'TYPE_FP32', [768]]],
+    );
+    assert.deepEqual(
+      completed.output.map((o) => [o.name, o.data_type, o.dims]),
+      [['OUTPUT__0', 'TYPE_FP32', [512]]],
+    );
     await withBackend(completed, join(repo, 'my_model'), async (backend) => {
       const [result] = await backend.execute([createRequest('my_model', [{ name: 'INPUT__0', datatype: 'FP32', shape: [1, 768], data: new Float32Array(768) }])]);
       assert.ok(result.ok);

@@ -14,15 +14,17 @@ import { collectOnnxBatchResults, planOnnxBatch } from '../../../src/serving/bac
 import { createOnnxRequestRules } from '../../../src/serving/backends/onnxruntime/validate-onnx-request.ts';
 import type { ModelConfig } from '../../../src/serving/repository/model-config.ts';
 import { generateExampleModels } from '../../../scripts/generate-example-models.ts';
-import {
-  TRITON_REPO, configInput, configOutput, createLoadContext, createRequest, createTestConfig, tritonTestConfigs,
-} from './onnxruntime-fixtures.ts';
+import { TRITON_REPO, configInput, configOutput, createLoadContext, createRequest, createTestConfig, tritonTestConfigs } from './onnxruntime-fixtures.ts';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-const int32 = (name: string, shape: number[], f: (i: number) => number): Tensor =>
-  ({ name, datatype: 'INT32', shape, data: Int32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) => f(i)) });
+const int32 = (name: string, shape: number[], f: (i: number) => number): Tensor => ({
+  name,
+  datatype: 'INT32',
+  shape,
+  data: Int32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) => f(i)),
+});
 
 function outputsOf(result: InferenceResult | undefined): Tensor[] {
   assert.ok(result, 'missing result');
@@ -45,40 +47,52 @@ async function runAlone(backend: OnnxRuntimeInstance, requests: InferenceRequest
 }
 
 function assertSameOutputs(batched: Tensor[], alone: Tensor[], tolerance = 0): void {
-  assert.deepEqual(batched.map((t) => [t.name, t.datatype, t.shape]), alone.map((t) => [t.name, t.datatype, t.shape]));
+  assert.deepEqual(
+    batched.map((t) => [t.name, t.datatype, t.shape]),
+    alone.map((t) => [t.name, t.datatype, t.shape]),
+  );
   batched.forEach((t, i) => {
     const want = alone[i].data;
     if (Array.isArray(t.data)) {
-      assert.deepEqual(t.data.map((b) => decoder.decode(b)), (want as Uint8Array[]).map((b) => decoder.decode(b)));
+      assert.deepEqual(
+        t.data.map((b) => decoder.decode(b)),
+        (want as Uint8Array[]).map((b) => decoder.decode(b)),
+      );
     } else if (tolerance === 0) {
-      assert.deepEqual([...t.data as Int32Array], [...want as Int32Array]);
+      assert.deepEqual([...(t.data as Int32Array)], [...(want as Int32Array)]);
     } else {
       const got = t.data as Float32Array;
       const ref = want as Float32Array;
       let diff = 0;
-      got.forEach((v, j) => { diff = Math.max(diff, Math.abs(v - ref[j])); });
+      got.forEach((v, j) => {
+        diff = Math.max(diff, Math.abs(v - ref[j]));
+      });
       assert.ok(diff <= tolerance, `output '${t.name}' differs by ${diff}`);
     }
   });
 }
 
 const addSubConfig = (extra: Partial<ModelConfig> = {}): ModelConfig => ({ ...tritonTestConfigs().simple, name: 'add_sub', ...extra });
-const myModelConfig = (extra: Partial<ModelConfig> = {}): ModelConfig => createTestConfig({
-  name: 'my_model',
-  max_batch_size: 128,
-  input: [configInput('INPUT__0', 'TYPE_FP32', [768])],
-  output: [configOutput('OUTPUT__0', 'TYPE_FP32', [512])],
-  ...extra,
-  parameters: { intra_op_thread_count: { string_value: '1' }, ...extra.parameters },
-});
-const addSubRequest = (seed: number, batch = 1, outputs: string[] = []) => createRequest('add_sub', [
-  int32('INPUT0', [batch, 16], (i) => seed * 1000 + i * 7),
-  int32('INPUT1', [batch, 16], (i) => (i % 5) - seed * 3),
-], outputs);
-const myModelRequest = (seed: number, batch: number) => createRequest('my_model', [{
-  name: 'INPUT__0', datatype: 'FP32', shape: [batch, 768],
-  data: Float32Array.from({ length: batch * 768 }, (_, i) => Math.sin(i * 0.013 + seed)),
-}]);
+const myModelConfig = (extra: Partial<ModelConfig> = {}): ModelConfig =>
+  createTestConfig({
+    name: 'my_model',
+    max_batch_size: 128,
+    input: [configInput('INPUT__0', 'TYPE_FP32', [768])],
+    output: [configOutput('OUTPUT__0', 'TYPE_FP32', [512])],
+    ...extra,
+    parameters: { intra_op_thread_count: { string_value: '1' }, ...extra.parameters },
+  });
+const addSubRequest = (seed: number, batch = 1, outputs: string[] = []) =>
+  createRequest('add_sub', [int32('INPUT0', [batch, 16], (i) => seed * 1000 + i * 7), int32('INPUT1', [batch, 16], (i) => (i % 5) - seed * 3)], outputs);
+const myModelRequest = (seed: number, batch: number) =>
+  createRequest('my_model', [
+    {
+      name: 'INPUT__0',
+      datatype: 'FP32',
+      shape: [batch, 768],
+      data: Float32Array.from({ length: batch * 768 }, (_, i) => Math.sin(i * 0.013 + seed)),
+    },
+  ]);
 
 for (const thread of ['worker', 'main'] as const) {
   describe(`onnxruntime batched execution (execution_thread ${thread})`, () => {
@@ -106,10 +120,15 @@ for (const thread of ['worker', 'main'] as const) {
         const batched = await backend.execute(requests);
         const alone = await runAlone(backend, requests);
         assert.equal(batched.length, n);
-        batched.forEach((r, i) => { assertSameOutputs(outputsOf(r), alone[i]); });
+        batched.forEach((r, i) => {
+          assertSameOutputs(outputsOf(r), alone[i]);
+        });
         const [sum] = outputsOf(batched[n - 1]);
         const [a, b] = requests[n - 1].inputs.map((t) => t.data as Int32Array);
-        assert.deepEqual([...sum.data as Int32Array], [...a].map((x, j) => x + b[j]));
+        assert.deepEqual(
+          [...(sum.data as Int32Array)],
+          [...a].map((x, j) => x + b[j]),
+        );
       }
     });
 
@@ -132,7 +151,9 @@ for (const thread of ['worker', 'main'] as const) {
       const requests = Array.from({ length: 16 }, (_, i) => myModelRequest(i, 1));
       const batched = await backend.execute(requests);
       const alone = await runAlone(backend, requests);
-      batched.forEach((r, i) => { assertSameOutputs(outputsOf(r), alone[i], 1e-5); });
+      batched.forEach((r, i) => {
+        assertSameOutputs(outputsOf(r), alone[i], 1e-5);
+      });
     });
 
     it('gives each request the outputs it asked for, in its order', async () => {
@@ -140,25 +161,38 @@ for (const thread of ['worker', 'main'] as const) {
       const asked = [['OUTPUT1'], [], ['OUTPUT1', 'OUTPUT0'], ['OUTPUT0']];
       const requests = asked.map((outputs, i) => addSubRequest(i, 1 + (i % 2), outputs));
       const batched = await backend.execute(requests);
-      const everything = await runAlone(backend, requests.map((r) => ({ ...r, requestedOutputs: [] })));
+      const everything = await runAlone(
+        backend,
+        requests.map((r) => ({ ...r, requestedOutputs: [] })),
+      );
       batched.forEach((r, i) => {
         const names = asked[i].length > 0 ? asked[i] : ['OUTPUT0', 'OUTPUT1'];
-        assertSameOutputs(outputsOf(r), names.map((n) => everything[i].find((t) => t.name === n)!));
+        assertSameOutputs(
+          outputsOf(r),
+          names.map((n) => everything[i].find((t) => t.name === n)!),
+        );
       });
     });
 
     it('simple_string: concatenates BYTES inputs of batch 2 + 1 + 3', async () => {
       const backend = await load(tritonTestConfigs().simple_string, join(TRITON_REPO, 'simple_string'));
       const text = (batch: number, f: (i: number) => number) => Array.from({ length: batch * 16 }, (_, i) => encoder.encode(String(f(i))));
-      const requests = [2, 1, 3].map((batch, k) => createRequest('simple_string', [
-        { name: 'INPUT0', datatype: 'BYTES', shape: [batch, 16], data: text(batch, (i) => i + 100 * k) },
-        { name: 'INPUT1', datatype: 'BYTES', shape: [batch, 16], data: text(batch, (i) => k - i) },
-      ]));
+      const requests = [2, 1, 3].map((batch, k) =>
+        createRequest('simple_string', [
+          { name: 'INPUT0', datatype: 'BYTES', shape: [batch, 16], data: text(batch, (i) => i + 100 * k) },
+          { name: 'INPUT1', datatype: 'BYTES', shape: [batch, 16], data: text(batch, (i) => k - i) },
+        ]),
+      );
       const batched = await backend.execute(requests);
       const alone = await runAlone(backend, requests);
-      batched.forEach((r, i) => { assertSameOutputs(outputsOf(r), alone[i]); });
+      batched.forEach((r, i) => {
+        assertSameOutputs(outputsOf(r), alone[i]);
+      });
       const [sum] = outputsOf(batched[2]);
-      assert.deepEqual((sum.data as Uint8Array[]).map((b) => decoder.decode(b)), Array.from({ length: 48 }, (_, i) => String(i + 200 + 2 - i)));
+      assert.deepEqual(
+        (sum.data as Uint8Array[]).map((b) => decoder.decode(b)),
+        Array.from({ length: 48 }, (_, i) => String(i + 200 + 2 - i)),
+      );
     });
 
     it('fails a request with wrong dims alone; the rest of the batch still runs', async () => {
@@ -170,7 +204,9 @@ for (const thread of ['worker', 'main'] as const) {
       assert.equal(error.code, 'INVALID_ARG');
       assert.match(error.message, /unexpected shape for input 'INPUT0' for model 'add_sub': expected \[-1,16\], got \[1,8\]/);
       const alone = await runAlone(backend, [requests[0], requests[1], requests[3]]);
-      [results[0], results[1], results[3]].forEach((r, i) => { assertSameOutputs(outputsOf(r), alone[i]); });
+      [results[0], results[1], results[3]].forEach((r, i) => {
+        assertSameOutputs(outputsOf(r), alone[i]);
+      });
     });
 
     it('fails every request of a run that fails, and only those', async () => {
@@ -195,7 +231,13 @@ for (const thread of ['worker', 'main'] as const) {
       const backend = await load(config, join(repo, 'add_sub'));
       const requests = [addSubRequest(1, 2), addSubRequest(2, 3)];
       const results = await backend.execute(requests);
-      assert.deepEqual(results.map((r) => outputsOf(r)[0].shape), [[2, 16], [3, 16]]);
+      assert.deepEqual(
+        results.map((r) => outputsOf(r)[0].shape),
+        [
+          [2, 16],
+          [3, 16],
+        ],
+      );
       assert.equal(backend.restartCount, 0);
     });
   });
@@ -214,7 +256,11 @@ describe('execution_thread parameter', () => {
 });
 
 describe('planOnnxBatch', () => {
-  const rules = (config: ModelConfig) => createOnnxRequestRules(config, config.input.map((i) => i.name));
+  const rules = (config: ModelConfig) =>
+    createOnnxRequestRules(
+      config,
+      config.input.map((i) => i.name),
+    );
   const variable = addSubConfig({ input: [configInput('INPUT0', 'TYPE_INT32', [-1]), configInput('INPUT1', 'TYPE_INT32', [-1])] });
   const request = (batch: number, width = 16) => createRequest('add_sub', [int32('INPUT0', [batch, width], (i) => i), int32('INPUT1', [batch, width], (i) => -i)]);
   const membersOf = (plan: ReturnType<typeof planOnnxBatch>) => plan.runs.map((r) => r.members.map((m) => [m.index, m.offset, m.batchSize]));
@@ -223,14 +269,25 @@ describe('planOnnxBatch', () => {
     const a = request(2);
     const b = createRequest('add_sub', [int32('INPUT1', [1, 16], () => 5), int32('INPUT0', [1, 16], () => 9)]);
     const plan = planOnnxBatch(rules(addSubConfig()), [a, b]);
-    assert.deepEqual(membersOf(plan), [[[0, 0, 2], [1, 2, 1]]]);
+    assert.deepEqual(membersOf(plan), [
+      [
+        [0, 0, 2],
+        [1, 2, 1],
+      ],
+    ]);
     const [run] = plan.runs;
     assert.equal(run.ownsInputs, true);
-    assert.deepEqual(run.inputs.map((t) => [t.name, t.shape]), [['INPUT0', [3, 16]], ['INPUT1', [3, 16]]]);
+    assert.deepEqual(
+      run.inputs.map((t) => [t.name, t.shape]),
+      [
+        ['INPUT0', [3, 16]],
+        ['INPUT1', [3, 16]],
+      ],
+    );
     const input0 = run.inputs[0].data as Int32Array;
     assert.notEqual(input0.buffer, (a.inputs[0].data as Int32Array).buffer);
     assert.equal(input0.byteLength, input0.buffer.byteLength, 'the concatenation owns its whole buffer');
-    assert.deepEqual([...input0], [...a.inputs[0].data as Int32Array, ...new Array(16).fill(9)]);
+    assert.deepEqual([...input0], [...(a.inputs[0].data as Int32Array), ...new Array(16).fill(9)]);
   });
 
   it('keeps a lone request as it is (no copy) and runs a non-batching model request by request', () => {
@@ -241,16 +298,29 @@ describe('planOnnxBatch', () => {
   });
 
   it('groups only requests with the same non-batch dims, and never past max_batch_size', () => {
-    assert.deepEqual(membersOf(planOnnxBatch(rules(variable), [request(1, 3), request(1, 5), request(2, 3)])), [[[0, 0, 1], [2, 1, 2]], [[1, 0, 1]]]);
-    assert.deepEqual(membersOf(planOnnxBatch(rules(addSubConfig()), [request(3), request(4), request(2)])), [[[0, 0, 3], [1, 3, 4]], [[2, 0, 2]]]);
+    assert.deepEqual(membersOf(planOnnxBatch(rules(variable), [request(1, 3), request(1, 5), request(2, 3)])), [
+      [
+        [0, 0, 1],
+        [2, 1, 2],
+      ],
+      [[1, 0, 1]],
+    ]);
+    assert.deepEqual(membersOf(planOnnxBatch(rules(addSubConfig()), [request(3), request(4), request(2)])), [
+      [
+        [0, 0, 3],
+        [1, 3, 4],
+      ],
+      [[2, 0, 2]],
+    ]);
   });
 
   it('splits outputs into views on the run output buffer, and fails the whole run when it cannot', () => {
     const plan = planOnnxBatch(rules(addSubConfig()), [request(1, 16), request(2, 16)]);
     const output = new Int32Array(3 * 16).map((_, i) => i);
     const out = (shape: number[]): Tensor => ({ name: 'OUTPUT0', datatype: 'INT32', shape, data: output });
-    const results = collectOnnxBatchResults('add_sub', { ...plan, runs: plan.runs.map((r) => ({ ...r, outputNames: ['OUTPUT0'] })) },
-      [{ ok: true, outputs: [out([3, 16]), { ...out([3, 16]), name: 'OUTPUT1' }] }]);
+    const results = collectOnnxBatchResults('add_sub', { ...plan, runs: plan.runs.map((r) => ({ ...r, outputNames: ['OUTPUT0'] })) }, [
+      { ok: true, outputs: [out([3, 16]), { ...out([3, 16]), name: 'OUTPUT1' }] },
+    ]);
     const second = outputsOf(results[1])[0];
     assert.deepEqual(second.shape, [2, 16]);
     assert.equal((second.data as Int32Array).buffer, output.buffer, 'a view, not a copy');
@@ -266,11 +336,16 @@ describe('planOnnxBatch', () => {
       [{ ...request(1), requestedOutputs: ['OUTPUT9'] }, /unexpected inference output 'OUTPUT9'/],
       [createRequest('add_sub', [int32('INPUT0', [1, 16], () => 0), int32('INPUT1', [2, 16], () => 0)]), /batch size 2 does not match/],
       [request(9), /batch-size must be between 1 and 8/],
-      [createRequest('add_sub', [int32('INPUT0', [1, 16], () => 0), { name: 'INPUT1', datatype: 'FP32', shape: [1, 16], data: new Float32Array(16) }]), /datatype FP32 but model 'add_sub' expects INT32/],
+      [
+        createRequest('add_sub', [int32('INPUT0', [1, 16], () => 0), { name: 'INPUT1', datatype: 'FP32', shape: [1, 16], data: new Float32Array(16) }]),
+        /datatype FP32 but model 'add_sub' expects INT32/,
+      ],
       [createRequest('add_sub', [int32('INPUT0', [1, 16], () => 0), { ...int32('INPUT1', [1, 16], () => 0), data: new Int32Array(8) }]), /8 elements but shape \[1, 16\] needs 16/],
     ];
     const plan = planOnnxBatch(rules(addSubConfig()), [request(1), ...cases.map(([r]) => r)]);
     assert.deepEqual(membersOf(plan), [[[0, 0, 1]]]);
-    cases.forEach(([, message], i) => { assert.match(plan.rejected.get(i + 1)?.message ?? '', message); });
+    cases.forEach(([, message], i) => {
+      assert.match(plan.rejected.get(i + 1)?.message ?? '', message);
+    });
   });
 });

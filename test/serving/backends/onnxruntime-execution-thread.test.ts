@@ -24,7 +24,9 @@ describe('execution_thread auto', () => {
     examples = await mkdtemp(join(tmpdir(), 'herd-ort-thread-'));
     await generateExampleModels({ outDir: examples, only: ['my_model'] });
   });
-  after(async () => { await rm(examples, { recursive: true, force: true }); });
+  after(async () => {
+    await rm(examples, { recursive: true, force: true });
+  });
 
   // The limits are pinned (a generous one, then 0): a probe's timing on a busy test machine is not the point.
   it('hosts a model whose probe run is within the limit on the main thread, and it answers', async () => {
@@ -33,17 +35,25 @@ describe('execution_thread auto', () => {
       assert.equal(backend.thread, 'main');
       const [result] = await backend.execute([createRequest('simple', [int32('INPUT0'), int32('INPUT1')])]);
       assert.ok(result?.ok);
-      assert.deepEqual([...result.outputs[0]!.data as Int32Array], new Array(16).fill(4));
+      assert.deepEqual([...(result.outputs[0]!.data as Int32Array)], new Array(16).fill(4));
     } finally {
       await backend.unload();
     }
   });
 
-  const myModelConfig = () => createTestConfig({
-    name: 'my_model', max_batch_size: 128,
-    input: [configInput('INPUT__0', 'TYPE_FP32', [768])], output: [configOutput('OUTPUT__0', 'TYPE_FP32', [512])],
+  const myModelConfig = () =>
+    createTestConfig({
+      name: 'my_model',
+      max_batch_size: 128,
+      input: [configInput('INPUT__0', 'TYPE_FP32', [768])],
+      output: [configOutput('OUTPUT__0', 'TYPE_FP32', [512])],
+    });
+  const fp32Rows = (rows: number) => ({
+    name: 'INPUT__0',
+    datatype: 'FP32' as const,
+    shape: [rows, 768],
+    data: Float32Array.from({ length: rows * 768 }, (_, i) => ((i % 768) % 7) / 7),
   });
-  const fp32Rows = (rows: number) => ({ name: 'INPUT__0', datatype: 'FP32' as const, shape: [rows, 768], data: Float32Array.from({ length: rows * 768 }, (_, i) => ((i % 768) % 7) / 7) });
 
   // The probe's runs are taken to cost 10 µs per sample (the timing on a shared test machine is not the point; a
   // limit derived from a measurement here once came out on the wrong side of it): 1,280 µs for the largest batch,
@@ -71,13 +81,16 @@ describe('execution_thread auto', () => {
       assert.deepEqual(large.outputs[0]!.shape, [128, 512]);
       const one = small.outputs[0]!.data as Float32Array;
       const first = (large.outputs[0]!.data as Float32Array).subarray(0, 512);
-      assert.ok(one.every((v, i) => Math.abs(v - (first[i] as number)) <= 1e-4 * Math.max(1, Math.abs(v))), 'row 0 of the batch of 128 differs from the batch of 1');
+      assert.ok(
+        one.every((v, i) => Math.abs(v - (first[i] as number)) <= 1e-4 * Math.max(1, Math.abs(v))),
+        'row 0 of the batch of 128 differs from the batch of 1',
+      );
     } finally {
       await backend.unload();
     }
   });
 
-  it('counts a batch by its runs\' batch dims', () => {
+  it("counts a batch by its runs' batch dims", () => {
     const run = (rows: number) => ({ inputs: [fp32Rows(rows)], outputNames: ['OUTPUT__0'], ownsInputs: true, batchSize: rows });
     assert.equal(countBatchSamples([run(3), run(1), run(12)]), 16);
     assert.equal(countBatchSamples([]), 0);
@@ -117,7 +130,13 @@ describe('execution_thread auto', () => {
 
   it('builds probe inputs of the largest batch, and none for shapes it cannot know', () => {
     const run = createProbeRun(simple(), ['INPUT0', 'INPUT1']);
-    assert.deepEqual(run?.inputs.map((t) => [t.name, t.datatype, t.shape, t.data.length]), [['INPUT0', 'INT32', [8, 16], 128], ['INPUT1', 'INT32', [8, 16], 128]]);
+    assert.deepEqual(
+      run?.inputs.map((t) => [t.name, t.datatype, t.shape, t.data.length]),
+      [
+        ['INPUT0', 'INT32', [8, 16], 128],
+        ['INPUT1', 'INT32', [8, 16], 128],
+      ],
+    );
     assert.deepEqual(run?.outputNames, ['OUTPUT0', 'OUTPUT1']);
     const variable = simple({ input: [configInput('INPUT0', 'TYPE_INT32', [-1]), configInput('INPUT1', 'TYPE_INT32', [16])] });
     assert.equal(createProbeRun(variable, ['INPUT0', 'INPUT1']), undefined);

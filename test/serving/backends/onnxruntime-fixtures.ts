@@ -1,7 +1,15 @@
 // Shared helpers for the onnxruntime backend tests: ModelConfig literals (no pbtxt parser needed),
 // load contexts, requests, and the Triton test repository's configs written out by hand.
 import { join } from 'node:path';
-import type { ConfigDataType, ModelConfig, ModelInput, ModelOutput, ModelSequenceBatching, ModelSequenceControlInput, SequenceControlKind } from '../../../src/serving/repository/model-config.ts';
+import type {
+  ConfigDataType,
+  ModelConfig,
+  ModelInput,
+  ModelOutput,
+  ModelSequenceBatching,
+  ModelSequenceControlInput,
+  SequenceControlKind,
+} from '../../../src/serving/repository/model-config.ts';
 import type { BackendLoadContext, InferenceRequest } from '../../../src/serving/backends/backend.ts';
 import type { Tensor } from '../../../src/core/tensor.ts';
 import { TRITON_MODEL_REPOSITORY } from '../../triton-testdata.ts';
@@ -31,8 +39,15 @@ export function createTestConfig(fields: Partial<ModelConfig> & { name: string }
 
 export function configInput(name: string, data_type: ConfigDataType, dims: number[], extra: Partial<ModelInput> = {}): ModelInput {
   return {
-    name, data_type, dims, format: 'FORMAT_NONE', is_shape_tensor: false, is_non_linear_format_io: false,
-    allow_ragged_batch: false, optional: false, ...extra,
+    name,
+    data_type,
+    dims,
+    format: 'FORMAT_NONE',
+    is_shape_tensor: false,
+    is_non_linear_format_io: false,
+    allow_ragged_batch: false,
+    optional: false,
+    ...extra,
   };
 }
 

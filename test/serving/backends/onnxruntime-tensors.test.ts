@@ -40,13 +40,30 @@ describe('convertTensorToOrt', () => {
 
   it('rejects BF16, wrong array kinds, wrong element counts and invalid UTF-8', () => {
     const code = (fn: () => unknown) => {
-      try { fn(); } catch (e) { assert.ok(e instanceof HerdError); return e.code; }
+      try {
+        fn();
+      } catch (e) {
+        assert.ok(e instanceof HerdError);
+        return e.code;
+      }
       return assert.fail('expected an error');
     };
-    assert.equal(code(() => convertTensorToOrt({ name: 'x', datatype: 'BF16', shape: [1], data: new Uint16Array(1) }, [1])), 'UNSUPPORTED');
-    assert.equal(code(() => convertTensorToOrt({ name: 'x', datatype: 'FP32', shape: [1], data: new Float64Array(1) }, [1])), 'INTERNAL');
-    assert.equal(code(() => convertTensorToOrt({ name: 'x', datatype: 'FP32', shape: [2], data: new Float32Array(3) }, [2])), 'INVALID_ARG');
-    assert.equal(code(() => convertTensorToOrt({ name: 'x', datatype: 'BYTES', shape: [1], data: [Uint8Array.from([0xff, 0xfe])] }, [1])), 'INVALID_ARG');
+    assert.equal(
+      code(() => convertTensorToOrt({ name: 'x', datatype: 'BF16', shape: [1], data: new Uint16Array(1) }, [1])),
+      'UNSUPPORTED',
+    );
+    assert.equal(
+      code(() => convertTensorToOrt({ name: 'x', datatype: 'FP32', shape: [1], data: new Float64Array(1) }, [1])),
+      'INTERNAL',
+    );
+    assert.equal(
+      code(() => convertTensorToOrt({ name: 'x', datatype: 'FP32', shape: [2], data: new Float32Array(3) }, [2])),
+      'INVALID_ARG',
+    );
+    assert.equal(
+      code(() => convertTensorToOrt({ name: 'x', datatype: 'BYTES', shape: [1], data: [Uint8Array.from([0xff, 0xfe])] }, [1])),
+      'INVALID_ARG',
+    );
   });
 });
 
@@ -64,11 +81,12 @@ describe('convertShapeForReshape', () => {
 });
 
 describe('createSessionOptions', () => {
-  const config = (parameters: Record<string, string>, level?: number) => createTestConfig({
-    name: 'm',
-    parameters: Object.fromEntries(Object.entries(parameters).map(([k, v]) => [k, { string_value: v }])),
-    ...(level === undefined ? {} : { optimization: { graph: { level }, priority: 'PRIORITY_DEFAULT', gather_kernel_buffer_threshold: 0, eager_batching: false } }),
-  });
+  const config = (parameters: Record<string, string>, level?: number) =>
+    createTestConfig({
+      name: 'm',
+      parameters: Object.fromEntries(Object.entries(parameters).map(([k, v]) => [k, { string_value: v }])),
+      ...(level === undefined ? {} : { optimization: { graph: { level }, priority: 'PRIORITY_DEFAULT', gather_kernel_buffer_threshold: 0, eager_batching: false } }),
+    });
 
   it('defaults to one intra-op thread, no spinning, all optimisations', () => {
     const options = createSessionOptions(config({}));
@@ -79,12 +97,21 @@ describe('createSessionOptions', () => {
   });
 
   it("reads Triton's parameter keys and passes session.* entries through", () => {
-    const options = createSessionOptions(config({
-      intra_op_thread_count: '2', inter_op_thread_count: '3', execution_mode: '1',
-      enable_mem_arena: 'false', enable_mem_pattern: '1',
-      'session.intra_op.allow_spinning': '1', 'session.use_device_allocator_for_initializers': '1',
-      unrelated: 'x',
-    }, 2));
+    const options = createSessionOptions(
+      config(
+        {
+          intra_op_thread_count: '2',
+          inter_op_thread_count: '3',
+          execution_mode: '1',
+          enable_mem_arena: 'false',
+          enable_mem_pattern: '1',
+          'session.intra_op.allow_spinning': '1',
+          'session.use_device_allocator_for_initializers': '1',
+          unrelated: 'x',
+        },
+        2,
+      ),
+    );
     assert.equal(options.intraOpNumThreads, 2);
     assert.equal(options.interOpNumThreads, 3);
     assert.equal(options.executionMode, 'parallel');
@@ -115,11 +142,26 @@ describe('every datatype through a real identity model', () => {
   // One Identity node per datatype, batch dim symbolic, written with the example-model writer.
   const cases: { name: string; onnx: OnnxDataTypeCode; config: ConfigDataType; tensor: (n: string) => Tensor }[] = [
     { name: 'BOOL', onnx: OnnxDataType.BOOL, config: 'TYPE_BOOL', tensor: (n) => ({ name: n, datatype: 'BOOL', shape: [1, 3], data: Uint8Array.from([1, 0, 1]) }) },
-    { name: 'FP16', onnx: OnnxDataType.FLOAT16, config: 'TYPE_FP16', tensor: (n) => ({ name: n, datatype: 'FP16', shape: [1, 3], data: Uint16Array.from([0x3c00, 0xc000, 0x7bff]) }) },
-    { name: 'INT64', onnx: OnnxDataType.INT64, config: 'TYPE_INT64', tensor: (n) => ({ name: n, datatype: 'INT64', shape: [1, 3], data: BigInt64Array.from([1n, -(2n ** 62n), 3n]) }) },
+    {
+      name: 'FP16',
+      onnx: OnnxDataType.FLOAT16,
+      config: 'TYPE_FP16',
+      tensor: (n) => ({ name: n, datatype: 'FP16', shape: [1, 3], data: Uint16Array.from([0x3c00, 0xc000, 0x7bff]) }),
+    },
+    {
+      name: 'INT64',
+      onnx: OnnxDataType.INT64,
+      config: 'TYPE_INT64',
+      tensor: (n) => ({ name: n, datatype: 'INT64', shape: [1, 3], data: BigInt64Array.from([1n, -(2n ** 62n), 3n]) }),
+    },
     { name: 'UINT8', onnx: OnnxDataType.UINT8, config: 'TYPE_UINT8', tensor: (n) => ({ name: n, datatype: 'UINT8', shape: [1, 3], data: Uint8Array.from([0, 128, 255]) }) },
     { name: 'FP64', onnx: OnnxDataType.DOUBLE, config: 'TYPE_FP64', tensor: (n) => ({ name: n, datatype: 'FP64', shape: [1, 3], data: Float64Array.from([Math.PI, -0, 1e300]) }) },
-    { name: 'STRING', onnx: OnnxDataType.STRING, config: 'TYPE_STRING', tensor: (n) => ({ name: n, datatype: 'BYTES', shape: [1, 3], data: ['', 'héllo', '日本'].map((s) => utf8.encode(s)) }) },
+    {
+      name: 'STRING',
+      onnx: OnnxDataType.STRING,
+      config: 'TYPE_STRING',
+      tensor: (n) => ({ name: n, datatype: 'BYTES', shape: [1, 3], data: ['', 'héllo', '日本'].map((s) => utf8.encode(s)) }),
+    },
   ];
   let modelPath = '';
   before(async () => {

@@ -12,9 +12,7 @@ import type { Backend, ExecutionMarks, InferenceResult } from '../../../src/serv
 import { convertTensorToWire, convertWireToTensor } from '../../../src/serving/backends/onnxruntime/convert-wire-tensor.ts';
 import { loadOnnxInstance } from '../../../src/serving/backends/onnxruntime/onnxruntime-backend.ts';
 import { generateExampleModels } from '../../../scripts/generate-example-models.ts';
-import {
-  TRITON_REPO, configInput, configOutput, createLoadContext, createRequest, createTestConfig, tritonTestConfigs,
-} from './onnxruntime-fixtures.ts';
+import { TRITON_REPO, configInput, configOutput, createLoadContext, createRequest, createTestConfig, tritonTestConfigs } from './onnxruntime-fixtures.ts';
 
 const CRASHING_WORKER = new URL('./onnxruntime-crashing-worker.mjs', import.meta.url);
 
@@ -44,7 +42,7 @@ describe('convert-wire-tensor', () => {
     assert.notEqual(wire.data.buffer, backing.buffer);
     assert.equal(wire.data.buffer.byteLength, 16);
     assert.deepEqual([...transfer], [wire.data.buffer]);
-    assert.deepEqual([...convertWireToTensor(wire).data as Float32Array], [2, 3, 4, 5]);
+    assert.deepEqual([...(convertWireToTensor(wire).data as Float32Array)], [2, 3, 4, 5]);
   });
 
   it('moves a buffer the sender owns whole, once even when two outputs share it', () => {
@@ -68,22 +66,25 @@ describe('convert-wire-tensor', () => {
     assert.equal(wire.bytes.byteLength, 11);
     assert.equal(transfer.size, 2);
     const back = convertWireToTensor(wire).data as Uint8Array[];
-    assert.deepEqual(back.map((b) => new TextDecoder().decode(b)), ['hello', '', '日本']);
+    assert.deepEqual(
+      back.map((b) => new TextDecoder().decode(b)),
+      ['hello', '', '日本'],
+    );
   });
 });
 
 describe('onnxruntime worker instances on my_model', () => {
   let repo = '';
   const instances: Backend[] = [];
-  const myModel = () => createTestConfig({
-    name: 'my_model',
-    max_batch_size: 128,
-    input: [configInput('INPUT__0', 'TYPE_FP32', [768])],
-    output: [configOutput('OUTPUT__0', 'TYPE_FP32', [512])],
-    parameters: { intra_op_thread_count: { string_value: '1' } },
-  });
-  const request = (data: Float32Array, batch: number) =>
-    createRequest('my_model', [{ name: 'INPUT__0', datatype: 'FP32', shape: [batch, 768], data }]);
+  const myModel = () =>
+    createTestConfig({
+      name: 'my_model',
+      max_batch_size: 128,
+      input: [configInput('INPUT__0', 'TYPE_FP32', [768])],
+      output: [configOutput('OUTPUT__0', 'TYPE_FP32', [512])],
+      parameters: { intra_op_thread_count: { string_value: '1' } },
+    });
+  const request = (data: Float32Array, batch: number) => createRequest('my_model', [{ name: 'INPUT__0', datatype: 'FP32', shape: [batch, 768], data }]);
 
   before(async () => {
     repo = await mkdtemp(join(tmpdir(), 'herd-ort-worker-'));
@@ -118,7 +119,9 @@ describe('onnxruntime worker instances on my_model', () => {
         turns = [];
         const marks: [ExecutionMarks, ExecutionMarks] = [{}, {}];
         const results = await Promise.all(instances.map((b, i) => b.execute([request(input, 128)], marks[i])));
-        results.forEach((r) => { outputOf(r[0]); });
+        results.forEach((r) => {
+          outputOf(r[0]);
+        });
         const [a, b] = marks.map((m) => ({ from: m.inputEnd!, to: m.inferEnd! }));
         nested ||= (a.from < b.from && b.to < a.to) || (b.from < a.from && a.to < b.to);
         responsive ||= [a, b].some((w) => turns.filter((t) => w.from < t && t < w.to).length >= 10);
@@ -157,13 +160,20 @@ describe('onnxruntime worker crashes', () => {
   const path = join(TRITON_REPO, 'simple');
   const load = (name: string, clock = new ManualClock(), parameters = {}) =>
     // execution_thread worker: add_sub-sized models would otherwise be hosted on the main thread (auto).
-    loadOnnxInstance({ ...createLoadContext({ ...simple, name, parameters: { execution_thread: { string_value: 'worker' }, ...parameters } }, path), instanceName: `${name}_0_0` }, { workerUrl: CRASHING_WORKER, clock });
+    loadOnnxInstance(
+      { ...createLoadContext({ ...simple, name, parameters: { execution_thread: { string_value: 'worker' }, ...parameters } }, path), instanceName: `${name}_0_0` },
+      { workerUrl: CRASHING_WORKER, clock },
+    );
   const filled = (name: string, value: number) => ({ name, datatype: 'INT32' as const, shape: [1, 16], data: new Int32Array(16).fill(value) });
   const request = createRequest('simple', [filled('INPUT0', 1), filled('INPUT1', 1)]);
   const poisoned = createRequest('simple', [filled('INPUT0', -999), filled('INPUT1', 1)]);
   let dir = '';
-  before(async () => { dir = await mkdtemp(join(tmpdir(), 'herd-ort-crash-')); });
-  after(async () => { await rm(dir, { recursive: true, force: true }); });
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'herd-ort-crash-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
 
   for (const fault of ['crash_on_run', 'exit_on_run']) {
     it(`${fault}: fails the batch in flight with INTERNAL, restarts at once, then backs off`, async () => {
@@ -197,7 +207,7 @@ describe('onnxruntime worker crashes', () => {
         if (settled.status === 'rejected') herdError('INTERNAL', /^model instance crash_on_poison_0_0 crashed: simulated crash on a poisoned input/)(settled.reason);
       }
       const [result] = await backend.execute([request]);
-      assert.deepEqual([...outputOf(result).data as Int32Array], new Array(16).fill(2));
+      assert.deepEqual([...(outputOf(result).data as Int32Array)], new Array(16).fill(2));
       assert.equal(backend.restartCount, 1);
       assert.equal(backend.failedRestartCount, 0);
     } finally {
@@ -223,7 +233,7 @@ describe('onnxruntime worker crashes', () => {
       await writeFile(faultFile, 'crash_on_poison');
       clock.advance(200);
       const [result] = await backend.execute([request]);
-      assert.deepEqual([...outputOf(result).data as Int32Array], new Array(16).fill(2));
+      assert.deepEqual([...(outputOf(result).data as Int32Array)], new Array(16).fill(2));
       assert.deepEqual([backend.restartCount, backend.failedRestartCount], [1, 2]);
       // A completed run resets the backoff: the next crash is again followed by an immediate restart.
       await assert.rejects(backend.execute([poisoned]), herdError('INTERNAL', /crashed/));

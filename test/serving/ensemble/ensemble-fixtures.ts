@@ -3,7 +3,10 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export interface FixtureModel { config: string; model?: string }
+export interface FixtureModel {
+  config: string;
+  model?: string;
+}
 
 export function writeRepository(models: Record<string, FixtureModel>): string {
   const dir = mkdtempSync(join(tmpdir(), 'herd-ensemble-'));

@@ -15,11 +15,15 @@ test('a diamond ensemble: both branches run at once, the join step gets both, ou
     const res = await inferX(server.httpUrl, 'diamond', [1, 2, 3]);
     assert.equal(res.status, 200, res.body.toString());
     assert.deepEqual(res.json(), {
-      id: 'r1', model_name: 'diamond', model_version: '1',
+      id: 'r1',
+      model_name: 'diamond',
+      model_version: '1',
       outputs: [{ name: 'Y', datatype: 'INT32', shape: [3], data: [4, 7, 10] }],
     });
 
-    const stats = (await request(`${server.httpUrl}/v2/models/stats`)).json() as { model_stats: { name: string; inference_count: number; execution_count: number; inference_stats: { success: { count: number }; queue: { count: number; ns: number } } }[] };
+    const stats = (await request(`${server.httpUrl}/v2/models/stats`)).json() as {
+      model_stats: { name: string; inference_count: number; execution_count: number; inference_stats: { success: { count: number }; queue: { count: number; ns: number } } }[];
+    };
     const byName = new Map(stats.model_stats.map((s) => [s.name, s]));
     for (const name of ['diamond', 'double', 'add_one', 'sum']) {
       assert.equal(byName.get(name)?.inference_stats.success.count, 1, `${name} counts the request once`);
@@ -45,7 +49,9 @@ test('a failing step fails the ensemble with an error that names the ensemble an
     assert.match(message, /^in ensemble 'diamond', step '(double|add_one)': the model refuses -999$/);
     const ok = await inferX(server.httpUrl, 'diamond', [0]);
     assert.equal(ok.status, 200, ok.body.toString());
-    const stats = (await request(`${server.httpUrl}/v2/models/diamond/stats`)).json() as { model_stats: { inference_stats: { fail: { count: number }; success: { count: number } } }[] };
+    const stats = (await request(`${server.httpUrl}/v2/models/diamond/stats`)).json() as {
+      model_stats: { inference_stats: { fail: { count: number }; success: { count: number } } }[];
+    };
     assert.equal(stats.model_stats[0]?.inference_stats.fail.count, 1);
     assert.equal(stats.model_stats[0]?.inference_stats.success.count, 1);
   } finally {
@@ -58,7 +64,8 @@ test('an ensemble loads after its steps whatever the scan order, and a chain of 
     ...diamondModels(),
     // "a_outer" sorts before "diamond": it must wait for the inner ensemble's load.
     a_outer: {
-      config: `name: "a_outer"\nplatform: "ensemble"\ninput [ { name: "X" data_type: TYPE_INT32 dims: [ -1 ] } ]\noutput [ { name: "Z" data_type: TYPE_INT32 dims: [ -1 ] } ]\n` +
+      config:
+        `name: "a_outer"\nplatform: "ensemble"\ninput [ { name: "X" data_type: TYPE_INT32 dims: [ -1 ] } ]\noutput [ { name: "Z" data_type: TYPE_INT32 dims: [ -1 ] } ]\n` +
         `ensemble_scheduling { step [ { model_name: "diamond" model_version: -1 input_map { key: "X" value: "X" } output_map { key: "Y" value: "y" } },\n` +
         `  { model_name: "add_one" model_version: -1 input_map { key: "IN" value: "y" } output_map { key: "OUT" value: "Z" } } ] }\n`,
     },
@@ -97,20 +104,35 @@ test('load-time validation: an unknown step model', async () => {
 test('load-time validation: a step model that failed to load', async () => {
   const models = diamondModels();
   models['sum'] = { config: 'name: "sum"\nbackend: "js"\n', model: 'export default { execute() { return []; } };\nthrow new Error("broken on purpose");\n' };
-  assert.match(await loadReason(models, 'diamond'), /^ensemble 'diamond' depends on 'sum' which has no loaded version\. Model 'sum' loading failed with error: .*broken on purpose/);
+  assert.match(
+    await loadReason(models, 'diamond'),
+    /^ensemble 'diamond' depends on 'sum' which has no loaded version\. Model 'sum' loading failed with error: .*broken on purpose/,
+  );
 });
 
 test('load-time validation: a datatype mismatch, with the line and column of the mapping', async () => {
   const models = diamondModels();
-  models['sum'] = { config: (models['sum'] as FixtureModel).config.replace('name: "B" data_type: TYPE_INT32', 'name: "B" data_type: TYPE_FP32'), model: (models['sum'] as FixtureModel).model };
+  models['sum'] = {
+    config: (models['sum'] as FixtureModel).config.replace('name: "B" data_type: TYPE_INT32', 'name: "B" data_type: TYPE_FP32'),
+    model: (models['sum'] as FixtureModel).model,
+  };
   const reason = await loadReason(models, 'diamond');
-  assert.match(reason, /\/diamond\/config\.pbtxt:10:87: in ensemble diamond, ensemble tensor plus_one: inconsistent data type: TYPE_INT32 is inferred from model add_one while TYPE_FP32 is inferred from model sum$/);
+  assert.match(
+    reason,
+    /\/diamond\/config\.pbtxt:10:87: in ensemble diamond, ensemble tensor plus_one: inconsistent data type: TYPE_INT32 is inferred from model add_one while TYPE_FP32 is inferred from model sum$/,
+  );
 });
 
 test('load-time validation: a shape mismatch and a mapping to an input the model does not have', async () => {
   const shape = diamondModels();
-  shape['sum'] = { config: (shape['sum'] as FixtureModel).config.replace('name: "B" data_type: TYPE_INT32 dims: [ -1 ]', 'name: "B" data_type: TYPE_INT32 dims: [ 2, 2 ]'), model: (shape['sum'] as FixtureModel).model };
-  assert.match(await loadReason(shape, 'diamond'), /: in ensemble diamond, ensemble tensor plus_one: inconsistent shape: \[-1\] is inferred from model add_one while \[2,2\] is inferred from model sum$/);
+  shape['sum'] = {
+    config: (shape['sum'] as FixtureModel).config.replace('name: "B" data_type: TYPE_INT32 dims: [ -1 ]', 'name: "B" data_type: TYPE_INT32 dims: [ 2, 2 ]'),
+    model: (shape['sum'] as FixtureModel).model,
+  };
+  assert.match(
+    await loadReason(shape, 'diamond'),
+    /: in ensemble diamond, ensemble tensor plus_one: inconsistent shape: \[-1\] is inferred from model add_one while \[2,2\] is inferred from model sum$/,
+  );
 
   const wrongInput = diamondModels();
   wrongInput['diamond'] = { config: DIAMOND_ENSEMBLE.replace('{ key: "B" value: "plus_one" }', '{ key: "C" value: "plus_one" }') };
@@ -119,12 +141,18 @@ test('load-time validation: a shape mismatch and a mapping to an input the model
 
 test('load-time validation: a required step input left unmapped, and a cycle between ensembles', async () => {
   const unmapped = diamondModels();
-  unmapped['diamond'] = { config: DIAMOND_ENSEMBLE.replace('input_map [ { key: "IN" value: "doubled" }, { key: "B" value: "plus_one" } ] output_map { key: "OUT" value: "Y" }', 'input_map [ { key: "IN" value: "doubled" } ] output_map { key: "OUT" value: "Y" }') };
+  unmapped['diamond'] = {
+    config: DIAMOND_ENSEMBLE.replace(
+      'input_map [ { key: "IN" value: "doubled" }, { key: "B" value: "plus_one" } ] output_map { key: "OUT" value: "Y" }',
+      'input_map [ { key: "IN" value: "doubled" } ] output_map { key: "OUT" value: "Y" }',
+    ),
+  };
   // plus_one is then produced and never used: Triton's structural check says so first.
   assert.match(await loadReason(unmapped, 'diamond'), /ensemble tensor 'plus_one' is unused in ensemble 'diamond'/);
 
   const cyc = (name: string, other: string) => ({
-    config: `name: "${name}"\nplatform: "ensemble"\ninput [ { name: "X" data_type: TYPE_INT32 dims: [ -1 ] } ]\noutput [ { name: "Y" data_type: TYPE_INT32 dims: [ -1 ] } ]\n` +
+    config:
+      `name: "${name}"\nplatform: "ensemble"\ninput [ { name: "X" data_type: TYPE_INT32 dims: [ -1 ] } ]\noutput [ { name: "Y" data_type: TYPE_INT32 dims: [ -1 ] } ]\n` +
       `ensemble_scheduling { step [ { model_name: "${other}" model_version: -1 input_map { key: "X" value: "X" } output_map { key: "Y" value: "Y" } } ] }\n`,
   });
   const reason = await loadReason({ ens_a: cyc('ens_a', 'ens_b'), ens_b: cyc('ens_b', 'ens_a') }, 'ens_b');

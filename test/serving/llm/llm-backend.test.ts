@@ -15,11 +15,20 @@ test('KServe infer: text_input through the gateway, vLLM-shaped outputs, samplin
   try {
     const url = `${herd.server.httpUrl}/v2/models/chat`;
     const config = (await request(`${url}/config`)).json() as { input: { name: string }[]; output: { name: string }[] };
-    assert.deepEqual(config.output.map((o) => o.name), ['text_output', 'finish_reason', 'num_input_tokens', 'num_output_tokens', 'cost']);
+    assert.deepEqual(
+      config.output.map((o) => o.name),
+      ['text_output', 'finish_reason', 'num_input_tokens', 'num_output_tokens', 'cost'],
+    );
     assert.ok(config.input.some((i) => i.name === 'sampling_parameters'));
 
     const res = await postJson(`${url}/infer`, {
-      inputs: [bytes('text_input', 'hello'), bytes('sampling_parameters', '{"max_tokens": 7, "temperature": 0.5}'), bool('return_finish_reason', true), bool('return_num_output_tokens', true), bool('return_cost', true)],
+      inputs: [
+        bytes('text_input', 'hello'),
+        bytes('sampling_parameters', '{"max_tokens": 7, "temperature": 0.5}'),
+        bool('return_finish_reason', true),
+        bool('return_num_output_tokens', true),
+        bool('return_cost', true),
+      ],
     });
     assert.equal(res.status, 200, res.body.toString());
     const outputs = (res.json() as { outputs: { name: string; data: unknown[] }[] }).outputs;
@@ -33,7 +42,10 @@ test('KServe infer: text_input through the gateway, vLLM-shaped outputs, samplin
     const sent = herd.upstream.requests.at(-1)?.body as ChatBody;
     assert.equal(sent.max_tokens, 7);
     assert.equal(sent.temperature, 0.5);
-    assert.deepEqual(sent.messages, [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'hello' }]);
+    assert.deepEqual(sent.messages, [
+      { role: 'system', content: 'You are terse.' },
+      { role: 'user', content: 'hello' },
+    ]);
 
     const override = await postJson(`${url}/infer`, { inputs: [bytes('text_input', 'hi'), bytes('model', 'fast'), bool('exclude_input_in_output', true)] });
     assert.equal((override.json() as { outputs: { data: string[] }[] }).outputs[0]?.data[0], 'echo(fast-up): hi');
@@ -52,12 +64,19 @@ test('generate and generate_stream: parameters become tensors or sampling settin
     const base = herd.server.httpUrl;
     const single = await postJson(`${base}/v2/models/chat/generate`, { text_input: 'one two', parameters: { max_tokens: 5, exclude_input_in_output: true } });
     assert.deepEqual(single.json(), { model_name: 'chat', model_version: '1', text_output: 'echo(balanced-up): one two' });
-    assert.equal((herd.upstream.requests.at(-1)?.body as ChatBody).max_tokens, 5);
+    assert.equal((herd.upstream.requests.at(-1)?.body as ChatBody | undefined)?.max_tokens, 5);
 
     const stream = await postJson(`${base}/v2/models/chat_stream/generate_stream`, { text_input: 'a b', stream: true, return_finish_reason: true });
     assert.equal(stream.status, 200);
-    const events = stream.body.toString().split('\n\n').filter(Boolean).map((e) => JSON.parse(e.replace(/^data: /, '')) as Record<string, unknown>);
-    assert.deepEqual(events.map((e) => e['text_output']), ['echo(fast-up):', ' a', ' b', '']);
+    const events = stream.body
+      .toString()
+      .split('\n\n')
+      .filter(Boolean)
+      .map((e) => JSON.parse(e.replace(/^data: /, '')) as Record<string, unknown>);
+    assert.deepEqual(
+      events.map((e) => e['text_output']),
+      ['echo(fast-up):', ' a', ' b', ''],
+    );
     assert.equal(events.at(-1)?.['finish_reason'], 'stop');
     assert.ok(!stream.body.toString().includes('[DONE]'));
 
@@ -72,7 +91,10 @@ test('generate and generate_stream: parameters become tensors or sampling settin
 test('fallbacks and the ledger: a failing upstream falls back; the row names the serving model and principal; priority maps', async () => {
   const herd = await startGatewayHerd([writeModels({ chat: llmModel('chat') })], { balancedUpstream: 'fail-balanced' });
   try {
-    const res = await postJson(`${herd.server.httpUrl}/v2/models/chat/infer`, { parameters: { priority: 1 }, inputs: [bytes('text_input', 'q'), bool('exclude_input_in_output', true)] });
+    const res = await postJson(`${herd.server.httpUrl}/v2/models/chat/infer`, {
+      parameters: { priority: 1 },
+      inputs: [bytes('text_input', 'q'), bool('exclude_input_in_output', true)],
+    });
     assert.equal(res.status, 200, res.body.toString());
     assert.equal((res.json() as { outputs: { data: string[] }[] }).outputs[0]?.data[0], 'echo(quality-up): q');
   } finally {
@@ -114,7 +136,9 @@ test('a client that leaves mid-stream aborts the upstream call, and the ledger b
   try {
     const controller = new AbortController();
     const res = await fetch(`${herd.server.httpUrl}/v2/models/chat_stream/generate_stream`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, signal: controller.signal,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      signal: controller.signal,
       body: JSON.stringify({ text_input: Array.from({ length: 40 }, (_, i) => `w${i}`).join(' '), stream: true }),
     });
     const reader = (res.body as ReadableStream<Uint8Array>).getReader();

@@ -10,7 +10,13 @@ import { parseHerdConfig } from '../../../src/config/load-herd-config.ts';
 import { openAIChunk, openAICompletion } from '../../gateway/helpers/gateway-fixtures.ts';
 import { encodeSse, pause, sendJson, startMockUpstream, type MockUpstream, type RecordedRequest } from '../../gateway/helpers/mock-upstream.ts';
 
-export interface ChatBody { model: string; stream?: boolean; max_tokens?: number; temperature?: number; messages: { role: string; content: string }[] }
+export interface ChatBody {
+  model: string;
+  stream?: boolean;
+  max_tokens?: number;
+  temperature?: number;
+  messages: { role: string; content: string }[];
+}
 
 /** Answers `echo(<upstream model>): <last user message>`; streams it word by word; `fail-*` upstream models answer 500. */
 export async function startFakeUpstream(options: { frameDelayMs?: number } = {}): Promise<MockUpstream & { closedEarly: number }> {
@@ -44,14 +50,30 @@ export async function startFakeUpstream(options: { frameDelayMs?: number } = {})
     }
     if (closed) return;
     res.write(encodeSse([{ data: openAIChunk(body.model, {}, 'stop') }]));
-    res.write(encodeSse([{ data: { id: 'chatcmpl-s', object: 'chat.completion.chunk', created: 1, model: body.model, choices: [], usage: { prompt_tokens: 9, completion_tokens: words.length, total_tokens: 9 + words.length } } }]));
+    res.write(
+      encodeSse([
+        {
+          data: {
+            id: 'chatcmpl-s',
+            object: 'chat.completion.chunk',
+            created: 1,
+            model: body.model,
+            choices: [],
+            usage: { prompt_tokens: 9, completion_tokens: words.length, total_tokens: 9 + words.length },
+          },
+        },
+      ]),
+    );
     res.end(encodeSse([{ data: '[DONE]' }]));
   });
   // A getter, not a copy: Object.assign would read the count once.
   return Object.defineProperty(upstream, 'closedEarly', { get: () => state.closedEarly }) as MockUpstream & { closedEarly: number };
 }
 
-export interface RepositoryModel { config: string; model?: string }
+export interface RepositoryModel {
+  config: string;
+  model?: string;
+}
 
 export function writeModels(models: Record<string, RepositoryModel>): string {
   const dir = mkdtempSync(join(tmpdir(), 'herd-llm-'));
@@ -65,7 +87,8 @@ export function writeModels(models: Record<string, RepositoryModel>): string {
 
 export function llmModel(name: string, options: { model?: string; decoupled?: boolean; count?: number; extra?: string } = {}): RepositoryModel {
   return {
-    config: `name: "${name}"\nbackend: "llm"\nmax_batch_size: 0\n` +
+    config:
+      `name: "${name}"\nbackend: "llm"\nmax_batch_size: 0\n` +
       `instance_group [ { kind: KIND_CPU count: ${options.count ?? 4} } ]\n` +
       (options.decoupled ? 'model_transaction_policy { decoupled: true }\n' : '') +
       `parameters [ { key: "model" value: { string_value: "${options.model ?? 'balanced'}" } },\n` +
@@ -89,7 +112,8 @@ export async function startGatewayHerd(repositories: string[], options: { provid
   const upstream = await startFakeUpstream({ frameDelayMs: options.frameDelayMs });
   const dir = mkdtempSync(join(tmpdir(), 'herd-llm-gw-'));
   const ledgerPath = join(dir, 'ledger.db');
-  const config = parseHerdConfig(`
+  const config = parseHerdConfig(
+    `
 server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0 }
 serving: { model_repository: [${repositories.map((r) => JSON.stringify(r)).join(', ')}], identity: smart-chat-service }
 auth: { db: "${join(dir, 'keys.db')}" }
@@ -102,12 +126,16 @@ models:
   quality-model: { price: { input: 3, output: 15 }, deployments: [{ provider: relay, upstream_model: quality-up }] }
 routes:
   tiers: { fast: fast-model, balanced: balanced-model, quality: quality-model }
-`, join(dir, 'herd.yaml'));
+`,
+    join(dir, 'herd.yaml'),
+  );
   const env = options.providerKey === false ? {} : { FAKE_RELAY_KEY: 'sk-fake-relay' };
   const server = await startHerd(config, { env });
   let closed = false;
   const herd: GatewayHerd = {
-    server, upstream, ledgerPath,
+    server,
+    upstream,
+    ledgerPath,
     ledgerRows() {
       const db = new Database(ledgerPath, { readonly: true });
       try {

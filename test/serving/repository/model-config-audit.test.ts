@@ -13,7 +13,9 @@ import { ModelRepositoryManager } from '../../../src/serving/repository/model-re
 import { parsePbtxtModelConfig } from '../../../src/serving/repository/parse-model-config.ts';
 
 const BASE = [
-  'name: "m"', 'backend: "js"', 'max_batch_size: 4',
+  'name: "m"',
+  'backend: "js"',
+  'max_batch_size: 4',
   'input [ { name: "IN" data_type: TYPE_FP32 dims: [ 1 ] } ]',
   'output [ { name: "OUT" data_type: TYPE_FP32 dims: [ 1 ] } ]',
 ].join('\n');
@@ -45,7 +47,8 @@ const IGNORED_SNIPPETS: Record<string, string> = {
   'optimization.graph.level': 'optimization { graph { level: 1 } }',
   'instance_group.host_policy': 'instance_group [ { kind: KIND_CPU host_policy: "numa0" } ]',
   cc_model_filenames: 'cc_model_filenames { key: "7.5" value: "model.plan" }',
-  'model_metrics.metric_control': 'model_metrics { metric_control [ { metric_identifier { family: "nv_inference_first_response_histogram_ms" } histogram_options { buckets: [ 1, 10 ] } } ] }',
+  'model_metrics.metric_control':
+    'model_metrics { metric_control [ { metric_identifier { family: "nv_inference_first_response_histogram_ms" } histogram_options { buckets: [ 1, 10 ] } } ] }',
   'sequence_batching.direct': 'sequence_batching { direct { } }',
   'sequence_batching.oldest': 'sequence_batching { oldest { max_candidate_sequences: 4 } }',
   'sequence_batching.max_sequence_idle_microseconds': 'sequence_batching { max_sequence_idle_microseconds: 5000 }',
@@ -62,16 +65,25 @@ function schemaPaths(schema: MessageSchema, prefix = '', seen = new Set<string>(
   });
 }
 
-interface DocRow { paths: string[]; state: string }
+interface DocRow {
+  paths: string[];
+  state: string;
+}
 
 function docRows(): DocRow[] {
   const text = readFileSync('docs/serving.md', 'utf8');
   const section = text.split(/^## /m).find((s) => s.startsWith('Model configuration fields'));
   assert.ok(section, 'docs/serving.md has a "## Model configuration fields" section');
-  return section.split('\n').filter((l) => l.startsWith('| `')).map((line) => {
-    const [first = '', state = ''] = line.split('|').slice(1).map((c) => c.trim());
-    return { paths: [...first.matchAll(/`([^`]+)`/g)].map((m) => m[1] as string), state };
-  });
+  return section
+    .split('\n')
+    .filter((l) => l.startsWith('| `'))
+    .map((line) => {
+      const [first = '', state = ''] = line
+        .split('|')
+        .slice(1)
+        .map((c) => c.trim());
+      return { paths: [...first.matchAll(/`([^`]+)`/g)].map((m) => m[1] as string), state };
+    });
 }
 
 /** The row of `path`: its own (`path` or `path.*`), or the nearest `ancestor.*` row. */
@@ -117,11 +129,14 @@ describe('refused fields', () => {
   for (const rule of REFUSED_FIELDS) {
     it(`${rule.path} fails the load at its file:line:column with the reason`, () => {
       const snippet = REFUSED_SNIPPETS[rule.path] as string;
-      assert.throws(() => parse(`${BASE}\n${snippet}\n`), (err: Error) => {
-        assert.match(err.message, /^\/repo\/m\/config\.pbtxt:6:\d+: /);
-        assert.ok(err.message.includes(`'${rule.path}' is set but ${rule.reason}`), err.message);
-        return true;
-      });
+      assert.throws(
+        () => parse(`${BASE}\n${snippet}\n`),
+        (err: Error) => {
+          assert.match(err.message, /^\/repo\/m\/config\.pbtxt:6:\d+: /);
+          assert.ok(err.message.includes(`'${rule.path}' is set but ${rule.reason}`), err.message);
+          return true;
+        },
+      );
       // Plain parsing (GET /config, herd check) keeps the field.
       assert.doesNotThrow(() => parsePbtxtModelConfig(`${BASE}\n${snippet}\n`, '/repo/m/config.pbtxt', 'm'));
     });
@@ -142,14 +157,19 @@ describe('ignored fields', () => {
     it(`${rule.path} loads with a warning`, () => {
       const config = parse(`${BASE}\n${IGNORED_SNIPPETS[rule.path]}\n`);
       const warnings = listIgnoredFields(config, { hasResponseCache: true });
-      assert.deepEqual(warnings.map((w) => w.path), [rule.path]);
+      assert.deepEqual(
+        warnings.map((w) => w.path),
+        [rule.path],
+      );
     });
   }
 
   it("Triton's normalized defaults and an unremarkable config warn about nothing", () => {
     assert.deepEqual(listIgnoredFields(parse(`${BASE}\n`), { hasResponseCache: false }), []);
     // Pinned memory normalizes to enable: true; the sequence idle time to 1 s; graph levels are ONNX's.
-    const onnxish = parse(`${BASE.replace('backend: "js"', 'backend: "onnxruntime"')}\noptimization { graph { level: 1 } input_pinned_memory { enable: true } }\nsequence_batching { }\n`);
+    const onnxish = parse(
+      `${BASE.replace('backend: "js"', 'backend: "onnxruntime"')}\noptimization { graph { level: 1 } input_pinned_memory { enable: true } }\nsequence_batching { }\n`,
+    );
     assert.deepEqual(listIgnoredFields(onnxish, { hasResponseCache: false }), []);
   });
 });
@@ -179,10 +199,13 @@ describe('at load through the repository manager', () => {
   }
 
   it('passive instances are loaded and never given requests; passive only is refused', async () => {
-    const dir = repository({
-      with_passive: 'instance_group [ { kind: KIND_CPU count: 1 }, { kind: KIND_CPU count: 2 passive: true } ]',
-      only_passive: 'instance_group [ { kind: KIND_CPU count: 1 passive: true } ]',
-    }, { with_passive: GROUP_MODEL });
+    const dir = repository(
+      {
+        with_passive: 'instance_group [ { kind: KIND_CPU count: 1 }, { kind: KIND_CPU count: 2 passive: true } ]',
+        only_passive: 'instance_group [ { kind: KIND_CPU count: 1 passive: true } ]',
+      },
+      { with_passive: GROUP_MODEL },
+    );
     const manager = new ModelRepositoryManager({ repositories: [dir], controlMode: 'none', backends: new Map([['js', jsBackend]]) });
     try {
       await manager.start([]);
@@ -190,11 +213,22 @@ describe('at load through the repository manager', () => {
       assert.equal(summary['only_passive']?.state, 'UNAVAILABLE');
       assert.match(summary['only_passive']?.reason ?? '', /only passive instances/);
       const model = manager.get('with_passive');
-      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => model.scheduler.submit({
-        id: String(i), modelName: 'with_passive', modelVersion: 1, requestedOutputs: [], parameters: {},
-        inputs: [{ name: 'IN', datatype: 'FP32', shape: [1, 1], data: Float32Array.from([i]) }],
-      })));
-      assert.deepEqual(results.map((r) => (r.ok ? [...(r.outputs[0]?.data as Float32Array)] : r.error.message)), Array.from({ length: 6 }, () => [0]));
+      const results = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          model.scheduler.submit({
+            id: String(i),
+            modelName: 'with_passive',
+            modelVersion: 1,
+            requestedOutputs: [],
+            parameters: {},
+            inputs: [{ name: 'IN', datatype: 'FP32', shape: [1, 1], data: Float32Array.from([i]) }],
+          }),
+        ),
+      );
+      assert.deepEqual(
+        results.map((r) => (r.ok ? [...((r.outputs[0]?.data as Float32Array | undefined) ?? [])] : r.error.message)),
+        Array.from({ length: 6 }, () => [0]),
+      );
     } finally {
       await manager.close();
       rmSync(dir, { recursive: true, force: true });
@@ -214,12 +248,21 @@ describe('at load through the repository manager', () => {
       await manager.start([]);
       const summary = Object.fromEntries(manager.summary().map((s) => [s.name, s]));
       assert.equal(summary['cuda']?.state, 'UNAVAILABLE');
-      assert.match(summary['cuda']?.reason ?? '', new RegExp(`${join(dir, 'cuda', 'config.pbtxt').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:6:\\d+: .*optimization\\.cuda\\.graphs.*need a GPU`));
+      assert.match(
+        summary['cuda']?.reason ?? '',
+        new RegExp(`${join(dir, 'cuda', 'config.pbtxt').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:6:\\d+: .*optimization\\.cuda\\.graphs.*need a GPU`),
+      );
       assert.equal(summary['pinned']?.state, 'READY');
       assert.equal(summary['kind_model']?.state, 'READY');
       assert.equal(summary['cached']?.state, 'READY');
-      assert.ok(log.some((l) => l.startsWith("warning: model 'pinned': 'optimization.output_pinned_memory.enable' is set and ignored")), log.join('\n'));
-      assert.ok(log.some((l) => l.startsWith("warning: model 'cached': 'response_cache.enable' is set but the server has no response cache")), log.join('\n'));
+      assert.ok(
+        log.some((l) => l.startsWith("warning: model 'pinned': 'optimization.output_pinned_memory.enable' is set and ignored")),
+        log.join('\n'),
+      );
+      assert.ok(
+        log.some((l) => l.startsWith("warning: model 'cached': 'response_cache.enable' is set but the server has no response cache")),
+        log.join('\n'),
+      );
       assert.equal(log.filter((l) => l.includes("model 'kind_model'")).length, 0);
     } finally {
       await manager.close();

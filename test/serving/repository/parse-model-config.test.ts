@@ -7,9 +7,7 @@ import { join } from 'node:path';
 import { HerdError } from '../../../src/core/errors.ts';
 import { convertModelConfigToJson } from '../../../src/serving/repository/convert-model-config-to-json.ts';
 import type { ModelConfig } from '../../../src/serving/repository/model-config.ts';
-import {
-  normalizeInstanceGroups, normalizeModelConfig, parseJsonModelConfig, parsePbtxtModelConfig,
-} from '../../../src/serving/repository/parse-model-config.ts';
+import { normalizeInstanceGroups, normalizeModelConfig, parseJsonModelConfig, parsePbtxtModelConfig } from '../../../src/serving/repository/parse-model-config.ts';
 import { TRITON_MODEL_REPOSITORY } from '../../triton-testdata.ts';
 
 const REPOSITORY = TRITON_MODEL_REPOSITORY;
@@ -28,7 +26,9 @@ function rejection(run: () => unknown): HerdError {
 const pbtxt = (text: string, name = 'm') => parsePbtxtModelConfig(text, FILE, name);
 
 describe('parsePbtxtModelConfig: the shared Triton repository', () => {
-  const models = readdirSync(REPOSITORY).filter((name) => !name.startsWith('.')).sort();
+  const models = readdirSync(REPOSITORY)
+    .filter((name) => !name.startsWith('.'))
+    .sort();
   for (const name of models) {
     it(`parses ${name}/config.pbtxt`, () => {
       const file = join(REPOSITORY, name, 'config.pbtxt');
@@ -43,23 +43,51 @@ describe('parsePbtxtModelConfig: the shared Triton repository', () => {
     const file = join(REPOSITORY, 'densenet_onnx', 'config.pbtxt');
     const config = parsePbtxtModelConfig(readFileSync(file, 'utf8'), file, 'densenet_onnx');
     const expected: ModelConfig = {
-      name: 'densenet_onnx', platform: 'onnxruntime_onnx', backend: 'onnxruntime', runtime: '',
-      version_policy: { latest: { num_versions: 1 } }, max_batch_size: 0,
-      input: [{
-        name: 'data_0', data_type: 'TYPE_FP32', format: 'FORMAT_NCHW', dims: [3, 224, 224], reshape: { shape: [1, 3, 224, 224] },
-        is_shape_tensor: false, allow_ragged_batch: false, optional: false, is_non_linear_format_io: false,
-      }],
-      output: [{
-        name: 'fc6_1', data_type: 'TYPE_FP32', dims: [1000], reshape: { shape: [1, 1000, 1, 1] }, label_filename: 'densenet_labels.txt',
-        is_shape_tensor: false, is_non_linear_format_io: false,
-      }],
-      batch_input: [], batch_output: [],
+      name: 'densenet_onnx',
+      platform: 'onnxruntime_onnx',
+      backend: 'onnxruntime',
+      runtime: '',
+      version_policy: { latest: { num_versions: 1 } },
+      max_batch_size: 0,
+      input: [
+        {
+          name: 'data_0',
+          data_type: 'TYPE_FP32',
+          format: 'FORMAT_NCHW',
+          dims: [3, 224, 224],
+          reshape: { shape: [1, 3, 224, 224] },
+          is_shape_tensor: false,
+          allow_ragged_batch: false,
+          optional: false,
+          is_non_linear_format_io: false,
+        },
+      ],
+      output: [
+        {
+          name: 'fc6_1',
+          data_type: 'TYPE_FP32',
+          dims: [1000],
+          reshape: { shape: [1, 1000, 1, 1] },
+          label_filename: 'densenet_labels.txt',
+          is_shape_tensor: false,
+          is_non_linear_format_io: false,
+        },
+      ],
+      batch_input: [],
+      batch_output: [],
       optimization: {
-        priority: 'PRIORITY_DEFAULT', input_pinned_memory: { enable: true }, output_pinned_memory: { enable: true },
-        gather_kernel_buffer_threshold: 0, eager_batching: false,
+        priority: 'PRIORITY_DEFAULT',
+        input_pinned_memory: { enable: true },
+        output_pinned_memory: { enable: true },
+        gather_kernel_buffer_threshold: 0,
+        eager_batching: false,
       },
       instance_group: [{ name: 'densenet_onnx', kind: 'KIND_CPU', count: 2, gpus: [], secondary_devices: [], profile: [], passive: false, host_policy: '' }],
-      default_model_filename: 'model.onnx', cc_model_filenames: {}, metric_tags: {}, parameters: {}, model_warmup: [],
+      default_model_filename: 'model.onnx',
+      cc_model_filenames: {},
+      metric_tags: {},
+      parameters: {},
+      model_warmup: [],
     };
     assert.deepEqual(config, expected);
   });
@@ -70,14 +98,27 @@ describe('parsePbtxtModelConfig: the shared Triton repository', () => {
     const batching = config.sequence_batching!;
     assert.equal(batching.max_sequence_idle_microseconds, 10_000_000);
     assert.deepEqual(batching.oldest, { max_candidate_sequences: 1024, preferred_batch_size: [8], max_queue_delay_microseconds: 10000, preserve_ordering: false });
-    assert.deepEqual(batching.control_input.map((c) => [c.name, c.control[0].kind]), [
-      ['START', 'CONTROL_SEQUENCE_START'], ['END', 'CONTROL_SEQUENCE_END'], ['READY', 'CONTROL_SEQUENCE_READY'], ['CORRID', 'CONTROL_SEQUENCE_CORRID'],
-    ]);
+    assert.deepEqual(
+      batching.control_input.map((c) => [c.name, c.control[0].kind]),
+      [
+        ['START', 'CONTROL_SEQUENCE_START'],
+        ['END', 'CONTROL_SEQUENCE_END'],
+        ['READY', 'CONTROL_SEQUENCE_READY'],
+        ['CORRID', 'CONTROL_SEQUENCE_CORRID'],
+      ],
+    );
     assert.deepEqual(batching.control_input[3].control[0], {
-      kind: 'CONTROL_SEQUENCE_CORRID', int32_false_true: [], fp32_false_true: [], bool_false_true: [], data_type: 'TYPE_UINT64',
+      kind: 'CONTROL_SEQUENCE_CORRID',
+      int32_false_true: [],
+      fp32_false_true: [],
+      bool_false_true: [],
+      data_type: 'TYPE_UINT64',
     });
     assert.deepEqual(config.parameters, { execute_delay_ms: { string_value: '3' } });
-    assert.deepEqual(config.instance_group.map((g) => [g.name, g.kind, g.count]), [['simple_dyna_sequence_0', 'KIND_CPU', 2]]);
+    assert.deepEqual(
+      config.instance_group.map((g) => [g.name, g.kind, g.count]),
+      [['simple_dyna_sequence_0', 'KIND_CPU', 2]],
+    );
   });
 
   it('reads simple_identity (python backend): default file model.py, one CPU instance', () => {
@@ -85,7 +126,10 @@ describe('parsePbtxtModelConfig: the shared Triton repository', () => {
     const config = parsePbtxtModelConfig(readFileSync(file, 'utf8'), file, 'simple_identity');
     assert.equal(config.platform, '');
     assert.equal(config.default_model_filename, 'model.py');
-    assert.deepEqual(config.instance_group.map((g) => [g.name, g.kind, g.count]), [['simple_identity', 'KIND_CPU', 1]]);
+    assert.deepEqual(
+      config.instance_group.map((g) => [g.name, g.kind, g.count]),
+      [['simple_identity', 'KIND_CPU', 1]],
+    );
   });
 });
 
@@ -119,25 +163,44 @@ describe('Triton defaults and autofill', () => {
   it("takes a custom backend from a model named 'model.<backend>', and otherwise says it cannot tell", () => {
     const config = pbtxt('', 'resnet.identity');
     assert.deepEqual([config.backend, config.default_model_filename], ['identity', 'model.identity']);
-    assert.equal(rejection(() => pbtxt('max_batch_size: 1')).message,
-      "models/m/config.pbtxt: Invalid model name: Could not determine backend for model 'm' with no backend in model configuration. Expected model name of the form 'model.<backend_name>'.");
+    assert.equal(
+      rejection(() => pbtxt('max_batch_size: 1')).message,
+      "models/m/config.pbtxt: Invalid model name: Could not determine backend for model 'm' with no backend in model configuration. Expected model name of the form 'model.<backend_name>'.",
+    );
   });
 
   it('names instance groups like Triton: the model for the default group, <model>_<i> for unnamed ones', () => {
-    assert.deepEqual(pbtxt('backend: "js"').instance_group.map((g) => g.name), ['m']);
+    assert.deepEqual(
+      pbtxt('backend: "js"').instance_group.map((g) => g.name),
+      ['m'],
+    );
     const config = pbtxt('backend: "onnxruntime" instance_group [{ count: 3 }, { name: "mine" kind: KIND_AUTO }, {}]');
-    assert.deepEqual(config.instance_group.map((g) => [g.name, g.kind, g.count]), [['m_0', 'KIND_CPU', 3], ['mine', 'KIND_CPU', 2], ['m_2', 'KIND_CPU', 2]]);
+    assert.deepEqual(
+      config.instance_group.map((g) => [g.name, g.kind, g.count]),
+      [
+        ['m_0', 'KIND_CPU', 3],
+        ['mine', 'KIND_CPU', 2],
+        ['m_2', 'KIND_CPU', 2],
+      ],
+    );
   });
 
   it('fills the dynamic batcher as Triton prints it: preferred size = max_batch_size, no default queue policy', () => {
     const config = pbtxt('backend: "js" max_batch_size: 4 dynamic_batching {}');
     assert.deepEqual(config.dynamic_batching, {
-      preferred_batch_size: [4], max_queue_delay_microseconds: 0, preserve_ordering: false, priority_levels: 0, default_priority_level: 0,
+      preferred_batch_size: [4],
+      max_queue_delay_microseconds: 0,
+      preserve_ordering: false,
+      priority_levels: 0,
+      default_priority_level: 0,
       priority_queue_policy: {},
     });
     const withPolicy = pbtxt('backend: "js" max_batch_size: 4 dynamic_batching { default_queue_policy { max_queue_size: 3 } }');
     assert.deepEqual(withPolicy.dynamic_batching?.default_queue_policy, {
-      timeout_action: 'REJECT', default_timeout_microseconds: 0, allow_timeout_override: false, max_queue_size: 3,
+      timeout_action: 'REJECT',
+      default_timeout_microseconds: 0,
+      allow_timeout_override: false,
+      max_queue_size: 3,
     });
   });
 
@@ -170,20 +233,37 @@ describe('Triton defaults and autofill', () => {
 
 describe('parsePbtxtModelConfig: validation errors point into the file', () => {
   const cases: [string, string, string][] = [
-    ['a negative max_batch_size', 'backend: "js"\nmax_batch_size: -1',
-      "models/m/config.pbtxt:2:1: 'max_batch_size' must be non-negative value for m (max_batch_size)"],
-    ['a zero dimension', 'backend: "js"\ninput [\n  { name: "a" data_type: TYPE_FP32 dims: [ 4, 0 ] }\n]',
-      'models/m/config.pbtxt:3:47: model input \'a\' dimension must be integer >= 1, or -1 to indicate a variable-size dimension for m (input[0].dims[1])'],
-    ['a missing data_type (located at its input)', 'backend: "js"\noutput [\n  { name: "o" dims: [1] }\n]',
-      "models/m/config.pbtxt:3:3: model output 'o' must specify 'data_type' for m (output[0].data_type)"],
-    ['a name that is not the folder', '\n  name: "other" backend: "js"',
-      "models/m/config.pbtxt:2:3: unexpected directory name 'm' for model 'other', directory name must equal model name (name)"],
-    ['a preferred batch size above max_batch_size', 'backend: "js" max_batch_size: 4\ndynamic_batching { preferred_batch_size: [ 2, 8 ] }',
-      'models/m/config.pbtxt:2:47: dynamic batching preferred size must be <= max batch size for m (dynamic_batching.preferred_batch_size[1])'],
-    ['a platform that contradicts the backend', 'backend: "onnxruntime"\nplatform: "tensorrt_plan"',
-      "models/m/config.pbtxt:2:1: unexpected 'platform' and 'backend' pair, got:tensorrt_plan, onnxruntime (platform)"],
-    ['a problem in a field that was not written (no line:column)', 'platform: "ensemble"',
-      'models/m/config.pbtxt: ensemble scheduling must be set for ensemble m whose platform is ensemble (ensemble_scheduling)'],
+    ['a negative max_batch_size', 'backend: "js"\nmax_batch_size: -1', "models/m/config.pbtxt:2:1: 'max_batch_size' must be non-negative value for m (max_batch_size)"],
+    [
+      'a zero dimension',
+      'backend: "js"\ninput [\n  { name: "a" data_type: TYPE_FP32 dims: [ 4, 0 ] }\n]',
+      "models/m/config.pbtxt:3:47: model input 'a' dimension must be integer >= 1, or -1 to indicate a variable-size dimension for m (input[0].dims[1])",
+    ],
+    [
+      'a missing data_type (located at its input)',
+      'backend: "js"\noutput [\n  { name: "o" dims: [1] }\n]',
+      "models/m/config.pbtxt:3:3: model output 'o' must specify 'data_type' for m (output[0].data_type)",
+    ],
+    [
+      'a name that is not the folder',
+      '\n  name: "other" backend: "js"',
+      "models/m/config.pbtxt:2:3: unexpected directory name 'm' for model 'other', directory name must equal model name (name)",
+    ],
+    [
+      'a preferred batch size above max_batch_size',
+      'backend: "js" max_batch_size: 4\ndynamic_batching { preferred_batch_size: [ 2, 8 ] }',
+      'models/m/config.pbtxt:2:47: dynamic batching preferred size must be <= max batch size for m (dynamic_batching.preferred_batch_size[1])',
+    ],
+    [
+      'a platform that contradicts the backend',
+      'backend: "onnxruntime"\nplatform: "tensorrt_plan"',
+      "models/m/config.pbtxt:2:1: unexpected 'platform' and 'backend' pair, got:tensorrt_plan, onnxruntime (platform)",
+    ],
+    [
+      'a problem in a field that was not written (no line:column)',
+      'platform: "ensemble"',
+      'models/m/config.pbtxt: ensemble scheduling must be set for ensemble m whose platform is ensemble (ensemble_scheduling)',
+    ],
   ];
   for (const [title, text, message] of cases) {
     it(title, () => assert.equal(rejection(() => pbtxt(text)).message, message));
@@ -197,17 +277,24 @@ describe('parsePbtxtModelConfig: validation errors point into the file', () => {
 
 describe('parseJsonModelConfig', () => {
   it("reads Triton's own GET /config output", () => {
-    const triton = '{"name":"densenet_onnx","platform":"onnxruntime_onnx","backend":"onnxruntime","runtime":"","version_policy":{"latest":{"num_versions":1}},"max_batch_size":0,"input":[{"name":"data_0","data_type":"TYPE_FP32","format":"FORMAT_NONE","dims":[1,3,224,224],"is_shape_tensor":false,"allow_ragged_batch":false,"optional":false,"is_non_linear_format_io":false}],"output":[{"name":"fc6_1","data_type":"TYPE_FP32","dims":[1,1000,1,1],"label_filename":"","is_shape_tensor":false,"is_non_linear_format_io":false}],"batch_input":[],"batch_output":[],"optimization":{"priority":"PRIORITY_DEFAULT","input_pinned_memory":{"enable":true},"output_pinned_memory":{"enable":true},"gather_kernel_buffer_threshold":0,"eager_batching":false},"instance_group":[{"name":"densenet_onnx","kind":"KIND_CPU","count":2,"gpus":[],"secondary_devices":[],"profile":[],"passive":false,"host_policy":""}],"default_model_filename":"model.onnx","cc_model_filenames":{},"metric_tags":{},"parameters":{},"model_warmup":[]}';
+    const triton =
+      '{"name":"densenet_onnx","platform":"onnxruntime_onnx","backend":"onnxruntime","runtime":"","version_policy":{"latest":{"num_versions":1}},"max_batch_size":0,"input":[{"name":"data_0","data_type":"TYPE_FP32","format":"FORMAT_NONE","dims":[1,3,224,224],"is_shape_tensor":false,"allow_ragged_batch":false,"optional":false,"is_non_linear_format_io":false}],"output":[{"name":"fc6_1","data_type":"TYPE_FP32","dims":[1,1000,1,1],"label_filename":"","is_shape_tensor":false,"is_non_linear_format_io":false}],"batch_input":[],"batch_output":[],"optimization":{"priority":"PRIORITY_DEFAULT","input_pinned_memory":{"enable":true},"output_pinned_memory":{"enable":true},"gather_kernel_buffer_threshold":0,"eager_batching":false},"instance_group":[{"name":"densenet_onnx","kind":"KIND_CPU","count":2,"gpus":[],"secondary_devices":[],"profile":[],"passive":false,"host_policy":""}],"default_model_filename":"model.onnx","cc_model_filenames":{},"metric_tags":{},"parameters":{},"model_warmup":[]}';
     const config = parseJsonModelConfig(triton, 'override', 'densenet_onnx');
     assert.equal(JSON.stringify(convertModelConfigToJson(config)), triton);
   });
 
   it('takes lowerCamel names, enums in any case or by number, 64-bit integers as strings, and null as unset', () => {
-    const config = parseJsonModelConfig({
-      name: 'm', backend: 'js', maxBatchSize: '4', versionPolicy: null,
-      input: [{ name: 'a', dataType: 'type_fp32', dims: ['-1', 3, 4], format: 2 }],
-      dynamic_batching: { maxQueueDelayMicroseconds: '100', priorityQueuePolicy: { 1: { timeoutAction: 'delay' } }, priority_levels: 2, default_priority_level: 1 },
-    }, 'override');
+    const config = parseJsonModelConfig(
+      {
+        name: 'm',
+        backend: 'js',
+        maxBatchSize: '4',
+        versionPolicy: null,
+        input: [{ name: 'a', dataType: 'type_fp32', dims: ['-1', 3, 4], format: 2 }],
+        dynamic_batching: { maxQueueDelayMicroseconds: '100', priorityQueuePolicy: { 1: { timeoutAction: 'delay' } }, priority_levels: 2, default_priority_level: 1 },
+      },
+      'override',
+    );
     assert.equal(config.max_batch_size, 4);
     assert.deepEqual(config.version_policy, { latest: { num_versions: 1 } });
     assert.deepEqual([config.input[0].data_type, config.input[0].format, config.input[0].dims], ['TYPE_FP32', 'FORMAT_NCHW', [-1, 3, 4]]);
@@ -218,16 +305,32 @@ describe('parseJsonModelConfig', () => {
   const cases: [string, unknown, string][] = [
     ['an unknown field, by path', { name: 'm', backend: 'js', input: [{ name: 'a', dimz: [1] }] }, "override: unknown field 'dimz' in ModelInput (input[0])"],
     ['a wrong type', { name: 'm', backend: 'js', max_batch_size: 'eight' }, `override: expected an integer for int32 field 'max_batch_size', got string "eight" (max_batch_size)`],
-    ['a fractional integer', { name: 'm', backend: 'js', input: [{ dims: [1.5] }] }, 'override: expected an integer for int64 field \'dims\', got number 1.5 (input[0].dims[0])'],
-    ['a bad enum', { name: 'm', input: [{ data_type: 'FP32' }] }, "override: invalid value 'FP32' for DataType field 'data_type'; valid values: TYPE_INVALID, TYPE_BOOL, TYPE_UINT8, TYPE_UINT16, TYPE_UINT32, TYPE_UINT64, TYPE_INT8, TYPE_INT16, TYPE_INT32, TYPE_INT64, TYPE_FP16, TYPE_FP32, TYPE_FP64, TYPE_STRING, TYPE_BF16 (input[0].data_type)"],
+    ['a fractional integer', { name: 'm', backend: 'js', input: [{ dims: [1.5] }] }, "override: expected an integer for int64 field 'dims', got number 1.5 (input[0].dims[0])"],
+    [
+      'a bad enum',
+      { name: 'm', input: [{ data_type: 'FP32' }] },
+      "override: invalid value 'FP32' for DataType field 'data_type'; valid values: TYPE_INVALID, TYPE_BOOL, TYPE_UINT8, TYPE_UINT16, TYPE_UINT32, TYPE_UINT64, TYPE_INT8, TYPE_INT16, TYPE_INT32, TYPE_INT64, TYPE_FP16, TYPE_FP32, TYPE_FP64, TYPE_STRING, TYPE_BF16 (input[0].data_type)",
+    ],
     ['a scalar where a list goes', { name: 'm', input: [{ dims: 3 }] }, "override: expected an array for repeated field 'dims', got number 3 (input[0].dims)"],
     ['a list where a message goes', { name: 'm', version_policy: [] }, 'override: expected an object for ModelVersionPolicy, got an array (version_policy)'],
-    ['two oneof members', { name: 'm', dynamic_batching: {}, sequence_batching: {} }, "override: field 'sequence_batching' is specified along with field 'dynamic_batching', but only one member of oneof 'scheduling_choice' may be set (sequence_batching)"],
-    ['a field given twice', { name: 'm', max_batch_size: 1, maxBatchSize: 2 }, "override: field 'max_batch_size' is given twice, as 'max_batch_size' and 'maxBatchSize' (max_batch_size)"],
-    ['a bad map key', { name: 'm', dynamic_batching: { priority_queue_policy: { high: {} } } }, "override: map key 'high' of field 'priority_queue_policy' is not a uint64 (dynamic_batching.priority_queue_policy)"],
+    [
+      'two oneof members',
+      { name: 'm', dynamic_batching: {}, sequence_batching: {} },
+      "override: field 'sequence_batching' is specified along with field 'dynamic_batching', but only one member of oneof 'scheduling_choice' may be set (sequence_batching)",
+    ],
+    [
+      'a field given twice',
+      { name: 'm', max_batch_size: 1, maxBatchSize: 2 },
+      "override: field 'max_batch_size' is given twice, as 'max_batch_size' and 'maxBatchSize' (max_batch_size)",
+    ],
+    [
+      'a bad map key',
+      { name: 'm', dynamic_batching: { priority_queue_policy: { high: {} } } },
+      "override: map key 'high' of field 'priority_queue_policy' is not a uint64 (dynamic_batching.priority_queue_policy)",
+    ],
     ['a validation problem', { name: 'm', backend: 'js', max_batch_size: -2 }, "override: 'max_batch_size' must be non-negative value for m (max_batch_size)"],
     ['not an object', [], 'override: expected an object for ModelConfig, got an array'],
-    ['invalid JSON text', '{"name": ', "override: invalid JSON: Unexpected end of JSON input"],
+    ['invalid JSON text', '{"name": ', 'override: invalid JSON: Unexpected end of JSON input'],
   ];
   for (const [title, json, message] of cases) {
     it(`rejects ${title}`, () => assert.equal(rejection(() => parseJsonModelConfig(json, 'override')).message, message));
@@ -242,7 +345,9 @@ describe('round trip pbtxt -> JSON -> parseJsonModelConfig', () => {
     assert.equal(JSON.stringify(convertModelConfigToJson(again)), json);
   };
 
-  for (const name of readdirSync(REPOSITORY).filter((n) => !n.startsWith('.')).sort()) {
+  for (const name of readdirSync(REPOSITORY)
+    .filter((n) => !n.startsWith('.'))
+    .sort()) {
     it(name, () => {
       const file = join(REPOSITORY, name, 'config.pbtxt');
       roundTrip(parsePbtxtModelConfig(readFileSync(file, 'utf8'), file, name), name);

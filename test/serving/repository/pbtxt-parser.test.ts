@@ -33,8 +33,15 @@ describe('pbtxt parser: syntax', () => {
       input: [{ name: "c" dims: [] }]
       output { name: "x" }
       output { name: "y" }`);
-    assert.deepEqual(m.input, [{ name: 'a', dims: [1, 2] }, { name: 'b', dims: [3, 4, 5] }, { name: 'c', dims: [] }]);
-    assert.deepEqual((m.output as MessageValue[]).map((o) => o.name), ['x', 'y']);
+    assert.deepEqual(m.input, [
+      { name: 'a', dims: [1, 2] },
+      { name: 'b', dims: [3, 4, 5] },
+      { name: 'c', dims: [] },
+    ]);
+    assert.deepEqual(
+      (m.output as MessageValue[]).map((o) => o.name),
+      ['x', 'y'],
+    );
   });
 
   it('reads enums by name and by number', () => {
@@ -56,7 +63,7 @@ describe('pbtxt parser: syntax', () => {
 
   it('reads floats in every protobuf spelling, and float fields as float32 the way protobuf prints them', () => {
     const m = parse(`sequence_batching { control_input [{ control [{ fp32_false_true: [1.5, -2, .5, 1e-3, 3f, 2.5F, -inf, nan, Infinity, 0x10, 0.1, 0.123456789] }] }] }`);
-    const values = ((((m.sequence_batching as MessageValue).control_input as MessageValue[])[0].control as MessageValue[])[0]).fp32_false_true as number[];
+    const values = (((m.sequence_batching as MessageValue).control_input as MessageValue[])[0].control as MessageValue[])[0].fp32_false_true as number[];
     assert.deepEqual(values.slice(0, 7), [1.5, -2, 0.5, 0.001, 3, 2.5, -Infinity]);
     assert.ok(Number.isNaN(values[7]));
     assert.deepEqual(values.slice(8), [Infinity, 16, 0.1, 0.123456791]);
@@ -64,7 +71,10 @@ describe('pbtxt parser: syntax', () => {
 
   it('reads bools as true/True/t/1 and false/False/f/0', () => {
     const m = parse('input [{ optional: true }, { optional: True }, { optional: t }, { optional: 1 }, { optional: false }, { optional: False }, { optional: f }, { optional: 0 }]');
-    assert.deepEqual((m.input as MessageValue[]).map((i) => i.optional), [true, true, true, true, false, false, false, false]);
+    assert.deepEqual(
+      (m.input as MessageValue[]).map((i) => i.optional),
+      [true, true, true, true, false, false, false, false],
+    );
   });
 
   it('skips # comments and takes , and ; as optional separators', () => {
@@ -99,36 +109,64 @@ describe('pbtxt parser: syntax', () => {
 
 describe('pbtxt parser: errors name file:line:column and the field path', () => {
   const cases: [string, string, string][] = [
-    ['unknown nested field',
+    [
+      'unknown nested field',
       'name: "foo"\nplatform: "onnxruntime_onnx"\nmax_batch_size: 8\ninput [\n  {\n    name: "x"\n    dimz: [ 16 ]\n  }\n]',
-      "models/foo/config.pbtxt:7:5: unknown field 'dimz' in ModelInput (input[0])"],
+      "models/foo/config.pbtxt:7:5: unknown field 'dimz' in ModelInput (input[0])",
+    ],
     ['unknown top-level field', 'name: "m"\n  max_batchsize: 4', "models/foo/config.pbtxt:2:3: unknown field 'max_batchsize' in ModelConfig"],
     ['string for an integer', 'max_batch_size: "8"', `models/foo/config.pbtxt:1:17: expected an integer for int32 field 'max_batch_size', got string "8" (max_batch_size)`],
     ['float for an integer', 'input [{ dims: [1, 2.5] }]', "models/foo/config.pbtxt:1:20: expected an integer for int64 field 'dims', got number 2.5 (input[0].dims[1])"],
     ['identifier for a string', 'name: foo', "models/foo/config.pbtxt:1:7: expected a quoted string for field 'name', got 'foo' (name)"],
-    ['bad enum name lists the valid ones',
+    [
+      'bad enum name lists the valid ones',
       'input [{\n  data_type: TYPE_FLOAT\n}]',
-      "models/foo/config.pbtxt:2:14: invalid value 'TYPE_FLOAT' for DataType field 'data_type'; valid values: TYPE_INVALID, TYPE_BOOL, TYPE_UINT8, TYPE_UINT16, TYPE_UINT32, TYPE_UINT64, TYPE_INT8, TYPE_INT16, TYPE_INT32, TYPE_INT64, TYPE_FP16, TYPE_FP32, TYPE_FP64, TYPE_STRING, TYPE_BF16 (input[0].data_type)"],
-    ['bad enum number', 'instance_group [{ kind: 7 }]', "models/foo/config.pbtxt:1:25: invalid number 7 for ModelInstanceGroup.Kind field 'kind'; valid values: KIND_AUTO, KIND_GPU, KIND_CPU, KIND_MODEL (instance_group[0].kind)"],
+      "models/foo/config.pbtxt:2:14: invalid value 'TYPE_FLOAT' for DataType field 'data_type'; valid values: TYPE_INVALID, TYPE_BOOL, TYPE_UINT8, TYPE_UINT16, TYPE_UINT32, TYPE_UINT64, TYPE_INT8, TYPE_INT16, TYPE_INT32, TYPE_INT64, TYPE_FP16, TYPE_FP32, TYPE_FP64, TYPE_STRING, TYPE_BF16 (input[0].data_type)",
+    ],
+    [
+      'bad enum number',
+      'instance_group [{ kind: 7 }]',
+      "models/foo/config.pbtxt:1:25: invalid number 7 for ModelInstanceGroup.Kind field 'kind'; valid values: KIND_AUTO, KIND_GPU, KIND_CPU, KIND_MODEL (instance_group[0].kind)",
+    ],
     ['bad bool', 'input [{ optional: yes }]', "models/foo/config.pbtxt:1:20: expected true or false for bool field 'optional', got 'yes' (input[0].optional)"],
-    ['unterminated string (at its opening quote)', 'name: "m"\nplatform: "onnx\nmax_batch_size: 1', 'models/foo/config.pbtxt:2:11: unterminated string literal (strings cannot span lines; close it with ")'],
+    [
+      'unterminated string (at its opening quote)',
+      'name: "m"\nplatform: "onnx\nmax_batch_size: 1',
+      'models/foo/config.pbtxt:2:11: unterminated string literal (strings cannot span lines; close it with ")',
+    ],
     ['unterminated string at end of input', "name: 'm", "models/foo/config.pbtxt:1:7: unterminated string literal (strings cannot span lines; close it with ')"],
     ['invalid escape', 'name: "a\\qb"', "models/foo/config.pbtxt:1:9: invalid escape sequence '\\q' in string literal"],
-    ['unexpected end inside a message',
-      'input [\n  { name: "a"',
-      "models/foo/config.pbtxt:2:14: unexpected end of input: '{' opened at 2:3 is never closed with '}' (input[0])"],
-    ['unexpected end inside a list', 'input [ { name: "a" }', "models/foo/config.pbtxt:1:22: expected ',' or ']' in the list of field 'input': '[' opened at 1:7 is never closed (input)"],
+    ['unexpected end inside a message', 'input [\n  { name: "a"', "models/foo/config.pbtxt:2:14: unexpected end of input: '{' opened at 2:3 is never closed with '}' (input[0])"],
+    [
+      'unexpected end inside a list',
+      'input [ { name: "a" }',
+      "models/foo/config.pbtxt:1:22: expected ',' or ']' in the list of field 'input': '[' opened at 1:7 is never closed (input)",
+    ],
     ['unexpected end after a colon', 'name:', "models/foo/config.pbtxt:1:6: expected a quoted string for field 'name', got end of input (name)"],
     ['missing colon before a scalar', 'name "m"', `models/foo/config.pbtxt:1:6: expected ':' after field 'name', got string "m" (name)`],
     ['list for a singular field', 'name: ["a"]', "models/foo/config.pbtxt:1:7: field 'name' is not repeated, so it cannot take a [list] (name)"],
     ['singular field twice', 'name: "a"\nname: "b"', "models/foo/config.pbtxt:2:1: field 'name' of ModelConfig is not repeated but is specified more than once (name)"],
-    ['two members of a oneof', 'max_batch_size: 1\ndynamic_batching {}\nsequence_batching {}',
-      "models/foo/config.pbtxt:3:1: field 'sequence_batching' is specified along with field 'dynamic_batching', but only one member of oneof 'scheduling_choice' may be set (sequence_batching)"],
-    ['scalar where a message goes', 'version_policy: 3', "models/foo/config.pbtxt:1:17: expected '{' to start the ModelVersionPolicy of field 'version_policy', got number 3 (version_policy)"],
+    [
+      'two members of a oneof',
+      'max_batch_size: 1\ndynamic_batching {}\nsequence_batching {}',
+      "models/foo/config.pbtxt:3:1: field 'sequence_batching' is specified along with field 'dynamic_batching', but only one member of oneof 'scheduling_choice' may be set (sequence_batching)",
+    ],
+    [
+      'scalar where a message goes',
+      'version_policy: 3',
+      "models/foo/config.pbtxt:1:17: expected '{' to start the ModelVersionPolicy of field 'version_policy', got number 3 (version_policy)",
+    ],
     ['int32 out of range', 'max_batch_size: 2147483648', "models/foo/config.pbtxt:1:17: value 2147483648 is out of range for int32 for field 'max_batch_size' (max_batch_size)"],
-    ['negative unsigned', 'dynamic_batching { max_queue_delay_microseconds: -1 }', "models/foo/config.pbtxt:1:50: value -1 is out of range for uint64 for field 'max_queue_delay_microseconds' (dynamic_batching.max_queue_delay_microseconds)"],
-    ['int64 beyond the safe range', 'input [{ dims: [9007199254740992] }]',
-      "models/foo/config.pbtxt:1:17: value 9007199254740992 is outside the safe integer range (±9007199254740991) Herd supports for int64 for field 'dims' (input[0].dims[0])"],
+    [
+      'negative unsigned',
+      'dynamic_batching { max_queue_delay_microseconds: -1 }',
+      "models/foo/config.pbtxt:1:50: value -1 is out of range for uint64 for field 'max_queue_delay_microseconds' (dynamic_batching.max_queue_delay_microseconds)",
+    ],
+    [
+      'int64 beyond the safe range',
+      'input [{ dims: [9007199254740992] }]',
+      "models/foo/config.pbtxt:1:17: value 9007199254740992 is outside the safe integer range (±9007199254740991) Herd supports for int64 for field 'dims' (input[0].dims[0])",
+    ],
     ['number glued to a name', 'max_batch_size: 12abc', "models/foo/config.pbtxt:1:17: malformed number '12a' (a space is needed between a number and what follows)"],
     ['octal with 8 or 9', 'max_batch_size: 09', "models/foo/config.pbtxt:1:17: number '09' starts with 0 and so must be octal, but has digits 8 or 9"],
     ['extension syntax', '[ext.field]: 1', "models/foo/config.pbtxt:1:1: expected a field name of ModelConfig, got '[' (extension and Any fields are not supported)"],

@@ -4,7 +4,7 @@ import { formDynamicBatch, type BatchPolicy } from '../../../src/serving/schedul
 import type { QueuedRequest } from '../../../src/serving/scheduler/request-queue.ts';
 
 const queued = (sizes: number[], at = 0, keys?: string[]): ((i: number) => QueuedRequest | undefined) => {
-  const items = sizes.map((batchSize, i) => ({ batchSize, shapeKey: keys?.[i] ?? 'k', enqueuedAt: at, deadline: Infinity, seq: i } as QueuedRequest));
+  const items = sizes.map((batchSize, i) => ({ batchSize, shapeKey: keys?.[i] ?? 'k', enqueuedAt: at, deadline: Infinity, seq: i }) as QueuedRequest);
   return (i) => items[i];
 };
 const policy = (p: Partial<BatchPolicy> = {}): BatchPolicy => ({ maxBatchSize: 8, preferredBatchSizes: [], maxQueueDelayMs: 0, ...p });
@@ -37,5 +37,8 @@ test('a request of another shape ends the batch; it is not skipped over', () => 
 });
 
 test('an empty queue waits forever', () => {
-  assert.deepEqual(formDynamicBatch(() => undefined, 0, policy()), { waitMs: Infinity });
+  assert.deepEqual(
+    formDynamicBatch(() => undefined, 0, policy()),
+    { waitMs: Infinity },
+  );
 });

@@ -41,17 +41,26 @@ test('default scheduler: one request per execution, FIFO; stats follow Triton co
   await settle();
   assert.deepEqual(b.batches, [['1']]);
   assert.equal(stats.pending, 2, 'pending counts queued requests, not the executing one');
-  b.release(); await settle();
+  b.release();
+  await settle();
   assert.deepEqual(b.batches, [['1'], ['2']]);
-  b.release(); await settle(); b.release();
-  assert.deepEqual((await Promise.all(results)).map((r) => r.ok), [true, true, false]);
+  b.release();
+  await settle();
+  b.release();
+  assert.deepEqual(
+    (await Promise.all(results)).map((r) => r.ok),
+    [true, true, false],
+  );
   const snap = stats.snapshot();
   assert.equal(snap.inference_stats.success.count, 2);
   assert.equal(snap.inference_stats.queue.count, 2, 'queue count equals success count');
   assert.equal(snap.inference_stats.fail.count, 1);
   assert.equal(snap.inference_count, 4, 'inference_count counts batch elements of successful requests');
   assert.equal(snap.execution_count, 3);
-  assert.deepEqual(snap.batch_stats.map((x) => [x.batch_size, x.compute_infer.count]), [[2, 3]]);
+  assert.deepEqual(
+    snap.batch_stats.map((x) => [x.batch_size, x.compute_infer.count]),
+    [[2, 3]],
+  );
   assert.equal(stats.pending, 0);
 });
 
@@ -63,7 +72,8 @@ test('two instances run at once; a thrown error fails only its own batch', async
   const r2 = s.submit(request('ok'));
   await settle();
   assert.equal(a.running() + b.running(), 2);
-  a.release(); b.release();
+  a.release();
+  b.release();
   const [x, y] = await Promise.all([r1, r2]);
   assert.equal(errorOf(x), 'backend exploded');
   assert.equal(y.ok, true);
@@ -77,7 +87,8 @@ test('dynamic batching: requests that arrive while the instance is busy leave as
   const rest = ['2', '3', '4'].map((id) => s.submit(request(id)));
   await settle();
   assert.deepEqual(b.batches, [['1']]);
-  b.release(); await settle();
+  b.release();
+  await settle();
   assert.deepEqual(b.batches, [['1'], ['2', '3', '4']]);
   b.release();
   await Promise.all([first, ...rest]);
@@ -85,7 +96,13 @@ test('dynamic batching: requests that arrive while the instance is busy leave as
   assert.equal(snap.execution_count, 2);
   assert.equal(snap.inference_count, 4);
   assert.equal(snap.inference_stats.success.count, 4);
-  assert.deepEqual(snap.batch_stats.map((x) => [x.batch_size, x.compute_infer.count]), [[1, 1], [3, 1]]);
+  assert.deepEqual(
+    snap.batch_stats.map((x) => [x.batch_size, x.compute_infer.count]),
+    [
+      [1, 1],
+      [3, 1],
+    ],
+  );
 });
 
 test('dynamic batching: max_queue_delay holds a batch for a preferred size, then sends what is there', async () => {
@@ -98,9 +115,11 @@ test('dynamic batching: max_queue_delay holds a batch for a preferred size, then
   r.push(s.submit(request('3')), s.submit(request('4')), s.submit(request('5')));
   await settle();
   assert.deepEqual(b.batches, [['1', '2', '3', '4']], 'preferred size 4 goes at once');
-  b.release(); await settle();
+  b.release();
+  await settle();
   assert.deepEqual(b.batches.length, 1, '5 waits for its own delay');
-  clock.advance(10); await settle();
+  clock.advance(10);
+  await settle();
   assert.deepEqual(b.batches, [['1', '2', '3', '4'], ['5']]);
   b.release();
   await Promise.all(r);
@@ -111,12 +130,12 @@ test('dynamic batching never exceeds max_batch_size and never merges different s
   const { s } = scheduler([b], { maxBatchSize: 4 });
   const blocker = s.submit(request('0'));
   await settle();
-  const r = [
-    s.submit(request('a', { batch: 3 })), s.submit(request('b', { batch: 2 })),
-    s.submit(request('c', { dims: [5] })), s.submit(request('d', { dims: [5] })),
-  ];
+  const r = [s.submit(request('a', { batch: 3 })), s.submit(request('b', { batch: 2 })), s.submit(request('c', { dims: [5] })), s.submit(request('d', { dims: [5] }))];
   await settle();
-  for (let i = 0; i < 4; i++) { b.release(); await settle(); }
+  for (let i = 0; i < 4; i++) {
+    b.release();
+    await settle();
+  }
   assert.deepEqual(b.batches, [['0'], ['a'], ['b'], ['c', 'd']]);
   await Promise.all([blocker, ...r]);
 });
@@ -134,8 +153,14 @@ test('priority levels: level 1 goes first; FIFO within a level; bad priorities a
   ];
   const bad = await s.submit(request('x', { parameters: { priority: 4 } }));
   assert.match(errorOf(bad) ?? '', /priority 4 is not valid for model 'm': use 1 \(highest\) to 3/);
-  for (let i = 0; i < 5; i++) { b.release(); await settle(); }
-  assert.deepEqual(b.batches.map((x) => x[0]), ['busy', 'high1', 'high2', 'default', 'low']);
+  for (let i = 0; i < 5; i++) {
+    b.release();
+    await settle();
+  }
+  assert.deepEqual(
+    b.batches.map((x) => x[0]),
+    ['busy', 'high1', 'high2', 'default', 'low'],
+  );
   await Promise.all([blocker, ...r]);
 });
 
@@ -149,8 +174,13 @@ test('a full queue answers at once with 503 "Exceeds maximum queue size"', async
   assert.equal(rejected.ok === false && rejected.error.code, 'UNAVAILABLE');
   assert.match(errorOf(rejected) ?? '', /^Exceeds maximum queue size/);
   assert.equal(stats.failureCounts().REJECTED, 1);
-  b.release(); await settle(); b.release();
-  assert.deepEqual((await Promise.all([busy, ...queued])).map((r) => r.ok), [true, true, true]);
+  b.release();
+  await settle();
+  b.release();
+  assert.deepEqual(
+    (await Promise.all([busy, ...queued])).map((r) => r.ok),
+    [true, true, true],
+  );
 });
 
 test('timeouts: REJECT answers "Request timeout expired" on time even while instances are busy; DELAY serves later', async () => {
@@ -160,9 +190,12 @@ test('timeouts: REJECT answers "Request timeout expired" on time even while inst
   await settle();
   const late = s.submit(request('late'));
   const overridden = s.submit(request('patient', { parameters: { timeout: 50_000 } }));
-  clock.advance(6); await settle();
+  clock.advance(6);
+  await settle();
   assert.equal(errorOf(await late), 'Request timeout expired');
-  b.release(); await settle(); b.release();
+  b.release();
+  await settle();
+  b.release();
   assert.equal((await overridden).ok, true, 'timeout override applies when allowed');
   await busy;
 
@@ -173,9 +206,17 @@ test('timeouts: REJECT answers "Request timeout expired" on time even while inst
   const old = delayed.s.submit(request('old'));
   delayed.clock.advance(2);
   const fresh = delayed.s.submit(request('fresh', { parameters: { timeout: 1_000_000 } }));
-  delayed.clock.advance(0.5); await settle();
-  for (let i = 0; i < 3; i++) { d.release(); await settle(); }
-  assert.deepEqual(d.batches.map((x) => x[0]), ['busy', 'fresh', 'old'], 'the expired request is served after the others');
+  delayed.clock.advance(0.5);
+  await settle();
+  for (let i = 0; i < 3; i++) {
+    d.release();
+    await settle();
+  }
+  assert.deepEqual(
+    d.batches.map((x) => x[0]),
+    ['busy', 'fresh', 'old'],
+    'the expired request is served after the others',
+  );
   await Promise.all([busy2, old, fresh]);
 });
 
@@ -189,7 +230,8 @@ test('preserve_ordering answers in arrival order even when later batches finish 
   await settle();
   const runningSecond = a.batches[0]?.[0] === 'second' ? a : b;
   const runningFirst = runningSecond === a ? b : a;
-  runningSecond.release(); await settle();
+  runningSecond.release();
+  await settle();
   assert.deepEqual(order, []);
   runningFirst.release();
   await Promise.all([first, second]);
@@ -207,7 +249,10 @@ test('close cuts batch delays short, answers every accepted request, unloads, th
   assert.deepEqual(b.batches, [['1', '2']]);
   b.release();
   await closed;
-  assert.deepEqual((await Promise.all(accepted)).map((r) => r.ok), [true, true]);
+  assert.deepEqual(
+    (await Promise.all(accepted)).map((r) => r.ok),
+    [true, true],
+  );
   assert.equal(b.unloaded, true);
   const refused = await s.submit(request('late'));
   assert.match(errorOf(refused) ?? '', /unloading/);
@@ -218,7 +263,10 @@ test('refuseIfFull: refuses (and counts) only when every priority level is at it
   const { s, stats } = scheduler([b], {
     priorityLevels: 2,
     defaultPriorityLevel: 1,
-    queuePolicies: [{ ...REJECT, max_queue_size: 1 }, { ...REJECT, max_queue_size: 1 }],
+    queuePolicies: [
+      { ...REJECT, max_queue_size: 1 },
+      { ...REJECT, max_queue_size: 1 },
+    ],
   });
   const busy = s.submit(request('busy'));
   await settle();
@@ -230,7 +278,14 @@ test('refuseIfFull: refuses (and counts) only when every priority level is at it
   assert.equal(refusal?.code, 'UNAVAILABLE');
   assert.match(refusal?.message ?? '', /^Exceeds maximum queue size for model 'm'$/);
   assert.equal(stats.failureCounts().REJECTED, 1);
-  b.release(); await settle(); b.release(); await settle(); b.release();
-  assert.deepEqual((await Promise.all([busy, first, second])).map((r) => r.ok), [true, true, true]);
+  b.release();
+  await settle();
+  b.release();
+  await settle();
+  b.release();
+  assert.deepEqual(
+    (await Promise.all([busy, first, second])).map((r) => r.ok),
+    [true, true, true],
+  );
   assert.equal(s.refuseIfFull(), undefined);
 });

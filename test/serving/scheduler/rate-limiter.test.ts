@@ -12,7 +12,9 @@ test('an instance holds its resources while executing; others wait, none is drop
   const first = await limiter.acquire(needs, 1, 'a_0');
   assert.deepEqual(limiter.snapshot(), { gpu_memory_mb: 16384 });
   const granted: (() => void)[] = [];
-  void limiter.acquire(needs, 1, 'a_1').then((release) => { granted.push(release); });
+  void limiter.acquire(needs, 1, 'a_1').then((release) => {
+    granted.push(release);
+  });
   await tick();
   assert.equal(granted.length, 0, 'not enough left for a second instance');
   first();
@@ -31,8 +33,11 @@ test('resources not configured size themselves to the largest single need (Trito
 
 test('a configured pool too small for an instance is a load error that says what to raise', () => {
   const limiter = new RateLimiter(new Map([['gpu_memory_mb', 1024]]));
-  assert.throws(() => limiter.register([{ name: 'gpu_memory_mb', count: 4096 }], 'big_0'),
-    (e: unknown) => e instanceof HerdError && /needs 4096 of resource 'gpu_memory_mb' but the rate limiter only has 1024; raise --rate-limit-resource gpu_memory_mb:N/.test(e.message));
+  assert.throws(
+    () => limiter.register([{ name: 'gpu_memory_mb', count: 4096 }], 'big_0'),
+    (e: unknown) =>
+      e instanceof HerdError && /needs 4096 of resource 'gpu_memory_mb' but the rate limiter only has 1024; raise --rate-limit-resource gpu_memory_mb:N/.test(e.message),
+  );
 });
 
 test('priority weights turns: with both waiting, priority 2 gets half the turns of priority 1', async () => {
@@ -41,8 +46,18 @@ test('priority weights turns: with both waiting, priority 2 gets half the turns 
   const holder = await limiter.acquire(needs, 1, 'holder');
   const grants: string[] = [];
   const waiting = [
-    ...Array.from({ length: 20 }, () => limiter.acquire(needs, 1, 'fast').then((release) => { grants.push('fast'); release(); })),
-    ...Array.from({ length: 20 }, () => limiter.acquire(needs, 2, 'slow').then((release) => { grants.push('slow'); release(); })),
+    ...Array.from({ length: 20 }, () =>
+      limiter.acquire(needs, 1, 'fast').then((release) => {
+        grants.push('fast');
+        release();
+      }),
+    ),
+    ...Array.from({ length: 20 }, () =>
+      limiter.acquire(needs, 2, 'slow').then((release) => {
+        grants.push('slow');
+        release();
+      }),
+    ),
   ];
   holder();
   await Promise.all(waiting);

@@ -24,23 +24,27 @@ export function gatedBackend(): GatedBackend {
         state.batches.push(requests.map((r) => r.id));
         await new Promise<void>((r) => gates.push(r));
         if (requests.some((r) => r.id.startsWith('throw'))) throw new Error('backend exploded');
-        return requests.map((r): InferenceResult =>
-          r.id.startsWith('bad') ? { ok: false, error: new HerdError('INVALID_ARG', 'bad input') } : { ok: true, outputs: [] });
+        return requests.map((r): InferenceResult => (r.id.startsWith('bad') ? { ok: false, error: new HerdError('INVALID_ARG', 'bad input') } : { ok: true, outputs: [] }));
       },
-      async unload() { state.unloaded = true; },
+      async unload() {
+        state.unloaded = true;
+      },
     },
   };
   return state;
 }
 
-export const instance = (name: string, backend: Backend, extra: Partial<SchedulerInstance> = {}): SchedulerInstance =>
-  ({ name, backend, resources: [], priority: 1, ...extra });
+export const instance = (name: string, backend: Backend, extra: Partial<SchedulerInstance> = {}): SchedulerInstance => ({ name, backend, resources: [], priority: 1, ...extra });
 
 export function request(id: string, options: { batch?: number; dims?: number[]; parameters?: InferenceRequest['parameters'] } = {}): InferenceRequest {
   const dims = options.dims ?? [4];
   const batch = options.batch ?? 1;
   return {
-    id, modelName: 'm', modelVersion: 1, requestedOutputs: [], parameters: options.parameters ?? {},
+    id,
+    modelName: 'm',
+    modelVersion: 1,
+    requestedOutputs: [],
+    parameters: options.parameters ?? {},
     inputs: [{ name: 'IN', datatype: 'FP32', shape: [batch, ...dims], data: new Float32Array(batch * dims.reduce((a, b) => a * b, 1)) }],
   };
 }

@@ -4,11 +4,15 @@ export default class ModelRouter {
   initialize(args) {
     this.herd = args.herd;
     const text = args.model_config.parameters.rules?.string_value ?? '';
-    this.rules = text.split(',').map((part) => part.trim()).filter(Boolean).map((part) => {
-      const [limit, tier] = part.split(':').map((s) => s.trim());
-      if (!tier || (limit !== '*' && !/^\d+$/.test(limit))) throw new Error(`model_router: rule '${part}' is not '<max tokens>:<tier>' or '*:<tier>'`);
-      return { max: limit === '*' ? Infinity : Number(limit), tier };
-    });
+    this.rules = text
+      .split(',')
+      .map((part) => part.trim())
+      .filter(Boolean)
+      .map((part) => {
+        const [limit, tier] = part.split(':').map((s) => s.trim());
+        if (!tier || (limit !== '*' && !/^\d+$/.test(limit))) throw new Error(`model_router: rule '${part}' is not '<max tokens>:<tier>' or '*:<tier>'`);
+        return { max: limit === '*' ? Infinity : Number(limit), tier };
+      });
     if (this.rules.length === 0 || this.rules.at(-1).max !== Infinity) throw new Error("model_router: parameter 'rules' must end with a '*:<tier>' rule");
     this.tiers = new Set(this.rules.map((r) => r.tier));
   }

@@ -66,7 +66,12 @@ class AnthropicProvider implements Provider {
     const translator = new AnthropicStreamTranslator(this.name, (text) => this.upstream.safe(text));
     const collector = new CompletionTextCollector();
     const events = this.upstream.postSse({
-      path: PATH, body, signal, timeoutMs: req.timeoutMs, idleTimeoutMs: req.idleTimeoutMs, isFinal: (message) => message.event === 'message_stop',
+      path: PATH,
+      body,
+      signal,
+      timeoutMs: req.timeoutMs,
+      idleTimeoutMs: req.idleTimeoutMs,
+      isFinal: (message) => message.event === 'message_stop',
     });
     for await (const event of events) {
       const data = this.upstream.parseJson(event.data, 'SSE event');
@@ -83,7 +88,7 @@ class AnthropicProvider implements Provider {
     if (!translator.finished) {
       throw new UpstreamError(`${this.name}: stream ended before message_stop`, { provider: this.name, failure: 'interrupted' });
     }
-    yield { type: 'usage', usage: translator.finalUsage ?? await estimateUsage(req.request, collector.text()) };
+    yield { type: 'usage', usage: translator.finalUsage ?? (await estimateUsage(req.request, collector.text())) };
     yield { type: 'done', finishReason: translator.finishReason, rawFinishReason: translator.rawFinishReason };
   }
 
@@ -94,7 +99,9 @@ class AnthropicProvider implements Provider {
   private bodyError(body: Record<string, unknown>): UpstreamError {
     const details = parseAnthropicErrorBody(body);
     return new UpstreamError(`${this.name}: upstream error ${this.upstream.safe(details.type ?? '')}: ${this.upstream.safe(details.message ?? 'no message')}`, {
-      provider: this.name, failure: mapAnthropicErrorType(details), upstreamType: details.type,
+      provider: this.name,
+      failure: mapAnthropicErrorType(details),
+      upstreamType: details.type,
     });
   }
 }

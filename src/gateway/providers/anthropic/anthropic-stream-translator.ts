@@ -100,10 +100,14 @@ export class AnthropicStreamTranslator {
     const input = isJsonObject(block.input) && Object.keys(block.input).length > 0 ? JSON.stringify(block.input) : '';
     state.sentArguments = input !== '';
     return this.chunk({
-      tool_calls: [{
-        index: state.index, id: String(block.id ?? ''), type: 'function',
-        function: { name: String(block.name ?? ''), arguments: input },
-      }],
+      tool_calls: [
+        {
+          index: state.index,
+          id: String(block.id ?? ''),
+          type: 'function',
+          function: { name: String(block.name ?? ''), arguments: input },
+        },
+      ],
     });
   }
 
@@ -146,13 +150,18 @@ export class AnthropicStreamTranslator {
     const type = this.sanitize(details.type ?? 'error');
     const message = this.sanitize(details.message ?? 'no message');
     return new UpstreamError(`${this.provider}: upstream stream error ${type}: ${message}`, {
-      provider: this.provider, failure: mapAnthropicErrorType(details), upstreamType: details.type,
+      provider: this.provider,
+      failure: mapAnthropicErrorType(details),
+      upstreamType: details.type,
     });
   }
 
   private chunk(delta: ChatChunkDelta, finishReason: FinishReason | null = null): ChatChunk {
     return {
-      id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model,
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.model,
       choices: [{ index: 0, delta, finish_reason: finishReason }],
     };
   }

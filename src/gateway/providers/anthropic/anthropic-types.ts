@@ -2,14 +2,22 @@
 // as Herd reads or writes them. Response-side types are loose: unknown block and event types exist.
 import type { JsonSchema } from '../../chat-types.ts';
 
-export interface AnthropicTextBlock { type: 'text'; text: string }
+export interface AnthropicTextBlock {
+  type: 'text';
+  text: string;
+}
 
 export interface AnthropicImageBlock {
   type: 'image';
   source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
 }
 
-export interface AnthropicToolUseBlock { type: 'tool_use'; id: string; name: string; input: unknown }
+export interface AnthropicToolUseBlock {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: unknown;
+}
 
 export interface AnthropicToolResultBlock {
   type: 'tool_result';
@@ -30,9 +38,7 @@ export interface AnthropicTool {
   input_schema: JsonSchema;
 }
 
-export type AnthropicToolChoice =
-  | { type: 'auto' | 'any' | 'none'; disable_parallel_tool_use?: boolean }
-  | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean };
+export type AnthropicToolChoice = { type: 'auto' | 'any' | 'none'; disable_parallel_tool_use?: boolean } | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean };
 
 export interface AnthropicRequest {
   model: string;

@@ -8,9 +8,7 @@ import { parseDataUrl } from '../parse-data-url.ts';
 import { parseToolArguments } from '../parse-tool-arguments.ts';
 import type { ProviderWarning } from '../provider.ts';
 import { splitSystemMessages, type IndexedMessage } from '../split-system-messages.ts';
-import type {
-  AnthropicContentBlock, AnthropicMessage, AnthropicRequest, AnthropicToolChoice,
-} from './anthropic-types.ts';
+import type { AnthropicContentBlock, AnthropicMessage, AnthropicRequest, AnthropicToolChoice } from './anthropic-types.ts';
 
 /**
  * Anthropic requires max_tokens; OpenAI clients usually omit it. 4096 is the default the Vercel AI
@@ -25,21 +23,27 @@ export interface AnthropicConversionOptions {
 }
 
 const UNSUPPORTED_PARAMS = [
-  'presence_penalty', 'frequency_penalty', 'seed', 'logprobs', 'top_logprobs', 'logit_bias',
-  'reasoning_effort', 'store', 'metadata', 'service_tier', 'prompt_cache_key', 'safety_identifier', 'verbosity',
+  'presence_penalty',
+  'frequency_penalty',
+  'seed',
+  'logprobs',
+  'top_logprobs',
+  'logit_bias',
+  'reasoning_effort',
+  'store',
+  'metadata',
+  'service_tier',
+  'prompt_cache_key',
+  'safety_identifier',
+  'verbosity',
 ] as const;
 
-export function convertAnthropicRequest(
-  request: ChatRequest,
-  upstreamModel: string,
-  options: AnthropicConversionOptions,
-): { body: AnthropicRequest; warnings: ProviderWarning[] } {
+export function convertAnthropicRequest(request: ChatRequest, upstreamModel: string, options: AnthropicConversionOptions): { body: AnthropicRequest; warnings: ProviderWarning[] } {
   if (request.n !== undefined && request.n > 1) {
     throw new HerdError('UNSUPPORTED', 'Anthropic returns one choice per request; n must be 1', { param: 'n' });
   }
   if (request.temperature !== undefined && request.temperature > 1) {
-    throw new HerdError('INVALID_ARG', `Invalid 'temperature': Anthropic accepts 0 to 1, got ${request.temperature}`,
-      { param: 'temperature' });
+    throw new HerdError('INVALID_ARG', `Invalid 'temperature': Anthropic accepts 0 to 1, got ${request.temperature}`, { param: 'temperature' });
   }
   if (request.response_format?.type === 'json_schema') {
     throw new HerdError('UNSUPPORTED', 'Anthropic has no json_schema response format', { param: 'response_format' });
@@ -126,10 +130,12 @@ function userBlocks(message: UserMessage, index: number): AnthropicContentBlock[
     if (part.type === 'text') return textBlocks(part.text);
     const url = part.image_url.url;
     const inline = parseDataUrl(url, `messages[${index}].content[${j}].image_url.url`);
-    return [{
-      type: 'image',
-      source: inline ? { type: 'base64', media_type: inline.mediaType, data: inline.base64 } : { type: 'url', url },
-    }];
+    return [
+      {
+        type: 'image',
+        source: inline ? { type: 'base64', media_type: inline.mediaType, data: inline.base64 } : { type: 'url', url },
+      },
+    ];
   });
 }
 
@@ -141,7 +147,9 @@ function assistantBlocks(message: AssistantMessage, index: number): AnthropicCon
   }
   (message.tool_calls ?? []).forEach((call, j) => {
     blocks.push({
-      type: 'tool_use', id: call.id, name: call.function.name,
+      type: 'tool_use',
+      id: call.id,
+      name: call.function.name,
       input: parseToolArguments(call.function.arguments, `messages[${index}].tool_calls[${j}].function.arguments`),
     });
   });

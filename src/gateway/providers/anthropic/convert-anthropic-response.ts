@@ -10,8 +10,7 @@ import { mapAnthropicStopReason } from './map-anthropic-stop-reason.ts';
 
 /** Whether a parsed body has the shape of a Messages response (checked before converting). */
 export function isAnthropicResponse(body: unknown): body is AnthropicResponse {
-  return isJsonObject(body) && body.type === 'message' && Array.isArray(body.content)
-    && body.content.every(isJsonObject) && isJsonObject(body.usage);
+  return isJsonObject(body) && body.type === 'message' && Array.isArray(body.content) && body.content.every(isJsonObject) && isJsonObject(body.usage);
 }
 
 export function convertAnthropicResponse(message: AnthropicResponse): ChatResponse {

@@ -11,8 +11,18 @@ import { splitSystemMessages, type IndexedMessage } from '../split-system-messag
 import type { GeminiContent, GeminiGenerationConfig, GeminiPart, GeminiRequest } from './gemini-types.ts';
 
 const UNSUPPORTED_PARAMS = [
-  'logprobs', 'top_logprobs', 'logit_bias', 'user', 'parallel_tool_calls', 'reasoning_effort', 'store',
-  'metadata', 'service_tier', 'prompt_cache_key', 'safety_identifier', 'verbosity',
+  'logprobs',
+  'top_logprobs',
+  'logit_bias',
+  'user',
+  'parallel_tool_calls',
+  'reasoning_effort',
+  'store',
+  'metadata',
+  'service_tier',
+  'prompt_cache_key',
+  'safety_identifier',
+  'verbosity',
 ] as const;
 
 /**
@@ -24,8 +34,7 @@ const NEEDS_THOUGHT_SIGNATURE = /^(models\/)?gemini-3[.-]/;
 
 export function convertGeminiRequest(request: ChatRequest, upstreamModel: string): { body: GeminiRequest; warnings: ProviderWarning[] } {
   if (request.response_format?.type === 'json_schema' && request.response_format.json_schema.schema === undefined) {
-    throw new HerdError('INVALID_ARG', "Invalid 'response_format.json_schema.schema': Gemini needs the schema itself",
-      { param: 'response_format.json_schema.schema' });
+    throw new HerdError('INVALID_ARG', "Invalid 'response_format.json_schema.schema': Gemini needs the schema itself", { param: 'response_format.json_schema.schema' });
   }
   const warnings = collectUnsupportedWarnings(request, UNSUPPORTED_PARAMS, 'Gemini');
   const { system, conversation } = splitSystemMessages(request.messages, 'Gemini');
@@ -35,19 +44,21 @@ export function convertGeminiRequest(request: ChatRequest, upstreamModel: string
   const systemText = system.filter((text) => text !== '');
   if (systemText.length > 0) body.systemInstruction = { parts: systemText.map((text) => ({ text })) };
   if (request.tools !== undefined && request.tools.length > 0) {
-    body.tools = [{
-      functionDeclarations: request.tools.map((tool, i) => {
-        if (tool.function.strict !== undefined) {
-          warnings.push({ param: `tools[${i}].function.strict`, message: 'Gemini does not support strict tool schemas; it was not sent' });
-        }
-        return {
-          name: tool.function.name,
-          ...(tool.function.description !== undefined ? { description: tool.function.description } : {}),
-          // parametersJsonSchema takes plain JSON Schema; `parameters` would need Google's OpenAPI subset.
-          ...(tool.function.parameters !== undefined ? { parametersJsonSchema: tool.function.parameters } : {}),
-        };
-      }),
-    }];
+    body.tools = [
+      {
+        functionDeclarations: request.tools.map((tool, i) => {
+          if (tool.function.strict !== undefined) {
+            warnings.push({ param: `tools[${i}].function.strict`, message: 'Gemini does not support strict tool schemas; it was not sent' });
+          }
+          return {
+            name: tool.function.name,
+            ...(tool.function.description !== undefined ? { description: tool.function.description } : {}),
+            // parametersJsonSchema takes plain JSON Schema; `parameters` would need Google's OpenAPI subset.
+            ...(tool.function.parameters !== undefined ? { parametersJsonSchema: tool.function.parameters } : {}),
+          };
+        }),
+      },
+    ];
     if (request.tool_choice !== undefined) body.toolConfig = { functionCallingConfig: convertToolChoice(request.tool_choice) };
   }
   const config = convertGenerationConfig(request);
@@ -110,7 +121,7 @@ function convertContents(conversation: IndexedMessage[], signToolCalls: boolean,
           firstCall.thoughtSignature = SKIP_THOUGHT_SIGNATURE;
           warnings.push({
             param: `messages[${index}].tool_calls`,
-            message: 'replayed without its Gemini thought signature (OpenAI messages cannot carry one); sent with Google\'s skip_thought_signature_validator',
+            message: "replayed without its Gemini thought signature (OpenAI messages cannot carry one); sent with Google's skip_thought_signature_validator",
           });
         }
         append('model', parts);
@@ -142,8 +153,7 @@ function userParts(message: UserMessage, index: number): GeminiPart[] {
 
 function modelParts(message: AssistantMessage, index: number): GeminiPart[] {
   const parts: GeminiPart[] = [];
-  const text = typeof message.content === 'string' ? message.content
-    : (message.content ?? []).map((part) => (part.type === 'text' ? part.text : part.refusal)).join('');
+  const text = typeof message.content === 'string' ? message.content : (message.content ?? []).map((part) => (part.type === 'text' ? part.text : part.refusal)).join('');
   if (text !== '') parts.push({ text });
   (message.tool_calls ?? []).forEach((call, j) => {
     const args = parseToolArguments(call.function.arguments, `messages[${index}].tool_calls[${j}].function.arguments`);

@@ -39,15 +39,19 @@ export function findGeminiFailure(response: GeminiResponse, provider: string, sa
   const blockReason = response.promptFeedback?.blockReason;
   if (blockReason !== undefined && (response.candidates === undefined || response.candidates.length === 0)) {
     const detail = response.promptFeedback?.blockReasonMessage;
-    return new UpstreamError(
-      `${provider}: upstream blocked the prompt (${sanitize(blockReason)})${detail ? `: ${sanitize(detail)}` : ''}`,
-      { provider, failure: 'content_filter', upstreamType: blockReason },
-    );
+    return new UpstreamError(`${provider}: upstream blocked the prompt (${sanitize(blockReason)})${detail ? `: ${sanitize(detail)}` : ''}`, {
+      provider,
+      failure: 'content_filter',
+      upstreamType: blockReason,
+    });
   }
   const malformed = response.candidates?.find((c) => c.finishReason !== undefined && MALFORMED_FINISH_REASONS.has(c.finishReason));
   if (malformed !== undefined) {
-    return new UpstreamError(`${provider}: the model produced an unusable function call (${malformed.finishReason})`,
-      { provider, failure: 'malformed', upstreamType: malformed.finishReason });
+    return new UpstreamError(`${provider}: the model produced an unusable function call (${malformed.finishReason})`, {
+      provider,
+      failure: 'malformed',
+      upstreamType: malformed.finishReason,
+    });
   }
   return undefined;
 }

@@ -50,9 +50,7 @@ class GeminiProvider implements Provider {
     if (failure !== undefined) throw failure;
     if (raw.candidates === undefined || raw.candidates.length === 0) throw this.upstream.malformed('response has no candidates');
     const response = convertGeminiResponse(raw, req.upstreamModel);
-    const usage = raw.usageMetadata !== undefined
-      ? convertGeminiUsage(raw.usageMetadata)
-      : await estimateUsage(req.request, collectResponseText(response));
+    const usage = raw.usageMetadata !== undefined ? convertGeminiUsage(raw.usageMetadata) : await estimateUsage(req.request, collectResponseText(response));
     response.usage = convertUsageToOpenAI(usage);
     return { response, usage, rawFinishReason: raw.candidates[0].finishReason ?? null, warnings };
   }
@@ -63,8 +61,11 @@ class GeminiProvider implements Provider {
     const translator = new GeminiStreamTranslator(this.name, req.upstreamModel, (text) => this.upstream.safe(text));
     const collector = new CompletionTextCollector();
     const events = this.upstream.postSse({
-      path: `${this.path(req.upstreamModel, 'streamGenerateContent')}?alt=sse`, body, signal,
-      timeoutMs: req.timeoutMs, idleTimeoutMs: req.idleTimeoutMs,
+      path: `${this.path(req.upstreamModel, 'streamGenerateContent')}?alt=sse`,
+      body,
+      signal,
+      timeoutMs: req.timeoutMs,
+      idleTimeoutMs: req.idleTimeoutMs,
     });
     for await (const event of events) {
       const data = this.upstream.parseJson(event.data, 'SSE event');
@@ -78,7 +79,7 @@ class GeminiProvider implements Provider {
     if (!translator.complete) {
       throw new UpstreamError(`${this.name}: stream ended before a finishReason`, { provider: this.name, failure: 'interrupted' });
     }
-    yield { type: 'usage', usage: translator.finalUsage ?? await estimateUsage(req.request, collector.text()) };
+    yield { type: 'usage', usage: translator.finalUsage ?? (await estimateUsage(req.request, collector.text())) };
     yield { type: 'done', finishReason: translator.finishReason, rawFinishReason: translator.rawFinishReason };
   }
 
@@ -98,7 +99,11 @@ class GeminiProvider implements Provider {
     const status = typeof error.code === 'number' ? error.code : undefined;
     const failure = details.failure ?? (status !== undefined ? mapStatusToFailure(status) : 'server_error');
     return new UpstreamError(`${this.name}: upstream stream error ${this.upstream.safe(details.type ?? '')}: ${this.upstream.safe(details.message ?? 'no message')}`, {
-      provider: this.name, failure, status, upstreamType: details.type, retryAfterSeconds: details.retryAfterSeconds,
+      provider: this.name,
+      failure,
+      status,
+      upstreamType: details.type,
+      retryAfterSeconds: details.retryAfterSeconds,
     });
   }
 }

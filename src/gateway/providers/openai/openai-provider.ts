@@ -39,20 +39,27 @@ class OpenAIProvider implements Provider {
 
   async chat(req: ProviderRequest, signal: AbortLink): Promise<ProviderResult> {
     const body = await this.upstream.postJson({
-      path: PATH, body: convertOpenAIRequest(req.request, req.upstreamModel, false), signal, timeoutMs: req.timeoutMs,
+      path: PATH,
+      body: convertOpenAIRequest(req.request, req.upstreamModel, false),
+      signal,
+      timeoutMs: req.timeoutMs,
     });
     const response = this.checkResponse(body);
     const rawReason = rawFinishReason(body);
     for (const choice of response.choices) choice.finish_reason = mapOpenAIFinishReason(choice.finish_reason);
-    const usage = convertOpenAIUsage(response.usage) ?? await estimateUsage(req.request, collectResponseText(response));
+    const usage = convertOpenAIUsage(response.usage) ?? (await estimateUsage(req.request, collectResponseText(response)));
     response.usage = convertUsageToOpenAI(usage);
     return { response, usage, rawFinishReason: rawReason, warnings: [] };
   }
 
   async *stream(req: ProviderRequest, signal: AbortLink): AsyncGenerator<ProviderStreamEvent> {
     const events = this.upstream.postSse({
-      path: PATH, body: convertOpenAIRequest(req.request, req.upstreamModel, true), signal,
-      timeoutMs: req.timeoutMs, idleTimeoutMs: req.idleTimeoutMs, isFinal: (message) => message.data === '[DONE]',
+      path: PATH,
+      body: convertOpenAIRequest(req.request, req.upstreamModel, true),
+      signal,
+      timeoutMs: req.timeoutMs,
+      idleTimeoutMs: req.idleTimeoutMs,
+      isFinal: (message) => message.data === '[DONE]',
     });
     const collector = new CompletionTextCollector();
     let usage: Usage | undefined;
@@ -87,7 +94,7 @@ class OpenAIProvider implements Provider {
     if (!sawDone && finishReason === null) {
       throw new UpstreamError(`${this.name}: stream ended before [DONE]`, { provider: this.name, failure: 'interrupted' });
     }
-    yield { type: 'usage', usage: usage ?? await estimateUsage(req.request, collector.text()) };
+    yield { type: 'usage', usage: usage ?? (await estimateUsage(req.request, collector.text())) };
     yield { type: 'done', finishReason, rawFinishReason: rawReason };
   }
 
@@ -120,7 +127,9 @@ class OpenAIProvider implements Provider {
     const details = parseOpenAIErrorBody(body);
     const type = details.type ? ` ${this.upstream.safe(details.type)}` : '';
     return new UpstreamError(`${this.name}: upstream error${type}: ${this.upstream.safe(details.message ?? 'no message')}`, {
-      provider: this.name, failure: details.failure ?? 'server_error', upstreamType: details.type,
+      provider: this.name,
+      failure: details.failure ?? 'server_error',
+      upstreamType: details.type,
     });
   }
 }

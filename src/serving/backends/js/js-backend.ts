@@ -29,7 +29,12 @@ async function loadJsModelInstance(context: BackendLoadContext): Promise<Backend
       throw new HerdError('INTERNAL', `js model ${file.label}: initialize() failed: ${describeError(err)}`, { cause: err });
     }
   }
-  return new JsModelInstance(model, file, rules, config.output.map((o) => o.name));
+  return new JsModelInstance(
+    model,
+    file,
+    rules,
+    config.output.map((o) => o.name),
+  );
 }
 
 function createArgs(context: BackendLoadContext): JsModelArgs {

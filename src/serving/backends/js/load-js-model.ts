@@ -18,19 +18,13 @@ export interface ModelFile {
   label: string;
 }
 
-export function resolveModelFile(
-  versionPath: string,
-  names: { modelName: string; version: number; defaultModelFilename: string },
-): ModelFile {
+export function resolveModelFile(versionPath: string, names: { modelName: string; version: number; defaultModelFilename: string }): ModelFile {
   const candidates = names.defaultModelFilename ? [names.defaultModelFilename] : [...DEFAULT_MODEL_FILENAMES];
   for (const file of candidates) {
     const path = join(versionPath, file);
     if (existsSync(path) && statSync(path).isFile()) return { path, label: `${names.modelName}/${names.version}/${file}` };
   }
-  throw new HerdError(
-    'NOT_FOUND',
-    `js model '${names.modelName}' version ${names.version}: no model file; looked for ${candidates.join(', ')}`,
-  );
+  throw new HerdError('NOT_FOUND', `js model '${names.modelName}' version ${names.version}: no model file; looked for ${candidates.join(', ')}`);
 }
 
 let importSequence = 0;
@@ -74,10 +68,7 @@ function toJsModel(namespace: Record<string, unknown>, file: ModelFile): JsModel
   if (typeof exported === 'object' && exported !== null && typeof (exported as { execute?: unknown }).execute === 'function') {
     return exported as JsModel;
   }
-  throw new HerdError(
-    'INVALID_ARG',
-    `js model ${file.label}: exports no execute(requests); export an execute function, or default-export a class or object with one`,
-  );
+  throw new HerdError('INVALID_ARG', `js model ${file.label}: exports no execute(requests); export an execute function, or default-export a class or object with one`);
 }
 
 /** `Name: message` for Errors, the string form of anything else thrown. */

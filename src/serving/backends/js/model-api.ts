@@ -56,15 +56,13 @@ export interface JsResponseSender {
  * What execute() returns for each request. `error` may be a string, any Error (reported as INTERNAL)
  * or an error made with `herd.createError(code, message)` to choose the status the client sees.
  */
-export type JsModelResponse =
-  | { outputs: Tensor[]; parameters?: Parameters }
-  | { error: string | Error };
+export type JsModelResponse = { outputs: Tensor[]; parameters?: Parameters } | { error: string | Error };
 
 /** The object form of a model; a default-exported class is instantiated with no arguments. */
 export interface JsModel {
   initialize?(args: JsModelArgs): void | Promise<void>;
   /** Decoupled models send through each request's responseSender() and may return nothing. */
-  execute(requests: JsModelRequest[]): JsModelResponse[] | void | Promise<JsModelResponse[] | void>;
+  execute(requests: JsModelRequest[]): JsModelResponse[] | undefined | Promise<JsModelResponse[] | undefined>;
   finalize?(): void | Promise<void>;
 }
 
@@ -73,10 +71,7 @@ export const MODEL_ERROR_CODES = ['INVALID_ARG', 'NOT_FOUND', 'UNAVAILABLE', 'UN
 export type ModelErrorCode = (typeof MODEL_ERROR_CODES)[number] & ErrorCode;
 
 /** Values createTensor accepts besides a typed array of the right kind. */
-export type TensorValues =
-  | TensorData
-  | readonly (number | bigint | boolean)[]
-  | readonly (string | Uint8Array)[];
+export type TensorValues = TensorData | readonly (number | bigint | boolean)[] | readonly (string | Uint8Array)[];
 
 export interface JsModelHelpers {
   createTensor(name: string, datatype: DataType, shape: readonly number[], data: TensorValues): Tensor;
@@ -184,8 +179,12 @@ function convertValues(datatype: DataType, data: TensorValues, where: string): T
 }
 
 const INTEGER_RANGES: Partial<Record<DataType, readonly [number, number]>> = {
-  UINT8: [0, 0xff], INT8: [-0x80, 0x7f], UINT16: [0, 0xffff], INT16: [-0x8000, 0x7fff],
-  UINT32: [0, 0xffffffff], INT32: [-0x80000000, 0x7fffffff],
+  UINT8: [0, 0xff],
+  INT8: [-0x80, 0x7f],
+  UINT16: [0, 0xffff],
+  INT16: [-0x8000, 0x7fff],
+  UINT32: [0, 0xffffffff],
+  INT32: [-0x80000000, 0x7fffffff],
 };
 
 type NumericArray = Exclude<TensorData, Uint8Array[]>;
@@ -193,10 +192,19 @@ type TypedArrayKind = { new (length: number): NumericArray; readonly name: strin
 
 /** The typed array that holds each non-BYTES datatype (the same table as core's allocateTensorData). */
 export const TYPED_ARRAYS: Record<Exclude<DataType, 'BYTES'>, TypedArrayKind> = {
-  BOOL: Uint8Array, UINT8: Uint8Array, INT8: Int8Array,
-  UINT16: Uint16Array, INT16: Int16Array, FP16: Uint16Array, BF16: Uint16Array,
-  UINT32: Uint32Array, INT32: Int32Array, UINT64: BigUint64Array, INT64: BigInt64Array,
-  FP32: Float32Array, FP64: Float64Array,
+  BOOL: Uint8Array,
+  UINT8: Uint8Array,
+  INT8: Int8Array,
+  UINT16: Uint16Array,
+  INT16: Int16Array,
+  FP16: Uint16Array,
+  BF16: Uint16Array,
+  UINT32: Uint32Array,
+  INT32: Int32Array,
+  UINT64: BigUint64Array,
+  INT64: BigInt64Array,
+  FP32: Float32Array,
+  FP64: Float64Array,
 };
 
 /** The object passed as `args.herd`. */

@@ -37,12 +37,14 @@ export function loadTokenizer(encoding: TokenizerEncoding = 'o200k_base'): Promi
   }
   let tokenizer = loaded.get(encoding);
   if (!tokenizer) {
-    tokenizer = IMPORTS[encoding]().then((module) => Object.freeze({
-      encoding,
-      encode: (text: string) => module.encode(text, ORDINARY_TEXT),
-      decode: (tokens: readonly number[]) => module.decode(tokens),
-      countTokens: (text: string) => module.countTokens(text, ORDINARY_TEXT),
-    }));
+    tokenizer = IMPORTS[encoding]().then((module) =>
+      Object.freeze({
+        encoding,
+        encode: (text: string) => module.encode(text, ORDINARY_TEXT),
+        decode: (tokens: readonly number[]) => module.decode(tokens),
+        countTokens: (text: string) => module.countTokens(text, ORDINARY_TEXT),
+      }),
+    );
     loaded.set(encoding, tokenizer);
   }
   return tokenizer;

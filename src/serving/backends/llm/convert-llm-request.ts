@@ -48,10 +48,7 @@ export function convertLlmRequest(request: InferenceRequest, defaults: LlmDefaul
   const model = firstString(input('model'))?.trim();
   const chat: ChatPortRequest = {
     model: model || defaults.model,
-    messages: [
-      ...(defaults.systemPrompt ? [{ role: 'system' as const, content: defaults.systemPrompt }] : []),
-      { role: 'user', content: prompt },
-    ],
+    messages: [...(defaults.systemPrompt ? [{ role: 'system' as const, content: defaults.systemPrompt }] : []), { role: 'user', content: prompt }],
     priority: mapTritonPriority(request.parameters['priority'], defaults.priority),
     origin,
     ...(defaults.keyEnv !== undefined ? { keyEnv: defaults.keyEnv } : {}),
@@ -75,7 +72,10 @@ export function convertLlmRequest(request: InferenceRequest, defaults: LlmDefaul
     else throw new HerdError('INVALID_ARG', "sampling parameter 'stop' must be a string or an array of strings");
   }
   return {
-    chat, prompt, stream, prependInput,
+    chat,
+    prompt,
+    stream,
+    prependInput,
     want: {
       finishReason: flag('return_finish_reason', 'finish_reason'),
       inputTokens: flag('return_num_input_tokens', 'num_input_tokens'),
@@ -98,7 +98,8 @@ function readSampling(request: InferenceRequest, json: string | undefined): Samp
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new HerdError('INVALID_ARG', "input 'sampling_parameters' must be a JSON object");
   const unknown = Object.keys(parsed).filter((k) => !SAMPLING_KEYS.has(k));
-  if (unknown.length > 0) throw new HerdError('INVALID_ARG', `sampling parameter(s) not supported by the llm backend: ${unknown.join(', ')} (supported: ${[...SAMPLING_KEYS].join(', ')})`);
+  if (unknown.length > 0)
+    throw new HerdError('INVALID_ARG', `sampling parameter(s) not supported by the llm backend: ${unknown.join(', ')} (supported: ${[...SAMPLING_KEYS].join(', ')})`);
   return parsed as Sampling;
 }
 
@@ -126,6 +127,7 @@ function integer(sampling: Sampling, key: string, min: number): number | undefin
 /** Triton's request priority (1 = highest; 0 or absent = the model's default) onto the gateway's classes. */
 export function mapTritonPriority(value: ParameterValue | undefined, fallback: ChatPortPriority): ChatPortPriority {
   if (value === undefined || value === 0) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw new HerdError('INVALID_ARG', `priority ${JSON.stringify(value)} is not valid: use 1 (highest) or more, or 0 for the model's default`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0)
+    throw new HerdError('INVALID_ARG', `priority ${JSON.stringify(value)} is not valid: use 1 (highest) or more, or 0 for the model's default`);
   return value === 1 ? 'HIGH' : value === 2 ? 'NORMAL' : 'BATCH';
 }

@@ -25,7 +25,11 @@ const encoder = new TextEncoder();
 class LlmInstance implements Backend {
   private readonly origin: string;
 
-  constructor(private readonly context: BackendLoadContext, private readonly defaults: LlmDefaults, private readonly port: () => ChatPort | undefined) {
+  constructor(
+    private readonly context: BackendLoadContext,
+    private readonly defaults: LlmDefaults,
+    private readonly port: () => ChatPort | undefined,
+  ) {
     this.origin = `triton:${context.config.name}/${context.version}`;
   }
 

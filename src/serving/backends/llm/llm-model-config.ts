@@ -6,10 +6,22 @@ import type { ChatPortPriority } from '../../../core/chat-port.ts';
 import type { ConfigDataType, ModelConfig, ModelInput, ModelOutput } from '../../repository/model-config.ts';
 
 const input = (name: string, data_type: ConfigDataType, dims: number[], optional: boolean): ModelInput => ({
-  name, data_type, dims, optional, format: 'FORMAT_NONE', is_shape_tensor: false, allow_ragged_batch: false, is_non_linear_format_io: false,
+  name,
+  data_type,
+  dims,
+  optional,
+  format: 'FORMAT_NONE',
+  is_shape_tensor: false,
+  allow_ragged_batch: false,
+  is_non_linear_format_io: false,
 });
 const output = (name: string, data_type: ConfigDataType, dims: number[]): ModelOutput => ({
-  name, data_type, dims, label_filename: '', is_shape_tensor: false, is_non_linear_format_io: false,
+  name,
+  data_type,
+  dims,
+  label_filename: '',
+  is_shape_tensor: false,
+  is_non_linear_format_io: false,
 });
 
 const INPUTS: readonly ModelInput[] = [
@@ -68,7 +80,8 @@ export function parseLlmDefaults(config: ModelConfig): LlmDefaults {
     const raw = params[key];
     if (raw === undefined || raw === '') return undefined;
     const value = Number(raw);
-    if (!Number.isFinite(value) || value < min || value > max || (integer && !Number.isInteger(value))) fail(key, `must be ${integer ? 'an integer' : 'a number'} in [${min}, ${max}], got '${raw}'`);
+    if (!Number.isFinite(value) || value < min || value > max || (integer && !Number.isInteger(value)))
+      fail(key, `must be ${integer ? 'an integer' : 'a number'} in [${min}, ${max}], got '${raw}'`);
     return value;
   };
   const priority = (params['priority'] ?? 'NORMAL').toUpperCase();

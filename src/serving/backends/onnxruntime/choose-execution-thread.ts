@@ -66,7 +66,14 @@ export type ProbeCost = (batchSize: number) => number;
  * docs/decisions/onnx-execution-thread.md. With several intra-op threads, wall time is also the stall itself.
  * The lower quartile ignores up to three quarters of disturbed runs.
  */
-async function timeRun(host: OnnxMainThreadHost, run: HostedRun, maxRunUs: number, cost: ProbeCost | undefined, warmup = PROBE_WARMUP_RUNS, runs = PROBE_TIMED_RUNS): Promise<number | undefined> {
+async function timeRun(
+  host: OnnxMainThreadHost,
+  run: HostedRun,
+  maxRunUs: number,
+  cost: ProbeCost | undefined,
+  warmup = PROBE_WARMUP_RUNS,
+  runs = PROBE_TIMED_RUNS,
+): Promise<number | undefined> {
   const timed: number[] = [];
   for (let i = 0; i < warmup + runs; i++) {
     const startCpu = process.cpuUsage();
@@ -101,7 +108,13 @@ export interface AutoThreadChoice {
  * guess), then timed and shrunk the same way until a timed run qualifies. A few tries: every probe run stalls
  * the event loop too.
  */
-async function findMainThreadBatch(host: OnnxMainThreadHost, config: ModelConfig, largestUs: number, maxRunUs: number, cost: ProbeCost | undefined): Promise<{ batch: number; us: number } | undefined> {
+async function findMainThreadBatch(
+  host: OnnxMainThreadHost,
+  config: ModelConfig,
+  largestUs: number,
+  maxRunUs: number,
+  cost: ProbeCost | undefined,
+): Promise<{ batch: number; us: number } | undefined> {
   const aim = 0.9 * maxRunUs;
   let batch = Math.floor((config.max_batch_size * aim) / largestUs);
   for (let tries = 0; tries < 4 && batch >= 1; tries++) {

@@ -35,7 +35,9 @@ function packBytes(name: string, items: readonly Uint8Array[], transfer: Set<Arr
     offsets[i + 1] = total;
   });
   const bytes = new Uint8Array(total);
-  items.forEach((item, i) => { bytes.set(item, offsets[i]); });
+  items.forEach((item, i) => {
+    bytes.set(item, offsets[i]);
+  });
   transfer.add(bytes.buffer);
   transfer.add(offsets.buffer);
   return { bytes, offsets };

@@ -12,7 +12,7 @@ export function parseExecutionThread(config: ModelConfig): ExecutionThread {
   if (value === 'auto' || value === 'worker' || value === 'main') return value;
   throw invalidArg(
     `model '${config.name}': parameter 'execution_thread' must be "auto" (the default: runs timed at load decide; batches ` +
-    `that compute in microseconds stay on the main thread, larger ones go to a worker), "worker" (each instance's session ` +
-    `runs in a thread of its own) or "main" (on the event loop thread, only for models that compute in microseconds), got '${raw}'`,
+      `that compute in microseconds stay on the main thread, larger ones go to a worker), "worker" (each instance's session ` +
+      `runs in a thread of its own) or "main" (on the event loop thread, only for models that compute in microseconds), got '${raw}'`,
   );
 }

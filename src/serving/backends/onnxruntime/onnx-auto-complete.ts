@@ -35,7 +35,7 @@ function checkNamesKnown(config: ModelConfig, kind: 'input' | 'output', given: r
     if (!known.has(io.name)) {
       throw invalidArg(
         `unable to auto-complete model '${config.name}': configuration ${kind} '${io.name}' is not an ${kind} of the ` +
-        `ONNX model; model ${kind}s: ${[...known].join(', ') || '(none)'}`,
+          `ONNX model; model ${kind}s: ${[...known].join(', ') || '(none)'}`,
       );
     }
   }
@@ -61,7 +61,7 @@ function completeMaxBatch(config: ModelConfig, signature: OnnxSignature, default
     if (maxBatch !== 0) {
       throw invalidArg(
         `autofill failed for model '${config.name}': model does not support batching while non-zero max_batch_size ` +
-        `${maxBatch} is specified (every input and output needs a variable first dimension)`,
+          `${maxBatch} is specified (every input and output needs a variable first dimension)`,
       );
     }
     return config;
@@ -113,11 +113,7 @@ function completeOutput(config: ModelConfig, io: OnnxIoInfo, maxBatchSize: numbe
 }
 
 /** The config completed from the model signature; returns the input unchanged when nothing is missing. */
-export function autoCompleteOnnxConfig(
-  config: ModelConfig,
-  signature: OnnxSignature,
-  options: OnnxAutoCompleteOptions = {},
-): ModelConfig {
+export function autoCompleteOnnxConfig(config: ModelConfig, signature: OnnxSignature, options: OnnxAutoCompleteOptions = {}): ModelConfig {
   if (!needsOnnxSignature(config)) return config;
   checkNamesKnown(config, 'input', config.input ?? [], signature.inputs);
   checkNamesKnown(config, 'output', config.output ?? [], signature.outputs);

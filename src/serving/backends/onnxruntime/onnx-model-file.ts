@@ -30,18 +30,20 @@ export async function resolveOnnxModelPath(config: ModelConfig, versionPath: str
   const info = await stat(candidate).catch(() => undefined);
   if (info?.isDirectory()) {
     const inner = join(candidate, DEFAULT_ONNX_FILENAME);
-    if (await stat(inner).then((s) => s.isFile(), () => false)) return inner;
+    if (
+      await stat(inner).then(
+        (s) => s.isFile(),
+        () => false,
+      )
+    )
+      return inner;
     throw notFound(`unable to find '${inner}' for model '${config.name}'`);
   }
   if (!info?.isFile()) throw notFound(`unable to find '${candidate}' for model '${config.name}'`);
   return candidate;
 }
 
-export async function createOnnxSession(
-  config: ModelConfig,
-  modelFile: string,
-  options: ort.InferenceSession.SessionOptions,
-): Promise<ort.InferenceSession> {
+export async function createOnnxSession(config: ModelConfig, modelFile: string, options: ort.InferenceSession.SessionOptions): Promise<ort.InferenceSession> {
   try {
     return await ort.InferenceSession.create(modelFile, options);
   } catch (err) {

@@ -41,7 +41,9 @@ export interface SessionBatchResult {
 
 type Feeds = Record<string, ort.Tensor>;
 /** A run that failed in an earlier phase skips the later ones. */
-interface Failed { failed: HerdError }
+interface Failed {
+  failed: HerdError;
+}
 
 const hasFailed = (stage: object): stage is Failed => 'failed' in stage;
 

@@ -2,10 +2,7 @@
 // a crash (uncaught error, unexpected exit) into failed calls instead of hangs; onnx-worker-host.ts restarts it.
 import { Worker } from 'node:worker_threads';
 import { internal, unavailable, type HerdError } from '../../../core/errors.ts';
-import {
-  convertWireToError, type MainToWorkerMessage, type OnnxWorkerData, type RanMessage, type WireRun,
-  type WorkerToMainMessage,
-} from './onnx-worker-protocol.ts';
+import { convertWireToError, type MainToWorkerMessage, type OnnxWorkerData, type RanMessage, type WireRun, type WorkerToMainMessage } from './onnx-worker-protocol.ts';
 
 export const ONNX_WORKER_URL = new URL('./onnx-worker-bootstrap.mjs', import.meta.url);
 
@@ -65,7 +62,9 @@ export class OnnxWorkerClient {
   /** Resolves once the worker has opened the session and validated the config; rejects with its load error. */
   static async start(options: OnnxWorkerStartOptions): Promise<OnnxWorkerClient> {
     let settlers: Settlers<void> | undefined;
-    const loaded = new Promise<void>((resolve, reject) => { settlers = { resolve, reject }; });
+    const loaded = new Promise<void>((resolve, reject) => {
+      settlers = { resolve, reject };
+    });
     const client = new OnnxWorkerClient(options, settlers!);
     try {
       await loaded;

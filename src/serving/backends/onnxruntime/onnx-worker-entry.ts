@@ -4,9 +4,7 @@ import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { convertTensorToWire, convertWireToTensor } from './convert-wire-tensor.ts';
 import { openOnnxSessionRunner, type OnnxSessionRunner, type SessionRunResult } from './onnx-session-runner.ts';
-import {
-  convertErrorToWire, type MainToWorkerMessage, type OnnxWorkerData, type WireResult, type WorkerToMainMessage,
-} from './onnx-worker-protocol.ts';
+import { convertErrorToWire, type MainToWorkerMessage, type OnnxWorkerData, type WireResult, type WorkerToMainMessage } from './onnx-worker-protocol.ts';
 
 if (!parentPort) throw new Error('onnx-worker-entry.ts runs in a worker thread, not on the main thread');
 const port = parentPort;
@@ -28,10 +26,12 @@ async function handle(runner: OnnxSessionRunner, message: MainToWorkerMessage): 
       post({ type: 'released', id: message.id });
       return;
     }
-    const batch = await runner.runBatch(message.runs.map((r) => ({
-      inputs: r.inputs.map(convertWireToTensor),
-      outputNames: r.outputNames,
-    })));
+    const batch = await runner.runBatch(
+      message.runs.map((r) => ({
+        inputs: r.inputs.map(convertWireToTensor),
+        outputNames: r.outputNames,
+      })),
+    );
     const transfer = new Set<ArrayBuffer>();
     const results = batch.results.map((r) => convertResultToWire(r, transfer));
     post({ type: 'ran', id: message.id, results, inputEnd: batch.inputEnd, inferEnd: batch.inferEnd }, transfer);

@@ -102,12 +102,15 @@ export class OnnxWorkerHost implements OnnxSessionHost {
     const delay = this.#failures <= 1 ? 0 : Math.min(FIRST_RETRY_DELAY_MS * 2 ** (this.#failures - 2), MAX_RETRY_DELAY_MS);
     const wait = this.#lastFailureAt + delay - this.#clock.now();
     if (wait > 0) {
-      return Promise.reject(unavailable(
-        `model instance ${name} is unavailable: it crashed (${this.#lastFailure}); next restart attempt in ${Math.ceil(wait)} ms`,
-        { retryAfterSeconds: Math.ceil(wait / 1000) },
-      ));
+      return Promise.reject(
+        unavailable(`model instance ${name} is unavailable: it crashed (${this.#lastFailure}); next restart attempt in ${Math.ceil(wait)} ms`, {
+          retryAfterSeconds: Math.ceil(wait / 1000),
+        }),
+      );
     }
-    this.#restarting = this.#replaceClient().finally(() => { this.#restarting = undefined; });
+    this.#restarting = this.#replaceClient().finally(() => {
+      this.#restarting = undefined;
+    });
     return this.#restarting;
   }
 

@@ -36,9 +36,7 @@ export interface WireRun {
 /** A run's outputs, in `outputNames` order, or why the run failed. */
 export type WireResult = { ok: true; outputs: WireTensor[] } | { ok: false; error: WireError };
 
-export type MainToWorkerMessage =
-  | { type: 'run'; id: number; runs: WireRun[] }
-  | { type: 'release'; id: number };
+export type MainToWorkerMessage = { type: 'run'; id: number; runs: WireRun[] } | { type: 'release'; id: number };
 
 /**
  * `inputEnd` / `inferEnd` are process.hrtime.bigint() readings taken in the worker: it reads the same

@@ -4,11 +4,13 @@ import type { DataType } from '../../../core/datatype.ts';
 import type { ConfigDataType } from '../../repository/model-config.ts';
 
 /** The onnxruntime-node tensor types Herd can exchange (ort's `Tensor.Type` minus int4/uint4). */
-export type OrtTensorType =
-  | 'bool' | 'uint8' | 'uint16' | 'uint32' | 'uint64' | 'int8' | 'int16' | 'int32' | 'int64'
-  | 'float16' | 'float32' | 'float64' | 'string';
+export type OrtTensorType = 'bool' | 'uint8' | 'uint16' | 'uint32' | 'uint64' | 'int8' | 'int16' | 'int32' | 'int64' | 'float16' | 'float32' | 'float64' | 'string';
 
-interface TypeRow { ort: OrtTensorType; dataType: DataType; configType: ConfigDataType }
+interface TypeRow {
+  ort: OrtTensorType;
+  dataType: DataType;
+  configType: ConfigDataType;
+}
 
 // BF16 has no row: onnxruntime's JS API has no bfloat16 tensor type.
 const TYPE_TABLE: readonly TypeRow[] = [

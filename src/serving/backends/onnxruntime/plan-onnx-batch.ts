@@ -63,8 +63,7 @@ function createRun(group: Group, outputOrder: readonly string[]): PlannedRun {
   // The outputs any member asked for, in the model's order (a model has a handful: a scan, no Set).
   const outputNames = outputOrder.filter((name) => members.some((m) => m.outputNames.includes(name)));
   if (requests.length === 1) return { inputs: requests[0].inputs, outputNames, ownsInputs: false, members, batchSize };
-  const inputs = requests[0].inputs.map((first) =>
-    concatBatchTensors(requests.map((r) => r.inputs.find((t) => t.name === first.name) as Tensor)));
+  const inputs = requests[0].inputs.map((first) => concatBatchTensors(requests.map((r) => r.inputs.find((t) => t.name === first.name) as Tensor)));
   return { inputs, outputNames, ownsInputs: true, members, batchSize };
 }
 
@@ -105,16 +104,18 @@ function splitRunOutputs(model: string, run: PlannedRun, outputs: readonly Tenso
       if (t.shape[0] !== run.batchSize) {
         throw internal(
           `model '${model}': output '${t.name}' has shape [${t.shape.join(',')}], whose first dimension is not the ` +
-          `batch size ${run.batchSize} of the ${run.members.length} requests run together, so it cannot be split between them`,
+            `batch size ${run.batchSize} of the ${run.members.length} requests run together, so it cannot be split between them`,
         );
       }
     }
   }
-  return run.members.map((m) => m.outputNames.map((name) => {
-    const tensor = byName.get(name);
-    if (!tensor) throw internal(`model '${model}' produced no output '${name}'`);
-    return run.members.length === 1 ? tensor : sliceBatchTensor(tensor, m.offset, m.batchSize);
-  }));
+  return run.members.map((m) =>
+    m.outputNames.map((name) => {
+      const tensor = byName.get(name);
+      if (!tensor) throw internal(`model '${model}' produced no output '${name}'`);
+      return run.members.length === 1 ? tensor : sliceBatchTensor(tensor, m.offset, m.batchSize);
+    }),
+  );
 }
 
 /** One result per request of the plan, in call order: its rejection, its run's failure, or its outputs. */
@@ -136,7 +137,9 @@ export function collectOnnxBatchResults(model: string, plan: OnnxBatchPlan, runR
       for (const m of run.members) results[m.index] = { ok: false, error };
       return;
     }
-    run.members.forEach((m, j) => { results[m.index] = { ok: true, outputs: split[j] }; });
+    run.members.forEach((m, j) => {
+      results[m.index] = { ok: true, outputs: split[j] };
+    });
   });
   return results.map((r, i) => r ?? { ok: false, error: internal(`model '${model}': request ${i} of the batch got no result`) });
 }

@@ -35,10 +35,7 @@ export function convertShapeForReshape(tensorName: string, shape: readonly numbe
   }
   const outCount = out.slice(offset).reduce((a, b) => a * b, 1);
   if (outCount !== bodyCount) {
-    throw invalidArg(
-      `cannot reshape tensor '${tensorName}' of shape [${shape.join(', ')}] to [${rule.to.join(', ')}]: ` +
-      `${bodyCount} elements per batch item vs ${outCount}`,
-    );
+    throw invalidArg(`cannot reshape tensor '${tensorName}' of shape [${shape.join(', ')}] to [${rule.to.join(', ')}]: ` + `${bodyCount} elements per batch item vs ${outCount}`);
   }
   return out;
 }

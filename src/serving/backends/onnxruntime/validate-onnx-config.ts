@@ -32,19 +32,18 @@ function checkDims({ model, kind, io, dims, maxBatchSize, exact }: DimsCheck): v
   if (batching && io.dims[0] !== -1) {
     throw invalidArg(
       `${prefix}: max_batch_size is ${maxBatchSize} but the model's first dimension is not a variable batch ` +
-      `dimension: model shape ${formatDims(io.dims)}, configuration shape ${formatDims(dims)}`,
+        `dimension: model shape ${formatDims(io.dims)}, configuration shape ${formatDims(dims)}`,
     );
   }
   const modelDims = io.dims.slice(batching ? 1 : 0);
-  const mismatch = modelDims.length !== dims.length || modelDims.some((m, i) => {
-    if (m === -1 || m === dims[i]) return false;
-    return exact || dims[i] !== -1;
-  });
+  const mismatch =
+    modelDims.length !== dims.length ||
+    modelDims.some((m, i) => {
+      if (m === -1 || m === dims[i]) return false;
+      return exact || dims[i] !== -1;
+    });
   if (mismatch) {
-    throw invalidArg(
-      `${prefix}: model shape ${formatDims(modelDims)}${batching ? ' (batch dim excluded)' : ''} ` +
-      `doesn't match configuration shape ${formatDims(dims)}`,
-    );
+    throw invalidArg(`${prefix}: model shape ${formatDims(modelDims)}${batching ? ' (batch dim excluded)' : ''} ` + `doesn't match configuration shape ${formatDims(dims)}`);
   }
 }
 
@@ -54,10 +53,7 @@ function checkType(model: string, kind: string, io: OnnxIoInfo, configType: Conf
     throw invalidArg(`unable to load model '${model}': ${kind} '${io.name}' has datatype ${configType}, which the onnxruntime backend does not support`);
   }
   if (expected !== io.ortType) {
-    throw invalidArg(
-      `unable to load model '${model}': configuration expects datatype ${configType} for ${kind} '${io.name}', ` +
-      `the ONNX model has ${io.ortType}`,
-    );
+    throw invalidArg(`unable to load model '${model}': configuration expects datatype ${configType} for ${kind} '${io.name}', ` + `the ONNX model has ${io.ortType}`);
   }
 }
 
@@ -65,8 +61,7 @@ function lookup(model: string, kind: 'input' | 'output', name: string, ios: Onnx
   const io = ios.find((x) => x.name === name);
   if (!io) {
     throw invalidArg(
-      `unable to load model '${model}': configuration ${kind} '${name}' is not an ${kind} of the ONNX model; ` +
-      `model ${kind}s: ${ios.map((x) => x.name).join(', ') || '(none)'}`,
+      `unable to load model '${model}': configuration ${kind} '${name}' is not an ${kind} of the ONNX model; ` + `model ${kind}s: ${ios.map((x) => x.name).join(', ') || '(none)'}`,
     );
   }
   return io;
@@ -100,7 +95,7 @@ export function validateOnnxConfig(config: ModelConfig, signature: OnnxSignature
   if (uncovered.length > 0 && (config.batch_input?.length ?? 0) === 0) {
     throw invalidArg(
       `unable to load model '${model}': the ONNX model needs input ${uncovered.join(', ')}, which the configuration ` +
-      `neither lists under 'input' nor feeds as a sequence_batching control or state`,
+        `neither lists under 'input' nor feeds as a sequence_batching control or state`,
     );
   }
 }

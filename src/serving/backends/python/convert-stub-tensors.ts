@@ -37,8 +37,15 @@ export function decodeStubTensors(value: unknown, body: Buffer, where: string): 
   if (!Array.isArray(value)) throw new HerdError('INTERNAL', `${where}: output tensors are not a list`);
   return value.map((item: unknown) => {
     const t = item as Partial<WireTensor>;
-    if (typeof t.name !== 'string' || typeof t.datatype !== 'string' || !isDataType(t.datatype) || !Array.isArray(t.shape)
-      || typeof t.offset !== 'number' || typeof t.size !== 'number' || t.offset + t.size > body.byteLength) {
+    if (
+      typeof t.name !== 'string' ||
+      typeof t.datatype !== 'string' ||
+      !isDataType(t.datatype) ||
+      !Array.isArray(t.shape) ||
+      typeof t.offset !== 'number' ||
+      typeof t.size !== 'number' ||
+      t.offset + t.size > body.byteLength
+    ) {
       throw new HerdError('INTERNAL', `${where}: malformed tensor ${JSON.stringify(item)}`);
     }
     const bytes = body.subarray(t.offset, t.offset + t.size);

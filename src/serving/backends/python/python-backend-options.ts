@@ -67,7 +67,10 @@ export function resolvePythonExecutable(config: ModelConfig, modelPath: string, 
   if (!raw) return settings.executable;
   const path = raw.replaceAll('$$TRITON_MODEL_DIRECTORY', modelPath);
   if (/\.(tar\.gz|tgz)$/.test(path)) {
-    throw new HerdError('UNSUPPORTED', `model '${config.name}': EXECUTION_ENV_PATH ${path} is a packed environment; unpack it (tar -xzf) and point EXECUTION_ENV_PATH at the folder`);
+    throw new HerdError(
+      'UNSUPPORTED',
+      `model '${config.name}': EXECUTION_ENV_PATH ${path} is a packed environment; unpack it (tar -xzf) and point EXECUTION_ENV_PATH at the folder`,
+    );
   }
   if (!existsSync(path)) throw new HerdError('INVALID_ARG', `model '${config.name}': EXECUTION_ENV_PATH ${path} does not exist`);
   if (statSync(path).isDirectory()) {

@@ -66,8 +66,13 @@ function findModelFile(config: ModelConfig, versionPath: string, version: number
  * config before any instance starts. A model.py that never mentions it is left alone without starting
  * an interpreter.
  */
-async function autoCompletePythonConfig(config: ModelConfig, modelPath: string, versionPath: string,
-  settings: PythonBackendSettings, log: (line: string) => void): Promise<ModelConfig> {
+async function autoCompletePythonConfig(
+  config: ModelConfig,
+  modelPath: string,
+  versionPath: string,
+  settings: PythonBackendSettings,
+  log: (line: string) => void,
+): Promise<ModelConfig> {
   const modelFile = findModelFile(config, versionPath, Number(versionPath.split('/').at(-1)));
   if (!readFileSync(modelFile, 'utf8').includes('auto_complete_config')) return config;
   const label = `${config.name} (auto_complete_config)`;

@@ -15,7 +15,10 @@ export interface BlsCall {
   outputs: { name: string }[];
 }
 
-export interface BlsAnswer { outputs: Tensor[]; parameters?: Parameters }
+export interface BlsAnswer {
+  outputs: Tensor[];
+  parameters?: Parameters;
+}
 
 /** The slice of InferenceService a BLS call needs; app.ts plugs the real one in. */
 export interface BlsInference {
@@ -60,10 +63,16 @@ export async function answerBlsCall(frame: StubFrame, inference: BlsInference | 
 
 function sendAnswer(send: SendToStub, call: unknown, answer: BlsAnswer, final: boolean): void {
   const encoded = encodeStubTensors(answer.outputs);
-  send({
-    type: 'bls_response', call, final, outputs: encoded.descriptors,
-    ...(answer.parameters ? { parameters: JSON.stringify(answer.parameters) } : {}),
-  }, encoded.parts);
+  send(
+    {
+      type: 'bls_response',
+      call,
+      final,
+      outputs: encoded.descriptors,
+      ...(answer.parameters ? { parameters: JSON.stringify(answer.parameters) } : {}),
+    },
+    encoded.parts,
+  );
 }
 
 function sendError(send: SendToStub, call: unknown, error: HerdError, final: boolean): void {

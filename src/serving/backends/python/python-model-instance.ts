@@ -92,7 +92,10 @@ export class PythonModelInstance implements Backend {
     }
     const responses = reply.header['responses'];
     if (!Array.isArray(responses) || responses.length !== requests.length) {
-      throw new HerdError('INTERNAL', `python model ${this.options.label}: the stub answered ${Array.isArray(responses) ? responses.length : 'no'} responses for ${requests.length} requests`);
+      throw new HerdError(
+        'INTERNAL',
+        `python model ${this.options.label}: the stub answered ${Array.isArray(responses) ? responses.length : 'no'} responses for ${requests.length} requests`,
+      );
     }
     return responses.map((r: StubResponse) => convertStubResponse(r, reply.body, this.options.label));
   }
@@ -207,16 +210,21 @@ export class PythonModelInstance implements Backend {
     if (this.starting) return this.starting;
     if (this.lastError && Date.now() - this.lastStart < RESTART_MIN_INTERVAL_MS) return Promise.reject(this.lastError);
     this.lastStart = Date.now();
-    this.starting = this.spawnAndInitialize().then((stub) => {
-      this.stub = stub;
-      this.lastError = undefined;
-      return stub;
-    }, (err: unknown) => {
-      this.lastError = toHerdError(err);
-      throw this.lastError;
-    }).finally(() => {
-      this.starting = undefined;
-    });
+    this.starting = this.spawnAndInitialize()
+      .then(
+        (stub) => {
+          this.stub = stub;
+          this.lastError = undefined;
+          return stub;
+        },
+        (err: unknown) => {
+          this.lastError = toHerdError(err);
+          throw this.lastError;
+        },
+      )
+      .finally(() => {
+        this.starting = undefined;
+      });
     return this.starting;
   }
 
@@ -265,8 +273,7 @@ export class PythonModelInstance implements Backend {
         const controller = new AbortController();
         const call = header['call'];
         this.blsCalls.set(call, controller);
-        void answerBlsCall(frame, this.options.inference, (h, parts) => stub.send(h, parts), this.options.label, controller.signal)
-          .finally(() => this.blsCalls.delete(call));
+        void answerBlsCall(frame, this.options.inference, (h, parts) => stub.send(h, parts), this.options.label, controller.signal).finally(() => this.blsCalls.delete(call));
         return;
       }
       case 'bls_cancel':

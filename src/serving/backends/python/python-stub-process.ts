@@ -68,9 +68,10 @@ export class PythonStubProcess {
     this.toStub.on('error', () => undefined);
     fromStub.on('error', () => undefined);
     this.child.on('error', (err: NodeJS.ErrnoException) => {
-      const message = err.code === 'ENOENT'
-        ? `python backend: interpreter '${options.executable}' not found (set --backend-config=python,python-executable=PATH or serving.backend_config.python.python-executable)`
-        : `python backend: cannot start '${options.executable}': ${err.message}`;
+      const message =
+        err.code === 'ENOENT'
+          ? `python backend: interpreter '${options.executable}' not found (set --backend-config=python,python-executable=PATH or serving.backend_config.python.python-executable)`
+          : `python backend: cannot start '${options.executable}': ${err.message}`;
       this.finish(new HerdError('UNAVAILABLE', message));
     });
     this.child.on('close', (code, signal) => this.finish(this.describeExit(code, signal)));
@@ -145,7 +146,10 @@ export class PythonStubProcess {
 
   private describeExit(code: number | null, signal: NodeJS.Signals | null): HerdError {
     if (this.numpyMissing !== undefined) {
-      return new HerdError('UNAVAILABLE', `python backend needs numpy, and the interpreter ${this.numpyMissing.split(':')[0]} ('${this.options.executable}') has none: install numpy for it (Debian: apt-get install python3-numpy) or point python-executable at one that has it`);
+      return new HerdError(
+        'UNAVAILABLE',
+        `python backend needs numpy, and the interpreter ${this.numpyMissing.split(':')[0]} ('${this.options.executable}') has none: install numpy for it (Debian: apt-get install python3-numpy) or point python-executable at one that has it`,
+      );
     }
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
     const last = this.stderrTail.at(-1);

@@ -25,10 +25,17 @@ describe('stub wire', () => {
       const reader = new StubFrameReader();
       const frames = [];
       for (let i = 0; i < frame.length; i += size) frames.push(...reader.push(frame.subarray(i, i + size)));
-      assert.deepEqual(frames.map((f) => f.header.type), ['x', 'y'], `chunks of ${size}`);
+      assert.deepEqual(
+        frames.map((f) => f.header.type),
+        ['x', 'y'],
+        `chunks of ${size}`,
+      );
       const decoded = decodeStubTensors(frames[0]?.header['tensors'], frames[0]?.body as Buffer, 'test');
-      assert.deepEqual([...(decoded[0]?.data as Float32Array)], [1.5, -2]);
-      assert.deepEqual((decoded[1]?.data as Uint8Array[]).map((b) => Buffer.from(b).toString()), ['hé', '']);
+      assert.deepEqual([...((decoded[0]?.data as Float32Array | undefined) ?? [])], [1.5, -2]);
+      assert.deepEqual(
+        ((decoded[1]?.data as Uint8Array[] | undefined) ?? []).map((b) => Buffer.from(b).toString()),
+        ['hé', ''],
+      );
     }
   });
 
@@ -38,9 +45,12 @@ describe('stub wire', () => {
 });
 
 describe('python backend settings', () => {
-  it('reads Triton\'s keys, warns about unknown ones, rejects bad numbers', () => {
+  it("reads Triton's keys, warns about unknown ones, rejects bad numbers", () => {
     const warnings: string[] = [];
-    const s = parsePythonBackendSettings({ 'python-executable': '/opt/py/bin/python3', 'shm-default-byte-size': '16777216', 'stub-timeout-seconds': '5', 'shm-region-prefix-name': 'p', bogus: '1' }, (w) => warnings.push(w));
+    const s = parsePythonBackendSettings(
+      { 'python-executable': '/opt/py/bin/python3', 'shm-default-byte-size': '16777216', 'stub-timeout-seconds': '5', 'shm-region-prefix-name': 'p', bogus: '1' },
+      (w) => warnings.push(w),
+    );
     assert.equal(s.executable, '/opt/py/bin/python3');
     assert.equal(s.shmDefaultByteSize, 16777216);
     assert.equal(s.stubTimeoutSeconds, 5);
@@ -48,12 +58,15 @@ describe('python backend settings', () => {
     assert.throws(() => parsePythonBackendSettings({ 'shm-growth-byte-size': 'lots' }, () => undefined), /shm-growth-byte-size must be a positive integer, got 'lots'/);
   });
 
-  it('EXECUTION_ENV_PATH picks the model\'s own interpreter; a packed environment is refused with what to do', () => {
+  it("EXECUTION_ENV_PATH picks the model's own interpreter; a packed environment is refused with what to do", () => {
     const modelPath = mkdtempSync(join(tmpdir(), 'herd-pyenv-'));
     mkdirSync(join(modelPath, 'env/bin'), { recursive: true });
     writeFileSync(join(modelPath, 'env/bin/python3'), '');
     const settings = parsePythonBackendSettings({}, () => undefined);
-    const config = (env: string) => parsePbtxtModelConfig(`name: "m"\nbackend: "python"\nparameters: { key: "EXECUTION_ENV_PATH", value: { string_value: "${env}" } }`, 'config.pbtxt', 'm', { validateIO: false });
+    const config = (env: string) =>
+      parsePbtxtModelConfig(`name: "m"\nbackend: "python"\nparameters: { key: "EXECUTION_ENV_PATH", value: { string_value: "${env}" } }`, 'config.pbtxt', 'm', {
+        validateIO: false,
+      });
     assert.equal(resolvePythonExecutable(config('$$TRITON_MODEL_DIRECTORY/env'), modelPath, settings), join(modelPath, 'env/bin/python3'));
     assert.throws(() => resolvePythonExecutable(config('$$TRITON_MODEL_DIRECTORY/env.tar.gz'), modelPath, settings), /packed environment; unpack it/);
     assert.equal(resolvePythonExecutable(parsePbtxtModelConfig('name: "m"\nbackend: "python"', 'c', 'm', { validateIO: false }), modelPath, settings), 'python3');
@@ -75,7 +88,8 @@ describe('an interpreter without numpy', () => {
     writeFileSync(wrapper, '#!/bin/sh\nexec /usr/bin/python3 -S "$@"\n');
     chmodSync(wrapper, 0o755);
     const repository = new ModelRepositoryManager({
-      repositories: [resolve('test/fixtures/python_models')], controlMode: 'explicit',
+      repositories: [resolve('test/fixtures/python_models')],
+      controlMode: 'explicit',
       backends: createBackends({ backendConfig: { python: { 'python-executable': wrapper } } }),
     });
     await repository.start(['error_response']);

@@ -23,7 +23,10 @@ before(async () => {
 after(() => repository.close());
 
 const call = (values: number[], delayMs: number) => ({
-  modelName: 'repeat_py', id: 'd1', parameters: {}, outputs: [],
+  modelName: 'repeat_py',
+  id: 'd1',
+  parameters: {},
+  outputs: [],
   inputs: [
     { name: 'IN', datatype: 'INT32' as const, shape: [values.length], data: Int32Array.from(values) },
     { name: 'DELAY_MS', datatype: 'INT32' as const, shape: [1], data: Int32Array.from([delayMs]) },
@@ -41,9 +44,18 @@ const value = (event: InferStreamEvent<InferAnswer>, name: string) => (event.ans
 describe('decoupled python models', () => {
   it('send one response per element from a thread, in order, then the final flag alone', async () => {
     const events = await collect([7, 8, 9]);
-    assert.deepEqual(events.map((e) => value(e, 'OUT')), [7, 8, 9, undefined]);
-    assert.deepEqual(events.map((e) => value(e, 'IDX')), [0, 1, 2, undefined]);
-    assert.deepEqual(events.map((e) => e.final), [false, false, false, true]);
+    assert.deepEqual(
+      events.map((e) => value(e, 'OUT')),
+      [7, 8, 9, undefined],
+    );
+    assert.deepEqual(
+      events.map((e) => value(e, 'IDX')),
+      [0, 1, 2, undefined],
+    );
+    assert.deepEqual(
+      events.map((e) => e.final),
+      [false, false, false, true],
+    );
     assert.equal(events[0]?.answer?.id, 'd1');
     assert.equal((inference as InferenceService).isDecoupled('repeat_py'), true);
   });
@@ -75,21 +87,36 @@ describe('decoupled python models', () => {
 
   it('concurrent requests each get their own responses', async () => {
     const [a, b] = await Promise.all([collect([1, 2], 20), collect([10, 20, 30], 10)]);
-    assert.deepEqual(a?.map((e) => value(e, 'OUT')), [1, 2, undefined]);
-    assert.deepEqual(b?.map((e) => value(e, 'OUT')), [10, 20, 30, undefined]);
+    assert.deepEqual(
+      a?.map((e) => value(e, 'OUT')),
+      [1, 2, undefined],
+    );
+    assert.deepEqual(
+      b?.map((e) => value(e, 'OUT')),
+      [10, 20, 30, undefined],
+    );
   });
 
-  it('BLS exec(decoupled=True) iterates a decoupled model\'s responses', async () => {
+  it("BLS exec(decoupled=True) iterates a decoupled model's responses", async () => {
     const answer = await (inference as InferenceService).infer({
-      modelName: 'bls_decoupled', id: '', parameters: {}, outputs: [],
+      modelName: 'bls_decoupled',
+      id: '',
+      parameters: {},
+      outputs: [],
       inputs: [{ name: 'IN', datatype: 'INT32', shape: [4], data: Int32Array.from([1, 2, 3, 4]) }],
     });
-    const get = (name: string) => (answer.outputs.find((t) => t.name === name)?.data as Int32Array)[0];
+    const get = (name: string) => (answer.outputs.find((t) => t.name === name)?.data as Int32Array | undefined)?.[0];
     assert.equal(get('SUM'), 10);
     assert.equal(get('COUNT'), 4);
-    await assert.rejects((inference as InferenceService).infer({
-      modelName: 'bls_decoupled', id: '', parameters: {}, outputs: [],
-      inputs: [{ name: 'IN', datatype: 'INT32', shape: [2], data: Int32Array.from([1, -2]) }],
-    }), /repeat_py: negative value -2/);
+    await assert.rejects(
+      (inference as InferenceService).infer({
+        modelName: 'bls_decoupled',
+        id: '',
+        parameters: {},
+        outputs: [],
+        inputs: [{ name: 'IN', datatype: 'INT32', shape: [2], data: Int32Array.from([1, -2]) }],
+      }),
+      /repeat_py: negative value -2/,
+    );
   });
 });
