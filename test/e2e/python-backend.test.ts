@@ -8,7 +8,7 @@ import { PYTHON_BACKEND_CONFIG } from '../python-interpreter.ts';
 import { binaryBody, EXAMPLE_REPOSITORY, postJson, request, startTestServer } from './start-test-server.ts';
 
 const PYTHON_MODELS = resolve('test/fixtures/python_models');
-const MODELS = ['add_sub', 'add_sub_py', 'add_sub_batched', 'bytes_upper', 'error_response', 'raises', 'auto_complete', 'init_fails', 'bls_onnx', 'crashy', 'noisy', 'accumulate'];
+const MODELS = ['add_sub', 'add_sub_py', 'add_sub_batched', 'bytes_upper', 'error_response', 'raises', 'auto_complete', 'init_fails', 'bls_onnx', 'add_sub_ensemble', 'crashy', 'noisy', 'accumulate'];
 
 let server: HerdServer;
 let url: string;
@@ -190,7 +190,7 @@ test("a model whose initialize fails is UNAVAILABLE with the traceback's last li
   );
 });
 
-test('BLS: a Python model calls the ONNX add_sub through exec() and async_exec(); a failed call is an error response', async () => {
+test('BLS: a Python model calls the ONNX add_sub through exec(), async_exec() and an ensemble; a failed call is an error response', async () => {
   const a = range(16, (i) => i * 2);
   const b = range(16, (i) => i);
   const body = (mode: string) => ({
@@ -200,7 +200,7 @@ test('BLS: a Python model calls the ONNX add_sub through exec() and async_exec()
       { name: 'MODE', datatype: 'BYTES', shape: [1], data: [mode] },
     ],
   });
-  for (const mode of ['sync', 'async']) {
+  for (const mode of ['sync', 'async', 'ensemble']) {
     const res = await infer('bls_onnx', body(mode));
     assert.equal(res.status, 200, `${mode}: ${res.body.toString()}`);
     const outputs = (res.json() as { outputs: { name: string; data: number[] }[] }).outputs;
