@@ -1,15 +1,10 @@
-// The bridge benchmark: seed article 000's ensemble smart_chat (token_counter -> model_router -> chat,
-// the llm step going through the gateway's flow) against a local mock upstream, beside the same
-// upstream called through /v1/chat/completions, both on one Herd process, c=16, in alternating windows.
-// Reports Herd's own CPU per request for each and their ratio (target: the ensemble ≤ 1.5× the plain call).
-// Usage: npx tsx bench/bridge/run-bridge-bench.ts [--seconds 5] [--label NAME]. Never part of `npm test`.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { execSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runInterleaved, runLoad, type LoadResult } from '../lib/closed-loop-load.ts';
 import { ensureBuilt } from '../lib/herd-process.ts';
+import { cpuSeconds, startBenchProcess as start } from '../lib/bench-process.ts';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => (args.includes(name) ? String(args[args.indexOf(name) + 1]) : fallback);
@@ -23,42 +18,6 @@ const say = (line: string) => {
   process.stdout.write(`${line}\n`);
 };
 const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
-
-interface Proc {
-  url: string;
-  child: ChildProcess;
-  stop(): Promise<void>;
-}
-
-function start(cmd: string[], pattern: RegExp, toUrl: (m: RegExpMatchArray) => string, env: NodeJS.ProcessEnv = process.env): Promise<Proc> {
-  const child = spawn(process.execPath, cmd, { stdio: ['ignore', 'pipe', 'pipe'], env });
-  return new Promise((ok, fail) => {
-    let out = '';
-    child.stdout?.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = out.match(pattern);
-      if (m)
-        ok({
-          url: toUrl(m),
-          child,
-          stop: () =>
-            new Promise((done) => {
-              child.once('exit', () => done());
-              child.kill('SIGTERM');
-            }),
-        });
-    });
-    child.stderr?.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    child.on('exit', (code) => fail(new Error(`${cmd.join(' ')} exited ${code}: ${out}`)));
-  });
-}
-
-const cpuSeconds = (pid: number) => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-};
 
 ensureBuilt();
 const mock = await start([resolve('bench/gateway/mock-upstream.mjs'), '0'], /listening (\d+)/, (m) => `http://127.0.0.1:${m[1]}`);

@@ -1,9 +1,4 @@
-// The gateway benchmark: a local mock upstream called directly, through a bare relay (the floor for
-// any Node gateway here), and through Herd with auth and routing on — at concurrency 1, 16 and 64,
-// non-streaming and streaming (time to first byte). Usage: npx tsx bench/gateway/run-gateway-bench.ts [--seconds 5]
-// Writes bench/results/gateway-<date>.md. Never part of `npm test`.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Pool } from 'undici';
@@ -11,6 +6,7 @@ import { runInterleaved, runLoad, summariseLoad, type LoadResult } from '../lib/
 import { ensureBuilt } from '../lib/herd-process.ts';
 import { runRawOpenLoop } from '../lib/raw-http-load.ts';
 import { createBenchGatewayYaml } from './bench-gateway-yaml.ts';
+import { type BenchProcess as Proc, cpuSeconds, rssMiB, startBenchProcess as start } from '../lib/bench-process.ts';
 
 const args = process.argv.slice(2);
 const seconds = Number(args[args.indexOf('--seconds') + 1] || 5);
@@ -21,43 +17,6 @@ const say = (line: string) => {
 };
 const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const MASTER = 'sk-herd-bench-master-key-0000000000000000000000';
-
-interface Proc {
-  url: string;
-  child: ChildProcess;
-  stop(): Promise<void>;
-}
-
-function start(cmd: string[], pattern: RegExp, toUrl: (m: RegExpMatchArray) => string, env: NodeJS.ProcessEnv = process.env): Promise<Proc> {
-  const child = spawn(process.execPath, cmd, { stdio: ['ignore', 'pipe', 'pipe'], env });
-  return new Promise((ok, fail) => {
-    let out = '';
-    child.stdout?.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = out.match(pattern);
-      if (m)
-        ok({
-          url: toUrl(m),
-          child,
-          stop: () =>
-            new Promise((done) => {
-              child.once('exit', () => done());
-              child.kill('SIGTERM');
-            }),
-        });
-    });
-    child.stderr?.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    child.on('exit', (code) => fail(new Error(`${cmd.join(' ')} exited ${code}: ${out}`)));
-  });
-}
-
-const cpuSeconds = (pid: number) => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-};
-const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
 const request = (stream: boolean) =>
   Buffer.from(

@@ -3,8 +3,8 @@
 // and on with a budgeted key (a reservation and a settlement per request too), in alternating 1 s windows
 // against one local mock upstream; JSON and streaming. Usage: npx tsx bench/gateway/run-ledger-bench.ts [--seconds 6] [--tag NAME]
 // Writes bench/results/ledger-<date>-<tag>.md. Never part of `npm test`.
-import { execSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { execSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Pool } from 'undici';
@@ -12,6 +12,7 @@ import { openKeyStore } from '../../src/gateway/keys/open-key-store.ts';
 import { runInterleaved, runLoad, summariseLoad, type LoadResult } from '../lib/closed-loop-load.ts';
 import { ensureBuilt } from '../lib/herd-process.ts';
 import { createBenchGatewayYaml } from './bench-gateway-yaml.ts';
+import { type BenchProcess as Proc, cpuSeconds, startBenchProcess as start } from '../lib/bench-process.ts';
 
 const args = process.argv.slice(2);
 const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
@@ -24,37 +25,6 @@ const say = (line: string) => {
 };
 const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const MASTER = 'sk-herd-bench-master-key-0000000000000000000000';
-
-interface Proc {
-  url: string;
-  child: ChildProcess;
-  stop(): Promise<void>;
-}
-
-function start(cmd: string[], pattern: RegExp, toUrl: (m: RegExpMatchArray) => string, env: NodeJS.ProcessEnv = process.env): Promise<Proc> {
-  const child = spawn(process.execPath, cmd, { stdio: ['ignore', 'pipe', 'pipe'], env });
-  return new Promise((ok, fail) => {
-    let out = '';
-    child.stdout?.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = out.match(pattern);
-      if (m)
-        ok({
-          url: toUrl(m),
-          child,
-          stop: () =>
-            new Promise((done) => {
-              child.once('exit', () => done());
-              child.kill('SIGTERM');
-            }),
-        });
-    });
-    child.stderr?.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    child.on('exit', (code) => fail(new Error(`${cmd.join(' ')} exited ${code}: ${out}`)));
-  });
-}
 
 const body = (stream: boolean) =>
   Buffer.from(
@@ -122,10 +92,6 @@ async function startHerd(ledger: string): Promise<Proc> {
 const off = await startHerd('off');
 const on = await startHerd('sqlite:./herd.db');
 
-const cpuSeconds = (pid: number) => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-};
 /** The server's own CPU (user + system) per answered request, summed over a target's windows: less sensitive than throughput to other load on the host. */
 const cpu = new Map<string, { seconds: number; requests: number }>();
 const measured = (name: string, pid: number, load: (ms: number) => Promise<LoadResult>) => async (ms: number) => {

@@ -8,7 +8,21 @@ import { PYTHON_BACKEND_CONFIG } from '../python-interpreter.ts';
 import { binaryBody, EXAMPLE_REPOSITORY, postJson, request, startTestServer } from './start-test-server.ts';
 
 const PYTHON_MODELS = resolve('test/fixtures/python_models');
-const MODELS = ['add_sub', 'add_sub_py', 'add_sub_batched', 'bytes_upper', 'error_response', 'raises', 'auto_complete', 'init_fails', 'bls_onnx', 'add_sub_ensemble', 'crashy', 'noisy', 'accumulate'];
+const MODELS = [
+  'add_sub',
+  'add_sub_py',
+  'add_sub_batched',
+  'bytes_upper',
+  'error_response',
+  'raises',
+  'auto_complete',
+  'init_fails',
+  'bls_onnx',
+  'add_sub_ensemble',
+  'crashy',
+  'noisy',
+  'accumulate',
+];
 
 let server: HerdServer;
 let url: string;
