@@ -6,6 +6,7 @@ import type { InferenceService } from '../serving/inference-service.ts';
 import type { LogSettings, LogSettingUpdate } from '../serving/log-settings.ts';
 import type { ModelRepositoryManager } from '../serving/repository/model-repository-manager.ts';
 import { convertModelConfigToJson } from '../serving/repository/convert-model-config-to-json.ts';
+import { resolveLoadOverride } from '../serving/repository/resolve-load-override.ts';
 import { createServerMetadata } from '../serving/server-metadata.ts';
 import { describeCudaSharedMemory, registerCudaSharedMemory } from '../serving/shared-memory/cuda-shared-memory.ts';
 import type { SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
@@ -144,17 +145,10 @@ function fail(callback: sendUnaryData<unknown>, err: unknown, log: ((line: strin
   callback(error, null);
 }
 
-/** The `config` load parameter (a model configuration as JSON); file overrides are not supported. */
+/** The load parameters as the serving side's one rule reads them: a string `config`, and every name. */
 function parseLoadOverride(parameters: Record<string, Message> | undefined): string | undefined {
   if (!parameters) return undefined;
-  const files = Object.keys(parameters).filter((k) => k.startsWith('file:'));
-  if (files.length > 0) {
-    throw new HerdError('UNSUPPORTED', `loading model files through the load API (${files.join(', ')}) is not supported; put them in the model repository`);
-  }
   const config = parameters['config'];
-  if (config === undefined) return undefined;
-  if (config['parameter_choice'] !== 'string_param') {
-    throw invalidArg("load parameter 'config' must be a string holding the model configuration as JSON");
-  }
-  return String(config['string_param']);
+  const value = config?.['parameter_choice'] === 'string_param' ? String(config['string_param']) : config;
+  return resolveLoadOverride(value, Object.keys(parameters));
 }

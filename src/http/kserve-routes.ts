@@ -5,6 +5,7 @@ import type { InferenceService } from '../serving/inference-service.ts';
 import type { ModelRepositoryManager } from '../serving/repository/model-repository-manager.ts';
 import type { SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
 import { convertModelConfigToJson } from '../serving/repository/convert-model-config-to-json.ts';
+import { resolveLoadOverride } from '../serving/repository/resolve-load-override.ts';
 import { createServerMetadata } from '../serving/server-metadata.ts';
 import { parseVersion, runInferExchange } from './kserve-infer-exchange.ts';
 import { sendJson } from './send-body.ts';
@@ -70,15 +71,7 @@ export function registerKserveRoutes(app: FastifyInstance, deps: KserveDeps, all
   post('/v2/repository/models/:model/load', async (req, reply) => {
     const body = parseJsonBody(req.body);
     const params = objectField(body, 'parameters');
-    const override = params?.['config'];
-    if (override !== undefined && typeof override !== 'string') {
-      throw new HerdError('INVALID_ARG', "load parameter 'config' must be a string holding the model configuration as JSON");
-    }
-    const files = Object.keys(params ?? {}).filter((k) => k.startsWith('file:'));
-    if (files.length > 0) {
-      throw new HerdError('UNSUPPORTED', `loading model files through the load API (${files.join(', ')}) is not supported; put them in the model repository`);
-    }
-    await repository.load(req.params.model, override);
+    await repository.load(req.params.model, resolveLoadOverride(params?.['config'], Object.keys(params ?? {})));
     return reply.code(200).send();
   });
   post('/v2/repository/models/:model/unload', async (req, reply) => {

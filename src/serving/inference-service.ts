@@ -54,8 +54,17 @@ export class InferenceService {
   ) {}
 
   /** One request, one answer. A decoupled model answers UNSUPPORTED here: its responses need streamInfer. */
-  async infer(call: InferCall): Promise<InferAnswer> {
-    const model = this.repository.get(call.modelName, call.version);
+  infer(call: InferCall): Promise<InferAnswer> {
+    let model: LoadedModel;
+    try {
+      model = this.repository.get(call.modelName, call.version);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.inferOn(model, call);
+  }
+
+  private async inferOn(model: LoadedModel, call: InferCall): Promise<InferAnswer> {
     if (isDecoupledConfig(model)) {
       throw new HerdError('UNSUPPORTED', `model '${model.name}' has a decoupled transaction policy (several responses per request): use a streaming endpoint`);
     }
@@ -78,7 +87,7 @@ export class InferenceService {
     try {
       model = this.repository.get(call.modelName, call.version);
       if (!isDecoupledConfig(model)) {
-        yield { answer: await this.infer(call), final: true };
+        yield { answer: await this.inferOn(model, call), final: true };
         return;
       }
     } catch (err) {
