@@ -11,6 +11,7 @@ import { convertCachedToResponse, createCacheHitMeta, createCachedStream } from 
 import type { ResponseCache } from './cache/response-cache.ts';
 import { tapStreamForCache } from './cache/tap-stream-for-cache.ts';
 import { holdStreamEnd } from './hold-stream-end.ts';
+import type { IngressDialect } from './ingress-dialect.ts';
 import type { ChatCompletion, ChatService, ChatStream, CompletionMeta } from './chat-service.ts';
 import type { ChatRequest, ChatResponse, Usage } from './chat-types.ts';
 import { estimateErrorStatus, mapStatusToClass, NO_PROVIDER, UNKNOWN_MODEL, type CacheOutcome, type GatewayObserver, type GatewayRequestEvent } from './gateway-observer.ts';
@@ -43,6 +44,8 @@ export interface GatewayCaller {
   signal: AbortLink;
   /** Set by a serving-side caller (an llm model): the ledger row names it. */
   origin?: string;
+  /** The wire format the client spoke; absent: OpenAI chat completions. */
+  dialect?: IngressDialect;
 }
 
 export type { CacheOutcome };
