@@ -44,6 +44,22 @@ export type ProviderStreamEvent =
   | { type: 'usage'; usage: Usage }
   | { type: 'done'; finishReason: FinishReason | null; rawFinishReason: string | null };
 
+/** One embeddings attempt: texts in, one vector per text out (POST /v1/embeddings). */
+export interface EmbedRequest {
+  inputs: string[];
+  upstreamModel: string;
+  /** Output size the client asked for, where the model allows shortening. */
+  dimensions?: number;
+  timeoutMs?: number;
+}
+
+export interface EmbedResult {
+  /** In the order of `inputs`. */
+  vectors: Float32Array[];
+  /** Prompt tokens the upstream counted (estimated when it sent none; `estimated` says so). */
+  usage: { promptTokens: number; estimated?: boolean };
+}
+
 export interface Provider {
   /** Configured provider name (`holysheep`, `anthropic`, ...), used in errors and metrics. */
   readonly name: string;
@@ -54,6 +70,8 @@ export interface Provider {
   chat(req: ProviderRequest, signal: AbortLink): Promise<ProviderResult>;
   /** Same error contract as chat(); breaking out of the iteration releases the upstream request. */
   stream(req: ProviderRequest, signal: AbortLink): AsyncIterable<ProviderStreamEvent>;
+  /** Embeddings, for providers whose upstream offers them; same error contract as chat(). */
+  embed?(req: EmbedRequest, signal: AbortLink): Promise<EmbedResult>;
   /** Closes pooled upstream connections. */
   close(): Promise<void>;
 }
