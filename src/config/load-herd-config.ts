@@ -35,10 +35,22 @@ export function parseHerdConfig(text: string, file: string, env: NodeJS.ProcessE
     const pos = lines.linePos(problem.pos[0]);
     throw new HerdError('INVALID_ARG', `${file}:${pos.line}:${pos.col}: ${problem.message.split('\n')[0]}`);
   }
-  const raw = interpolateTree(doc.toJS() ?? {}, env, file, doc, lines, []);
+  const raw = interpolateTree(readYamlValue(doc, file) ?? {}, env, file, doc, lines, []);
   const parsed = herdConfigSchema.safeParse(raw);
   if (!parsed.success) throw new HerdError('INVALID_ARG', formatZodError(parsed.error, file, doc, lines));
   return resolvePaths(parsed.data, dirname(resolve(file)));
+}
+
+/**
+ * The document as plain values. The yaml library reports an alias without its anchor, and an alias
+ * count that looks like a billion-laughs bomb, by throwing a ReferenceError, not as a document error.
+ */
+function readYamlValue(doc: Document, file: string): unknown {
+  try {
+    return doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    throw new HerdError('INVALID_ARG', `${file}: ${(err as Error).message.split('\n')[0]}`);
+  }
 }
 
 function interpolateTree(value: unknown, env: NodeJS.ProcessEnv, file: string, doc: Document, lines: LineCounter, path: (string | number)[]): unknown {

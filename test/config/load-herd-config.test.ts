@@ -49,3 +49,14 @@ test('${VAR} and ${VAR:-default} interpolate from the environment; a missing one
 test('a missing file is a clear error', () => {
   throwsWith(() => loadHerdConfigFile('/nonexistent/herd.yaml'), /cannot read config file \/nonexistent\/herd\.yaml/);
 });
+
+test('YAML aliases without an anchor, or too many of them, are INVALID_ARG naming the file (found by fuzzing)', () => {
+  // The yaml library throws a ReferenceError for these from toJS(), outside doc.errors.
+  const bomb = `a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [${Array(10).fill('*a').join(', ')}]\nc: &c [${Array(10).fill('*b').join(', ')}]\nd: [${Array(10).fill('*c').join(', ')}]\n`;
+  for (const text of ['*\u0000', 'server: *nowhere\n', bomb]) {
+    assert.throws(
+      () => parseHerdConfig(text, 'herd.yaml'),
+      (err: unknown) => err instanceof HerdError && err.code === 'INVALID_ARG' && err.message.startsWith('herd.yaml'),
+    );
+  }
+});

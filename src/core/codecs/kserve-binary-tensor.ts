@@ -83,7 +83,8 @@ function normaliseBool(view: Uint8Array): Uint8Array {
 }
 
 function parseBinaryBytes(bytes: Uint8Array, count: number, context: BinaryTensorContext): Uint8Array[] {
-  const out = new Array<Uint8Array>(count);
+  // Grown, not preallocated: `count` comes from the client's shape (up to 2^53), the loop is bounded by the bytes.
+  const out: Uint8Array[] = [];
   const end = bytes.byteLength;
   let pos = 0;
   for (let i = 0; i < count; i++) {
@@ -100,7 +101,7 @@ function parseBinaryBytes(bytes: Uint8Array, count: number, context: BinaryTenso
     if (length > end - pos) {
       throw invalidArg(`string element ${i} of inference input '${context.name}'${forModel(context)} declares ${length} bytes ` + `but only ${end - pos} bytes remain`);
     }
-    out[i] = new Uint8Array(bytes.buffer, bytes.byteOffset + pos, length);
+    out.push(new Uint8Array(bytes.buffer, bytes.byteOffset + pos, length));
     pos += length;
   }
   if (pos !== end) {

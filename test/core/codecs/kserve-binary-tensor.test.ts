@@ -86,3 +86,13 @@ test('describeTensorDataMismatch catches wrong array kinds and element counts', 
   assert.match(describeTensorDataMismatch({ name: 'Y', datatype: 'INT32', shape: [3], data: new Int32Array(2) }) ?? '', /shape \[3\] \(3 elements\) but holds 2/);
   assert.equal(describeTensorDataMismatch({ name: 'Y', datatype: 'UINT8', shape: [2], data: Buffer.from([1, 2]) }), undefined);
 });
+
+test('a BYTES shape far beyond the bytes sent is refused, not a RangeError (found by fuzzing)', () => {
+  // shape [2^32] once made `new Array(count)` throw "Invalid array length": a 500 instead of a 400.
+  for (const shape of [[2 ** 32], [2 ** 53 - 1], [2 ** 31, 4]]) {
+    assert.throws(
+      () => parseBinaryTensorData(new Uint8Array(0), { name: 'S', datatype: 'BYTES', shape }),
+      (err: unknown) => err instanceof HerdError && err.code === 'INVALID_ARG' && /expected \d+ string elements/.test(err.message),
+    );
+  }
+});
