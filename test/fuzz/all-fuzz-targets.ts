@@ -1,5 +1,7 @@
 // Every fuzz target, for bench/fuzz/run-fuzz.ts.
 import type { FuzzTarget } from './fuzz-target.ts';
+import { HTTP_TARGETS } from './http-targets.ts';
 import { PARSER_TARGETS } from './parser-targets.ts';
+import { STREAM_TARGETS } from './stream-targets.ts';
 
-export const ALL_FUZZ_TARGETS: (() => FuzzTarget)[] = [...PARSER_TARGETS];
+export const ALL_FUZZ_TARGETS: (() => FuzzTarget)[] = [...PARSER_TARGETS, ...STREAM_TARGETS, ...HTTP_TARGETS];
