@@ -12,11 +12,38 @@ const positiveInt = z.number().int().positive();
 const usdPerMTok = z.number().min(0);
 // Model ids travel in JSON bodies and headers (x-herd-model): printable, no whitespace.
 const modelId = z.string().regex(/^[^\s]+$/, 'must be a non-empty name without spaces');
+/** Headers each provider sets itself: configuring them would send a second auth header or break framing. */
+const RESERVED_UPSTREAM_HEADERS: ReadonlySet<string> = new Set([
+  'authorization',
+  'x-api-key',
+  'x-goog-api-key',
+  'anthropic-version',
+  'host',
+  'content-length',
+  'content-type',
+  'transfer-encoding',
+  'connection',
+  'accept',
+]);
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
 
 export const authSchema = z.strictObject({
   master_key_env: envName.default('HERD_MASTER_KEY').describe('environment variable holding the admin key (also valid as a client key)'),
   db: z.string().min(1).default('./data/herd.db').describe('where gateway keys are stored (SHA-256 hashes), relative to herd.yaml'),
+  failed_keys: z
+    .strictObject({
+      max_per_address: z
+        .number()
+        .int()
+        .min(0)
+        .default(20)
+        .describe(
+          'requests with an incorrect key one client address may send per window; then it gets 429 with Retry-After, whatever key it sends, until the window ends (0: no limit)',
+        ),
+      window_s: positiveInt.default(60).describe('the window, in seconds, starting at the first incorrect key'),
+    })
+    .prefault({})
+    .describe('Slows key guessing: a per-address count of incorrect keys. Other addresses are not affected; behind a proxy every client shares its address.'),
 });
 
 /** USD per million tokens, as the maker (or a relay) lists it. */
@@ -51,7 +78,20 @@ export const providerSchema = z.strictObject({
   api_key_env: envName
     .optional()
     .describe('environment variable holding the upstream key; default <NAME>_API_KEY (holysheep: HOLYSHEEP_API_KEY). The provider is disabled while it is unset'),
-  headers: z.record(z.string(), z.string()).default({}).describe('extra headers sent on every upstream request'),
+  headers: z
+    .record(z.string(), z.string().regex(/^[^\r\n\0]*$/, 'must not contain CR, LF or NUL'))
+    // Checked here rather than as the record's key schema, whose issues zod reports only as "Invalid key in record".
+    .superRefine((headers, ctx) => {
+      for (const name of Object.keys(headers)) {
+        if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'must be an HTTP header name' });
+        else if (RESERVED_UPSTREAM_HEADERS.has(name.toLowerCase()))
+          ctx.addIssue({ code: 'custom', path: [name], message: 'is set by Herd itself (auth, framing) and cannot be configured' });
+      }
+    })
+    .default({})
+    .describe(
+      "extra headers sent on every upstream request (e.g. openai-organization); client headers are never forwarded, and the provider's auth and framing headers cannot be set here",
+    ),
   exchange_rate: z
     .number()
     .positive()

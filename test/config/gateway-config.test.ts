@@ -26,7 +26,7 @@ test('defaults: no providers or models, HERD_MASTER_KEY, ./data/herd.db, 120 s d
   const c = defaultHerdConfig();
   assert.deepEqual(c.providers, {});
   assert.deepEqual(c.models, {});
-  assert.deepEqual(c.auth, { master_key_env: 'HERD_MASTER_KEY', db: './data/herd.db' });
+  assert.deepEqual(c.auth, { master_key_env: 'HERD_MASTER_KEY', db: './data/herd.db', failed_keys: { max_per_address: 20, window_s: 60 } });
   assert.deepEqual(c.routes, { tiers: {}, auto: [], deadline_ms: 120_000 });
 });
 
@@ -206,4 +206,17 @@ models:
 `),
     ['h.yaml:10:9: models.m.deployments[1]: no price: set price on the model or on this deployment (USD per million tokens)'],
   );
+});
+
+test('providers.*.headers: names must be tokens, values free of CR/LF, and auth or framing headers are refused', () => {
+  const withHeaders = (headers: string) => `providers:\n  p: { type: openai, exchange_rate: 1.0, headers: ${headers} }\n`;
+  assert.deepEqual(parseHerdConfig(withHeaders('{ openai-organization: org-1 }'), 'h.yaml', {}).providers.p?.headers, { 'openai-organization': 'org-1' });
+  for (const [headers, expected] of [
+    ['{ Authorization: "Bearer x" }', /Authorization: is set by Herd itself/],
+    ['{ X-Api-Key: k }', /X-Api-Key: is set by Herd itself/],
+    ['{ "bad name": v }', /must be an HTTP header name/],
+    ['{ x-note: "a\\r\\nx-injected: 1" }', /x-note: must not contain CR, LF or NUL/],
+  ] as const) {
+    assert.match(problems(withHeaders(headers)).join('\n'), expected, headers);
+  }
 });

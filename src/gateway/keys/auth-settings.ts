@@ -1,18 +1,25 @@
 // The `auth` section of herd.yaml as the gateway uses it: which environment variable holds the
 // master key, and where keys are stored. Defaults match DESIGN.md.
 import type { AuthConfig } from '../../config/gateway-config-schema.ts';
+import { DEFAULT_AUTH_FAILURE_LIMIT, type AuthFailureLimitSettings } from './auth-failure-limiter.ts';
 
 export interface AuthSettings {
   masterKeyEnv: string;
   /** auth.db: a file path or `sqlite:PATH` (relative to the working directory); later `postgres://…`. */
   keyStore: string;
+  failureLimit: AuthFailureLimitSettings;
 }
 
 export const DEFAULT_MASTER_KEY_ENV = 'HERD_MASTER_KEY';
 export const DEFAULT_KEY_STORE = './data/herd.db';
 
 export function resolveAuthSettings(auth: Partial<AuthConfig> | undefined): AuthSettings {
-  return { masterKeyEnv: auth?.master_key_env ?? DEFAULT_MASTER_KEY_ENV, keyStore: auth?.db ?? DEFAULT_KEY_STORE };
+  const failed = auth?.failed_keys;
+  return {
+    masterKeyEnv: auth?.master_key_env ?? DEFAULT_MASTER_KEY_ENV,
+    keyStore: auth?.db ?? DEFAULT_KEY_STORE,
+    failureLimit: failed ? { maxFailures: failed.max_per_address, windowMs: failed.window_s * 1000 } : DEFAULT_AUTH_FAILURE_LIMIT,
+  };
 }
 
 /**

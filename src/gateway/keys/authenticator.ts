@@ -2,6 +2,7 @@
 // semantics: missing key, incorrect key (masked), model not allowed. The HTTP layer maps the codes
 // (UNAUTHENTICATED → 401, PERMISSION_DENIED → 403); nothing here knows about HTTP.
 import { HerdError, toHerdError } from '../../core/errors.ts';
+import { AuthFailureLimiter, type AuthFailureLimitSettings } from './auth-failure-limiter.ts';
 import { constantTimeEqualHex, hashKeySecret } from './create-key-secret.ts';
 import type { KeyInfo, KeyStore } from './key-store.ts';
 import { maskKey, quoteUntrusted } from './mask-key.ts';
@@ -14,6 +15,10 @@ export interface AuthenticatorOptions {
   masterKey?: string | undefined;
   /** Names the master key in KeyInfo.name, e.g. for the ledger: 'master ($HERD_MASTER_KEY)'. */
   masterKeyEnv?: string;
+  /** Incorrect keys per client address before it is refused for the rest of the window (auth.failed_keys). */
+  failureLimit?: AuthFailureLimitSettings;
+  /** Wall clock, epoch ms (tests pin it). */
+  now?: () => number;
 }
 
 export const MISSING_KEY_MESSAGE =
@@ -27,6 +32,7 @@ export class Authenticator {
   private readonly store: KeyStore;
   private readonly masterHash: string | undefined;
   private readonly masterKeyInfo: KeyInfo;
+  private readonly failures: AuthFailureLimiter;
   private open: boolean;
 
   constructor(options: AuthenticatorOptions) {
@@ -40,6 +46,7 @@ export class Authenticator {
       allowedModels: '*',
       role: 'admin',
     });
+    this.failures = new AuthFailureLimiter(options.failureLimit, options.now);
     this.open = this.masterHash === undefined && !this.store.hasActiveKeys();
   }
 
@@ -66,9 +73,16 @@ export class Authenticator {
       }
       const token = parseBearerToken(authorizationHeader);
       if (token === undefined) return new HerdError('UNAUTHENTICATED', MISSING_KEY_MESSAGE);
+      // Refused before the key is looked at: an address guessing keys learns nothing more, not even a right guess.
+      const wait = remoteAddress === undefined ? undefined : this.failures.refusal(remoteAddress);
+      if (wait !== undefined) {
+        return new HerdError('RATE_LIMITED', `Too many requests with an incorrect API key from this address. Try again in ${wait} s.`, { retryAfterSeconds: wait });
+      }
       if (this.masterHash !== undefined && constantTimeEqualHex(hashKeySecret(token), this.masterHash)) return { key: this.masterKeyInfo };
       const key = this.store.authenticate(token);
-      return key ? { key } : new HerdError('UNAUTHENTICATED', `Incorrect API key provided: ${maskKey(token)}.`, { reason: 'invalid_api_key' });
+      if (key) return { key };
+      if (remoteAddress !== undefined) this.failures.recordFailure(remoteAddress);
+      return new HerdError('UNAUTHENTICATED', `Incorrect API key provided: ${maskKey(token)}.`, { reason: 'invalid_api_key' });
     } catch (err) {
       // A store failure fails closed; its message names the file, never the key.
       return toHerdError(err);

@@ -20,7 +20,12 @@ export function createGatewayAuth(auth: Partial<AuthConfig> | undefined, env: No
   const settings = resolveAuthSettings(auth);
   const store = openKeyStore(settings.keyStore, options);
   try {
-    const authenticator = new Authenticator({ store, masterKey: readMasterKey(env, settings.masterKeyEnv), masterKeyEnv: settings.masterKeyEnv });
+    const authenticator = new Authenticator({
+      store,
+      masterKey: readMasterKey(env, settings.masterKeyEnv),
+      masterKeyEnv: settings.masterKeyEnv,
+      failureLimit: settings.failureLimit,
+    });
     const openWarning = authenticator.isOpen() ? formatOpenGatewayWarning(settings) : undefined;
     return { authenticator, store, settings, openWarning, close: () => store.close() };
   } catch (err) {

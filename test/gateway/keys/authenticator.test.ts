@@ -156,8 +156,9 @@ test('createGatewayAuth reads the master key from the variable named in config a
 });
 
 test('auth settings: defaults, blank master keys ignored, bearer parsing, loopback addresses', () => {
-  assert.deepEqual(resolveAuthSettings(undefined), { masterKeyEnv: 'HERD_MASTER_KEY', keyStore: './data/herd.db' });
-  assert.deepEqual(resolveAuthSettings({ master_key_env: 'X', db: '/k.db' }), { masterKeyEnv: 'X', keyStore: '/k.db' });
+  const failureLimit = { maxFailures: 20, windowMs: 60_000 };
+  assert.deepEqual(resolveAuthSettings(undefined), { masterKeyEnv: 'HERD_MASTER_KEY', keyStore: './data/herd.db', failureLimit });
+  assert.deepEqual(resolveAuthSettings({ master_key_env: 'X', db: '/k.db' }), { masterKeyEnv: 'X', keyStore: '/k.db', failureLimit });
   assert.equal(readMasterKey({ K: '   ' }, 'K'), undefined);
   assert.equal(readMasterKey({}, 'K'), undefined);
   assert.equal(parseBearerToken('Bearer a b'), 'a b');
