@@ -26,8 +26,8 @@ for (const make of ALL_FUZZ_TARGETS) {
   results.push(await runFuzzTarget(target, { seed, timeLimitMs: seconds * 1000 }));
 }
 
-const rows = results.map((r) => [r.target, String(r.runs), String(Math.round(r.runs / (r.ms / 1000))), String(r.failures)]);
-const header = ['target', 'runs', 'runs/s', 'failures'];
+const rows = results.map((r) => [r.target, String(r.runs), String(Math.round(r.runs / (r.ms / 1000))), r.slowestMs.toFixed(1), r.rssGrowthMb.toFixed(1), String(r.failures)]);
+const header = ['target', 'runs', 'runs/s', 'slowest input ms', 'RSS growth MB', 'failures'];
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
 const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join(' | ')} |`;
 process.stdout.write(`seed ${seed}, ${seconds} s per target\n\n${line(header)}\n|${widths.map((w, i) => (i === 0 ? '-'.repeat(w + 2) : `${'-'.repeat(w + 1)}:`)).join('|')}|\n`);

@@ -10,7 +10,9 @@ export interface FuzzTarget {
 }
 
 export interface OpenTarget {
-  property: fc.IAsyncPropertyWithHooks<[unknown]> | fc.IPropertyWithHooks<[unknown]>;
+  arbitrary: fc.Arbitrary<unknown>;
+  /** Throws when the input breaks an invariant. */
+  check(input: unknown): void | Promise<void>;
   close(): Promise<void>;
 }
 
@@ -32,11 +34,25 @@ export interface FuzzRunResult {
   counterexample: string | undefined;
   error: string | undefined;
   ms: number;
+  /** The slowest single input, in ms. */
+  slowestMs: number;
+  /** Resident set size after the run minus before it, in MB (heap growth and what stayed allocated). */
+  rssGrowthMb: number;
 }
 
 export async function runFuzzTarget(target: FuzzTarget, options: FuzzRunOptions): Promise<FuzzRunResult> {
   const opened = await target.open();
+  const rssBefore = process.memoryUsage().rss;
   const started = performance.now();
+  let slowestMs = 0;
+  const property = fc.asyncProperty(opened.arbitrary, async (input) => {
+    const t0 = performance.now();
+    try {
+      await opened.check(input);
+    } finally {
+      slowestMs = Math.max(slowestMs, performance.now() - t0);
+    }
+  });
   try {
     const params: fc.Parameters<[unknown]> = {
       seed: options.seed,
@@ -45,7 +61,7 @@ export async function runFuzzTarget(target: FuzzTarget, options: FuzzRunOptions)
       ...(options.timeLimitMs === undefined ? {} : { interruptAfterTimeLimit: options.timeLimitMs, markInterruptAsFailure: false }),
     };
     // fc.check never throws: a failing property comes back in the details, shrunk.
-    const details = await fc.check(opened.property as fc.IAsyncProperty<[unknown]>, params);
+    const details = await fc.check(property, params);
     return {
       target: target.name,
       runs: details.numRuns,
@@ -53,6 +69,8 @@ export async function runFuzzTarget(target: FuzzTarget, options: FuzzRunOptions)
       counterexample: details.counterexample ? describeInput(details.counterexample[0]).slice(0, 2000) : undefined,
       error: details.errorInstance ? String((details.errorInstance as Error).stack ?? details.errorInstance).slice(0, 2000) : undefined,
       ms: performance.now() - started,
+      slowestMs,
+      rssGrowthMb: (process.memoryUsage().rss - rssBefore) / 2 ** 20,
     };
   } finally {
     await opened.close();

@@ -9,7 +9,7 @@ const SEED = 20261201;
 for (const make of HTTP_TARGETS) {
   const target = make();
   test(`fuzz: ${target.name}`, async () => {
-    const result = await runFuzzTarget(target, { seed: SEED, numRuns: 150 });
+    const result = await runFuzzTarget(target, { seed: SEED, numRuns: 80 });
     assert.equal(result.failures, 0, `${result.counterexample}\n${result.error}`);
   });
 }

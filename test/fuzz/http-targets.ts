@@ -12,25 +12,20 @@ import { openAICompletion, openAIStreamFrames } from '../gateway/helpers/gateway
 import { encodeSse, sendJson, startMockUpstream } from '../gateway/helpers/mock-upstream.ts';
 import { TRITON_MODEL_REPOSITORY } from '../triton-testdata.ts';
 import type { FuzzTarget } from './fuzz-target.ts';
-import { fuzzBytes } from './mutate-bytes.ts';
+import { fuzzBytes, mutatedJsonValue } from './mutate-bytes.ts';
 
 export const FUZZ_MASTER_KEY = 'sk-herd-fuzz-master-0123456789abcdef';
 /** Requests stop at this size, so the server's memory stays bounded by it per connection. */
 const MAX_INPUT_SIZE = 64 * 1024;
 
-/** Real requests for each front end, byte for byte as clients send them. */
-export function httpRequestSamples(): Buffer[] {
-  const post = (path: string, body: Buffer | string, headers: Record<string, string> = {}) => {
-    const bytes = Buffer.from(body);
-    const lines = [
-      `POST ${path} HTTP/1.1`,
-      'Host: 127.0.0.1',
-      'Content-Type: application/json',
-      `Content-Length: ${bytes.length}`,
-      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
-    ];
-    return Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), bytes]);
-  };
+interface RequestSample {
+  path: string;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** Real requests for each front end: what clients send to the infer, generate and chat fast paths. */
+export function httpRequestSamples(): RequestSample[] {
   const input = (name: string) => ({ name, datatype: 'INT32', shape: [1, 16], data: Array.from({ length: 16 }, (_, i) => i) });
   const json = Buffer.from(
     JSON.stringify({
@@ -39,16 +34,52 @@ export function httpRequestSamples(): Buffer[] {
     }),
   );
   const binary = Buffer.concat([json, Buffer.from(new Int32Array(16).fill(7).buffer)]);
-  const chat = (stream: boolean) => JSON.stringify({ model: 'fuzz-model', messages: [{ role: 'user', content: 'hi' }], stream, max_tokens: 8 });
+  const chat = (stream: boolean) => Buffer.from(JSON.stringify({ model: 'fuzz-model', messages: [{ role: 'user', content: 'hi' }], stream, max_tokens: 8 }));
+  const auth = { Authorization: `Bearer ${FUZZ_MASTER_KEY}` };
   return [
-    post('/v2/models/simple/infer', JSON.stringify({ id: '1', inputs: [input('INPUT0'), input('INPUT1')] })),
-    post('/v2/models/simple/versions/1/infer', binary, { 'Inference-Header-Content-Length': String(json.length) }),
-    post('/v2/models/simple/generate', JSON.stringify({ INPUT0: Array(16).fill(1), INPUT1: Array(16).fill(2) })),
-    post('/v1/chat/completions', chat(false), { Authorization: `Bearer ${FUZZ_MASTER_KEY}` }),
-    post('/v1/chat/completions', chat(true), { Authorization: `Bearer ${FUZZ_MASTER_KEY}` }),
+    { path: '/v2/models/simple/infer', headers: {}, body: Buffer.from(JSON.stringify({ id: '1', inputs: [input('INPUT0'), input('INPUT1')] })) },
+    { path: '/v2/models/simple/versions/1/infer', headers: { 'Inference-Header-Content-Length': String(json.length) }, body: binary },
+    { path: '/v2/models/simple/generate', headers: {}, body: Buffer.from(JSON.stringify({ INPUT0: Array(16).fill(1), INPUT1: Array(16).fill(2) })) },
+    { path: '/v1/chat/completions', headers: auth, body: chat(false) },
+    { path: '/v1/chat/completions', headers: auth, body: chat(true) },
+    { path: '/v2/repository/index', headers: {}, body: Buffer.from('{}') },
+  ];
+}
+
+/** A request as bytes on the wire, with a Content-Length that matches its body. */
+function frame(sample: RequestSample, body: Buffer): Buffer {
+  const lines = [
+    `POST ${sample.path} HTTP/1.1`,
+    'Host: 127.0.0.1',
+    'Content-Type: application/json',
+    `Content-Length: ${body.length}`,
+    ...Object.entries(sample.headers).map(([k, v]) => `${k}: ${v}`),
+  ];
+  return Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), body]);
+}
+
+/**
+ * Two kinds of input: the whole request mutated (request line, headers and framing included), and only
+ * the body mutated with its Content-Length kept right, so the bytes get past HTTP parsing into the fast paths.
+ */
+function httpInputs(): fc.Arbitrary<Buffer> {
+  const samples = httpRequestSamples();
+  const wire = [
+    ...samples.map((s) => frame(s, s.body)),
     Buffer.from('GET /v2/health/ready HTTP/1.1\r\nHost: x\r\n\r\nGET /v2/models/simple/config HTTP/1.1\r\nHost: x\r\n\r\n'),
     Buffer.from('POST /v2/repository/index HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n'),
   ];
+  const bodyOnly = fc.nat({ max: samples.length - 1 }).chain((i) => {
+    const sample = samples[i] as RequestSample;
+    return fuzzBytes([sample.body], 2048).map((body) => frame(sample, body));
+  });
+  // Valid JSON of the wrong shape reaches past the decoders: scheduling, the backend, the gateway's routing.
+  const jsonSamples = samples.filter((s) => s.headers['Inference-Header-Content-Length'] === undefined);
+  const jsonBody = fc.nat({ max: jsonSamples.length - 1 }).chain((i) => {
+    const sample = jsonSamples[i] as RequestSample;
+    return mutatedJsonValue([JSON.parse(sample.body.toString())]).map((value) => frame(sample, Buffer.from(JSON.stringify(value) ?? '')));
+  });
+  return fc.oneof(fuzzBytes(wire, 2048), bodyOnly, jsonBody);
 }
 
 interface Exchange {
@@ -110,7 +141,9 @@ models:
       const server: HerdServer = await startHerd(config, { env: { FUZZ_MASTER: FUZZ_MASTER_KEY, FUZZ_UPSTREAM_KEY: 'sk-fuzz-upstream' }, log: (line) => log.push(line) });
       const port = Number(new URL(server.httpUrl).port);
       const health = Buffer.from('GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n');
-      const property = fc.asyncProperty(fuzzBytes(httpRequestSamples(), 2048), async (bytes) => {
+      const check = async (input: unknown) => {
+        const bytes = input as Buffer;
+        upstream.requests.length = 0;
         log.length = 0;
         const answer = await exchange(port, bytes, 4000);
         if (answer === undefined) throw new Error('the server neither answered nor closed the connection');
@@ -123,9 +156,10 @@ models:
         if (internal !== undefined) throw new Error(`server logged: ${internal.slice(0, 600)}`);
         const alive = await exchange(port, health, 4000);
         if (alive === undefined || statuses(alive.bytes)[0] !== 200) throw new Error('the server is not healthy after this input');
-      });
+      };
       return {
-        property,
+        arbitrary: httpInputs(),
+        check,
         close: async () => {
           await server.close();
           await upstream.close();

@@ -135,3 +135,43 @@ export function fuzzBytes(samples: readonly (string | Uint8Array)[], maxLength =
 export function fuzzText(samples: readonly string[], maxLength = 4096): fc.Arbitrary<string> {
   return fuzzBytes(samples, maxLength).map((b) => b.toString('utf8'));
 }
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+const edgeValue: fc.Arbitrary<unknown> = fc.oneof(
+  fc.constantFrom(null, true, false, 0, -1, -0, 1.5, 2 ** 31, 2 ** 53, 1e308, -1e308, '', 'x'.repeat(300), [], {}, [[]], { '': null }, '__proto__', 'constructor'),
+  fc.jsonValue({ maxDepth: 3 }),
+);
+
+/** Every node of a JSON tree, as the path to it. */
+function paths(value: Json, prefix: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
+  out.push(prefix);
+  if (Array.isArray(value)) for (let i = 0; i < value.length; i++) paths(value[i] as Json, [...prefix, i], out);
+  else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) paths(v, [...prefix, k], out);
+  return out;
+}
+
+function replaceAt(root: Json, path: (string | number)[], replacement: unknown, remove: boolean): unknown {
+  if (path.length === 0) return replacement;
+  const copy: Json = structuredClone(root);
+  let node: Json = copy;
+  for (const key of path.slice(0, -1)) node = (node as Record<string | number, Json>)[key] as Json;
+  const last = path.at(-1) as string | number;
+  if (remove && Array.isArray(node)) node.splice(last as number, 1);
+  else if (remove) delete (node as Record<string, Json>)[last as string];
+  else (node as Record<string | number, unknown>)[last] = replacement;
+  return copy;
+}
+
+/** A JSON sample with up to three of its values replaced by edge cases or removed: valid JSON, wrong in its shape. */
+export function mutatedJsonValue(samples: readonly unknown[]): fc.Arbitrary<unknown> {
+  const trees = samples as Json[];
+  return fc
+    .tuple(fc.nat({ max: trees.length - 1 }), fc.array(fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), edgeValue, fc.boolean()), { minLength: 1, maxLength: 3 }))
+    .map(([index, edits]) =>
+      edits.reduce<unknown>((tree, [at, replacement, remove]) => {
+        const all = paths(tree as Json);
+        return replaceAt(tree as Json, all[Math.floor(at * all.length)] ?? [], replacement, remove && Math.floor(at * all.length) > 0);
+      }, trees[index]),
+    );
+}

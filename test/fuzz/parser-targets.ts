@@ -8,11 +8,14 @@ import { parseInferRequestBody, type RawModelDescription } from '../../src/core/
 import { parseLosslessJson } from '../../src/core/codecs/lossless-json.ts';
 import { isBytesData, type TensorData } from '../../src/core/tensor.ts';
 import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
+import { parseGenerateRequest, type GenerateInputSpec } from '../../src/core/codecs/kserve-generate.ts';
+import { validateChatRequest } from '../../src/gateway/validate-chat-request.ts';
+import { mapErrorToOpenAI } from '../../src/http/map-openai-error.ts';
 import { parseJsonModelConfig, parsePbtxtModelConfig } from '../../src/serving/repository/parse-model-config.ts';
 import { mapErrorToKserve } from '../../src/http/map-kserve-error.ts';
 import { TRITON_MODEL_REPOSITORY } from '../triton-testdata.ts';
 import { checkRejection, type FuzzTarget } from './fuzz-target.ts';
-import { fuzzBytes, fuzzText } from './mutate-bytes.ts';
+import { fuzzBytes, fuzzText, mutatedJsonValue } from './mutate-bytes.ts';
 
 /** Every config.pbtxt of Triton's example repository, ours and the test fixtures. */
 export function readPbtxtSamples(): string[] {
@@ -31,7 +34,7 @@ export function readPbtxtSamples(): string[] {
 
 const syncTarget = (name: string, arbitrary: fc.Arbitrary<unknown>, check: (input: never) => void): FuzzTarget => ({
   name,
-  open: async () => ({ property: fc.property(arbitrary, (input) => check(input as never)), close: async () => undefined }),
+  open: async () => ({ arbitrary, check: (input) => check(input as never), close: async () => undefined }),
 });
 
 /** A parser's rejection must be a client error in Triton's terms (400 family), never a 500. */
@@ -66,8 +69,9 @@ export function jsonModelConfigTarget(): FuzzTarget {
       return [];
     }
   });
-  return syncTarget('config JSON (load API)', fuzzText(samples), (text: string) => {
-    tryParse(() => parseJsonModelConfig(text, 'config'));
+  const arbitrary = fc.oneof(fuzzText(samples), mutatedJsonValue(samples.map((t) => JSON.parse(t))));
+  return syncTarget('config JSON (load API)', arbitrary, (input: unknown) => {
+    tryParse(() => parseJsonModelConfig(input, 'config'));
   });
 }
 
@@ -262,4 +266,92 @@ export function herdYamlTarget(): FuzzTarget {
   });
 }
 
-export const PARSER_TARGETS: (() => FuzzTarget)[] = [pbtxtTarget, jsonModelConfigTarget, inferRequestTarget, losslessJsonTarget, herdYamlTarget];
+/** JSON text as the HTTP layer parses it before the decoder sees it; undefined when it is not JSON. */
+function parseJsonText(text: string): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(text) };
+  } catch {
+    return undefined;
+  }
+}
+
+const GENERATE_INPUTS: GenerateInputSpec[] = [
+  { name: 'INPUT0', datatype: 'INT32', shape: [-1, 16] },
+  { name: 'TEXT', datatype: 'BYTES', shape: [-1] },
+  { name: 'FLAG', datatype: 'BOOL', shape: [1] },
+];
+
+export function generateRequestTarget(): FuzzTarget {
+  const samples = [
+    JSON.stringify({ id: 'g', INPUT0: Array(16).fill(3), TEXT: 'hello', FLAG: true, parameters: { max_tokens: 5, stream: false } }),
+    JSON.stringify({ parameters: { INPUT0: [Array(16).fill(1)], TEXT: ['a', 'b'] }, temperature: 0.5 }),
+  ];
+  const arbitrary = fc.oneof(
+    fuzzText(samples).map(parseJsonText),
+    mutatedJsonValue(samples.map((t) => JSON.parse(t))).map((value) => ({ value })),
+  );
+  return syncTarget('KServe generate request', arbitrary, (parsed: { value: unknown } | undefined) => {
+    if (parsed === undefined) return;
+    tryParse(() => parseGenerateRequest(parsed.value, GENERATE_INPUTS, 64 * 1024));
+  });
+}
+
+/** The gateway's request validator: a rejection is a HerdError OpenAI's mapping answers with a 4xx. */
+export function chatRequestTarget(): FuzzTarget {
+  const samples = [
+    JSON.stringify({
+      model: 'gpt-4.1',
+      messages: [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'hi' },
+      ],
+      stream: true,
+      stream_options: { include_usage: true },
+      max_tokens: 10,
+      temperature: 0.2,
+    }),
+    JSON.stringify({
+      model: 'm',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'look' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+          ],
+        },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] },
+        { role: 'tool', tool_call_id: 'c1', content: '42' },
+      ],
+      tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: { a: { type: 'number' } } } } }],
+      tool_choice: 'auto',
+      response_format: { type: 'json_object' },
+      stop: ['\n'],
+      n: 1,
+    }),
+  ];
+  const arbitrary = fc.oneof(
+    fuzzText(samples).map(parseJsonText),
+    mutatedJsonValue(samples.map((t) => JSON.parse(t))).map((value) => ({ value })),
+  );
+  return syncTarget('chat completion request', arbitrary, (parsed: { value: unknown } | undefined) => {
+    if (parsed === undefined) return;
+    try {
+      validateChatRequest(parsed.value);
+    } catch (err) {
+      checkRejection(err, ['INVALID_ARG', 'UNSUPPORTED', 'NOT_FOUND']);
+      const { status } = mapErrorToOpenAI(err as never);
+      if (status >= 500) throw new Error(`rejection maps to ${status}`);
+    }
+  });
+}
+
+export const PARSER_TARGETS: (() => FuzzTarget)[] = [
+  pbtxtTarget,
+  jsonModelConfigTarget,
+  inferRequestTarget,
+  losslessJsonTarget,
+  generateRequestTarget,
+  chatRequestTarget,
+  herdYamlTarget,
+];

@@ -10,7 +10,7 @@ const SEED = 20261201;
 for (const make of PARSER_TARGETS) {
   const target = make();
   test(`fuzz: ${target.name}`, async () => {
-    const result = await runFuzzTarget(target, { seed: SEED, numRuns: 200 });
+    const result = await runFuzzTarget(target, { seed: SEED, numRuns: 100 });
     assert.equal(result.failures, 0, `${result.counterexample}\n${result.error}`);
   });
 }

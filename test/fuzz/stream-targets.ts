@@ -139,7 +139,9 @@ function streamTarget(dialect: keyof typeof SSE_TRANSCRIPTS): FuzzTarget {
       });
       const provider = FACTORIES[dialect]({ name: dialect, baseUrl: upstream.url, apiKey: 'sk-fuzz', timeoutMs: 3000 });
       const arbitrary = fc.tuple(fuzzBytes(SSE_TRANSCRIPTS[dialect]), fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 6 }));
-      const property = fc.asyncProperty(arbitrary, async ([body, cuts]) => {
+      const check = async (input: unknown) => {
+        const [body, cuts] = input as [Buffer, number[]];
+        upstream.requests.length = 0;
         const at = [...new Set(cuts.map((c) => Math.floor(c * body.length)))].sort((a, b) => a - b);
         pieces = [0, ...at].map((from, i) => body.subarray(from, at[i] ?? body.length)).filter((p) => p.length > 0);
         const events: string[] = [];
@@ -153,11 +155,10 @@ function streamTarget(dialect: keyof typeof SSE_TRANSCRIPTS): FuzzTarget {
         if (events.at(-1) !== 'done' || events.at(-2) !== 'usage' || events.filter((e) => e === 'usage').length !== 1) {
           throw new Error(`stream ended with events ${events.join(',')}`);
         }
-      });
+      };
       return {
-        property: property.afterEach(() => {
-          upstream.requests.length = 0;
-        }),
+        arbitrary,
+        check,
         close: async () => {
           await provider.close();
           await upstream.close();

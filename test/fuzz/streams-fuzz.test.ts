@@ -9,7 +9,7 @@ const SEED = 20261201;
 for (const make of STREAM_TARGETS) {
   const target = make();
   test(`fuzz: ${target.name}`, async () => {
-    const result = await runFuzzTarget(target, { seed: SEED, numRuns: 80 });
+    const result = await runFuzzTarget(target, { seed: SEED, numRuns: 40 });
     assert.equal(result.failures, 0, `${result.counterexample}\n${result.error}`);
   });
 }
