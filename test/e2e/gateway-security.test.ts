@@ -221,14 +221,16 @@ models:
     };
     for (const upstream of Object.values(upstreams)) upstream.requests.length = 0;
     for (const model of ['gpt-test', 'claude-test', 'gemini-test']) assert.equal((await chat(MASTER, model, hostile)).status, 200, model);
-    // Raw bytes: a header value carrying CR/LF and an obs-fold continuation line, which could smuggle a header upstream.
+    // Raw bytes: a header value with a bare CR, and an obs-fold continuation line, either of which could smuggle a header upstream.
     const port = Number(new URL(server.httpUrl).port);
     const body = chatBody('gpt-test');
-    const raw = await rawExchange(
-      port,
-      `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${MASTER}\r\nContent-Type: application/json\r\nX-Note: a\r\n x-injected-fold: client-fold-value\r\nX-Other: b\rx-injected-cr: client-cr-value\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-    );
-    assert.match(raw, /^HTTP\/1\.1 (200|400) /);
+    for (const smuggle of ['X-Other: b\rx-injected-cr: client-cr-value', 'X-Note: a\r\n x-injected-fold: client-fold-value']) {
+      const raw = await rawExchange(
+        port,
+        `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${MASTER}\r\nContent-Type: application/json\r\n${smuggle}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      assert.match(raw, /^HTTP\/1\.1 400 /, JSON.stringify(smuggle));
+    }
     const seen: RecordedRequest[] = [...upstreams.openai.requests, ...upstreams.anthropic.requests, ...upstreams.gemini.requests];
     assert.ok(seen.length >= 3);
     for (const recorded of seen) {
