@@ -274,6 +274,17 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
       providerQueues: () => admission.stats().providers,
       breakers: () => chat.health().breakers,
       ...(ledger ? { ledger: () => (opened.ledger as Ledger).stats() } : {}),
+      ...(limits.store.outage
+        ? {
+            limitsUnavailable: () => {
+              const outage = opened.limits.store.outage ?? { allowed: 0, refused: 0 };
+              return [
+                { mode: 'fail_open', count: outage.allowed },
+                { mode: 'fail_closed', count: outage.refused },
+              ];
+            },
+          }
+        : {}),
     });
     return {
       chat,

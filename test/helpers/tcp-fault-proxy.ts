@@ -74,8 +74,12 @@ export async function startTcpFaultProxy(target: { host: string; port: number })
           // Bytes stop flowing both ways; the client's socket stays open with nobody answering.
           pair.client.unpipe(pair.server);
           pair.server.unpipe(pair.client);
+          for (const socket of [pair.client, pair.server]) {
+            socket.removeAllListeners('close');
+            socket.removeAllListeners('error');
+          }
+          pair.server.on('error', () => undefined);
           pair.server.destroy();
-          pair.client.removeAllListeners('close');
           hold(pair.client);
         }
       }
