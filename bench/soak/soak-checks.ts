@@ -156,7 +156,7 @@ export function checkSoak(input: SoakInput): SoakReport {
   for (const [marker, markerCalls] of callsByMarker) {
     if (!answeredMarkers.has(marker)) continue;
     const rows = okRowsByTokens.get(reportedUsage(marker).completion_tokens);
-    if (!rows || rows.length !== 1) continue;
+    if (rows?.length !== 1) continue;
     perRequestChecked++;
     const attempts = attemptsByRequest.get((rows[0] as { request_id: string }).request_id) ?? [];
     if (attempts.length !== markerCalls.length) {
