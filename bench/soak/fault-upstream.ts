@@ -41,6 +41,7 @@ const markerOf = (req: RecordedRequest) => Number(/soak (\d+)/.exec(JSON.stringi
 export async function startFaultUpstreams(names: readonly string[], options: { hangMs: number; slowMs: number }): Promise<FaultUpstreams> {
   const calls: UpstreamCall[] = [];
   const seen = new Set<number>();
+  const quieted = new WeakSet<object>();
   const servers: MockUpstream[] = [];
   const urls: Record<string, string> = {};
   for (const name of names) {
@@ -53,7 +54,11 @@ export async function startFaultUpstreams(names: readonly string[], options: { h
       const mode: FaultMode = first ? faultOf(marker) : 'ok';
       const call: UpstreamCall = { marker, upstream: name, replica: /^\/(\w+)\//.exec(req.url)?.[1] ?? '?', stream, mode, at: Date.now(), usage: undefined };
       calls.push(call);
-      raw.socket.on('error', () => undefined);
+      // Once per connection (keep-alive carries many calls): a reset the fake causes must not throw.
+      if (!quieted.has(raw.socket)) {
+        quieted.add(raw.socket);
+        raw.socket.on('error', () => undefined);
+      }
       await answer(res, marker, stream, mode, options, (usage) => {
         call.usage = usage;
       });
