@@ -165,7 +165,7 @@ export function createLimitsRedisClient(url: string, timeoutMs: number, onError:
     connectTimeout: Math.max(1000, timeoutMs * 4),
     // A connection the network dropped silently answers nothing and never errors: destroy it once a command
     // has waited this long for a byte, so the client reconnects when the network is back.
-    socketTimeout: Math.max(1000, timeoutMs * 4),
+    socketTimeout: Math.max(5000, timeoutMs * 20),
     retryStrategy: (times: number) => Math.min(times * 200, 5000),
   });
   client.on('error', onError);
