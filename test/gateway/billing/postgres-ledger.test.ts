@@ -3,7 +3,8 @@
 // ridden out in the local spool.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { HerdError } from '../../../src/core/errors.ts';
+import { HerdError } from '../../../src/core/errors.ts';
+import { BillingService } from '../../../src/gateway/billing/billing-service.ts';
 import { openLedger } from '../../../src/gateway/billing/open-ledger.ts';
 import { PostgresLedger } from '../../../src/gateway/billing/postgres-ledger.ts';
 import { mkdtempSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startTcpFaultProxy, targetOf, throughProxy } from '../../helpers/tcp-fault-proxy.ts';
+import { billingTestConfig } from './billing-fixtures.ts';
 import { runLedgerContract, sampleRequest } from './ledger-contract.ts';
 import { DATABASE_URL, dropSchema, skipWithoutPostgres, uniqueSchema } from './pg-test-schema.ts';
 
@@ -84,3 +86,34 @@ async function readRequestIds(schema: string): Promise<string[]> {
     await client.end();
   }
 }
+
+test('a release that failed while the database was unreachable is retried until it lands: the hold does not outlive the outage', { skip }, async (t) => {
+  const schema = uniqueSchema('herd_ledger_retry');
+  t.after(() => dropSchema(schema));
+  const proxy = await startTcpFaultProxy(targetOf(DATABASE_URL as string, 5432));
+  t.after(() => proxy.close());
+  const spoolDir = mkdtempSync(join(tmpdir(), 'herd-pg-retry-'));
+  const ledger = await PostgresLedger.open({ url: throughProxy(DATABASE_URL as string, proxy), schema, spoolDir, flushIntervalMs: 20, connectTimeoutMs: 300, queryTimeoutMs: 300 });
+  t.after(() => ledger.close());
+  const billing = new BillingService({ config: billingTestConfig(), ledger });
+  const budgets = { dayMicros: 1_000_000, monthMicros: undefined };
+  await billing.reserve({ keyId: 'key_r', requestId: 'r-1', estimateMicros: 5_000, budgets });
+  assert.equal((await ledger.spend('key_r')).dayMicros, 5_000);
+
+  proxy.cut('refuse');
+  const finishing = billing.finish({
+    requestId: 'r-1',
+    key: { id: 'key_r' },
+    requestedModel: 'gpt4',
+    startedAt: Date.now(),
+    outcome: 'error',
+    error: new HerdError('UPSTREAM_TIMEOUT', 'no answer'),
+  });
+  await assert.rejects(finishing, (e: HerdError) => e.code === 'UNAVAILABLE');
+  assert.equal(billing.pendingSettlements(), 1);
+
+  proxy.restore();
+  for (let i = 0; i < 200 && billing.pendingSettlements() > 0; i++) await new Promise((r) => setTimeout(r, 50));
+  assert.equal(billing.pendingSettlements(), 0, 'retried once the database answered');
+  assert.equal((await ledger.spend('key_r')).dayMicros, 0, 'the hold is released');
+});
