@@ -10,6 +10,7 @@ import { createResponseCache } from './gateway/cache/create-response-cache.ts';
 import type { ResponseCache } from './gateway/cache/response-cache.ts';
 import type { ChatPort } from './core/chat-port.ts';
 import { ChatGateway } from './gateway/chat-gateway.ts';
+import { describeLedgerHealth, type LedgerHealth } from './gateway/describe-gateway.ts';
 import { createServingChatPort } from './gateway/serving-chat-port.ts';
 import { createChatService, type ChatService } from './gateway/chat-service.ts';
 import { createGatewayAuth, type GatewayAuth } from './gateway/keys/create-gateway-auth.ts';
@@ -140,7 +141,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       log,
       ...(gateway
         ? {
-            gateway: { gateway: gateway.flow, chat: gateway.chat, authenticator: gateway.auth.authenticator, log },
+            gateway: { gateway: gateway.flow, chat: gateway.chat, authenticator: gateway.auth.authenticator, ...ledgerHealthOf(gateway.ledger, config), log },
             ...(gateway.ledger ? { admin: { authenticator: gateway.auth.authenticator, ledger: gateway.ledger, masterKeyEnv: config.auth.master_key_env, log } } : {}),
           }
         : {}),
@@ -224,6 +225,11 @@ export function createGatewayFlow(config: HerdConfig, parts: GatewayFlowParts): 
   return { chat, flow };
 }
 
+function ledgerHealthOf(ledger: Ledger | undefined, config: HerdConfig): { ledgerHealth?: () => LedgerHealth } {
+  if (!ledger) return {};
+  return { ledgerHealth: () => describeLedgerHealth(ledger.kind, ledger.stats(), config.billing.flush_interval_ms) };
+}
+
 interface RunningGateway {
   chat: ChatService;
   flow: ChatGateway;
@@ -249,6 +255,7 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
     if (config.billing.ledger !== 'off') {
       ledger = await openLedger(config.billing.ledger, {
         spool: true,
+        ...(config.billing.spool_dir !== undefined ? { spoolDir: config.billing.spool_dir } : {}),
         flushIntervalMs: config.billing.flush_interval_ms,
         maxBatchRows: config.billing.flush_max_rows,
         onError: (err: unknown) => log(`ledger: ${err instanceof Error ? err.message : String(err)}`),
@@ -266,6 +273,18 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
       modelQueues: () => admission.stats().models,
       providerQueues: () => admission.stats().providers,
       breakers: () => chat.health().breakers,
+      ...(ledger ? { ledger: () => (opened.ledger as Ledger).stats() } : {}),
+      ...(limits.store.outage
+        ? {
+            limitsUnavailable: () => {
+              const outage = opened.limits.store.outage ?? { allowed: 0, refused: 0 };
+              return [
+                { mode: 'fail_open', count: outage.allowed },
+                { mode: 'fail_closed', count: outage.refused },
+              ];
+            },
+          }
+        : {}),
     });
     return {
       chat,

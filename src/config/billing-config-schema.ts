@@ -62,6 +62,13 @@ export const billingConfigSchema = z.strictObject({
       "request and attempt rows are saved before each answer's last byte (to a local spool when serving, else a group commit per event-loop turn); spooled rows go to the database this often, and a failed commit is retried this often...",
     ),
   flush_max_rows: z.number().int().positive().default(500).describe('...and a transaction holds at most this many rows'),
+  spool_dir: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'the local folder (relative to herd.yaml) where a serving process keeps rows the database does not hold yet, so an outage of PostgreSQL or a killed process loses none; default LEDGER.spool next to a SQLite ledger, data/postgres-ledger.spool in the working directory for PostgreSQL; one per replica (a second live process refuses it)',
+    ),
   stale_reservation_minutes: z
     .number()
     .positive()

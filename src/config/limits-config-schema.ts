@@ -13,7 +13,12 @@ export const limitsRedisSchema = z.strictObject({
   key_prefix: z.string().default('herd:limits:').describe('prefix of every limit key'),
   timeout_ms: positiveInt.default(250).describe('longest wait for one Redis command before on_error applies'),
   // Limits protect the gateway; they should not take it down with Redis.
-  on_error: z.enum(['allow', 'deny']).default('allow').describe('while Redis cannot answer: allow lets requests through unchecked; deny answers 503'),
+  on_error: z
+    .enum(['fail_open', 'fail_closed', 'allow', 'deny'])
+    .default('fail_open')
+    .describe(
+      'while Redis cannot answer (down, unreachable, slower than timeout_ms): fail_open lets requests through unchecked (logged, counted in herd_gateway_limit_store_unavailable_total); fail_closed answers 503 UNAVAILABLE; allow and deny are older names for them',
+    ),
   lease_ms: positiveInt.default(30_000).describe('a concurrency slot of a replica that died is freed after this long (live holders renew theirs)'),
   poll_ms: positiveInt.default(50).describe('how often a queued request re-checks for slots freed by other replicas'),
 });

@@ -101,7 +101,11 @@ function resolvePaths(config: HerdConfig, base: string): HerdConfig {
     ...config,
     serving: { ...config.serving, model_repository: config.serving.model_repository.map((p) => resolve(base, p)) },
     auth: { ...config.auth, db: resolveStorePath(config.auth.db, base) },
-    billing: { ...config.billing, ledger: resolveStorePath(config.billing.ledger, base) },
+    billing: {
+      ...config.billing,
+      ledger: resolveStorePath(config.billing.ledger, base),
+      ...(config.billing.spool_dir !== undefined ? { spool_dir: resolve(base, config.billing.spool_dir) } : {}),
+    },
   };
 }
 

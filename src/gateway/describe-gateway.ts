@@ -1,6 +1,7 @@
 // What GET /v1/models and GET /health report about the gateway: the models a key may use (with the
 // routes to them), providers enabled or why not, and every deployment's breaker and load.
 import { AUTO_MODEL, type TIER_NAMES } from '../config/gateway-config-schema.ts';
+import type { LedgerStats } from './billing/ledger.ts';
 import type { BreakerRegistry, BreakerState } from './resilience/circuit-breaker.ts';
 import type { DeploymentStats } from './router/deployment-stats.ts';
 import type { GatewayCatalog } from './router/gateway-catalog.ts';
@@ -58,6 +59,28 @@ export interface GatewayHealth {
     inFlight: number;
     latencyMs: { chat?: number; stream?: number };
   }>;
+}
+
+/** /health's `ledger`: `behind` while rows wait for the database (spooled locally), by how much. */
+export interface LedgerHealth {
+  kind: 'sqlite' | 'postgres';
+  state: 'ok' | 'behind';
+  behind_rows: number;
+  behind_seconds: number;
+  /** Batches the database refused or did not answer since start (retried). */
+  failed_writes: number;
+}
+
+// A healthy ledger holds rows for up to flush_interval_ms before its batch: only older ones mean it is behind.
+export function describeLedgerHealth(kind: LedgerHealth['kind'], stats: LedgerStats, flushIntervalMs: number): LedgerHealth {
+  const behind = stats.behindRows > 0 && stats.behindMs > 2 * flushIntervalMs;
+  return {
+    kind,
+    state: behind ? 'behind' : 'ok',
+    behind_rows: stats.behindRows,
+    behind_seconds: Math.round(stats.behindMs / 100) / 10,
+    failed_writes: stats.failedFlushes,
+  };
 }
 
 export function describeGatewayHealth(catalog: GatewayCatalog, breakers: BreakerRegistry, stats: DeploymentStats): GatewayHealth {

@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HerdError, toHerdError } from '../core/errors.ts';
 import type { ChatGateway } from '../gateway/chat-gateway.ts';
 import type { ChatService } from '../gateway/chat-service.ts';
+import type { LedgerHealth } from '../gateway/describe-gateway.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
 import type { KeyInfo } from '../gateway/keys/key-store.ts';
 import { runChatCompletionExchange } from './chat-completion-exchange.ts';
@@ -15,6 +16,8 @@ export interface OpenAIDeps {
   /** Model listing and health. */
   chat: ChatService;
   authenticator: Authenticator;
+  /** /health's ledger section (absent with billing.ledger: off). */
+  ledgerHealth?: () => LedgerHealth;
   log?: (line: string) => void;
 }
 
@@ -50,10 +53,11 @@ export function registerOpenAIRoutes(app: FastifyInstance, deps: OpenAIDeps, all
     scope.get('/health', async (_req, reply) => {
       const health = deps.chat.health();
       const status = health.providers.some((p) => p.enabled) ? 'ok' : 'no_providers';
+      const ledger = deps.ledgerHealth?.();
       return reply
         .code(200)
         .header('content-type', 'application/json')
-        .send(JSON.stringify({ status, ...health }));
+        .send(JSON.stringify({ status, ...health, ...(ledger ? { ledger } : {}) }));
     });
     allow('/health', ['GET', 'HEAD']);
   });

@@ -220,6 +220,17 @@ export interface GatewayStateSources {
   providerQueues?: () => Iterable<QueueSample & { provider: string }>;
   /** One entry per configured deployment. */
   breakers?: () => Iterable<{ provider: string; upstreamModel: string; breaker: BreakerStateLabel }>;
+  /** The ledger's write queue (LedgerStats fits): how far its database is behind. */
+  ledger?: () => LedgerBacklogSample;
+  /** Limit checks answered without Redis (fail_open / fail_closed), by mode. */
+  limitsUnavailable?: () => Iterable<{ mode: string; count: number }>;
+}
+
+export interface LedgerBacklogSample {
+  behindRows: number;
+  behindMs: number;
+  failedFlushes: number;
+  dropped: number;
 }
 
 /** Gauge values of herd_gateway_breaker_state. */
@@ -227,7 +238,7 @@ export const BREAKER_STATE_VALUES: Readonly<Record<BreakerStateLabel, number>> =
 
 /** Registers the families read from live gateway state at scrape time; a missing source registers nothing. */
 export function registerGatewayStateMetrics(registry: Registry, sources: GatewayStateSources): void {
-  const { cache, modelQueues, providerQueues, breakers } = sources;
+  const { cache, modelQueues, providerQueues, breakers, ledger, limitsUnavailable } = sources;
   if (cache) {
     createComputedCounter<'tier'>({
       registry,
@@ -285,6 +296,46 @@ export function registerGatewayStateMetrics(registry: Registry, sources: Gateway
       help: 'Circuit breaker of each deployment: 0 closed, 1 half-open, 2 open',
       labelNames: ['provider', 'upstream_model'],
       read: () => [...breakers()].map((b) => ({ labels: { provider: b.provider, upstream_model: b.upstreamModel }, value: BREAKER_STATE_VALUES[b.breaker] })),
+    });
+  }
+  if (ledger) {
+    const read = (value: (s: LedgerBacklogSample) => number) => () => [{ labels: {}, value: value(ledger()) }];
+    createComputedGauge({
+      registry,
+      name: 'herd_gateway_ledger_behind_rows',
+      help: 'Ledger rows the database does not hold yet (kept in the local spool while it is unreachable)',
+      labelNames: [],
+      read: read((s) => s.behindRows),
+    });
+    createComputedGauge({
+      registry,
+      name: 'herd_gateway_ledger_behind_seconds',
+      help: 'Age of the oldest ledger row the database does not hold yet; 0 when it is up to date',
+      labelNames: [],
+      read: read((s) => s.behindMs / 1000),
+    });
+    createComputedCounter({
+      registry,
+      name: 'herd_gateway_ledger_failed_writes_total',
+      help: 'Batches of ledger rows the database refused or did not answer (retried)',
+      labelNames: [],
+      read: read((s) => s.failedFlushes),
+    });
+    createComputedCounter({
+      registry,
+      name: 'herd_gateway_ledger_dropped_rows_total',
+      help: 'Ledger rows dropped from memory because the queue hit its bound during an outage (their spool files keep them for the next start)',
+      labelNames: [],
+      read: read((s) => s.dropped),
+    });
+  }
+  if (limitsUnavailable) {
+    createComputedCounter<'mode'>({
+      registry,
+      name: 'herd_gateway_limit_store_unavailable_total',
+      help: 'Key limit checks decided without the limit store (Redis unreachable): allowed (fail_open) or refused (fail_closed)',
+      labelNames: ['mode'],
+      read: () => [...limitsUnavailable()].map((m) => ({ labels: { mode: m.mode }, value: m.count })),
     });
   }
 }

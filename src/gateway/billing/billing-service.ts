@@ -14,6 +14,10 @@ import type { CurrencyCode, Micros } from './money.ts';
 import { createPriceCatalog, type PriceCatalog } from './price-catalog.ts';
 import { createSettlementRates, priceTokens, type Cost, type SettlementRates } from './price-usage.ts';
 
+/** How often settlements that failed (the ledger unreachable) are tried again, and how many are kept. */
+const SETTLE_RETRY_MS = 2000;
+const MAX_UNRESOLVED = 100_000;
+
 export type BillableConfig = Pick<GatewayConfig, 'providers' | 'models'> & Partial<Pick<GatewayConfig, 'routes'>> & { billing?: BillingConfig };
 
 export interface BillingServiceOptions {
@@ -76,6 +80,8 @@ export class BillingService {
   readonly ledger: Ledger;
   private readonly config: BillableConfig;
   private readonly now: () => number;
+  private readonly unresolved = new Map<string, () => Promise<unknown>>();
+  private retryTimer: NodeJS.Timeout | undefined;
 
   constructor(options: BillingServiceOptions) {
     this.config = options.config;
@@ -171,10 +177,44 @@ export class BillingService {
     let settlement: SettleResult | ReleaseResult | undefined;
     if (reserved) {
       await committed.catch(() => undefined);
-      if (answer.model === undefined) settlement = await this.ledger.release(input.requestId);
-      else settlement = await this.ledger.settle(input.requestId, { costMicros: request.costMicros, keyId: input.key.id, atMs: input.startedAt });
+      const resolve =
+        answer.model === undefined
+          ? () => this.ledger.release(input.requestId)
+          : () => this.ledger.settle(input.requestId, { costMicros: request.costMicros, keyId: input.key.id, atMs: input.startedAt });
+      try {
+        settlement = await resolve();
+      } catch (err) {
+        // The database is away (an outage): both calls are idempotent by request id, so try again until it
+        // answers instead of holding the estimate against the key's budget until the next start's recovery.
+        if ((err as Partial<HerdError>).code === 'UNAVAILABLE') this.retryLater(input.requestId, resolve);
+        throw err;
+      }
     }
     return { cost: answer.cost, settlement, record: request };
+  }
+
+  /** Settlements and releases waiting for the ledger to answer again (see retryLater). */
+  pendingSettlements(): number {
+    return this.unresolved.size;
+  }
+
+  private retryLater(requestId: string, resolve: () => Promise<unknown>): void {
+    if (this.unresolved.size >= MAX_UNRESOLVED) return; // the next start's recovery settles the rest
+    this.unresolved.set(requestId, resolve);
+    this.retryTimer ??= setTimeout(() => void this.retryUnresolved(), SETTLE_RETRY_MS).unref();
+  }
+
+  /** In the order they failed; stops at the first failure (the database is still away) and tries again later. */
+  private async retryUnresolved(): Promise<void> {
+    for (const [requestId, resolve] of [...this.unresolved]) {
+      try {
+        await resolve();
+        this.unresolved.delete(requestId);
+      } catch {
+        break;
+      }
+    }
+    this.retryTimer = this.unresolved.size > 0 ? setTimeout(() => void this.retryUnresolved(), SETTLE_RETRY_MS).unref() : undefined;
   }
 
   /** Releases reservations older than billing.stale_reservation_minutes (call at start-up, and periodically with several replicas). */

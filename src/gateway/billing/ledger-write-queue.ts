@@ -31,12 +31,17 @@ interface QueuedEntry extends LedgerEntry {
   /** The spool file holding it, once appended. */
   segment: string | undefined;
   inDatabase: boolean;
+  /** Date.now() at push(): how far the database is behind. */
+  queuedAt: number;
 }
 
 export class LedgerWriteQueue {
   private queue: QueuedEntry[] = [];
   private unspooled: QueuedEntry[] = [];
   private queuedRows = 0;
+  /** The batch being written now (out of `queue` until it commits or fails). */
+  private inFlight: QueuedEntry[] = [];
+  private inFlightRows = 0;
   private timer: NodeJS.Timeout | undefined;
   private soon: NodeJS.Immediate | undefined;
   private spoolTurn: NodeJS.Immediate | undefined;
@@ -65,7 +70,7 @@ export class LedgerWriteQueue {
     });
     // Most callers do not wait (tests, the CLI): a rejection must not go unhandled.
     durable.catch(() => undefined);
-    const entry: QueuedEntry = { request, attempts, resolve, reject, told: false, segment: undefined, inDatabase: false };
+    const entry: QueuedEntry = { request, attempts, resolve, reject, told: false, segment: undefined, inDatabase: false, queuedAt: Date.now() };
     this.queue.push(entry);
     this.queuedRows += 1 + attempts.length;
     this.dropOverflow();
@@ -94,7 +99,13 @@ export class LedgerWriteQueue {
   }
 
   stats(): LedgerStats {
-    return { queued: this.queuedRows, ...this.counters };
+    const oldest = this.inFlight[0] ?? this.queue[0];
+    return {
+      queued: this.queuedRows,
+      ...this.counters,
+      behindRows: this.queuedRows + this.inFlightRows,
+      behindMs: oldest === undefined ? 0 : Math.max(0, Date.now() - oldest.queuedAt),
+    };
   }
 
   /** Stops the timers and writes what is left. */
@@ -135,11 +146,15 @@ export class LedgerWriteQueue {
       rows += 1 + entry.attempts.length;
     }
     this.queuedRows -= rows;
+    this.inFlight = batch;
+    this.inFlightRows = rows;
     // What is appended from now on goes to a new file, so the current one can go once its rows are written.
     this.options.spool?.seal();
     try {
       await this.options.write(batch);
     } catch (err) {
+      this.inFlight = [];
+      this.inFlightRows = 0;
       // Back to the front, in order: the next try writes them again (the write ignores duplicates).
       this.queue.unshift(...batch);
       this.queuedRows += rows;
@@ -151,6 +166,8 @@ export class LedgerWriteQueue {
       if (!this.closed) this.schedule(this.options.flushIntervalMs);
       throw err;
     }
+    this.inFlight = [];
+    this.inFlightRows = 0;
     this.failing = false;
     this.counters.written += rows;
     this.counters.flushes++;

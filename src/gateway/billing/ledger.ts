@@ -185,6 +185,10 @@ export interface LedgerStats {
   failedFlushes: number;
   /** Rows given up on because the queue hit its bound while the database was failing. */
   dropped: number;
+  /** Rows not yet in the database (queued plus the batch being written): spooled locally, if there is a spool. */
+  behindRows: number;
+  /** Age of the oldest of them, ms (0 when none): how far the database is behind. */
+  behindMs: number;
 }
 
 export interface LedgerOptions {

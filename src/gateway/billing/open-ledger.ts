@@ -5,6 +5,9 @@ import { HerdError } from '../../core/errors.ts';
 import type { Ledger, LedgerOptions } from './ledger.ts';
 import { SqliteLedger, type SqliteLedgerOptions } from './sqlite-ledger.ts';
 
+/** A PostgreSQL ledger's spool when billing.spool_dir is unset (relative to the working directory). */
+export const DEFAULT_POSTGRES_SPOOL = 'data/postgres-ledger.spool';
+
 export type LedgerLocation = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
 
 export function parseLedgerLocation(location: string): LedgerLocation {
@@ -32,14 +35,20 @@ export function resolveLedgerLocation(location: string, baseDir: string): string
 export interface OpenLedgerOptions extends LedgerOptions, Pick<SqliteLedgerOptions, 'synchronous'> {
   /** PostgreSQL only: the schema holding the tables. */
   schema?: string;
-  /** A serving process: spool rows locally (SQLite: in PATH.spool/ unless spoolDir says otherwise). Reports and the CLI leave it off. */
+  /**
+   * A serving process: spool rows locally (SQLite: in PATH.spool/, PostgreSQL: ./data/postgres-ledger.spool/,
+   * unless spoolDir says otherwise). Reports and the CLI leave it off.
+   */
   spool?: boolean;
 }
 
 export async function openLedger(location: string, options: OpenLedgerOptions = {}): Promise<Ledger> {
   const parsed = parseLedgerLocation(location);
   // pg is imported only for a PostgreSQL ledger: a SQLite one should not carry its resident size.
-  if (parsed.kind === 'postgres') return (await import('./postgres-ledger.ts')).PostgresLedger.open({ ...options, url: parsed.url });
+  if (parsed.kind === 'postgres') {
+    const spoolDir = options.spoolDir ?? (options.spool ? resolve(DEFAULT_POSTGRES_SPOOL) : undefined);
+    return (await import('./postgres-ledger.ts')).PostgresLedger.open({ ...options, url: parsed.url, ...(spoolDir !== undefined ? { spoolDir } : {}) });
+  }
   const spoolDir = options.spool ? (options.spoolDir ?? `${resolve(parsed.path)}.spool`) : undefined;
   return SqliteLedger.open(parsed.path, { ...options, ...(spoolDir !== undefined ? { spoolDir } : {}) });
 }

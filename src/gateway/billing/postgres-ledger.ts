@@ -1,6 +1,7 @@
 // The Ledger on PostgreSQL (pg), for several replicas sharing one ledger; budget checks stay exact
 // across replicas because every spend change holds the key's day and month rows locked (see below).
 import pg from 'pg';
+import { LedgerSpool } from './ledger-spool.ts';
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
 import { HerdError } from '../../core/errors.ts';
 import { applyPostgresMigrations, quoteIdentifier } from './apply-postgres-migrations.ts';
@@ -36,6 +37,10 @@ export interface PostgresLedgerOptions extends LedgerOptions {
   schema?: string;
   /** Connections in the pool (default 10). */
   poolSize?: number;
+  /** A connection attempt gives up after this long (default 2000 ms): an unreachable server must not hold requests. */
+  connectTimeoutMs?: number;
+  /** A statement gives up after this long (default 5000 ms), on the client (a dead network) and on the server. */
+  queryTimeoutMs?: number;
 }
 
 /** What recover() reads back from the reservations it releases. */
@@ -143,10 +148,16 @@ export class PostgresLedger implements Ledger {
   static async open(options: PostgresLedgerOptions): Promise<PostgresLedger> {
     const schema = options.schema;
     if (schema !== undefined) quoteIdentifier(schema);
+    const queryTimeoutMs = options.queryTimeoutMs ?? 5000;
+    const serverOptions = [`-c statement_timeout=${queryTimeoutMs}`, ...(schema !== undefined ? [`-c search_path=${schema}`] : [])];
     const pool = new pg.Pool({
       connectionString: options.url,
       max: options.poolSize ?? 10,
-      ...(schema !== undefined ? { options: `-c search_path=${schema}` } : {}),
+      // Bounded everywhere: the network to the server may vanish without a reset (a cut cable, a dropped route).
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 2000,
+      query_timeout: queryTimeoutMs + 1000,
+      keepAlive: true,
+      options: serverOptions.join(' '),
     });
     // An idle connection dropped by the server must not crash the process; the next query reconnects.
     pool.on('error', (err) => options.onError?.(err));
@@ -158,7 +169,32 @@ export class PostgresLedger implements Ledger {
       // The message never carries the URL: it may hold a password.
       throw new HerdError('UNAVAILABLE', `cannot open the PostgreSQL ledger: ${messageOf(err)}`, { cause: err });
     }
-    return new PostgresLedger(pool, options);
+    const ledger = new PostgresLedger(pool, options);
+    if (options.spoolDir !== undefined) {
+      try {
+        await ledger.openSpool(options.spoolDir);
+      } catch (err) {
+        await pool.end().catch(() => undefined);
+        throw err;
+      }
+    }
+    return ledger;
+  }
+
+  private spool: LedgerSpool | undefined;
+
+  /** Rows a previous process spooled and never wrote go into the database first, in their order (recover() needs them). */
+  private async openSpool(dir: string): Promise<void> {
+    const { spool, leftovers, leftoverFiles } = LedgerSpool.open(dir);
+    try {
+      for (let i = 0; i < leftovers.length; i += 500) await this.writeEntries(leftovers.slice(i, i + 500));
+    } catch (err) {
+      spool.close();
+      throw err instanceof HerdError ? err : new HerdError('UNAVAILABLE', `cannot write the ledger spool ${dir} to PostgreSQL: ${messageOf(err)}`, { cause: err });
+    }
+    spool.removeFiles(leftoverFiles);
+    this.spool = spool;
+    this.queue.useSpool(spool);
   }
 
   private constructor(
@@ -352,6 +388,8 @@ export class PostgresLedger implements Ledger {
     try {
       await this.queue.close();
     } finally {
+      // Deletes only the files whose rows are all in the database: the rest wait for the next start.
+      this.spool?.close();
       await this.pool.end();
     }
   }

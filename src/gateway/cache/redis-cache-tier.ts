@@ -78,6 +78,9 @@ export function createCacheRedisClient(config: RedisCacheConfig, onError: (err: 
     maxRetriesPerRequest: 0,
     commandTimeout: config.timeout_ms,
     connectTimeout: Math.max(1000, config.timeout_ms * 4),
+    // A connection the network dropped silently answers nothing and never errors: destroy it once a command
+    // has waited this long for a byte, so the client reconnects when the network is back.
+    socketTimeout: Math.max(5000, config.timeout_ms * 20),
     retryStrategy: (times: number) => Math.min(times * 200, 5000),
   });
   client.on('error', onError);

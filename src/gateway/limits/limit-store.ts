@@ -41,9 +41,19 @@ export interface LimitRefusal {
 
 export type LimitDecision = { granted: true } | { granted: false; refusals: LimitRefusal[] };
 
+/** Limit checks decided without the store (Redis unreachable), per outcome. */
+export interface LimitStoreOutage {
+  /** Let through unchecked (fail_open). */
+  allowed: number;
+  /** Refused with UNAVAILABLE (fail_closed). */
+  refused: number;
+}
+
 export interface LimitStore {
   /** True when several replicas share the counts (they cannot tell each other when a lease frees). */
   readonly shared: boolean;
+  /** A store that can be unreachable (Redis): what it decided without being asked. */
+  readonly outage?: LimitStoreOutage;
   /**
    * Grants every check and records them under `id`, or records nothing. `group` scopes the
    * counters (`key:key_ab12…`, `provider:holysheep`): all checks of one call live in one group.

@@ -1,21 +1,25 @@
 // LimitStore shared by every replica through Redis: each operation is one Lua script run by EVALSHA
 // (EVAL once when Redis does not have it cached yet). When Redis cannot answer, `onRedisError`
-// decides: 'allow' lets the request through unchecked (limits protect, they should not take the
-// gateway down with Redis), 'deny' answers UNAVAILABLE.
+// decides: fail_open lets the request through unchecked (limits protect, they should not take the
+// gateway down with Redis), fail_closed answers UNAVAILABLE.
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { HerdError } from '../../core/errors.ts';
-import type { LeaseCheck, LimitCheck, LimitDecision, LimitRefusal, LimitStore, WindowCheck } from './limit-store.ts';
+import type { LeaseCheck, LimitCheck, LimitDecision, LimitRefusal, LimitStore, LimitStoreOutage, WindowCheck } from './limit-store.ts';
 import { ACQUIRE_SCRIPT, ADJUST_SCRIPT, RENEW_SCRIPT } from './redis-limit-scripts.ts';
 
-export type RedisErrorMode = 'allow' | 'deny';
+/** `allow` and `deny` are the older names of fail_open and fail_closed. */
+export type RedisErrorMode = 'fail_open' | 'fail_closed' | 'allow' | 'deny';
+
+// One line per outage and then one per this long, not one per request.
+const ERROR_REPORT_MS = 10_000;
 
 export interface RedisLimitStoreOptions {
   client: Redis;
   /** Prepended to every key, e.g. `herd:limits:`; tests use a unique one per run. */
   keyPrefix: string;
   onRedisError?: RedisErrorMode;
-  /** Told about every Redis failure (the request itself goes on as onRedisError says). */
+  /** Told about Redis failures, the first of an outage at once and then one per 10 s (the request itself goes on as onRedisError says). */
   onError?: (err: Error) => void;
   /** Whether close() quits the client (false when it is shared with the cache). */
   ownsClient?: boolean;
@@ -35,16 +39,19 @@ export class RedisLimitStore implements LimitStore {
   readonly shared = true;
   readonly client: Redis;
   private readonly keyPrefix: string;
-  private readonly mode: RedisErrorMode;
-  private readonly onError: (err: Error) => void;
+  private readonly failOpen: boolean;
+  private readonly report: (err: Error) => void;
+  private lastReport = Number.NEGATIVE_INFINITY;
+  readonly outage: LimitStoreOutage = { allowed: 0, refused: 0 };
   private readonly ownsClient: boolean;
   private closed = false;
 
   constructor(options: RedisLimitStoreOptions) {
     this.client = options.client;
     this.keyPrefix = options.keyPrefix;
-    this.mode = options.onRedisError ?? 'allow';
-    this.onError = options.onError ?? (() => undefined);
+    const mode = options.onRedisError ?? 'fail_open';
+    this.failOpen = mode === 'fail_open' || mode === 'allow';
+    this.report = options.onError ?? (() => undefined);
     this.ownsClient = options.ownsClient ?? false;
   }
 
@@ -56,9 +63,17 @@ export class RedisLimitStore implements LimitStore {
       reply = await this.run(ACQUIRE, keys, [id, ...args]);
     } catch (err) {
       this.onError(asError(err));
-      if (this.mode === 'allow') return { granted: true };
-      throw new HerdError('UNAVAILABLE', 'rate limits cannot be checked right now (Redis is unavailable)', { retryAfterSeconds: 1, cause: err });
+      if (this.failOpen) {
+        this.outage.allowed++;
+        return { granted: true };
+      }
+      this.outage.refused++;
+      throw new HerdError('UNAVAILABLE', 'rate limits cannot be checked right now (Redis is unavailable; limits.redis.on_error is fail_closed)', {
+        retryAfterSeconds: 1,
+        cause: err,
+      });
     }
+    this.lastReport = Number.NEGATIVE_INFINITY;
     return parseAcquireReply(reply);
   }
 
@@ -105,6 +120,14 @@ export class RedisLimitStore implements LimitStore {
     else this.client.disconnect();
   }
 
+  private onError(err: Error): void {
+    const now = Date.now();
+    if (now - this.lastReport < ERROR_REPORT_MS) return;
+    this.lastReport = now;
+    const mode = this.failOpen ? 'fail_open: requests pass unchecked' : 'fail_closed: requests are refused';
+    this.report(new Error(`Redis cannot check limits (${err.message}); ${mode} until it answers`));
+  }
+
   /** `{…}` is a Redis Cluster hash tag: one group's counters share a slot, as a script needs. */
   private key(group: string, name: string): string {
     return `${this.keyPrefix}{${group}}:${name}`;
@@ -140,6 +163,9 @@ export function createLimitsRedisClient(url: string, timeoutMs: number, onError:
     maxRetriesPerRequest: 0,
     commandTimeout: timeoutMs,
     connectTimeout: Math.max(1000, timeoutMs * 4),
+    // A connection the network dropped silently answers nothing and never errors: destroy it once a command
+    // has waited this long for a byte, so the client reconnects when the network is back.
+    socketTimeout: Math.max(5000, timeoutMs * 20),
     retryStrategy: (times: number) => Math.min(times * 200, 5000),
   });
   client.on('error', onError);

@@ -272,7 +272,7 @@ export async function runLedgerContract(t: TestContext, open: OpenTestLedger): P
     await l.flush();
     l.record(sampleRequest({ requestId: 'u1', costMicros: 1 }), []); // a retried write: ignored
     await l.flush();
-    assert.deepEqual(l.stats(), { queued: 0, written: 7, flushes: 2, failedFlushes: 0, dropped: 0 });
+    assert.deepEqual(l.stats(), { queued: 0, written: 7, flushes: 2, failedFlushes: 0, dropped: 0, behindRows: 0, behindMs: 0 });
 
     const byModel = await l.usage({ sinceMs: since, untilMs: until, by: 'model' });
     assert.deepEqual(

@@ -22,7 +22,7 @@ test('defaults: limits in this process, 64 slots per upstream model, 30 s queue,
     url: 'redis://10.0.0.5:6379/2',
     key_prefix: 'herd:limits:',
     timeout_ms: 250,
-    on_error: 'allow',
+    on_error: 'fail_open',
     lease_ms: 30_000,
     poll_ms: 50,
   });
