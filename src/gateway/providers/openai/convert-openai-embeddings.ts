@@ -19,7 +19,8 @@ export interface OpenAIEmbeddingsAnswer {
 /** The vectors in input order and the upstream's token count, or what is wrong with the body. */
 export function convertOpenAIEmbeddingsResponse(body: unknown, inputs: number): OpenAIEmbeddingsAnswer | string {
   if (!isJsonObject(body) || !Array.isArray(body.data)) return 'response is not an embeddings list (no data[])';
-  const vectors = new Array<Float32Array | undefined>(inputs);
+  // Filled, not sparse: indexOf skips the holes of `new Array(n)`.
+  const vectors: (Float32Array | undefined)[] = Array.from({ length: inputs }, () => undefined);
   for (const [position, item] of body.data.entries()) {
     if (!isJsonObject(item)) return `data[${position}] is not an object`;
     const index = typeof item.index === 'number' ? item.index : position;
