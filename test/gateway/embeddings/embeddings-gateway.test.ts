@@ -19,7 +19,7 @@ import { MemoryLimitStore } from '../../../src/gateway/limits/memory-limit-store
 import { answerOpenAIEmbeddings } from '../helpers/embedding-upstreams.ts';
 import { startMockUpstream, type MockUpstream } from '../helpers/mock-upstream.ts';
 
-const key = (extra: Partial<KeyInfo> = {}): KeyInfo => ({ id: 'k1', name: 'test', prefix: 'sk-herd-t', allowedModels: '*', role: 'user', ...extra });
+const key = (extra: Partial<KeyInfo> = {}): KeyInfo => ({ id: 'k1', name: 'test', prefix: 'sk-herd-t', allowedModels: '*', role: 'client', ...extra });
 const caller = (k: KeyInfo) => ({ key: k, headers: {}, signal: new LightAbortController().signal, dialect: 'openai-embeddings' as const });
 const refusedWith = (code: string, pattern: RegExp) => (err: unknown) => err instanceof HerdError && err.code === code && pattern.test(err.message);
 
