@@ -1,7 +1,7 @@
-// local-embed (the example js embedding model) at concurrency 64, one text per request over KServe:
-// with its dynamic batcher vs the same model without one, side by side in one Herd, in alternating
-// windows. Writes a Markdown table (stdout, or --out FILE).
-//   npx tsx bench/serving/embedding-batching-bench.ts [--seconds 2] [--rounds 3] [--concurrency 64] [--out FILE]
+// local-embed (the example js embedding model) at concurrency 64, one text per request, over KServe or
+// through POST /v1/embeddings (a `type: triton` deployment, in process): with its dynamic batcher vs the
+// same model without one, side by side in one Herd, in alternating windows. Writes a Markdown table.
+//   npx tsx bench/serving/embedding-batching-bench.ts [--via kserve|gateway] [--seconds 2] [--rounds 3] [--concurrency 64] [--out FILE]
 import { execSync } from 'node:child_process';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -13,12 +13,19 @@ import { runLoad, type LoadResult } from '../lib/closed-loop-load.ts';
 import { startHerd } from '../lib/herd-process.ts';
 
 const { values } = parseArgs({
-  options: { seconds: { type: 'string', default: '2' }, rounds: { type: 'string', default: '3' }, concurrency: { type: 'string', default: '64' }, out: { type: 'string' } },
+  options: {
+    via: { type: 'string', default: 'kserve' },
+    seconds: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '3' },
+    concurrency: { type: 'string', default: '64' },
+    out: { type: 'string' },
+  },
 });
 const seconds = Number(values.seconds);
 const rounds = Number(values.rounds);
 const concurrency = Number(values.concurrency);
 
+const via = values.via === 'gateway' ? 'gateway' : 'kserve';
 const BATCHED = 'local-embed';
 const UNBATCHED = 'local-embed-unbatched';
 
@@ -35,9 +42,31 @@ function createRepository(): string {
   return repo;
 }
 
-const body = Buffer.from(
-  JSON.stringify({ inputs: [{ name: 'text_input', datatype: 'BYTES', shape: [1, 1], data: ['How do I reset my password if I no longer have access to my email?'] }] }),
-);
+const TEXT = 'How do I reset my password if I no longer have access to my email?';
+const kserveBody = Buffer.from(JSON.stringify({ inputs: [{ name: 'text_input', datatype: 'BYTES', shape: [1, 1], data: [TEXT] }] }));
+// What the openai SDK sends by default.
+const gatewayBody = (model: string) => Buffer.from(JSON.stringify({ model, input: TEXT, encoding_format: 'base64' }));
+
+/** herd.yaml for --via gateway: both models as embedding models on an in-process triton provider, ledger on. */
+function writeGatewayConfig(): string {
+  const state = mkdtempSync(join(tmpdir(), 'herd-bench-embed-state-'));
+  const file = join(state, 'herd.yaml');
+  const model = (name: string) => `  ${name}: { kind: embedding, price: { input: 0, output: 0 }, deployments: [{ provider: local, upstream_model: ${name} }] }`;
+  writeFileSync(
+    file,
+    [
+      `auth: { db: "${join(state, 'keys.db')}" }`,
+      `billing: { currency: USD, ledger: "sqlite:${join(state, 'ledger.db')}" }`,
+      'providers:',
+      '  local: { type: triton, timeout_ms: 60000, retry: { attempts: 1 } }',
+      'models:',
+      model(BATCHED),
+      model(UNBATCHED),
+      '',
+    ].join('\n'),
+  );
+  return file;
+}
 
 async function stats(url: string, model: string): Promise<{ inferences: number; executions: number }> {
   const res = await fetch(`${url}/v2/models/${model}/stats`);
@@ -45,11 +74,14 @@ async function stats(url: string, model: string): Promise<{ inferences: number; 
   return { inferences: s.inference_count, executions: s.execution_count };
 }
 
-const herd = await startHerd(createRepository());
+const repository = createRepository();
+const herd = await startHerd(repository, via === 'gateway' ? ['--config', writeGatewayConfig()] : []);
 try {
   const origin = herd.url;
   const load = (model: string, ms: number) =>
-    runLoad({ origin, path: `/v2/models/${model}/infer`, body, headers: { 'content-type': 'application/json' }, concurrency, durationMs: ms });
+    via === 'gateway'
+      ? runLoad({ origin, path: '/v1/embeddings', body: gatewayBody(model), headers: { 'content-type': 'application/json' }, concurrency, durationMs: ms })
+      : runLoad({ origin, path: `/v2/models/${model}/infer`, body: kserveBody, headers: { 'content-type': 'application/json' }, concurrency, durationMs: ms });
   await load(BATCHED, 500);
   await load(UNBATCHED, 500);
   const before: Record<string, { inferences: number; executions: number }> = { [BATCHED]: await stats(origin, BATCHED), [UNBATCHED]: await stats(origin, UNBATCHED) };
@@ -78,7 +110,7 @@ try {
     `# local-embed: dynamic batching vs none — ${new Date().toISOString().slice(0, 10)}`,
     '',
     `Code: ${commit}. Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; load generator on the same machine (bench/lib/closed-loop-load.ts).`,
-    `Command: \`npx tsx bench/serving/embedding-batching-bench.ts --seconds ${seconds} --rounds ${rounds} --concurrency ${concurrency}\`. One text per request, KServe JSON, concurrency ${concurrency}; both models in one Herd, measured in alternating ${seconds} s windows.`,
+    `Command: \`npx tsx bench/serving/embedding-batching-bench.ts --via ${via} --seconds ${seconds} --rounds ${rounds} --concurrency ${concurrency}\`. One text per request, ${via === 'gateway' ? 'POST /v1/embeddings (base64, as the openai SDK asks; a type: triton deployment in process, ledger on)' : 'KServe JSON'}, concurrency ${concurrency}; both models in one Herd, measured in alternating ${seconds} s windows.`,
     '',
     '| variant | infer/s | p50 ms | p99 ms | avg batch (inferences/executions) | non-200 |',
     '| --- | ---: | ---: | ---: | ---: | ---: |',
