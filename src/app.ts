@@ -13,6 +13,7 @@ import { ChatGateway } from './gateway/chat-gateway.ts';
 import { describeLedgerHealth, type LedgerHealth } from './gateway/describe-gateway.ts';
 import { createServingChatPort } from './gateway/serving-chat-port.ts';
 import { createChatService, type ChatService } from './gateway/chat-service.ts';
+import { EmbeddingsGateway } from './gateway/embeddings/embeddings-gateway.ts';
 import { createGatewayAuth, type GatewayAuth } from './gateway/keys/create-gateway-auth.ts';
 import { createGatewayLimits, type GatewayLimits } from './gateway/limits/create-gateway-limits.ts';
 import type { Provider } from './gateway/providers/provider.ts';
@@ -141,7 +142,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       log,
       ...(gateway
         ? {
-            gateway: { gateway: gateway.flow, chat: gateway.chat, authenticator: gateway.auth.authenticator, ...ledgerHealthOf(gateway.ledger, config), log },
+            gateway: { gateway: gateway.flow, chat: gateway.chat, embeddings: gateway.embeddings, authenticator: gateway.auth.authenticator, ...ledgerHealthOf(gateway.ledger, config), log },
             ...(gateway.ledger ? { admin: { authenticator: gateway.auth.authenticator, ledger: gateway.ledger, masterKeyEnv: config.auth.master_key_env, log } } : {}),
           }
         : {}),
@@ -203,8 +204,8 @@ export interface GatewayFlowParts {
   admission?: boolean;
 }
 
-/** The chat service and the gateway flow over the opened parts: `herd serve` and the flow microbenchmark build it here. */
-export function createGatewayFlow(config: HerdConfig, parts: GatewayFlowParts): { chat: ChatService; flow: ChatGateway } {
+/** The chat service and the gateway flows over the opened parts: `herd serve` and the flow microbenchmark build them here. */
+export function createGatewayFlow(config: HerdConfig, parts: GatewayFlowParts): { chat: ChatService; flow: ChatGateway; embeddings: EmbeddingsGateway } {
   const { env, limits, cache, billing, registry, log } = parts;
   const chat = createChatService({
     config,
@@ -222,7 +223,18 @@ export function createGatewayFlow(config: HerdConfig, parts: GatewayFlowParts): 
     observer,
     errorStatus: (error) => mapErrorToOpenAI(error).status,
   });
-  return { chat, flow };
+  const embeddings = new EmbeddingsGateway({
+    config,
+    env,
+    admission: parts.admission === false ? undefined : limits.admission,
+    ...(parts.providers ? { providers: parts.providers } : {}),
+    billing,
+    keyLimits: limits.keys,
+    observer,
+    log,
+    errorStatus: (error) => mapErrorToOpenAI(error).status,
+  });
+  return { chat, flow, embeddings };
 }
 
 function ledgerHealthOf(ledger: Ledger | undefined, config: HerdConfig): { ledgerHealth?: () => LedgerHealth } {
@@ -233,6 +245,7 @@ function ledgerHealthOf(ledger: Ledger | undefined, config: HerdConfig): { ledge
 interface RunningGateway {
   chat: ChatService;
   flow: ChatGateway;
+  embeddings: EmbeddingsGateway;
   auth: GatewayAuth;
   /** Undefined with `billing.ledger: off`. */
   ledger: Ledger | undefined;
@@ -265,7 +278,7 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
     } else {
       log('billing.ledger is off: requests are not priced or recorded, and key budgets are not enforced');
     }
-    const { chat, flow } = createGatewayFlow(config, { env, limits, cache, billing, registry, log });
+    const { chat, flow, embeddings } = createGatewayFlow(config, { env, limits, cache, billing, registry, log });
     const opened = { limits, cache, ledger };
     const admission = limits.admission;
     registerGatewayStateMetrics(registry, {
@@ -289,11 +302,13 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
     return {
       chat,
       flow,
+      embeddings,
       auth,
       ledger,
       billing,
       async close() {
         await chat.close();
+        await embeddings.close();
         await opened.cache.close();
         await opened.ledger?.close();
         await opened.limits.close();

@@ -126,7 +126,22 @@ export const deploymentSchema = z.strictObject({
 export const ROUTING_STRATEGIES = ['cheapest', 'weighted', 'least-busy', 'lowest-latency'] as const;
 export type RoutingStrategy = (typeof ROUTING_STRATEGIES)[number];
 
+/** What a model answers: chat completions, or embeddings (POST /v1/embeddings). */
+export const MODEL_KINDS = ['chat', 'embedding'] as const;
+export type ModelKind = (typeof MODEL_KINDS)[number];
+
 export const modelSchema = z.strictObject({
+  kind: z
+    .enum(MODEL_KINDS)
+    .default('chat')
+    .describe(
+      'chat: served on /v1/chat/completions; embedding: served on /v1/embeddings (price.input per million input tokens, output 0). Each endpoint refuses the other kind with a 400',
+    ),
+  dimensions: positiveInt
+    .optional()
+    .describe(
+      "embedding only: the length of the model's vectors; when set, a request's `dimensions` may ask for up to this many (shortened vectors), when unset `dimensions` is refused",
+    ),
   aliases: z.array(modelId).default([]).describe('other names clients may send as model'),
   context_window: positiveInt.optional().describe('tokens; shown in /v1/models, and after a context-length error fallbacks with a window no larger are skipped'),
   price: priceSchema.optional().describe('USD per million tokens, as the maker lists it'),
@@ -206,23 +221,32 @@ export function checkGatewayConfig(config: Pick<GatewayConfig, 'providers' | 'mo
       if (!(deployment.provider in config.providers)) {
         report(['models', name, 'deployments', i, 'provider'], `unknown provider '${deployment.provider}' (known: ${listOrNone(providerNames)})`);
       }
+      const providerType = config.providers[deployment.provider]?.type;
+      if (model.kind === 'embedding' && providerType === 'anthropic') {
+        report(['models', name, 'deployments', i, 'provider'], `'${deployment.provider}' is type anthropic, which has no embeddings API`);
+      }
       if (deployment.price === undefined && model.price === undefined) {
         report(['models', name, 'deployments', i], 'no price: set price on the model or on this deployment (USD per million tokens)');
       }
     });
   }
   const knownModels = listOrNone(Object.keys(config.models));
+  const kindOf = (model: string) => config.models[model]?.kind ?? 'chat';
   for (const [name, model] of Object.entries(config.models)) {
+    if (model.dimensions !== undefined && model.kind !== 'embedding') report(['models', name, 'dimensions'], 'only valid for kind: embedding');
     model.fallbacks.forEach((fallback, i) => {
       const path = ['models', name, 'fallbacks', i];
       const target = owners.get(fallback);
       if (target === undefined) report(path, `unknown model '${fallback}' (known: ${knownModels})`);
       else if (target === name) report(path, `'${fallback}' is this model itself`);
+      else if (kindOf(target) !== model.kind) report(path, `'${fallback}' is a ${kindOf(target)} model and cannot stand in for this ${model.kind} model`);
     });
   }
   for (const tier of TIER_NAMES) {
     const target = config.routes.tiers[tier];
-    if (target !== undefined && !owners.has(target)) report(['routes', 'tiers', tier], `unknown model '${target}' (known: ${knownModels})`);
+    const owner = target === undefined ? undefined : owners.get(target);
+    if (target !== undefined && owner === undefined) report(['routes', 'tiers', tier], `unknown model '${target}' (known: ${knownModels})`);
+    else if (owner !== undefined && kindOf(owner) !== 'chat') report(['routes', 'tiers', tier], `'${target}' is an embedding model; tiers route chat requests`);
   }
   checkAutoRules(config.routes, report);
 }

@@ -1,13 +1,15 @@
-// OpenAI-compatible routes: POST /v1/chat/completions (JSON or SSE), GET /v1/models, GET /health.
+// OpenAI-compatible routes: POST /v1/chat/completions (JSON or SSE), POST /v1/embeddings, GET /v1/models, GET /health.
 // Thin: chat completions go through the shared exchange (chat-completion-exchange.ts); errors in OpenAI's shape.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HerdError, toHerdError } from '../core/errors.ts';
 import type { ChatGateway } from '../gateway/chat-gateway.ts';
 import type { ChatService } from '../gateway/chat-service.ts';
 import type { LedgerHealth } from '../gateway/describe-gateway.ts';
+import type { EmbeddingsGateway } from '../gateway/embeddings/embeddings-gateway.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
 import type { KeyInfo } from '../gateway/keys/key-store.ts';
 import { runChatCompletionExchange } from './chat-completion-exchange.ts';
+import { EMBEDDINGS_PATH, registerEmbeddingsRoute } from './embeddings-route.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';
 
 export interface OpenAIDeps {
@@ -18,6 +20,8 @@ export interface OpenAIDeps {
   authenticator: Authenticator;
   /** /health's ledger section (absent with billing.ledger: off). */
   ledgerHealth?: () => LedgerHealth;
+  /** POST /v1/embeddings; absent: the route is not registered. */
+  embeddings?: EmbeddingsGateway;
   log?: (line: string) => void;
 }
 
@@ -26,7 +30,9 @@ export function registerOpenAIRoutes(app: FastifyInstance, deps: OpenAIDeps, all
     scope.setErrorHandler((error: Error, request, reply) => {
       const herd = toHerdError(error instanceof HerdError ? error : fastifyErrorToHerd(error));
       // A chat request refused before its handler ran (body too large, an unknown Content-Encoding) is still an answer to count.
-      if (request.url.split('?')[0] === '/v1/chat/completions') deps.gateway.reportRefused(herd, false);
+      const path = request.url.split('?')[0];
+      if (path === '/v1/chat/completions') deps.gateway.reportRefused(herd, false);
+      else if (path === EMBEDDINGS_PATH) deps.embeddings?.reportRefused(herd);
       if (herd.code === 'INTERNAL') deps.log?.(`gateway error: ${error.stack ?? error.message}`);
       sendError(reply, herd);
     });
@@ -39,6 +45,11 @@ export function registerOpenAIRoutes(app: FastifyInstance, deps: OpenAIDeps, all
       await runChatCompletionExchange(exchangeDeps, req.raw, reply.raw, Buffer.isBuffer(req.body) ? req.body : undefined, started);
     });
     allow('/v1/chat/completions', ['POST']);
+
+    if (deps.embeddings) {
+      registerEmbeddingsRoute(scope, { embeddings: deps.embeddings, authenticator: deps.authenticator, log: deps.log });
+      allow(EMBEDDINGS_PATH, ['POST']);
+    }
 
     scope.get('/v1/models', async (req, reply) => {
       const key = authenticate(deps.authenticator, req);

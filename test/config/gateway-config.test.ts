@@ -220,3 +220,34 @@ test('providers.*.headers: names must be tokens, values free of CR/LF, and auth 
     assert.match(problems(withHeaders(headers)).join('\n'), expected, headers);
   }
 });
+
+test('embedding models: kinds may not mix in fallbacks or tiers, dimensions needs kind embedding, anthropic cannot embed', () => {
+  const lines = problems(`${base}
+models:
+  emb:
+    kind: embedding
+    price: { input: 0.02, output: 0 }
+    deployments: [{ provider: anthropic }]
+    fallbacks: [chat]
+  chat:
+    dimensions: 8
+    price: { input: 1, output: 2 }
+    deployments: [{ provider: openai }]
+routes:
+  tiers: { fast: emb }
+`);
+  const paths = lines.map((l) => l.replace(/^h\.yaml:\d+:\d+: /, ''));
+  assert.deepEqual(paths.sort(), [
+    'models.chat.dimensions: only valid for kind: embedding',
+    "models.emb.deployments[0].provider: 'anthropic' is type anthropic, which has no embeddings API",
+    "models.emb.fallbacks[0]: 'chat' is a chat model and cannot stand in for this embedding model",
+    "routes.tiers.fast: 'emb' is an embedding model; tiers route chat requests",
+  ]);
+  const ok = parseHerdConfig(
+    `${base}\nmodels:\n  emb: { kind: embedding, dimensions: 256, price: { input: 0.02, output: 0 }, deployments: [{ provider: openai }] }\n`,
+    'h.yaml',
+    {},
+  );
+  assert.equal(ok.models.emb?.kind, 'embedding');
+  assert.equal(ok.models.emb?.dimensions, 256);
+});

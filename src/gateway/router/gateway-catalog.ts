@@ -1,6 +1,6 @@
 // The gateway's model catalog, built once from validated config and the environment: providers
 // (enabled, or disabled with the reason), models with their deployments, names and aliases, routes.
-import type { AutoRule, GatewayConfig, PriceConfig, ProviderConfig, ProviderType, RoutingStrategy, TierName } from '../../config/gateway-config-schema.ts';
+import type { AutoRule, GatewayConfig, ModelKind, PriceConfig, ProviderConfig, ProviderType, RoutingStrategy, TierName } from '../../config/gateway-config-schema.ts';
 import { describeMissingBaseUrl, resolveProviderEndpoint } from './resolve-provider-endpoint.ts';
 
 export type GatewayRoutingConfig = Pick<GatewayConfig, 'providers' | 'models' | 'routes'>;
@@ -30,6 +30,10 @@ export interface CatalogDeployment {
 
 export interface CatalogModel {
   name: string;
+  /** Which endpoint serves it: chat completions or embeddings. */
+  kind: ModelKind;
+  /** Embedding models: the vectors' length, up to which a request's `dimensions` may shorten them. */
+  dimensions: number | undefined;
   aliases: string[];
   contextWindow: number | undefined;
   strategy: RoutingStrategy;
@@ -97,6 +101,8 @@ export function buildGatewayCatalog(config: GatewayRoutingConfig, env: NodeJS.Pr
     const unavailableReasons = deployments.filter((d) => !d.provider.enabled).map((d) => `${d.provider.name}: ${d.provider.disabledReason ?? 'disabled'}`);
     models.set(name, {
       name,
+      kind: model.kind,
+      dimensions: model.dimensions,
       aliases: [...model.aliases],
       contextWindow: model.context_window,
       strategy: model.strategy,

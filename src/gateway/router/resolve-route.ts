@@ -1,7 +1,7 @@
 // From the `model` a client sent to a catalog model: exact name, alias, tier (fast, balanced,
 // quality, advanced) or `auto` (first rule whose prompt-size bound fits). Unknown names are an error
 // listing what exists — never a quiet switch to some other model.
-import { AUTO_MODEL, TIER_NAMES, type AutoRule, type TierName } from '../../config/gateway-config-schema.ts';
+import { AUTO_MODEL, TIER_NAMES, type AutoRule, type ModelKind, type TierName } from '../../config/gateway-config-schema.ts';
 import { HerdError, notFound } from '../../core/errors.ts';
 import type { CatalogModel, GatewayCatalog } from './gateway-catalog.ts';
 import type { PromptTokenEstimate } from './prompt-token-estimate.ts';
@@ -20,20 +20,31 @@ export interface ResolvedRoute {
 /** Whether the caller's key may use a model (by canonical name); absent means every model. */
 export type ModelFilter = (model: string) => boolean;
 
-export async function resolveRoute(catalog: GatewayCatalog, requested: string, prompt: PromptTokenEstimate, allowed?: ModelFilter): Promise<ResolvedRoute> {
+/**
+ * `kind` is what the endpoint serves (chat completions by default): a model of the other kind is a
+ * clear 400 naming the endpoint that serves it, never a confusing upstream error.
+ */
+export async function resolveRoute(
+  catalog: GatewayCatalog,
+  requested: string,
+  prompt: PromptTokenEstimate,
+  allowed?: ModelFilter,
+  kind: ModelKind = 'chat',
+): Promise<ResolvedRoute> {
   const direct = catalog.findModel(requested);
   if (direct !== undefined) {
     if (allowed !== undefined && !allowed(direct.name)) {
       throw new HerdError('PERMISSION_DENIED', `The model \`${requested}\` is not allowed for this key.`, { param: 'model', reason: 'model_not_allowed' });
     }
+    checkKind(direct, requested, kind);
     return { requested, kind: direct.name === requested ? 'model' : 'alias', model: direct };
   }
 
   let tier: TierName | undefined;
-  let kind: RouteKind = 'tier';
+  let routeKind: RouteKind = 'tier';
   if (isTierName(requested)) tier = requested;
   else if (requested === AUTO_MODEL && catalog.autoRules.length > 0) {
-    kind = 'auto';
+    routeKind = 'auto';
     tier = await selectAutoTier(catalog.autoRules, prompt);
   }
   const target = tier === undefined ? undefined : catalog.tiers.get(tier);
@@ -46,7 +57,17 @@ export async function resolveRoute(catalog: GatewayCatalog, requested: string, p
   if (allowed !== undefined && !allowed(model.name)) {
     throw new HerdError('PERMISSION_DENIED', `\`${requested}\` routes to \`${model.name}\`, which this key may not use.`, { param: 'model', reason: 'model_not_allowed' });
   }
-  return { requested, kind, model, tier };
+  checkKind(model, requested, kind);
+  return { requested, kind: routeKind, model, tier };
+}
+
+const ENDPOINT_OF: Readonly<Record<ModelKind, string>> = { chat: 'POST /v1/chat/completions', embedding: 'POST /v1/embeddings' };
+
+function checkKind(model: CatalogModel, requested: string, wanted: ModelKind): void {
+  if (model.kind === wanted) return;
+  const what = model.kind === 'embedding' ? 'an embedding model' : 'a chat model';
+  const route = model.name === requested ? '' : ` (\`${requested}\` routes to \`${model.name}\`)`;
+  throw new HerdError('INVALID_ARG', `The model \`${requested}\`${route} is ${what}: use ${ENDPOINT_OF[model.kind]} for it.`, { param: 'model' });
 }
 
 /** The first rule that matches; the byte bound settles the first rule without tokenizing when it can. */

@@ -3,11 +3,12 @@
 import type { AbortLink } from '../../../core/abort-link.ts';
 import { isJsonObject } from '../../check-json-value.ts';
 import { convertUsageToOpenAI } from '../../convert-usage-to-openai.ts';
-import { collectResponseText, CompletionTextCollector, estimateUsage } from '../../usage-estimate.ts';
+import { collectResponseText, CompletionTextCollector, countTokens, estimateUsage } from '../../usage-estimate.ts';
 import { HttpUpstream } from '../http-upstream.ts';
-import type { Provider, ProviderRequest, ProviderResult, ProviderStreamEvent } from '../provider.ts';
+import type { EmbedRequest, EmbedResult, Provider, ProviderRequest, ProviderResult, ProviderStreamEvent } from '../provider.ts';
 import { DEFAULT_TIMEOUT_MS, type ProviderOptions } from '../provider-options.ts';
 import { mapStatusToFailure, UpstreamError } from '../upstream-error.ts';
+import { convertGeminiEmbeddingsRequest, convertGeminiEmbeddingsResponse } from './convert-gemini-embeddings.ts';
 import { convertGeminiRequest } from './convert-gemini-request.ts';
 import { convertGeminiResponse, findGeminiFailure, isGeminiResponse } from './convert-gemini-response.ts';
 import { convertGeminiUsage } from './convert-gemini-usage.ts';
@@ -83,6 +84,22 @@ class GeminiProvider implements Provider {
     yield { type: 'done', finishReason: translator.finishReason, rawFinishReason: translator.rawFinishReason };
   }
 
+  /** batchEmbedContents for any number of texts; Gemini reports no usage, so Herd counts the tokens (estimated). */
+  async embed(req: EmbedRequest, signal: AbortLink): Promise<EmbedResult> {
+    const raw = await this.upstream.postJson({
+      path: this.path(req.upstreamModel, 'batchEmbedContents'),
+      body: convertGeminiEmbeddingsRequest(req),
+      signal,
+      timeoutMs: req.timeoutMs,
+    });
+    if (isJsonObject(raw) && raw.error !== undefined) throw this.streamError(raw);
+    const vectors = convertGeminiEmbeddingsResponse(raw, req.inputs.length);
+    if (typeof vectors === 'string') throw this.upstream.malformed(vectors);
+    let promptTokens = 0;
+    for (const text of req.inputs) promptTokens += await countTokens(text);
+    return { vectors, usage: { promptTokens, estimated: true } };
+  }
+
   close(): Promise<void> {
     return this.upstream.close();
   }
@@ -92,7 +109,7 @@ class GeminiProvider implements Provider {
     return `/${this.apiVersion}/models/${encodeURIComponent(id)}:${method}`;
   }
 
-  /** Google sends a mid-stream failure as an SSE event holding a normal error body. */
+  /** Google sends a mid-stream failure (or a 200 that failed) as a normal error body. */
   private streamError(data: Record<string, unknown>): UpstreamError {
     const details = parseGeminiErrorBody(data);
     const error = isJsonObject(data.error) ? data.error : {};

@@ -4,17 +4,19 @@ import type { AbortLink } from '../../../core/abort-link.ts';
 import type { ChatChunk, ChatResponse, FinishReason, Usage } from '../../chat-types.ts';
 import { isJsonObject } from '../../check-json-value.ts';
 import { convertUsageToOpenAI } from '../../convert-usage-to-openai.ts';
-import { collectResponseText, CompletionTextCollector, estimateUsage } from '../../usage-estimate.ts';
+import { collectResponseText, CompletionTextCollector, countTokens, estimateUsage } from '../../usage-estimate.ts';
 import { HttpUpstream } from '../http-upstream.ts';
-import type { Provider, ProviderRequest, ProviderResult, ProviderStreamEvent } from '../provider.ts';
+import type { EmbedRequest, EmbedResult, Provider, ProviderRequest, ProviderResult, ProviderStreamEvent } from '../provider.ts';
 import { DEFAULT_TIMEOUT_MS, type ProviderOptions } from '../provider-options.ts';
 import { UpstreamError } from '../upstream-error.ts';
+import { convertOpenAIEmbeddingsRequest, convertOpenAIEmbeddingsResponse } from './convert-openai-embeddings.ts';
 import { convertOpenAIRequest } from './convert-openai-request.ts';
 import { convertOpenAIUsage } from './convert-openai-usage.ts';
 import { mapOpenAIFinishReason } from './map-openai-finish-reason.ts';
 import { parseOpenAIErrorBody } from './parse-openai-error.ts';
 
 const PATH = '/chat/completions';
+const EMBEDDINGS_PATH = '/embeddings';
 
 export function createOpenAIProvider(options: ProviderOptions): Provider {
   return new OpenAIProvider(options);
@@ -96,6 +98,17 @@ class OpenAIProvider implements Provider {
     }
     yield { type: 'usage', usage: usage ?? (await estimateUsage(req.request, collector.text())) };
     yield { type: 'done', finishReason, rawFinishReason: rawReason };
+  }
+
+  async embed(req: EmbedRequest, signal: AbortLink): Promise<EmbedResult> {
+    const body = await this.upstream.postJson({ path: EMBEDDINGS_PATH, body: convertOpenAIEmbeddingsRequest(req), signal, timeoutMs: req.timeoutMs });
+    if (isJsonObject(body) && body.error != null) throw this.errorInBody(body);
+    const answer = convertOpenAIEmbeddingsResponse(body, req.inputs.length);
+    if (typeof answer === 'string') throw this.upstream.malformed(answer);
+    if (answer.promptTokens !== undefined) return { vectors: answer.vectors, usage: { promptTokens: answer.promptTokens } };
+    let promptTokens = 0;
+    for (const text of req.inputs) promptTokens += await countTokens(text);
+    return { vectors: answer.vectors, usage: { promptTokens, estimated: true } };
   }
 
   close(): Promise<void> {
