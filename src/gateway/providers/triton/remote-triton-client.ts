@@ -42,8 +42,7 @@ export function createRemoteTritonClient(options: RemoteTritonOptions): TritonMo
   const described = new Map<string, { model: InferencePortModel; at: number }>();
   // Models whose server answered generate with 404: they are called through infer from then on.
   const noGenerate = new Set<string>();
-  const modelPath = (model: string, version: number | undefined) =>
-    `/v2/models/${encodeURIComponent(model)}${version !== undefined ? `/versions/${version}` : ''}`;
+  const modelPath = (model: string, version: number | undefined) => `/v2/models/${encodeURIComponent(model)}${version !== undefined ? `/versions/${version}` : ''}`;
 
   async function describe(model: string, version: number | undefined, call: TritonCallOptions): Promise<InferencePortModel | undefined> {
     const key = `${model}:${version ?? ''}`;
@@ -102,7 +101,13 @@ export function createRemoteTritonClient(options: RemoteTritonOptions): TritonMo
     const path = modelPath(request.model, request.version);
     let events: AsyncGenerator<{ data: string }>;
     try {
-      events = upstream.postSse({ path: `${path}/generate_stream`, body: createGenerateBody(request), signal: call.signal, timeoutMs: call.timeoutMs, idleTimeoutMs: call.idleTimeoutMs });
+      events = upstream.postSse({
+        path: `${path}/generate_stream`,
+        body: createGenerateBody(request),
+        signal: call.signal,
+        timeoutMs: call.timeoutMs,
+        idleTimeoutMs: call.idleTimeoutMs,
+      });
       for await (const event of events) {
         const data = upstream.parseJson(event.data, 'generate_stream event');
         if (isJsonObject(data) && typeof data.error === 'string') {

@@ -199,4 +199,3 @@ class TritonProvider implements Provider {
     };
   }
 }
-

@@ -49,7 +49,9 @@ export function readTextContract(provider: string, model: InferencePortModel): T
   const output = (name: string, datatype: string) => model.outputs.some((o) => o.name === name && o.datatype === datatype);
   const textOutput = model.outputs.find((o) => o.name === 'text_output');
   if (textOutput === undefined || textOutput.datatype !== 'BYTES') {
-    throw fail(textOutput ? `its output text_output is ${textOutput.datatype}` : `it has no output text_output (outputs: ${model.outputs.map((o) => o.name).join(', ') || 'none'})`);
+    throw fail(
+      textOutput ? `its output text_output is ${textOutput.datatype}` : `it has no output text_output (outputs: ${model.outputs.map((o) => o.name).join(', ') || 'none'})`,
+    );
   }
   return {
     shapes,
