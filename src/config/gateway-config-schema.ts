@@ -46,16 +46,19 @@ const PROVIDER_TYPES = ['openai', 'anthropic', 'gemini', 'triton'] as const;
 export const PROMPT_TEMPLATE_PRESETS = ['plain', 'raw', 'chatml', 'llama3'] as const;
 
 const templatePart = z.string().regex(/\{content\}/, 'must contain {content}');
-export const promptTemplateSchema = z.union([
-  z.enum(PROMPT_TEMPLATE_PRESETS),
-  z.strictObject({
-    system: templatePart.describe('one system (or developer) message; {content} is its text'),
-    user: templatePart.describe('one user message'),
-    assistant: templatePart.describe('one earlier assistant message'),
-    tool: templatePart.optional().describe('one tool result message (default: the user format)'),
-    generation: z.string().default('').describe('appended after the last message: where the model starts its answer'),
-  }),
-]);
+export const promptTemplateSchema = z.union(
+  [
+    z.enum(PROMPT_TEMPLATE_PRESETS),
+    z.strictObject({
+      system: templatePart.describe('one system (or developer) message; {content} is its text'),
+      user: templatePart.describe('one user message'),
+      assistant: templatePart.describe('one earlier assistant message'),
+      tool: templatePart.optional().describe('one tool result message (default: the user format)'),
+      generation: z.string().default('').describe('appended after the last message: where the model starts its answer'),
+    }),
+  ],
+  { error: `must be a preset (${PROMPT_TEMPLATE_PRESETS.join(', ')}) or { system, user, assistant, tool?, generation? }` },
+);
 
 export const providerSchema = z.strictObject({
   type: z
