@@ -10,6 +10,7 @@ export interface CatalogProvider {
   type: ProviderType;
   /** triton: undefined means this Herd's own repository, in process. */
   baseUrl: string | undefined;
+  /** Empty for a triton provider that names no key variable. */
   apiKeyEnv: string;
   enabled: boolean;
   /** Why the provider is disabled (e.g. `OPENAI_API_KEY is not set`). */
