@@ -158,6 +158,11 @@ models:
     assert.equal(raw.data.choices[0]?.message.content, 'echo(hosted-up): hello');
     assert.equal(raw.response.headers.get('x-herd-model'), 'hosted');
     assert.equal(raw.response.headers.get('x-herd-attempts'), '2');
+    // Streamed too: the failure comes before the first chunk, so the next model may still answer.
+    const stream = await client.chat.completions.create({ model: 'local-missing', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    assert.equal(text, 'echo(hosted-up): hi');
   });
 
   it('refuses a model without text_input with a clear error', async () => {
