@@ -34,7 +34,7 @@ describe('type: triton provider', () => {
     const config = parseHerdConfig(
       `
 server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0 }
-serving: { model_repository: ["${FIXTURES}", "${EXAMPLE_REPOSITORY}"], model_control_mode: explicit, load_model: [echo_llm, echo_text, echo_plain, no_text, tiny_embed] }
+serving: { model_repository: ["${FIXTURES}", "${EXAMPLE_REPOSITORY}"], model_control_mode: explicit, load_model: [echo_llm, echo_text, echo_plain, no_text, tiny_embed, slow_words] }
 auth: { db: "${join(dir, 'keys.db')}" }
 billing: { currency: CNY, fx: { USD: 7.3 }, ledger: "sqlite:${ledgerPath}", flush_interval_ms: 50 }
 providers:
@@ -48,6 +48,7 @@ models:
   local-chatml: { deployments: [{ provider: local, upstream_model: echo_text, prompt_template: chatml }] }
   local-missing: { deployments: [{ provider: local, upstream_model: not_loaded }], fallbacks: [hosted] }
   local-bad: { deployments: [{ provider: local, upstream_model: no_text }] }
+  local-slow: { deployments: [{ provider: local, upstream_model: slow_words }] }
   remote-echo: { deployments: [{ provider: remote, upstream_model: echo_llm }] }
   remote-text: { deployments: [{ provider: remote, upstream_model: echo_text }] }
   hosted: { price: { input: 1, output: 2 }, deployments: [{ provider: relay, upstream_model: hosted-up }] }
@@ -172,6 +173,21 @@ models:
       assert.match(err.message, /local: model 'no_text' cannot serve chat: it has no input text_input \(inputs: IN\)/);
       return true;
     });
+  });
+
+  it('a client that goes away mid-stream cancels the decoupled request in the model', async () => {
+    const cancelled = () => (globalThis as { __slowWordsCancelled?: number }).__slowWordsCancelled ?? 0;
+    const before = cancelled();
+    const stream = await client.chat.completions.create({ model: 'local-slow', stream: true, messages: [{ role: 'user', content: 'go' }] });
+    let chunks = 0;
+    // Leaving the loop makes the SDK abort its request: Herd sees the connection close.
+    for await (const chunk of stream) {
+      if (chunk.choices[0]?.delta.content) chunks += 1;
+      if (chunks === 3) break;
+    }
+    assert.equal(chunks, 3);
+    for (let i = 0; i < 400 && cancelled() === before; i++) await pause(10);
+    assert.equal(cancelled(), before + 1);
   });
 
   it('reaches the models of a remote Herd through base_url: generate, and generate_stream for a decoupled model', async () => {
