@@ -12,6 +12,11 @@ import type { ChatPort } from './core/chat-port.ts';
 import { ChatGateway } from './gateway/chat-gateway.ts';
 import { describeLedgerHealth, type LedgerHealth } from './gateway/describe-gateway.ts';
 import { createServingChatPort } from './gateway/serving-chat-port.ts';
+import { createTritonProviders } from './gateway/create-providers.ts';
+import { checkTritonDeployments } from './gateway/providers/triton/check-triton-deployments.ts';
+import { buildGatewayCatalog } from './gateway/router/gateway-catalog.ts';
+import type { InferencePort } from './core/inference-port.ts';
+import { createServingInferencePort } from './serving/serving-inference-port.ts';
 import { createChatService, type ChatService } from './gateway/chat-service.ts';
 import { EmbeddingsGateway } from './gateway/embeddings/embeddings-gateway.ts';
 import { createGatewayAuth, type GatewayAuth } from './gateway/keys/create-gateway-auth.ts';
@@ -121,7 +126,9 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   const registry = createMetricsRegistry();
   // The gateway exists when herd.yaml names models: a serving-only deployment opens no key store.
   const env = options.env ?? process.env;
-  const gateway = Object.keys(config.models).length > 0 ? await startGateway(config, env, log, registry) : undefined;
+  // type: triton deployments without base_url run this repository's models in process, through this port.
+  const inferencePort = createServingInferencePort(inference);
+  const gateway = Object.keys(config.models).length > 0 ? await startGateway(config, env, log, registry, inferencePort) : undefined;
   if (gateway) {
     chatPort = createServingChatPort({ flow: gateway.flow, authenticator: gateway.auth.authenticator, billing: gateway.billing, identity: config.serving.identity, env });
   }
@@ -254,8 +261,11 @@ interface RunningGateway {
 }
 
 /** Keys, limits, cache, ledger and the chat service, opened in order and closed in reverse; their metrics on `registry`. */
-async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (line: string) => void, registry: Registry): Promise<RunningGateway> {
+async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (line: string) => void, registry: Registry, inference: InferencePort): Promise<RunningGateway> {
   const auth = createGatewayAuth(config.auth, env);
+  const catalog = buildGatewayCatalog(config, env);
+  const triton = createTritonProviders(catalog, env, inference);
+  for (const warning of checkTritonDeployments(catalog, inference)) log(`warning: ${warning}`);
   let limits: GatewayLimits | undefined;
   let cache: ResponseCache | undefined;
   let ledger: Ledger | undefined;
@@ -278,7 +288,7 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
     } else {
       log('billing.ledger is off: requests are not priced or recorded, and key budgets are not enforced');
     }
-    const { chat, flow, embeddings } = createGatewayFlow(config, { env, limits, cache, billing, registry, log });
+    const { chat, flow, embeddings } = createGatewayFlow(config, { env, limits, cache, billing, registry, log, providers: triton });
     const opened = { limits, cache, ledger };
     const admission = limits.admission;
     registerGatewayStateMetrics(registry, {
@@ -309,6 +319,7 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
       async close() {
         await chat.close();
         await embeddings.close();
+        await Promise.all(Object.values(triton).map((provider) => provider.close()));
         await opened.cache.close();
         await opened.ledger?.close();
         await opened.limits.close();
@@ -316,6 +327,7 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
       },
     };
   } catch (err) {
+    await Promise.all(Object.values(triton).map((provider) => provider.close()));
     await cache?.close();
     await ledger?.close();
     await limits?.close();

@@ -33,7 +33,8 @@ export function formatCheckReport(file: string, config: HerdConfig, catalog: Gat
     out.push('', 'providers:');
     for (const p of catalog.providers.values()) {
       const state = p.enabled ? 'enabled' : `disabled: ${p.disabledReason}`;
-      out.push(`  ${p.name.padEnd(12)} ${p.type.padEnd(9)} ${p.baseUrl ?? '-'}  ×${p.settings.exchange_rate} per USD  key ${p.apiKeyEnv}  (${state})`);
+      const where = p.baseUrl ?? (p.type === 'triton' ? '(this Herd, in process)' : '-');
+      out.push(`  ${p.name.padEnd(12)} ${p.type.padEnd(9)} ${where}  ×${p.settings.exchange_rate} per USD  key ${p.apiKeyEnv || '-'}  (${state})`);
     }
   }
   if (catalog.models.size > 0) {

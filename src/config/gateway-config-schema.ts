@@ -67,17 +67,43 @@ const breakerSchema = z.strictObject({
   cooldown_ms: positiveInt.default(30_000).describe('how long an open breaker refuses requests before one half-open probe is let through'),
 });
 
-const PROVIDER_TYPES = ['openai', 'anthropic', 'gemini'] as const;
+const PROVIDER_TYPES = ['openai', 'anthropic', 'gemini', 'triton'] as const;
+
+/** Built-in chat prompt templates of `type: triton` deployments (gateway/providers/triton/render-chat-prompt.ts). */
+export const PROMPT_TEMPLATE_PRESETS = ['plain', 'raw', 'chatml', 'llama3'] as const;
+
+const templatePart = z.string().regex(/\{content\}/, 'must contain {content}');
+export const promptTemplateSchema = z.union(
+  [
+    z.enum(PROMPT_TEMPLATE_PRESETS),
+    z.strictObject({
+      system: templatePart.describe('one system (or developer) message; {content} is its text'),
+      user: templatePart.describe('one user message'),
+      assistant: templatePart.describe('one earlier assistant message'),
+      tool: templatePart.optional().describe('one tool result message (default: the user format)'),
+      generation: z.string().default('').describe('appended after the last message: where the model starts its answer'),
+    }),
+  ],
+  { error: `must be a preset (${PROMPT_TEMPLATE_PRESETS.join(', ')}) or { system, user, assistant, tool?, generation? }` },
+);
 
 export const providerSchema = z.strictObject({
-  type: z.enum(PROVIDER_TYPES).describe('the wire format the upstream speaks: OpenAI chat completions, Anthropic Messages or Gemini generateContent'),
+  type: z
+    .enum(PROVIDER_TYPES)
+    .describe(
+      "the wire format the upstream speaks: OpenAI chat completions, Anthropic Messages, Gemini generateContent, or triton: a Triton model's text_input/text_output contract (this Herd's repository in process, or a remote KServe server at base_url)",
+    ),
   base_url: z
     .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
     .optional()
-    .describe('default: the preset of the same name (holysheep, openai, deepseek) or the official API of the type'),
+    .describe(
+      "default: the preset of the same name (holysheep, openai, deepseek) or the official API of the type; triton: a remote KServe/Triton server's HTTP endpoint (absent: this Herd's own model repository, no HTTP hop)",
+    ),
   api_key_env: envName
     .optional()
-    .describe('environment variable holding the upstream key; default <NAME>_API_KEY (holysheep: HOLYSHEEP_API_KEY). The provider is disabled while it is unset'),
+    .describe(
+      'environment variable holding the upstream key; default <NAME>_API_KEY (holysheep: HOLYSHEEP_API_KEY). The provider is disabled while it is unset. triton: optional (sent as a Bearer token when set), no key by default',
+    ),
   headers: z
     .record(z.string(), z.string().regex(/^[^\r\n\0]*$/, 'must not contain CR, LF or NUL'))
     // Checked here rather than as the record's key schema, whose issues zod reports only as "Invalid key in record".
@@ -120,6 +146,11 @@ export const deploymentSchema = z.strictObject({
   provider: z.string().min(1).describe('a name from providers'),
   upstream_model: z.string().min(1).optional().describe("the id the upstream knows (default: the model's name)"),
   price: priceSchema.optional().describe("this provider's own list price, when it differs from the model's (relays sometimes do)"),
+  prompt_template: promptTemplateSchema
+    .optional()
+    .describe(
+      "triton providers only: how chat messages become the model's text_input, a preset (plain, raw, chatml, llama3) or { system, user, assistant, tool?, generation }; overrides the model's own prompt_template parameter (default plain)",
+    ),
   weight: z.number().positive().default(1).describe('share of traffic under strategy weighted'),
 });
 
@@ -190,6 +221,7 @@ export type ProviderType = ProviderConfig['type'];
 export type GatewayModelConfig = z.infer<typeof modelSchema>;
 export type DeploymentConfig = z.infer<typeof deploymentSchema>;
 export type PriceConfig = z.infer<typeof priceSchema>;
+export type PromptTemplateConfig = z.infer<typeof promptTemplateSchema>;
 export type RoutesConfig = GatewayConfig['routes'];
 export type AutoRule = RoutesConfig['auto'][number];
 
@@ -221,11 +253,15 @@ export function checkGatewayConfig(config: Pick<GatewayConfig, 'providers' | 'mo
       if (!(deployment.provider in config.providers)) {
         report(['models', name, 'deployments', i, 'provider'], `unknown provider '${deployment.provider}' (known: ${listOrNone(providerNames)})`);
       }
-      const providerType = config.providers[deployment.provider]?.type;
-      if (model.kind === 'embedding' && providerType === 'anthropic') {
+      const type = config.providers[deployment.provider]?.type;
+      if (model.kind === 'embedding' && type === 'anthropic') {
         report(['models', name, 'deployments', i, 'provider'], `'${deployment.provider}' is type anthropic, which has no embeddings API`);
       }
-      if (deployment.price === undefined && model.price === undefined) {
+      if (deployment.prompt_template !== undefined && type !== undefined && type !== 'triton') {
+        report(['models', name, 'deployments', i, 'prompt_template'], 'only valid for deployments of a type: triton provider');
+      }
+      // A local model's price is often zero: a triton deployment without one is priced at zero.
+      if (deployment.price === undefined && model.price === undefined && type !== 'triton') {
         report(['models', name, 'deployments', i], 'no price: set price on the model or on this deployment (USD per million tokens)');
       }
     });
@@ -257,6 +293,9 @@ function checkProvider(name: string, provider: ProviderConfig, report: (path: Pa
   }
   if (provider.api_version !== undefined && provider.type !== 'gemini') {
     report(['providers', name, 'api_version'], 'only valid for type: gemini');
+  }
+  if (provider.type === 'triton' && Object.keys(provider.headers).length > 0 && provider.base_url === undefined) {
+    report(['providers', name, 'headers'], 'a triton provider without base_url calls this Herd in process: there are no HTTP headers to send');
   }
   if (provider.retry.cap_ms < provider.retry.base_ms) {
     report(['providers', name, 'retry', 'cap_ms'], `must be at least base_ms (${provider.retry.base_ms})`);

@@ -38,6 +38,8 @@ export interface InferencePortModel {
   /** 0: the model takes no batch dimension. */
   maxBatchSize: number;
   decoupled: boolean;
+  /** The config's `parameters` (string values), e.g. a text model's prompt_template. */
+  parameters: Readonly<Record<string, string>>;
 }
 
 export interface InferencePort {

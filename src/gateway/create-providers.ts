@@ -1,10 +1,18 @@
 // One Provider instance per enabled provider in the catalog (each owns a keep-alive pool), built from
-// its type; tests and embedders may hand in their own instances by provider name instead.
+// its type; tests and embedders may hand in their own instances by provider name instead. `type: triton`
+// providers without base_url need the serving side's InferencePort: app.ts builds those with
+// createTritonProviders and hands them in.
+import { UNAVAILABLE_INFERENCE } from './providers/triton/unavailable-inference.ts';
+import type { InferencePort } from '../core/inference-port.ts';
 import { createAnthropicProvider } from './providers/anthropic/anthropic-provider.ts';
 import { createGeminiProvider } from './providers/gemini/gemini-provider.ts';
 import { createOpenAIProvider } from './providers/openai/openai-provider.ts';
 import type { Provider } from './providers/provider.ts';
 import type { ProviderOptions } from './providers/provider-options.ts';
+import { createLocalTritonClient } from './providers/triton/local-triton-client.ts';
+import { createRemoteTritonClient } from './providers/triton/remote-triton-client.ts';
+import { type PromptTemplate, resolvePromptTemplate } from './providers/triton/render-chat-prompt.ts';
+import { createTritonProvider } from './providers/triton/triton-provider.ts';
 import type { CatalogProvider, GatewayCatalog } from './router/gateway-catalog.ts';
 
 export interface ProviderSet {
@@ -23,15 +31,35 @@ export function createProviders(catalog: GatewayCatalog, env: NodeJS.ProcessEnv,
       byName.set(entry.name, given);
       continue;
     }
-    const provider = createProvider(entry, env[entry.apiKeyEnv] ?? '');
+    const provider = createProvider(catalog, entry, env, UNAVAILABLE_INFERENCE);
     byName.set(entry.name, provider);
     owned.push(provider);
   }
   return { byName, owned };
 }
 
-function createProvider(entry: CatalogProvider, apiKey: string): Provider {
+/** The enabled `type: triton` providers, those without base_url running models through `inference` in process. */
+export function createTritonProviders(catalog: GatewayCatalog, env: NodeJS.ProcessEnv, inference: InferencePort): Record<string, Provider> {
+  const out: Record<string, Provider> = {};
+  for (const entry of catalog.providers.values()) {
+    if (entry.enabled && entry.type === 'triton') out[entry.name] = createProvider(catalog, entry, env, inference);
+  }
+  return out;
+}
+
+function createProvider(catalog: GatewayCatalog, entry: CatalogProvider, env: NodeJS.ProcessEnv, inference: InferencePort): Provider {
   const settings = entry.settings;
+  if (entry.type === 'triton') {
+    // A triton provider's key is optional: only one herd.yaml names is sent.
+    const apiKey = settings.api_key_env !== undefined ? (env[settings.api_key_env] ?? '') : '';
+    const timeoutMs = settings.timeout_ms;
+    const client =
+      entry.baseUrl === undefined
+        ? createLocalTritonClient(entry.name, inference)
+        : createRemoteTritonClient({ provider: entry.name, baseUrl: entry.baseUrl, headers: settings.headers, apiKey, timeoutMs, connections: settings.limits.concurrency });
+    return createTritonProvider({ name: entry.name, client, timeoutMs, templates: deploymentTemplates(catalog, entry.name) });
+  }
+  const apiKey = env[entry.apiKeyEnv] ?? '';
   const options: ProviderOptions = {
     name: entry.name,
     baseUrl: entry.baseUrl!,
@@ -49,4 +77,17 @@ function createProvider(entry: CatalogProvider, apiKey: string): Provider {
     case 'gemini':
       return createGeminiProvider({ ...options, apiVersion: settings.api_version });
   }
+}
+
+/** herd.yaml's prompt_template of each deployment of one provider, by upstream model. */
+function deploymentTemplates(catalog: GatewayCatalog, provider: string): Map<string, PromptTemplate> {
+  const templates = new Map<string, PromptTemplate>();
+  for (const model of catalog.models.values()) {
+    for (const deployment of model.deployments) {
+      if (deployment.provider.name === provider && deployment.promptTemplate !== undefined) {
+        templates.set(deployment.upstreamModel, resolvePromptTemplate(deployment.promptTemplate));
+      }
+    }
+  }
+  return templates;
 }

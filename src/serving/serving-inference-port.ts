@@ -40,6 +40,7 @@ export function createServingInferencePort(service: InferenceService): Inference
         outputs: meta.outputs,
         maxBatchSize: config.max_batch_size,
         decoupled: config.model_transaction_policy?.decoupled === true,
+        parameters: Object.fromEntries(Object.entries(config.parameters).map(([key, p]) => [key, p.string_value])),
       };
     },
   };

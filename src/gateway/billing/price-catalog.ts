@@ -85,7 +85,7 @@ export class PriceCatalog {
  * The catalog herd.yaml describes: models.*.price (generic, USD), deployments[].price (that provider,
  * USD), both in force since always, plus billing.prices' dated entries (aliases resolved).
  */
-export function createPriceCatalog(config: Pick<GatewayConfig, 'models'> & { billing?: Pick<BillingConfig, 'prices'> }): PriceCatalog {
+export function createPriceCatalog(config: Pick<GatewayConfig, 'models'> & { providers?: GatewayConfig['providers']; billing?: Pick<BillingConfig, 'prices'> }): PriceCatalog {
   const catalog = new PriceCatalog();
   const canonical = new Map<string, string>();
   for (const [name, model] of Object.entries(config.models)) {
@@ -94,6 +94,10 @@ export function createPriceCatalog(config: Pick<GatewayConfig, 'models'> & { bil
     if (model.price) catalog.add(fromConfigPrice(name, undefined, model.price, `herd.yaml models.${name}.price`));
     model.deployments.forEach((d, i) => {
       if (d.price) catalog.add(fromConfigPrice(name, d.provider, d.price, `herd.yaml models.${name}.deployments[${i}].price`));
+      // A type: triton deployment with no price anywhere is free (gateway-catalog.ts routes it at zero too).
+      else if (!model.price && config.providers?.[d.provider]?.type === 'triton') {
+        catalog.add(fromConfigPrice(name, d.provider, { input: 0, output: 0 }, `herd.yaml models.${name}.deployments[${i}] (type: triton, no price: zero)`));
+      }
     });
   }
   (config.billing?.prices ?? []).forEach((p, i) => {

@@ -102,6 +102,25 @@ export class HttpUpstream {
     }
   }
 
+  /** GET a JSON document (a KServe server's model metadata or config); `body` of the call is ignored. */
+  async getJson(call: Omit<UpstreamCall, 'body'>): Promise<unknown> {
+    const timer = new AttemptTimer(call.signal, call.timeoutMs ?? this.options.timeoutMs);
+    const full: UpstreamCall = { ...call, body: undefined };
+    try {
+      const response = await this.send(full, timer, this.jsonHeaders, 'GET');
+      if (response.statusCode >= 400) throw await this.errorFromResponse(response);
+      let text: string;
+      try {
+        text = await response.body.text();
+      } catch (err) {
+        throw this.translate(err, full, timer, 'body');
+      }
+      return this.parseJson(text, 'response body');
+    } finally {
+      timer.dispose();
+    }
+  }
+
   /** POST a JSON body and yield the response's Server-Sent Events as they arrive. */
   async *postSse(call: UpstreamCall): AsyncGenerator<SseMessage> {
     const firstMs = call.timeoutMs ?? this.options.timeoutMs;
@@ -172,13 +191,13 @@ export class HttpUpstream {
     await this.pool.close();
   }
 
-  private async send(call: UpstreamCall, timer: AttemptTimer, headers: Record<string, string>): Promise<UndiciResponse> {
+  private async send(call: UpstreamCall, timer: AttemptTimer, headers: Record<string, string>, method: 'POST' | 'GET' = 'POST'): Promise<UndiciResponse> {
     try {
       return await this.pool.request({
-        method: 'POST',
+        method,
         path: this.pathPrefix + call.path,
         headers,
-        body: JSON.stringify(call.body),
+        body: method === 'GET' ? null : JSON.stringify(call.body),
         signal: timer.signal,
       });
     } catch (err) {

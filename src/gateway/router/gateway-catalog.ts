@@ -1,6 +1,6 @@
 // The gateway's model catalog, built once from validated config and the environment: providers
 // (enabled, or disabled with the reason), models with their deployments, names and aliases, routes.
-import type { AutoRule, GatewayConfig, ModelKind, PriceConfig, ProviderConfig, ProviderType, RoutingStrategy, TierName } from '../../config/gateway-config-schema.ts';
+import type { AutoRule, GatewayConfig, ModelKind, PriceConfig, PromptTemplateConfig, ProviderConfig, ProviderType, RoutingStrategy, TierName } from '../../config/gateway-config-schema.ts';
 import { describeMissingBaseUrl, resolveProviderEndpoint } from './resolve-provider-endpoint.ts';
 
 export type GatewayRoutingConfig = Pick<GatewayConfig, 'providers' | 'models' | 'routes'>;
@@ -8,7 +8,9 @@ export type GatewayRoutingConfig = Pick<GatewayConfig, 'providers' | 'models' | 
 export interface CatalogProvider {
   name: string;
   type: ProviderType;
+  /** triton: undefined means this Herd's own repository, in process. */
   baseUrl: string | undefined;
+  /** Empty for a triton provider that names no key variable. */
   apiKeyEnv: string;
   enabled: boolean;
   /** Why the provider is disabled (e.g. `OPENAI_API_KEY is not set`). */
@@ -26,7 +28,12 @@ export interface CatalogDeployment {
   /** The list price that applies: the deployment's own, else the model's (USD per million tokens). */
   price: PriceConfig;
   weight: number;
+  /** triton deployments: the prompt template herd.yaml sets for this deployment. */
+  promptTemplate: PromptTemplateConfig | undefined;
 }
+
+/** What a triton deployment costs when herd.yaml names no price: a local model is usually free. */
+const ZERO_PRICE: PriceConfig = { input: 0, output: 0 };
 
 export interface CatalogModel {
   name: string;
@@ -63,7 +70,10 @@ export function buildGatewayCatalog(config: GatewayRoutingConfig, env: NodeJS.Pr
   for (const [name, settings] of Object.entries(config.providers)) {
     const endpoint = resolveProviderEndpoint(name, settings);
     let disabledReason: string | undefined;
-    if (endpoint.baseUrl === undefined) disabledReason = describeMissingBaseUrl(name);
+    if (settings.type === 'triton') {
+      // No base_url is this Herd's own repository; a key is only needed when herd.yaml names one.
+      if (settings.api_key_env !== undefined && !env[settings.api_key_env]) disabledReason = `${settings.api_key_env} is not set`;
+    } else if (endpoint.baseUrl === undefined) disabledReason = describeMissingBaseUrl(name);
     else if (!env[endpoint.apiKeyEnv]) disabledReason = `${endpoint.apiKeyEnv} is not set`;
     providers.set(name, {
       name,
@@ -92,10 +102,10 @@ export function buildGatewayCatalog(config: GatewayRoutingConfig, env: NodeJS.Pr
   for (const [name, model] of Object.entries(config.models)) {
     const deployments: CatalogDeployment[] = model.deployments.map((d) => {
       const provider = providers.get(d.provider);
-      const price = d.price ?? model.price;
+      const price = d.price ?? model.price ?? (provider?.type === 'triton' ? ZERO_PRICE : undefined);
       if (provider === undefined || price === undefined) throw new Error(`model '${name}': unvalidated deployment of '${d.provider}'`);
       const upstreamModel = d.upstream_model ?? name;
-      return { key: `${provider.name}/${upstreamModel}`, model: name, provider, upstreamModel, price, weight: d.weight };
+      return { key: `${provider.name}/${upstreamModel}`, model: name, provider, upstreamModel, price, weight: d.weight, promptTemplate: d.prompt_template };
     });
     const enabledDeployments = deployments.filter((d) => d.provider.enabled);
     const unavailableReasons = deployments.filter((d) => !d.provider.enabled).map((d) => `${d.provider.name}: ${d.provider.disabledReason ?? 'disabled'}`);

@@ -18,10 +18,12 @@ export function resolveProviderEndpoint(name: string, config: Pick<ProviderConfi
   const preset: OpenAICompatiblePreset | undefined = Object.hasOwn(OPENAI_COMPATIBLE_PRESETS, name)
     ? OPENAI_COMPATIBLE_PRESETS[name as keyof typeof OPENAI_COMPATIBLE_PRESETS]
     : undefined;
-  const officialUrl = config.type === 'openai' ? preset?.baseUrl : OFFICIAL_BASE_URLS[config.type];
+  // triton has no official URL: without base_url it is this Herd's own repository.
+  const officialUrl = config.type === 'openai' ? preset?.baseUrl : config.type === 'triton' ? undefined : OFFICIAL_BASE_URLS[config.type];
   return {
     baseUrl: config.base_url ?? officialUrl,
-    apiKeyEnv: config.api_key_env ?? preset?.apiKeyEnv ?? `${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_API_KEY`,
+    // A triton server usually takes no key: none unless herd.yaml names its variable.
+    apiKeyEnv: config.api_key_env ?? preset?.apiKeyEnv ?? (config.type === 'triton' ? '' : `${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_API_KEY`),
   };
 }
 
