@@ -3,6 +3,7 @@
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -13,7 +14,7 @@ import { anthropicMessage, openAIChunk, openAICompletion, openAIStreamFrames } f
 import { sendJson, sendSse, startMockUpstream, type MockUpstream, type RecordedRequest, type SseFrame } from '../gateway/helpers/mock-upstream.ts';
 
 const MASTER = 'sk-herd-master-key-for-the-dialect-tests-0123456789';
-const ENV = { HOLYSHEEP_API_KEY: 'sk-upstream-hs', ANTHROPIC_API_KEY: 'sk-upstream-ant', HERD_DIALECT_MASTER: MASTER };
+const ENV = { HOLYSHEEP_API_KEY: 'sk-upstream-hs', ANTHROPIC_API_KEY: 'sk-upstream-ant', GEMINI_API_KEY: 'AIzaSy-upstream', HERD_DIALECT_MASTER: MASTER };
 
 interface ChatBody {
   messages: Array<{ role: string; content: unknown; tool_calls?: unknown[]; tool_call_id?: string }>;
@@ -85,6 +86,7 @@ function anthropicFrames(parts: string[]): SseFrame[] {
 describe('OpenAI Responses and legacy completions, bridged onto chat', () => {
   let relay: MockUpstream;
   let anthropic: MockUpstream;
+  let gemini: MockUpstream;
   let server: HerdServer;
   let client: OpenAI;
   let dir: string;
@@ -111,6 +113,17 @@ describe('OpenAI Responses and legacy completions, bridged onto chat', () => {
       if ((req.body as ChatBody).stream) await sendSse(res, anthropicFrames(['Bonjour ', 'from Claude']));
       else sendJson(res, 200, anthropicMessage('claude-sonnet-4-5', 'Bonjour from Claude'));
     });
+    const geminiUsage = { promptTokenCount: 7, candidatesTokenCount: 3, totalTokenCount: 10 };
+    const geminiAnswer = (text: string, finish?: string) => ({
+      candidates: [{ content: { parts: [{ text }], role: 'model' }, index: 0, ...(finish ? { finishReason: finish } : {}) }],
+      usageMetadata: geminiUsage,
+      modelVersion: 'gemini-2.5-flash',
+      responseId: 'g1',
+    });
+    gemini = await startMockUpstream(async (req, res) => {
+      if (req.url.includes(':streamGenerateContent')) await sendSse(res, [{ data: geminiAnswer('Bonjour ') }, { data: geminiAnswer('from Gemini', 'STOP') }]);
+      else sendJson(res, 200, geminiAnswer('Bonjour from Gemini', 'STOP'));
+    });
     dir = mkdtempSync(join(tmpdir(), 'herd-dialects-e2e-'));
     db = join(dir, 'herd.db');
     const config = parseHerdConfig(
@@ -121,6 +134,7 @@ billing: { currency: USD, ledger: "sqlite:${db}", flush_interval_ms: 10 }
 providers:
   holysheep: { type: openai, base_url: "${relay.url}/v1", exchange_rate: 1.0, timeout_ms: 2000, retry: { attempts: 1 } }
   anthropic: { type: anthropic, base_url: "${anthropic.url}", exchange_rate: 1.0, timeout_ms: 2000, retry: { attempts: 1 } }
+  gemini: { type: gemini, base_url: "${gemini.url}", exchange_rate: 1.0, timeout_ms: 2000, retry: { attempts: 1 } }
 models:
   gpt-4.1:
     price: { input: 2.00, output: 8.00 }
@@ -128,6 +142,9 @@ models:
   claude-sonnet-4.5:
     price: { input: 3.00, output: 15.00 }
     deployments: [{ provider: anthropic, upstream_model: claude-sonnet-4-5 }]
+  gemini-2.5-flash:
+    price: { input: 0.30, output: 2.50 }
+    deployments: [{ provider: gemini }]
 `,
       join(dir, 'herd.yaml'),
     );
@@ -138,6 +155,7 @@ models:
     await server?.close();
     await relay?.close();
     await anthropic?.close();
+    await gemini?.close();
     rmSync(dir, { recursive: true, force: true });
   });
   beforeEach(() => {
@@ -274,6 +292,41 @@ models:
     const final = await stream.finalResponse();
     assert.equal(final.output_text, 'Bonjour from Claude');
     assert.equal(final.usage?.output_tokens, 5);
+  });
+
+  it('responses and completions: a Gemini upstream behind them', async () => {
+    const answer = await client.responses.create({ model: 'gemini-2.5-flash', input: 'hello' });
+    assert.equal(answer.output_text, 'Bonjour from Gemini');
+    assert.equal(answer.usage?.input_tokens, 7);
+    const stream = client.responses.stream({ model: 'gemini-2.5-flash', input: 'hello' });
+    for await (const _event of stream) {
+      /* to the end */
+    }
+    assert.equal((await stream.finalResponse()).output_text, 'Bonjour from Gemini');
+    const completion = await client.completions.create({ model: 'gemini-2.5-flash', prompt: 'hello' });
+    assert.equal(completion.choices[0]?.text, 'Bonjour from Gemini');
+  });
+
+  it('the transport: a gzipped body is decoded, malformed JSON and a wrong method answer in OpenAI shape', async () => {
+    const headers = { authorization: `Bearer ${MASTER}`, 'content-type': 'application/json' };
+    const zipped = await fetch(`${server.httpUrl}/v1/responses`, {
+      method: 'POST',
+      headers: { ...headers, 'content-encoding': 'gzip' },
+      body: gzipSync(JSON.stringify({ model: 'gpt-4.1', input: 'hello' })),
+    });
+    assert.equal(zipped.status, 200);
+    assert.equal(((await zipped.json()) as { object: string }).object, 'response');
+    for (const path of ['/v1/responses', '/v1/completions']) {
+      const broken = await fetch(`${server.httpUrl}${path}`, { method: 'POST', headers, body: '{"model": ' });
+      assert.equal(broken.status, 400);
+      assert.match(((await broken.json()) as { error: { message: string } }).error.message, /could not parse the JSON body/);
+      const get = await fetch(`${server.httpUrl}${path}`, { headers });
+      assert.equal(get.status, 405);
+      assert.equal(((await get.json()) as { error: { type: string } }).error.type, 'invalid_request_error');
+    }
+    const badGzip = await fetch(`${server.httpUrl}/v1/responses`, { method: 'POST', headers: { ...headers, 'content-encoding': 'gzip' }, body: 'not gzip' });
+    assert.equal(badGzip.status, 400);
+    assert.equal(((await badGzip.json()) as { error: { type: string } }).error.type, 'invalid_request_error');
   });
 
   it('responses: errors in OpenAI shape: bad key, unknown model, previous_response_id, a hosted tool', async () => {
