@@ -395,6 +395,14 @@ models:
     assert.equal(finish, 'stop');
     assert.equal(usage?.total_tokens, 11);
 
+    resetAfter = 2;
+    const cut = await client.completions.create({ model: 'gpt-4.1', prompt: 'Say hello', stream: true });
+    let partial = '';
+    await assert.rejects(async () => {
+      for await (const chunk of cut) partial += chunk.choices[0]?.text ?? '';
+    }, OpenAI.APIError);
+    assert.equal(partial, 'Bon', 'a failure after the first byte is an error event, after the text sent so far');
+
     await assert.rejects(
       client.completions.create({ model: 'gpt-4.1', prompt: ['one', 'two'] }),
       (err: unknown) => err instanceof OpenAI.BadRequestError && err.param === 'prompt',
