@@ -3,7 +3,7 @@
 import type { ChatChunk, ChatRequest, ChatResponse, Usage } from '../chat-types.ts';
 import type { IngressDialect } from '../ingress-dialect.ts';
 
-/** One server-sent event; `data` is serialised as JSON unless it is a string (`[DONE]`). */
+/** One server-sent event; `data` is serialised as JSON unless it is a string (JSON already serialised, or `[DONE]`). */
 export interface SseEvent {
   event?: string;
   data: unknown;

@@ -29,7 +29,7 @@ function encode(chunks: ChatChunk[], end: 'end' | 'fail' = 'end'): SseEvent[] {
 
 /** The SDK's accumulator over our events: it throws on an event that does not fit the snapshot so far. */
 async function accumulate(events: SseEvent[]) {
-  const lines = events.map((e) => `${JSON.stringify(e.data)}\n`).join('');
+  const lines = events.map((e) => `${e.data as string}\n`).join('');
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       controller.enqueue(new TextEncoder().encode(lines));
@@ -40,6 +40,8 @@ async function accumulate(events: SseEvent[]) {
 }
 
 const types = (events: SseEvent[]) => events.map((e) => e.event);
+/** The encoder hands out each event serialised. */
+const data = <T = Record<string, unknown>>(e: SseEvent | undefined): T => JSON.parse(e?.data as string) as T;
 
 describe('Responses stream encoder', () => {
   it('reasoning, then text: each item added, its part, deltas, done; then completed with usage', async () => {
@@ -69,10 +71,10 @@ describe('Responses stream encoder', () => {
       'response.completed',
     ]);
     assert.deepEqual(
-      events.map((e) => (e.data as { sequence_number: number }).sequence_number),
+      events.map((e) => data<{ sequence_number: number }>(e).sequence_number),
       events.map((_, i) => i),
     );
-    assert.ok(events.every((e) => (e.data as { type: string }).type === e.event));
+    assert.ok(events.every((e) => data<{ type: string }>(e).type === e.event));
     const final = await accumulate(events);
     assert.equal(final.output_text, 'Hello');
     assert.equal(final.model, 'public-m');
@@ -106,7 +108,7 @@ describe('Responses stream encoder', () => {
         ['c2', 'b', '{}', 'completed'],
       ],
     );
-    const done = events.filter((e) => e.event === 'response.function_call_arguments.done').map((e) => e.data as { name: string; arguments: string });
+    const done = events.filter((e) => e.event === 'response.function_call_arguments.done').map((e) => data<{ name: string; arguments: string }>(e));
     assert.deepEqual(
       done.map((d) => [d.name, d.arguments]),
       [
@@ -133,11 +135,11 @@ describe('Responses stream encoder', () => {
 
   it('a failure after the first byte: response.failed with the same id and the error', async () => {
     const events = encode([chunk({ content: 'Hel' })], 'fail');
-    const last = events.at(-1)?.data as { type: string; response: { id: string; status: string; error: unknown } };
+    const last = data<{ type: string; response: { id: string; status: string; error: unknown } }>(events.at(-1));
     assert.equal(last.type, 'response.failed');
     assert.equal(last.response.status, 'failed');
     assert.deepEqual(last.response.error, { code: 'server_error', message: 'upstream reset' });
-    assert.equal(last.response.id, (events[0]!.data as { response: { id: string } }).response.id);
+    assert.equal(last.response.id, data<{ response: { id: string } }>(events[0]).response.id);
     const final = await accumulate(events);
     assert.equal(final.status, 'failed');
   });

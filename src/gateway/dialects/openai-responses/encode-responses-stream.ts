@@ -99,11 +99,15 @@ class ResponsesStreamEncoder implements IngressStreamEncoder {
   }
 
   private snapshot(status: ResponseStatus, usage: ResponsesResponse['usage']): ResponsesResponse {
-    return createResponseObject(this.echo, { id: this.id, createdAt: this.createdAt, model: this.model, status, output: structuredClone(this.output), usage });
+    return createResponseObject(this.echo, { id: this.id, createdAt: this.createdAt, model: this.model, status, output: this.output, usage });
   }
 
+  /**
+   * Serialised at once: the items are mutated by later deltas, and serialising now is what lets the
+   * encoder hand out its live state instead of a copy per event.
+   */
   private emit(event: ResponsesStreamEventBody): void {
-    this.events.push({ event: event.type, data: { ...event, sequence_number: this.sequence++ } });
+    this.events.push({ event: event.type, data: JSON.stringify({ ...event, sequence_number: this.sequence++ }) });
   }
 
   private take(): SseEvent[] {
@@ -115,7 +119,7 @@ class ResponsesStreamEncoder implements IngressStreamEncoder {
   private addItem<T extends ResponsesOutputItem>(item: T): number {
     const outputIndex = this.output.length;
     this.output.push(item);
-    this.emit({ type: 'response.output_item.added', output_index: outputIndex, item: structuredClone(item) });
+    this.emit({ type: 'response.output_item.added', output_index: outputIndex, item });
     return outputIndex;
   }
 
@@ -141,9 +145,9 @@ class ResponsesStreamEncoder implements IngressStreamEncoder {
     const { item, outputIndex } = open;
     const part = item.content[0]!;
     this.emit({ type: 'response.reasoning_text.done', item_id: item.id, output_index: outputIndex, content_index: 0, text: part.text });
-    this.emit({ type: 'response.content_part.done', item_id: item.id, output_index: outputIndex, content_index: 0, part: { ...part } });
+    this.emit({ type: 'response.content_part.done', item_id: item.id, output_index: outputIndex, content_index: 0, part });
     item.status = status;
-    this.emit({ type: 'response.output_item.done', output_index: outputIndex, item: structuredClone(item) });
+    this.emit({ type: 'response.output_item.done', output_index: outputIndex, item });
   }
 
   private textDelta(kind: OpenText['kind'], text: string): void {
@@ -182,7 +186,7 @@ class ResponsesStreamEncoder implements IngressStreamEncoder {
       content.refusal = part.value;
       this.emit({ type: 'response.refusal.done', ...base, refusal: part.value });
     }
-    this.emit({ type: 'response.content_part.done', ...base, part: structuredClone(content) });
+    this.emit({ type: 'response.content_part.done', ...base, part: content });
   }
 
   private closeMessage(status: ItemStatus): void {
@@ -191,7 +195,7 @@ class ResponsesStreamEncoder implements IngressStreamEncoder {
     this.message = undefined;
     this.closePart(message);
     message.item.status = status;
-    this.emit({ type: 'response.output_item.done', output_index: message.outputIndex, item: structuredClone(message.item) });
+    this.emit({ type: 'response.output_item.done', output_index: message.outputIndex, item: message.item });
   }
 
   private callDelta(index: number, id: string | undefined, name: string | undefined, args: string | undefined): void {
@@ -222,6 +226,6 @@ class ResponsesStreamEncoder implements IngressStreamEncoder {
     const { item, outputIndex } = call;
     this.emit({ type: 'response.function_call_arguments.done', item_id: item.id, output_index: outputIndex, name: item.name, arguments: item.arguments });
     item.status = 'completed';
-    this.emit({ type: 'response.output_item.done', output_index: outputIndex, item: structuredClone(item) });
+    this.emit({ type: 'response.output_item.done', output_index: outputIndex, item });
   }
 }
