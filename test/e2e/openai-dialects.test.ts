@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import OpenAI from 'openai';
 import { startHerd, type HerdServer } from '../../src/app.ts';
 import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
-import { anthropicMessage, openAIChunk, openAICompletion, openAIStreamFrames } from '../gateway/helpers/gateway-fixtures.ts';
+import { anthropicMessage, openAIChunk, openAICompletion, openAIErrorBody, openAIStreamFrames } from '../gateway/helpers/gateway-fixtures.ts';
 import { sendJson, sendSse, startMockUpstream, type MockUpstream, type RecordedRequest, type SseFrame } from '../gateway/helpers/mock-upstream.ts';
 
 const MASTER = 'sk-herd-master-key-for-the-dialect-tests-0123456789';
@@ -93,9 +93,17 @@ describe('OpenAI Responses and legacy completions, bridged onto chat', () => {
   let db: string;
   /** The next relay stream resets after this many frames. */
   let resetAfter: number | undefined;
+  /** The next relay request is answered with this status and OpenAI's error body. */
+  let failWith: number | undefined;
 
   const relayHandler = async (req: RecordedRequest, res: Parameters<Parameters<typeof startMockUpstream>[0]>[1]) => {
     const body = req.body as ChatBody;
+    if (failWith !== undefined) {
+      const code = failWith;
+      failWith = undefined;
+      sendJson(res, code, openAIErrorBody(code));
+      return;
+    }
     const wantsTool = body.tools !== undefined && body.messages.at(-1)?.role !== 'tool';
     if (body.stream) {
       const frames = wantsTool ? toolCallFrames() : openAIStreamFrames('gpt-4.1', ['Bon', 'jour']);
@@ -162,6 +170,7 @@ models:
     relay.requests.length = 0;
     anthropic.requests.length = 0;
     resetAfter = undefined;
+    failWith = undefined;
   });
 
   it('responses: a string input and instructions become a chat request; the answer is a response object with usage', async () => {
@@ -349,6 +358,13 @@ models:
       return true;
     });
     assert.equal(relay.requests.length, 0, 'nothing refused reached an upstream');
+  });
+
+  it('responses: an upstream failure before the first byte is an ordinary HTTP error, streaming or not', async () => {
+    failWith = 503;
+    await assert.rejects(client.responses.create({ model: 'gpt-4.1', input: 'hello', stream: true }), (err: unknown) => err instanceof OpenAI.APIError && err.status === 503);
+    failWith = 503;
+    await assert.rejects(client.responses.create({ model: 'gpt-4.1', input: 'hello' }), (err: unknown) => err instanceof OpenAI.APIError && err.status === 503);
   });
 
   it('responses: an upstream failure after the first byte ends the stream with response.failed', async () => {
