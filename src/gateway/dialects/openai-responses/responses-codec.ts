@@ -1,0 +1,13 @@
+// The OpenAI Responses dialect (POST /v1/responses) as an ingress codec, bridged onto chat.
+import type { IngressCodec } from '../ingress-codec.ts';
+import { decodeResponsesRequest } from './decode-responses-request.ts';
+import { encodeResponsesResponse } from './encode-responses-response.ts';
+import { createResponsesStreamEncoder } from './encode-responses-stream.ts';
+import type { ResponsesEcho } from './responses-types.ts';
+
+export const responsesCodec: IngressCodec<ResponsesEcho> = {
+  dialect: 'openai-responses',
+  decode: decodeResponsesRequest,
+  encodeResponse: encodeResponsesResponse,
+  createStreamEncoder: createResponsesStreamEncoder,
+};

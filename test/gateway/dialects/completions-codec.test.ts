@@ -1,0 +1,87 @@
+// The legacy completions codec: the prompt as one user message, chat's checks on the shared params,
+// the legacy-only ones refused, and text_completion objects out.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { HerdError } from '../../../src/core/errors.ts';
+import type { ChatChunk, Usage } from '../../../src/gateway/chat-types.ts';
+import { completionsCodec, decodeCompletionsRequest, encodeCompletionsResponse } from '../../../src/gateway/dialects/openai-completions/completions-codec.ts';
+
+const usage: Usage = { promptTokens: 4, cachedPromptTokens: 0, cacheWriteTokens: 0, completionTokens: 2, reasoningTokens: 0, estimated: false, raw: {} };
+
+function refuses(body: unknown, code: 'INVALID_ARG' | 'UNSUPPORTED', param: string): void {
+  assert.throws(
+    () => decodeCompletionsRequest(body),
+    (err: unknown) => err instanceof HerdError && err.code === code && err.param === param,
+  );
+}
+
+describe('completions codec', () => {
+  it('decodes a prompt (string or one-string array) and chat-named params; include_usage stays with the codec', () => {
+    const { request, decoded } = decodeCompletionsRequest({
+      model: 'm',
+      prompt: ['Say hi'],
+      max_tokens: 5,
+      stop: '\n',
+      stream: true,
+      stream_options: { include_usage: true },
+      echo: false,
+      best_of: 1,
+    });
+    assert.deepEqual(request, { model: 'm', messages: [{ role: 'user', content: 'Say hi' }], max_tokens: 5, stop: '\n', stream: true });
+    assert.deepEqual(decoded, { includeUsage: true });
+  });
+
+  it('refuses what a chat bridge cannot do, and chat-only params', () => {
+    refuses({ model: 'm', prompt: ['a', 'b'] }, 'UNSUPPORTED', 'prompt');
+    refuses({ model: 'm', prompt: [1, 2, 3] }, 'UNSUPPORTED', 'prompt');
+    refuses({ model: 'm', prompt: 'x', echo: true }, 'UNSUPPORTED', 'echo');
+    refuses({ model: 'm', prompt: 'x', best_of: 3 }, 'UNSUPPORTED', 'best_of');
+    refuses({ model: 'm', prompt: 'x', suffix: 'end' }, 'UNSUPPORTED', 'suffix');
+    refuses({ model: 'm', prompt: 'x', logprobs: 2 }, 'UNSUPPORTED', 'logprobs');
+    refuses({ model: 'm', prompt: 'x', tools: [] }, 'INVALID_ARG', 'tools');
+    refuses({ model: 'm' }, 'INVALID_ARG', 'prompt');
+    refuses({ model: 'm', prompt: 'x', temperature: 9 }, 'INVALID_ARG', 'temperature');
+  });
+
+  it('encodes text_completion objects and chunks, usage and [DONE] last', () => {
+    const json = encodeCompletionsResponse(
+      {
+        id: 'chatcmpl-abc',
+        object: 'chat.completion',
+        created: 3,
+        model: 'pm',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'Hi' }, finish_reason: 'tool_calls' }],
+      },
+      usage,
+    );
+    assert.deepEqual(json, {
+      id: 'cmpl-abc',
+      object: 'text_completion',
+      created: 3,
+      model: 'pm',
+      choices: [{ text: 'Hi', index: 0, logprobs: null, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 4, completion_tokens: 2, total_tokens: 6, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } },
+    });
+    const encoder = completionsCodec.createStreamEncoder({ includeUsage: true }, { model: 'pm' });
+    const c = (content: string | undefined, finish: 'stop' | null): ChatChunk => ({
+      id: 'chatcmpl-abc',
+      object: 'chat.completion.chunk',
+      created: 3,
+      model: 'pm',
+      choices: [{ index: 0, delta: content === undefined ? {} : { content }, finish_reason: finish }],
+    });
+    const events = [...encoder.start(), ...encoder.chunk(c('', null)), ...encoder.chunk(c('Hi', null)), ...encoder.chunk(c(undefined, 'stop')), ...encoder.end(usage)];
+    assert.deepEqual(
+      events.map((e) => e.data),
+      [
+        { id: 'cmpl-abc', object: 'text_completion', created: 3, model: 'pm', choices: [{ text: 'Hi', index: 0, logprobs: null, finish_reason: null }] },
+        { id: 'cmpl-abc', object: 'text_completion', created: 3, model: 'pm', choices: [{ text: '', index: 0, logprobs: null, finish_reason: 'stop' }] },
+        { id: 'cmpl-abc', object: 'text_completion', created: 3, model: 'pm', choices: [], usage: json.usage },
+        '[DONE]',
+      ],
+    );
+    assert.deepEqual(encoder.fail({ message: 'm', type: 'server_error', code: null, param: null }), [
+      { data: { error: { message: 'm', type: 'server_error', code: null, param: null } } },
+    ]);
+  });
+});
