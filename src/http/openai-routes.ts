@@ -3,17 +3,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HerdError, toHerdError } from '../core/errors.ts';
 import type { ChatGateway } from '../gateway/chat-gateway.ts';
-import type { ChatService } from '../gateway/chat-service.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
 import type { KeyInfo } from '../gateway/keys/key-store.ts';
 import { runChatCompletionExchange } from './chat-completion-exchange.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';
 
 export interface OpenAIDeps {
-  /** The request flow (limits, cache, budget, routing, billing). */
+  /** The request flow (limits, cache, budget, routing, billing), model listing and health. */
   gateway: ChatGateway;
-  /** Model listing and health. */
-  chat: ChatService;
   authenticator: Authenticator;
   log?: (line: string) => void;
 }
@@ -39,7 +36,7 @@ export function registerOpenAIRoutes(app: FastifyInstance, deps: OpenAIDeps, all
 
     scope.get('/v1/models', async (req, reply) => {
       const key = authenticate(deps.authenticator, req);
-      const data = deps.chat.listModels((model) => !deps.authenticator.authorizeModel(key, model));
+      const data = deps.gateway.listModels((model) => !deps.authenticator.authorizeModel(key, model));
       return reply
         .code(200)
         .header('content-type', 'application/json')
@@ -48,7 +45,7 @@ export function registerOpenAIRoutes(app: FastifyInstance, deps: OpenAIDeps, all
     allow('/v1/models', ['GET', 'HEAD']);
 
     scope.get('/health', async (_req, reply) => {
-      const health = deps.chat.health();
+      const health = deps.gateway.health();
       const status = health.providers.some((p) => p.enabled) ? 'ok' : 'no_providers';
       return reply
         .code(200)
