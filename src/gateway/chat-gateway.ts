@@ -27,6 +27,7 @@ import { UpstreamRouteError } from './router/attempt-record.ts';
 import { PromptTokenEstimate } from './router/prompt-token-estimate.ts';
 import { resolveRoute, type ModelFilter, type ResolvedRoute } from './router/resolve-route.ts';
 import type { StreamResult } from './stream-relay.ts';
+import { readUpstreamBytes } from './upstream-bytes.ts';
 
 export interface ChatGatewayDeps {
   chat: ChatService;
@@ -371,7 +372,7 @@ export class ChatGateway {
         (r) => r?.cost?.costMicros ?? 0,
         () => 0,
       )
-      .then((costMicros) => cache.store(cacheKey, { response, usage, provider: meta.provider, upstreamModel: meta.upstreamModel, costMicros }))
+      .then((costMicros) => cache.store(cacheKey, { response, bytes: readUpstreamBytes(response), usage, provider: meta.provider, upstreamModel: meta.upstreamModel, costMicros }))
       .catch((err: unknown) => this.deps.log?.(`cache: ${String(err)}`));
   }
 

@@ -20,6 +20,7 @@ import { buildGatewayCatalog, type CatalogModel, type GatewayCatalog, type Gatew
 import { PromptTokenEstimate } from './router/prompt-token-estimate.ts';
 import { resolveRoute, type ModelFilter, type ResolvedRoute, type RouteKind } from './router/resolve-route.ts';
 import { runAttempts, type AttemptTarget, type RoutingState } from './router/run-attempts.ts';
+import { renameModel } from './upstream-bytes.ts';
 import { createStreamRelay, openProviderStream, type OpenedStream, type StreamRelay } from './stream-relay.ts';
 
 export interface ChatServiceOptions {
@@ -176,7 +177,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       );
       loop.lease.succeed();
       const result = loop.value;
-      result.response.model = loop.target.model.name;
+      renameModel(result.response, loop.target.model.name);
       // New fields before the spread, never after it: on Node 20, `{ ...a, b }` allocates more and lands in
       // the old generation (docs/decisions/hot-path-allocation-shapes.md). Hot-path merges in the gateway follow this order.
       return { response: result.response, meta: { usage: result.usage, rawFinishReason: result.rawFinishReason, ...meta(result.warnings) } };
