@@ -52,8 +52,8 @@ export interface HerdServer {
   /** Base URL of the Prometheus endpoint (GET /metrics), e.g. http://127.0.0.1:8002 */
   metricsUrl: string;
   repository: ModelRepositoryManager;
-  /** The LLM gateway, when herd.yaml configures models. */
-  gateway: ChatService | undefined;
+  /** The LLM gateway (the one chat flow: models, health, handle()), when herd.yaml configures models. */
+  gateway: ChatGateway | undefined;
   /** Set when the gateway runs without authentication (the CLI prints it). */
   gatewayWarning: string | undefined;
   /** Stops accepting requests, answers every accepted one, unloads models. Idempotent. */
@@ -149,7 +149,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       log,
       ...(gateway
         ? {
-            gateway: { gateway: gateway.flow, chat: gateway.chat, embeddings: gateway.embeddings, authenticator: gateway.auth.authenticator, ...ledgerHealthOf(gateway.ledger, config), log },
+            gateway: { gateway: gateway.flow, embeddings: gateway.embeddings, authenticator: gateway.auth.authenticator, ...ledgerHealthOf(gateway.ledger, config), log },
             ...(gateway.ledger ? { admin: { authenticator: gateway.auth.authenticator, ledger: gateway.ledger, masterKeyEnv: config.auth.master_key_env, log } } : {}),
           }
         : {}),
@@ -193,7 +193,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     return closed;
   };
   const grpcUrl = grpc?.address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '[::1]');
-  return { httpUrl, grpcUrl, metricsUrl: metrics.url, repository, gateway: gateway?.chat, gatewayWarning: gateway?.auth.openWarning, close };
+  return { httpUrl, grpcUrl, metricsUrl: metrics.url, repository, gateway: gateway?.flow, gatewayWarning: gateway?.auth.openWarning, close };
 }
 
 export interface GatewayFlowParts {

@@ -1,5 +1,6 @@
 // A local OpenAI-compatible upstream for the gateway benchmark: answers every chat completion with the
-// same small JSON body, or (stream: true) the same SSE sequence. Usage: node mock-upstream.mjs PORT
+// same small JSON body, or (stream: true) the same SSE sequence. Usage: node mock-upstream.mjs PORT [CONTENT_EVENTS]
+// (default 5 content events; 20 makes the 23-event stream of issue 17's sequential measurement).
 import { createServer } from 'node:http';
 
 const completion = JSON.stringify({
@@ -14,10 +15,13 @@ const completion = JSON.stringify({
 // `usage: null`, and a last chunk with empty choices carries the usage.
 const chunk = (delta, finish, withUsage) =>
   `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1764460800, model: 'gpt-4.1', choices: [{ index: 0, delta, finish_reason: finish }], ...(withUsage ? { usage: null } : {}) })}\n\n`;
+const words = ['Bonjour', '! Comment', ' puis-je', ' vous aider', " aujourd'hui ?"];
+const contentEvents = Number(process.argv[3] ?? words.length);
+const parts = Array.from({ length: contentEvents }, (_, i) => words[i % words.length]);
 const sse = (withUsage) =>
   [
     chunk({ role: 'assistant', content: '' }, null, withUsage),
-    ...['Bonjour', '! Comment', ' puis-je', ' vous aider', " aujourd'hui ?"].map((t) => chunk({ content: t }, null, withUsage)),
+    ...parts.map((t) => chunk({ content: t }, null, withUsage)),
     chunk({}, 'stop', withUsage),
     ...(withUsage
       ? [

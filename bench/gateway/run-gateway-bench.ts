@@ -5,6 +5,7 @@ import { Pool } from 'undici';
 import { runInterleaved, runLoad, summariseLoad, type LoadResult } from '../lib/closed-loop-load.ts';
 import { ensureBuilt } from '../lib/herd-process.ts';
 import { runRawOpenLoop } from '../lib/raw-http-load.ts';
+import { createSequentialClient, runSequential } from '../lib/sequential-keepalive-load.ts';
 import { createBenchGatewayYaml } from './bench-gateway-yaml.ts';
 import { type BenchProcess as Proc, cpuSeconds, rssMiB, startBenchProcess as start } from '../lib/bench-process.ts';
 
@@ -176,6 +177,22 @@ say('| --- | ---: | ---: | ---: | ---: |');
 for (const r of equalLoad) say(`| ${r.target.name} | ${fmt(r.perSecond)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.cpuUs, 1)} |`);
 const rss = rssMiB(herd.child.pid!);
 
+// The second method (issue 17): sequential streaming requests on one keep-alive node:http socket, time to the
+// response headers. bench/gateway/run-sequential-bench.ts runs it alone, non-streaming too, with a 23-event stream.
+say('\n## Sequential streaming requests on one keep-alive socket (node:http client)\n');
+say('| target | headers p50 µs | headers p99 µs | last byte p50 µs |');
+say('| --- | ---: | ---: | ---: |');
+const sequential = [];
+for (const t of targets) {
+  const client = createSequentialClient(t.url);
+  const options = { origin: t.url, path: '/v1/chat/completions', body: request(true), headers };
+  await runSequential({ ...options, requests: 200 }, client.agent);
+  const r = await runSequential({ ...options, requests: Math.max(200, seconds * 200) }, client.agent);
+  client.agent.destroy();
+  sequential.push(r);
+  say(`| ${t.name} | ${fmt(r.headersP50us)} | ${fmt(r.headersP99us)} | ${fmt(r.totalP50us)} |`);
+}
+
 say('\n## Ledger cost and cache hits\n');
 await jsonLoad(herdNoLedger.url, 16, 2000); // warmed as the measured targets were
 const ledgerRuns = await runInterleaved(
@@ -208,6 +225,9 @@ say(
 );
 say(
   `- Added streaming TTFB p50 at concurrency 1: bare relay +${fmt((sb![1]!.p50 - sm![1]!.p50) / 1000, 3)} ms, Herd +${fmt((sh![1]!.p50 - sm![1]!.p50) / 1000, 3)} ms; Herd − relay = ${fmt((sh![1]!.p50 - sb![1]!.p50) / 1000, 3)} ms (target ≤ 0.2 ms).`,
+);
+say(
+  `- Sequential keep-alive streaming, added headers p50: bare relay +${fmt((sequential[1]!.headersP50us - sequential[0]!.headersP50us) / 1000, 3)} ms, Herd +${fmt((sequential[2]!.headersP50us - sequential[0]!.headersP50us) / 1000, 3)} ms; Herd − relay = ${fmt((sequential[2]!.headersP50us - sequential[1]!.headersP50us) / 1000, 3)} ms (target ≤ 0.2 ms).`,
 );
 say(`- At equal offered load (${fmt(equalRate)} requests/s, open loop), Herd CPU per request ÷ bare relay's: ${fmt(equalLoad[2]!.cpuUs / equalLoad[1]!.cpuUs, 2)}×.`);
 say(`- Streaming, Herd CPU per stream ÷ bare relay's: ${fmt(sh![16]!.cpuUs / sb![16]!.cpuUs, 2)}× at concurrency 16, ${fmt(sh![64]!.cpuUs / sb![64]!.cpuUs, 2)}× at 64.`);

@@ -1,29 +1,33 @@
-// One client request through the gateway, in order: resolve the model (access checked), the key's
-// rate limits, the exact-match cache, the budget reservation, the chat service, then settlement —
-// billing, TPM correction and the cache write — however the request ends. Transports call this.
+// The gateway's one entry point: every chat request, whatever dialect the client spoke, goes through
+// ChatGateway.handle(): the route resolved once (access checked), the key's rate limits, the exact-match
+// cache, the budget reservation, the routed attempts on that route (chat-service.ts), then one
+// settlement — ledger rows, reservation, TPM correction, cache write, metrics — however the request ends.
 import type { AbortLink } from '../core/abort-link.ts';
 import { type HerdError, toHerdError } from '../core/errors.ts';
-import type { BillingService, FinishBase, FinishResult } from './billing/billing-service.ts';
+import type { BillingService, FinishBase, FinishInput, FinishResult } from './billing/billing-service.ts';
 import type { Cost } from './billing/price-usage.ts';
+import type { CachedAnswer } from './cache/cached-answer.ts';
 import { evaluateCachedAnswer, evaluateCachePolicy, type CachePolicyConfig, type CachePolicyDecision, type RequestHeaders } from './cache/cache-policy.ts';
 import { computeCacheKey } from './cache/compute-cache-key.ts';
 import { convertCachedToResponse, createCacheHitMeta, createCachedStream } from './cache/replay-cached-answer.ts';
 import type { ResponseCache } from './cache/response-cache.ts';
 import { tapStreamForCache } from './cache/tap-stream-for-cache.ts';
+import type { ChatCompletion, ChatContext, ChatService, ChatStream, CompletionMeta } from './chat-service.ts';
+import type { ChatRequest, ChatResponse, Usage } from './chat-types.ts';
+import type { GatewayHealth, ModelListEntry } from './describe-gateway.ts';
+import { estimateErrorStatus, mapStatusToClass, NO_PROVIDER, UNKNOWN_MODEL, type CacheOutcome, type GatewayObserver, type GatewayRequestEvent } from './gateway-observer.ts';
 import { holdStreamEnd } from './hold-stream-end.ts';
 import type { IngressDialect } from './ingress-dialect.ts';
-import type { ChatCompletion, ChatService, ChatStream, CompletionMeta } from './chat-service.ts';
-import type { ChatRequest, ChatResponse, Usage } from './chat-types.ts';
-import { estimateErrorStatus, mapStatusToClass, NO_PROVIDER, UNKNOWN_MODEL, type CacheOutcome, type GatewayObserver, type GatewayRequestEvent } from './gateway-observer.ts';
 import { isModelAllowed } from './keys/is-model-allowed.ts';
 import type { KeyInfo } from './keys/key-store.ts';
 import { estimateTokenReservation, type KeyLimiter, type KeyLimitTicket } from './limits/key-limiter.ts';
-import { resolvePriority, PRIORITY_HEADER, type Priority } from './limits/priority.ts';
+import { resolvePriority, PRIORITY_HEADER } from './limits/priority.ts';
+import { createRequestId } from './request-id.ts';
 import { UpstreamRouteError } from './router/attempt-record.ts';
 import { PromptTokenEstimate } from './router/prompt-token-estimate.ts';
-import { createRequestId } from './request-id.ts';
-import { resolveRoute } from './router/resolve-route.ts';
+import { resolveRoute, type ModelFilter, type ResolvedRoute } from './router/resolve-route.ts';
 import type { StreamResult } from './stream-relay.ts';
+import { readUpstreamBytes } from './upstream-bytes.ts';
 
 export interface ChatGatewayDeps {
   chat: ChatService;
@@ -52,7 +56,29 @@ export type { CacheOutcome };
 
 export type GatewayAnswer = { kind: 'completion'; response: ChatResponse; meta: CompletionMeta; cache: CacheOutcome } | { kind: 'stream'; stream: ChatStream; cache: CacheOutcome };
 
-const usedTokens = (u: Usage) => u.promptTokens + u.completionTokens;
+/** One request on its way through the flow: what admission decided, read by every later step. */
+interface Flight {
+  request: ChatRequest;
+  caller: GatewayCaller;
+  /** performance.now() when handle() was called. */
+  t0: number;
+  route: ResolvedRoute;
+  /** What every ledger row of this request carries. */
+  base: FinishBase;
+  ticket: KeyLimitTicket | undefined;
+  context: ChatContext;
+  policy: CachePolicyDecision | undefined;
+  cacheKey: string | undefined;
+  /** Prompt tokens counted at admission (0 when no decision needed them). */
+  promptTokens: number;
+}
+
+/** How a request ended: the one input of settle(). */
+type Ending =
+  | { outcome: 'completion'; completion: ChatCompletion; overheadMs: number; cache: CacheOutcome }
+  | { outcome: 'stream'; stream: ChatStream; result: StreamResult; ttftMs: number; overheadMs: number; cache: CacheOutcome; answer: ChatResponse | undefined }
+  | { outcome: 'cache-hit'; answer: Readonly<CachedAnswer>; stream: boolean; overheadMs: number }
+  | { outcome: 'error'; error: HerdError; reserved: boolean };
 
 /** What the flow knew when a request failed: the observer's labels for it. */
 interface Progress {
@@ -62,231 +88,292 @@ interface Progress {
   calledUpstream: boolean;
 }
 
+const usedTokens = (u: Usage) => u.promptTokens + u.completionTokens;
+
 export class ChatGateway {
   constructor(private readonly deps: ChatGatewayDeps) {}
 
+  /** The models a key may list (GET /v1/models). */
+  listModels(allowed?: ModelFilter): ModelListEntry[] {
+    return this.deps.chat.listModels(allowed);
+  }
+
+  health(): GatewayHealth {
+    return this.deps.chat.health();
+  }
+
+  /**
+   * The entry point for an authenticated, validated request in the canonical shape. Rejects with a
+   * HerdError (or the caller's abort reason); a rejection has already been recorded and counted.
+   */
   async handle(request: ChatRequest, caller: GatewayCaller): Promise<GatewayAnswer> {
     const t0 = performance.now();
     const progress: Progress = { model: UNKNOWN_MODEL, cache: 'off', calledUpstream: false };
     try {
-      return await this.run(request, caller, t0, progress);
+      const flight = await this.admit(request, caller, t0, progress);
+      try {
+        const hit = await this.answerFromCache(flight);
+        if (hit !== undefined) return hit;
+        progress.cache = flight.policy?.read ? 'miss' : 'off';
+        await this.reserveBudget(flight);
+        progress.calledUpstream = true;
+        return request.stream ? await this.stream(flight, progress.cache) : await this.complete(flight, progress.cache);
+      } catch (err) {
+        void flight.ticket?.settle(0);
+        throw err;
+      }
     } catch (err) {
       this.reportFailure(err, request, progress, t0);
       throw err;
     }
   }
 
-  private async run(request: ChatRequest, caller: GatewayCaller, t0: number, progress: Progress): Promise<GatewayAnswer> {
-    const { chat, billing, keyLimits } = this.deps;
+  /** The route, resolved once for the whole request, and the key's rate-limit ticket. */
+  private async admit(request: ChatRequest, caller: GatewayCaller, t0: number, progress: Progress): Promise<Flight> {
     const startedAt = Date.now();
-    const requestId = createRequestId(startedAt);
     const allowModel = (model: string) => isModelAllowed(caller.key, model);
-    const priority: Priority = resolvePriority(caller.headers[PRIORITY_HEADER], caller.key.defaultPriority);
+    const priority = resolvePriority(caller.headers[PRIORITY_HEADER], caller.key.defaultPriority);
     const prompt = new PromptTokenEstimate(request);
-    const route = await resolveRoute(chat.catalog, request.model, prompt, allowModel);
-    const model = route.model.name;
-    progress.model = model;
-
+    const route = await resolveRoute(this.deps.chat.catalog, request.model, prompt, allowModel);
+    progress.model = route.model.name;
     // Tokenizing the prompt and holding a reservation cost CPU and a synchronous ledger write on the hot
     // path, so they happen only where a decision needs them: a key with a budget or a TPM limit.
     // Without a budget the settlement alone charges the exact cost (finish with reserved: false).
-    const hasBudget = caller.key.budgetDayMicros !== undefined || caller.key.budgetMonthMicros !== undefined;
-    const reserving = billing !== undefined && hasBudget;
+    const reserving = this.deps.billing !== undefined && (caller.key.budgetDayMicros !== undefined || caller.key.budgetMonthMicros !== undefined);
     const promptTokens = reserving || caller.key.tpm !== undefined ? await prompt.exact() : 0;
-    const ticket: KeyLimitTicket | undefined = keyLimits ? await keyLimits.reserve(caller.key, estimateTokenReservation(promptTokens, request)) : undefined;
-    const base = { requestId, key: { id: caller.key.id, name: caller.key.name }, origin: caller.origin, requestedModel: request.model, priority, startedAt, reserved: reserving };
+    const ticket = this.deps.keyLimits ? await this.deps.keyLimits.reserve(caller.key, estimateTokenReservation(promptTokens, request)) : undefined;
+    const policy = this.deps.cache ? evaluateCachePolicy(request, caller.headers, this.deps.cache.policy) : undefined;
+    return {
+      request,
+      caller,
+      t0,
+      route,
+      base: {
+        requestId: createRequestId(startedAt),
+        key: { id: caller.key.id, name: caller.key.name },
+        origin: caller.origin,
+        dialect: caller.dialect ?? 'openai-chat',
+        requestedModel: request.model,
+        priority,
+        startedAt,
+        reserved: reserving,
+      },
+      ticket,
+      context: { signal: caller.signal, allowModel, priority, prompt, route },
+      policy,
+      cacheKey: policy?.read || policy?.write ? computeCacheKey({ request, model: route.model.name }) : undefined,
+      promptTokens,
+    };
+  }
 
+  private async answerFromCache(flight: Flight): Promise<GatewayAnswer | undefined> {
+    const { policy, cacheKey, request, route } = flight;
+    if (!policy?.read || cacheKey === undefined || this.deps.cache === undefined) return undefined;
+    const model = route.model.name;
+    const hit = await this.deps.cache.store.lookup(cacheKey, (a) => evaluateCachedAnswer(a.response, { model, optedIn: policy.optedIn }).cacheable);
+    if (!hit) return undefined;
+    const answer = hit.answer;
+    const meta = createCacheHitMeta(answer, {
+      requestedModel: request.model,
+      route: route.kind,
+      ...(route.tier ? { tier: route.tier } : {}),
+      overheadMs: performance.now() - flight.t0,
+    });
+    const stream = request.stream === true;
+    const committed = this.settle(flight, { outcome: 'cache-hit', answer, stream, overheadMs: performance.now() - flight.t0 });
+    if (stream) {
+      const cached = createCachedStream(answer, { includeUsage: request.stream_options?.include_usage === true });
+      return { kind: 'stream', stream: { meta, ...cached, chunks: holdStreamEnd(cached.chunks, () => committed) }, cache: 'hit' };
+    }
+    await committed;
+    return { kind: 'completion', response: convertCachedToResponse(answer), meta, cache: 'hit' };
+  }
+
+  private async reserveBudget(flight: Flight): Promise<void> {
+    const { billing } = this.deps;
+    const { caller, request, base } = flight;
+    if (billing === undefined || !base.reserved) return;
+    const estimateMicros = billing.estimateForModel({
+      model: flight.route.model,
+      promptTokens: flight.promptTokens,
+      maxCompletionTokens: request.max_completion_tokens ?? request.max_tokens,
+    });
     try {
-      const policy = this.cachePolicy(request, caller.headers);
-      const cacheKey = policy?.read || policy?.write ? computeCacheKey({ request, model }) : undefined;
-      if (policy?.read && cacheKey) {
-        const hit = await this.deps.cache?.store.lookup(cacheKey, (a) => evaluateCachedAnswer(a.response, { model, optedIn: policy.optedIn }).cacheable);
-        if (hit) {
-          const answer = hit.answer;
-          const meta = createCacheHitMeta(answer, {
-            requestedModel: request.model,
-            route: route.kind,
-            ...(route.tier ? { tier: route.tier } : {}),
-            overheadMs: performance.now() - t0,
-          });
-          const finishing = billing?.finishDurably({
-            outcome: 'cache-hit',
-            model: answer.model,
-            provider: answer.provider,
-            upstreamModel: answer.upstreamModel,
-            usage: answer.usage,
-            latencyMs: performance.now() - t0,
-            httpStatus: 200,
-            ...base,
-            reserved: false,
-          });
-          const billed = finishing?.done;
-          void billed?.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
-          void ticket?.settle(0);
-          const stream = request.stream === true;
-          let result: GatewayAnswer;
-          if (stream) {
-            const cached = createCachedStream(answer, { includeUsage: request.stream_options?.include_usage === true });
-            const chunks = finishing ? holdStreamEnd(cached.chunks, () => finishing.committed.catch(() => undefined)) : cached.chunks;
-            result = { kind: 'stream', stream: { meta, ...cached, chunks }, cache: 'hit' };
-          } else {
-            await finishing?.committed.catch(() => undefined);
-            result = { kind: 'completion', response: convertCachedToResponse(answer), meta, cache: 'hit' };
-          }
-          this.reportAnswer({ model: answer.model, provider: answer.provider, statusClass: '2xx', cache: 'hit', stream, overheadMs: performance.now() - t0 }, billed, {
-            usage: answer.usage,
-            startedAt,
-          });
-          return result;
-        }
-      }
-      const cacheOutcome: CacheOutcome = policy?.read ? 'miss' : 'off';
-      progress.cache = cacheOutcome;
+      await billing.reserve({
+        keyId: caller.key.id,
+        requestId: base.requestId,
+        estimateMicros,
+        budgets: { dayMicros: caller.key.budgetDayMicros, monthMicros: caller.key.budgetMonthMicros },
+      });
+    } catch (err) {
+      void this.settle(flight, { outcome: 'error', error: toHerdError(err), reserved: false });
+      throw err;
+    }
+  }
 
-      if (billing && reserving) {
-        const estimateMicros = billing.estimate({ model: request.model, promptTokens, maxCompletionTokens: request.max_completion_tokens ?? request.max_tokens });
-        await billing
-          .reserve({ keyId: caller.key.id, requestId, estimateMicros, budgets: { dayMicros: caller.key.budgetDayMicros, monthMicros: caller.key.budgetMonthMicros } })
-          .catch((err: unknown) => {
-            const error = toHerdError(err);
-            void billing.finish({ ...base, outcome: 'error', error, httpStatus: this.statusOf(error), reserved: false, latencyMs: performance.now() - t0 }).catch(() => undefined);
-            throw err;
-          });
-      }
-      const context = { signal: caller.signal, allowModel, priority, prompt };
-      progress.calledUpstream = true;
+  private async complete(flight: Flight, cache: CacheOutcome): Promise<GatewayAnswer> {
+    let completion: ChatCompletion;
+    try {
+      completion = await this.deps.chat.complete(flight.request, flight.context);
+    } catch (err) {
+      void this.settle(flight, { outcome: 'error', error: toHerdError(err), reserved: flight.base.reserved ?? false });
+      throw err;
+    }
+    // The answer waits for its rows' commit (group commit: one transaction per event-loop turn), never
+    // for the reservation's settlement, the cache write or metrics.
+    const { meta } = completion;
+    const overheadMs = Math.max(0, performance.now() - flight.t0 - meta.upstreamMs - meta.waitedMs);
+    await this.settle(flight, { outcome: 'completion', completion, overheadMs, cache });
+    return { kind: 'completion', response: completion.response, meta: completion.meta, cache };
+  }
 
-      if (request.stream) {
-        let stream: ChatStream;
-        try {
-          stream = await chat.stream(request, context);
-        } catch (err) {
-          this.finishError(base, err, t0);
-          throw err;
-        }
-        const ttftMs = performance.now() - t0;
-        let relay = stream as ChatStream;
-        if (policy?.write && cacheKey && this.deps.cache) {
-          const cache = this.deps.cache.store;
-          relay = {
-            meta: stream.meta,
-            ...tapStreamForCache(stream, (done) => {
-              if (evaluateCachedAnswer(done.response, { model, optedIn: policy.optedIn }).cacheable) {
-                void cache.store(cacheKey, {
-                  response: done.response,
-                  usage: done.result.usage,
-                  provider: stream.meta.provider,
-                  upstreamModel: stream.meta.upstreamModel,
-                  costMicros: 0,
-                });
-              }
-            }),
-          };
-        }
-        const { meta } = stream;
-        // Herd's part of the time to first chunk; the rest of a stream's life is the upstream's and the client's.
-        const overheadMs = Math.max(0, performance.now() - t0 - meta.upstreamMs - meta.waitedMs);
-        // The stream's end waits for its rows' commit (an answered stream is never missing from the
-        // ledger); settling, the TPM correction and metrics run after the last bytes are written.
-        let finishing: ReturnType<BillingService['finishDurably']> | undefined;
-        const finishStream = (result: StreamResult) =>
-          (finishing ??= billing?.finishDurably({ outcome: 'stream', meta, result, ttftMs, latencyMs: performance.now() - t0, httpStatus: 200, ...base }));
-        if (billing)
-          relay = {
-            ...relay,
-            chunks: holdStreamEnd(relay.chunks, async () => {
-              await finishStream(await stream.result)?.committed.catch(() => undefined);
-            }),
-          };
-        void stream.result.then((result) => {
-          this.settleLater(requestId, () => {
-            void ticket?.settle(usedTokens(result.usage));
-            const billed = finishStream(result)?.done;
-            void billed?.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
-            this.reportAnswer(
-              {
-                model: meta.model,
-                provider: meta.provider,
-                statusClass: '2xx',
-                cache: cacheOutcome,
-                stream: true,
-                tokens: result.usage,
-                upstreamMs: meta.upstreamMs + result.streamMs,
-                ttftMs,
-                queuedMs: meta.queuedMs,
-                overheadMs,
-              },
-              billed,
-              { usage: result.usage, startedAt },
-            );
-          });
-        });
-        return { kind: 'stream', stream: relay, cache: cacheOutcome };
-      }
+  private async stream(flight: Flight, cache: CacheOutcome): Promise<GatewayAnswer> {
+    let opened: ChatStream;
+    try {
+      opened = await this.deps.chat.stream(flight.request, flight.context);
+    } catch (err) {
+      void this.settle(flight, { outcome: 'error', error: toHerdError(err), reserved: flight.base.reserved ?? false });
+      throw err;
+    }
+    const ttftMs = performance.now() - flight.t0;
+    const { meta } = opened;
+    // Herd's part of the time to first chunk; the rest of a stream's life is the upstream's and the client's.
+    const overheadMs = Math.max(0, ttftMs - meta.upstreamMs - meta.waitedMs);
+    const writing = flight.policy?.write === true && flight.cacheKey !== undefined && this.deps.cache !== undefined;
+    const tapped = writing ? tapStreamForCache(opened) : undefined;
+    const relay = tapped?.relay ?? opened;
+    // The relay's result settles however the stream ends (completed, failed, or cancelled with nobody
+    // reading), so settlement starts here, in the flow; the stream's last read waits for the rows' commit.
+    const committed = relay.result.then((result) =>
+      this.settle(flight, { outcome: 'stream', stream: opened, result, ttftMs, overheadMs, cache, answer: tapped?.assemble(result) }),
+    );
+    const chunks = this.deps.billing ? holdStreamEnd(relay.chunks, () => committed) : relay.chunks;
+    return { kind: 'stream', stream: { meta, chunks, cancel: relay.cancel, result: relay.result }, cache };
+  }
 
-      let completion: ChatCompletion;
+  /**
+   * Settles a request however it ended: queues its ledger rows and returns their commit (never
+   * rejects). Reservation settlement, the TPM correction, the cache write and metrics run after the
+   * current event-loop turn, in which the transport writes the answer; none of them changes it.
+   */
+  private settle(flight: Flight, ending: Ending): Promise<void> {
+    const finishing = this.deps.billing?.finishDurably(this.describeFinish(flight, ending));
+    const billed = finishing?.done;
+    void billed?.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
+    if (ending.outcome === 'error') {
+      // A failure is counted by handle()'s catch; the ticket is released there.
+      return Promise.resolve();
+    }
+    if (ending.outcome === 'cache-hit') void flight.ticket?.settle(0);
+    setImmediate(() => {
       try {
-        completion = await chat.complete(request, context);
+        this.afterAnswer(flight, ending, billed);
       } catch (err) {
-        this.finishError(base, err, t0);
-        throw err;
+        this.deps.log?.(`settling request ${flight.base.requestId}: ${String(err)}`);
       }
-      const { response, meta } = completion;
-      const latencyMs = performance.now() - t0;
-      const overheadMs = Math.max(0, latencyMs - meta.upstreamMs - meta.waitedMs);
-      // The answer waits for its rows' commit (group commit: one transaction per event-loop turn), never
-      // for the settlement, the cache write or metrics.
-      const finishing = billing?.finishDurably({ outcome: 'completion', meta, latencyMs, httpStatus: 200, ...base });
-      this.settleLater(requestId, () => {
-        void ticket?.settle(usedTokens(meta.usage));
-        const billed = finishing?.done;
-        if (policy?.write && cacheKey && this.deps.cache && evaluateCachedAnswer(response, { model, optedIn: policy.optedIn }).cacheable) {
-          const cache = this.deps.cache.store;
-          void Promise.resolve(billed)
-            .then(
-              (r) => r?.cost?.costMicros ?? 0,
-              () => 0,
-            )
-            .then((costMicros) => cache.store(cacheKey, { response, usage: meta.usage, provider: meta.provider, upstreamModel: meta.upstreamModel, costMicros }));
-        } else if (billed) {
-          void billed.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
-        }
+    });
+    return finishing ? finishing.committed.catch(() => undefined) : Promise.resolve();
+  }
+
+  private describeFinish(flight: Flight, ending: Ending): FinishInput {
+    const { base, t0 } = flight;
+    const latencyMs = performance.now() - t0;
+    switch (ending.outcome) {
+      case 'completion':
+        return { outcome: 'completion', meta: ending.completion.meta, latencyMs, httpStatus: 200, ...base };
+      case 'stream':
+        return { outcome: 'stream', meta: ending.stream.meta, result: ending.result, ttftMs: ending.ttftMs, latencyMs, httpStatus: 200, ...base };
+      case 'cache-hit': {
+        const { answer } = ending;
+        return {
+          outcome: 'cache-hit',
+          model: answer.model,
+          provider: answer.provider,
+          upstreamModel: answer.upstreamModel,
+          usage: answer.usage,
+          latencyMs,
+          httpStatus: 200,
+          ...base,
+          reserved: false,
+        };
+      }
+      case 'error':
+        return { outcome: 'error', error: ending.error, httpStatus: this.statusOf(ending.error), latencyMs, ...base, reserved: ending.reserved };
+    }
+  }
+
+  /** The answered request's TPM correction, cache write and metrics. */
+  private afterAnswer(flight: Flight, ending: Exclude<Ending, { outcome: 'error' }>, billed: Promise<FinishResult> | undefined): void {
+    const startedAt = flight.base.startedAt;
+    switch (ending.outcome) {
+      case 'cache-hit': {
+        const { answer } = ending;
+        this.reportAnswer({ model: answer.model, provider: answer.provider, statusClass: '2xx', cache: 'hit', stream: ending.stream, overheadMs: ending.overheadMs }, billed, {
+          usage: answer.usage,
+          startedAt,
+        });
+        return;
+      }
+      case 'completion': {
+        const { response, meta } = ending.completion;
+        void flight.ticket?.settle(usedTokens(meta.usage));
+        this.writeCache(flight, response, meta, meta.usage, billed);
         this.reportAnswer(
           {
             model: meta.model,
             provider: meta.provider,
             statusClass: '2xx',
-            cache: cacheOutcome,
+            cache: ending.cache,
             stream: false,
             tokens: meta.usage,
             upstreamMs: meta.upstreamMs,
             queuedMs: meta.queuedMs,
-            overheadMs,
+            overheadMs: ending.overheadMs,
           },
           billed,
           { usage: meta.usage, startedAt },
         );
-      });
-      await finishing?.committed.catch(() => undefined);
-      return { kind: 'completion', response, meta, cache: cacheOutcome };
-    } catch (err) {
-      void ticket?.settle(0);
-      throw err;
+        return;
+      }
+      case 'stream': {
+        const { meta } = ending.stream;
+        const { result } = ending;
+        void flight.ticket?.settle(usedTokens(result.usage));
+        if (ending.answer !== undefined) this.writeCache(flight, ending.answer, meta, result.usage, billed);
+        this.reportAnswer(
+          {
+            model: meta.model,
+            provider: meta.provider,
+            statusClass: '2xx',
+            cache: ending.cache,
+            stream: true,
+            tokens: result.usage,
+            upstreamMs: meta.upstreamMs + result.streamMs,
+            ttftMs: ending.ttftMs,
+            queuedMs: meta.queuedMs,
+            overheadMs: ending.overheadMs,
+          },
+          billed,
+          { usage: result.usage, startedAt },
+        );
+        return;
+      }
     }
   }
 
-  /**
-   * Runs a request's settlement after the current turn of the event loop, in which the transport writes
-   * the answer: settling changes nothing in it. A failure here is logged, never thrown into the loop.
-   */
-  private settleLater(requestId: string, settle: () => void): void {
-    setImmediate(() => {
-      try {
-        settle();
-      } catch (err) {
-        this.deps.log?.(`settling request ${requestId}: ${String(err)}`);
-      }
-    });
+  /** Stores an answer the policy allows, with what it cost once billing priced it (0 without billing). */
+  private writeCache(flight: Flight, response: ChatResponse, meta: { provider: string; upstreamModel: string }, usage: Usage, billed: Promise<FinishResult> | undefined): void {
+    const { policy, cacheKey } = flight;
+    const cache = this.deps.cache?.store;
+    if (!policy?.write || cacheKey === undefined || cache === undefined) return;
+    if (!evaluateCachedAnswer(response, { model: flight.route.model.name, optedIn: policy.optedIn }).cacheable) return;
+    void Promise.resolve(billed)
+      .then(
+        (r) => r?.cost?.costMicros ?? 0,
+        () => 0,
+      )
+      .then((costMicros) => cache.store(cacheKey, { response, bytes: readUpstreamBytes(response), usage, provider: meta.provider, upstreamModel: meta.upstreamModel, costMicros }))
+      .catch((err: unknown) => this.deps.log?.(`cache: ${String(err)}`));
   }
 
   /**
@@ -352,18 +439,6 @@ export class ChatGateway {
     } catch (err) {
       this.deps.log?.(`gateway observer: ${String(err)}`);
     }
-  }
-
-  private cachePolicy(request: ChatRequest, headers: RequestHeaders): CachePolicyDecision | undefined {
-    const cache = this.deps.cache;
-    return cache ? evaluateCachePolicy(request, headers, cache.policy) : undefined;
-  }
-
-  private finishError(base: FinishBase, err: unknown, t0: number): void {
-    const error = toHerdError(err);
-    void this.deps.billing
-      ?.finish({ outcome: 'error', error, httpStatus: this.statusOf(error), latencyMs: performance.now() - t0, ...base })
-      .catch((e: unknown) => this.deps.log?.(`ledger: ${String(e)}`));
   }
 
   /** The HTTP status the client gets for a failure (the ledger's http_status, the metrics' class). */

@@ -1,6 +1,6 @@
-// The gateway's entry point for an authenticated, validated ChatRequest: resolves the model, runs the
-// routed attempts (strategy, retries, breakers, fallbacks, deadlines) and hands the transport the
-// answer or the stream plus what its headers need (model, provider, attempts, upstream time).
+// The routed attempts behind the gateway flow (chat-gateway.ts, the one entry point): for a route the flow
+// resolved, runs the attempts (strategy, retries, breakers, fallbacks, deadlines) and returns the answer
+// or the opened stream plus what headers and the ledger need (model, provider, attempts, upstream time).
 import { type AbortLink, LightAbortController } from '../core/abort-link.ts';
 import type { TierName } from '../config/gateway-config-schema.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
@@ -18,8 +18,9 @@ import { DeploymentStats } from './router/deployment-stats.ts';
 import { expandFallbacks } from './router/expand-fallbacks.ts';
 import { buildGatewayCatalog, type CatalogModel, type GatewayCatalog, type GatewayRoutingConfig } from './router/gateway-catalog.ts';
 import { PromptTokenEstimate } from './router/prompt-token-estimate.ts';
-import { resolveRoute, type ModelFilter, type RouteKind } from './router/resolve-route.ts';
+import { resolveRoute, type ModelFilter, type ResolvedRoute, type RouteKind } from './router/resolve-route.ts';
 import { runAttempts, type AttemptTarget, type RoutingState } from './router/run-attempts.ts';
+import { renameModel } from './upstream-bytes.ts';
 import { createStreamRelay, openProviderStream, type OpenedStream, type StreamRelay } from './stream-relay.ts';
 
 export interface ChatServiceOptions {
@@ -49,6 +50,8 @@ export interface ChatContext {
   priority?: Priority;
   /** The caller's estimate of this request's prompt, so a prompt already tokenized is not tokenized again. */
   prompt?: PromptTokenEstimate;
+  /** The route the flow already resolved (access checked): used as is. Absent: resolved here (direct callers, tests). */
+  route?: ResolvedRoute;
 }
 
 /** What the transport needs besides the body: the x-herd-* headers and the attempt trail. */
@@ -127,7 +130,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     const signal = context.signal ?? NEVER_ABORTED;
     if (signal.aborted) throw signal.reason;
     const prompt = context.prompt ?? new PromptTokenEstimate(request);
-    const resolved = await resolveRoute(catalog, request.model, prompt, context.allowModel);
+    const resolved = context.route ?? (await resolveRoute(catalog, request.model, prompt, context.allowModel));
     const chain = expandFallbacks(catalog, resolved.model, context.allowModel);
     const deadline = new Deadline(context.deadlineMs ?? defaultDeadlineMs(catalog, resolved.model, request, stream), now);
     const loop = await runAttempts(state, {
@@ -174,7 +177,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       );
       loop.lease.succeed();
       const result = loop.value;
-      result.response.model = loop.target.model.name;
+      renameModel(result.response, loop.target.model.name);
       // New fields before the spread, never after it: on Node 20, `{ ...a, b }` allocates more and lands in
       // the old generation (docs/decisions/hot-path-allocation-shapes.md). Hot-path merges in the gateway follow this order.
       return { response: result.response, meta: { usage: result.usage, rawFinishReason: result.rawFinishReason, ...meta(result.warnings) } };

@@ -10,6 +10,7 @@ import type { ProviderStreamEvent, ProviderWarning } from './providers/provider.
 import { UpstreamError } from './providers/upstream-error.ts';
 import type { AttemptLease } from './router/attempt-lease.ts';
 import { UpstreamRouteError, type AttemptRecord } from './router/attempt-record.ts';
+import { attachUpstreamBytes, dropUpstreamBytes, renameModel, rewriteField } from './upstream-bytes.ts';
 import { CompletionTextCollector, estimateUsage } from './usage-estimate.ts';
 
 /** A provider stream up to and including its first chunk (or its `done`, for an empty answer). */
@@ -91,6 +92,8 @@ class RelayRun {
   private finishReason: FinishReason | null = null;
   private rawFinishReason: string | null = null;
   private lastChunk: ChatChunk | undefined;
+  /** The `model` the upstream's chunks carry, for rewriting its usage chunk's bytes. */
+  private upstreamModelName: string | undefined;
   chunks = 0;
   finished = false;
   reading = false;
@@ -131,7 +134,8 @@ class RelayRun {
     switch (event.type) {
       case 'chunk': {
         const chunk = event.chunk;
-        chunk.model = model;
+        this.upstreamModelName = chunk.model;
+        renameModel(chunk, model);
         if (this.includeUsage) chunk.usage = null;
         this.collector.addChunk(chunk);
         this.lastChunk = chunk;
@@ -140,7 +144,8 @@ class RelayRun {
       }
       case 'usage':
         this.usage = event.usage;
-        return this.includeUsage ? usageChunk(this.lastChunk, model, event.usage) : undefined;
+        if (!this.includeUsage) return undefined;
+        return usageChunk(this.lastChunk, model, event.usage, event.bytes === undefined ? undefined : { text: event.bytes, upstreamModel: this.upstreamModelName });
       case 'done':
         this.finishReason = event.finishReason;
         this.rawFinishReason = event.rawFinishReason;
@@ -192,8 +197,11 @@ async function* relayChunks(run: RelayRun): AsyncGenerator<ChatChunk> {
   }
 }
 
-/** OpenAI's last chunk under include_usage: empty choices, the usage of the whole request. */
-function usageChunk(last: ChatChunk | undefined, model: string, usage: Usage): ChatChunk {
+/**
+ * OpenAI's last chunk under include_usage: empty choices, the usage of the whole request. An OpenAI-chat
+ * upstream's own usage chunk goes on as its bytes (every usage detail it sent), the model renamed.
+ */
+function usageChunk(last: ChatChunk | undefined, model: string, usage: Usage, upstream?: { text: string; upstreamModel: string | undefined }): ChatChunk {
   const chunk: ChatChunk = {
     id: last?.id ?? 'chatcmpl-herd',
     object: 'chat.completion.chunk',
@@ -203,5 +211,10 @@ function usageChunk(last: ChatChunk | undefined, model: string, usage: Usage): C
     usage: convertUsageToOpenAI(usage),
   };
   if (last?.system_fingerprint !== undefined) chunk.system_fingerprint = last.system_fingerprint;
+  if (upstream !== undefined) {
+    attachUpstreamBytes(chunk, upstream.text);
+    if (upstream.upstreamModel === undefined) dropUpstreamBytes(chunk);
+    else rewriteField(chunk, 'model', JSON.stringify(upstream.upstreamModel), JSON.stringify(model));
+  }
   return chunk;
 }

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HerdError, toHerdError } from '../core/errors.ts';
 import type { ChatGateway, GatewayAnswer } from '../gateway/chat-gateway.ts';
 import type { ChatMeta, ChatStream } from '../gateway/chat-service.ts';
+import { encodeOpenAIChatChunk, encodeOpenAIChatCompletion } from '../gateway/dialects/openai-chat/encode-openai-chat.ts';
 import { NO_PROVIDER } from '../gateway/gateway-observer.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
 import { UpstreamRouteError } from '../gateway/router/attempt-record.ts';
@@ -41,7 +42,7 @@ export async function runChatCompletionExchange(deps: ChatExchangeDeps, req: Inc
     }
     const headers = herdHeaders(answer.meta, started);
     headers['x-herd-cache'] = answer.cache;
-    await writeJson(deps, req, res, 200, headers, JSON.stringify(answer.response));
+    await writeJson(deps, req, res, 200, headers, encodeOpenAIChatCompletion(answer.response));
   } catch (err) {
     const error = toHerdError(err);
     if (!handedOver) deps.gateway.reportRefused(error, false);
@@ -152,7 +153,7 @@ async function writeStream(deps: ChatExchangeDeps, stream: ChatStream, cache: st
   try {
     for await (const chunk of stream.chunks) {
       if (res.destroyed) break;
-      send(`data: ${JSON.stringify(chunk)}\n\n`);
+      send(`data: ${encodeOpenAIChatChunk(chunk)}\n\n`);
     }
     if (!res.destroyed) send('data: [DONE]\n\n');
   } catch (err) {

@@ -3,7 +3,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HerdError, toHerdError } from '../core/errors.ts';
 import type { ChatGateway } from '../gateway/chat-gateway.ts';
-import type { ChatService } from '../gateway/chat-service.ts';
 import type { LedgerHealth } from '../gateway/describe-gateway.ts';
 import type { EmbeddingsGateway } from '../gateway/embeddings/embeddings-gateway.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
@@ -13,10 +12,8 @@ import { EMBEDDINGS_PATH, registerEmbeddingsRoute } from './embeddings-route.ts'
 import { mapErrorToOpenAI } from './map-openai-error.ts';
 
 export interface OpenAIDeps {
-  /** The request flow (limits, cache, budget, routing, billing). */
+  /** The request flow (limits, cache, budget, routing, billing), model listing and health. */
   gateway: ChatGateway;
-  /** Model listing and health. */
-  chat: ChatService;
   authenticator: Authenticator;
   /** /health's ledger section (absent with billing.ledger: off). */
   ledgerHealth?: () => LedgerHealth;
@@ -53,7 +50,7 @@ export function registerOpenAIRoutes(app: FastifyInstance, deps: OpenAIDeps, all
 
     scope.get('/v1/models', async (req, reply) => {
       const key = authenticate(deps.authenticator, req);
-      const data = deps.chat.listModels((model) => !deps.authenticator.authorizeModel(key, model));
+      const data = deps.gateway.listModels((model) => !deps.authenticator.authorizeModel(key, model));
       return reply
         .code(200)
         .header('content-type', 'application/json')
@@ -62,7 +59,7 @@ export function registerOpenAIRoutes(app: FastifyInstance, deps: OpenAIDeps, all
     allow('/v1/models', ['GET', 'HEAD']);
 
     scope.get('/health', async (_req, reply) => {
-      const health = deps.chat.health();
+      const health = deps.gateway.health();
       const status = health.providers.some((p) => p.enabled) ? 'ok' : 'no_providers';
       const ledger = deps.ledgerHealth?.();
       return reply

@@ -5,7 +5,9 @@ import { AUTO_MODEL, type GatewayConfig, type TierName } from '../../config/gate
 import type { HerdError } from '../../core/errors.ts';
 import type { CompletionMeta, ChatMeta } from '../chat-service.ts';
 import type { ChatRequest, Usage } from '../chat-types.ts';
+import type { IngressDialect } from '../ingress-dialect.ts';
 import { UpstreamRouteError } from '../router/attempt-record.ts';
+import type { CatalogModel } from '../router/gateway-catalog.ts';
 import type { StreamResult } from '../stream-relay.ts';
 import { estimatePromptTokens } from '../usage-estimate.ts';
 import { createLedgerRecords, type AnswerFacts } from './create-ledger-records.ts';
@@ -43,6 +45,8 @@ export interface FinishBase {
   key: { id: string; name?: string | undefined };
   /** Who called besides the key (a serving-side llm model), for the ledger's origin column. */
   origin?: string | undefined;
+  /** The wire format the client spoke, for the ledger's dialect column; undefined: openai-chat. */
+  dialect?: IngressDialect | undefined;
   /** The `model` the client sent. */
   requestedModel: string;
   priority?: string | undefined;
@@ -116,6 +120,15 @@ export class BillingService {
     return dearest;
   }
 
+  /** estimate() for the model the flow resolved the request to: its deployments' prices, no name lookup. */
+  estimateForModel(input: { model: CatalogModel; promptTokens: number; maxCompletionTokens?: number | undefined; atMs?: number }): Micros {
+    const at = input.atMs ?? this.now();
+    const usage = { promptTokens: input.promptTokens, cachedPromptTokens: 0, cacheWriteTokens: 0, completionTokens: input.maxCompletionTokens ?? input.promptTokens };
+    let dearest = 0;
+    for (const d of input.model.deployments) dearest = Math.max(dearest, this.price({ provider: d.provider.name, model: input.model.name, usage, atMs: at }).costMicros);
+    return dearest;
+  }
+
   /** estimate() for a request, counting its prompt with Herd's tokenizer. */
   async estimateRequest(request: ChatRequest, providers?: readonly string[]): Promise<Micros> {
     const promptTokens = await estimatePromptTokens(request);
@@ -145,6 +158,7 @@ export class BillingService {
         keyId: input.key.id,
         keyName: input.key.name,
         origin: input.origin,
+        dialect: input.dialect,
         requestedModel: input.requestedModel,
         priority: input.priority,
         startedAt: input.startedAt,

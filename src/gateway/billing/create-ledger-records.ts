@@ -11,6 +11,7 @@ export interface RequestFacts {
   keyId: string;
   keyName: string | undefined;
   origin?: string | undefined;
+  dialect?: string | undefined;
   requestedModel: string;
   priority: string | undefined;
   /** Epoch ms when Herd received the request. */
@@ -63,6 +64,7 @@ export function createLedgerRecords(request: RequestFacts, answer: AnswerFacts, 
     keyId: request.keyId,
     keyName: request.keyName,
     origin: request.origin,
+    dialect: request.dialect,
     requestedModel: request.requestedModel,
     model: answer.model,
     provider: answer.provider,

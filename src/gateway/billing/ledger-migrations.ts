@@ -103,4 +103,13 @@ export const ledgerMigrations: readonly SqliteMigration[] = [
       ALTER TABLE ledger_requests ADD COLUMN origin TEXT;
     `,
   },
+  {
+    version: 3,
+    name: 'requests: dialect',
+    sql: `
+      -- The wire format the client spoke (openai-chat, anthropic-messages, openai-responses, ...); rows
+      -- written before it existed were all OpenAI chat completions.
+      ALTER TABLE ledger_requests ADD COLUMN dialect TEXT NOT NULL DEFAULT 'openai-chat';
+    `,
+  },
 ];

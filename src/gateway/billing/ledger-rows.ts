@@ -3,6 +3,9 @@
 import type { AttemptRow, RequestRecord, UsageRow } from './ledger.ts';
 import { toSafeMicros, type CurrencyCode } from './money.ts';
 
+/** The dialect of a record that names none (and of every row written before the column existed). */
+const DEFAULT_DIALECT = 'openai-chat';
+
 export type DbValue = string | number | null;
 export type DbRow = Record<string, DbValue>;
 
@@ -37,6 +40,7 @@ export const REQUEST_COLUMNS = [
   'started_at',
   'finished_at',
   'origin',
+  'dialect',
 ] as const;
 
 export const ATTEMPT_COLUMNS = [
@@ -103,6 +107,7 @@ export function convertRequestToValues(r: RequestRecord): DbValue[] {
     ms(r.startedAt),
     ms(r.finishedAt),
     orNull(r.origin),
+    r.dialect ?? DEFAULT_DIALECT,
   ];
 }
 

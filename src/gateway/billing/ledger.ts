@@ -103,6 +103,8 @@ export interface RequestRecord extends TokenColumns, CostColumns {
   keyName: string | undefined;
   /** Who called besides the key: undefined for /v1 clients, `triton:<model>/<version>` for an llm model. */
   origin?: string | undefined;
+  /** The wire format the client spoke (an IngressDialect); undefined: openai-chat. */
+  dialect?: string | undefined;
   /** The `model` the client sent (an alias, a tier, `auto`). */
   requestedModel: string;
   /** What answered; undefined when nothing did. */

@@ -10,6 +10,8 @@ export interface CachedAnswer {
   response: ChatResponse;
   /** Normalised usage of the original call. */
   usage: Usage;
+  /** The body's text as first sent when it was the upstream's own bytes (fields Herd does not model included). */
+  bytes?: string;
   /** Public name of the model that answered (equal to the canonical model in the key). */
   model: string;
   provider: string;
@@ -24,6 +26,7 @@ export interface CachedAnswer {
 
 export interface CachedAnswerInput {
   response: ChatResponse;
+  bytes?: string | undefined;
   usage: Usage;
   provider: string;
   upstreamModel: string;
@@ -49,6 +52,7 @@ export function encodeCachedAnswer(input: CachedAnswerInput, storedAt: number, t
     storedAt,
     expiresAt: storedAt + ttlMs,
   };
+  if (input.bytes !== undefined) answer.bytes = input.bytes;
   const json = JSON.stringify(answer);
   // Parsed back rather than frozen in place: the caller still owns (and may change) the live response.
   return { answer: deepFreeze(JSON.parse(json) as CachedAnswer), json, bytes: Buffer.byteLength(json) };
@@ -77,6 +81,7 @@ function describeShapeProblem(value: unknown): string | undefined {
     if (typeof value[field] !== 'number') return `${field} is not a number`;
   }
   if (!isObject(value.usage) || typeof value.usage.promptTokens !== 'number') return 'usage is malformed';
+  if (value.bytes !== undefined && typeof value.bytes !== 'string') return 'bytes is not a string';
   const response = value.response;
   if (!isObject(response) || response.object !== 'chat.completion' || !Array.isArray(response.choices)) return 'response is not a chat.completion';
   if (!response.choices.every((c) => isObject(c) && isObject(c.message) && typeof c.index === 'number')) return 'a choice is malformed';

@@ -12,6 +12,7 @@ import type { ChatChunk, ChatChunkChoice, ChatChunkDelta, ChatChoice, ChatRespon
 import type { CompletionMeta } from '../chat-service.ts';
 import { convertUsageToOpenAI } from '../convert-usage-to-openai.ts';
 import { createCompletionId, nowSeconds } from '../providers/create-ids.ts';
+import { attachUpstreamBytes, rewriteField } from '../upstream-bytes.ts';
 import type { TierName } from '../../config/gateway-config-schema.ts';
 import type { RouteKind } from '../router/resolve-route.ts';
 import type { StreamRelay, StreamResult } from '../stream-relay.ts';
@@ -24,9 +25,15 @@ export interface ReplayIdentity {
   created?: number;
 }
 
-/** The cached chat.completion for a non-streaming hit: a copy with a fresh id and created. */
+/** The cached chat.completion for a non-streaming hit: a copy with a fresh id and created (in its bytes too, when it has them). */
 export function convertCachedToResponse(answer: Readonly<CachedAnswer>, identity: ReplayIdentity = {}): ChatResponse {
-  return { ...answer.response, id: identity.id ?? createCompletionId(), created: identity.created ?? nowSeconds() };
+  const response = { ...answer.response, id: identity.id ?? createCompletionId(), created: identity.created ?? nowSeconds() };
+  if (answer.bytes !== undefined) {
+    attachUpstreamBytes(response, answer.bytes);
+    rewriteField(response, 'id', JSON.stringify(answer.response.id), JSON.stringify(response.id));
+    rewriteField(response, 'created', JSON.stringify(answer.response.created), JSON.stringify(response.created));
+  }
+  return response;
 }
 
 export interface ReplayOptions extends ReplayIdentity {

@@ -1,32 +1,28 @@
-// Watches a live stream on its way to the client and, if it completes, hands over the whole answer
-// as a chat.completion — how a streaming miss gets stored. Cancelled or failed streams give nothing.
+// Watches a live stream on its way to the client so that, if it completes, the whole answer can be
+// assembled as a chat.completion — how a streaming miss gets stored. The flow asks once the stream ended.
 import type { ChatChunk, ChatResponse } from '../chat-types.ts';
 import { convertUsageToOpenAI } from '../convert-usage-to-openai.ts';
 import type { StreamRelay, StreamResult } from '../stream-relay.ts';
 import { ChatResponseAssembler } from './assemble-chat-response.ts';
 
-export interface StreamedAnswer {
-  response: ChatResponse;
-  result: StreamResult;
+export interface TappedStream {
+  /** The same relay, its chunks observed. */
+  relay: StreamRelay;
+  /** The answer the chunks made, for a completed stream; undefined otherwise (cancelled, failed, malformed). */
+  assemble(result: StreamResult): ChatResponse | undefined;
 }
 
-/**
- * The same relay, its chunks observed. `onComplete` runs after the stream completed (the lead's hook
- * evaluates the answer policy, waits for billing's cost, then stores); it is never called otherwise.
- * What it throws goes to `onError`.
- */
-export function tapStreamForCache(relay: StreamRelay, onComplete: (answer: StreamedAnswer) => void, onError: (err: unknown) => void = () => undefined): StreamRelay {
+export function tapStreamForCache(relay: StreamRelay): TappedStream {
   const assembler = new ChatResponseAssembler();
-  void relay.result
-    .then((result) => {
-      if (result.outcome !== 'completed') return;
+  return {
+    relay: { chunks: tapChunks(relay.chunks, assembler), cancel: relay.cancel, result: relay.result },
+    assemble(result) {
+      if (result.outcome !== 'completed') return undefined;
       // The usage chunk reaches the client only under include_usage; the result always has the usage.
       const response = assembler.build(convertUsageToOpenAI(result.usage));
-      if (response instanceof Error) return;
-      onComplete({ response, result });
-    })
-    .catch(onError); // a failing hook must not become an unhandled rejection (which ends the process)
-  return { chunks: tapChunks(relay.chunks, assembler), cancel: relay.cancel, result: relay.result };
+      return response instanceof Error ? undefined : response;
+    },
+  };
 }
 
 // A module-level generator with its inputs as arguments, not a closure: see stream-relay.ts.

@@ -86,6 +86,11 @@ export class HttpUpstream {
 
   /** POST a JSON body and return the parsed JSON response (shape unchecked: the caller converts it). */
   async postJson(call: UpstreamCall): Promise<unknown> {
+    return (await this.postJsonText(call)).body;
+  }
+
+  /** postJson() with the response's text as received, for providers that pass the upstream's bytes on. */
+  async postJsonText(call: UpstreamCall): Promise<{ body: unknown; text: string }> {
     const timer = new AttemptTimer(call.signal, call.timeoutMs ?? this.options.timeoutMs);
     try {
       const response = await this.send(call, timer, this.jsonHeaders);
@@ -96,7 +101,7 @@ export class HttpUpstream {
       } catch (err) {
         throw this.translate(err, call, timer, 'body');
       }
-      return this.parseJson(text, 'response body');
+      return { body: this.parseJson(text, 'response body'), text };
     } finally {
       timer.dispose();
     }

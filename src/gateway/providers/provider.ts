@@ -41,7 +41,8 @@ export interface ProviderResult {
 export type ProviderStreamEvent =
   | { type: 'warnings'; warnings: ProviderWarning[] }
   | { type: 'chunk'; chunk: ChatChunk }
-  | { type: 'usage'; usage: Usage }
+  /** `bytes`: the upstream's own usage chunk (JSON text), when it spoke OpenAI chat; replayed as is under include_usage. */
+  | { type: 'usage'; usage: Usage; bytes?: string }
   | { type: 'done'; finishReason: FinishReason | null; rawFinishReason: string | null };
 
 /** One embeddings attempt: texts in, one vector per text out (POST /v1/embeddings). */

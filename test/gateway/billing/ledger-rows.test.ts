@@ -100,6 +100,7 @@ describe('ledger rows', () => {
       started_at: 1_764_460_801_001,
       finished_at: 1_764_460_802_000,
       origin: null,
+      dialect: 'openai-chat',
     });
   });
 

@@ -35,6 +35,7 @@ test('the ledger shares herd.db with the key store: WAL, one schema_migrations t
     assert.deepEqual(db.prepare("SELECT version, name FROM schema_migrations WHERE scope = 'ledger'").all(), [
       { version: 1, name: 'requests, attempts, reservations, spend' },
       { version: 2, name: 'requests: origin' },
+      { version: 3, name: 'requests: dialect' },
     ]);
     db.close();
   } finally {

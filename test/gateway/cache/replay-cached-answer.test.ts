@@ -201,20 +201,17 @@ describe('assembling a stream back into a chat.completion (how streamed misses g
     assert.match(String(assembler.build()), /never got a role/);
   });
 
-  it('tapStreamForCache hands over the whole answer only when the stream completed', async () => {
+  it('tapStreamForCache assembles the whole answer only when the stream completed', async () => {
     const original = textResponse('streamed');
-    const stored: ChatResponse[] = [];
     const relay = fakeRelay(replayCachedChunks(cached(original), { includeUsage: false, id: 'chatcmpl-s', created: 3 }), 'completed');
-    const tapped = tapStreamForCache(relay.relay, ({ response }) => stored.push(response));
+    const tapped = tapStreamForCache(relay.relay);
     const forwarded: ChatChunk[] = [];
-    for await (const chunk of tapped.chunks) forwarded.push(chunk);
+    for await (const chunk of tapped.relay.chunks) forwarded.push(chunk);
     relay.finish();
-    await tapped.result;
-    await new Promise((resolve) => setImmediate(resolve));
+    const stored = tapped.assemble(await tapped.relay.result);
     assert.equal(forwarded.length, 3);
-    assert.equal(stored.length, 1);
-    assert.equal(stored[0]?.choices[0]?.message.content, 'streamed');
-    assert.deepEqual(stored[0]?.usage, {
+    assert.equal(stored?.choices[0]?.message.content, 'streamed');
+    assert.deepEqual(stored?.usage, {
       prompt_tokens: 12,
       completion_tokens: 30,
       total_tokens: 42,
@@ -223,18 +220,10 @@ describe('assembling a stream back into a chat.completion (how streamed misses g
     });
 
     const cancelled = fakeRelay(replayCachedChunks(cached(original), { includeUsage: false }), 'cancelled');
-    const errors: unknown[] = [];
-    const tappedCancelled = tapStreamForCache(
-      cancelled.relay,
-      () => {
-        throw new Error('must not be called');
-      },
-      (err) => errors.push(err),
-    );
-    for await (const _chunk of tappedCancelled.chunks) break;
+    const tappedCancelled = tapStreamForCache(cancelled.relay);
+    for await (const _chunk of tappedCancelled.relay.chunks) break;
     cancelled.finish();
-    await new Promise((resolve) => setImmediate(resolve));
-    assert.deepEqual(errors, []);
+    assert.equal(tappedCancelled.assemble(await tappedCancelled.relay.result), undefined);
   });
 });
 

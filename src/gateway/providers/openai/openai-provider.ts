@@ -5,6 +5,7 @@ import type { ChatChunk, ChatResponse, FinishReason, Usage } from '../../chat-ty
 import { isJsonObject } from '../../check-json-value.ts';
 import { convertUsageToOpenAI } from '../../convert-usage-to-openai.ts';
 import { collectResponseText, CompletionTextCollector, countTokens, estimateUsage } from '../../usage-estimate.ts';
+import { attachUpstreamBytes } from '../../upstream-bytes.ts';
 import { HttpUpstream } from '../http-upstream.ts';
 import type { EmbedRequest, EmbedResult, Provider, ProviderRequest, ProviderResult, ProviderStreamEvent } from '../provider.ts';
 import { DEFAULT_TIMEOUT_MS, type ProviderOptions } from '../provider-options.ts';
@@ -40,13 +41,15 @@ class OpenAIProvider implements Provider {
   }
 
   async chat(req: ProviderRequest, signal: AbortLink): Promise<ProviderResult> {
-    const body = await this.upstream.postJson({
+    const { body, text } = await this.upstream.postJsonText({
       path: PATH,
       body: convertOpenAIRequest(req.request, req.upstreamModel, false),
       signal,
       timeoutMs: req.timeoutMs,
     });
     const response = this.checkResponse(body);
+    // Same dialect as an OpenAI chat client: the bytes go on as sent, usage details Herd does not model included.
+    attachUpstreamBytes(response, text);
     const rawReason = rawFinishReason(body);
     for (const choice of response.choices) choice.finish_reason = mapOpenAIFinishReason(choice.finish_reason);
     const usage = convertOpenAIUsage(response.usage) ?? (await estimateUsage(req.request, collectResponseText(response)));
@@ -65,6 +68,7 @@ class OpenAIProvider implements Provider {
     });
     const collector = new CompletionTextCollector();
     let usage: Usage | undefined;
+    let usageText: string | undefined;
     let finishReason: FinishReason | null = null;
     let rawReason: string | null = null;
     let sawDone = false;
@@ -76,10 +80,15 @@ class OpenAIProvider implements Provider {
       const chunk = this.checkChunk(this.upstream.parseJson(event.data, 'SSE event'));
       // With include_usage the last chunk has empty choices and the usage; other chunks carry usage: null.
       if (chunk.usage != null) usage = convertOpenAIUsage(chunk.usage) ?? usage;
+      if (chunk.choices.length === 0) {
+        if (chunk.usage != null) usageText = event.data;
+        continue;
+      }
       // Cleared, not deleted: OpenAI sends `obfuscation` after `usage`, and deleting a property that is not the
       // last one turns each chunk into a slow dictionary object (docs/decisions/hot-path-allocation-shapes.md).
+      // A chunk carrying both choices and usage (some servers) is re-serialised: the usage goes out only under include_usage.
+      if (chunk.usage == null) attachUpstreamBytes(chunk, event.data);
       chunk.usage = undefined;
-      if (chunk.choices.length === 0) continue;
       for (const choice of chunk.choices) {
         if (choice.finish_reason == null) continue;
         const raw: unknown = choice.finish_reason;
@@ -96,7 +105,9 @@ class OpenAIProvider implements Provider {
     if (!sawDone && finishReason === null) {
       throw new UpstreamError(`${this.name}: stream ended before [DONE]`, { provider: this.name, failure: 'interrupted' });
     }
-    yield { type: 'usage', usage: usage ?? (await estimateUsage(req.request, collector.text())) };
+    const usageEvent: ProviderStreamEvent = { type: 'usage', usage: usage ?? (await estimateUsage(req.request, collector.text())) };
+    if (usageText !== undefined && usage !== undefined) usageEvent.bytes = usageText;
+    yield usageEvent;
     yield { type: 'done', finishReason, rawFinishReason: rawReason };
   }
 

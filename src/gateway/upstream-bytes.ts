@@ -1,0 +1,70 @@
+// The exact JSON text an OpenAI-compatible upstream sent for a canonical response or chunk, kept beside
+// the parsed object so an OpenAI chat client gets the upstream's bytes (fields Herd does not model
+// included) instead of a re-serialisation. Other dialects read the canonical object and never see it.
+//
+// A side table rather than a property: a property would be serialised, copied by spreads and seen by
+// every dialect's encoder. Code that changes a canonical object carrying bytes must change the bytes
+// the same way (renameModel) or drop them (the encoder then serialises the object).
+const bytesOf = new WeakMap<object, string>();
+
+/** Records `text` as the wire form of `value` (the object JSON.parse(text) produced). */
+export function attachUpstreamBytes(value: object, text: string): void {
+  bytesOf.set(value, text);
+}
+
+/** The upstream's text for `value`, when it is still exactly what the object says. */
+export function readUpstreamBytes(value: object): string | undefined {
+  return bytesOf.get(value);
+}
+
+export function dropUpstreamBytes(value: object): void {
+  bytesOf.delete(value);
+}
+
+/** Sets `value.model` to the public name, in the object and in its bytes; bytes that cannot be rewritten are dropped. */
+export function renameModel(value: { model: string }, model: string): void {
+  const previous = value.model;
+  value.model = model;
+  if (previous === model) return;
+  rewriteField(value, 'model', JSON.stringify(previous), JSON.stringify(model));
+}
+
+/**
+ * Replaces the first `"key": old` in the object's bytes (`old` and `next` as JSON texts). The top-level
+ * field comes first in every OpenAI object that has it (id, object, created, model before choices);
+ * anything nested that holds a quote inside a string is escaped, so it cannot match.
+ */
+export function rewriteField(value: object, key: string, old: string, next: string): void {
+  const text = bytesOf.get(value);
+  if (text === undefined) return;
+  const rewritten = replaceJsonField(text, key, old, next);
+  if (rewritten === undefined) bytesOf.delete(value);
+  else bytesOf.set(value, rewritten);
+}
+
+/** `text` with the first `"key"<ws>:<ws>old` changed to `"key":next`; undefined when there is none. */
+export function replaceJsonField(text: string, key: string, old: string, next: string): string | undefined {
+  const name = `"${key}"`;
+  let from = 0;
+  for (;;) {
+    const at = text.indexOf(name, from);
+    if (at < 0) return undefined;
+    let i = at + name.length;
+    while (isSpace(text.charCodeAt(i))) i++;
+    if (text.charCodeAt(i) === 58 /* : */) {
+      i++;
+      while (isSpace(text.charCodeAt(i))) i++;
+      if (text.startsWith(old, i)) {
+        const end = i + old.length;
+        // A number must end there (created: 17 must not match 170).
+        const after = text.charCodeAt(end);
+        if (!(after >= 48 && after <= 57) && after !== 46) return text.slice(0, i) + next + text.slice(end);
+      }
+    }
+    from = at + name.length;
+  }
+}
+
+function isSpace(code: number): boolean {
+  return code === 32 || code === 10 || code === 13 || code === 9;
+}
