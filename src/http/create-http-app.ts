@@ -16,6 +16,7 @@ import { createKserveErrorAnswer, mapErrorToKserve, type KserveErrorAnswer } fro
 import { registerAdminRoutes, type AdminDeps } from './admin-routes.ts';
 import { registerOpenAIRoutes, type OpenAIDeps } from './openai-routes.ts';
 import { registerSharedMemoryRoutes } from './shared-memory-routes.ts';
+import { registerTraceAndLoggingRoutes } from './trace-and-logging-routes.ts';
 
 export interface HttpAppOptions {
   maxInputSize: number;
@@ -128,6 +129,7 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
 
   registerKserveRoutes(app, deps, allow);
   registerSharedMemoryRoutes(app, deps.sharedMemory, allow);
+  registerTraceAndLoggingRoutes(app, deps, allow);
   registerGenerateRoutes(app, { inference: deps.inference, maxInputSize: options.maxInputSize }, allow);
   if (gateway) registerOpenAIRoutes(app, gateway, allow, isClosing);
   if (options.admin) registerAdminRoutes(app, options.admin, allow);
