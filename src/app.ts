@@ -105,6 +105,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     onLoaded: (model, seconds) => loadSeconds.set(model, seconds),
     // Ensemble steps take the same inference path as a client's request (called only once loading starts).
     runEnsembleStep: (call) => (inference as InferenceService).infer(call),
+    streamEnsembleStep: (call, signal) => (inference as InferenceService).streamInfer(call, signal),
     onWarning: (message) => options.log?.(`warning: ${message}`),
   });
   inference = new InferenceService(repository, responseCache);
