@@ -112,6 +112,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     onLoaded: (model, seconds) => loadSeconds.set(model, seconds),
     // Ensemble steps take the same inference path as a client's request (called only once loading starts).
     runEnsembleStep: (call) => (inference as InferenceService).infer(call),
+    streamEnsembleStep: (call, signal) => (inference as InferenceService).streamInfer(call, signal),
     onWarning: (message) => options.log?.(`warning: ${message}`),
   });
   inference = new InferenceService(repository, responseCache);
@@ -135,6 +136,9 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
 
   let closing = false;
   const sharedMemory = new SystemSharedMemoryRegistry();
+  // One store each for HTTP and gRPC: a setting made over one transport is answered over the other.
+  const traceSettings = new TraceSettings();
+  const logSettings = new LogSettings();
   const isReady = () => !closing && (!config.serving.strict_readiness || repository.allReady());
   const http: FastifyInstance = createHttpApp(
     {
@@ -143,6 +147,8 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       sharedMemory,
       serverId: config.server.id,
       isReady,
+      traceSettings,
+      logSettings,
     },
     {
       maxInputSize: config.server.http_max_input_size,
@@ -163,7 +169,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     address = await http.listen({ host: config.server.host, port: config.server.http_port });
     if (config.server.allow_grpc) {
       grpc = await startGrpcServer(
-        { inference, repository, sharedMemory, traceSettings: new TraceSettings(), logSettings: new LogSettings(), isReady, serverId: config.server.id, log },
+        { inference, repository, sharedMemory, traceSettings, logSettings, isReady, serverId: config.server.id, log },
         { host: config.server.grpc_address ?? config.server.host, port: config.server.grpc_port, keepalive: config.server.grpc_keepalive },
       );
     }

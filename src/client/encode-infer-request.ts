@@ -4,7 +4,7 @@ import { computeTensorByteSize, convertTensorDataToBinary, describeTensorDataMis
 import { convertTensorDataToJsonText } from '../core/codecs/kserve-json-tensor.ts';
 import { invalidArg } from '../core/errors.ts';
 import type { Parameters } from '../core/tensor.ts';
-import type { InferInput, RequestedOutput } from './kserve-types.ts';
+import type { InferInput, RequestedOutput, SharedMemoryPlacement } from './kserve-types.ts';
 
 export interface InferRequestBodyOptions {
   id?: string;
@@ -14,6 +14,8 @@ export interface InferRequestBodyOptions {
   binaryOutputs?: boolean;
   outputs?: readonly RequestedOutput[];
   parameters?: Parameters;
+  /** Inputs referenced in a shared memory region instead of carried in the body. */
+  inputsInSharedMemory?: Readonly<Record<string, SharedMemoryPlacement>>;
 }
 
 export interface InferRequestBody {
@@ -40,6 +42,12 @@ export function createInferRequestBody(inputs: readonly InferInput[], options: I
   const sections: Uint8Array[] = [];
   let sectionBytes = 0;
   inputs.forEach((tensor, i) => {
+    const placement = options.inputsInSharedMemory?.[tensor.name];
+    if (placement !== undefined) {
+      if (i > 0) json += ',';
+      json += `{"name":${JSON.stringify(tensor.name)},"datatype":"${tensor.datatype}","shape":[${tensor.shape.join(',')}],"parameters":${writeSharedMemoryParameters(placement)}}`;
+      return;
+    }
     const mismatch = describeTensorDataMismatch(tensor);
     if (mismatch !== undefined) throw invalidArg(`cannot encode input: ${mismatch}`);
     if (i > 0) json += ',';
@@ -60,7 +68,7 @@ export function createInferRequestBody(inputs: readonly InferInput[], options: I
   json += '}';
 
   const head = Buffer.from(json, 'utf8');
-  if (!binaryInputs) return { body: head, headerLength: undefined, contentType: 'application/json' };
+  if (!binaryInputs || sections.length === 0) return { body: head, headerLength: undefined, contentType: 'application/json' };
   const body = Buffer.concat([head, ...sections], head.byteLength + sectionBytes);
   return { body, headerLength: head.byteLength, contentType: 'application/octet-stream' };
 }
@@ -70,5 +78,15 @@ function writeRequestedOutput(output: RequestedOutput): string {
   if (output.binary !== undefined) parameters['binary_data'] = output.binary;
   if (output.classCount !== undefined) parameters['classification'] = output.classCount;
   const name = JSON.stringify(output.name);
+  if (output.sharedMemory !== undefined) {
+    const shm = writeSharedMemoryParameters(output.sharedMemory);
+    return Object.keys(parameters).length === 0
+      ? `{"name":${name},"parameters":${shm}}`
+      : `{"name":${name},"parameters":{${JSON.stringify(parameters).slice(1, -1)},${shm.slice(1)}}`;
+  }
   return Object.keys(parameters).length === 0 ? `{"name":${name}}` : `{"name":${name},"parameters":${JSON.stringify(parameters)}}`;
+}
+
+function writeSharedMemoryParameters(p: SharedMemoryPlacement): string {
+  return `{"shared_memory_region":${JSON.stringify(p.region)},"shared_memory_offset":${p.offset},"shared_memory_byte_size":${p.byteSize}}`;
 }

@@ -13,9 +13,11 @@ export type {
   ModelMetadata,
   ModelStatistics,
   RequestedOutput,
+  SharedMemoryPlacement,
   ServerMetadata,
   StatDuration,
   TensorMetadata,
 } from './kserve-types.ts';
 export { KserveGrpcClient, type KserveGrpcClientOptions, type InferStream, type StreamInferEvent } from './kserve-grpc-client.ts';
 export { createGrpcError, mapGrpcStatusToErrorCode } from './create-grpc-error.ts';
+export { TimedGrpcInferExchange, type GrpcExchangeListener, type PreparedGrpcInferRequest } from './timed-grpc-infer-exchange.ts';

@@ -17,13 +17,16 @@ import { isDataType } from '../core/datatype.ts';
 import { HerdError, internal } from '../core/errors.ts';
 import { allocateTensorData, elementCount, type ParameterValue, type Parameters, type Tensor } from '../core/tensor.ts';
 import { createGrpcError } from './create-grpc-error.ts';
-import type { InferInput, InferOptions, InferResult, ModelMetadata, ModelStatistics, ServerMetadata } from './kserve-types.ts';
+import type { InferInput, InferOptions, InferResult, ModelMetadata, ModelStatistics, SharedMemoryPlacement, ServerMetadata } from './kserve-types.ts';
+import { TimedGrpcInferExchange, type GrpcExchangeListener, type PreparedGrpcInferRequest } from './timed-grpc-infer-exchange.ts';
 
 export interface KserveGrpcClientOptions {
   /** "host:port" (a leading grpc:// or http:// is ignored). */
   url: string;
   /** Metadata (headers) sent with every call. */
   headers?: Record<string, string>;
+  /** Open a connection of its own instead of sharing grpc-js's process-wide one to the same address. */
+  ownConnection?: boolean;
 }
 
 type Message = Record<string, unknown>;
@@ -78,6 +81,7 @@ export class KserveGrpcClient {
     this.client = new Service(this.address, credentials.createInsecure(), {
       'grpc.max_receive_message_length': INT32_MAX,
       'grpc.max_send_message_length': INT32_MAX,
+      ...(options.ownConnection === true ? { 'grpc.use_local_subchannel_pool': 1 } : {}),
     }) as unknown as KserveGrpcClient['client'];
     this.metadata = new Metadata();
     for (const [k, v] of Object.entries(options.headers ?? {})) this.metadata.set(k, v);
@@ -147,6 +151,18 @@ export class KserveGrpcClient {
     return convertInferResponse(await this.rpc('ModelInfer', createInferRequest(model, inputs, options)));
   }
 
+  /** Encodes a ModelInferRequest once, for sending many times with a TimedGrpcInferExchange. */
+  prepareInfer(model: string, inputs: readonly InferInput[], options: InferOptions = {}): PreparedGrpcInferRequest {
+    const serialize = loadService().service['ModelInfer']?.requestSerialize;
+    if (serialize === undefined) throw internal('the inference service has no ModelInfer');
+    return { model, version: options.version, body: serialize(createInferRequest(model, inputs, options)) };
+  }
+
+  /** A reusable exchange on this client's channel; `onDone` runs after each send completes or fails. */
+  createTimedExchange(onDone: GrpcExchangeListener): TimedGrpcInferExchange {
+    return new TimedGrpcInferExchange(this.client, this.metadata, onDone);
+  }
+
   /** A ModelStreamInfer call; `headers` add metadata (e.g. `triton_grpc_error: 'true'`). */
   streamInfer(headers: Record<string, string> = {}): InferStream {
     const md = this.metadata.clone();
@@ -185,17 +201,41 @@ export class KserveGrpcClient {
   close(): void {
     this.client.close();
   }
+
+  /** Closes the channel (the HTTP client's name for it, so load generators take either). */
+  async destroy(): Promise<void> {
+    this.client.close();
+  }
 }
 
 function createInferRequest(model: string, inputs: readonly InferInput[], options: InferOptions): Message {
+  const inShm = options.inputsInSharedMemory ?? {};
   return {
     model_name: model,
     model_version: options.version ?? '',
     id: options.id ?? '',
     parameters: convertParameters(options.parameters),
-    inputs: inputs.map((t) => ({ name: t.name, datatype: t.datatype, shape: t.shape })),
-    outputs: (options.outputs ?? []).map((o) => ({ name: o.name, parameters: o.classCount ? { classification: { int64_param: o.classCount } } : {} })),
-    raw_input_contents: inputs.map((t) => convertTensorDataToBinary(t)),
+    inputs: inputs.map((t) => {
+      const placement = inShm[t.name];
+      return { name: t.name, datatype: t.datatype, shape: t.shape, parameters: placement === undefined ? {} : convertPlacement(placement) };
+    }),
+    outputs: (options.outputs ?? []).map((o) => ({
+      name: o.name,
+      parameters: {
+        ...(o.classCount ? { classification: { int64_param: o.classCount } } : {}),
+        ...(o.sharedMemory === undefined ? {} : convertPlacement(o.sharedMemory)),
+      },
+    })),
+    // Raw contents only for inputs carried in the message, in input order (the server counts them that way).
+    raw_input_contents: inputs.filter((t) => inShm[t.name] === undefined).map((t) => convertTensorDataToBinary(t)),
+  };
+}
+
+function convertPlacement(p: SharedMemoryPlacement): Record<string, InferParameter> {
+  return {
+    shared_memory_region: { string_param: p.region },
+    shared_memory_offset: { int64_param: p.offset },
+    shared_memory_byte_size: { int64_param: p.byteSize },
   };
 }
 

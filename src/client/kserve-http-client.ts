@@ -80,6 +80,17 @@ export class KserveHttpClient {
     return value['model_stats'] as ModelStatistics[];
   }
 
+  /** POST /v2/systemsharedmemory/region/{name}/register: a region the client made under /dev/shm. */
+  async registerSystemSharedMemory(name: string, key: string, byteSize: number, offset = 0): Promise<void> {
+    await this.post(`/v2/systemsharedmemory/region/${encodeURIComponent(name)}/register`, { key, offset, byte_size: byteSize }, `registering shared memory region '${name}'`);
+  }
+
+  /** Unregisters one region, or every region without a name. */
+  async unregisterSystemSharedMemory(name = ''): Promise<void> {
+    const path = name === '' ? '/v2/systemsharedmemory/unregister' : `/v2/systemsharedmemory/region/${encodeURIComponent(name)}/unregister`;
+    await this.post(path, undefined, `unregistering shared memory region '${name}'`);
+  }
+
   /** One inference; inputs travel as binary data unless `binaryInputs: false`. */
   async infer(model: string, inputs: readonly InferInput[], options: InferOptions = {}): Promise<InferResult> {
     const prepared = this.prepareInfer(model, inputs, options);
@@ -87,7 +98,8 @@ export class KserveHttpClient {
     if (answer.statusCode !== 200) throw createHttpError(answer.statusCode, answer.body, `inference on model '${model}'`);
     const header = answer.headers[LOWER_HEADER_LENGTH];
     const headerLength = header === undefined ? undefined : Number(Array.isArray(header) ? header[0] : header);
-    return parseInferResponseBody(answer.body, headerLength);
+    const inRegions = options.outputs?.filter((o) => o.sharedMemory !== undefined).map((o) => o.name);
+    return parseInferResponseBody(answer.body, headerLength, inRegions === undefined || inRegions.length === 0 ? undefined : new Set(inRegions));
   }
 
   /** Encodes an infer request once, for sending many times with a TimedInferExchange. */
@@ -98,6 +110,7 @@ export class KserveHttpClient {
       binaryOutputs: options.binaryOutputs ?? true,
       ...(options.outputs === undefined ? {} : { outputs: options.outputs }),
       ...(options.parameters === undefined ? {} : { parameters: options.parameters }),
+      ...(options.inputsInSharedMemory === undefined ? {} : { inputsInSharedMemory: options.inputsInSharedMemory }),
     });
     const headers: Record<string, string> = { ...this.headers, 'content-type': contentType };
     if (headerLength !== undefined) headers[LOWER_HEADER_LENGTH] = String(headerLength);
@@ -128,6 +141,13 @@ export class KserveHttpClient {
   private async get(path: string, what: string, anyStatus = false): Promise<Answer> {
     const answer = await this.exchange({ path, method: 'GET', headers: this.headers }, what);
     if (!anyStatus && answer.statusCode !== 200) throw createHttpError(answer.statusCode, answer.body, what);
+    return answer;
+  }
+
+  private async post(path: string, document: unknown, what: string): Promise<Answer> {
+    const body = document === undefined ? '' : JSON.stringify(document);
+    const answer = await this.exchange({ path, method: 'POST', headers: { ...this.headers, 'content-type': 'application/json' }, body }, what);
+    if (answer.statusCode !== 200) throw createHttpError(answer.statusCode, answer.body, what);
     return answer;
   }
 

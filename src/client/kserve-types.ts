@@ -70,6 +70,15 @@ export interface RequestedOutput {
   binary?: boolean;
   /** Classification extension: the top-N classes as strings. */
   classCount?: number;
+  /** Have the server write this output into a registered system shared memory region. */
+  sharedMemory?: SharedMemoryPlacement;
+}
+
+/** A tensor's place in a registered shared memory region (the shared_memory_* parameters). */
+export interface SharedMemoryPlacement {
+  region: string;
+  offset: number;
+  byteSize: number;
 }
 
 export interface InferOptions {
@@ -84,6 +93,8 @@ export interface InferOptions {
   outputs?: RequestedOutput[];
   /** Request parameters (priority, timeout, custom ones); keys starting with `triton_` are the server's. */
   parameters?: Parameters;
+  /** Inputs whose data the client put in a registered region: sent as a reference, their `data` is not sent. */
+  inputsInSharedMemory?: Readonly<Record<string, SharedMemoryPlacement>>;
 }
 
 export interface InferResult {

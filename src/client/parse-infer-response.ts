@@ -5,26 +5,27 @@ import { LossyIntegerError, parseJsonTensorData } from '../core/codecs/kserve-js
 import { parseLosslessJson } from '../core/codecs/lossless-json.ts';
 import { isDataType } from '../core/datatype.ts';
 import { type HerdError, internal } from '../core/errors.ts';
-import type { Parameters, Tensor } from '../core/tensor.ts';
+import { allocateTensorData, type Parameters, type Tensor } from '../core/tensor.ts';
 import type { InferResult } from './kserve-types.ts';
 
 /**
  * Decodes an infer response body. `headerLength` is the Inference-Header-Content-Length the server
  * sent (undefined: the whole body is JSON). Binary outputs are views on `body` where aligned.
+ * Outputs named in `sharedMemoryOutputs` were written to a region: they come back without data.
  */
-export function parseInferResponseBody(body: Buffer, headerLength: number | undefined): InferResult {
+export function parseInferResponseBody(body: Buffer, headerLength: number | undefined, sharedMemoryOutputs?: ReadonlySet<string>): InferResult {
   if (headerLength !== undefined && (!Number.isSafeInteger(headerLength) || headerLength < 0 || headerLength > body.byteLength)) {
     throw internal(`malformed infer response: Inference-Header-Content-Length ${headerLength} outside the ${body.byteLength}-byte body`);
   }
   const jsonLength = headerLength ?? body.byteLength;
   const text = body.toString('utf8', 0, jsonLength);
   try {
-    return convertResponseDocument(parseJson(text), body, jsonLength);
+    return convertResponseDocument(parseJson(text), body, jsonLength, sharedMemoryOutputs);
   } catch (err) {
     // An INT64/UINT64 output beyond 2^53 that JSON.parse rounded: read the header again, exactly.
     if (!(err instanceof LossyIntegerError)) throw wrapMalformed(err);
     try {
-      return convertResponseDocument(parseLosslessJson(text), body, jsonLength);
+      return convertResponseDocument(parseLosslessJson(text), body, jsonLength, sharedMemoryOutputs);
     } catch (again) {
       throw wrapMalformed(again);
     }
@@ -40,7 +41,7 @@ function parseJson(text: string): unknown {
   }
 }
 
-function convertResponseDocument(document: unknown, body: Buffer, jsonLength: number): InferResult {
+function convertResponseDocument(document: unknown, body: Buffer, jsonLength: number, sharedMemoryOutputs: ReadonlySet<string> | undefined): InferResult {
   if (!isObject(document)) throw new Error('the document root is not an object');
   const outputsValue = document['outputs'];
   if (!Array.isArray(outputsValue)) throw new Error("'outputs' is not an array");
@@ -56,6 +57,7 @@ function convertResponseDocument(document: unknown, body: Buffer, jsonLength: nu
     const shape = shapeValue.map(Number);
     const params = isObject(item['parameters']) ? item['parameters'] : {};
     const size = params['binary_data_size'];
+    if (size === undefined && item['data'] === undefined && sharedMemoryOutputs?.has(name) === true) return { name, datatype, shape, data: allocateTensorData(datatype, 0) };
     if (size === undefined) {
       return { name, datatype, shape, data: parseJsonTensorData(item['data'], { name, datatype, shape, role: 'output' }) };
     }

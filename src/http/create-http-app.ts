@@ -17,6 +17,7 @@ import { registerAdminRoutes, type AdminDeps } from './admin-routes.ts';
 import { registerOpenAIDialectRoutes } from './openai-dialect-routes.ts';
 import { registerOpenAIRoutes, type OpenAIDeps } from './openai-routes.ts';
 import { registerSharedMemoryRoutes } from './shared-memory-routes.ts';
+import { registerTraceAndLoggingRoutes } from './trace-and-logging-routes.ts';
 
 export interface HttpAppOptions {
   maxInputSize: number;
@@ -129,6 +130,7 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
 
   registerKserveRoutes(app, deps, allow);
   registerSharedMemoryRoutes(app, deps.sharedMemory, allow);
+  registerTraceAndLoggingRoutes(app, deps, allow);
   registerGenerateRoutes(app, { inference: deps.inference, maxInputSize: options.maxInputSize }, allow);
   if (gateway) registerOpenAIRoutes(app, gateway, allow, isClosing);
   if (gateway) registerOpenAIDialectRoutes(app, gateway, allow, isClosing);

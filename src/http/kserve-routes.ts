@@ -1,4 +1,6 @@
 // KServe v2 / Triton HTTP routes. Thin: decode the wire format, call serving, encode the answer.
+import type { LogSettings } from '../serving/log-settings.ts';
+import type { TraceSettings } from '../serving/trace-settings.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HerdError } from '../core/errors.ts';
 import type { InferenceService } from '../serving/inference-service.ts';
@@ -19,6 +21,9 @@ export interface KserveDeps {
   isReady: () => boolean;
   /** Server id answered by GET /v2. */
   serverId: string;
+  /** The trace and log settings (the stores gRPC's TraceSetting and LogSettings share). */
+  traceSettings: TraceSettings;
+  logSettings: LogSettings;
 }
 
 type ModelParams = { model: string; version?: string; region?: string };

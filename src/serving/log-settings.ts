@@ -1,5 +1,6 @@
-// Log settings as tritonserver's LogSettings answers them. Herd stores what a client sets and answers it;
-// its own log lines do not change level with them.
+// Log settings as tritonserver's LogSettings answers them. One store answers both the gRPC LogSettings
+// RPC and HTTP /v2/logging. Herd stores what a client sets and answers it; its own log lines do not
+// change level with them.
 import { HerdError, invalidArg } from '../core/errors.ts';
 
 export interface LogSettingValues {
@@ -31,7 +32,7 @@ export class LogSettings {
         if (typeof value !== 'boolean') throw invalidArg(`expect boolean for '${key}'`);
         next[key as (typeof BOOLEAN_KEYS)[number]] = value;
       } else if (key === 'log_verbose_level') {
-        if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw invalidArg(`expect positive integer for '${key}'`);
+        if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw invalidArg(`expect int32 for '${key}'`);
         next.log_verbose_level = value;
       } else if (key === 'log_format') {
         if (typeof value !== 'string') throw invalidArg(`expect string for '${key}'`);

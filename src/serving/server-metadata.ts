@@ -17,6 +17,9 @@ export const SUPPORTED_EXTENSIONS = [
   'parameters',
   'statistics',
   'system_shared_memory',
+  // The settings are stored and answered over both transports, as Triton's are; no traces are written.
+  'trace',
+  'logging',
 ] as const;
 
 const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;

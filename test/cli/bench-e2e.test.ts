@@ -1,12 +1,14 @@
 // `herd bench` through its real code path (runBenchCommand, no subprocess) against the real server:
 // a short closed-loop sweep with the CSV checked, an open-loop run on a model that fails some
-// requests, and the one-line errors for an unknown model and an unreachable server.
+// requests, the same over gRPC and with system shared memory, and the one-line errors for an unknown
+// model and an unreachable server.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { HerdServer } from '../../src/app.ts';
+import { KserveGrpcClient } from '../../src/client/index.ts';
 import { HerdError } from '../../src/core/errors.ts';
 import { runBenchCommand, type BenchIo } from '../../src/cli/bench-command.ts';
 import { EXAMPLE_REPOSITORY, startTestServer } from '../e2e/start-test-server.ts';
@@ -135,6 +137,55 @@ test('open loop on a model that fails some requests: failures counted and report
   assert.ok(r.sendPerSec > 150 && r.sendPerSec < 250, `sent ${r.sendPerSec}/s at 200/s`);
   assert.match(report.csv, /^Request Rate,Inferences\/Second,/);
   assert.match(io.out(), /errors \(request rate 200\): \d+ × flaky: every fourth request fails/);
+});
+
+for (const [protocol, sharedMemory] of [
+  ['grpc', 'none'],
+  ['grpc', 'system'],
+  ['http', 'system'],
+] as const) {
+  test(`-i ${protocol} --shared-memory ${sharedMemory}: the same sweep, table and CSV as HTTP`, { skip: sharedMemory === 'system' && !existsSync('/dev/shm') }, async () => {
+    const io = captureIo();
+    const report = await runBenchCommand(
+      {
+        modelName: 'add_sub',
+        url: protocol === 'grpc' ? (server.grpcUrl as string) : server.httpUrl,
+        protocol,
+        sharedMemory,
+        concurrencyRange: '2',
+        measurementInterval: '300',
+        maxTrials: '3',
+      },
+      io,
+    );
+    assert.match(report.csv.split('\n')[0] ?? '', /^Concurrency,Inferences\/Second,Client Send,/);
+    const [r] = report.results;
+    assert.ok(r !== undefined && r.inferPerSec > 0 && r.failedCount === 0, `level result: ${JSON.stringify(r?.errors ? [...r.errors] : r)}`);
+    assert.ok(r.server.successCount >= r.requestCount * 0.9, `server saw the client's requests: ${r.server.successCount} vs ${r.requestCount}`);
+    assert.match(io.out(), /\| Concurrency \| Infer\/s \|/);
+    assert.match(io.err(), protocol === 'grpc' ? /\(gRPC\)/ : /\(HTTP\)/);
+    if (sharedMemory === 'system') {
+      assert.match(io.err(), /tensors in system shared memory/);
+      // The regions are unregistered and their files removed once the run ends.
+      const client = new KserveGrpcClient({ url: server.grpcUrl as string });
+      try {
+        assert.deepEqual(Object.keys(await client.systemSharedMemoryStatus()), []);
+      } finally {
+        client.close();
+      }
+      assert.deepEqual(
+        readdirSync('/dev/shm').filter((f) => f.startsWith(`herd_bench_${process.pid}_`)),
+        [],
+      );
+    }
+  });
+}
+
+test('an unknown model over gRPC is the same one-line error as over HTTP', async () => {
+  await assert.rejects(
+    runBenchCommand({ modelName: 'nope', url: server.grpcUrl as string, protocol: 'grpc' }, captureIo()),
+    (err: unknown) => err instanceof HerdError && err.message === "Request for unknown model: 'nope' is not found",
+  );
 });
 
 test('an unknown model and an unreachable server are one clear error each', async () => {

@@ -90,12 +90,17 @@ test('bad options are one INVALID_ARG (or UNSUPPORTED) line each', () => {
     [{ modelName: 'm', inputData: 'file.json' }, /--input-data must be random or zero/],
     [{ modelName: 'm', requestRateRange: '5', requestDistribution: 'uniform' }, /constant or poisson/],
     [{ modelName: 'm', protocol: 'tcp' }, /must be http or grpc/],
+    [{ modelName: 'm', protocol: 'grpc', json: true }, /--json applies to HTTP only/],
+    [{ modelName: 'm', sharedMemory: 'posix' }, /--shared-memory must be none, system or cuda/],
+    [{ modelName: 'm', outputSharedMemorySize: '0' }, /--output-shared-memory-size must be at least 1/],
   ];
   for (const [flags, pattern] of cases) assert.throws(() => parseBenchOptions(flags), isInvalid(pattern), pattern.source);
   assert.throws(
-    () => parseBenchOptions({ modelName: 'm', protocol: 'grpc' }),
-    (err: unknown) => err instanceof HerdError && err.code === 'UNSUPPORTED',
+    () => parseBenchOptions({ modelName: 'm', sharedMemory: 'cuda' }),
+    (err: unknown) => err instanceof HerdError && err.code === 'UNSUPPORTED' && /CPU-only/.test(err.message),
   );
+  const grpc = parseBenchOptions({ modelName: 'm', protocol: 'GRPC', sharedMemory: 'system' });
+  assert.deepEqual([grpc.protocol, grpc.url, grpc.sharedMemory, grpc.outputSharedMemorySize], ['grpc', 'localhost:8001', 'system', 102400]);
   assert.doesNotThrow(() => parseBenchOptions({ modelName: 'm', concurrencyRange: '1:0', latencyThreshold: '50' }));
 });
 

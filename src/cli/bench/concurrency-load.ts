@@ -1,15 +1,14 @@
 // Closed loop: N requests always outstanding; each completion immediately sends the next from the
-// same slot. One TimedInferExchange per slot, reused, and one encoded body shared by all.
-import type { KserveHttpClient } from '../../client/kserve-http-client.ts';
-import type { PreparedInferRequest, TimedInferExchange } from '../../client/timed-infer-exchange.ts';
+// same slot. One timed exchange per slot, reused, and one encoded body shared by all.
 import { WindowedLoad } from './load-generator.ts';
+import type { ExchangePool, TimedExchange } from './timed-exchange.ts';
 
-export class ConcurrencyLoad extends WindowedLoad {
-  private readonly slots: TimedInferExchange[];
+export class ConcurrencyLoad<R> extends WindowedLoad<R> {
+  private readonly slots: TimedExchange<R>[];
 
-  constructor(client: KserveHttpClient, request: PreparedInferRequest, concurrency: number) {
+  constructor(client: Pick<ExchangePool<R>, 'createTimedExchange'>, request: R, concurrency: number) {
     super(request);
-    const onDone = (exchange: TimedInferExchange) => this.onDone(exchange);
+    const onDone = (exchange: TimedExchange<R>) => this.onDone(exchange);
     this.slots = Array.from({ length: concurrency }, () => client.createTimedExchange(onDone));
   }
 
@@ -19,7 +18,7 @@ export class ConcurrencyLoad extends WindowedLoad {
     for (const slot of this.slots) this.send(slot);
   }
 
-  private onDone(exchange: TimedInferExchange): void {
+  private onDone(exchange: TimedExchange<R>): void {
     this.finish(exchange);
     if (!this.running) return;
     if (exchange.error === undefined) {

@@ -1,7 +1,7 @@
 // The contract both load shapes share (closed-loop concurrency, open-loop request rate), and the
 // window switching, in-flight counting and draining they have in common.
-import type { PreparedInferRequest, TimedInferExchange } from '../../client/timed-infer-exchange.ts';
 import { LoadWindow } from './load-window.ts';
+import type { TimedExchange } from './timed-exchange.ts';
 
 export interface LoadGenerator {
   /** Starts sending and opens the first window. */
@@ -13,13 +13,13 @@ export interface LoadGenerator {
   readonly inFlight: number;
 }
 
-export abstract class WindowedLoad implements LoadGenerator {
+export abstract class WindowedLoad<R> implements LoadGenerator {
   protected window = new LoadWindow(performance.now());
   protected running = false;
   private inFlightCount = 0;
   private drained: (() => void) | undefined;
 
-  constructor(protected readonly request: PreparedInferRequest) {}
+  constructor(protected readonly request: R) {}
 
   abstract start(): void;
 
@@ -47,14 +47,14 @@ export abstract class WindowedLoad implements LoadGenerator {
   /** Subclasses cancel their timers here. */
   protected onStop(): void {}
 
-  protected send(exchange: TimedInferExchange): void {
+  protected send(exchange: TimedExchange<R>): void {
     this.inFlightCount += 1;
     this.window.sentCount += 1;
     exchange.send(this.request);
   }
 
   /** Records a finished exchange into the open window; the subclass decides what the exchange does next. */
-  protected finish(exchange: TimedInferExchange): void {
+  protected finish(exchange: TimedExchange<R>): void {
     this.window.record(exchange);
     this.inFlightCount -= 1;
     if (!this.running && this.inFlightCount === 0) this.drained?.();

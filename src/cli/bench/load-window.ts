@@ -1,6 +1,6 @@
 // What one measurement window saw from the client side. Requests are counted in the window in which
 // they complete (perf_analyzer's rule); latencies go into a growable Float64Array, not one object each.
-import type { TimedInferExchange } from '../../client/timed-infer-exchange.ts';
+import type { ExchangeTimes } from './timed-exchange.ts';
 
 const INITIAL_CAPACITY = 1024;
 /** Distinct error texts kept per window; the rest are counted under their first text. */
@@ -27,7 +27,7 @@ export class LoadWindow {
   }
 
   /** Accounts one completed exchange. Failed requests count as failures only: no latency, no throughput. */
-  record(exchange: TimedInferExchange): void {
+  record(exchange: ExchangeTimes): void {
     if (exchange.error !== undefined) {
       this.failCount += 1;
       const text = exchange.error.message;

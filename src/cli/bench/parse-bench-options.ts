@@ -27,12 +27,19 @@ export interface BenchFlags {
   verboseCsv?: boolean;
   percentile?: string;
   latencyThreshold?: string;
+  sharedMemory?: string;
+  outputSharedMemorySize?: string;
 }
 
 export interface BenchOptions {
   model: string;
   version: string | undefined;
   url: string;
+  protocol: 'http' | 'grpc';
+  /** system: tensors in system shared memory regions, requests carry references (perf_analyzer's --shared-memory). */
+  sharedMemory: 'none' | 'system';
+  /** Bytes of each output region whose size the model does not fix (BYTES, variable dims). */
+  outputSharedMemorySize: number;
   batchSize: number;
   mode: LoadMode;
   range: LoadRange;
@@ -53,14 +60,20 @@ export interface BenchOptions {
 }
 
 export const DEFAULT_URL = 'localhost:8000';
+export const DEFAULT_GRPC_URL = 'localhost:8001';
+/** perf_analyzer's --output-shared-memory-size default. */
+const DEFAULT_OUTPUT_SHARED_MEMORY_SIZE = 102400;
 
 export function parseBenchOptions(flags: BenchFlags): BenchOptions {
   const model = flags.modelName?.trim() ?? '';
   if (model === '') throw invalidArg('-m/--model-name is required: the model to benchmark');
   const protocol = (flags.protocol ?? 'http').toLowerCase();
-  if (protocol === 'grpc') throw unsupported('-i/--protocol grpc is not available yet; use http');
-  if (protocol !== 'http') throw invalidArg(`-i/--protocol must be http or grpc, got '${flags.protocol}'`);
+  if (protocol !== 'http' && protocol !== 'grpc') throw invalidArg(`-i/--protocol must be http or grpc, got '${flags.protocol}'`);
   if (flags.binary === true && flags.json === true) throw invalidArg('--binary and --json are exclusive: pick one tensor encoding');
+  if (protocol === 'grpc' && flags.json === true) throw invalidArg('--json applies to HTTP only: gRPC always carries tensors as raw bytes');
+  const sharedMemory = (flags.sharedMemory ?? 'none').toLowerCase();
+  if (sharedMemory === 'cuda') throw unsupported('--shared-memory cuda needs GPUs; this Herd is CPU-only: use none or system');
+  if (sharedMemory !== 'none' && sharedMemory !== 'system') throw invalidArg(`--shared-memory must be none, system or cuda, got '${flags.sharedMemory}'`);
   if (flags.concurrencyRange !== undefined && flags.requestRateRange !== undefined) {
     throw invalidArg('--concurrency-range and --request-rate-range are exclusive: measure one load shape per run');
   }
@@ -82,7 +95,10 @@ export function parseBenchOptions(flags: BenchFlags): BenchOptions {
   return {
     model,
     version: flags.modelVersion === undefined || flags.modelVersion === '' ? undefined : flags.modelVersion,
-    url: flags.url ?? DEFAULT_URL,
+    url: flags.url ?? (protocol === 'grpc' ? DEFAULT_GRPC_URL : DEFAULT_URL),
+    protocol,
+    sharedMemory,
+    outputSharedMemorySize: parseInteger('--output-shared-memory-size', flags.outputSharedMemorySize ?? String(DEFAULT_OUTPUT_SHARED_MEMORY_SIZE), { min: 1 }),
     batchSize: parseInteger('-b/--batch-size', flags.batchSize ?? '1', { min: 1 }),
     mode,
     range,

@@ -1,26 +1,25 @@
 // Open loop: requests leave on a schedule (constant intervals, or Poisson arrivals) whatever the
 // server does, so a slow server shows as latency, not as a lower send rate. Finished exchanges go
 // back to a free list, so steady state allocates nothing per request.
-import type { KserveHttpClient } from '../../client/kserve-http-client.ts';
-import type { PreparedInferRequest, TimedInferExchange } from '../../client/timed-infer-exchange.ts';
 import { WindowedLoad } from './load-generator.ts';
+import type { ExchangePool, TimedExchange } from './timed-exchange.ts';
 
 export type RequestDistribution = 'constant' | 'poisson';
 
 /** A send later than this behind its schedule counts as delayed (timers have ~1 ms granularity). */
 const DELAY_TOLERANCE_MS = 1;
 
-export class RequestRateLoad extends WindowedLoad {
-  private readonly free: TimedInferExchange[] = [];
-  private readonly onDoneBound = (exchange: TimedInferExchange) => this.onDone(exchange);
+export class RequestRateLoad<R> extends WindowedLoad<R> {
+  private readonly free: TimedExchange<R>[] = [];
+  private readonly onDoneBound = (exchange: TimedExchange<R>) => this.onDone(exchange);
   private readonly tickBound = () => this.tick();
   private readonly intervalMs: number;
   private nextDueMs = 0;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly client: KserveHttpClient,
-    request: PreparedInferRequest,
+    private readonly client: Pick<ExchangePool<R>, 'createTimedExchange'>,
+    request: R,
     rate: number,
     private readonly distribution: RequestDistribution,
     /** Uniform [0, 1) numbers for Poisson gaps (seeded by the caller, so runs repeat). */
@@ -61,7 +60,7 @@ export class RequestRateLoad extends WindowedLoad {
     return -Math.log(1 - this.random()) * this.intervalMs;
   }
 
-  private onDone(exchange: TimedInferExchange): void {
+  private onDone(exchange: TimedExchange<R>): void {
     this.finish(exchange);
     this.free.push(exchange);
   }

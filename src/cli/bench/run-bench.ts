@@ -1,9 +1,13 @@
-// `herd bench` end to end: read the model, build and check one request, sweep the load levels
-// (a fresh pool per level, connections = concurrency), then print the table and write the CSV.
+// `herd bench` end to end over HTTP or gRPC: read the model, build and check one request (its tensors in
+// shared memory with --shared-memory system), sweep the load levels (a fresh pool per level), then
+// print the table and write the CSV.
 import { writeFile } from 'node:fs/promises';
 import { HerdError, unavailable } from '../../core/errors.ts';
-import { KserveHttpClient } from '../../client/kserve-http-client.ts';
-import type { PreparedInferRequest } from '../../client/timed-infer-exchange.ts';
+import type { InferOptions } from '../../client/kserve-types.ts';
+import { placeInSystemSharedMemory, type BenchSharedMemory } from './bench-shared-memory.ts';
+import type { BenchTransport } from './bench-transport.ts';
+import { createGrpcBenchTransport } from './grpc-bench-transport.ts';
+import { createHttpBenchTransport } from './http-bench-transport.ts';
 import { ConcurrencyLoad } from './concurrency-load.ts';
 import { createBenchInputs } from './create-bench-inputs.ts';
 import { formatBenchTable } from './format-bench-table.ts';
@@ -39,8 +43,10 @@ export interface BenchReport {
 const REQUEST_RATE_MAX_CONNECTIONS = 512;
 const SEED = 20240601;
 
+type AnyRequest = { readonly body: Buffer };
+
 export async function runBench(options: BenchOptions, io: BenchIo): Promise<BenchReport> {
-  const control = new KserveHttpClient({ url: options.url, connections: 1 });
+  const control: BenchTransport<AnyRequest> = options.protocol === 'grpc' ? createGrpcBenchTransport(options.url) : createHttpBenchTransport(options.url);
   try {
     return await runWithControl(options, io, control);
   } finally {
@@ -48,12 +54,12 @@ export async function runBench(options: BenchOptions, io: BenchIo): Promise<Benc
   }
 }
 
-async function runWithControl(options: BenchOptions, io: BenchIo, control: KserveHttpClient): Promise<BenchReport> {
+async function runWithControl<R extends AnyRequest>(options: BenchOptions, io: BenchIo, control: BenchTransport<R>): Promise<BenchReport> {
   const { model, version } = options;
   await control.serverLive(); // throws one clear UNAVAILABLE line when nothing answers
   const [metadata, config] = await Promise.all([control.modelMetadata(model, version), control.modelConfig(model, version)]);
   if (!(await control.modelReady(model, version))) {
-    throw unavailable(`model '${model}'${version === undefined ? '' : ` version ${version}`} is not ready on ${control.origin}`);
+    throw unavailable(`model '${model}'${version === undefined ? '' : ` version ${version}`} is not ready on ${control.where}`);
   }
   const random = createSeededRandom(SEED);
   const inputs = createBenchInputs({
@@ -65,20 +71,49 @@ async function runWithControl(options: BenchOptions, io: BenchIo, control: Kserv
     stringLength: options.stringLength,
     random,
   });
-  const inferOptions = { binaryInputs: options.binary, binaryOutputs: options.binary, ...(version === undefined ? {} : { version }) };
-  // One real request first: a shape or datatype the server refuses stops here with its message.
-  await control.infer(model, inputs, inferOptions);
-  const request = control.prepareInfer(model, inputs, inferOptions);
+  let shm: BenchSharedMemory | undefined;
+  if (options.sharedMemory === 'system') {
+    shm = await placeInSystemSharedMemory(control, {
+      inputs,
+      metadata,
+      batchSize: config.max_batch_size > 0 ? options.batchSize : undefined,
+      outputByteSize: options.outputSharedMemorySize,
+    });
+  }
+  try {
+    const inferOptions: InferOptions = {
+      binaryInputs: options.binary,
+      binaryOutputs: options.binary,
+      ...(version === undefined ? {} : { version }),
+      ...(shm === undefined ? {} : { inputsInSharedMemory: shm.inputsInSharedMemory, outputs: shm.outputs }),
+    };
+    // One real request first: a shape or datatype the server refuses stops here with its message.
+    await control.infer(model, inputs, inferOptions);
+    const request = control.prepareInfer(model, inputs, inferOptions);
+    return await sweep(options, io, control, request, metadata.name, random);
+  } finally {
+    await shm?.release();
+  }
+}
 
+async function sweep<R extends AnyRequest>(
+  options: BenchOptions,
+  io: BenchIo,
+  control: BenchTransport<R>,
+  request: R,
+  modelName: string,
+  random: () => number,
+): Promise<BenchReport> {
+  const { model, version } = options;
   const progress = new ProgressDisplay(io.stderr);
   progress.note(describeSettings(options, request));
-  const readCounters = async (): Promise<ServerCounters> => convertStatisticsToCounters(await control.modelStatistics(model, version), metadata.name, version);
+  const readCounters = async (): Promise<ServerCounters> => convertStatisticsToCounters(await control.modelStatistics(model, version), modelName, version);
 
   const results: LevelResult[] = [];
   for (let index = 0; ; index++) {
     const level = levelAt(options.range, index);
     if (level === undefined) break;
-    const result = await measureOneLevel(options, request, level, { readCounters, progress, random });
+    const result = await measureOneLevel(options, control, request, level, { readCounters, progress, random });
     results.push(result);
     progress.note(describeVerdict(result));
     if (result.abandoned) break;
@@ -110,14 +145,10 @@ interface LevelDeps {
   random: () => number;
 }
 
-async function measureOneLevel(options: BenchOptions, request: PreparedInferRequest, level: number, deps: LevelDeps): Promise<LevelResult> {
+async function measureOneLevel<R extends AnyRequest>(options: BenchOptions, control: BenchTransport<R>, request: R, level: number, deps: LevelDeps): Promise<LevelResult> {
   const concurrency = options.mode === 'concurrency';
-  // A pool per level: connections = concurrency, one request per connection at a time (tritonclient's way).
-  const client = new KserveHttpClient({
-    url: options.url,
-    connections: concurrency ? level : REQUEST_RATE_MAX_CONNECTIONS,
-    pipelining: 1,
-  });
+  // A pool per level (HTTP: connections = concurrency; gRPC: one channel).
+  const client = control.openPool(concurrency ? level : REQUEST_RATE_MAX_CONNECTIONS);
   try {
     const generator: LoadGenerator = concurrency ? new ConcurrencyLoad(client, request, level) : new RequestRateLoad(client, request, level, options.distribution, deps.random);
     return await measureLevel(
@@ -138,17 +169,23 @@ async function measureOneLevel(options: BenchOptions, request: PreparedInferRequ
   }
 }
 
-function describeSettings(options: BenchOptions, request: PreparedInferRequest): string {
+function describeSettings(options: BenchOptions, request: AnyRequest): string {
   const load =
     options.mode === 'concurrency'
       ? `concurrency ${describeRange(options.range.start, options.range.end, options.range.step)}`
       : `request rate ${describeRange(options.range.start, options.range.end, options.range.step)}/s (${options.distribution})`;
   const stabilizing = options.percentile === undefined ? 'average latency' : `p${options.percentile} latency`;
   return [
-    `herd bench: model '${options.model}'${options.version === undefined ? '' : ` version ${options.version}`} at ${options.url}`,
-    `  batch size ${options.batchSize}, ${load}, ${options.binary ? 'binary' : 'JSON'} tensors, request ${request.body.byteLength} bytes`,
+    `herd bench: model '${options.model}'${options.version === undefined ? '' : ` version ${options.version}`} at ${options.url} (${options.protocol === 'grpc' ? 'gRPC' : 'HTTP'})`,
+    `  batch size ${options.batchSize}, ${load}, ${describeTensors(options)}, request ${request.body.byteLength} bytes`,
     `  windows of ${options.measurementIntervalMs} ms until 3 agree within ${options.stabilityPercentage}% (throughput and ${stabilizing}), at most ${options.maxTrials}`,
   ].join('\n');
+}
+
+function describeTensors(options: BenchOptions): string {
+  if (options.sharedMemory === 'system') return 'tensors in system shared memory';
+  if (options.protocol === 'grpc') return 'raw tensors';
+  return options.binary ? 'binary tensors' : 'JSON tensors';
 }
 
 function describeRange(start: number, end: number, step: number): string {

@@ -60,6 +60,37 @@ export function validateEnsembleSteps(ensemble: ModelConfig, stepConfig: (index:
   });
 }
 
+/**
+ * Triton's decoupled-workflow check (the end of ValidateEnsembleConfig): tensors carry the label of the
+ * decoupled step they descend from (0 for the ensemble's inputs); a step fed by tensors of two labels is
+ * refused. True when some step is decoupled, which makes the ensemble itself decoupled.
+ */
+export function checkDecoupledLineage(ensemble: ModelConfig, stepConfig: (index: number) => ModelConfig): boolean {
+  const steps = ensemble.ensemble_scheduling?.step ?? [];
+  const labels = new Map<string, number>();
+  for (const input of ensemble.input) labels.set(input.name, 0);
+  const visited = new Uint8Array(steps.length);
+  let nextLabel = 0;
+  for (let progress = true; progress; ) {
+    progress = false;
+    steps.forEach((step, i) => {
+      const sources = Object.values(step.input_map);
+      if (visited[i] === 1 || !sources.every((t) => labels.has(t))) return;
+      visited[i] = 1;
+      progress = true;
+      const inputLabels = new Set(sources.map((t) => labels.get(t)));
+      if (inputLabels.size > 1) {
+        throw invalidArg(`in ensemble ${ensemble.name}, step of model '${step.model_name}' receives inputs originated from different decoupled models`, {
+          param: `${indexPath('ensemble_scheduling.step', i)}.input_map`,
+        });
+      }
+      const label = stepConfig(i).model_transaction_policy?.decoupled === true ? ++nextLabel : ([...inputLabels][0] ?? 0);
+      for (const tensor of Object.values(step.output_map)) labels.set(tensor, label);
+    });
+  }
+  return nextLabel > 0;
+}
+
 /** ValidateTensorConsistency: the first model to name a tensor fixes its datatype and shape. */
 function merge(tensors: Map<string, TensorNode>, tensorName: string, seen: TensorNode, prefix: string, param: string): void {
   const known = tensors.get(tensorName);

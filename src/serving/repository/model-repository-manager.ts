@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { HerdError, toHerdError } from '../../core/errors.ts';
 import type { BackendFactory } from '../backends/backend.ts';
 import { readModelLabels } from '../classification.ts';
-import { EnsembleScheduler, type EnsembleStepRunner } from '../ensemble/ensemble-scheduler.ts';
-import { validateEnsembleSteps } from '../ensemble/validate-ensemble-steps.ts';
+import { EnsembleScheduler, type EnsembleStepRunner, type EnsembleStepStreamer } from '../ensemble/ensemble-scheduler.ts';
+import { checkDecoupledLineage, validateEnsembleSteps } from '../ensemble/validate-ensemble-steps.ts';
 import { createModelScheduler } from '../scheduler/create-model-scheduler.ts';
 import type { Scheduler, SchedulerInstance } from '../scheduler/model-scheduler.ts';
 import type { RateLimiter } from '../scheduler/rate-limiter.ts';
@@ -71,6 +71,8 @@ export interface RepositoryManagerOptions {
   hasResponseCache?: boolean;
   /** The serving side's inference path, which ensembles run their steps through; without it ensembles fail to load. */
   runEnsembleStep?: EnsembleStepRunner;
+  /** The streaming inference path, which an ensemble's decoupled steps run through. */
+  streamEnsembleStep?: EnsembleStepStreamer;
 }
 
 /**
@@ -384,22 +386,33 @@ export class ModelRepositoryManager {
       }
       return this.get(step.model_name, step.model_version >= 0 ? step.model_version : undefined).config;
     });
+    let decoupled: boolean;
     try {
       validateEnsembleSteps(config, (i) => stepConfigs[i] as ModelConfig);
+      decoupled = checkDecoupledLineage(config, (i) => stepConfigs[i] as ModelConfig);
     } catch (err) {
       const error = toHerdError(err);
       const file = join(location.path, 'config.pbtxt');
       const where = !overridden && error.param && existsSync(file) ? locateConfigField(readFileSync(file, 'utf8'), file, error.param) : file;
       throw new HerdError(error.code, `${where}: ${error.message}`, { param: error.param, cause: error });
     }
+    // Triton marks an ensemble with a decoupled step decoupled itself (its config answers so too).
+    const effective: ModelConfig = decoupled ? { ...config, model_transaction_policy: { ...config.model_transaction_policy, decoupled: true } } : config;
     const loaded = new Map<number, LoadedModel>();
     for (const version of versions) {
       const stats = new ModelStats(name, version);
       loaded.set(version, {
         name,
         version,
-        config,
-        scheduler: new EnsembleScheduler({ config, stats, runStep, stepBatches: stepConfigs.map((c) => c.max_batch_size > 0) }),
+        config: effective,
+        scheduler: new EnsembleScheduler({
+          config: effective,
+          stats,
+          runStep,
+          stepBatches: stepConfigs.map((c) => c.max_batch_size > 0),
+          stepDecoupled: stepConfigs.map((c) => c.model_transaction_policy?.decoupled === true),
+          ...(this.options.streamEnsembleStep ? { streamStep: this.options.streamEnsembleStep } : {}),
+        }),
         stats,
         labels: readModelLabels(config, location.path),
       });
