@@ -1,6 +1,16 @@
 // The gateway's model catalog, built once from validated config and the environment: providers
 // (enabled, or disabled with the reason), models with their deployments, names and aliases, routes.
-import type { AutoRule, GatewayConfig, ModelKind, PriceConfig, PromptTemplateConfig, ProviderConfig, ProviderType, RoutingStrategy, TierName } from '../../config/gateway-config-schema.ts';
+import type {
+  AutoRule,
+  GatewayConfig,
+  ModelKind,
+  PriceConfig,
+  PromptTemplateConfig,
+  ProviderConfig,
+  ProviderType,
+  RoutingStrategy,
+  TierName,
+} from '../../config/gateway-config-schema.ts';
 import { describeMissingBaseUrl, resolveProviderEndpoint } from './resolve-provider-endpoint.ts';
 
 export type GatewayRoutingConfig = Pick<GatewayConfig, 'providers' | 'models' | 'routes'>;
