@@ -1,4 +1,5 @@
-// OpenAI-compatible routes: POST /v1/chat/completions (JSON or SSE), GET /v1/models, GET /health.
+// OpenAI-compatible routes: POST /v1/chat/completions (JSON or SSE), GET /v1/models (Anthropic's shape for
+// Anthropic clients), GET /health.
 // Thin: chat completions go through the shared exchange (chat-completion-exchange.ts); errors in OpenAI's shape.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HerdError, toHerdError } from '../core/errors.ts';
@@ -6,6 +7,7 @@ import type { ChatGateway } from '../gateway/chat-gateway.ts';
 import type { ChatService } from '../gateway/chat-service.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
 import type { KeyInfo } from '../gateway/keys/key-store.ts';
+import { isAnthropicClient, sendAnthropicModelList } from './anthropic-routes.ts';
 import { runChatCompletionExchange } from './chat-completion-exchange.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';
 
@@ -38,6 +40,8 @@ export function registerOpenAIRoutes(app: FastifyInstance, deps: OpenAIDeps, all
     allow('/v1/chat/completions', ['POST']);
 
     scope.get('/v1/models', async (req, reply) => {
+      // Claude Code and the Anthropic SDKs list models too, and parse Anthropic's shape.
+      if (isAnthropicClient(req.headers)) return sendAnthropicModelList(deps, req, reply);
       const key = authenticate(deps.authenticator, req);
       const data = deps.chat.listModels((model) => !deps.authenticator.authorizeModel(key, model));
       return reply

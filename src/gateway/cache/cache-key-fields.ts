@@ -53,6 +53,10 @@ export const CACHE_KEY_FIELDS: { readonly [K in keyof Required<ChatRequest>]: Ca
   logit_bias: { role: 'key', canonical: (r) => (r.logit_bias && Object.keys(r.logit_bias).length > 0 ? r.logit_bias : undefined) },
   reasoning_effort: { role: 'key', canonical: (r) => r.reasoning_effort },
   verbosity: { role: 'key', canonical: (r) => r.verbosity },
+  top_k: { role: 'key', canonical: (r) => r.top_k },
+  thinking: { role: 'key', canonical: (r) => r.thinking },
+  // A beta can change what the model does; the version names the wire format only.
+  anthropic_headers: { role: 'key', canonical: (r) => r.anthropic_headers?.beta },
 
   stream: { role: 'ignored', why: 'delivery only: a cached answer is replayed as a stream or returned whole' },
   stream_options: { role: 'ignored', why: 'delivery only: include_usage is applied at replay' },

@@ -39,6 +39,8 @@ export interface UpstreamCall {
   body: unknown;
   signal: AbortLink;
   timeoutMs?: number;
+  /** Headers for this call only, over the upstream's own (a client's anthropic-beta). */
+  headers?: Record<string, string> | undefined;
   /** SSE only: longest silence between reads once the first event arrived. Defaults to timeoutMs. */
   idleTimeoutMs?: number;
   /**
@@ -177,7 +179,7 @@ export class HttpUpstream {
       return await this.pool.request({
         method: 'POST',
         path: this.pathPrefix + call.path,
-        headers,
+        headers: call.headers === undefined ? headers : { ...headers, ...call.headers },
         body: JSON.stringify(call.body),
         signal: timer.signal,
       });

@@ -25,7 +25,14 @@ export interface AnthropicToolResultBlock {
   content: string | AnthropicTextBlock[];
 }
 
-export type AnthropicContentBlock = AnthropicTextBlock | AnthropicImageBlock | AnthropicToolUseBlock | AnthropicToolResultBlock;
+/** A replayed thinking block: Anthropic checks the signature, so only a signed one is sent back. */
+export interface AnthropicThinkingBlock {
+  type: 'thinking';
+  thinking: string;
+  signature: string;
+}
+
+export type AnthropicContentBlock = AnthropicTextBlock | AnthropicImageBlock | AnthropicToolUseBlock | AnthropicToolResultBlock | AnthropicThinkingBlock;
 
 export interface AnthropicMessage {
   role: 'user' | 'assistant';
@@ -48,6 +55,8 @@ export interface AnthropicRequest {
   stop_sequences?: string[];
   temperature?: number;
   top_p?: number;
+  top_k?: number;
+  thinking?: { type: 'enabled'; budget_tokens: number } | { type: 'disabled' };
   tools?: AnthropicTool[];
   tool_choice?: AnthropicToolChoice;
   metadata?: { user_id: string };
@@ -70,6 +79,7 @@ export interface AnthropicResponseBlock {
   name?: string;
   input?: unknown;
   thinking?: string;
+  signature?: string;
 }
 
 export interface AnthropicResponse {

@@ -23,6 +23,8 @@ const UNSUPPORTED_PARAMS = [
   'prompt_cache_key',
   'safety_identifier',
   'verbosity',
+  'top_k',
+  'thinking',
 ] as const;
 
 /**

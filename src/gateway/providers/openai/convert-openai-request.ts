@@ -2,13 +2,15 @@
 // force stream_options.include_usage on streams so Herd learns the real token counts.
 import type { ChatRequest } from '../../chat-types.ts';
 
-export type OpenAIWireRequest = Omit<ChatRequest, 'stream' | 'stream_options'> & {
+export type OpenAIWireRequest = Omit<ChatRequest, 'stream' | 'stream_options' | 'top_k' | 'thinking' | 'anthropic_headers'> & {
   stream: boolean;
   stream_options?: { include_usage: true; include_obfuscation?: boolean };
 };
 
 export function convertOpenAIRequest(request: ChatRequest, upstreamModel: string, stream: boolean): OpenAIWireRequest {
-  const { stream: _clientStream, stream_options: clientOptions, model: _clientModel, ...rest } = request;
+  // top_k, thinking and the Anthropic headers come from the Anthropic Messages ingress and mean nothing to
+  // OpenAI's API, which refuses unknown parameters: they are not sent.
+  const { stream: _clientStream, stream_options: clientOptions, model: _clientModel, top_k: _topK, thinking: _thinking, anthropic_headers: _headers, ...rest } = request;
   // Fields before the spread (see chat-service.ts).
   const body: OpenAIWireRequest = { model: upstreamModel, stream, ...rest };
   // The client's own include_usage choice is honoured by the HTTP layer, not by the upstream.
