@@ -117,7 +117,12 @@ export interface ChatRequest {
   anthropic_headers?: AnthropicClientHeaders;
 }
 
-export type ThinkingConfig = { type: 'enabled'; budget_tokens: number } | { type: 'disabled' };
+/** Anthropic's thinking settings, as its Messages API takes them (manual budget, adaptive, between tools, off). */
+export type ThinkingConfig =
+  | { type: 'enabled'; budget_tokens: number; display?: 'summarized' | 'omitted' }
+  | { type: 'adaptive'; display?: 'summarized' | 'omitted' }
+  | { type: 'between_tools' }
+  | { type: 'disabled' };
 
 export interface AnthropicClientHeaders {
   version?: string;

@@ -22,6 +22,11 @@ export interface DecodeMessagesOptions {
   headers?: AnthropicClientHeaders;
 }
 
+/**
+ * Settings that change where or how fast Anthropic runs a request, or how it is cached, but not the
+ * answer: accepted and not carried (docs/gateway.md, "Anthropic Messages ingress").
+ */
+const IGNORED_FIELDS = ['cache_control', 'service_tier', 'speed', 'inference_geo', 'diagnostics', 'user_profile_id', 'workspace_id'];
 const MESSAGE_FIELDS = new Set([
   'model',
   'messages',
@@ -36,11 +41,12 @@ const MESSAGE_FIELDS = new Set([
   'tools',
   'tool_choice',
   'thinking',
-  'service_tier',
+  'output_config',
+  ...IGNORED_FIELDS,
 ]);
-const COUNT_FIELDS = new Set(['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking']);
-/** Real Messages API fields that Herd cannot carry through the canonical shape. */
-const REFUSED_FIELDS = new Set(['container', 'mcp_servers', 'context_management', 'output_format', 'output_config', 'inference_geo']);
+const COUNT_FIELDS = new Set(['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'output_config', 'cache_control']);
+/** Real Messages API fields that need state or servers Herd's upstreams do not share. */
+const REFUSED_FIELDS = new Set(['container', 'mcp_servers', 'context_management', 'output_format']);
 
 const invalid = (param: string, message: string) => new HerdError('INVALID_ARG', `${param}: ${message}`, { param });
 const unsupported = (param: string, message: string) => new HerdError('UNSUPPORTED', `${param}: ${message}`, { param });
@@ -87,9 +93,9 @@ export function decodeMessagesRequest(body: unknown, options: DecodeMessagesOpti
         request.user = userId;
       }
     }
-    const tier = present(body.service_tier);
-    if (tier !== undefined && tier !== 'auto' && tier !== 'standard_only') throw invalid('service_tier', "expected 'auto' or 'standard_only'");
   }
+  const output = present(body.output_config);
+  if (output !== undefined) decodeOutputConfig(output, request);
 
   const tools = present(body.tools);
   if (tools !== undefined) {
@@ -285,9 +291,38 @@ function decodeToolChoice(value: unknown, request: ChatRequest): void {
   if (disable === true) request.parallel_tool_calls = false;
 }
 
+/** effort is OpenAI's reasoning_effort by another name; a JSON output format has no carrier to Anthropic upstreams yet. */
+function decodeOutputConfig(value: unknown, request: ChatRequest): void {
+  if (!isJsonObject(value)) throw invalid('output_config', `expected an object, got ${describeValue(value)}`);
+  for (const key of Object.keys(value)) {
+    if (key === 'effort') {
+      const effort = present(value.effort);
+      if (effort === undefined) continue;
+      if (typeof effort !== 'string' || !['low', 'medium', 'high', 'xhigh', 'max'].includes(effort))
+        throw invalid('output_config.effort', "expected 'low', 'medium', 'high', 'xhigh' or 'max'");
+      request.reasoning_effort = effort;
+    } else if (key === 'format') {
+      if (present(value.format) !== undefined)
+        throw unsupported('output_config.format', 'structured output formats are not supported on this endpoint; use /v1/chat/completions with response_format');
+    } else throw invalid(`output_config.${key}`, 'Extra inputs are not permitted');
+  }
+}
+
 function decodeThinking(value: unknown): ThinkingConfig {
   if (!isJsonObject(value)) throw invalid('thinking', `expected an object, got ${describeValue(value)}`);
-  if (value.type === 'disabled') return { type: 'disabled' };
-  if (value.type === 'enabled') return { type: 'enabled', budget_tokens: integer(value.budget_tokens, 'thinking.budget_tokens', 1) };
-  throw unsupported('thinking.type', `expected 'enabled' or 'disabled', got ${describeValue(value.type)}`);
+  const display = present(value.display);
+  if (display !== undefined && display !== 'summarized' && display !== 'omitted') throw invalid('thinking.display', "expected 'summarized' or 'omitted'");
+  const shown: { display?: 'summarized' | 'omitted' } = display === undefined ? {} : { display };
+  switch (value.type) {
+    case 'disabled':
+      return { type: 'disabled' };
+    case 'between_tools':
+      return { type: 'between_tools' };
+    case 'adaptive':
+      return { type: 'adaptive', ...shown };
+    case 'enabled':
+      return { type: 'enabled', budget_tokens: integer(value.budget_tokens, 'thinking.budget_tokens', 1), ...shown };
+    default:
+      throw invalid('thinking.type', `expected 'enabled', 'adaptive', 'between_tools' or 'disabled', got ${describeValue(value.type)}`);
+  }
 }

@@ -1,6 +1,6 @@
 // Anthropic Messages API wire shapes (POST /v1/messages, anthropic-version 2023-06-01), only as far
 // as Herd reads or writes them. Response-side types are loose: unknown block and event types exist.
-import type { JsonSchema } from '../../chat-types.ts';
+import type { JsonSchema, ThinkingConfig } from '../../chat-types.ts';
 
 export interface AnthropicTextBlock {
   type: 'text';
@@ -56,7 +56,7 @@ export interface AnthropicRequest {
   temperature?: number;
   top_p?: number;
   top_k?: number;
-  thinking?: { type: 'enabled'; budget_tokens: number } | { type: 'disabled' };
+  thinking?: ThinkingConfig;
   tools?: AnthropicTool[];
   tool_choice?: AnthropicToolChoice;
   metadata?: { user_id: string };

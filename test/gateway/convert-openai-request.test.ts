@@ -1,0 +1,20 @@
+// Canonical request -> OpenAI-compatible body: passed through, except what only Anthropic upstreams take.
+import { it } from 'node:test';
+import assert from 'node:assert/strict';
+import { convertOpenAIRequest } from '../../src/gateway/providers/openai/convert-openai-request.ts';
+
+it('does not send top_k, thinking or the Anthropic client headers to an OpenAI-compatible upstream', () => {
+  const body = convertOpenAIRequest(
+    {
+      model: 'claude-via-relay',
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: 10,
+      top_k: 5,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      anthropic_headers: { version: '2023-06-01' },
+    },
+    'upstream-id',
+    false,
+  );
+  assert.deepEqual(body, { model: 'upstream-id', stream: false, messages: [{ role: 'user', content: 'hi' }], max_tokens: 10 });
+});
