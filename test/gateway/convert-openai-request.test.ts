@@ -18,3 +18,18 @@ it('does not send top_k, thinking or the Anthropic client headers to an OpenAI-c
   );
   assert.deepEqual(body, { model: 'upstream-id', stream: false, messages: [{ role: 'user', content: 'hi' }], max_tokens: 10 });
 });
+
+it('keeps replayed reasoning but not its Anthropic signature', () => {
+  const body = convertOpenAIRequest(
+    {
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'ok', reasoning_content: 'think', reasoning_signature: 'sig' },
+      ],
+    },
+    'u',
+    false,
+  );
+  assert.deepEqual(body.messages[1], { role: 'assistant', content: 'ok', reasoning_content: 'think' });
+});

@@ -1,6 +1,6 @@
 // The canonical request is already OpenAI's shape: pass it through with the upstream's model id, and
 // force stream_options.include_usage on streams so Herd learns the real token counts.
-import type { ChatRequest } from '../../chat-types.ts';
+import type { AssistantMessage, ChatMessage, ChatRequest } from '../../chat-types.ts';
 
 export type OpenAIWireRequest = Omit<ChatRequest, 'stream' | 'stream_options' | 'top_k' | 'thinking' | 'anthropic_headers'> & {
   stream: boolean;
@@ -15,5 +15,14 @@ export function convertOpenAIRequest(request: ChatRequest, upstreamModel: string
   const body: OpenAIWireRequest = { model: upstreamModel, stream, ...rest };
   // The client's own include_usage choice is honoured by the HTTP layer, not by the upstream.
   if (stream) body.stream_options = Object.assign({}, clientOptions, { include_usage: true as const });
+  // An Anthropic thinking signature is Anthropic's alone; the reasoning text itself is kept (DeepSeek replays it).
+  if (request.messages.some(hasSignature)) body.messages = request.messages.map((m) => (hasSignature(m) ? withoutSignature(m) : m));
   return body;
+}
+
+const hasSignature = (message: ChatMessage): message is AssistantMessage => message.role === 'assistant' && message.reasoning_signature !== undefined;
+
+function withoutSignature(message: AssistantMessage): AssistantMessage {
+  const { reasoning_signature: _signature, ...rest } = message;
+  return rest;
 }
