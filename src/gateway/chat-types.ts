@@ -113,6 +113,11 @@ export interface ChatRequest {
   top_k?: number;
   /** Anthropic extended thinking (Anthropic Messages ingress); sent to Anthropic upstreams only. */
   thinking?: ThinkingConfig;
+  /**
+   * Anthropic prompt caching (Anthropic Messages ingress): sent to Anthropic upstreams as the top-level
+   * automatic cache_control, which marks the last cacheable block; block-level breakpoints become this.
+   */
+  cache_control?: CacheControl;
   /** The client's anthropic-version / anthropic-beta headers (Anthropic Messages ingress), forwarded unchanged to Anthropic upstreams only. */
   anthropic_headers?: AnthropicClientHeaders;
 }
@@ -123,6 +128,11 @@ export type ThinkingConfig =
   | { type: 'adaptive'; display?: 'summarized' | 'omitted' }
   | { type: 'between_tools' }
   | { type: 'disabled' };
+
+export interface CacheControl {
+  type: 'ephemeral';
+  ttl?: '5m' | '1h';
+}
 
 export interface AnthropicClientHeaders {
   version?: string;

@@ -128,7 +128,14 @@ models:
     // Older API versions' sampling settings, which this SDK no longer types; Herd still takes them.
     const samplingNotInThisSdk = { top_k: 5, temperature: 0.5 };
     const message = await client.messages.create(
-      { model: 'claude-sonnet-4-5', max_tokens: 256, system: 'Be brief.', messages: [{ role: 'user', content: 'hello' }], stop_sequences: ['END'], ...samplingNotInThisSdk },
+      {
+        model: 'claude-sonnet-4-5',
+        max_tokens: 256,
+        system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }],
+        messages: [{ role: 'user', content: 'hello' }],
+        stop_sequences: ['END'],
+        ...samplingNotInThisSdk,
+      },
       { headers: { 'anthropic-beta': 'prompt-caching-2024-07-31', 'anthropic-version': '2023-06-01' } },
     );
     assert.equal(message.type, 'message');
@@ -147,6 +154,7 @@ models:
     assert.equal(body.temperature, 0.5);
     assert.deepEqual(body.stop_sequences, ['END']);
     assert.deepEqual(body.system, [{ type: 'text', text: 'Be brief.' }]);
+    assert.deepEqual(body.cache_control, { type: 'ephemeral' }, 'a block breakpoint becomes automatic caching upstream');
   });
 
   it('translates to an OpenAI-compatible upstream and back, and x-api-key or Bearer both authenticate', async () => {

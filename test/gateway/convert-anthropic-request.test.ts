@@ -173,11 +173,12 @@ describe('convertAnthropicRequest', () => {
     );
   });
 
-  it('sends top_k and thinking, replays signed thinking first in its turn, and takes the client headers', () => {
+  it('sends top_k, thinking and cache_control, replays signed thinking first in its turn, and takes the client headers', () => {
     const request: ChatRequest = {
       model: 'claude',
       top_k: 8,
       thinking: { type: 'enabled', budget_tokens: 1024 },
+      cache_control: { type: 'ephemeral', ttl: '1h' },
       anthropic_headers: { version: '2023-06-01', beta: 'interleaved-thinking-2025-05-14' },
       messages: [
         { role: 'user', content: 'Weather?' },
@@ -194,6 +195,7 @@ describe('convertAnthropicRequest', () => {
     const { body, warnings } = convertAnthropicRequest(request, 'claude-sonnet-4-5', options);
     assert.equal(body.top_k, 8);
     assert.deepEqual(body.thinking, { type: 'enabled', budget_tokens: 1024 });
+    assert.deepEqual(body.cache_control, { type: 'ephemeral', ttl: '1h' });
     assert.deepEqual(body.messages[1]?.content, [
       { type: 'thinking', thinking: 'Call it.', signature: 'sig' },
       { type: 'tool_use', id: 't1', name: 'w', input: {} },

@@ -3,7 +3,7 @@ import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { convertOpenAIRequest } from '../../src/gateway/providers/openai/convert-openai-request.ts';
 
-it('does not send top_k, thinking or the Anthropic client headers to an OpenAI-compatible upstream', () => {
+it('does not send top_k, thinking, cache_control or the Anthropic client headers to an OpenAI-compatible upstream', () => {
   const body = convertOpenAIRequest(
     {
       model: 'claude-via-relay',
@@ -12,6 +12,7 @@ it('does not send top_k, thinking or the Anthropic client headers to an OpenAI-c
       top_k: 5,
       thinking: { type: 'enabled', budget_tokens: 1024 },
       anthropic_headers: { version: '2023-06-01' },
+      cache_control: { type: 'ephemeral' },
     },
     'upstream-id',
     false,

@@ -65,6 +65,7 @@ export const CACHE_KEY_FIELDS: { readonly [K in keyof Required<ChatRequest>]: Ca
   metadata: { role: 'ignored', why: 'labels for the upstream dashboard; does not change the answer' },
   store: { role: 'ignored', why: 'whether OpenAI keeps the completion; does not change the answer' },
   service_tier: { role: 'ignored', why: "latency/price class; the saved cost reported is the original call's" },
+  cache_control: { role: 'ignored', why: "Anthropic prompt caching: changes the upstream's cost, not the answer" },
   prompt_cache_key: { role: 'ignored', why: 'routing hint for the upstream prompt cache; does not change the answer' },
 };
 

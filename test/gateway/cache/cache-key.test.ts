@@ -77,6 +77,11 @@ const IGNORED_VARIANTS: Record<string, Record<string, unknown>> = {
   prompt_cache_key: { prompt_cache_key: 'pk' },
 };
 
+/** Ignored fields only the Anthropic Messages decoder sets. */
+const ANTHROPIC_ONLY_IGNORED: Record<string, Partial<ChatRequest>> = {
+  cache_control: { cache_control: { type: 'ephemeral' } },
+};
+
 describe('cache key fields', () => {
   it('classify every field the request validator accepts (a new one cannot be forgotten)', () => {
     // validate-chat-request.ts keeps its KNOWN_KEYS private; read the literal from the source.
@@ -84,13 +89,13 @@ describe('cache key fields', () => {
     const literal = /const KNOWN_KEYS = new Set\(\[([^\]]*)\]\)/.exec(source);
     assert.ok(literal, 'KNOWN_KEYS literal not found in validate-chat-request.ts');
     const accepted = [...literal[1]!.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]).sort();
-    assert.deepEqual(Object.keys(CACHE_KEY_FIELDS).sort(), [...accepted, ...Object.keys(ANTHROPIC_ONLY_VARIANTS)].sort());
+    assert.deepEqual(Object.keys(CACHE_KEY_FIELDS).sort(), [...accepted, ...Object.keys(ANTHROPIC_ONLY_VARIANTS), ...Object.keys(ANTHROPIC_ONLY_IGNORED)].sort());
   });
 
   it('have a key variant for every key field and an ignored variant for every other field', () => {
     assert.deepEqual([...Object.keys(KEY_VARIANTS), ...Object.keys(ANTHROPIC_ONLY_VARIANTS)].sort(), CACHE_KEY_FIELD_NAMES.filter((n) => n !== 'model').sort());
     const ignored = Object.keys(CACHE_KEY_FIELDS).filter((n) => CACHE_KEY_FIELDS[n as keyof ChatRequest].role === 'ignored');
-    assert.deepEqual(Object.keys(IGNORED_VARIANTS).sort(), ignored.sort());
+    assert.deepEqual([...Object.keys(IGNORED_VARIANTS), ...Object.keys(ANTHROPIC_ONLY_IGNORED)].sort(), ignored.sort());
   });
 });
 
@@ -114,8 +119,9 @@ describe('computeCacheKey', () => {
     });
   }
 
-  it('ignores anthropic-version: it names the wire format, not the answer', () => {
+  it('ignores anthropic-version and cache_control: they change the wire format and the cost, not the answer', () => {
     assert.equal(key({ ...BASE, anthropic_headers: { version: '2023-06-01' } }), base);
+    assert.equal(key({ ...BASE, ...ANTHROPIC_ONLY_IGNORED.cache_control }), base);
   });
 
   for (const [field, change] of Object.entries(IGNORED_VARIANTS)) {

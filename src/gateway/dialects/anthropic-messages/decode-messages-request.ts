@@ -3,6 +3,7 @@
 import { HerdError } from '../../../core/errors.ts';
 import type {
   AnthropicClientHeaders,
+  CacheControl,
   AssistantMessage,
   ChatMessage,
   ChatRequest,
@@ -23,10 +24,11 @@ export interface DecodeMessagesOptions {
 }
 
 /**
- * Settings that change where or how fast Anthropic runs a request, or how it is cached, but not the
- * answer: accepted and not carried (docs/gateway.md, "Anthropic Messages ingress").
+ * Settings that change where or how fast Anthropic runs a request, or how it is cached, but not what
+ * it is asked: accepted and not carried (docs/gateway.md, "Anthropic Messages ingress"). Context editing
+ * is among them: without it the upstream sees the whole history, which Claude Code can still work with.
  */
-const IGNORED_FIELDS = ['cache_control', 'service_tier', 'speed', 'inference_geo', 'diagnostics', 'user_profile_id', 'workspace_id'];
+const IGNORED_FIELDS = ['service_tier', 'speed', 'inference_geo', 'diagnostics', 'user_profile_id', 'workspace_id', 'context_management'];
 const MESSAGE_FIELDS = new Set([
   'model',
   'messages',
@@ -42,11 +44,12 @@ const MESSAGE_FIELDS = new Set([
   'tool_choice',
   'thinking',
   'output_config',
+  'cache_control',
   ...IGNORED_FIELDS,
 ]);
 const COUNT_FIELDS = new Set(['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'output_config', 'cache_control']);
 /** Real Messages API fields that need state or servers Herd's upstreams do not share. */
-const REFUSED_FIELDS = new Set(['container', 'mcp_servers', 'context_management', 'output_format']);
+const REFUSED_FIELDS = new Set(['container', 'mcp_servers', 'output_format']);
 
 const invalid = (param: string, message: string) => new HerdError('INVALID_ARG', `${param}: ${message}`, { param });
 const unsupported = (param: string, message: string) => new HerdError('UNSUPPORTED', `${param}: ${message}`, { param });
@@ -106,6 +109,8 @@ export function decodeMessagesRequest(body: unknown, options: DecodeMessagesOpti
   if (toolChoice !== undefined) decodeToolChoice(toolChoice, request);
   const thinking = present(body.thinking);
   if (thinking !== undefined) request.thinking = decodeThinking(thinking);
+  const cacheControl = findCacheControl(body);
+  if (cacheControl !== undefined) request.cache_control = cacheControl;
   if (options.headers !== undefined && (options.headers.version !== undefined || options.headers.beta !== undefined)) request.anthropic_headers = options.headers;
   return request;
 }
@@ -130,7 +135,6 @@ function decodeSystem(system: unknown): ChatMessage[] {
   if (system === undefined) return [];
   if (typeof system === 'string') return system === '' ? [] : [{ role: 'system', content: system }];
   if (!Array.isArray(system)) throw invalid('system', `expected a string or an array of text blocks, got ${describeValue(system)}`);
-  // cache_control on a block is accepted and not carried (docs/gateway.md, Anthropic Messages ingress).
   const parts = system.map((block, i): TextPart => ({ type: 'text', text: textOf(block, `system.${i}`) }));
   return parts.length === 0 ? [] : [{ role: 'system', content: parts }];
 }
@@ -289,6 +293,32 @@ function decodeToolChoice(value: unknown, request: ChatRequest): void {
   const disable = present(value.disable_parallel_tool_use);
   if (disable !== undefined && typeof disable !== 'boolean') throw invalid('tool_choice.disable_parallel_tool_use', 'expected a boolean');
   if (disable === true) request.parallel_tool_calls = false;
+}
+
+/**
+ * The request's prompt-caching wish: the top-level cache_control, else the last block-level one (system,
+ * message blocks, tool results, tools). The canonical shape has no place for breakpoints on blocks, so an
+ * Anthropic upstream gets automatic caching instead, which marks the last cacheable block — where Claude
+ * Code and most clients put their last breakpoint anyway.
+ */
+function findCacheControl(body: JsonObject): CacheControl | undefined {
+  let last: unknown;
+  const visit = (block: unknown) => {
+    if (!isJsonObject(block)) return;
+    const own = present(block.cache_control);
+    if (own !== undefined) last = own;
+    if (Array.isArray(block.content)) block.content.forEach(visit);
+  };
+  if (Array.isArray(body.tools)) body.tools.forEach(visit);
+  if (Array.isArray(body.system)) body.system.forEach(visit);
+  if (Array.isArray(body.messages)) body.messages.forEach(visit);
+  const found = present(body.cache_control) ?? last;
+  if (found === undefined) return undefined;
+  if (!isJsonObject(found) || found.type !== 'ephemeral') throw invalid('cache_control', "expected {type: 'ephemeral'}");
+  const ttl = present(found.ttl);
+  if (ttl === undefined) return { type: 'ephemeral' };
+  if (ttl !== '5m' && ttl !== '1h') throw invalid('cache_control.ttl', "expected '5m' or '1h'");
+  return { type: 'ephemeral', ttl };
 }
 
 /** effort is OpenAI's reasoning_effort by another name; a JSON output format has no carrier to Anthropic upstreams yet. */

@@ -1,6 +1,6 @@
 // Anthropic Messages API wire shapes (POST /v1/messages, anthropic-version 2023-06-01), only as far
 // as Herd reads or writes them. Response-side types are loose: unknown block and event types exist.
-import type { JsonSchema, ThinkingConfig } from '../../chat-types.ts';
+import type { CacheControl, JsonSchema, ThinkingConfig } from '../../chat-types.ts';
 
 export interface AnthropicTextBlock {
   type: 'text';
@@ -57,6 +57,7 @@ export interface AnthropicRequest {
   top_p?: number;
   top_k?: number;
   thinking?: ThinkingConfig;
+  cache_control?: CacheControl;
   tools?: AnthropicTool[];
   tool_choice?: AnthropicToolChoice;
   metadata?: { user_id: string };

@@ -76,6 +76,7 @@ export function convertAnthropicRequest(request: ChatRequest, upstreamModel: str
   if (request.top_p !== undefined) body.top_p = request.top_p;
   if (request.top_k !== undefined) body.top_k = request.top_k;
   if (request.thinking !== undefined) body.thinking = request.thinking;
+  if (request.cache_control !== undefined) body.cache_control = request.cache_control;
   if (request.user !== undefined) body.metadata = { user_id: request.user };
   if (request.tools !== undefined && request.tools.length > 0) {
     body.tools = request.tools.map((tool, i) => {

@@ -25,6 +25,7 @@ const UNSUPPORTED_PARAMS = [
   'verbosity',
   'top_k',
   'thinking',
+  'cache_control',
 ] as const;
 
 /**

@@ -2,15 +2,24 @@
 // force stream_options.include_usage on streams so Herd learns the real token counts.
 import type { AssistantMessage, ChatMessage, ChatRequest } from '../../chat-types.ts';
 
-export type OpenAIWireRequest = Omit<ChatRequest, 'stream' | 'stream_options' | 'top_k' | 'thinking' | 'anthropic_headers'> & {
+export type OpenAIWireRequest = Omit<ChatRequest, 'stream' | 'stream_options' | 'top_k' | 'thinking' | 'anthropic_headers' | 'cache_control'> & {
   stream: boolean;
   stream_options?: { include_usage: true; include_obfuscation?: boolean };
 };
 
 export function convertOpenAIRequest(request: ChatRequest, upstreamModel: string, stream: boolean): OpenAIWireRequest {
-  // top_k, thinking and the Anthropic headers come from the Anthropic Messages ingress and mean nothing to
+  // top_k, thinking, cache_control and the Anthropic headers come from the Anthropic Messages ingress and mean nothing to
   // OpenAI's API, which refuses unknown parameters: they are not sent.
-  const { stream: _clientStream, stream_options: clientOptions, model: _clientModel, top_k: _topK, thinking: _thinking, anthropic_headers: _headers, ...rest } = request;
+  const {
+    stream: _clientStream,
+    stream_options: clientOptions,
+    model: _clientModel,
+    top_k: _topK,
+    thinking: _thinking,
+    anthropic_headers: _headers,
+    cache_control: _cache,
+    ...rest
+  } = request;
   // Fields before the spread (see chat-service.ts).
   const body: OpenAIWireRequest = { model: upstreamModel, stream, ...rest };
   // The client's own include_usage choice is honoured by the HTTP layer, not by the upstream.

@@ -46,7 +46,7 @@ describe('decodeMessagesRequest', () => {
     });
   });
 
-  it('takes system blocks and images (base64 and url); cache_control is accepted and not carried', () => {
+  it('takes system blocks and images (base64 and url); cache_control becomes the request-level one', () => {
     const request = decodeMessagesRequest({
       ...base,
       cache_control: { type: 'ephemeral' },
@@ -62,6 +62,7 @@ describe('decodeMessagesRequest', () => {
         },
       ],
     });
+    assert.deepEqual(request.cache_control, { type: 'ephemeral' });
     assert.deepEqual(request.messages, [
       { role: 'system', content: [{ type: 'text', text: 'Rules.' }] },
       {
@@ -73,6 +74,15 @@ describe('decodeMessagesRequest', () => {
         ],
       },
     ]);
+  });
+
+  it('turns the last block-level cache breakpoint into automatic caching, unless the request sets its own', () => {
+    const messages = [{ role: 'user', content: [{ type: 'text', text: 'x', cache_control: { type: 'ephemeral', ttl: '1h' } }] }];
+    const system = [{ type: 'text', text: 'Rules.', cache_control: { type: 'ephemeral' } }];
+    assert.deepEqual(decodeMessagesRequest({ ...base, system, messages }).cache_control, { type: 'ephemeral', ttl: '1h' });
+    assert.deepEqual(decodeMessagesRequest({ ...base, system, messages, cache_control: { type: 'ephemeral' } }).cache_control, { type: 'ephemeral' });
+    assert.equal(decodeMessagesRequest({ ...base, messages: [{ role: 'user', content: 'x' }] }).cache_control, undefined);
+    refusal({ ...base, messages, cache_control: { type: 'persistent' } }, 'INVALID_ARG', 'cache_control');
   });
 
   it('turns tool_use into tool_calls, tool_result into tool messages ahead of the turn, and keeps signed thinking', () => {
