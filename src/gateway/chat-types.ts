@@ -48,6 +48,8 @@ export interface AssistantMessage {
   refusal?: string | null;
   /** DeepSeek thinking mode wants its reasoning replayed within a tool-call loop; others drop it. */
   reasoning_content?: string;
+  /** Anthropic's signature over reasoning_content: with it, Anthropic upstreams take the thinking back. */
+  reasoning_signature?: string;
 }
 
 export interface ToolMessage {
@@ -107,6 +109,34 @@ export interface ChatRequest {
   safety_identifier?: string;
   /** OpenAI GPT-5 output verbosity: low | medium | high. */
   verbosity?: string;
+  /** Sample only from the k likeliest tokens (Anthropic Messages ingress); sent to Anthropic upstreams only. */
+  top_k?: number;
+  /** Anthropic extended thinking (Anthropic Messages ingress); sent to Anthropic upstreams only. */
+  thinking?: ThinkingConfig;
+  /**
+   * Anthropic prompt caching (Anthropic Messages ingress): sent to Anthropic upstreams as the top-level
+   * automatic cache_control, which marks the last cacheable block; block-level breakpoints become this.
+   */
+  cache_control?: CacheControl;
+  /** The client's anthropic-version / anthropic-beta headers (Anthropic Messages ingress), forwarded unchanged to Anthropic upstreams only. */
+  anthropic_headers?: AnthropicClientHeaders;
+}
+
+/** Anthropic's thinking settings, as its Messages API takes them (manual budget, adaptive, between tools, off). */
+export type ThinkingConfig =
+  | { type: 'enabled'; budget_tokens: number; display?: 'summarized' | 'omitted' }
+  | { type: 'adaptive'; display?: 'summarized' | 'omitted' }
+  | { type: 'between_tools' }
+  | { type: 'disabled' };
+
+export interface CacheControl {
+  type: 'ephemeral';
+  ttl?: '5m' | '1h';
+}
+
+export interface AnthropicClientHeaders {
+  version?: string;
+  beta?: string;
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call';
@@ -127,6 +157,8 @@ export interface ChatResponseMessage {
   tool_calls?: ToolCall[];
   /** DeepSeek's field for reasoning text; also where Anthropic thinking and Gemini thoughts land. */
   reasoning_content?: string;
+  /** Anthropic's signature over the thinking (see AssistantMessage.reasoning_signature). */
+  reasoning_signature?: string;
 }
 
 export interface ChatChoice {
@@ -161,6 +193,8 @@ export interface ChatChunkDelta {
   refusal?: string | null;
   tool_calls?: ToolCallDelta[];
   reasoning_content?: string | null;
+  /** Anthropic's signature over the thinking streamed so far, sent once at the end of a thinking block. */
+  reasoning_signature?: string;
 }
 
 export interface ChatChunkChoice {

@@ -68,7 +68,7 @@ function parseJson(body: Buffer | undefined): unknown {
 }
 
 /** A client that goes away aborts the upstream call and any retries. */
-function abortOnClientClose(res: ServerResponse): AbortLink {
+export function abortOnClientClose(res: ServerResponse): AbortLink {
   const controller = new LightAbortController();
   res.once('close', () => {
     if (!res.writableFinished) controller.abort(new HerdError('UNAVAILABLE', 'client closed the connection'));
@@ -76,7 +76,7 @@ function abortOnClientClose(res: ServerResponse): AbortLink {
   return controller.signal;
 }
 
-function herdHeaders(meta: ChatMeta, started: number): OutHeaders {
+export function herdHeaders(meta: ChatMeta, started: number): OutHeaders {
   const elapsed = performance.now() - started;
   return {
     'x-herd-model': meta.model,
@@ -90,7 +90,7 @@ function herdHeaders(meta: ChatMeta, started: number): OutHeaders {
  * The same x-herd-* headers on an error: the attempts made (0 when refused before any upstream), the model
  * and provider of the last one (provider `none` when there was none), and Herd's own time around them.
  */
-function herdErrorHeaders(error: HerdError, started: number): OutHeaders {
+export function herdErrorHeaders(error: HerdError, started: number): OutHeaders {
   const attempts = error instanceof UpstreamRouteError ? error.attempts : [];
   const last = attempts.at(-1);
   let upstreamMs = 0;
@@ -105,7 +105,7 @@ function herdErrorHeaders(error: HerdError, started: number): OutHeaders {
 }
 
 /** One JSON body in one write, compressed when the client asks and it is worth it. */
-async function writeJson(deps: ChatExchangeDeps, req: IncomingMessage, res: ServerResponse, status: number, headers: OutHeaders, text: string): Promise<void> {
+export async function writeJson(deps: ChatExchangeDeps, req: IncomingMessage, res: ServerResponse, status: number, headers: OutHeaders, text: string): Promise<void> {
   headers['content-type'] = 'application/json';
   if (deps.isClosing()) headers['connection'] = 'close';
   let payload: Buffer | string = text;

@@ -14,6 +14,7 @@ import { registerGenerateRoutes } from './kserve-generate-routes.ts';
 import { registerKserveRoutes, type KserveDeps } from './kserve-routes.ts';
 import { createKserveErrorAnswer, mapErrorToKserve, type KserveErrorAnswer } from './map-kserve-error.ts';
 import { registerAdminRoutes, type AdminDeps } from './admin-routes.ts';
+import { registerAnthropicRoutes } from './anthropic-routes.ts';
 import { registerOpenAIDialectRoutes } from './openai-dialect-routes.ts';
 import { registerOpenAIRoutes, type OpenAIDeps } from './openai-routes.ts';
 import { registerSharedMemoryRoutes } from './shared-memory-routes.ts';
@@ -132,8 +133,11 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   registerSharedMemoryRoutes(app, deps.sharedMemory, allow);
   registerTraceAndLoggingRoutes(app, deps, allow);
   registerGenerateRoutes(app, { inference: deps.inference, maxInputSize: options.maxInputSize }, allow);
-  if (gateway) registerOpenAIRoutes(app, gateway, allow, isClosing);
-  if (gateway) registerOpenAIDialectRoutes(app, gateway, allow, isClosing);
+  if (gateway) {
+    registerOpenAIRoutes(app, gateway, allow, isClosing);
+    registerOpenAIDialectRoutes(app, gateway, allow, isClosing);
+    registerAnthropicRoutes(app, gateway, allow, isClosing);
+  }
   if (options.admin) registerAdminRoutes(app, options.admin, allow);
   return app;
 }

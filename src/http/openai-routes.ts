@@ -1,4 +1,5 @@
-// OpenAI-compatible routes: POST /v1/chat/completions (JSON or SSE), POST /v1/embeddings, GET /v1/models, GET /health.
+// OpenAI-compatible routes: POST /v1/chat/completions (JSON or SSE), POST /v1/embeddings, GET /v1/models
+// (Anthropic's shape for Anthropic clients), GET /health.
 // Thin: chat completions go through the shared exchange (chat-completion-exchange.ts); errors in OpenAI's shape.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HerdError, toHerdError } from '../core/errors.ts';
@@ -7,6 +8,7 @@ import type { LedgerHealth } from '../gateway/describe-gateway.ts';
 import type { EmbeddingsGateway } from '../gateway/embeddings/embeddings-gateway.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
 import type { KeyInfo } from '../gateway/keys/key-store.ts';
+import { isAnthropicClient, sendAnthropicModelList } from './anthropic-routes.ts';
 import { runChatCompletionExchange } from './chat-completion-exchange.ts';
 import { EMBEDDINGS_PATH, registerEmbeddingsRoute } from './embeddings-route.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';
@@ -49,6 +51,8 @@ export function registerOpenAIRoutes(app: FastifyInstance, deps: OpenAIDeps, all
     }
 
     scope.get('/v1/models', async (req, reply) => {
+      // Claude Code and the Anthropic SDKs list models too, and parse Anthropic's shape.
+      if (isAnthropicClient(req.headers)) return sendAnthropicModelList(deps, req, reply);
       const key = authenticate(deps.authenticator, req);
       const data = deps.gateway.listModels((model) => !deps.authenticator.authorizeModel(key, model));
       return reply

@@ -11,7 +11,10 @@ describe('AnthropicStreamTranslator', () => {
     t.translate({ type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } });
     const thinking = t.translate({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'Hmm.' } });
     assert.deepEqual(thinking?.choices[0].delta, { reasoning_content: 'Hmm.' });
-    assert.equal(t.translate({ type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'abc' } }), undefined);
+    // The signature travels too, so an Anthropic client can hand the thinking back.
+    assert.deepEqual(t.translate({ type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'abc' } })?.choices[0].delta, {
+      reasoning_signature: 'abc',
+    });
     assert.equal(t.translate({ type: 'some_future_event', payload: 1 }), undefined);
     const stop = t.translate({ type: 'message_delta', delta: { stop_reason: 'max_tokens' }, usage: { output_tokens: 40, input_tokens: 12, cache_read_input_tokens: null } });
     assert.equal(stop?.choices[0].finish_reason, 'length');

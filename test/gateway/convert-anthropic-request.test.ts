@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { HerdError } from '../../src/core/errors.ts';
 import type { ChatRequest } from '../../src/gateway/chat-types.ts';
-import { convertAnthropicRequest } from '../../src/gateway/providers/anthropic/convert-anthropic-request.ts';
+import { convertAnthropicClientHeaders, convertAnthropicRequest } from '../../src/gateway/providers/anthropic/convert-anthropic-request.ts';
 
 const options = { defaultMaxTokens: 4096, stream: false };
 const convert = (request: Omit<ChatRequest, 'model'>) => convertAnthropicRequest({ model: 'claude', ...request }, 'claude-sonnet-4-5', options);
@@ -171,5 +171,37 @@ describe('convertAnthropicRequest', () => {
       warnings.map((w) => w.param),
       ['presence_penalty', 'seed', 'response_format', 'messages[0].name', 'messages[1].reasoning_content'],
     );
+  });
+
+  it('sends top_k, thinking and cache_control, replays signed thinking first in its turn, and takes the client headers', () => {
+    const request: ChatRequest = {
+      model: 'claude',
+      top_k: 8,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      cache_control: { type: 'ephemeral', ttl: '1h' },
+      anthropic_headers: { version: '2023-06-01', beta: 'interleaved-thinking-2025-05-14' },
+      messages: [
+        { role: 'user', content: 'Weather?' },
+        {
+          role: 'assistant',
+          content: null,
+          reasoning_content: 'Call it.',
+          reasoning_signature: 'sig',
+          tool_calls: [{ id: 't1', type: 'function', function: { name: 'w', arguments: '{}' } }],
+        },
+        { role: 'tool', tool_call_id: 't1', content: 'Sunny' },
+      ],
+    };
+    const { body, warnings } = convertAnthropicRequest(request, 'claude-sonnet-4-5', options);
+    assert.equal(body.top_k, 8);
+    assert.deepEqual(body.thinking, { type: 'enabled', budget_tokens: 1024 });
+    assert.deepEqual(body.cache_control, { type: 'ephemeral', ttl: '1h' });
+    assert.deepEqual(body.messages[1]?.content, [
+      { type: 'thinking', thinking: 'Call it.', signature: 'sig' },
+      { type: 'tool_use', id: 't1', name: 'w', input: {} },
+    ]);
+    assert.deepEqual(warnings, []);
+    assert.deepEqual(convertAnthropicClientHeaders(request), { 'anthropic-version': '2023-06-01', 'anthropic-beta': 'interleaved-thinking-2025-05-14' });
+    assert.equal(convertAnthropicClientHeaders({ model: 'claude', messages: [] }), undefined);
   });
 });

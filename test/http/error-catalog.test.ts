@@ -8,6 +8,7 @@ import { ERROR_CODES, ERROR_REASONS, HerdError, type ErrorCode, type ErrorReason
 import { UPSTREAM_FAILURES, UpstreamError, type UpstreamFailure } from '../../src/gateway/providers/upstream-error.ts';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { convertErrorToServiceError } from '../../src/grpc/map-grpc-status.ts';
+import { mapErrorToAnthropic, mapErrorToAnthropicShape } from '../../src/http/map-anthropic-error.ts';
 import { mapErrorToKserve } from '../../src/http/map-kserve-error.ts';
 import { mapErrorToOpenAI, mapErrorToOpenAIShape } from '../../src/http/map-openai-error.ts';
 
@@ -89,6 +90,8 @@ const COLUMNS: Record<string, ((error: HerdError) => string) | null> = {
   'OpenAI status': (error) => String(mapErrorToOpenAI(error).status),
   'OpenAI type': (error) => orAbsent(mapErrorToOpenAI(error).body.error.type),
   'OpenAI code': (error) => orAbsent(mapErrorToOpenAI(error).body.error.code),
+  'Anthropic status': (error) => String(mapErrorToAnthropic(error).status),
+  'Anthropic type': (error) => orAbsent(mapErrorToAnthropic(error).body.error.type),
   'Retry-After': (error) => (mapErrorToOpenAIShape(error).retry ? 'yes' : 'no'),
   'Message pattern(s)': null,
 };
@@ -128,6 +131,11 @@ test('every cell says what the mapping answers', () => {
     }
   }
   assert.deepEqual(wrong, []);
+});
+
+test('the one Retry-After column holds for both dialects: Anthropic waits where OpenAI does', () => {
+  const differ = [...samples].filter(([, error]) => mapErrorToAnthropicShape(error).retry !== mapErrorToOpenAIShape(error).retry).map(([kind]) => kind);
+  assert.deepEqual(differ, []);
 });
 
 test('an upstream failure row names the code its error carries', () => {

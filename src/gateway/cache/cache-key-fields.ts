@@ -53,6 +53,10 @@ export const CACHE_KEY_FIELDS: { readonly [K in keyof Required<ChatRequest>]: Ca
   logit_bias: { role: 'key', canonical: (r) => (r.logit_bias && Object.keys(r.logit_bias).length > 0 ? r.logit_bias : undefined) },
   reasoning_effort: { role: 'key', canonical: (r) => r.reasoning_effort },
   verbosity: { role: 'key', canonical: (r) => r.verbosity },
+  top_k: { role: 'key', canonical: (r) => r.top_k },
+  thinking: { role: 'key', canonical: (r) => r.thinking },
+  // A beta can change what the model does; the version names the wire format only.
+  anthropic_headers: { role: 'key', canonical: (r) => r.anthropic_headers?.beta },
 
   stream: { role: 'ignored', why: 'delivery only: a cached answer is replayed as a stream or returned whole' },
   stream_options: { role: 'ignored', why: 'delivery only: include_usage is applied at replay' },
@@ -61,6 +65,7 @@ export const CACHE_KEY_FIELDS: { readonly [K in keyof Required<ChatRequest>]: Ca
   metadata: { role: 'ignored', why: 'labels for the upstream dashboard; does not change the answer' },
   store: { role: 'ignored', why: 'whether OpenAI keeps the completion; does not change the answer' },
   service_tier: { role: 'ignored', why: "latency/price class; the saved cost reported is the original call's" },
+  cache_control: { role: 'ignored', why: "Anthropic prompt caching: changes the upstream's cost, not the answer" },
   prompt_cache_key: { role: 'ignored', why: 'routing hint for the upstream prompt cache; does not change the answer' },
 };
 

@@ -39,6 +39,8 @@ export interface UpstreamCall {
   body: unknown;
   signal: AbortLink;
   timeoutMs?: number;
+  /** Headers for this call only, over the upstream's own (a client's anthropic-beta). */
+  headers?: Record<string, string> | undefined;
   /** SSE only: longest silence between reads once the first event arrived. Defaults to timeoutMs. */
   idleTimeoutMs?: number;
   /**
@@ -201,7 +203,7 @@ export class HttpUpstream {
       return await this.pool.request({
         method,
         path: this.pathPrefix + call.path,
-        headers,
+        headers: call.headers === undefined ? headers : { ...headers, ...call.headers },
         body: method === 'GET' ? null : JSON.stringify(call.body),
         signal: timer.signal,
       });

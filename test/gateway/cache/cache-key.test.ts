@@ -59,6 +59,13 @@ const KEY_VARIANTS: Record<string, Record<string, unknown>> = {
   verbosity: { verbosity: 'high' },
 };
 
+/** Fields only the Anthropic Messages decoder sets (the OpenAI validator refuses them), changed on the request itself. */
+const ANTHROPIC_ONLY_VARIANTS: Record<string, Partial<ChatRequest>> = {
+  top_k: { top_k: 5 },
+  thinking: { thinking: { type: 'enabled', budget_tokens: 1024 } },
+  anthropic_headers: { anthropic_headers: { beta: 'interleaved-thinking-2025-05-14' } },
+};
+
 const IGNORED_VARIANTS: Record<string, Record<string, unknown>> = {
   stream: { stream: true },
   stream_options: { stream: true, stream_options: { include_usage: true } },
@@ -70,6 +77,11 @@ const IGNORED_VARIANTS: Record<string, Record<string, unknown>> = {
   prompt_cache_key: { prompt_cache_key: 'pk' },
 };
 
+/** Ignored fields only the Anthropic Messages decoder sets. */
+const ANTHROPIC_ONLY_IGNORED: Record<string, Partial<ChatRequest>> = {
+  cache_control: { cache_control: { type: 'ephemeral' } },
+};
+
 describe('cache key fields', () => {
   it('classify every field the request validator accepts (a new one cannot be forgotten)', () => {
     // validate-chat-request.ts keeps its KNOWN_KEYS private; read the literal from the source.
@@ -77,13 +89,13 @@ describe('cache key fields', () => {
     const literal = /const KNOWN_KEYS = new Set\(\[([^\]]*)\]\)/.exec(source);
     assert.ok(literal, 'KNOWN_KEYS literal not found in validate-chat-request.ts');
     const accepted = [...literal[1]!.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]).sort();
-    assert.deepEqual(Object.keys(CACHE_KEY_FIELDS).sort(), accepted);
+    assert.deepEqual(Object.keys(CACHE_KEY_FIELDS).sort(), [...accepted, ...Object.keys(ANTHROPIC_ONLY_VARIANTS), ...Object.keys(ANTHROPIC_ONLY_IGNORED)].sort());
   });
 
   it('have a key variant for every key field and an ignored variant for every other field', () => {
-    assert.deepEqual(Object.keys(KEY_VARIANTS).sort(), CACHE_KEY_FIELD_NAMES.filter((n) => n !== 'model').sort());
+    assert.deepEqual([...Object.keys(KEY_VARIANTS), ...Object.keys(ANTHROPIC_ONLY_VARIANTS)].sort(), CACHE_KEY_FIELD_NAMES.filter((n) => n !== 'model').sort());
     const ignored = Object.keys(CACHE_KEY_FIELDS).filter((n) => CACHE_KEY_FIELDS[n as keyof ChatRequest].role === 'ignored');
-    assert.deepEqual(Object.keys(IGNORED_VARIANTS).sort(), ignored.sort());
+    assert.deepEqual([...Object.keys(IGNORED_VARIANTS), ...Object.keys(ANTHROPIC_ONLY_IGNORED)].sort(), ignored.sort());
   });
 });
 
@@ -100,6 +112,17 @@ describe('computeCacheKey', () => {
       assert.notEqual(key(wire({ ...bodyOf(BASE), ...change })), base);
     });
   }
+
+  for (const [field, change] of Object.entries(ANTHROPIC_ONLY_VARIANTS)) {
+    it(`changes with ${field}`, () => {
+      assert.notEqual(key({ ...BASE, ...change }), base);
+    });
+  }
+
+  it('ignores anthropic-version and cache_control: they change the wire format and the cost, not the answer', () => {
+    assert.equal(key({ ...BASE, anthropic_headers: { version: '2023-06-01' } }), base);
+    assert.equal(key({ ...BASE, ...ANTHROPIC_ONLY_IGNORED.cache_control }), base);
+  });
 
   for (const [field, change] of Object.entries(IGNORED_VARIANTS)) {
     it(`ignores ${field}`, () => {

@@ -8,7 +8,7 @@ import type { Provider, ProviderRequest, ProviderResult, ProviderStreamEvent } f
 import { DEFAULT_TIMEOUT_MS, type ProviderOptions } from '../provider-options.ts';
 import { UpstreamError } from '../upstream-error.ts';
 import { AnthropicStreamTranslator } from './anthropic-stream-translator.ts';
-import { convertAnthropicRequest, DEFAULT_ANTHROPIC_MAX_TOKENS } from './convert-anthropic-request.ts';
+import { convertAnthropicClientHeaders, convertAnthropicRequest, DEFAULT_ANTHROPIC_MAX_TOKENS } from './convert-anthropic-request.ts';
 import { convertAnthropicResponse, isAnthropicResponse } from './convert-anthropic-response.ts';
 import { convertAnthropicUsage } from './convert-anthropic-usage.ts';
 import { mapAnthropicErrorType, parseAnthropicErrorBody } from './map-anthropic-error.ts';
@@ -46,7 +46,7 @@ class AnthropicProvider implements Provider {
 
   async chat(req: ProviderRequest, signal: AbortLink): Promise<ProviderResult> {
     const { body, warnings } = convertAnthropicRequest(req.request, req.upstreamModel, { defaultMaxTokens: this.defaultMaxTokens, stream: false });
-    const raw = await this.upstream.postJson({ path: PATH, body, signal, timeoutMs: req.timeoutMs });
+    const raw = await this.upstream.postJson({ path: PATH, body, signal, timeoutMs: req.timeoutMs, headers: convertAnthropicClientHeaders(req.request) });
     if (!isAnthropicResponse(raw)) {
       if (isJsonObject(raw) && raw.type === 'error') throw this.bodyError(raw);
       throw this.upstream.malformed('response is not a Messages API message');
@@ -70,6 +70,7 @@ class AnthropicProvider implements Provider {
       body,
       signal,
       timeoutMs: req.timeoutMs,
+      headers: convertAnthropicClientHeaders(req.request),
       idleTimeoutMs: req.idleTimeoutMs,
       isFinal: (message) => message.event === 'message_stop',
     });

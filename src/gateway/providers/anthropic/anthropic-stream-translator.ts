@@ -124,7 +124,9 @@ export class AnthropicStreamTranslator {
         state.sentArguments = true;
         return this.chunk({ tool_calls: [{ index: state.index, function: { arguments: delta.partial_json } }] });
       }
-      default: // signature_delta, citations_delta: no OpenAI equivalent
+      case 'signature_delta':
+        return typeof delta.signature === 'string' && delta.signature !== '' ? this.chunk({ reasoning_signature: delta.signature }) : undefined;
+      default: // citations_delta: no OpenAI equivalent
         return undefined;
     }
   }

@@ -1,6 +1,6 @@
 // Anthropic Messages API wire shapes (POST /v1/messages, anthropic-version 2023-06-01), only as far
 // as Herd reads or writes them. Response-side types are loose: unknown block and event types exist.
-import type { JsonSchema } from '../../chat-types.ts';
+import type { CacheControl, JsonSchema, ThinkingConfig } from '../../chat-types.ts';
 
 export interface AnthropicTextBlock {
   type: 'text';
@@ -25,7 +25,14 @@ export interface AnthropicToolResultBlock {
   content: string | AnthropicTextBlock[];
 }
 
-export type AnthropicContentBlock = AnthropicTextBlock | AnthropicImageBlock | AnthropicToolUseBlock | AnthropicToolResultBlock;
+/** A replayed thinking block: Anthropic checks the signature, so only a signed one is sent back. */
+export interface AnthropicThinkingBlock {
+  type: 'thinking';
+  thinking: string;
+  signature: string;
+}
+
+export type AnthropicContentBlock = AnthropicTextBlock | AnthropicImageBlock | AnthropicToolUseBlock | AnthropicToolResultBlock | AnthropicThinkingBlock;
 
 export interface AnthropicMessage {
   role: 'user' | 'assistant';
@@ -48,6 +55,9 @@ export interface AnthropicRequest {
   stop_sequences?: string[];
   temperature?: number;
   top_p?: number;
+  top_k?: number;
+  thinking?: ThinkingConfig;
+  cache_control?: CacheControl;
   tools?: AnthropicTool[];
   tool_choice?: AnthropicToolChoice;
   metadata?: { user_id: string };
@@ -70,6 +80,7 @@ export interface AnthropicResponseBlock {
   name?: string;
   input?: unknown;
   thinking?: string;
+  signature?: string;
 }
 
 export interface AnthropicResponse {

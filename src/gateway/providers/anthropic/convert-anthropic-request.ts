@@ -10,6 +10,16 @@ import type { ProviderWarning } from '../provider.ts';
 import { splitSystemMessages, type IndexedMessage } from '../split-system-messages.ts';
 import type { AnthropicContentBlock, AnthropicMessage, AnthropicRequest, AnthropicToolChoice } from './anthropic-types.ts';
 
+/** The client's anthropic-version and anthropic-beta headers, which replace Herd's own version on the upstream call. */
+export function convertAnthropicClientHeaders(request: ChatRequest): Record<string, string> | undefined {
+  const client = request.anthropic_headers;
+  if (client === undefined) return undefined;
+  const headers: Record<string, string> = {};
+  if (client.version !== undefined) headers['anthropic-version'] = client.version;
+  if (client.beta !== undefined) headers['anthropic-beta'] = client.beta;
+  return headers;
+}
+
 /**
  * Anthropic requires max_tokens; OpenAI clients usually omit it. 4096 is the default the Vercel AI
  * SDK and LiteLLM used for Claude for years, and every current Claude model accepts it; providers can
@@ -64,6 +74,9 @@ export function convertAnthropicRequest(request: ChatRequest, upstreamModel: str
   if (request.stop !== undefined) body.stop_sequences = typeof request.stop === 'string' ? [request.stop] : request.stop;
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (request.top_p !== undefined) body.top_p = request.top_p;
+  if (request.top_k !== undefined) body.top_k = request.top_k;
+  if (request.thinking !== undefined) body.thinking = request.thinking;
+  if (request.cache_control !== undefined) body.cache_control = request.cache_control;
   if (request.user !== undefined) body.metadata = { user_id: request.user };
   if (request.tools !== undefined && request.tools.length > 0) {
     body.tools = request.tools.map((tool, i) => {
@@ -104,7 +117,7 @@ function convertMessages(conversation: IndexedMessage[], warnings: ProviderWarni
     if ('name' in message && message.name !== undefined) {
       warnings.push({ param: `messages[${index}].name`, message: 'Anthropic does not support message names; it was not sent' });
     }
-    if (message.role === 'assistant' && message.reasoning_content !== undefined) {
+    if (message.role === 'assistant' && message.reasoning_content !== undefined && message.reasoning_signature === undefined) {
       warnings.push({ param: `messages[${index}].reasoning_content`, message: 'Anthropic cannot take replayed reasoning; it was not sent' });
     }
     switch (message.role) {
@@ -141,6 +154,10 @@ function userBlocks(message: UserMessage, index: number): AnthropicContentBlock[
 
 function assistantBlocks(message: AssistantMessage, index: number): AnthropicContentBlock[] {
   const blocks: AnthropicContentBlock[] = [];
+  // Thinking comes first in an assistant turn, as Anthropic answered it.
+  if (message.reasoning_content !== undefined && message.reasoning_signature !== undefined) {
+    blocks.push({ type: 'thinking', thinking: message.reasoning_content, signature: message.reasoning_signature });
+  }
   if (typeof message.content === 'string') blocks.push(...textBlocks(message.content));
   else if (message.content !== null) {
     for (const part of message.content) blocks.push(...textBlocks(part.type === 'text' ? part.text : part.refusal));

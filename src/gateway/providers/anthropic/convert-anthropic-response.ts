@@ -16,11 +16,14 @@ export function isAnthropicResponse(body: unknown): body is AnthropicResponse {
 export function convertAnthropicResponse(message: AnthropicResponse): ChatResponse {
   let text = '';
   let reasoning = '';
+  let signature: string | undefined;
   const toolCalls: ToolCall[] = [];
   for (const block of message.content) {
     if (block.type === 'text' && typeof block.text === 'string') text += block.text;
-    else if (block.type === 'thinking' && typeof block.thinking === 'string') reasoning += block.thinking;
-    else if (block.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string') {
+    else if (block.type === 'thinking' && typeof block.thinking === 'string') {
+      reasoning += block.thinking;
+      if (typeof block.signature === 'string') signature = block.signature;
+    } else if (block.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string') {
       toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
     }
     // redacted_thinking and server-tool blocks have no OpenAI equivalent.
@@ -28,6 +31,7 @@ export function convertAnthropicResponse(message: AnthropicResponse): ChatRespon
   const result: ChatResponseMessage = { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text };
   if (toolCalls.length > 0) result.tool_calls = toolCalls;
   if (reasoning !== '') result.reasoning_content = reasoning;
+  if (reasoning !== '' && signature !== undefined) result.reasoning_signature = signature;
   return {
     id: message.id,
     object: 'chat.completion',

@@ -23,6 +23,9 @@ const UNSUPPORTED_PARAMS = [
   'prompt_cache_key',
   'safety_identifier',
   'verbosity',
+  'top_k',
+  'thinking',
+  'cache_control',
 ] as const;
 
 /**

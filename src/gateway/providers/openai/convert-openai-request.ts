@@ -1,17 +1,37 @@
 // The canonical request is already OpenAI's shape: pass it through with the upstream's model id, and
 // force stream_options.include_usage on streams so Herd learns the real token counts.
-import type { ChatRequest } from '../../chat-types.ts';
+import type { AssistantMessage, ChatMessage, ChatRequest } from '../../chat-types.ts';
 
-export type OpenAIWireRequest = Omit<ChatRequest, 'stream' | 'stream_options'> & {
+export type OpenAIWireRequest = Omit<ChatRequest, 'stream' | 'stream_options' | 'top_k' | 'thinking' | 'anthropic_headers' | 'cache_control'> & {
   stream: boolean;
   stream_options?: { include_usage: true; include_obfuscation?: boolean };
 };
 
 export function convertOpenAIRequest(request: ChatRequest, upstreamModel: string, stream: boolean): OpenAIWireRequest {
-  const { stream: _clientStream, stream_options: clientOptions, model: _clientModel, ...rest } = request;
+  // top_k, thinking, cache_control and the Anthropic headers come from the Anthropic Messages ingress and mean nothing to
+  // OpenAI's API, which refuses unknown parameters: they are not sent.
+  const {
+    stream: _clientStream,
+    stream_options: clientOptions,
+    model: _clientModel,
+    top_k: _topK,
+    thinking: _thinking,
+    anthropic_headers: _headers,
+    cache_control: _cache,
+    ...rest
+  } = request;
   // Fields before the spread (see chat-service.ts).
   const body: OpenAIWireRequest = { model: upstreamModel, stream, ...rest };
   // The client's own include_usage choice is honoured by the HTTP layer, not by the upstream.
   if (stream) body.stream_options = Object.assign({}, clientOptions, { include_usage: true as const });
+  // An Anthropic thinking signature is Anthropic's alone; the reasoning text itself is kept (DeepSeek replays it).
+  if (request.messages.some(hasSignature)) body.messages = request.messages.map((m) => (hasSignature(m) ? withoutSignature(m) : m));
   return body;
+}
+
+const hasSignature = (message: ChatMessage): message is AssistantMessage => message.role === 'assistant' && message.reasoning_signature !== undefined;
+
+function withoutSignature(message: AssistantMessage): AssistantMessage {
+  const { reasoning_signature: _signature, ...rest } = message;
+  return rest;
 }

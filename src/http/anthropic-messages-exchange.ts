@@ -1,0 +1,133 @@
+// One POST /v1/messages (or /v1/messages/count_tokens) on node:http's response: authenticate (x-api-key
+// or Bearer), decode the Anthropic body, run the same gateway flow as OpenAI chat, then one Message or
+// Anthropic's named SSE events. Never throws: every failure is an answer in Anthropic's shape.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HerdError, toHerdError } from '../core/errors.ts';
+import type { GatewayAnswer } from '../gateway/chat-gateway.ts';
+import type { ChatStream } from '../gateway/chat-service.ts';
+import type { AnthropicClientHeaders } from '../gateway/chat-types.ts';
+import { decodeMessagesRequest } from '../gateway/dialects/anthropic-messages/decode-messages-request.ts';
+import { encodeMessagesResponse } from '../gateway/dialects/anthropic-messages/encode-messages-response.ts';
+import { formatMessagesEvent, MessagesStreamEncoder } from '../gateway/dialects/anthropic-messages/encode-messages-stream.ts';
+import { estimatePromptTokens } from '../gateway/usage-estimate.ts';
+import { abortOnClientClose, type ChatExchangeDeps, herdErrorHeaders, herdHeaders, writeJson } from './chat-completion-exchange.ts';
+import { mapErrorToAnthropic } from './map-anthropic-error.ts';
+
+export type MessagesEndpoint = 'messages' | 'count_tokens';
+
+/** The Authorization value a request authenticates with: Anthropic clients send the key as x-api-key. */
+export function resolveAuthorization(headers: IncomingMessage['headers']): string | undefined {
+  const apiKey = headers['x-api-key'];
+  if (typeof apiKey === 'string' && apiKey !== '') return `Bearer ${apiKey}`;
+  return headers.authorization;
+}
+
+/** Answers `req` on `res`; `body` is the whole request body, already decoded. `started` is performance.now() at arrival. */
+export async function runMessagesExchange(
+  deps: ChatExchangeDeps,
+  endpoint: MessagesEndpoint,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Buffer | undefined,
+  started: number,
+): Promise<void> {
+  // Until the gateway has the request, a failure is this exchange's to count (the gateway counts the rest).
+  let handedOver = false;
+  try {
+    const auth = deps.authenticator.authenticate(resolveAuthorization(req.headers), req.socket.remoteAddress);
+    if (auth instanceof HerdError) throw auth;
+    const parsed = parseJson(body);
+    const headers = clientHeaders(req.headers);
+    if (endpoint === 'count_tokens') {
+      const request = decodeMessagesRequest(parsed, { countOnly: true, headers });
+      await writeJson(deps, req, res, 200, {}, JSON.stringify({ input_tokens: await estimatePromptTokens(request) }));
+      return;
+    }
+    const request = decodeMessagesRequest(parsed, { headers });
+    const signal = abortOnClientClose(res);
+    handedOver = true;
+    const answer: GatewayAnswer = await deps.gateway.handle(request, { key: auth.key, headers: req.headers, signal, dialect: 'anthropic-messages' });
+    if (answer.kind === 'stream') {
+      await writeStream(deps, answer.stream, answer.cache, res, started);
+      return;
+    }
+    const out = herdHeaders(answer.meta, started);
+    out['x-herd-cache'] = answer.cache;
+    const message = encodeMessagesResponse(answer.response, { usage: answer.meta.usage, rawFinishReason: answer.meta.rawFinishReason });
+    await writeJson(deps, req, res, 200, out, JSON.stringify(message));
+  } catch (err) {
+    const error = toHerdError(err);
+    if (!handedOver && endpoint === 'messages') deps.gateway.reportRefused(error, false);
+    if (error.code === 'INTERNAL') deps.log?.(`gateway error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    if (res.headersSent) {
+      if (!res.writableEnded) res.end();
+      return;
+    }
+    const answer = mapErrorToAnthropic(error);
+    await writeJson(deps, req, res, answer.status, { ...answer.headers, ...herdErrorHeaders(error, started) }, JSON.stringify(answer.body)).catch(() => res.destroy());
+  }
+}
+
+function clientHeaders(headers: IncomingMessage['headers']): AnthropicClientHeaders {
+  const out: AnthropicClientHeaders = {};
+  const version = headers['anthropic-version'];
+  const beta = headers['anthropic-beta'];
+  if (typeof version === 'string') out.version = version;
+  if (typeof beta === 'string') out.beta = beta;
+  return out;
+}
+
+function parseJson(body: Buffer | undefined): unknown {
+  if (body === undefined || body.length === 0) throw new HerdError('INVALID_ARG', 'The request body is empty: the Messages API expects a JSON object.');
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch (err) {
+    throw new HerdError('INVALID_ARG', `The request body is not valid JSON (${(err as Error).message}).`);
+  }
+}
+
+/**
+ * Anthropic's events from the first chunk on; no upstream switch after the headers. Events that arrive
+ * together leave together (corked until the current I/O callback's promise jobs have run).
+ */
+async function writeStream(deps: ChatExchangeDeps, stream: ChatStream, cache: string, res: ServerResponse, started: number): Promise<void> {
+  const headers = herdHeaders(stream.meta, started);
+  headers['content-type'] = 'text/event-stream; charset=utf-8';
+  headers['cache-control'] = 'no-cache';
+  headers['x-herd-cache'] = cache;
+  if (deps.isClosing()) headers['connection'] = 'close';
+  res.writeHead(200, headers);
+  let corked = false;
+  const uncork = () => {
+    if (!corked) return;
+    corked = false;
+    res.uncork();
+  };
+  const send = (text: string) => {
+    if (text === '' || res.destroyed) return;
+    if (!corked) {
+      corked = true;
+      res.cork();
+      process.nextTick(uncork);
+    }
+    res.write(text);
+  };
+  const encoder = new MessagesStreamEncoder({ model: stream.meta.model, inputTokensHint: stream.meta.estimatedPromptTokens });
+  try {
+    for await (const chunk of stream.chunks) {
+      if (res.destroyed) break;
+      send(encoder.push(chunk));
+    }
+    if (!res.destroyed) {
+      const result = await stream.result;
+      if (result.outcome === 'failed' && result.error !== undefined) throw result.error;
+      send(encoder.finish(result));
+    }
+  } catch (err) {
+    // After the first byte there is no switching upstream: the client gets Anthropic's error event, no message_stop.
+    send(formatMessagesEvent('error', mapErrorToAnthropic(toHerdError(err)).body));
+  } finally {
+    corked = false;
+    res.end();
+  }
+}
