@@ -25,6 +25,7 @@ import type { Provider } from './gateway/providers/provider.ts';
 import { startGrpcServer, type RunningGrpcServer } from './grpc/start-grpc-server.ts';
 import { createServingStatsSource } from './http/convert-model-statistics-to-snapshot.ts';
 import { createHttpApp } from './http/create-http-app.ts';
+import { mapErrorToAnthropic } from './http/map-anthropic-error.ts';
 import { mapErrorToOpenAI } from './http/map-openai-error.ts';
 import { startMetricsServer } from './http/metrics-server.ts';
 import { createMetricsRegistry } from './metrics/create-metrics-registry.ts';
@@ -234,7 +235,7 @@ export function createGatewayFlow(config: HerdConfig, parts: GatewayFlowParts): 
     keyLimits: limits.keys,
     log,
     observer,
-    errorStatus: (error) => mapErrorToOpenAI(error).status,
+    errorStatus: (error, dialect) => (dialect === 'anthropic-messages' ? mapErrorToAnthropic(error) : mapErrorToOpenAI(error)).status,
   });
   const embeddings = new EmbeddingsGateway({
     config,

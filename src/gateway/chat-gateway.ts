@@ -38,7 +38,7 @@ export interface ChatGatewayDeps {
   /** Told once about every request, however it ended (metrics). */
   observer?: GatewayObserver;
   /** The HTTP status the transport answers a failure with (for the observer); default: estimateErrorStatus. */
-  errorStatus?: (error: HerdError) => number;
+  errorStatus?: (error: HerdError, dialect: IngressDialect) => number;
 }
 
 export interface GatewayCaller {
@@ -123,7 +123,7 @@ export class ChatGateway {
         throw err;
       }
     } catch (err) {
-      this.reportFailure(err, request, progress, t0);
+      this.reportFailure(err, request, caller.dialect, progress, t0);
       throw err;
     }
   }
@@ -298,7 +298,7 @@ export class ChatGateway {
         };
       }
       case 'error':
-        return { outcome: 'error', error: ending.error, httpStatus: this.statusOf(ending.error), latencyMs, ...base, reserved: ending.reserved };
+        return { outcome: 'error', error: ending.error, httpStatus: this.statusOf(ending.error, base.dialect ?? 'openai-chat'), latencyMs, ...base, reserved: ending.reserved };
     }
   }
 
@@ -411,20 +411,20 @@ export class ChatGateway {
    * A request the transport refused before it reached handle() (no valid key, a body that does not
    * parse or validate): counted with the others, under no model and no provider.
    */
-  reportRefused(error: HerdError, stream: boolean): void {
+  reportRefused(error: HerdError, stream: boolean, dialect: IngressDialect = 'openai-chat'): void {
     if (this.deps.observer === undefined) return;
-    this.notify({ model: UNKNOWN_MODEL, provider: NO_PROVIDER, statusClass: mapStatusToClass(this.statusOf(error)), cache: 'off', stream });
+    this.notify({ model: UNKNOWN_MODEL, provider: NO_PROVIDER, statusClass: mapStatusToClass(this.statusOf(error, dialect)), cache: 'off', stream });
   }
 
   /** A failed request: labelled by the last upstream tried, if any, with the status the transport will answer. */
-  private reportFailure(err: unknown, request: ChatRequest, progress: Progress, t0: number): void {
+  private reportFailure(err: unknown, request: ChatRequest, dialect: IngressDialect | undefined, progress: Progress, t0: number): void {
     if (this.deps.observer === undefined) return;
     const error = toHerdError(err);
     const last = error instanceof UpstreamRouteError ? error.attempts.at(-1) : undefined;
     const event: GatewayRequestEvent = {
       model: last?.model ?? progress.model,
       provider: last?.provider ?? NO_PROVIDER,
-      statusClass: mapStatusToClass(this.statusOf(error)),
+      statusClass: mapStatusToClass(this.statusOf(error, dialect ?? 'openai-chat')),
       cache: progress.cache,
       stream: request.stream === true,
     };
@@ -442,7 +442,7 @@ export class ChatGateway {
   }
 
   /** The HTTP status the client gets for a failure (the ledger's http_status, the metrics' class). */
-  private statusOf(error: HerdError): number {
-    return (this.deps.errorStatus ?? estimateErrorStatus)(error);
+  private statusOf(error: HerdError, dialect: IngressDialect): number {
+    return this.deps.errorStatus ? this.deps.errorStatus(error, dialect) : estimateErrorStatus(error);
   }
 }

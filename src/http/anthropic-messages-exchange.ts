@@ -57,7 +57,7 @@ export async function runMessagesExchange(
     await writeJson(deps, req, res, 200, out, JSON.stringify(message));
   } catch (err) {
     const error = toHerdError(err);
-    if (!handedOver && endpoint === 'messages') deps.gateway.reportRefused(error, false);
+    if (!handedOver && endpoint === 'messages') deps.gateway.reportRefused(error, false, 'anthropic-messages');
     if (error.code === 'INTERNAL') deps.log?.(`gateway error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     if (res.headersSent) {
       if (!res.writableEnded) res.end();

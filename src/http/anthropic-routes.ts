@@ -17,7 +17,7 @@ export function registerAnthropicRoutes(app: FastifyInstance, deps: OpenAIDeps, 
   void app.register(async (scope) => {
     scope.setErrorHandler((error: Error & { code?: string; statusCode?: number }, request, reply) => {
       const herd = toHerdError(error instanceof HerdError ? error : fastifyErrorToHerd(error));
-      if (request.url.split('?')[0] === '/v1/messages') deps.gateway.reportRefused(herd, false);
+      if (request.url.split('?')[0] === '/v1/messages') deps.gateway.reportRefused(herd, false, 'anthropic-messages');
       if (herd.code === 'INTERNAL') deps.log?.(`gateway error: ${error.stack ?? error.message}`);
       sendAnthropicError(reply, herd);
     });

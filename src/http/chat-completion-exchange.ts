@@ -56,7 +56,8 @@ export async function runChatCompletionExchange(deps: ChatExchangeDeps, req: Inc
   }
 }
 
-function parseJson(body: Buffer | undefined): unknown {
+/** The request body as JSON, or OpenAI's wording for a body that is not JSON. */
+export function parseJson(body: Buffer | undefined): unknown {
   if (body === undefined || body.length === 0) {
     throw new HerdError('INVALID_ARG', 'We could not parse the JSON body of your request: the body is empty. The OpenAI API expects a JSON payload.');
   }

@@ -2,26 +2,13 @@
 // node:http's response: authenticate, parse, decode with the dialect's codec, run the gateway, then one
 // JSON body or the codec's SSE events. Never throws: every failure is an answer in OpenAI's error shape.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type AbortLink, LightAbortController } from '../core/abort-link.ts';
 import { HerdError, toHerdError } from '../core/errors.ts';
-import type { ChatGateway } from '../gateway/chat-gateway.ts';
-import type { ChatMeta, ChatStream } from '../gateway/chat-service.ts';
+import type { ChatStream } from '../gateway/chat-service.ts';
 import type { IngressCodec, IngressStreamEncoder, SseEvent } from '../gateway/dialects/ingress-codec.ts';
-import { NO_PROVIDER } from '../gateway/gateway-observer.ts';
-import type { Authenticator } from '../gateway/keys/authenticator.ts';
-import { UpstreamRouteError } from '../gateway/router/attempt-record.ts';
-import { COMPRESS_MIN_BYTES, compressBody, parseAcceptEncoding } from './accept-encoding.ts';
+import { abortOnClientClose, type ChatExchangeDeps, herdErrorHeaders, herdHeaders, parseJson, writeJson } from './chat-completion-exchange.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';
 
-export interface DialectExchangeDeps {
-  gateway: ChatGateway;
-  authenticator: Authenticator;
-  log?: ((line: string) => void) | undefined;
-  /** True once shutdown began: answers then close their connection. */
-  isClosing: () => boolean;
-}
-
-type OutHeaders = Record<string, string | number>;
+export type DialectExchangeDeps = ChatExchangeDeps;
 
 /** Answers `req` on `res` in `codec`'s dialect; `body` is the whole request body, already decoded. */
 export async function runDialectExchange<D>(
@@ -62,69 +49,6 @@ export async function runDialectExchange<D>(
     const answer = mapErrorToOpenAI(error);
     await writeJson(deps, req, res, answer.status, { ...answer.headers, ...herdErrorHeaders(error, started) }, JSON.stringify(answer.body)).catch(() => res.destroy());
   }
-}
-
-function parseJson(body: Buffer | undefined): unknown {
-  if (body === undefined || body.length === 0) {
-    throw new HerdError('INVALID_ARG', 'We could not parse the JSON body of your request: the body is empty. The OpenAI API expects a JSON payload.');
-  }
-  try {
-    return JSON.parse(body.toString('utf8'));
-  } catch (err) {
-    throw new HerdError('INVALID_ARG', `We could not parse the JSON body of your request (${(err as Error).message}). The OpenAI API expects a JSON payload.`);
-  }
-}
-
-/** A client that goes away aborts the upstream call and any retries. */
-function abortOnClientClose(res: ServerResponse): AbortLink {
-  const controller = new LightAbortController();
-  res.once('close', () => {
-    if (!res.writableFinished) controller.abort(new HerdError('UNAVAILABLE', 'client closed the connection'));
-  });
-  return controller.signal;
-}
-
-function herdHeaders(meta: ChatMeta, started: number): OutHeaders {
-  const elapsed = performance.now() - started;
-  return {
-    'x-herd-model': meta.model,
-    'x-herd-provider': meta.provider,
-    'x-herd-attempts': String(meta.attempts.length),
-    'x-herd-overhead-ms': Math.max(0, elapsed - meta.upstreamMs - meta.waitedMs).toFixed(3),
-  };
-}
-
-/** The x-herd-* headers on an error, as the chat route sends them. */
-function herdErrorHeaders(error: HerdError, started: number): OutHeaders {
-  const attempts = error instanceof UpstreamRouteError ? error.attempts : [];
-  const last = attempts.at(-1);
-  let upstreamMs = 0;
-  for (const a of attempts) upstreamMs += a.durationMs + (a.waitMs ?? 0);
-  const headers: OutHeaders = {
-    'x-herd-provider': last?.provider ?? NO_PROVIDER,
-    'x-herd-attempts': String(attempts.length),
-    'x-herd-overhead-ms': Math.max(0, performance.now() - started - upstreamMs).toFixed(3),
-  };
-  if (last) headers['x-herd-model'] = last.model;
-  return headers;
-}
-
-async function writeJson(deps: DialectExchangeDeps, req: IncomingMessage, res: ServerResponse, status: number, headers: OutHeaders, text: string): Promise<void> {
-  headers['content-type'] = 'application/json';
-  if (deps.isClosing()) headers['connection'] = 'close';
-  let payload: Buffer | string = text;
-  const accept = req.headers['accept-encoding'];
-  if (accept !== undefined && text.length >= COMPRESS_MIN_BYTES) {
-    const encoding = parseAcceptEncoding(accept);
-    if (encoding !== undefined) {
-      payload = await compressBody(text, encoding);
-      headers['content-encoding'] = encoding;
-    }
-  }
-  headers['content-length'] = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
-  if (res.destroyed) return;
-  res.writeHead(status, headers);
-  res.end(payload);
 }
 
 const formatEvent = (e: SseEvent) => `${e.event !== undefined ? `event: ${e.event}\n` : ''}data: ${typeof e.data === 'string' ? e.data : JSON.stringify(e.data)}\n\n`;

@@ -341,15 +341,21 @@ models:
         if (n >= 8) break;
         await new Promise((r) => setTimeout(r, 20));
       }
-      const rows = sqlite.prepare('SELECT model, status, http_status FROM ledger_requests ORDER BY started_at').all() as Array<{
+      const rows = sqlite.prepare('SELECT model, status, http_status, dialect FROM ledger_requests ORDER BY started_at').all() as Array<{
         model: string;
         status: string;
         http_status: number;
+        dialect: string;
       }>;
       assert.ok(rows.filter((r) => r.status === 'ok').length >= 8, JSON.stringify(rows));
       assert.ok(
-        rows.some((r) => r.status !== 'ok'),
-        'the overloaded request is on record too',
+        rows.every((r) => r.dialect === 'anthropic-messages'),
+        JSON.stringify(rows),
+      );
+      // The row records the status the Anthropic client got (529 overloaded), not OpenAI's 503.
+      assert.ok(
+        rows.some((r) => r.status !== 'ok' && r.http_status === 529),
+        JSON.stringify(rows),
       );
     } finally {
       sqlite.close();
