@@ -176,11 +176,11 @@ function buildLocalEmbedOnnx(weights: LocalEmbedWeights): Uint8Array {
   });
 }
 
-// Requests that arrive together share one ORT run: the table and projection are read once per batch,
-// which is where batching pays (docs/gateway.md, /v1/embeddings). One ORT thread leaves the other core
-// to the event loop, which runs HTTP and the tokenizer step.
+// The projection's weights (16 MiB) are larger than a core's cache: one text's run reads them all, a batch's
+// run reads them once for every text in it, which is where dynamic batching pays. One ORT thread leaves
+// the other core to the event loop, which runs HTTP and the tokenizer step.
 const LOCAL_EMBED_ENCODER_CONFIG = `${GENERATED_HEADER}# The second step of the ensemble local-embed: token ids and mask (from local-embed-tokenizer) to an
-# L2-normalised embedding: table lookup, masked mean, dense projection with tanh, normalisation.
+# L2-normalised embedding: table lookup, masked mean, a 256-8192-256 projection (tanh between), normalisation.
 name: "local-embed-encoder"
 platform: "onnxruntime_onnx"
 max_batch_size: 64
