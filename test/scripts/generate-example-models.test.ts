@@ -94,6 +94,21 @@ describe('generate-example-models', () => {
     for (const line of ['name: "add_sub"', 'max_batch_size: 8', 'data_type: TYPE_INT32', 'dims: [ 16 ]', 'name: "OUTPUT1"']) {
       assert.ok(addSub.includes(line), `add_sub config lacks ${line}`);
     }
+    const encoder = await readFile(join(outDir, 'local-embed-encoder', 'config.pbtxt'), 'utf8');
+    for (const line of [
+      'name: "local-embed-encoder"',
+      'max_batch_size: 64',
+      'name: "token_ids"',
+      'data_type: TYPE_INT64',
+      'dims: [ 32 ]',
+      'name: "attention_mask"',
+      'name: "embedding"',
+      'dims: [ 256 ]',
+      'dynamic_batching {',
+    ])
+      assert.ok(encoder.includes(line), `local-embed-encoder config lacks ${line}`);
+    // The committed copy in the example repository is the generator's (the ensemble and tokenizer rely on its shapes).
+    assert.equal(await readFile(new URL('../../examples/model_repository/local-embed-encoder/config.pbtxt', import.meta.url), 'utf8'), encoder);
   });
 
   it('gives my_model a symbolic batch dim and an opset import', async () => {
