@@ -1,6 +1,7 @@
-// local-embed (the example js embedding model) at concurrency 64, one text per request, over KServe or
-// through POST /v1/embeddings (a `type: triton` deployment, in process): with its dynamic batcher vs the
-// same model without one, side by side in one Herd, in alternating windows. Writes a Markdown table.
+// local-embed (the example embedding ensemble: js tokenizer, ONNX encoder) at concurrency 64, one text per
+// request, over KServe or through POST /v1/embeddings (a `type: triton` deployment, in process): with its
+// steps' dynamic batchers vs the same ensemble whose steps have none, side by side in one Herd, in
+// alternating windows. Writes a Markdown table.
 //   npx tsx bench/serving/embedding-batching-bench.ts [--via kserve|gateway] [--seconds 2] [--rounds 3] [--concurrency 64] [--out FILE]
 import { execSync } from 'node:child_process';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
@@ -28,17 +29,28 @@ const concurrency = Number(values.concurrency);
 const via = values.via === 'gateway' ? 'gateway' : 'kserve';
 const BATCHED = 'local-embed';
 const UNBATCHED = 'local-embed-unbatched';
+const STEPS = ['local-embed-tokenizer', 'local-embed-encoder'];
+/** The encoder step of each variant: its stats say how many inferences an execution carried. */
+const ENCODER: Record<string, string> = { [BATCHED]: 'local-embed-encoder', [UNBATCHED]: 'local-embed-unbatched-encoder' };
 
-/** The example model as is, and a copy without dynamic_batching (each request its own execution). */
+/**
+ * The example ensemble and its steps as they are, and a renamed copy of all three whose steps have no
+ * dynamic_batching (each request its own execution of each step).
+ */
 function createRepository(): string {
   const repo = mkdtempSync(join(tmpdir(), 'herd-bench-embed-'));
-  const source = resolve('examples/model_repository', BATCHED);
-  cpSync(source, join(repo, BATCHED), { recursive: true });
-  cpSync(source, join(repo, UNBATCHED), { recursive: true });
-  const config = readFileSync(join(source, 'config.pbtxt'), 'utf8')
-    .replace(`name: "${BATCHED}"`, `name: "${UNBATCHED}"`)
-    .replace(/^dynamic_batching .*$/m, '');
-  writeFileSync(join(repo, UNBATCHED, 'config.pbtxt'), config);
+  const rename = (name: string) => name.replace(BATCHED, UNBATCHED);
+  for (const name of [BATCHED, ...STEPS]) {
+    const source = resolve('examples/model_repository', name);
+    cpSync(source, join(repo, name), { recursive: true });
+    cpSync(source, join(repo, rename(name)), { recursive: true });
+    let config = readFileSync(join(source, 'config.pbtxt'), 'utf8').replace(`name: "${name}"`, `name: "${rename(name)}"`);
+    // One-line (`dynamic_batching { ... }`) and block forms alike.
+    config = config.replace(/^dynamic_batching \{[^}]*\}\n?/m, '');
+    for (const step of STEPS) config = config.replace(`model_name: "${step}"`, `model_name: "${rename(step)}"`);
+    if (config.includes('dynamic_batching')) throw new Error(`${name}: dynamic_batching left in the unbatched copy`);
+    writeFileSync(join(repo, rename(name), 'config.pbtxt'), config);
+  }
   return repo;
 }
 
@@ -69,7 +81,7 @@ function writeGatewayConfig(): string {
 }
 
 async function stats(url: string, model: string): Promise<{ inferences: number; executions: number }> {
-  const res = await fetch(`${url}/v2/models/${model}/stats`);
+  const res = await fetch(`${url}/v2/models/${ENCODER[model]}/stats`);
   const s = ((await res.json()) as { model_stats: { inference_count: number; execution_count: number }[] }).model_stats[0]!;
   return { inferences: s.inference_count, executions: s.execution_count };
 }
@@ -100,8 +112,8 @@ try {
     const errors = runs.reduce((n, r) => n + r.errors + (r.requests - r.okUs.length - r.errors), 0);
     return { label, perSecond: ok / time, p50: pick(50), p99: pick(99), batch, errors };
   };
-  const batched = await row(BATCHED, 'with dynamic batching (example config)');
-  const unbatched = await row(UNBATCHED, 'without dynamic batching');
+  const batched = await row(BATCHED, 'steps with dynamic batching (example config)');
+  const unbatched = await row(UNBATCHED, 'steps without dynamic batching');
   let commit = 'unknown';
   try {
     commit = execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim();
@@ -112,7 +124,7 @@ try {
     `Code: ${commit}. Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; load generator on the same machine (bench/lib/closed-loop-load.ts).`,
     `Command: \`npx tsx bench/serving/embedding-batching-bench.ts --via ${via} --seconds ${seconds} --rounds ${rounds} --concurrency ${concurrency}\`. One text per request, ${via === 'gateway' ? 'POST /v1/embeddings (base64, as the openai SDK asks; a type: triton deployment in process, ledger on)' : 'KServe JSON'}, concurrency ${concurrency}; both models in one Herd, measured in alternating ${seconds} s windows.`,
     '',
-    '| variant | infer/s | p50 ms | p99 ms | avg batch (inferences/executions) | non-200 |',
+    '| variant | infer/s | p50 ms | p99 ms | avg encoder batch (inferences/executions) | non-200 |',
     '| --- | ---: | ---: | ---: | ---: | ---: |',
     ...[batched, unbatched].map(
       (r) => `| ${r.label} | ${Math.round(r.perSecond).toLocaleString('en-US')} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.batch.toFixed(1)} | ${r.errors} |`,

@@ -78,6 +78,7 @@ export function createNode(opType: string, inputs: string[], outputs: string[], 
 }
 
 export const intAttribute = (name: string, i: number): OnnxAttribute => ({ name, type: OnnxAttributeType.INT, i });
+export const intsAttribute = (name: string, ints: number[]): OnnxAttribute => ({ name, type: OnnxAttributeType.INTS, ints });
 export const floatAttribute = (name: string, f: number): OnnxAttribute => ({ name, type: OnnxAttributeType.FLOAT, f });
 
 /** Serializes a model; the same spec always yields the same bytes (no timestamps, fixed field order). */

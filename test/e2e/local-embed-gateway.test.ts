@@ -1,6 +1,7 @@
-// POST /v1/embeddings served by the example model local-embed in process (a `type: triton` deployment),
-// with the `openai` SDK as the client: the vectors are the model's own (as KServe answers them), the
-// texts of one request go through the model's dynamic batcher, and the ledger has the request at price 0.
+// POST /v1/embeddings served by the example model local-embed (an ensemble: js tokenizer, ONNX encoder)
+// in process (a `type: triton` deployment), with the `openai` SDK as the client: the vectors are the
+// model's own (as KServe answers them, up to float rounding in another batch), the texts of one request
+// are batched by the encoder, and the ledger has the request at price 0.
 // Skipped while the `type: triton` provider is not part of this build.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,7 +25,7 @@ describe('/v1/embeddings on local-embed, in process', { skip: TRITON_PROVIDER ? 
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'herd-local-embed-gateway-'));
-    cpSync(join(EXAMPLE_REPOSITORY, 'local-embed'), join(dir, 'repo', 'local-embed'), { recursive: true });
+    for (const name of ['local-embed', 'local-embed-tokenizer', 'local-embed-encoder']) cpSync(join(EXAMPLE_REPOSITORY, name), join(dir, 'repo', name), { recursive: true });
     ledger = join(dir, 'ledger.db');
     const config = parseHerdConfig(
       `
@@ -60,9 +61,13 @@ models:
     return (res.json() as { outputs: { data: number[] }[] }).outputs[0]!.data;
   };
 
+  const encoderStats = async () =>
+    ((await request(`${server.httpUrl}/v2/models/local-embed-encoder/stats`)).json() as { model_stats: { execution_count: number }[] }).model_stats[0]!;
+
   it('answers the model’s own vectors (base64 by default, float on request), one inference per text, on the ledger at price 0', async () => {
     const texts = Array.from({ length: 12 }, (_, i) => `text number ${i} for the local model`);
     const before = (await request(`${server.httpUrl}/v2/models/local-embed/stats`)).json() as { model_stats: { inference_count: number }[] };
+    const encoderBefore = await encoderStats();
     const { data, response } = await client.embeddings.create({ model: 'local-embed', input: texts }).withResponse();
     assert.equal(response.headers.get('x-herd-provider'), 'local');
     assert.equal(data.model, 'local-embed');
@@ -70,9 +75,14 @@ models:
     assert.ok(data.usage.prompt_tokens > 0, 'counted by Herd');
     const expected = await kserve(texts[3]!);
     assert.equal(data.data[3]!.embedding.length, 256);
-    for (const [i, v] of data.data[3]!.embedding.entries()) assert.ok(Math.abs(v - expected[i]!) < 1e-6);
+    for (const [i, v] of data.data[3]!.embedding.entries()) assert.ok(Math.abs(v - expected[i]!) < 1e-5);
+    const encoderAfter = await encoderStats();
+    assert.ok(
+      encoderAfter.execution_count - encoderBefore.execution_count < texts.length,
+      `the ${texts.length} texts share encoder executions: ${encoderAfter.execution_count - encoderBefore.execution_count}`,
+    );
     const floats = await client.embeddings.create({ model: 'local-embed', input: texts[3]!, encoding_format: 'float' });
-    assert.deepEqual(floats.data[0]!.embedding, Array.from(new Float32Array(expected)));
+    for (const [i, v] of floats.data[0]!.embedding.entries()) assert.ok(Math.abs(v - expected[i]!) < 1e-5);
     await assert.rejects(client.embeddings.create({ model: 'local-embed', input: 'x', dimensions: 64 }), (err: unknown) => err instanceof OpenAI.BadRequestError);
     const after = (await request(`${server.httpUrl}/v2/models/local-embed/stats`)).json() as { model_stats: { inference_count: number }[] };
     assert.equal(after.model_stats[0]!.inference_count - before.model_stats[0]!.inference_count, texts.length + 1 + 1, 'one inference per text; the refused request made none');

@@ -1,5 +1,6 @@
 // The example-model generator: deterministic bytes, idempotent rewrites, configs written, and numerics
-// checked by loading the files with onnxruntime directly (add_sub exact, my_model vs a JS reference).
+// checked by loading the files with onnxruntime directly (add_sub exact, my_model and local-embed-encoder
+// vs a JS reference).
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,7 +8,15 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as ort from 'onnxruntime-node';
 import { generateExampleModels } from '../../scripts/generate-example-models.ts';
-import { computeDenseReference, createMyModelLayers, EXAMPLE_MODELS } from '../../scripts/onnx/example-models.ts';
+import {
+  computeDenseReference,
+  computeLocalEmbedReference,
+  createLocalEmbedWeights,
+  createMyModelLayers,
+  EXAMPLE_MODELS,
+  LOCAL_EMBED_TOKENS,
+  LOCAL_EMBED_VOCAB,
+} from '../../scripts/onnx/example-models.ts';
 import { decodeOnnxModel } from '../../scripts/onnx/onnx-model-writer.ts';
 import { createSeededRandom } from '../../scripts/onnx/seeded-random.ts';
 
@@ -20,22 +29,24 @@ describe('generate-example-models', () => {
     await rm(outDir, { recursive: true, force: true });
   });
 
-  it('writes my_model and add_sub (not the opt-in mlp_2048), then skips them when unchanged', async () => {
+  it('writes my_model, add_sub and local-embed-encoder (not the opt-in mlp_2048), then skips them when unchanged', async () => {
     const first = await generateExampleModels({ outDir });
     assert.deepEqual(
       first.map((r) => [r.name, r.onnx, r.config]),
       [
         ['my_model', 'written', 'written'],
         ['add_sub', 'written', 'written'],
+        ['local-embed-encoder', 'written', 'written'],
       ],
     );
-    assert.deepEqual((await readdir(outDir)).sort(), ['add_sub', 'my_model']);
+    assert.deepEqual((await readdir(outDir)).sort(), ['add_sub', 'local-embed-encoder', 'my_model']);
     const mtime = (await stat(first[0].onnxPath)).mtimeMs;
 
     const second = await generateExampleModels({ outDir });
     assert.deepEqual(
       second.map((r) => [r.onnx, r.config]),
       [
+        ['unchanged', 'unchanged'],
         ['unchanged', 'unchanged'],
         ['unchanged', 'unchanged'],
       ],
@@ -46,7 +57,7 @@ describe('generate-example-models', () => {
     const third = await generateExampleModels({ outDir });
     assert.deepEqual(
       third.map((r) => r.onnx),
-      ['unchanged', 'written'],
+      ['unchanged', 'written', 'unchanged'],
       'a changed file is regenerated',
     );
   });
@@ -83,6 +94,21 @@ describe('generate-example-models', () => {
     for (const line of ['name: "add_sub"', 'max_batch_size: 8', 'data_type: TYPE_INT32', 'dims: [ 16 ]', 'name: "OUTPUT1"']) {
       assert.ok(addSub.includes(line), `add_sub config lacks ${line}`);
     }
+    const encoder = await readFile(join(outDir, 'local-embed-encoder', 'config.pbtxt'), 'utf8');
+    for (const line of [
+      'name: "local-embed-encoder"',
+      'max_batch_size: 64',
+      'name: "token_ids"',
+      'data_type: TYPE_INT64',
+      'dims: [ 32 ]',
+      'name: "attention_mask"',
+      'name: "embedding"',
+      'dims: [ 256 ]',
+      'dynamic_batching {',
+    ])
+      assert.ok(encoder.includes(line), `local-embed-encoder config lacks ${line}`);
+    // The committed copy in the example repository is the generator's (the ensemble and tokenizer rely on its shapes).
+    assert.equal(await readFile(new URL('../../examples/model_repository/local-embed-encoder/config.pbtxt', import.meta.url), 'utf8'), encoder);
   });
 
   it('gives my_model a symbolic batch dim and an opset import', async () => {
@@ -134,6 +160,34 @@ describe('generate-example-models', () => {
         ref.some((v) => Math.abs(v) > 0.5),
         'reference is not trivially near zero',
       );
+    } finally {
+      await session.release();
+    }
+  });
+
+  it('local-embed-encoder matches the JS reference: masked mean, projection, unit length', async () => {
+    const session = await ort.InferenceSession.create(join(outDir, 'local-embed-encoder', '1', 'model.onnx'), { intraOpNumThreads: 1 });
+    try {
+      const L = LOCAL_EMBED_TOKENS;
+      const random = createSeededRandom(11);
+      // Three texts: 5 tokens, a full row, and none at all (all padding).
+      const lengths = [5, L, 0];
+      const ids = lengths.flatMap((n) => Array.from({ length: L }, (_, t) => (t < n ? 1 + Math.floor(random() * (LOCAL_EMBED_VOCAB - 1)) : 0)));
+      const mask = lengths.flatMap((n) => Array.from({ length: L }, (_, t) => (t < n ? 1 : 0)));
+      const out = await session.run({
+        token_ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [lengths.length, L]),
+        attention_mask: new ort.Tensor('float32', Float32Array.from(mask), [lengths.length, L]),
+      });
+      assert.deepEqual(out.embedding.dims, [lengths.length, 256]);
+      const y = out.embedding.data as Float32Array;
+      const weights = createLocalEmbedWeights();
+      lengths.forEach((_, row) => {
+        const ref = computeLocalEmbedReference(weights, ids.slice(row * L, (row + 1) * L), mask.slice(row * L, (row + 1) * L));
+        const got = y.subarray(row * 256, (row + 1) * 256);
+        const maxDiff = Math.max(...Array.from(got, (v, i) => Math.abs(v - ref[i]!)));
+        assert.ok(maxDiff < 1e-5, `row ${row}: max abs diff ${maxDiff}`);
+        assert.ok(Math.abs(Math.hypot(...got) - 1) < 1e-5, `row ${row} has unit length`);
+      });
     } finally {
       await session.release();
     }

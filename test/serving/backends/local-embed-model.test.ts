@@ -1,19 +1,21 @@
-// The example model local-embed on the real `js` backend with its own config.pbtxt: unit vectors of the
-// configured size, the same text always the same vector, similar texts closer than unrelated ones,
-// one execute() for a whole batch, and parameters checked at load.
+// The example model local-embed's js step, local-embed-tokenizer, on the real `js` backend with its own
+// config.pbtxt: 32 ids in [1, 8192) then pad 0 with a matching mask, the same text always the same ids,
+// shared words shared ids, one execute() for a whole batch, and its parameters checked at load.
+// The ONNX step is checked against a JS reference in test/scripts/generate-example-models.test.ts.
 import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { LOCAL_EMBED_TOKENS, LOCAL_EMBED_VOCAB } from '../../../scripts/onnx/example-models.ts';
 import type { Tensor } from '../../../src/core/tensor.ts';
 import type { Backend, InferenceRequest } from '../../../src/serving/backends/backend.ts';
 import { jsBackend } from '../../../src/serving/backends/js/js-backend.ts';
 import { encodeBytes } from '../../../src/serving/backends/js/model-api.ts';
 import { parsePbtxtModelConfig } from '../../../src/serving/repository/parse-model-config.ts';
 
-const MODEL_DIR = fileURLToPath(new URL('../../../examples/model_repository/local-embed/', import.meta.url));
+const MODEL_DIR = fileURLToPath(new URL('../../../examples/model_repository/local-embed-tokenizer/', import.meta.url));
 
 const loaded: Backend[] = [];
 const dirs: string[] = [];
@@ -24,65 +26,78 @@ after(async () => {
 
 async function load(modelPath = MODEL_DIR): Promise<Backend> {
   const file = join(modelPath, 'config.pbtxt');
-  const config = parsePbtxtModelConfig(readFileSync(file, 'utf8'), file, 'local-embed');
-  const backend = await jsBackend.load({ config, modelPath, versionPath: join(modelPath, '1'), version: 1, instanceName: 'local-embed_0', instanceKind: 'KIND_CPU' });
+  const config = parsePbtxtModelConfig(readFileSync(file, 'utf8'), file, 'local-embed-tokenizer');
+  const backend = await jsBackend.load({ config, modelPath, versionPath: join(modelPath, '1'), version: 1, instanceName: 'local-embed-tokenizer_0', instanceKind: 'KIND_CPU' });
   loaded.push(backend);
   return backend;
 }
 
 function textRequest(texts: string[]): InferenceRequest {
   const input: Tensor = { name: 'text_input', datatype: 'BYTES', shape: [texts.length, 1], data: texts.map(encodeBytes) };
-  return { id: '', modelName: 'local-embed', modelVersion: 1, inputs: [input], requestedOutputs: [], parameters: {} };
+  return { id: '', modelName: 'local-embed-tokenizer', modelVersion: 1, inputs: [input], requestedOutputs: [], parameters: {} };
 }
 
-async function embed(backend: Backend, ...batches: string[][]): Promise<Float32Array[][]> {
+interface Tokens {
+  ids: number[];
+  mask: number[];
+}
+
+async function tokenize(backend: Backend, ...batches: string[][]): Promise<Tokens[][]> {
+  const L = LOCAL_EMBED_TOKENS;
   const results = await backend.execute(batches.map(textRequest));
   return results.map((result, i) => {
     assert.ok(!('error' in result && result.error), String((result as { error?: unknown }).error));
-    const out = (result as { outputs: Tensor[] }).outputs[0]!;
-    assert.equal(out.name, 'embedding');
-    assert.equal(out.datatype, 'FP32');
-    assert.deepEqual(out.shape, [batches[i]!.length, 256]);
-    const data = out.data as Float32Array;
-    return batches[i]!.map((_, j) => data.subarray(j * 256, (j + 1) * 256));
+    const [ids, mask] = (result as { outputs: Tensor[] }).outputs as [Tensor, Tensor];
+    assert.deepEqual([ids.name, ids.datatype, ids.shape], ['token_ids', 'INT64', [batches[i]!.length, L]]);
+    assert.deepEqual([mask.name, mask.datatype, mask.shape], ['attention_mask', 'FP32', [batches[i]!.length, L]]);
+    return batches[i]!.map((_, j) => ({
+      ids: Array.from((ids.data as BigInt64Array).subarray(j * L, (j + 1) * L), Number),
+      mask: Array.from((mask.data as Float32Array).subarray(j * L, (j + 1) * L)),
+    }));
   });
 }
 
-const dot = (a: Float32Array, b: Float32Array) => a.reduce((sum, v, i) => sum + v * b[i]!, 0);
+const tokens = (t: Tokens) => t.ids.filter((_, i) => t.mask[i] === 1);
 
-describe('example model local-embed', () => {
-  it('answers one L2-normalised 256-float vector per text, the same for the same text', async () => {
+describe('example model local-embed-tokenizer', () => {
+  it('pads each text to 32 ids below the vocabulary, 0 where the mask is 0, the same for the same text', async () => {
     const backend = await load();
-    const [[a, b, c]] = (await embed(backend, ['Hello world', 'hello   WORLD', '部署多模型推理'])) as [[Float32Array, Float32Array, Float32Array]];
-    for (const v of [a, b, c]) assert.ok(Math.abs(dot(v, v) - 1) < 1e-5, 'unit length');
-    const [[again]] = (await embed(backend, ['Hello world'])) as [[Float32Array]];
-    assert.deepEqual(Array.from(again), Array.from(a), 'deterministic');
-    assert.ok(dot(a, b) > 0.5, `case and spacing barely matter: ${dot(a, b)}`);
-    assert.ok(Math.abs(dot(a, c)) < 0.3, `unrelated texts are far apart: ${dot(a, c)}`);
+    const [[a, b, long, empty]] = (await tokenize(backend, ['Hello world', 'hello   WORLD', 'word '.repeat(40), ''])) as [[Tokens, Tokens, Tokens, Tokens]];
+    for (const t of [a, b, long, empty]) {
+      for (const [i, id] of t.ids.entries()) {
+        if (t.mask[i] === 1) assert.ok(id >= 1 && id < LOCAL_EMBED_VOCAB, `id ${id}`);
+        else assert.equal(id, 0);
+      }
+      const count = t.mask.filter((m) => m === 1).length;
+      assert.deepEqual(t.mask, [...Array(count).fill(1), ...Array(LOCAL_EMBED_TOKENS - count).fill(0)], 'tokens first, then padding');
+    }
+    assert.deepEqual(a, b, 'case and spacing do not matter');
+    assert.equal(tokens(a).length, 2 + 5 + 5, 'two words, then the five trigrams of " hello " and of " world "');
+    assert.equal(tokens(long).length, LOCAL_EMBED_TOKENS, 'a long text is truncated');
+    assert.equal(tokens(empty).length, 0);
   });
 
-  it('ranks a paraphrase above an unrelated sentence', async () => {
+  it('gives shared words shared ids', async () => {
     const backend = await load();
-    const [[query, close, far]] = (await embed(backend, ['the cat sat on the mat', 'a cat was sitting on a mat', 'quarterly revenue grew by four percent'])) as [
-      [Float32Array, Float32Array, Float32Array],
-    ];
-    assert.ok(dot(query, close) > dot(query, far) + 0.2, `${dot(query, close)} vs ${dot(query, far)}`);
+    const [[query, close, far]] = (await tokenize(backend, ['the cat sat on the mat', 'a cat was sitting on a mat', 'quarterly revenue grew'])) as [[Tokens, Tokens, Tokens]];
+    const shared = (x: Tokens, y: Tokens) => tokens(x).filter((id) => tokens(y).includes(id)).length;
+    assert.ok(shared(query, close) > shared(query, far) + 3, `${shared(query, close)} vs ${shared(query, far)}`);
   });
 
   it('executes several requests in one call, each answered with its own texts', async () => {
     const backend = await load();
-    const [first, second] = await embed(backend, ['one', 'two'], ['three']);
-    const [[alone]] = (await embed(backend, ['three'])) as [[Float32Array]];
+    const [first, second] = await tokenize(backend, ['one', 'two'], ['three']);
+    const [[alone]] = (await tokenize(backend, ['three'])) as [[Tokens]];
     assert.equal(first!.length, 2);
-    assert.deepEqual(Array.from(second![0]!), Array.from(alone));
+    assert.deepEqual(second![0], alone);
   });
 
-  it('refuses a dimensions parameter that disagrees with the output dims at load', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'herd-local-embed-'));
+  it('refuses a vocab_size that is not an integer of at least 2 at load', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'herd-local-embed-tokenizer-'));
     dirs.push(dir);
     cpSync(MODEL_DIR, dir, { recursive: true });
     const file = join(dir, 'config.pbtxt');
-    writeFileSync(file, readFileSync(file, 'utf8').replace('string_value: "256"', 'string_value: "128"'));
-    await assert.rejects(load(dir), /dims \[256\] but parameter 'dimensions' is 128/);
+    writeFileSync(file, readFileSync(file, 'utf8').replace('string_value: "8192"', 'string_value: "1"'));
+    await assert.rejects(load(dir), /parameter 'vocab_size' must be an integer of at least 2, got '1'/);
   });
 });
