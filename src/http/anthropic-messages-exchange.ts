@@ -10,7 +10,7 @@ import { decodeMessagesRequest } from '../gateway/dialects/anthropic-messages/de
 import { encodeMessagesResponse } from '../gateway/dialects/anthropic-messages/encode-messages-response.ts';
 import { formatMessagesEvent, MessagesStreamEncoder } from '../gateway/dialects/anthropic-messages/encode-messages-stream.ts';
 import { estimatePromptTokens } from '../gateway/usage-estimate.ts';
-import { abortOnClientClose, type ChatExchangeDeps, herdErrorHeaders, herdHeaders, writeJson } from './chat-completion-exchange.ts';
+import { abortOnClientClose, type ChatExchangeDeps, herdErrorHeaders, herdHeaders, openSseAnswer, writeJson } from './chat-completion-exchange.ts';
 import { mapErrorToAnthropic } from './map-anthropic-error.ts';
 
 export type MessagesEndpoint = 'messages' | 'count_tokens';
@@ -91,27 +91,7 @@ function parseJson(body: Buffer | undefined): unknown {
  * together leave together (corked until the current I/O callback's promise jobs have run).
  */
 async function writeStream(deps: ChatExchangeDeps, stream: ChatStream, cache: string, res: ServerResponse, started: number): Promise<void> {
-  const headers = herdHeaders(stream.meta, started);
-  headers['content-type'] = 'text/event-stream; charset=utf-8';
-  headers['cache-control'] = 'no-cache';
-  headers['x-herd-cache'] = cache;
-  if (deps.isClosing()) headers['connection'] = 'close';
-  res.writeHead(200, headers);
-  let corked = false;
-  const uncork = () => {
-    if (!corked) return;
-    corked = false;
-    res.uncork();
-  };
-  const send = (text: string) => {
-    if (text === '' || res.destroyed) return;
-    if (!corked) {
-      corked = true;
-      res.cork();
-      process.nextTick(uncork);
-    }
-    res.write(text);
-  };
+  const { send, end } = openSseAnswer(deps, stream.meta, cache, res, started);
   const encoder = new MessagesStreamEncoder({ model: stream.meta.model, inputTokensHint: stream.meta.estimatedPromptTokens });
   try {
     for await (const chunk of stream.chunks) {
@@ -127,7 +107,6 @@ async function writeStream(deps: ChatExchangeDeps, stream: ChatStream, cache: st
     // After the first byte there is no switching upstream: the client gets Anthropic's error event, no message_stop.
     send(formatMessagesEvent('error', mapErrorToAnthropic(toHerdError(err)).body));
   } finally {
-    corked = false;
-    res.end();
+    end();
   }
 }

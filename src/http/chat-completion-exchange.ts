@@ -125,17 +125,16 @@ export async function writeJson(deps: ChatExchangeDeps, req: IncomingMessage, re
 }
 
 /**
- * SSE from the first chunk on: the headers carry the answering model; no upstream switch after this.
- * Chunks that arrive together leave together: the socket is corked until the promise jobs of the
- * current I/O callback have run (a nextTick queued from them runs after them), then flushed at once.
+ * The SSE answer of every gateway dialect, from the stream's first chunk on: the x-herd-* headers, then a
+ * writer under which events that arrive together leave together — the socket is corked until the promise
+ * jobs of the current I/O callback have run (a nextTick queued from them runs after them), then flushed.
  */
-async function writeStream(deps: ChatExchangeDeps, stream: ChatStream, cache: string, res: ServerResponse, started: number): Promise<void> {
-  const headers = herdHeaders(stream.meta, started);
+export function openSseAnswer(deps: ChatExchangeDeps, meta: ChatMeta, cache: string, res: ServerResponse, started: number): { send(text: string): void; end(): void } {
+  const headers = herdHeaders(meta, started);
   headers['content-type'] = 'text/event-stream; charset=utf-8';
   headers['cache-control'] = 'no-cache';
   headers['x-herd-cache'] = cache;
   if (deps.isClosing()) headers['connection'] = 'close';
-  // A client that leaves aborts the request's signal, and the relay cancels the stream on it.
   res.writeHead(200, headers);
   let corked = false;
   const uncork = () => {
@@ -143,25 +142,37 @@ async function writeStream(deps: ChatExchangeDeps, stream: ChatStream, cache: st
     corked = false;
     res.uncork();
   };
-  const send = (text: string) => {
-    if (!corked) {
-      corked = true;
-      res.cork();
-      process.nextTick(uncork);
-    }
-    res.write(text);
+  return {
+    send(text) {
+      if (text === '' || res.destroyed) return;
+      if (!corked) {
+        corked = true;
+        res.cork();
+        process.nextTick(uncork);
+      }
+      res.write(text);
+    },
+    end() {
+      corked = false;
+      res.end();
+    },
   };
+}
+
+/** OpenAI's SSE: `data:` lines and `[DONE]`; no upstream switch after the headers. */
+async function writeStream(deps: ChatExchangeDeps, stream: ChatStream, cache: string, res: ServerResponse, started: number): Promise<void> {
+  // A client that leaves aborts the request's signal, and the relay cancels the stream on it.
+  const sse = openSseAnswer(deps, stream.meta, cache, res, started);
   try {
     for await (const chunk of stream.chunks) {
       if (res.destroyed) break;
-      send(`data: ${encodeOpenAIChatChunk(chunk)}\n\n`);
+      sse.send(`data: ${encodeOpenAIChatChunk(chunk)}\n\n`);
     }
-    if (!res.destroyed) send('data: [DONE]\n\n');
+    if (!res.destroyed) sse.send('data: [DONE]\n\n');
   } catch (err) {
     // After the first byte there is no switching upstream: the client gets an error event, no [DONE].
-    if (!res.destroyed) send(`data: ${JSON.stringify(mapErrorToOpenAI(toHerdError(err)).body)}\n\n`);
+    sse.send(`data: ${JSON.stringify(mapErrorToOpenAI(toHerdError(err)).body)}\n\n`);
   } finally {
-    corked = false;
-    res.end();
+    sse.end();
   }
 }

@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HerdError, toHerdError } from '../core/errors.ts';
 import type { ChatStream } from '../gateway/chat-service.ts';
 import type { IngressCodec, IngressStreamEncoder, SseEvent } from '../gateway/dialects/ingress-codec.ts';
-import { abortOnClientClose, type ChatExchangeDeps, herdErrorHeaders, herdHeaders, parseJson, writeJson } from './chat-completion-exchange.ts';
+import { abortOnClientClose, type ChatExchangeDeps, herdErrorHeaders, herdHeaders, openSseAnswer, parseJson, writeJson } from './chat-completion-exchange.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';
 
 export type DialectExchangeDeps = ChatExchangeDeps;
@@ -58,26 +58,9 @@ const formatEvent = (e: SseEvent) => `${e.event !== undefined ? `event: ${e.even
  * leave together are corked into one write, as on the chat route.
  */
 async function writeStream(deps: DialectExchangeDeps, stream: ChatStream, encoder: IngressStreamEncoder, cache: string, res: ServerResponse, started: number): Promise<void> {
-  const headers = herdHeaders(stream.meta, started);
-  headers['content-type'] = 'text/event-stream; charset=utf-8';
-  headers['cache-control'] = 'no-cache';
-  headers['x-herd-cache'] = cache;
-  if (deps.isClosing()) headers['connection'] = 'close';
-  res.writeHead(200, headers);
-  let corked = false;
-  const uncork = () => {
-    if (!corked) return;
-    corked = false;
-    res.uncork();
-  };
+  const sse = openSseAnswer(deps, stream.meta, cache, res, started);
   const send = (events: SseEvent[]) => {
-    if (events.length === 0 || res.destroyed) return;
-    if (!corked) {
-      corked = true;
-      res.cork();
-      process.nextTick(uncork);
-    }
-    for (const e of events) res.write(formatEvent(e));
+    for (const e of events) sse.send(formatEvent(e));
   };
   try {
     send(encoder.start());
@@ -94,7 +77,6 @@ async function writeStream(deps: DialectExchangeDeps, stream: ChatStream, encode
     // After the first byte there is no switching upstream: the client gets the dialect's error event.
     send(encoder.fail(mapErrorToOpenAI(toHerdError(err)).body.error));
   } finally {
-    corked = false;
-    res.end();
+    sse.end();
   }
 }
