@@ -1,7 +1,7 @@
 // `herd serve` as a user runs it: a real process, its start-up report, clean errors, draining shutdown.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -9,8 +9,15 @@ import { join, resolve } from 'node:path';
 const HERD = resolve('bin/herd.mjs');
 const SLOW_REPOSITORY = resolve('test/fixtures/slow_repository');
 
+// A test that fails before its server exits must not leave it running: its pipes would hold the suite open.
+const children = new Set<ChildProcess>();
+after(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
 function run(args: string[]) {
   const child = spawn(process.execPath, [HERD, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => {
