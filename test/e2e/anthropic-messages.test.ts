@@ -336,9 +336,11 @@ models:
   it('writes a ledger row for every answered request', async () => {
     const sqlite = new Database(db, { readonly: true });
     try {
-      for (let i = 0; i < 200; i++) {
-        const { n } = sqlite.prepare("SELECT count(*) AS n FROM ledger_requests WHERE status = 'ok'").get() as { n: number };
-        if (n >= 8) break;
+      // Answered requests' rows commit before their last byte; a failed request's row follows in the next batch.
+      for (let i = 0; i < 400; i++) {
+        const { ok } = sqlite.prepare("SELECT count(*) AS ok FROM ledger_requests WHERE status = 'ok'").get() as { ok: number };
+        const { failed } = sqlite.prepare("SELECT count(*) AS failed FROM ledger_requests WHERE status != 'ok'").get() as { failed: number };
+        if (ok >= 8 && failed >= 1) break;
         await new Promise((r) => setTimeout(r, 20));
       }
       const rows = sqlite.prepare('SELECT model, status, http_status, dialect FROM ledger_requests ORDER BY started_at').all() as Array<{
