@@ -12,9 +12,7 @@ import type { ChatPort } from './core/chat-port.ts';
 import { ChatGateway } from './gateway/chat-gateway.ts';
 import { describeLedgerHealth, type LedgerHealth } from './gateway/describe-gateway.ts';
 import { createServingChatPort } from './gateway/serving-chat-port.ts';
-import { createTritonProviders } from './gateway/create-providers.ts';
 import { checkTritonDeployments } from './gateway/providers/triton/check-triton-deployments.ts';
-import { buildGatewayCatalog } from './gateway/router/gateway-catalog.ts';
 import type { InferencePort } from './core/inference-port.ts';
 import { createServingInferencePort } from './serving/serving-inference-port.ts';
 import { createChatService, type ChatService } from './gateway/chat-service.ts';
@@ -214,6 +212,8 @@ export interface GatewayFlowParts {
   log?: (line: string) => void;
   /** Provider instances by name instead of the configured upstreams (bench/gateway/flow-microbench.ts). */
   providers?: Readonly<Record<string, Provider>>;
+  /** This Herd's models, for `type: triton` deployments without base_url. */
+  inference?: InferencePort;
   /** false: no priority admission in front of the upstreams (the flow microbenchmark's variant). */
   admission?: boolean;
 }
@@ -226,6 +226,7 @@ export function createGatewayFlow(config: HerdConfig, parts: GatewayFlowParts): 
     env,
     admission: parts.admission === false ? undefined : limits.admission,
     ...(parts.providers ? { providers: parts.providers } : {}),
+    ...(parts.inference ? { inference: parts.inference } : {}),
   });
   const observer = registry ? registerGatewayRequestMetrics({ registry, models: Object.keys(config.models), providers: Object.keys(config.providers) }) : undefined;
   const flow = new ChatGateway({
@@ -237,11 +238,13 @@ export function createGatewayFlow(config: HerdConfig, parts: GatewayFlowParts): 
     observer,
     errorStatus: (error, dialect) => (dialect === 'anthropic-messages' ? mapErrorToAnthropic(error) : mapErrorToOpenAI(error)).status,
   });
+  // The same catalog and provider pools as chat: one connection pool per upstream, built once.
   const embeddings = new EmbeddingsGateway({
     config,
     env,
+    catalog: chat.catalog,
+    providers: chat.providers,
     admission: parts.admission === false ? undefined : limits.admission,
-    ...(parts.providers ? { providers: parts.providers } : {}),
     billing,
     keyLimits: limits.keys,
     observer,
@@ -270,9 +273,6 @@ interface RunningGateway {
 /** Keys, limits, cache, ledger and the chat service, opened in order and closed in reverse; their metrics on `registry`. */
 async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (line: string) => void, registry: Registry, inference: InferencePort): Promise<RunningGateway> {
   const auth = createGatewayAuth(config.auth, env);
-  const catalog = buildGatewayCatalog(config, env);
-  const triton = createTritonProviders(catalog, env, inference);
-  for (const warning of checkTritonDeployments(catalog, inference)) log(`warning: ${warning}`);
   let limits: GatewayLimits | undefined;
   let cache: ResponseCache | undefined;
   let ledger: Ledger | undefined;
@@ -295,7 +295,8 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
     } else {
       log('billing.ledger is off: requests are not priced or recorded, and key budgets are not enforced');
     }
-    const { chat, flow, embeddings } = createGatewayFlow(config, { env, limits, cache, billing, registry, log, providers: triton });
+    const { chat, flow, embeddings } = createGatewayFlow(config, { env, limits, cache, billing, registry, log, inference });
+    for (const warning of checkTritonDeployments(chat.catalog, inference)) log(`warning: ${warning}`);
     const opened = { limits, cache, ledger };
     const admission = limits.admission;
     registerGatewayStateMetrics(registry, {
@@ -326,7 +327,6 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
       async close() {
         await chat.close();
         await embeddings.close();
-        await Promise.all(Object.values(triton).map((provider) => provider.close()));
         await opened.cache.close();
         await opened.ledger?.close();
         await opened.limits.close();
@@ -334,7 +334,6 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
       },
     };
   } catch (err) {
-    await Promise.all(Object.values(triton).map((provider) => provider.close()));
     await cache?.close();
     await ledger?.close();
     await limits?.close();

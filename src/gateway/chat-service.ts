@@ -3,6 +3,7 @@
 // or the opened stream plus what headers and the ledger need (model, provider, attempts, upstream time).
 import { type AbortLink, LightAbortController } from '../core/abort-link.ts';
 import type { TierName } from '../config/gateway-config-schema.ts';
+import type { InferencePort } from '../core/inference-port.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import type { ChatRequest, ChatResponse, Usage } from './chat-types.ts';
 import { createProviders } from './create-providers.ts';
@@ -37,6 +38,8 @@ export interface ChatServiceOptions {
   sleep?: Sleep;
   /** Waits for a slot on the upstream model and provider before each attempt (see createGatewayLimits). */
   admission?: Admission;
+  /** This Herd's models, for `type: triton` providers without base_url; absent: such deployments are unavailable. */
+  inference?: InferencePort;
 }
 
 export interface ChatContext {
@@ -104,6 +107,8 @@ export interface ChatService {
   listModels(allowed?: ModelFilter): ModelListEntry[];
   health(): GatewayHealth;
   readonly catalog: GatewayCatalog;
+  /** The provider instances by name (their pools), for the other flows over the same catalog (embeddings). */
+  readonly providers: Readonly<Record<string, Provider>>;
   close(): Promise<void>;
 }
 
@@ -112,7 +117,7 @@ const NEVER_ABORTED = new LightAbortController().signal;
 export function createChatService(options: ChatServiceOptions): ChatService {
   const clock = options.clock ?? systemClock;
   const catalog = buildGatewayCatalog(options.config, options.env);
-  const providers = createProviders(catalog, options.env, options.providers);
+  const providers = createProviders(catalog, options.env, options.providers, options.inference);
   const now = () => clock.now();
   const state: RoutingState = {
     providers: providers.byName,
@@ -170,6 +175,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
 
   return {
     catalog,
+    providers: Object.fromEntries(providers.byName),
 
     async complete(request, context = {}) {
       const { loop, meta } = await route<ProviderResult>(request, context, false, (target, signal) =>

@@ -1,7 +1,6 @@
 // One Provider instance per enabled provider in the catalog (each owns a keep-alive pool), built from
 // its type; tests and embedders may hand in their own instances by provider name instead. `type: triton`
-// providers without base_url need the serving side's InferencePort: app.ts builds those with
-// createTritonProviders and hands them in.
+// providers without base_url run models through the serving side's InferencePort (app.ts passes it in).
 import { UNAVAILABLE_INFERENCE } from './providers/triton/unavailable-inference.ts';
 import type { InferencePort } from '../core/inference-port.ts';
 import { createAnthropicProvider } from './providers/anthropic/anthropic-provider.ts';
@@ -21,7 +20,12 @@ export interface ProviderSet {
   owned: Provider[];
 }
 
-export function createProviders(catalog: GatewayCatalog, env: NodeJS.ProcessEnv, injected: Readonly<Record<string, Provider>> = {}): ProviderSet {
+export function createProviders(
+  catalog: GatewayCatalog,
+  env: NodeJS.ProcessEnv,
+  injected: Readonly<Record<string, Provider>> = {},
+  inference: InferencePort = UNAVAILABLE_INFERENCE,
+): ProviderSet {
   const byName = new Map<string, Provider>();
   const owned: Provider[] = [];
   for (const entry of catalog.providers.values()) {
@@ -31,20 +35,11 @@ export function createProviders(catalog: GatewayCatalog, env: NodeJS.ProcessEnv,
       byName.set(entry.name, given);
       continue;
     }
-    const provider = createProvider(catalog, entry, env, UNAVAILABLE_INFERENCE);
+    const provider = createProvider(catalog, entry, env, inference);
     byName.set(entry.name, provider);
     owned.push(provider);
   }
   return { byName, owned };
-}
-
-/** The enabled `type: triton` providers, those without base_url running models through `inference` in process. */
-export function createTritonProviders(catalog: GatewayCatalog, env: NodeJS.ProcessEnv, inference: InferencePort): Record<string, Provider> {
-  const out: Record<string, Provider> = {};
-  for (const entry of catalog.providers.values()) {
-    if (entry.enabled && entry.type === 'triton') out[entry.name] = createProvider(catalog, entry, env, inference);
-  }
-  return out;
 }
 
 function createProvider(catalog: GatewayCatalog, entry: CatalogProvider, env: NodeJS.ProcessEnv, inference: InferencePort): Provider {

@@ -2,7 +2,6 @@
 // in process (a `type: triton` deployment), with the `openai` SDK as the client: the vectors are the
 // model's own (as KServe answers them, up to float rounding in another batch), the texts of one request
 // are batched by the encoder, and the ledger has the request at price 0.
-// Skipped while the `type: triton` provider is not part of this build.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
@@ -11,13 +10,10 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import OpenAI from 'openai';
 import { startHerd, type HerdServer } from '../../src/app.ts';
-import { providerSchema } from '../../src/config/gateway-config-schema.ts';
 import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
 import { EXAMPLE_REPOSITORY, postJson, request } from './start-test-server.ts';
 
-const TRITON_PROVIDER = providerSchema.safeParse({ type: 'triton' }).success;
-
-describe('/v1/embeddings on local-embed, in process', { skip: TRITON_PROVIDER ? false : 'needs the type: triton provider' }, () => {
+describe('/v1/embeddings on local-embed, in process', () => {
   let server: HerdServer;
   let client: OpenAI;
   let dir: string;

@@ -37,7 +37,9 @@ const EMBEDDING: ModelKind = 'embedding';
 export interface EmbeddingsGatewayOptions {
   config: GatewayRoutingConfig;
   env: NodeJS.ProcessEnv;
-  /** Provider instances by name instead of building them from config (tests, benches). */
+  /** The catalog the chat service already built from the same config; absent: built here. */
+  catalog?: GatewayCatalog;
+  /** Provider instances by name instead of building them from config (the chat service's, tests). */
   providers?: Readonly<Record<string, Provider>>;
   admission?: Admission;
   billing?: BillingService;
@@ -67,9 +69,9 @@ export class EmbeddingsGateway {
 
   constructor(options: EmbeddingsGatewayOptions) {
     this.options = options;
-    this.catalog = buildGatewayCatalog(options.config, options.env);
+    this.catalog = options.catalog ?? buildGatewayCatalog(options.config, options.env);
     const clock = options.clock ?? systemClock;
-    // Only the providers an embedding model deploys on: chat-only upstreams get no second pool here.
+    // Only the providers an embedding model deploys on; given instances (the chat service's) are shared, not owned.
     const providers = createProviders(onlyEmbeddingProviders(this.catalog), options.env, options.providers);
     this.owned = providers.owned;
     this.state = {
