@@ -8,6 +8,7 @@ import { runRawOpenLoop } from '../lib/raw-http-load.ts';
 import { createSequentialClient, runSequential } from '../lib/sequential-keepalive-load.ts';
 import { createBenchGatewayYaml } from './bench-gateway-yaml.ts';
 import { type BenchProcess as Proc, cpuSeconds, rssMiB, startBenchProcess as start } from '../lib/bench-process.ts';
+import { BENCH_MASTER_KEY, createBenchChatBody } from './bench-chat-request.ts';
 
 const args = process.argv.slice(2);
 const seconds = Number(args[args.indexOf('--seconds') + 1] || 5);
@@ -17,21 +18,9 @@ const say = (line: string) => {
   process.stdout.write(`${line}\n`);
 };
 const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
-const MASTER = 'sk-herd-bench-master-key-0000000000000000000000';
+const MASTER = BENCH_MASTER_KEY;
 
-const request = (stream: boolean) =>
-  Buffer.from(
-    JSON.stringify({
-      model: 'gpt-4.1',
-      messages: [
-        { role: 'system', content: 'You are a helpful assistant.' },
-        { role: 'user', content: 'Say hello in French.' },
-      ],
-      max_tokens: 64,
-      temperature: 0.7,
-      ...(stream ? { stream: true } : {}),
-    }),
-  );
+const request = createBenchChatBody;
 const headers = { 'content-type': 'application/json', authorization: `Bearer ${MASTER}` };
 
 /** Closed loop of streaming requests, as a LoadResult whose latencies are the times to the first body byte. */

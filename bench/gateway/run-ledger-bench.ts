@@ -13,6 +13,7 @@ import { runInterleaved, runLoad, summariseLoad, type LoadResult } from '../lib/
 import { ensureBuilt } from '../lib/herd-process.ts';
 import { createBenchGatewayYaml } from './bench-gateway-yaml.ts';
 import { type BenchProcess as Proc, cpuSeconds, startBenchProcess as start } from '../lib/bench-process.ts';
+import { BENCH_MASTER_KEY, createBenchChatBody } from './bench-chat-request.ts';
 
 const args = process.argv.slice(2);
 const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
@@ -24,21 +25,9 @@ const say = (line: string) => {
   process.stdout.write(`${line}\n`);
 };
 const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
-const MASTER = 'sk-herd-bench-master-key-0000000000000000000000';
+const MASTER = BENCH_MASTER_KEY;
 
-const body = (stream: boolean) =>
-  Buffer.from(
-    JSON.stringify({
-      model: 'gpt-4.1',
-      messages: [
-        { role: 'system', content: 'You are a helpful assistant.' },
-        { role: 'user', content: 'Say hello in French.' },
-      ],
-      max_tokens: 64,
-      temperature: 0.7,
-      ...(stream ? { stream: true } : {}),
-    }),
-  );
+const body = createBenchChatBody;
 const headersFor = (secret: string) => ({ 'content-type': 'application/json', authorization: `Bearer ${secret}` });
 
 /** Closed loop of streaming requests read to the end; latencies are whole-stream times. */

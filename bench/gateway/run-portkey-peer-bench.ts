@@ -10,6 +10,7 @@ import { type LoadResult, runInterleaved, runLoad, summariseLoad } from '../lib/
 import { ensureBuilt } from '../lib/herd-process.ts';
 import { createSequentialClient, runSequential } from '../lib/sequential-keepalive-load.ts';
 import { createBenchGatewayYaml } from './bench-gateway-yaml.ts';
+import { BENCH_MASTER_KEY, createBenchChatBody } from './bench-chat-request.ts';
 
 const PORTKEY_BIN = resolve('bench/peers/portkey/node_modules/@portkey-ai/gateway/build/start-server.js');
 if (!existsSync(PORTKEY_BIN)) {
@@ -26,21 +27,9 @@ const say = (line: string) => {
   process.stdout.write(`${line}\n`);
 };
 const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
-const MASTER = 'sk-herd-bench-master-key-0000000000000000000000';
+const MASTER = BENCH_MASTER_KEY;
 
-const request = (stream: boolean) =>
-  Buffer.from(
-    JSON.stringify({
-      model: 'gpt-4.1',
-      messages: [
-        { role: 'system', content: 'You are a helpful assistant.' },
-        { role: 'user', content: 'Say hello in French.' },
-      ],
-      max_tokens: 64,
-      temperature: 0.7,
-      ...(stream ? { stream: true } : {}),
-    }),
-  );
+const request = createBenchChatBody;
 
 /** A port the OS says is free now: Portkey's start-server takes `--port=N` and has no "port 0" mode that reports back. */
 const freePort = () =>

@@ -10,6 +10,7 @@ import { ensureBuilt } from '../lib/herd-process.ts';
 import { startBenchProcess as start, type BenchProcess } from '../lib/bench-process.ts';
 import { createSequentialClient, runSequential, type SequentialResult } from '../lib/sequential-keepalive-load.ts';
 import { createBenchGatewayYaml } from './bench-gateway-yaml.ts';
+import { BENCH_MASTER_KEY, createBenchChatBody } from './bench-chat-request.ts';
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: string) => (args.includes(name) ? (args[args.indexOf(name) + 1] ?? fallback) : fallback);
@@ -17,21 +18,9 @@ const perRound = Number(arg('--requests', '200'));
 const rounds = Number(arg('--rounds', '5'));
 const gapMs = Number(arg('--gap-ms', '0'));
 const out = arg('--out', `sequential-${new Date().toISOString().slice(0, 10)}`);
-const MASTER = 'sk-herd-bench-master-key-0000000000000000000000';
+const MASTER = BENCH_MASTER_KEY;
 const headers = { 'content-type': 'application/json', authorization: `Bearer ${MASTER}` };
-const body = (stream: boolean) =>
-  Buffer.from(
-    JSON.stringify({
-      model: 'gpt-4.1',
-      messages: [
-        { role: 'system', content: 'You are a helpful assistant.' },
-        { role: 'user', content: 'Say hello in French.' },
-      ],
-      max_tokens: 64,
-      temperature: 0.7,
-      ...(stream ? { stream: true } : {}),
-    }),
-  );
+const body = createBenchChatBody;
 
 ensureBuilt();
 const procs: BenchProcess[] = [];
