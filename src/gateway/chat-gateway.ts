@@ -50,6 +50,11 @@ export interface GatewayCaller {
   origin?: string;
   /** The wire format the client spoke; absent: OpenAI chat completions. */
   dialect?: IngressDialect;
+  /**
+   * The transport writes a same-dialect upstream's own SSE bytes (RawSse pieces) as they are. Absent:
+   * streams carry canonical chunks only (serving-side callers, dialects without pass-through).
+   */
+  passThrough?: boolean;
 }
 
 export type { CacheOutcome };
@@ -159,7 +164,7 @@ export class ChatGateway {
         reserved: reserving,
       },
       ticket,
-      context: { signal: caller.signal, allowModel, priority, prompt, route },
+      context: { signal: caller.signal, allowModel, priority, prompt, route, wire: caller.passThrough === true ? (caller.dialect ?? 'openai-chat') : undefined },
       policy,
       cacheKey: policy?.read || policy?.write ? computeCacheKey({ request, model: route.model.name }) : undefined,
       promptTokens,

@@ -6,6 +6,7 @@ import type { TierName } from '../config/gateway-config-schema.ts';
 import type { InferencePort } from '../core/inference-port.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import type { ChatRequest, ChatResponse, Usage } from './chat-types.ts';
+import type { IngressDialect } from './ingress-dialect.ts';
 import { createProviders } from './create-providers.ts';
 import { describeGatewayHealth, listGatewayModels, type GatewayHealth, type ModelListEntry } from './describe-gateway.ts';
 import type { Admission } from './limits/admission.ts';
@@ -55,6 +56,8 @@ export interface ChatContext {
   prompt?: PromptTokenEstimate;
   /** The route the flow already resolved (access checked): used as is. Absent: resolved here (direct callers, tests). */
   route?: ResolvedRoute;
+  /** Streams: the client's dialect when it takes the upstream's own bytes (RawSse pieces) from a same-dialect upstream. */
+  wire?: IngressDialect;
 }
 
 /** What the transport needs besides the body: the x-herd-* headers and the attempt trail. */
@@ -198,6 +201,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
               upstreamModel: target.deployment.upstreamModel,
               timeoutMs: target.timeouts.timeoutMs,
               idleTimeoutMs: target.timeouts.idleTimeoutMs,
+              wire: context.wire,
             },
             attemptSignal,
           ),
@@ -211,6 +215,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         signal,
         attempts: loop.attempts,
         clock,
+        wire: context.wire,
       });
       return { meta: meta(loop.value.warnings), ...relay };
     },

@@ -1,6 +1,7 @@
 // The gateway side of core/chat-port.ts: a serving-side `llm` model's call becomes an ordinary request
 // through ChatGateway (routing, fallbacks, retries, breakers, cache, admission, the key's limits and
 // budget, the ledger), run as the key the model names or as the serving side's own identity.
+import { canonicalChunk } from './raw-sse.ts';
 import { LightAbortController, type AbortLink } from '../core/abort-link.ts';
 import type { ChatPort, ChatPortCost, ChatPortEvent, ChatPortRequest, ChatPortResult } from '../core/chat-port.ts';
 import { HerdError } from '../core/errors.ts';
@@ -88,8 +89,8 @@ export function createServingChatPort(options: ServingChatPortOptions): ChatPort
       let finishReason: string | null = null;
       let finished = false;
       try {
-        for await (const chunk of stream.chunks) {
-          const choice = chunk.choices[0];
+        for await (const piece of stream.chunks) {
+          const choice = canonicalChunk(piece).choices[0];
           if (choice?.finish_reason) finishReason = choice.finish_reason;
           const delta = choice?.delta.content;
           if (typeof delta === 'string' && delta !== '') {

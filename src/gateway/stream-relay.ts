@@ -6,11 +6,14 @@ import type { Clock } from '../core/clock.ts';
 import type { HerdError } from '../core/errors.ts';
 import type { ChatChunk, ChatRequest, FinishReason, Usage } from './chat-types.ts';
 import { convertUsageToOpenAI } from './convert-usage-to-openai.ts';
+import { parseChatSseChunks } from './dialects/openai-chat/parse-chat-sse-chunks.ts';
+import type { IngressDialect } from './ingress-dialect.ts';
 import type { ProviderStreamEvent, ProviderWarning } from './providers/provider.ts';
 import { UpstreamError } from './providers/upstream-error.ts';
 import type { AttemptLease } from './router/attempt-lease.ts';
 import { UpstreamRouteError, type AttemptRecord } from './router/attempt-record.ts';
-import { attachUpstreamBytes, dropUpstreamBytes, renameModel, rewriteField } from './upstream-bytes.ts';
+import { RawSse, type StreamPiece } from './raw-sse.ts';
+import { attachUpstreamBytes, dropUpstreamBytes, renameModel, renameModelInText, rewriteField } from './upstream-bytes.ts';
 import { CompletionTextCollector, estimateUsage } from './usage-estimate.ts';
 
 /** A provider stream up to and including its first chunk (or its `done`, for an empty answer). */
@@ -30,7 +33,8 @@ export async function openProviderStream(events: AsyncIterable<ProviderStreamEve
     if (next.done) return { iterator, head, warnings };
     if (next.value.type === 'warnings') warnings.push(...next.value.warnings);
     else head.push(next.value);
-    if (next.value.type === 'chunk' || next.value.type === 'done') return { iterator, head, warnings };
+    const event = next.value;
+    if (event.type === 'chunk' || event.type === 'done' || (event.type === 'raw' && event.chunks > 0)) return { iterator, head, warnings };
   }
 }
 
@@ -44,14 +48,15 @@ export interface StreamResult {
   rawFinishReason: string | null;
   /** Why a `failed` stream ended. */
   error?: HerdError;
-  /** Chunks handed to the consumer (the usage chunk not counted). */
+  /** Chunks handed to the consumer (the usage chunk not counted; in raw pieces, the content events). */
   chunks: number;
   /** From the first chunk being ready to the end, ms. */
   streamMs: number;
 }
 
 export interface StreamRelay {
-  chunks: AsyncIterable<ChatChunk>;
+  /** Canonical chunks; RawSse pieces only for a caller that asked for its dialect's bytes (`wire`). */
+  chunks: AsyncIterable<StreamPiece>;
   /** Stops the upstream and settles the stream as cancelled; safe to call at any time, and again. */
   cancel(): void;
   /** Settles when the stream ends, however it ends; never rejects. */
@@ -68,6 +73,8 @@ export interface StreamRelayOptions {
   signal: AbortLink;
   attempts: readonly AttemptRecord[];
   clock: Clock;
+  /** The caller's pass-through dialect (ProviderRequest.wire): what raw pieces hold. */
+  wire?: IngressDialect;
 }
 
 export function createStreamRelay(options: StreamRelayOptions): StreamRelay {
@@ -92,6 +99,8 @@ class RelayRun {
   private finishReason: FinishReason | null = null;
   private rawFinishReason: string | null = null;
   private lastChunk: ChatChunk | undefined;
+  /** Raw pieces forwarded, kept (not copied) for an estimate if the stream ends without usage. */
+  private rawTexts: string[] | undefined;
   /** The `model` the upstream's chunks carry, for rewriting its usage chunk's bytes. */
   private upstreamModelName: string | undefined;
   chunks = 0;
@@ -116,7 +125,14 @@ class RelayRun {
     const base = { outcome, finishReason: this.finishReason, rawFinishReason: this.rawFinishReason, error, chunks: this.chunks, streamMs: clock.now() - this.startedAt };
     if (this.usage !== undefined) this.settle({ usage: this.usage, ...base });
     // The upstream bills what it generated even when the stream broke: count what was forwarded.
-    else void estimateUsage(request, this.collector.text()).then((estimated) => this.settle({ usage: estimated, ...base }));
+    else void estimateUsage(request, this.forwardedText()).then((estimated) => this.settle({ usage: estimated, ...base }));
+  }
+
+  private forwardedText(): string {
+    if (this.rawTexts === undefined) return this.collector.text();
+    // Only OpenAI chat pass-through exists; another dialect's raw pieces would need their own reader here.
+    for (const chunk of parseChatSseChunks(this.rawTexts)) this.collector.addChunk(chunk);
+    return this.collector.text();
   }
 
   readonly cancel = (): void => {
@@ -129,9 +145,15 @@ class RelayRun {
     this.finish('cancelled');
   };
 
-  toClient(event: ProviderStreamEvent): ChatChunk | undefined {
+  toClient(event: ProviderStreamEvent): StreamPiece | undefined {
     const model = this.options.model;
     switch (event.type) {
+      case 'raw': {
+        this.chunks += event.chunks;
+        const text = event.model === undefined || event.model === model ? event.text : renameModelInText(event.text, event.model, model);
+        (this.rawTexts ??= []).push(text);
+        return new RawSse(text);
+      }
       case 'chunk': {
         const chunk = event.chunk;
         this.upstreamModelName = chunk.model;
@@ -144,7 +166,7 @@ class RelayRun {
       }
       case 'usage':
         this.usage = event.usage;
-        if (!this.includeUsage) return undefined;
+        if (!this.includeUsage || event.delivered === true) return undefined;
         return usageChunk(this.lastChunk, model, event.usage, event.bytes === undefined ? undefined : { text: event.bytes, upstreamModel: this.upstreamModelName });
       case 'done':
         this.finishReason = event.finishReason;
@@ -156,7 +178,7 @@ class RelayRun {
   }
 }
 
-async function* relayChunks(run: RelayRun): AsyncGenerator<ChatChunk> {
+async function* relayChunks(run: RelayRun): AsyncGenerator<StreamPiece> {
   const { opened, lease, signal } = run.options;
   try {
     for (const event of opened.head) {

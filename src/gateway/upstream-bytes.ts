@@ -30,6 +30,18 @@ export function renameModel(value: { model: string }, model: string): void {
 }
 
 /**
+ * Every `"model":"from"` in pass-through SSE text renamed: compact and spaced (`"model": "from"`) as
+ * upstreams write it. Inside a JSON string every quote is escaped, so only real fields match.
+ */
+export function renameModelInText(text: string, from: string, to: string): string {
+  const old = JSON.stringify(from);
+  const next = JSON.stringify(to);
+  let out = text.replaceAll(`"model":${old}`, `"model":${next}`);
+  if (out.includes(`"model": ${old}`)) out = out.replaceAll(`"model": ${old}`, `"model": ${next}`);
+  return out;
+}
+
+/**
  * Replaces the first `"key": old` in the object's bytes (`old` and `next` as JSON texts). The top-level
  * field comes first in every OpenAI object that has it (id, object, created, model before choices);
  * anything nested that holds a quote inside a string is escaped, so it cannot match.

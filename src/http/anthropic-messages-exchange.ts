@@ -1,6 +1,7 @@
 // One POST /v1/messages (or /v1/messages/count_tokens) on node:http's response: authenticate (x-api-key
 // or Bearer), decode the Anthropic body, run the same gateway flow as OpenAI chat, then one Message or
 // Anthropic's named SSE events. Never throws: every failure is an answer in Anthropic's shape.
+import { canonicalChunk } from '../gateway/raw-sse.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HerdError, toHerdError } from '../core/errors.ts';
 import type { GatewayAnswer } from '../gateway/chat-gateway.ts';
@@ -96,7 +97,7 @@ async function writeStream(deps: ChatExchangeDeps, stream: ChatStream, cache: st
   try {
     for await (const chunk of stream.chunks) {
       if (res.destroyed) break;
-      send(encoder.push(chunk));
+      send(encoder.push(canonicalChunk(chunk)));
     }
     if (!res.destroyed) {
       const result = await stream.result;

@@ -8,6 +8,7 @@ import type { ChatGateway, GatewayAnswer } from '../gateway/chat-gateway.ts';
 import type { ChatMeta, ChatStream } from '../gateway/chat-service.ts';
 import { encodeOpenAIChatChunk, encodeOpenAIChatCompletion } from '../gateway/dialects/openai-chat/encode-openai-chat.ts';
 import { NO_PROVIDER } from '../gateway/gateway-observer.ts';
+import { RawSse } from '../gateway/raw-sse.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
 import { UpstreamRouteError } from '../gateway/router/attempt-record.ts';
 import { validateChatRequest } from '../gateway/validate-chat-request.ts';
@@ -35,7 +36,7 @@ export async function runChatCompletionExchange(deps: ChatExchangeDeps, req: Inc
     const signal = abortOnClientClose(res);
     handedOver = true;
     // Model access (aliases and tiers resolved first) is checked inside the gateway's routing.
-    const answer: GatewayAnswer = await deps.gateway.handle(request, { key: auth.key, headers: req.headers, signal });
+    const answer: GatewayAnswer = await deps.gateway.handle(request, { key: auth.key, headers: req.headers, signal, passThrough: true });
     if (answer.kind === 'stream') {
       await writeStream(deps, answer.stream, answer.cache, res, started);
       return;
@@ -126,8 +127,9 @@ export async function writeJson(deps: ChatExchangeDeps, req: IncomingMessage, re
 
 /**
  * The SSE answer of every gateway dialect, from the stream's first chunk on: the x-herd-* headers, then a
- * writer under which events that arrive together leave together — the socket is corked until the promise
- * jobs of the current I/O callback have run (a nextTick queued from them runs after them), then flushed.
+ * writer under which events that arrive together leave together — texts sent in the same I/O callback
+ * are joined and written once, after its promise jobs have run (a nextTick queued from them runs after
+ * them): one chunked-encoding frame and one write instead of one per event.
  */
 export function openSseAnswer(deps: ChatExchangeDeps, meta: ChatMeta, cache: string, res: ServerResponse, started: number): { send(text: string): void; end(): void } {
   const headers = herdHeaders(meta, started);
@@ -136,25 +138,24 @@ export function openSseAnswer(deps: ChatExchangeDeps, meta: ChatMeta, cache: str
   headers['x-herd-cache'] = cache;
   if (deps.isClosing()) headers['connection'] = 'close';
   res.writeHead(200, headers);
-  let corked = false;
-  const uncork = () => {
-    if (!corked) return;
-    corked = false;
-    res.uncork();
+  let pending = '';
+  const flush = () => {
+    const text = pending;
+    pending = '';
+    if (text !== '' && !res.destroyed) res.write(text);
   };
   return {
     send(text) {
       if (text === '' || res.destroyed) return;
-      if (!corked) {
-        corked = true;
-        res.cork();
-        process.nextTick(uncork);
-      }
-      res.write(text);
+      if (pending === '') process.nextTick(flush);
+      pending += text;
     },
     end() {
-      corked = false;
-      res.end();
+      const text = pending;
+      pending = '';
+      if (res.destroyed) return;
+      if (text === '') res.end();
+      else res.end(text);
     },
   };
 }
@@ -164,9 +165,9 @@ async function writeStream(deps: ChatExchangeDeps, stream: ChatStream, cache: st
   // A client that leaves aborts the request's signal, and the relay cancels the stream on it.
   const sse = openSseAnswer(deps, stream.meta, cache, res, started);
   try {
-    for await (const chunk of stream.chunks) {
+    for await (const piece of stream.chunks) {
       if (res.destroyed) break;
-      sse.send(`data: ${encodeOpenAIChatChunk(chunk)}\n\n`);
+      sse.send(piece instanceof RawSse ? piece.text : `data: ${encodeOpenAIChatChunk(piece)}\n\n`);
     }
     if (!res.destroyed) sse.send('data: [DONE]\n\n');
   } catch (err) {

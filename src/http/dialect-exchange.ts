@@ -1,6 +1,7 @@
 // One POST in an OpenAI-family dialect other than chat (/v1/responses, /v1/completions) written onto
 // node:http's response: authenticate, parse, decode with the dialect's codec, run the gateway, then one
 // JSON body or the codec's SSE events. Never throws: every failure is an answer in OpenAI's error shape.
+import { canonicalChunk } from '../gateway/raw-sse.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HerdError, toHerdError } from '../core/errors.ts';
 import type { ChatStream } from '../gateway/chat-service.ts';
@@ -66,7 +67,7 @@ async function writeStream(deps: DialectExchangeDeps, stream: ChatStream, encode
     send(encoder.start());
     for await (const chunk of stream.chunks) {
       if (res.destroyed) break;
-      send(encoder.chunk(chunk));
+      send(encoder.chunk(canonicalChunk(chunk)));
     }
     if (!res.destroyed) {
       const result = await stream.result;

@@ -34,6 +34,8 @@ const USAGE_TEXT =
   `"usage":{"prompt_tokens":9,"completion_tokens":2,"total_tokens":11,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":3},` +
   `"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":7,"rejected_prediction_tokens":8}},"obfuscation":"x"}`;
 
+const FRAMED_EVENTS = [`data:${STREAM_TEXTS[0]}\r\n\r\n`, ': keep-alive\r\n\r\n', ...STREAM_TEXTS.slice(1).map((t) => `data:${t}\r\n\r\n`), `data:${USAGE_TEXT}\r\n\r\n`];
+
 const renamed = (text: string) => text.split(`"model":"${UPSTREAM_MODEL}"`).join('"model":"gpt-4.1"');
 
 describe('OpenAI chat pass-through', () => {
@@ -49,7 +51,27 @@ describe('OpenAI chat pass-through', () => {
         sendJson(res, 500, { error: { message: 'boom', type: 'server_error' } });
         return;
       }
-      const body = req.body as { stream?: boolean };
+      const body = req.body as { stream?: boolean; messages?: { content?: string }[] };
+      const ask = body.messages?.[0]?.content;
+      if (body.stream === true && ask === 'framing') {
+        // CRLF, no space after the colon, a comment, and an event cut across two writes.
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const [first, ...rest] = FRAMED_EVENTS;
+        res.write(first!.slice(0, 40));
+        setTimeout(() => {
+          res.write(first!.slice(40));
+          for (const text of rest) res.write(text);
+          res.end('data: [DONE]\r\n\r\n');
+        }, 5);
+        return;
+      }
+      if (body.stream === true && ask === 'garbage') {
+        // After the first read: the client already has the first event, so no fallback can answer instead.
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(`data: ${STREAM_TEXTS[0]}\n\n`);
+        setTimeout(() => res.end('data: {"choices": [\n\n'), 20);
+        return;
+      }
       if (body.stream === true) {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         for (const text of [...STREAM_TEXTS, USAGE_TEXT]) res.write(`data: ${text}\n\n`);
@@ -118,6 +140,22 @@ models:
     assert.equal(withUsage, [...STREAM_TEXTS, USAGE_TEXT].map((t) => `data: ${renamed(t)}\n\n`).join('') + 'data: [DONE]\n\n');
     const without = await (await post({ stream: true, temperature: 0.7 })).text();
     assert.equal(without, STREAM_TEXTS.map((t) => `data: ${renamed(t)}\n\n`).join('') + 'data: [DONE]\n\n');
+  });
+
+  it('a stream keeps the upstream framing (CRLF, no space, comments, events cut across reads) byte for byte', async () => {
+    const text = await (await post({ stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'framing' }] })).text();
+    assert.equal(text, `${FRAMED_EVENTS.map(renamed).join('')}data: [DONE]\n\n`);
+    const sdk = await client.chat.completions.create({ model: 'gpt-4.1', messages: [{ role: 'user', content: 'framing' }], stream: true });
+    let content = '';
+    for await (const chunk of sdk) content += chunk.choices[0]?.delta.content ?? '';
+    assert.equal(content, 'Bonjour');
+  });
+
+  it('garbage after the first event ends the stream with an error event and no [DONE]', async () => {
+    const text = await (await post({ stream: true, messages: [{ role: 'user', content: 'garbage' }] })).text();
+    assert.ok(text.startsWith(`data: ${renamed(STREAM_TEXTS[0]!)}\n\n`), JSON.stringify(text));
+    assert.match(text, /stream interrupted after 1 chunk: relay: SSE event is not a JSON object/);
+    assert.ok(!text.includes('[DONE]'), text);
   });
 
   it('the openai SDK streams the upstream usage details', async () => {

@@ -19,7 +19,7 @@ import type { ChatChunk, ChatRequest } from '../../src/gateway/chat-types.ts';
 import type { GatewayRequestEvent } from '../../src/gateway/gateway-observer.ts';
 import type { KeyInfo } from '../../src/gateway/keys/key-store.ts';
 import { gatewayConfig, openAICompletion, openAIErrorBody, openAIStreamFrames, scriptedUpstream, status, type ScriptedUpstream } from './helpers/gateway-fixtures.ts';
-import { collect, startMockUpstream, type MockUpstream } from './helpers/mock-upstream.ts';
+import { collectChunks, startMockUpstream, type MockUpstream } from './helpers/mock-upstream.ts';
 
 const ENV = { RELAY_API_KEY: 'sk-relay' };
 const KEY: KeyInfo = { id: 'key_team', name: 'team', prefix: 'sk-herd-team', allowedModels: '*', role: 'client' };
@@ -137,7 +137,7 @@ models:
     const answer = await gateway.handle(ask({ stream: true, stream_options: { include_usage: true } }), caller());
     assert.equal(answer.kind, 'stream');
     if (answer.kind !== 'stream') return;
-    const chunks: ChatChunk[] = await collect(answer.stream.chunks);
+    const chunks: ChatChunk[] = await collectChunks(answer.stream.chunks);
     assert.equal(chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), 'Bonjour');
     assert.ok(chunks.every((c) => c.model === 'gpt-4.1'));
     assert.equal(chunks.at(-1)?.usage?.prompt_tokens, 9);

@@ -24,7 +24,8 @@ import {
   status,
   type ScriptedUpstream,
 } from './helpers/gateway-fixtures.ts';
-import { collect, pause, startMockUpstream, type MockUpstream, type SseFrame } from './helpers/mock-upstream.ts';
+import { canonicalChunk } from '../../src/gateway/raw-sse.ts';
+import { collectChunks, pause, startMockUpstream, type MockUpstream, type SseFrame } from './helpers/mock-upstream.ts';
 
 const frame = (data: { type: string } & Record<string, unknown>): SseFrame => ({ event: data.type, data });
 const anthropicFrames: SseFrame[] = [
@@ -222,7 +223,7 @@ models:
     scripts.holysheep.script(status(503), status(503));
     const stream = await start().stream(ask('gpt-4.1', { stream: true, stream_options: { include_usage: true } }));
     assert.deepEqual([stream.meta.model, stream.meta.provider, stream.meta.attempts.length], ['gpt-4.1', 'openai', 3]);
-    const chunks = await collect(stream.chunks);
+    const chunks = await collectChunks(stream.chunks);
     assert.ok(chunks.every((c) => c.model === 'gpt-4.1'));
     assert.equal(chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), 'Bonjour');
     const last = chunks.at(-1)!;
@@ -235,14 +236,14 @@ models:
     assert.equal(result.usage.promptTokens, 9);
 
     const plain = await service!.stream(ask('gpt-4.1', { stream: true }));
-    const plainChunks = await collect(plain.chunks);
+    const plainChunks = await collectChunks(plain.chunks);
     assert.ok(plainChunks.every((c) => c.choices.length > 0 && c.usage === undefined));
   });
 
   it('streams from an Anthropic upstream as OpenAI chunks under the public model name', async () => {
     const stream = await start().stream(ask('claude-sonnet-4-5', { stream: true, stream_options: { include_usage: true } }));
     assert.deepEqual([stream.meta.model, stream.meta.provider, stream.meta.route], ['claude-sonnet-4.5', 'anthropic', 'alias']);
-    const chunks = await collect(stream.chunks);
+    const chunks = await collectChunks(stream.chunks);
     assert.equal(chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), 'Bonjour');
     assert.ok(chunks.every((c) => c.model === 'claude-sonnet-4.5'));
     assert.deepEqual(chunks.at(-1)!.usage, {
@@ -261,7 +262,7 @@ models:
     const received: ChatChunk[] = [];
     await assert.rejects(
       (async () => {
-        for await (const chunk of stream.chunks) received.push(chunk);
+        for await (const chunk of stream.chunks) received.push(canonicalChunk(chunk));
       })(),
       (err: unknown) => {
         assert.ok(err instanceof UpstreamRouteError);

@@ -1,7 +1,9 @@
 // Watches a live stream on its way to the client so that, if it completes, the whole answer can be
 // assembled as a chat.completion — how a streaming miss gets stored. The flow asks once the stream ended.
-import type { ChatChunk, ChatResponse } from '../chat-types.ts';
+import type { ChatResponse } from '../chat-types.ts';
 import { convertUsageToOpenAI } from '../convert-usage-to-openai.ts';
+import { parseChatSseChunks } from '../dialects/openai-chat/parse-chat-sse-chunks.ts';
+import { RawSse, type StreamPiece } from '../raw-sse.ts';
 import type { StreamRelay, StreamResult } from '../stream-relay.ts';
 import { ChatResponseAssembler } from './assemble-chat-response.ts';
 
@@ -14,10 +16,13 @@ export interface TappedStream {
 
 export function tapStreamForCache(relay: StreamRelay): TappedStream {
   const assembler = new ChatResponseAssembler();
+  const raw: string[] = [];
   return {
-    relay: { chunks: tapChunks(relay.chunks, assembler), cancel: relay.cancel, result: relay.result },
+    relay: { chunks: tapChunks(relay.chunks, assembler, raw), cancel: relay.cancel, result: relay.result },
     assemble(result) {
       if (result.outcome !== 'completed') return undefined;
+      // Pass-through pieces are parsed here, once, for the stored copy only (they reached the client as bytes).
+      for (const chunk of parseChatSseChunks(raw)) assembler.add(chunk);
       // The usage chunk reaches the client only under include_usage; the result always has the usage.
       const response = assembler.build(convertUsageToOpenAI(result.usage));
       return response instanceof Error ? undefined : response;
@@ -26,9 +31,10 @@ export function tapStreamForCache(relay: StreamRelay): TappedStream {
 }
 
 // A module-level generator with its inputs as arguments, not a closure: see stream-relay.ts.
-async function* tapChunks(chunks: AsyncIterable<ChatChunk>, assembler: ChatResponseAssembler): AsyncGenerator<ChatChunk> {
-  for await (const chunk of chunks) {
-    assembler.add(chunk);
-    yield chunk;
+async function* tapChunks(chunks: AsyncIterable<StreamPiece>, assembler: ChatResponseAssembler, raw: string[]): AsyncGenerator<StreamPiece> {
+  for await (const piece of chunks) {
+    if (piece instanceof RawSse) raw.push(piece.text);
+    else assembler.add(piece);
+    yield piece;
   }
 }

@@ -9,6 +9,8 @@ export class AttemptTimer {
   private timer: NodeJS.Timeout | undefined;
   private armed = false;
   private fired = false;
+  /** The countdown ran out while disarmed: resume() fires at once. */
+  private missed = false;
   private ms: number;
 
   constructor(callerSignal: AbortLink, ms: number) {
@@ -41,6 +43,13 @@ export class AttemptTimer {
       this.timer.refresh();
     }
     this.armed = true;
+    this.missed = false;
+  }
+
+  /** Counts on from where disarm() stopped, without restarting the countdown (arm() restarts it). */
+  resume(): void {
+    this.armed = true;
+    if (this.missed) this.onTimeout();
   }
 
   /** Stops counting; a pending tick is ignored until the next arm(). */
@@ -59,7 +68,11 @@ export class AttemptTimer {
   };
 
   private readonly onTimeout = (): void => {
-    if (!this.armed || this.controller.signal.aborted) return;
+    if (this.controller.signal.aborted) return;
+    if (!this.armed) {
+      this.missed = true;
+      return;
+    }
     this.fired = true;
     this.controller.abort(new DOMException('upstream attempt timed out', 'TimeoutError'));
   };

@@ -50,6 +50,14 @@ export interface UpstreamCall {
   isFinal?: (message: SseMessage) => boolean;
 }
 
+/** What the reader of postSseText() has seen, read back by it between reads and when it ends. */
+export interface SseRead {
+  /** A whole event with data arrived: from then on each read gets the idle timeout, not the first-event one. */
+  sawEvent: boolean;
+  /** The stream's final event arrived: ending early keeps the socket (the terminator is drained). */
+  sawFinal: boolean;
+}
+
 export interface SseMessage {
   event: string | undefined;
   data: string;
@@ -130,34 +138,51 @@ export class HttpUpstream {
 
   /** POST a JSON body and yield the response's Server-Sent Events as they arrive. */
   async *postSse(call: UpstreamCall): AsyncGenerator<SseMessage> {
+    const queue: SseMessage[] = [];
+    let parseError: Error | undefined;
+    const parser = createParser({
+      onEvent: (message) => {
+        queue.push({ event: message.event, data: message.data });
+      },
+      onError: (error) => {
+        parseError ??= error;
+      },
+    });
+    const reading: SseRead = { sawEvent: false, sawFinal: false };
+    for await (const text of this.postSseText(call, reading)) {
+      parser.feed(text);
+      if (parseError !== undefined) throw this.malformed(`malformed SSE: ${this.safe(parseError.message)}`, parseError);
+      if (queue.length > 0) reading.sawEvent = true;
+      for (let i = 0; i < queue.length; i++) {
+        const message = queue[i]!;
+        if (call.isFinal?.(message) === true) reading.sawFinal = true;
+        yield message;
+      }
+      queue.length = 0;
+    }
+  }
+
+  /**
+   * POST a JSON body and yield the SSE response's text as it arrives, decoded but otherwise as sent (byte
+   * pass-through cuts it into events itself). The caller keeps `reading` up to date (see SseRead).
+   */
+  async *postSseText(call: UpstreamCall, reading: SseRead): AsyncGenerator<string> {
     const firstMs = call.timeoutMs ?? this.options.timeoutMs;
     const idleMs = call.idleTimeoutMs ?? firstMs;
     const timer = new AttemptTimer(call.signal, firstMs);
     let response: UndiciResponse | undefined;
-    let sawFinal = false;
     try {
       response = await this.send(call, timer, this.sseHeaders);
       if (response.statusCode >= 400) throw await this.errorFromResponse(response);
       const contentType = headerValue(response.headers['content-type']) ?? '';
       if (!contentType.includes('text/event-stream')) throw await this.errorFromUnexpectedBody(response, contentType);
-
-      const queue: SseMessage[] = [];
-      let parseError: Error | undefined;
-      const parser = createParser({
-        onEvent: (message) => {
-          queue.push({ event: message.event, data: message.data });
-        },
-        onError: (error) => {
-          parseError ??= error;
-        },
-      });
       const decoder = new TextDecoder();
       const body = response.body[Symbol.asyncIterator]();
-      let seenEvent = false;
       for (;;) {
         // Until the first event the attempt's clock keeps running from the request's start; after
         // it, each read gets idleMs, and the clock stops while the consumer (not the upstream) holds us.
-        if (seenEvent) timer.arm(idleMs);
+        if (reading.sawEvent) timer.arm(idleMs);
+        else timer.resume();
         let next: IteratorResult<Buffer>;
         try {
           next = await body.next();
@@ -165,22 +190,13 @@ export class HttpUpstream {
           throw this.translate(err, call, timer, 'body');
         }
         if (next.done) break;
-        parser.feed(decoder.decode(next.value, { stream: true }));
-        if (parseError !== undefined) {
-          throw this.malformed(`malformed SSE: ${this.safe(parseError.message)}`, parseError);
-        }
-        if (queue.length === 0) continue;
-        seenEvent = true;
+        const text = decoder.decode(next.value, { stream: true });
+        if (text === '') continue;
         timer.disarm();
-        for (let i = 0; i < queue.length; i++) {
-          const message = queue[i]!;
-          if (call.isFinal?.(message) === true) sawFinal = true;
-          yield message;
-        }
-        queue.length = 0;
+        yield text;
       }
-      parser.feed(decoder.decode());
-      for (const message of queue) yield message;
+      const tail = decoder.decode();
+      if (tail !== '') yield tail;
     } catch (err) {
       throw err instanceof UpstreamError ? err : this.translate(err, call, timer, response ? 'body' : 'connect');
     } finally {
@@ -188,7 +204,7 @@ export class HttpUpstream {
       // Abandoned or failed streams must not keep the socket: destroying frees it (and the upstream).
       // A stream that reached its final event only has its terminator left: reading it keeps the socket.
       if (response !== undefined && !response.body.destroyed) {
-        if (sawFinal) response.body.dump({ limit: TRAILER_LIMIT_BYTES }).catch(() => undefined);
+        if (reading.sawFinal) response.body.dump({ limit: TRAILER_LIMIT_BYTES }).catch(() => undefined);
         else response.body.destroy();
       }
     }

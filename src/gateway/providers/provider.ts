@@ -2,6 +2,7 @@
 // canonical chat data, normalised usage and a typed stream of events out. No HTTP types cross it.
 import type { AbortLink } from '../../core/abort-link.ts';
 import type { ChatChunk, ChatRequest, ChatResponse, FinishReason, Usage } from '../chat-types.ts';
+import type { IngressDialect } from '../ingress-dialect.ts';
 
 export interface ProviderRequest {
   /** Validated canonical request. `stream` and `stream_options` are the client's; providers ignore them. */
@@ -15,6 +16,11 @@ export interface ProviderRequest {
   timeoutMs?: number;
   /** stream() only: longest silence allowed between two upstream reads. Defaults to timeoutMs. */
   idleTimeoutMs?: number;
+  /**
+   * stream() only: the wire format the client reads, when it wants the upstream's own bytes. A provider
+   * whose upstream speaks it yields `raw` events instead of `chunk`s; others ignore it.
+   */
+  wire?: IngressDialect;
 }
 
 /** A request setting the upstream cannot honour and that was left out (not an error, not silent). */
@@ -41,8 +47,16 @@ export interface ProviderResult {
 export type ProviderStreamEvent =
   | { type: 'warnings'; warnings: ProviderWarning[] }
   | { type: 'chunk'; chunk: ChatChunk }
-  /** `bytes`: the upstream's own usage chunk (JSON text), when it spoke OpenAI chat; replayed as is under include_usage. */
-  | { type: 'usage'; usage: Usage; bytes?: string }
+  /**
+   * Pass-through (`wire`): whole upstream events as sent, `chunks` of them content events (at least one
+   * makes the stream open). `model`: the name the upstream's events carry, for renaming.
+   */
+  | { type: 'raw'; text: string; chunks: number; model: string | undefined }
+  /**
+   * `bytes`: the upstream's own usage chunk (JSON text), when it spoke OpenAI chat; replayed as is under
+   * include_usage. `delivered`: the usage chunk was already in the raw text (or cut from it), so none is made.
+   */
+  | { type: 'usage'; usage: Usage; bytes?: string; delivered?: boolean }
   | { type: 'done'; finishReason: FinishReason | null; rawFinishReason: string | null };
 
 /** One embeddings attempt: texts in, one vector per text out (POST /v1/embeddings). */

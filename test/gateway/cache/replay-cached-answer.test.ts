@@ -1,5 +1,6 @@
 // Replaying a cached answer: a fresh id for non-streaming hits, and a chunk sequence that the
 // openai SDK (over real SSE) and Herd's own assembler both put back together into the same answer.
+import { canonicalChunk } from '../../../src/gateway/raw-sse.ts';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -87,7 +88,7 @@ describe('streaming hit: the chunk sequence', () => {
   it('streams as a StreamRelay whose result is completed with the cached usage', async () => {
     const relay = createCachedStream(cached(textResponse('abc')), { includeUsage: true });
     const seen: ChatChunk[] = [];
-    for await (const chunk of relay.chunks) seen.push(chunk);
+    for await (const chunk of relay.chunks) seen.push(canonicalChunk(chunk));
     assert.equal(seen.length, 4);
     const result = await relay.result;
     assert.deepEqual([result.outcome, result.chunks, result.finishReason], ['completed', 3, 'stop']);
@@ -206,7 +207,7 @@ describe('assembling a stream back into a chat.completion (how streamed misses g
     const relay = fakeRelay(replayCachedChunks(cached(original), { includeUsage: false, id: 'chatcmpl-s', created: 3 }), 'completed');
     const tapped = tapStreamForCache(relay.relay);
     const forwarded: ChatChunk[] = [];
-    for await (const chunk of tapped.relay.chunks) forwarded.push(chunk);
+    for await (const chunk of tapped.relay.chunks) forwarded.push(canonicalChunk(chunk));
     relay.finish();
     const stored = tapped.assemble(await tapped.relay.result);
     assert.equal(forwarded.length, 3);

@@ -1,5 +1,7 @@
 // A local HTTP server (port 0) standing in for an upstream LLM API: records each request and lets a
 // test answer it with exact wire bytes — JSON, SSE, hangs, resets.
+import type { ChatChunk } from '../../../src/gateway/chat-types.ts';
+import { canonicalChunk, type StreamPiece } from '../../../src/gateway/raw-sse.ts';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
@@ -117,5 +119,12 @@ export function pause(ms: number): Promise<void> {
 export async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
   for await (const item of iterable) out.push(item);
+  return out;
+}
+
+/** Drains a gateway stream that carries canonical chunks only (no pass-through was asked for). */
+export async function collectChunks(pieces: AsyncIterable<StreamPiece>): Promise<ChatChunk[]> {
+  const out: ChatChunk[] = [];
+  for await (const piece of pieces) out.push(canonicalChunk(piece));
   return out;
 }

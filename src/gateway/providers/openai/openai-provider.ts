@@ -4,9 +4,12 @@ import type { AbortLink } from '../../../core/abort-link.ts';
 import type { ChatChunk, ChatResponse, FinishReason, Usage } from '../../chat-types.ts';
 import { isJsonObject } from '../../check-json-value.ts';
 import { convertUsageToOpenAI } from '../../convert-usage-to-openai.ts';
+import { collectChatDataText } from '../../dialects/openai-chat/parse-chat-sse-chunks.ts';
 import { collectResponseText, CompletionTextCollector, countTokens, estimateUsage } from '../../usage-estimate.ts';
 import { attachUpstreamBytes } from '../../upstream-bytes.ts';
-import { HttpUpstream } from '../http-upstream.ts';
+import { HttpUpstream, type SseRead } from '../http-upstream.ts';
+import { SseEventSplitter } from '../split-sse-events.ts';
+import { OpenAIChatPassThrough } from './pass-openai-chat-events.ts';
 import type { EmbedRequest, EmbedResult, Provider, ProviderRequest, ProviderResult, ProviderStreamEvent } from '../provider.ts';
 import { DEFAULT_TIMEOUT_MS, type ProviderOptions } from '../provider-options.ts';
 import { UpstreamError } from '../upstream-error.ts';
@@ -57,7 +60,58 @@ class OpenAIProvider implements Provider {
     return { response, usage, rawFinishReason: rawReason, warnings: [] };
   }
 
-  async *stream(req: ProviderRequest, signal: AbortLink): AsyncGenerator<ProviderStreamEvent> {
+  stream(req: ProviderRequest, signal: AbortLink): AsyncGenerator<ProviderStreamEvent> {
+    return req.wire === 'openai-chat' ? this.passStream(req, signal) : this.translateStream(req, signal);
+  }
+
+  /** An OpenAI chat client: the upstream's events go on as its bytes, read for usage as they pass. */
+  private async *passStream(req: ProviderRequest, signal: AbortLink): AsyncGenerator<ProviderStreamEvent> {
+    const reading: SseRead = { sawEvent: false, sawFinal: false };
+    const texts = this.upstream.postSseText(
+      { path: PATH, body: convertOpenAIRequest(req.request, req.upstreamModel, true), signal, timeoutMs: req.timeoutMs, idleTimeoutMs: req.idleTimeoutMs },
+      reading,
+    );
+    const splitter = new SseEventSplitter();
+    const pass = new OpenAIChatPassThrough(req.request.stream_options?.include_usage === true, convertOpenAIUsage);
+    for await (const text of texts) {
+      let out = '';
+      const before = pass.chunks;
+      for (const block of splitter.feed(text)) {
+        if (block.data !== undefined) reading.sawEvent = true;
+        const decision = pass.read(block);
+        switch (decision.kind) {
+          case 'forward':
+            out += block.text;
+            break;
+          case 'replace':
+            out += decision.text;
+            break;
+          case 'drop':
+            break;
+          case 'done':
+            reading.sawFinal = true;
+            break;
+          case 'error':
+            throw this.errorInBody(decision.body);
+          case 'malformed':
+            throw this.upstream.malformed(decision.detail);
+        }
+        if (reading.sawFinal) break;
+      }
+      if (out !== '') {
+        yield { type: 'raw', text: out, chunks: pass.chunks - before, model: pass.model };
+      }
+      if (reading.sawFinal) break;
+    }
+    if (!reading.sawFinal && pass.finishReason === null) {
+      throw new UpstreamError(`${this.name}: stream ended before [DONE]`, { provider: this.name, failure: 'interrupted' });
+    }
+    const usage = pass.usage ?? (await estimateUsage(req.request, collectChatDataText(pass.data)));
+    yield { type: 'usage', usage, delivered: pass.usage !== undefined };
+    yield { type: 'done', finishReason: pass.finishReason, rawFinishReason: pass.rawFinishReason };
+  }
+
+  private async *translateStream(req: ProviderRequest, signal: AbortLink): AsyncGenerator<ProviderStreamEvent> {
     const events = this.upstream.postSse({
       path: PATH,
       body: convertOpenAIRequest(req.request, req.upstreamModel, true),

@@ -1,0 +1,141 @@
+// Byte pass-through of an OpenAI chat stream to an OpenAI chat client: the upstream's events go on as
+// sent while this reads, from their text, what the ledger and the relay need — the usage chunk (the only
+// event parsed), the finish reason, the model name, errors, the end. An event is parsed only when its
+// text says it carries usage or an error; the rest is checked for framing (a JSON object) and forwarded.
+import type { FinishReason, Usage } from '../../chat-types.ts';
+import type { SseBlock } from '../split-sse-events.ts';
+import { mapOpenAIFinishReason } from './map-openai-finish-reason.ts';
+
+/** How one event is passed on. */
+export type PassDecision =
+  | { kind: 'forward' }
+  /** The stream's [DONE]: not forwarded (the transport writes its own once the ledger has the rows). */
+  | { kind: 'done' }
+  /** A usage-only chunk the client did not ask for, or a comment-free nothing: dropped. */
+  | { kind: 'drop' }
+  /** Forward this text instead (a chunk whose usage the client must not see, re-serialised without it). */
+  | { kind: 'replace'; text: string }
+  /** The event is an error object, or is not a JSON object at all. */
+  | { kind: 'error'; body: Record<string, unknown> }
+  | { kind: 'malformed'; detail: string };
+
+export class OpenAIChatPassThrough {
+  /** Events with choices forwarded (the relay's chunk count). */
+  chunks = 0;
+  usage: Usage | undefined;
+  /** The upstream's usage object as sent, for the ledger's conversion. */
+  rawUsage: unknown;
+  finishReason: FinishReason | null = null;
+  rawFinishReason: string | null = null;
+  /** The `model` the upstream's chunks carry (the first one that has it), for renaming. */
+  model: string | undefined;
+  /** Every forwarded chunk's data, kept (not copied) for an estimate when no usage comes, and for the cache. */
+  readonly data: string[] = [];
+
+  constructor(
+    private readonly includeUsage: boolean,
+    private readonly convertUsage: (raw: unknown) => Usage | undefined,
+  ) {}
+
+  read(block: SseBlock): PassDecision {
+    const data = block.data;
+    // Comments and id-only blocks carry nothing Herd reads; they go on as sent.
+    if (data === undefined) return { kind: 'forward' };
+    if (data === '[DONE]') return { kind: 'done' };
+    if (!looksLikeObject(data)) return { kind: 'malformed', detail: 'SSE event is not a JSON object' };
+    if (hasKeyWithValue(data, 'error', '{')) {
+      const parsed = parseObject(data);
+      if (parsed === undefined) return { kind: 'malformed', detail: `malformed JSON in SSE event (${data.length} bytes)` };
+      if (parsed.error != null) return { kind: 'error', body: parsed };
+    }
+    if (this.model === undefined) this.model = readStringField(data, 'model');
+    if (hasKeyWithValue(data, 'usage', '{')) return this.readUsageChunk(data);
+    this.noteFinishReason(data);
+    this.data.push(data);
+    this.chunks++;
+    return { kind: 'forward' };
+  }
+
+  /** The one parsed event: usage for the ledger; forwarded only under include_usage. */
+  private readUsageChunk(data: string): PassDecision {
+    const chunk = parseObject(data);
+    if (chunk === undefined) return { kind: 'malformed', detail: `malformed JSON in SSE event (${data.length} bytes)` };
+    this.rawUsage = chunk.usage;
+    this.usage = this.convertUsage(chunk.usage) ?? this.usage;
+    const choices = chunk.choices;
+    if (!Array.isArray(choices) || choices.length === 0) return this.includeUsage ? { kind: 'forward' } : { kind: 'drop' };
+    // Some servers put usage on a chunk with choices: the choices go on, the usage only under include_usage.
+    this.noteFinishReason(data);
+    this.data.push(data);
+    this.chunks++;
+    if (this.includeUsage) return { kind: 'forward' };
+    chunk.usage = undefined;
+    return { kind: 'replace', text: `data: ${JSON.stringify(chunk)}\n\n` };
+  }
+
+  private noteFinishReason(data: string): void {
+    if (this.rawFinishReason !== null) return;
+    const raw = readStringField(data, 'finish_reason');
+    if (raw === undefined) return;
+    this.rawFinishReason = raw;
+    this.finishReason = mapOpenAIFinishReason(raw);
+  }
+}
+
+function looksLikeObject(data: string): boolean {
+  let start = 0;
+  let end = data.length - 1;
+  while (start <= end && isSpace(data.charCodeAt(start))) start++;
+  while (end >= start && isSpace(data.charCodeAt(end))) end--;
+  return data.charCodeAt(start) === 123 /* { */ && data.charCodeAt(end) === 125 /* } */;
+}
+
+function parseObject(data: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(data);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether `"key"` appears followed by `:` and a value starting with `first`. Outside a JSON string a
+ * quote is never escaped and inside one it always is, so an unescaped `"key"` is a key (or a value,
+ * which the colon rules out) wherever it sits.
+ */
+function hasKeyWithValue(data: string, key: string, first: string): boolean {
+  return valueStart(data, key, first.charCodeAt(0)) >= 0;
+}
+
+/** The first string value of `"key"` (not unescaped: finish reasons and model ids have no escapes). */
+function readStringField(data: string, key: string): string | undefined {
+  const at = valueStart(data, key, 34 /* " */);
+  if (at < 0) return undefined;
+  const end = data.indexOf('"', at + 1);
+  if (end < 0) return undefined;
+  const value = data.slice(at + 1, end);
+  return value.includes('\\') ? undefined : value;
+}
+
+/** Index of the value of the first `"key":` whose value starts with `code`, or -1. */
+function valueStart(data: string, key: string, code: number): number {
+  const name = `"${key}"`;
+  let from = 0;
+  for (;;) {
+    const at = data.indexOf(name, from);
+    if (at < 0) return -1;
+    let i = at + name.length;
+    while (isSpace(data.charCodeAt(i))) i++;
+    if (data.charCodeAt(i) === 58 /* : */) {
+      i++;
+      while (isSpace(data.charCodeAt(i))) i++;
+      if (data.charCodeAt(i) === code) return i;
+    }
+    from = at + name.length;
+  }
+}
+
+function isSpace(code: number): boolean {
+  return code === 32 || code === 10 || code === 13 || code === 9;
+}
