@@ -4,16 +4,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HerdError, toHerdError } from '../core/errors.ts';
 import { convertModelsToMessagesList } from '../gateway/dialects/anthropic-messages/convert-models-to-messages-list.ts';
-import { type MessagesEndpoint, resolveAuthorization, runMessagesExchange } from './anthropic-messages-exchange.ts';
+import { resolveAuthorization } from './anthropic-messages-exchange.ts';
+import { type GatewayExchanges, registerExchangeRoute } from './gateway-exchanges.ts';
 import { mapErrorToAnthropic } from './map-anthropic-error.ts';
 import type { OpenAIDeps } from './openai-routes.ts';
 
-const ROUTES: ReadonlyArray<[string, MessagesEndpoint]> = [
-  ['/v1/messages', 'messages'],
-  ['/v1/messages/count_tokens', 'count_tokens'],
-];
-
-export function registerAnthropicRoutes(app: FastifyInstance, deps: OpenAIDeps, allow: (url: string, methods: string[]) => void, isClosing: () => boolean): void {
+export function registerAnthropicRoutes(app: FastifyInstance, deps: OpenAIDeps, exchanges: GatewayExchanges, allow: (url: string, methods: string[]) => void): void {
   void app.register(async (scope) => {
     scope.setErrorHandler((error: Error & { code?: string; statusCode?: number }, request, reply) => {
       const herd = toHerdError(error instanceof HerdError ? error : fastifyErrorToHerd(error));
@@ -21,15 +17,8 @@ export function registerAnthropicRoutes(app: FastifyInstance, deps: OpenAIDeps, 
       if (herd.code === 'INTERNAL') deps.log?.(`gateway error: ${error.stack ?? error.message}`);
       sendAnthropicError(reply, herd);
     });
-    const exchangeDeps = { ...deps, isClosing };
-    for (const [url, endpoint] of ROUTES) {
-      scope.post(url, async (req, reply) => {
-        const started = performance.now();
-        reply.hijack();
-        await runMessagesExchange(exchangeDeps, endpoint, req.raw, reply.raw, Buffer.isBuffer(req.body) ? req.body : undefined, started);
-      });
-      allow(url, ['POST']);
-    }
+    registerExchangeRoute(scope, exchanges, '/v1/messages', allow);
+    registerExchangeRoute(scope, exchanges, '/v1/messages/count_tokens', allow);
   });
 }
 

@@ -1,5 +1,5 @@
 // One POST /v1/chat/completions written straight onto node:http's response, shared by the
-// framework-free fast path and the Fastify route: authenticate, parse, validate, run the gateway,
+// framework-free fast path and the Fastify route (gateway-exchanges.ts): authenticate, parse, validate, run the gateway,
 // then one JSON body or an SSE stream. Never throws: every failure is an answer in OpenAI's shape.
 import { type AbortLink, LightAbortController } from '../core/abort-link.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -107,7 +107,14 @@ export function herdErrorHeaders(error: HerdError, started: number): OutHeaders 
 }
 
 /** One JSON body in one write, compressed when the client asks and it is worth it. */
-export async function writeJson(deps: ChatExchangeDeps, req: IncomingMessage, res: ServerResponse, status: number, headers: OutHeaders, text: string): Promise<void> {
+export async function writeJson(
+  deps: Pick<ChatExchangeDeps, 'isClosing'>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  headers: OutHeaders,
+  text: string,
+): Promise<void> {
   headers['content-type'] = 'application/json';
   if (deps.isClosing()) headers['connection'] = 'close';
   let payload: Buffer | string = text;

@@ -7,12 +7,13 @@ import { createServer } from 'node:http';
 import { HerdError } from '../core/errors.ts';
 import { COMPRESS_MIN_BYTES, compressBody, parseAcceptEncoding } from './accept-encoding.ts';
 import { decodeContentEncoding } from './decode-request-body.ts';
-import { createFastChatHandler } from './fast-chat-path.ts';
+import { createFastGatewayHandler } from './fast-gateway-path.ts';
 import { createFastGenerateHandler } from './fast-generate-path.ts';
 import { createFastInferHandler } from './fast-infer-path.ts';
 import { registerGenerateRoutes } from './kserve-generate-routes.ts';
 import { registerKserveRoutes, type KserveDeps } from './kserve-routes.ts';
 import { createKserveErrorAnswer, mapErrorToKserve, type KserveErrorAnswer } from './map-kserve-error.ts';
+import { createGatewayExchanges } from './gateway-exchanges.ts';
 import { registerAdminRoutes, type AdminDeps } from './admin-routes.ts';
 import { registerAnthropicRoutes } from './anthropic-routes.ts';
 import { registerOpenAIDialectRoutes } from './openai-dialect-routes.ts';
@@ -36,9 +37,8 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   const fastInfer = createFastInferHandler({ inference: deps.inference, sharedMemory: deps.sharedMemory, maxInputSize: options.maxInputSize, isClosing, log: options.log });
   const fastGenerate = createFastGenerateHandler({ inference: deps.inference, maxInputSize: options.maxInputSize, isClosing, log: options.log });
   const gateway = options.gateway;
-  const fastChat = gateway
-    ? createFastChatHandler({ gateway: gateway.gateway, authenticator: gateway.authenticator, log: gateway.log, isClosing, maxInputSize: options.maxInputSize })
-    : () => false;
+  const exchanges = gateway ? createGatewayExchanges(gateway, isClosing) : undefined;
+  const fastGateway = exchanges ? createFastGatewayHandler(exchanges, { maxInputSize: options.maxInputSize, isClosing }) : () => false;
   const app = Fastify({
     logger: false,
     bodyLimit: options.maxInputSize,
@@ -47,7 +47,7 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
     clientErrorHandler: handleClientError,
     serverFactory: (handler) =>
       createServer((req, res) => {
-        if (!fastInfer(req, res) && !fastChat(req, res) && !fastGenerate(req, res)) handler(req, res);
+        if (!fastInfer(req, res) && !fastGateway(req, res) && !fastGenerate(req, res)) handler(req, res);
       }),
   });
   const routes: { pattern: RegExp; methods: string[] }[] = [];
@@ -133,10 +133,10 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   registerSharedMemoryRoutes(app, deps.sharedMemory, allow);
   registerTraceAndLoggingRoutes(app, deps, allow);
   registerGenerateRoutes(app, { inference: deps.inference, maxInputSize: options.maxInputSize }, allow);
-  if (gateway) {
-    registerOpenAIRoutes(app, gateway, allow, isClosing);
-    registerOpenAIDialectRoutes(app, gateway, allow, isClosing);
-    registerAnthropicRoutes(app, gateway, allow, isClosing);
+  if (gateway && exchanges) {
+    registerOpenAIRoutes(app, gateway, exchanges, allow);
+    registerOpenAIDialectRoutes(app, gateway, exchanges, allow);
+    registerAnthropicRoutes(app, gateway, exchanges, allow);
   }
   if (options.admin) registerAdminRoutes(app, options.admin, allow);
   return app;

@@ -1,13 +1,11 @@
 // POST /v1/responses and POST /v1/completions: OpenAI's Responses and legacy completions dialects,
-// bridged onto the chat gateway through their codecs (gateway/dialects/). Thin; errors in OpenAI's shape.
+// bridged onto the chat gateway through their codecs (gateway/dialects/) by dialect-exchange.ts, the same
+// exchange the fast path calls (gateway-exchanges.ts). Thin; errors in OpenAI's shape.
 import type { FastifyInstance } from 'fastify';
 import { HerdError, toHerdError } from '../core/errors.ts';
 import type { ChatGateway } from '../gateway/chat-gateway.ts';
-import type { IngressCodec } from '../gateway/dialects/ingress-codec.ts';
-import { completionsCodec } from '../gateway/dialects/openai-completions/completions-codec.ts';
-import { responsesCodec } from '../gateway/dialects/openai-responses/responses-codec.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
-import { runDialectExchange } from './dialect-exchange.ts';
+import { type GatewayExchanges, registerExchangeRoute } from './gateway-exchanges.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';
 
 export interface OpenAIDialectDeps {
@@ -16,7 +14,7 @@ export interface OpenAIDialectDeps {
   log?: (line: string) => void;
 }
 
-export function registerOpenAIDialectRoutes(app: FastifyInstance, deps: OpenAIDialectDeps, allow: (url: string, methods: string[]) => void, isClosing: () => boolean): void {
+export function registerOpenAIDialectRoutes(app: FastifyInstance, deps: OpenAIDialectDeps, exchanges: GatewayExchanges, allow: (url: string, methods: string[]) => void): void {
   void app.register(async (scope) => {
     // A request refused before its handler ran (body too large, an unknown Content-Encoding) is still an answer to count.
     scope.setErrorHandler((error: Error & { code?: string; statusCode?: number }, _request, reply) => {
@@ -33,16 +31,7 @@ export function registerOpenAIDialectRoutes(app: FastifyInstance, deps: OpenAIDi
       const answer = mapErrorToOpenAI(herd);
       void reply.code(answer.status).headers(answer.headers).header('content-type', 'application/json').send(JSON.stringify(answer.body));
     });
-    const exchangeDeps = { ...deps, isClosing };
-    const route = <D>(url: string, codec: IngressCodec<D>) => {
-      scope.post(url, async (req, reply) => {
-        const started = performance.now();
-        reply.hijack();
-        await runDialectExchange(exchangeDeps, codec, req.raw, reply.raw, Buffer.isBuffer(req.body) ? req.body : undefined, started);
-      });
-      allow(url, ['POST']);
-    };
-    route('/v1/responses', responsesCodec);
-    route('/v1/completions', completionsCodec);
+    registerExchangeRoute(scope, exchanges, '/v1/responses', allow);
+    registerExchangeRoute(scope, exchanges, '/v1/completions', allow);
   });
 }

@@ -1,6 +1,6 @@
 // OpenAI-compatible routes: POST /v1/chat/completions (JSON or SSE), POST /v1/embeddings, GET /v1/models
 // (Anthropic's shape for Anthropic clients), GET /health.
-// Thin: chat completions go through the shared exchange (chat-completion-exchange.ts); errors in OpenAI's shape.
+// Thin: the POST routes answer through the exchanges' table (gateway-exchanges.ts); errors in OpenAI's shape.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HerdError, toHerdError } from '../core/errors.ts';
 import type { ChatGateway } from '../gateway/chat-gateway.ts';
@@ -9,8 +9,8 @@ import type { EmbeddingsGateway } from '../gateway/embeddings/embeddings-gateway
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
 import type { KeyInfo } from '../gateway/keys/key-store.ts';
 import { isAnthropicClient, sendAnthropicModelList } from './anthropic-routes.ts';
-import { runChatCompletionExchange } from './chat-completion-exchange.ts';
-import { EMBEDDINGS_PATH, registerEmbeddingsRoute } from './embeddings-route.ts';
+import { EMBEDDINGS_PATH } from './embeddings-exchange.ts';
+import { type GatewayExchanges, registerExchangeRoute } from './gateway-exchanges.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';
 
 export interface OpenAIDeps {
@@ -24,7 +24,7 @@ export interface OpenAIDeps {
   log?: (line: string) => void;
 }
 
-export function registerOpenAIRoutes(app: FastifyInstance, deps: OpenAIDeps, allow: (url: string, methods: string[]) => void, isClosing: () => boolean): void {
+export function registerOpenAIRoutes(app: FastifyInstance, deps: OpenAIDeps, exchanges: GatewayExchanges, allow: (url: string, methods: string[]) => void): void {
   void app.register(async (scope) => {
     scope.setErrorHandler((error: Error, request, reply) => {
       const herd = toHerdError(error instanceof HerdError ? error : fastifyErrorToHerd(error));
@@ -36,19 +36,8 @@ export function registerOpenAIRoutes(app: FastifyInstance, deps: OpenAIDeps, all
       sendError(reply, herd);
     });
 
-    // Bodies the fast path leaves here (compressed, chunked) are decoded by the app's hooks first.
-    const exchangeDeps = { ...deps, isClosing };
-    scope.post('/v1/chat/completions', async (req, reply) => {
-      const started = performance.now();
-      reply.hijack();
-      await runChatCompletionExchange(exchangeDeps, req.raw, reply.raw, Buffer.isBuffer(req.body) ? req.body : undefined, started);
-    });
-    allow('/v1/chat/completions', ['POST']);
-
-    if (deps.embeddings) {
-      registerEmbeddingsRoute(scope, { embeddings: deps.embeddings, authenticator: deps.authenticator, log: deps.log });
-      allow(EMBEDDINGS_PATH, ['POST']);
-    }
+    registerExchangeRoute(scope, exchanges, '/v1/chat/completions', allow);
+    registerExchangeRoute(scope, exchanges, EMBEDDINGS_PATH, allow);
 
     scope.get('/v1/models', async (req, reply) => {
       // Claude Code and the Anthropic SDKs list models too, and parse Anthropic's shape.

@@ -11,6 +11,7 @@ import { startHerd, type HerdServer } from '../../src/app.ts';
 import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
 import { anthropicErrorBody, anthropicMessage, openAIChunk, openAICompletion } from '../gateway/helpers/gateway-fixtures.ts';
 import { sendJson, sendSse, startMockUpstream, type MockHandler, type MockUpstream, type SseFrame } from '../gateway/helpers/mock-upstream.ts';
+import { postThroughBothEntries, withoutRequestIds } from './post-through-both-entries.ts';
 
 const MASTER = 'sk-herd-master-key-for-the-anthropic-tests-0123456789';
 const ENV = { HOLYSHEEP_API_KEY: 'sk-upstream-hs', ANTHROPIC_API_KEY: 'sk-upstream-ant', HERD_ANT_MASTER: MASTER };
@@ -331,6 +332,50 @@ models:
       return true;
     });
     mode = 'text';
+  });
+
+  it('a plain body (the fast path) and a gzipped or chunked one (Fastify) get the same answer: messages, streams, count_tokens, errors', async () => {
+    mode = 'text';
+    const url = `${server.httpUrl}/v1/messages`;
+    const viaApiKey = { 'content-type': 'application/json', 'x-api-key': MASTER, 'anthropic-version': '2023-06-01' };
+    const viaBearer = { 'content-type': 'application/json', authorization: `Bearer ${MASTER}` };
+    const cases: Array<{ url: string; headers: Record<string, string>; body: unknown; status: number; type: RegExp }> = [
+      { url, headers: viaApiKey, body: { model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] }, status: 200, type: /^application\/json/ },
+      { url, headers: viaBearer, body: { model: 'gpt-4.1', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] }, status: 200, type: /^application\/json/ },
+      {
+        url,
+        headers: viaApiKey,
+        body: { model: 'gpt-4.1', max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'weather?' }] },
+        status: 200,
+        type: /^text\/event-stream/,
+      },
+      {
+        url: `${url}/count_tokens`,
+        headers: viaApiKey,
+        body: { model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'How many tokens is this?' }] },
+        status: 200,
+        type: /^application\/json/,
+      },
+      {
+        url,
+        headers: { ...viaApiKey, 'x-api-key': 'sk-herd-not-a-key' },
+        body: { model: 'gpt-4.1', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] },
+        status: 401,
+        type: /^application\/json/,
+      },
+      { url, headers: viaApiKey, body: { model: 'gpt-4.1', messages: [{ role: 'user', content: 'hi' }] }, status: 400, type: /^application\/json/ },
+    ];
+    for (const c of cases) {
+      const [plain, ...others] = await postThroughBothEntries(c.url, c.headers, JSON.stringify(c.body));
+      assert.equal(plain!.status, c.status, plain!.text);
+      assert.match(plain!.contentType ?? '', c.type);
+      if (c.status >= 400) assert.equal((JSON.parse(plain!.text) as { type: string }).type, 'error', "Anthropic's error shape");
+      for (const other of others) {
+        assert.equal(other.status, plain!.status, `${other.entry}: ${other.text}`);
+        assert.equal(other.contentType, plain!.contentType, other.entry);
+        assert.equal(withoutRequestIds(other.text), withoutRequestIds(plain!.text), other.entry);
+      }
+    }
   });
 
   it('writes a ledger row for every answered request', async () => {

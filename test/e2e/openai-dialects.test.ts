@@ -12,6 +12,7 @@ import { startHerd, type HerdServer } from '../../src/app.ts';
 import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
 import { anthropicMessage, openAIChunk, openAICompletion, openAIErrorBody, openAIStreamFrames } from '../gateway/helpers/gateway-fixtures.ts';
 import { sendJson, sendSse, startMockUpstream, type MockUpstream, type RecordedRequest, type SseFrame } from '../gateway/helpers/mock-upstream.ts';
+import { postThroughBothEntries, withoutRequestIds } from './post-through-both-entries.ts';
 
 const MASTER = 'sk-herd-master-key-for-the-dialect-tests-0123456789';
 const ENV = { HOLYSHEEP_API_KEY: 'sk-upstream-hs', ANTHROPIC_API_KEY: 'sk-upstream-ant', GEMINI_API_KEY: 'AIzaSy-upstream', HERD_DIALECT_MASTER: MASTER };
@@ -445,5 +446,31 @@ models:
     // The ledger flushes in groups: wait for the rows rather than for a time.
     for (let i = 0; i < 200 && count().n < before + 3; i++) await new Promise((r) => setTimeout(r, 20));
     assert.equal(count().n, before + 3);
+  });
+
+  it('a plain body (the fast path) and a gzipped or chunked one (Fastify) get the same answer: responses and completions, JSON, streamed, refused', async () => {
+    const headers = { authorization: `Bearer ${MASTER}`, 'content-type': 'application/json' };
+    const cases: Array<{ path: string; headers: Record<string, string>; body: unknown; status: number }> = [
+      { path: '/v1/responses', headers, body: { model: 'gpt-4.1', instructions: 'Be brief.', input: 'hello' }, status: 200 },
+      { path: '/v1/responses', headers, body: { model: 'gpt-4.1', input: 'hello', stream: true }, status: 200 },
+      { path: '/v1/completions', headers, body: { model: 'gpt-4.1', prompt: 'Say hello', max_tokens: 16 }, status: 200 },
+      { path: '/v1/completions', headers, body: { model: 'gpt-4.1', prompt: 'Say hello', stream: true }, status: 200 },
+      {
+        path: '/v1/responses',
+        headers: { ...headers, authorization: 'Bearer sk-herd-not-a-real-key-000000000000000000000' },
+        body: { model: 'gpt-4.1', input: 'hi' },
+        status: 401,
+      },
+      { path: '/v1/completions', headers, body: { model: 'gpt-5-turbo', prompt: 'hi' }, status: 404 },
+    ];
+    for (const c of cases) {
+      const [plain, ...others] = await postThroughBothEntries(`${server.httpUrl}${c.path}`, c.headers, JSON.stringify(c.body));
+      assert.equal(plain!.status, c.status, plain!.text);
+      for (const other of others) {
+        assert.equal(other.status, plain!.status, `${c.path} ${other.entry}: ${other.text}`);
+        assert.equal(other.contentType, plain!.contentType, `${c.path} ${other.entry}`);
+        assert.equal(withoutRequestIds(other.text), withoutRequestIds(plain!.text), `${c.path} ${other.entry}`);
+      }
+    }
   });
 });

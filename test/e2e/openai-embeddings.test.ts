@@ -13,6 +13,7 @@ import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
 import { answerGeminiBatchEmbed, answerOpenAIEmbeddings, fakeTokenCount, fakeVector } from '../gateway/helpers/embedding-upstreams.ts';
 import { openAICompletion } from '../gateway/helpers/gateway-fixtures.ts';
 import { sendJson, startMockUpstream, type MockUpstream } from '../gateway/helpers/mock-upstream.ts';
+import { postThroughBothEntries } from './post-through-both-entries.ts';
 
 const MASTER = 'sk-herd-master-key-for-the-embeddings-tests-0123456789';
 const ENV = { RELAY_API_KEY: 'sk-upstream-relay', GEMINI_API_KEY: 'sk-upstream-gemini', HERD_EMBED_MASTER: MASTER };
@@ -273,5 +274,25 @@ models:
     });
     await expectError(chat, 400, 'model', /embedding model: use POST \/v1\/embeddings/);
     assert.equal(relay.requests.length, 0, 'nothing refused reached an upstream');
+  });
+
+  it('a plain body (the fast path) and a gzipped or chunked one (Fastify) get the same answer, errors included', async () => {
+    const headers = { authorization: `Bearer ${MASTER}`, 'content-type': 'application/json' };
+    const cases: Array<{ headers: Record<string, string>; body: unknown; status: number }> = [
+      { headers, body: { model: 'text-embedding-3-small', input: ['one', 'two'], encoding_format: 'float' }, status: 200 },
+      { headers, body: { model: 'text-embedding-3-small', input: 'one' }, status: 200 },
+      { headers: { ...headers, authorization: 'Bearer sk-wrong' }, body: { model: 'text-embedding-3-small', input: 'x' }, status: 401 },
+      { headers, body: { model: 'no-such-model', input: 'x' }, status: 404 },
+    ];
+    for (const c of cases) {
+      const [plain, ...others] = await postThroughBothEntries(`${server.httpUrl}/v1/embeddings`, c.headers, JSON.stringify(c.body));
+      assert.equal(plain!.status, c.status, plain!.text);
+      assert.equal(plain!.contentType, 'application/json');
+      for (const other of others) {
+        assert.equal(other.status, plain!.status, `${other.entry}: ${other.text}`);
+        assert.equal(other.contentType, plain!.contentType, other.entry);
+        assert.equal(other.text, plain!.text, other.entry);
+      }
+    }
   });
 });
