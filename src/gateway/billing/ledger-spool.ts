@@ -5,6 +5,7 @@
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { HerdError } from '../../core/errors.ts';
+import { type AttemptIntent, intentLine, parseIntentLine } from './ledger-intents.ts';
 import type { LedgerEntry } from './ledger-write-queue.ts';
 
 const LOCK = 'owner.pid';
@@ -24,7 +25,7 @@ export class LedgerSpool {
   private readonly boot: string;
 
   /** Takes the folder (one live process at a time) and returns what a previous process left in it, in order. */
-  static open(dir: string): { spool: LedgerSpool; leftovers: LedgerEntry[]; leftoverFiles: string[] } {
+  static open(dir: string): { spool: LedgerSpool; leftovers: LedgerEntry[]; intents: AttemptIntent[]; leftoverFiles: string[] } {
     try {
       mkdirSync(dir, { recursive: true });
       claimFolder(dir);
@@ -32,8 +33,13 @@ export class LedgerSpool {
         .filter((f) => f.endsWith('.jsonl'))
         .sort();
       const leftovers: LedgerEntry[] = [];
-      for (const file of leftoverFiles) leftovers.push(...parseSpoolText(readFileSync(join(dir, file), 'utf8')));
-      return { spool: new LedgerSpool(dir), leftovers, leftoverFiles };
+      const intents: AttemptIntent[] = [];
+      for (const file of leftoverFiles) {
+        const text = readFileSync(join(dir, file), 'utf8');
+        leftovers.push(...parseSpoolText(text));
+        intents.push(...parseSpoolIntents(text));
+      }
+      return { spool: new LedgerSpool(dir), leftovers, intents, leftoverFiles };
     } catch (err) {
       if (err instanceof HerdError) throw err;
       throw new HerdError('UNAVAILABLE', `cannot open the ledger spool ${dir}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
@@ -53,6 +59,18 @@ export class LedgerSpool {
     const text = `${entries.map((e) => JSON.stringify([e.request, e.attempts])).join('\n')}\n`;
     writeSync(segment.fd, text);
     segment.pending += entries.length;
+    return segment.name;
+  }
+
+  /**
+   * Before an upstream call: one synchronous write of its intent. It stays pending in its file until
+   * written(segment, 1) says the attempt's final rows are in the database; returns that segment.
+   */
+  intend(intent: AttemptIntent): string {
+    const segment = this.current;
+    segment.fd ??= openSync(join(this.dir, segment.name), 'a');
+    writeSync(segment.fd, intentLine(intent));
+    segment.pending += 1;
     return segment.name;
   }
 
@@ -107,11 +125,21 @@ export class LedgerSpool {
   }
 }
 
+/** The attempt intents in a spool file's text (a torn line is skipped: its call was not sent). */
+export function parseSpoolIntents(text: string): AttemptIntent[] {
+  const intents: AttemptIntent[] = [];
+  for (const line of text.split('\n')) {
+    const intent = parseIntentLine(line);
+    if (intent) intents.push(intent);
+  }
+  return intents;
+}
+
 /** Lines of [request, attempts]; a torn last line (the process died inside a write) is skipped: its answer was not sent. */
 export function parseSpoolText(text: string): LedgerEntry[] {
   const entries: LedgerEntry[] = [];
   for (const line of text.split('\n')) {
-    if (line === '') continue;
+    if (line === '' || line.startsWith('{')) continue; // blank, or an intent
     try {
       const [request, attempts] = JSON.parse(line) as [LedgerEntry['request'], LedgerEntry['attempts']];
       if (request && typeof request.requestId === 'string' && Array.isArray(attempts)) entries.push({ request, attempts });
