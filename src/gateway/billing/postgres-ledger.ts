@@ -1,6 +1,7 @@
 // The Ledger on PostgreSQL (pg), for several replicas sharing one ledger; budget checks stay exact
 // across replicas because every spend change holds the key's day and month rows locked (see below).
 import pg from 'pg';
+import { recoverIntents } from './ledger-intents.ts';
 import { LedgerSpool } from './ledger-spool.ts';
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
 import { HerdError } from '../../core/errors.ts';
@@ -185,9 +186,12 @@ export class PostgresLedger implements Ledger {
 
   /** Rows a previous process spooled and never wrote go into the database first, in their order (recover() needs them). */
   private async openSpool(dir: string): Promise<void> {
-    const { spool, leftovers, leftoverFiles } = LedgerSpool.open(dir);
+    const { spool, leftovers, intents, leftoverFiles } = LedgerSpool.open(dir);
     try {
       for (let i = 0; i < leftovers.length; i += 500) await this.writeEntries(leftovers.slice(i, i + 500));
+      // Calls in flight when it died: their intents become `interrupted` rows (ignored where a row exists).
+      const interrupted = recoverIntents(intents, leftovers, 'USD');
+      for (let i = 0; i < interrupted.length; i += 500) await this.writeEntries(interrupted.slice(i, i + 500));
     } catch (err) {
       spool.close();
       throw err instanceof HerdError ? err : new HerdError('UNAVAILABLE', `cannot write the ledger spool ${dir} to PostgreSQL: ${messageOf(err)}`, { cause: err });

@@ -27,6 +27,7 @@ import type {
 } from './ledger.ts';
 import { LEDGER_SCOPE, ledgerMigrations } from './ledger-migrations.ts';
 import { ATTEMPT_COLUMNS, REQUEST_COLUMNS, convertAttemptToValues, convertRequestToValues, convertUsageRow } from './ledger-rows.ts';
+import { recoverIntents } from './ledger-intents.ts';
 import { LedgerSpool } from './ledger-spool.ts';
 import { LedgerWriteQueue, type LedgerEntry } from './ledger-write-queue.ts';
 import { buildUsageQuery } from './usage-query.ts';
@@ -88,8 +89,11 @@ export class SqliteLedger implements Ledger {
   private openSpool(dir: string | undefined): void {
     if (dir === undefined) return;
     try {
-      const { spool, leftovers, leftoverFiles } = LedgerSpool.open(dir);
+      const { spool, leftovers, intents, leftoverFiles } = LedgerSpool.open(dir);
       for (let i = 0; i < leftovers.length; i += 500) this.writeEntries(leftovers.slice(i, i + 500));
+      // Calls in flight when it died: their intents become `interrupted` rows (ignored where a row exists).
+      const interrupted = recoverIntents(intents, leftovers, 'USD');
+      for (let i = 0; i < interrupted.length; i += 500) this.writeEntries(interrupted.slice(i, i + 500));
       spool.removeFiles(leftoverFiles);
       this.spool = spool;
       this.queue.useSpool(spool);
