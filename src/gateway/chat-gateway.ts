@@ -2,6 +2,7 @@
 // ChatGateway.handle(): the route resolved once (access checked), the key's rate limits, the exact-match
 // cache, the budget reservation, the routed attempts on that route (chat-service.ts), then one
 // settlement — ledger rows, reservation, TPM correction, cache write, metrics — however the request ends.
+import type { AttemptRecord } from './router/attempt-record.ts';
 import type { AbortLink } from '../core/abort-link.ts';
 import { type HerdError, toHerdError } from '../core/errors.ts';
 import type { BillingService, FinishBase, FinishInput, FinishResult } from './billing/billing-service.ts';
@@ -148,13 +149,29 @@ export class ChatGateway {
     const promptTokens = reserving || caller.key.tpm !== undefined ? await prompt.exact() : 0;
     const ticket = this.deps.keyLimits ? await this.deps.keyLimits.reserve(caller.key, estimateTokenReservation(promptTokens, request)) : undefined;
     const policy = this.deps.cache ? evaluateCachePolicy(request, caller.headers, this.deps.cache.policy) : undefined;
+    const requestId = createRequestId(startedAt);
+    const billing = this.deps.billing;
+    // The intent goes out before the call, so a process killed mid-call still leaves an attempt row.
+    const onAttemptStart = billing
+      ? (attempt: number, r: AttemptRecord) =>
+          billing.intend({
+            requestId,
+            attempt,
+            keyId: caller.key.id,
+            requestedModel: request.model,
+            model: r.model,
+            provider: r.provider,
+            upstreamModel: r.upstreamModel,
+            startedAt: Date.now(),
+          })
+      : undefined;
     return {
       request,
       caller,
       t0,
       route,
       base: {
-        requestId: createRequestId(startedAt),
+        requestId,
         key: { id: caller.key.id, name: caller.key.name },
         origin: caller.origin,
         dialect: caller.dialect ?? 'openai-chat',
@@ -164,7 +181,7 @@ export class ChatGateway {
         reserved: reserving,
       },
       ticket,
-      context: { signal: caller.signal, allowModel, priority, prompt, route, wire: caller.passThrough === true ? (caller.dialect ?? 'openai-chat') : undefined },
+      context: { signal: caller.signal, allowModel, priority, prompt, route, onAttemptStart, wire: caller.passThrough === true ? (caller.dialect ?? 'openai-chat') : undefined },
       policy,
       cacheKey: policy?.read || policy?.write ? computeCacheKey({ request, model: route.model.name }) : undefined,
       promptTokens,

@@ -56,6 +56,8 @@ export interface ChatContext {
   prompt?: PromptTokenEstimate;
   /** The route the flow already resolved (access checked): used as is. Absent: resolved here (direct callers, tests). */
   route?: ResolvedRoute;
+  /** Just before each upstream call (the ledger's attempt intent); synchronous. */
+  onAttemptStart?: (attempt: number, record: AttemptRecord) => void;
   /** Streams: the client's dialect when it takes the upstream's own bytes (RawSse pieces) from a same-dialect upstream. */
   wire?: IngressDialect;
 }
@@ -149,6 +151,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       deadline,
       attempt,
       priority: context.priority,
+      onAttemptStart: context.onAttemptStart,
       forecastTokens: async () => {
         const promptTokens = await prompt.exact();
         return { prompt: promptTokens, completion: request.max_completion_tokens ?? request.max_tokens ?? promptTokens };

@@ -1,5 +1,6 @@
 // Billing as the request path uses it: estimate() and reserve() before going upstream, then one finish()
 // that prices what happened, settles or releases the reservation, and queues the ledger rows.
+import type { AttemptIntent } from './ledger-intents.ts';
 import type { BillingConfig } from '../../config/billing-config-schema.ts';
 import { AUTO_MODEL, type GatewayConfig, type TierName } from '../../config/gateway-config-schema.ts';
 import type { HerdError } from '../../core/errors.ts';
@@ -140,6 +141,11 @@ export class BillingService {
   }
 
   /** Prices the outcome, commits the rows, then settles (or releases) the reservation. Rejects only if the ledger cannot settle. */
+  /** Before an upstream call: the ledger's attempt intent (see LedgerSpool.intend). */
+  intend(intent: AttemptIntent): void {
+    this.ledger.intend?.(intent);
+  }
+
   finish(input: FinishInput): Promise<FinishResult> {
     return this.finishDurably(input).done;
   }

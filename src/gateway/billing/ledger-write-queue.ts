@@ -49,6 +49,8 @@ export class LedgerWriteQueue {
   private failing = false;
   private closed = false;
   private readonly counters = { written: 0, flushes: 0, failedFlushes: 0, dropped: 0 };
+  /** Spool files holding a request's attempt intents: released once its rows are in the database. */
+  private readonly intents = new Map<string, string[]>();
 
   private readonly options: LedgerWriteQueueOptions;
 
@@ -59,6 +61,13 @@ export class LedgerWriteQueue {
   /** Spools from now on (the ledger opens its spool after its database). */
   useSpool(spool: LedgerSpool): void {
     this.options.spool = spool;
+  }
+
+  /** An attempt intent of `requestId` went to spool file `segment` (see LedgerSpool.intend). */
+  intended(requestId: string, segment: string): void {
+    const held = this.intents.get(requestId);
+    if (held) held.push(segment);
+    else this.intents.set(requestId, [segment]);
   }
 
   /** Resolves once the rows are durable (spooled, or committed); rejects if that failed (they stay queued for the database). */
@@ -175,6 +184,12 @@ export class LedgerWriteQueue {
     for (const entry of batch) {
       entry.inDatabase = true;
       if (entry.segment !== undefined) perSegment.set(entry.segment, (perSegment.get(entry.segment) ?? 0) + 1);
+      const intents = this.intents.size > 0 ? this.intents.get(entry.request.requestId) : undefined;
+      if (intents) {
+        // Its final rows are in the database: its intents are superseded.
+        this.intents.delete(entry.request.requestId);
+        for (const s of intents) perSegment.set(s, (perSegment.get(s) ?? 0) + 1);
+      }
       // Spooled entries were told at their append; the rest now.
       if (entry.segment !== undefined || !this.options.spool) this.tell(entry);
     }

@@ -1,6 +1,7 @@
 // The Ledger contract: budget reservations (reserve → settle | release, idempotent by request id),
 // request/attempt rows group-committed before the answer's last byte, and usage reports; SQLite and
 // PostgreSQL implement it on one schema.
+import type { AttemptIntent } from './ledger-intents.ts';
 import type { CurrencyCode, Micros } from './money.ts';
 
 export interface Budgets {
@@ -228,6 +229,8 @@ export interface Ledger {
    * (the rows stay queued and are retried).
    */
   record(request: RequestRecord, attempts: readonly AttemptRow[]): Promise<void>;
+  /** Before an upstream call (a serving process, with a spool): a synchronous intent, so a kill still leaves a row. */
+  intend?(intent: AttemptIntent): void;
   /** Writes whatever is queued now. */
   flush(): Promise<void>;
   usage(query: UsageQuery): Promise<UsageRow[]>;

@@ -1,7 +1,7 @@
 // The Ledger on PostgreSQL (pg), for several replicas sharing one ledger; budget checks stay exact
 // across replicas because every spend change holds the key's day and month rows locked (see below).
 import pg from 'pg';
-import { recoverIntents } from './ledger-intents.ts';
+import { type AttemptIntent, recoverIntents } from './ledger-intents.ts';
 import { LedgerSpool } from './ledger-spool.ts';
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
 import { HerdError } from '../../core/errors.ts';
@@ -352,6 +352,11 @@ export class PostgresLedger implements Ledger {
   async spend(keyId: string, atMs?: number): Promise<Spend> {
     const periods = budgetPeriods(atMs ?? this.now());
     return this.guard(() => this.readSpend(this.pool, keyId, periods.day, periods.month));
+  }
+
+  intend(intent: AttemptIntent): void {
+    if (this.closed || !this.spool) return;
+    this.queue.intended(intent.requestId, this.spool.intend(intent));
   }
 
   record(request: RequestRecord, attempts: readonly AttemptRow[]): Promise<void> {

@@ -27,7 +27,7 @@ import type {
 } from './ledger.ts';
 import { LEDGER_SCOPE, ledgerMigrations } from './ledger-migrations.ts';
 import { ATTEMPT_COLUMNS, REQUEST_COLUMNS, convertAttemptToValues, convertRequestToValues, convertUsageRow } from './ledger-rows.ts';
-import { recoverIntents } from './ledger-intents.ts';
+import { type AttemptIntent, recoverIntents } from './ledger-intents.ts';
 import { LedgerSpool } from './ledger-spool.ts';
 import { LedgerWriteQueue, type LedgerEntry } from './ledger-write-queue.ts';
 import { buildUsageQuery } from './usage-query.ts';
@@ -236,6 +236,11 @@ export class SqliteLedger implements Ledger {
   async spend(keyId: string, atMs?: number): Promise<Spend> {
     const periods = budgetPeriods(atMs ?? this.now());
     return this.guard(() => this.readSpend(keyId, periods.day, periods.month));
+  }
+
+  intend(intent: AttemptIntent): void {
+    if (this.closed || !this.spool) return;
+    this.queue.intended(intent.requestId, this.spool.intend(intent));
   }
 
   record(request: RequestRecord, attempts: readonly AttemptRow[]): Promise<void> {

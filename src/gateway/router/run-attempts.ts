@@ -51,6 +51,8 @@ export interface AttemptLoopInput<T> {
   forecastTokens: () => Promise<TokenForecast>;
   /** Admission class; NORMAL when absent. */
   priority?: Priority | undefined;
+  /** Called synchronously just before each upstream call with its 1-based number among this request's attempts. */
+  onAttemptStart?: ((attempt: number, record: AttemptRecord) => void) | undefined;
   /** One upstream attempt; resolves once it succeeded (chat: the answer; stream: the first event). */
   attempt: (target: AttemptTarget, signal: AbortLink) => Promise<T>;
 }
@@ -172,6 +174,7 @@ class AttemptLoop<T> {
         durationMs: 0,
       };
       this.attempts.push(record);
+      input.onAttemptStart?.(this.attempts.length, record);
       const startedAt = clock.now();
       try {
         const value = await input.attempt(target, lease.signal);
