@@ -97,7 +97,7 @@ export interface CostColumns {
   listUsdMicros: Micros;
 }
 
-/** One client request. Status: 'ok', 'cancelled' (client went away), 'failed' (stream broke), or an error code. */
+/** One client request. Status: 'ok', 'cancelled' (client went away), 'failed' (stream broke), 'interrupted' (recovered from intents), or an error code. */
 export interface RequestRecord extends TokenColumns, CostColumns {
   requestId: string;
   keyId: string;
@@ -137,7 +137,7 @@ export interface AttemptRow extends TokenColumns, CostColumns {
   model: string;
   provider: string;
   upstreamModel: string;
-  /** 'ok' or the failure kind (rate_limited, timeout, …). */
+  /** 'ok', the failure kind (rate_limited, timeout, …), or 'interrupted' (recovered from an intent: the process died mid-call). */
   outcome: string;
   httpStatus: number | undefined;
   latencyMs: number;
