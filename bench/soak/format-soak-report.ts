@@ -33,8 +33,21 @@ export function formatSoakReport(report: SoakReport, header: string[] = []): str
     '| --- | --- | --- | --- | --- |',
   );
   for (const r of report.rpm) lines.push(`| ${r.key} | ${r.limit} | ${r.segment} | ${r.admitted} | ${r.maxInWindow} |`);
-  lines.push('', '## Processes (RSS MiB / open fds)', '', '| process | start | end |', '| --- | --- | --- |');
+  lines.push(
+    '',
+    '## Processes (RSS MiB / open fds)',
+    '',
+    'Sampled through each life: "mid" is the sample halfway through it; growth from mid to end is what a leak would keep adding, warm-up would not.',
+    '',
+    '| process | start | mid | peak RSS / peak fds | end | mid → end | samples |',
+    '| --- | --- | --- | --- | --- | --- | ---: |',
+  );
   const fmt = (r: { rssMiB: number; fds: number } | undefined) => (r ? `${r.rssMiB} / ${r.fds}` : '-');
-  for (const p of input.resources) lines.push(`| ${p.process} | ${fmt(p.start)} | ${fmt(p.end)} |`);
+  for (const p of input.resources) {
+    const mid = p.samples[Math.floor(p.samples.length / 2)];
+    const peak = p.samples.length === 0 ? undefined : { rssMiB: Math.max(...p.samples.map((s) => s.rssMiB)), fds: Math.max(...p.samples.map((s) => s.fds)) };
+    const growth = mid !== undefined && p.end !== undefined ? `${(p.end.rssMiB - mid.rssMiB).toFixed(1)} MiB / ${p.end.fds - mid.fds} fds` : '-';
+    lines.push(`| ${p.process} | ${fmt(p.start)} | ${fmt(mid)} | ${fmt(peak)} | ${fmt(p.end)} | ${growth} | ${p.samples.length} |`);
+  }
   return `${lines.join('\n')}\n`;
 }

@@ -40,6 +40,8 @@ export interface ProcessResources {
   pid: number | undefined;
   start: Resources | undefined;
   end: Resources | undefined;
+  /** Read every SAMPLE_EVERY_MS through the process's life, to tell a leak (still growing) from warm-up (a plateau). */
+  samples: (Resources & { atMs: number })[];
 }
 
 export interface SoakLedger {

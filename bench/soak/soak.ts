@@ -12,6 +12,9 @@ import { startFaultUpstreams, type UpstreamCall } from './fault-upstream.ts';
 import { checkSoak, type SoakKey, type SoakLedger, type SoakReport, type ClientRequest, type FaultEvent, type ProcessResources } from './soak-checks.ts';
 import { createKey, freePort, HerdReplica, readResources, RedisServer } from './soak-processes.ts';
 
+/** How often every process's RSS and open fds are read during the run. */
+const SAMPLE_EVERY_MS = 2000;
+
 export interface SoakOptions {
   seconds: number;
   /** Client requests in flight at once. */
@@ -73,10 +76,18 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
 
     const resources: ProcessResources[] = [];
     const lifeOf = (label: string, pid: number | undefined): ProcessResources => {
-      const life: ProcessResources = { process: label, start: readResources(pid), end: undefined, pid };
+      const life: ProcessResources = { process: label, start: readResources(pid), end: undefined, pid, samples: [] };
       resources.push(life);
       return life;
     };
+    const sampler = setInterval(() => {
+      for (const life of resources) {
+        if (life.end !== undefined) continue;
+        const now = readResources(life.pid);
+        if (now !== undefined) life.samples.push({ ...now, atMs: Date.now() });
+      }
+    }, SAMPLE_EVERY_MS);
+    cleanups.push(async () => clearInterval(sampler));
     const lives = new Map(replicas.map((r) => [r.name, lifeOf(`replica ${r.name}`, r.pid)]));
     const redisLife = { current: lifeOf('redis-server', redis.pid) };
     const self = lifeOf('soak process (fakes, proxy, client)', process.pid);
@@ -142,6 +153,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
 
     // Every replica's ledger caught up (nothing left in its spool), then the end sample, then a clean stop.
     const behind = await waitForLedgers(replicas);
+    clearInterval(sampler);
     const uncheckedAdmits = (await Promise.all(replicas.map((r) => readUncheckedAdmits(r)))).reduce((a, b) => a + b, 0);
     for (const r of replicas) (lives.get(r.name) as ProcessResources).end = readResources(r.pid);
     redisLife.current.end = readResources(redis.pid);
