@@ -218,7 +218,6 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         signal,
         attempts: loop.attempts,
         clock,
-        wire: context.wire,
       });
       return { meta: meta(loop.value.warnings), ...relay };
     },

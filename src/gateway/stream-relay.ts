@@ -7,7 +7,6 @@ import type { HerdError } from '../core/errors.ts';
 import type { ChatChunk, ChatRequest, FinishReason, Usage } from './chat-types.ts';
 import { convertUsageToOpenAI } from './convert-usage-to-openai.ts';
 import { parseChatSseChunks } from './dialects/openai-chat/parse-chat-sse-chunks.ts';
-import type { IngressDialect } from './ingress-dialect.ts';
 import type { ProviderStreamEvent, ProviderWarning } from './providers/provider.ts';
 import { UpstreamError } from './providers/upstream-error.ts';
 import type { AttemptLease } from './router/attempt-lease.ts';
@@ -73,8 +72,6 @@ export interface StreamRelayOptions {
   signal: AbortLink;
   attempts: readonly AttemptRecord[];
   clock: Clock;
-  /** The caller's pass-through dialect (ProviderRequest.wire): what raw pieces hold. */
-  wire?: IngressDialect;
 }
 
 export function createStreamRelay(options: StreamRelayOptions): StreamRelay {
