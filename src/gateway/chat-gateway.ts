@@ -2,7 +2,6 @@
 // ChatGateway.handle(): the route resolved once (access checked), the key's rate limits, the exact-match
 // cache, the budget reservation, the routed attempts on that route (chat-service.ts), then one
 // settlement — ledger rows, reservation, TPM correction, cache write, metrics — however the request ends.
-import type { AttemptRecord } from './router/attempt-record.ts';
 import type { AbortLink } from '../core/abort-link.ts';
 import { type HerdError, toHerdError } from '../core/errors.ts';
 import type { BillingService, FinishBase, FinishInput, FinishResult } from './billing/billing-service.ts';
@@ -24,7 +23,7 @@ import type { KeyInfo } from './keys/key-store.ts';
 import { estimateTokenReservation, type KeyLimiter, type KeyLimitTicket } from './limits/key-limiter.ts';
 import { resolvePriority, PRIORITY_HEADER } from './limits/priority.ts';
 import { createRequestId } from './request-id.ts';
-import { UpstreamRouteError } from './router/attempt-record.ts';
+import { type AttemptRecord, UpstreamRouteError } from './router/attempt-record.ts';
 import { PromptTokenEstimate } from './router/prompt-token-estimate.ts';
 import { resolveRoute, type ModelFilter, type ResolvedRoute } from './router/resolve-route.ts';
 import type { StreamResult } from './stream-relay.ts';

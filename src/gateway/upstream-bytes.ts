@@ -56,22 +56,31 @@ export function rewriteField(value: object, key: string, old: string, next: stri
 
 /** `text` with the first `"key"<ws>:<ws>old` changed to `"key":next`; undefined when there is none. */
 export function replaceJsonField(text: string, key: string, old: string, next: string): string | undefined {
+  const i = findJsonValue(text, key, (t, at) => {
+    if (!t.startsWith(old, at)) return false;
+    // A number must end there (created: 17 must not match 170).
+    const after = t.charCodeAt(at + old.length);
+    return !(after >= 48 && after <= 57) && after !== 46;
+  });
+  return i < 0 ? undefined : text.slice(0, i) + next + text.slice(i + old.length);
+}
+
+/**
+ * Index of the value of the first `"key"<ws>:<ws>` whose value `accepts`, or -1. Outside a JSON string a
+ * quote is never escaped and inside one it always is, so an unescaped `"key":` is a key wherever it sits.
+ */
+export function findJsonValue(text: string, key: string, accepts: (text: string, at: number) => boolean): number {
   const name = `"${key}"`;
   let from = 0;
   for (;;) {
     const at = text.indexOf(name, from);
-    if (at < 0) return undefined;
+    if (at < 0) return -1;
     let i = at + name.length;
     while (isSpace(text.charCodeAt(i))) i++;
     if (text.charCodeAt(i) === 58 /* : */) {
       i++;
       while (isSpace(text.charCodeAt(i))) i++;
-      if (text.startsWith(old, i)) {
-        const end = i + old.length;
-        // A number must end there (created: 17 must not match 170).
-        const after = text.charCodeAt(end);
-        if (!(after >= 48 && after <= 57) && after !== 46) return text.slice(0, i) + next + text.slice(end);
-      }
+      if (accepts(text, i)) return i;
     }
     from = at + name.length;
   }

@@ -3,6 +3,7 @@
 // event parsed), the finish reason, the model name, errors, the end. An event is parsed only when its
 // text says it carries usage or an error; the rest is checked for framing (a JSON object) and forwarded.
 import type { FinishReason, Usage } from '../../chat-types.ts';
+import { findJsonValue } from '../../upstream-bytes.ts';
 import type { SseBlock } from '../split-sse-events.ts';
 import { mapOpenAIFinishReason } from './map-openai-finish-reason.ts';
 
@@ -43,13 +44,13 @@ export class OpenAIChatPassThrough {
     if (data === undefined) return { kind: 'forward' };
     if (data === '[DONE]') return { kind: 'done' };
     if (!looksLikeObject(data)) return { kind: 'malformed', detail: 'SSE event is not a JSON object' };
-    if (hasKeyWithValue(data, 'error', '{')) {
+    if (hasObjectField(data, 'error')) {
       const parsed = parseObject(data);
       if (parsed === undefined) return { kind: 'malformed', detail: `malformed JSON in SSE event (${data.length} bytes)` };
       if (parsed.error != null) return { kind: 'error', body: parsed };
     }
     if (this.model === undefined) this.model = readStringField(data, 'model');
-    if (hasKeyWithValue(data, 'usage', '{')) return this.readUsageChunk(data);
+    if (hasObjectField(data, 'usage')) return this.readUsageChunk(data);
     this.noteFinishReason(data);
     this.data.push(data);
     this.chunks++;
@@ -99,41 +100,22 @@ function parseObject(data: string): Record<string, unknown> | undefined {
   }
 }
 
-/**
- * Whether `"key"` appears followed by `:` and a value starting with `first`. Outside a JSON string a
- * quote is never escaped and inside one it always is, so an unescaped `"key"` is a key (or a value,
- * which the colon rules out) wherever it sits.
- */
-function hasKeyWithValue(data: string, key: string, first: string): boolean {
-  return valueStart(data, key, first.charCodeAt(0)) >= 0;
+const startsObject = (text: string, at: number) => text.charCodeAt(at) === 123; /* { */
+const startsString = (text: string, at: number) => text.charCodeAt(at) === 34; /* " */
+
+/** Whether `"key"` has an object value somewhere in the event (see findJsonValue). */
+function hasObjectField(data: string, key: string): boolean {
+  return findJsonValue(data, key, startsObject) >= 0;
 }
 
 /** The first string value of `"key"` (not unescaped: finish reasons and model ids have no escapes). */
 function readStringField(data: string, key: string): string | undefined {
-  const at = valueStart(data, key, 34 /* " */);
+  const at = findJsonValue(data, key, startsString);
   if (at < 0) return undefined;
   const end = data.indexOf('"', at + 1);
   if (end < 0) return undefined;
   const value = data.slice(at + 1, end);
   return value.includes('\\') ? undefined : value;
-}
-
-/** Index of the value of the first `"key":` whose value starts with `code`, or -1. */
-function valueStart(data: string, key: string, code: number): number {
-  const name = `"${key}"`;
-  let from = 0;
-  for (;;) {
-    const at = data.indexOf(name, from);
-    if (at < 0) return -1;
-    let i = at + name.length;
-    while (isSpace(data.charCodeAt(i))) i++;
-    if (data.charCodeAt(i) === 58 /* : */) {
-      i++;
-      while (isSpace(data.charCodeAt(i))) i++;
-      if (data.charCodeAt(i) === code) return i;
-    }
-    from = at + name.length;
-  }
 }
 
 function isSpace(code: number): boolean {
