@@ -14,6 +14,7 @@ import type { ResponseCache } from './cache/response-cache.ts';
 import { tapStreamForCache } from './cache/tap-stream-for-cache.ts';
 import type { ChatCompletion, ChatContext, ChatService, ChatStream, CompletionMeta } from './chat-service.ts';
 import type { ChatRequest, ChatResponse, Usage } from './chat-types.ts';
+import type { JsonObject } from './check-json-value.ts';
 import type { GatewayHealth, ModelListEntry } from './describe-gateway.ts';
 import { estimateErrorStatus, mapStatusToClass, NO_PROVIDER, UNKNOWN_MODEL, type CacheOutcome, type GatewayObserver, type GatewayRequestEvent } from './gateway-observer.ts';
 import { holdStreamEnd } from './hold-stream-end.ts';
@@ -51,10 +52,13 @@ export interface GatewayCaller {
   /** The wire format the client spoke; absent: OpenAI chat completions. */
   dialect?: IngressDialect;
   /**
-   * The transport writes a same-dialect upstream's own SSE bytes (RawSse pieces) as they are. Absent:
-   * streams carry canonical chunks only (serving-side callers, dialects without pass-through).
+   * The transport writes a same-dialect upstream's own bytes as they are: the JSON text attached in its
+   * dialect, and RawSse pieces in streams. Absent: streams carry canonical chunks only (serving-side
+   * callers, dialects without pass-through).
    */
   passThrough?: boolean;
+  /** With passThrough: the client's body as sent, for an upstream of its dialect (absent for OpenAI chat, whose canonical request is its body). */
+  body?: JsonObject;
 }
 
 export type { CacheOutcome };
@@ -180,7 +184,15 @@ export class ChatGateway {
         reserved: reserving,
       },
       ticket,
-      context: { signal: caller.signal, allowModel, priority, prompt, route, onAttemptStart, wire: caller.passThrough === true ? (caller.dialect ?? 'openai-chat') : undefined },
+      context: {
+        signal: caller.signal,
+        allowModel,
+        priority,
+        prompt,
+        route,
+        onAttemptStart,
+        passThrough: caller.passThrough === true ? { dialect: caller.dialect ?? 'openai-chat', body: caller.body } : undefined,
+      },
       policy,
       cacheKey: policy?.read || policy?.write ? computeCacheKey({ request, model: route.model.name }) : undefined,
       promptTokens,

@@ -6,12 +6,11 @@ import type { TierName } from '../config/gateway-config-schema.ts';
 import type { InferencePort } from '../core/inference-port.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import type { ChatRequest, ChatResponse, Usage } from './chat-types.ts';
-import type { IngressDialect } from './ingress-dialect.ts';
 import { createProviders } from './create-providers.ts';
 import { describeGatewayHealth, listGatewayModels, type GatewayHealth, type ModelListEntry } from './describe-gateway.ts';
 import type { Admission } from './limits/admission.ts';
 import type { Priority } from './limits/priority.ts';
-import type { Provider, ProviderResult, ProviderWarning } from './providers/provider.ts';
+import type { PassThrough, Provider, ProviderResult, ProviderWarning } from './providers/provider.ts';
 import { BreakerRegistry } from './resilience/circuit-breaker.ts';
 import { computeAttemptTimeouts, Deadline } from './resilience/deadline.ts';
 import { realSleep, type Sleep } from './resilience/sleep.ts';
@@ -58,8 +57,8 @@ export interface ChatContext {
   route?: ResolvedRoute;
   /** Just before each upstream call (the ledger's attempt intent); synchronous. */
   onAttemptStart?: (attempt: number, record: AttemptRecord) => void;
-  /** Streams: the client's dialect when it takes the upstream's own bytes (RawSse pieces) from a same-dialect upstream. */
-  wire?: IngressDialect;
+  /** The client takes a same-dialect upstream's own bytes (JSON, or RawSse pieces for streams). */
+  passThrough?: PassThrough;
 }
 
 /** What the transport needs besides the body: the x-herd-* headers and the attempt trail. */
@@ -185,7 +184,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
 
     async complete(request, context = {}) {
       const { loop, meta } = await route<ProviderResult>(request, context, false, (target, signal) =>
-        target.provider.chat({ request, upstreamModel: target.deployment.upstreamModel, timeoutMs: target.timeouts.timeoutMs }, signal),
+        target.provider.chat({ request, upstreamModel: target.deployment.upstreamModel, timeoutMs: target.timeouts.timeoutMs, passThrough: context.passThrough }, signal),
       );
       loop.lease.succeed();
       const result = loop.value;
@@ -204,7 +203,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
               upstreamModel: target.deployment.upstreamModel,
               timeoutMs: target.timeouts.timeoutMs,
               idleTimeoutMs: target.timeouts.idleTimeoutMs,
-              wire: context.wire,
+              passThrough: context.passThrough,
             },
             attemptSignal,
           ),

@@ -3,11 +3,14 @@
 // these instead of canonical chunks only when its caller asked for its dialect's bytes.
 import { HerdError } from '../core/errors.ts';
 import type { ChatChunk } from './chat-types.ts';
+import type { IngressDialect } from './ingress-dialect.ts';
 
 export class RawSse {
   constructor(
     /** Whole SSE events, each through its blank line. */
     readonly text: string,
+    /** The dialect the events are written in (the client's: pass-through only happens between equals). */
+    readonly dialect: IngressDialect,
   ) {}
 }
 

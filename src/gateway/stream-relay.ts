@@ -6,7 +6,8 @@ import type { Clock } from '../core/clock.ts';
 import type { HerdError } from '../core/errors.ts';
 import type { ChatChunk, ChatRequest, FinishReason, Usage } from './chat-types.ts';
 import { convertUsageToOpenAI } from './convert-usage-to-openai.ts';
-import { parseChatSseChunks } from './dialects/openai-chat/parse-chat-sse-chunks.ts';
+import { collectRawStreamText } from './dialects/collect-raw-stream-text.ts';
+import type { IngressDialect } from './ingress-dialect.ts';
 import type { ProviderStreamEvent, ProviderWarning } from './providers/provider.ts';
 import { UpstreamError } from './providers/upstream-error.ts';
 import type { AttemptLease } from './router/attempt-lease.ts';
@@ -54,7 +55,7 @@ export interface StreamResult {
 }
 
 export interface StreamRelay {
-  /** Canonical chunks; RawSse pieces only for a caller that asked for its dialect's bytes (`wire`). */
+  /** Canonical chunks; RawSse pieces only for a caller that asked for its dialect's bytes (`passThrough`). */
   chunks: AsyncIterable<StreamPiece>;
   /** Stops the upstream and settles the stream as cancelled; safe to call at any time, and again. */
   cancel(): void;
@@ -98,6 +99,7 @@ class RelayRun {
   private lastChunk: ChatChunk | undefined;
   /** Raw pieces forwarded, kept (not copied) for an estimate if the stream ends without usage. */
   private rawTexts: string[] | undefined;
+  private rawDialect: IngressDialect = 'openai-chat';
   /** The `model` the upstream's chunks carry, for rewriting its usage chunk's bytes. */
   private upstreamModelName: string | undefined;
   chunks = 0;
@@ -126,10 +128,7 @@ class RelayRun {
   }
 
   private forwardedText(): string {
-    if (this.rawTexts === undefined) return this.collector.text();
-    // Only OpenAI chat pass-through exists; another dialect's raw pieces would need their own reader here.
-    for (const chunk of parseChatSseChunks(this.rawTexts)) this.collector.addChunk(chunk);
-    return this.collector.text();
+    return this.rawTexts === undefined ? this.collector.text() : collectRawStreamText(this.rawDialect, this.rawTexts);
   }
 
   readonly cancel = (): void => {
@@ -149,7 +148,8 @@ class RelayRun {
         this.chunks += event.chunks;
         const text = event.model === undefined || event.model === model ? event.text : renameModelInText(event.text, event.model, model);
         (this.rawTexts ??= []).push(text);
-        return new RawSse(text);
+        this.rawDialect = event.dialect;
+        return new RawSse(text, event.dialect);
       }
       case 'chunk': {
         const chunk = event.chunk;

@@ -1,19 +1,37 @@
-// The exact JSON text an OpenAI-compatible upstream sent for a canonical response or chunk, kept beside
-// the parsed object so an OpenAI chat client gets the upstream's bytes (fields Herd does not model
-// included) instead of a re-serialisation. Other dialects read the canonical object and never see it.
+// The exact JSON text an upstream sent for a canonical response or chunk, tagged with the upstream's
+// dialect and kept beside the parsed object, so a client of that same dialect gets the upstream's bytes
+// (fields Herd does not model included) instead of a re-serialisation. Clients of another dialect read
+// the canonical object and never see them.
 //
 // A side table rather than a property: a property would be serialised, copied by spreads and seen by
 // every dialect's encoder. Code that changes a canonical object carrying bytes must change the bytes
 // the same way (renameModel) or drop them (the encoder then serialises the object).
-const bytesOf = new WeakMap<object, string>();
+import type { IngressDialect } from './ingress-dialect.ts';
 
-/** Records `text` as the wire form of `value` (the object JSON.parse(text) produced). */
-export function attachUpstreamBytes(value: object, text: string): void {
-  bytesOf.set(value, text);
+/** An upstream's own JSON text and the dialect it is written in. */
+export interface UpstreamBytes {
+  text: string;
+  dialect: IngressDialect;
 }
 
-/** The upstream's text for `value`, when it is still exactly what the object says. */
-export function readUpstreamBytes(value: object): string | undefined {
+const bytesOf = new WeakMap<object, UpstreamBytes>();
+
+/**
+ * Records `text` as the wire form of `value` in `dialect`. For OpenAI chat, `value` is the object
+ * JSON.parse(text) produced; for another dialect, the canonical object converted from it.
+ */
+export function attachUpstreamBytes(value: object, text: string, dialect: IngressDialect = 'openai-chat'): void {
+  bytesOf.set(value, { text, dialect });
+}
+
+/** The upstream's text for `value` when it is in `dialect` and still exactly what the object says. */
+export function readUpstreamBytes(value: object, dialect: IngressDialect = 'openai-chat'): string | undefined {
+  const bytes = bytesOf.get(value);
+  return bytes !== undefined && bytes.dialect === dialect ? bytes.text : undefined;
+}
+
+/** The upstream's text for `value` whatever its dialect (the cache stores it with its dialect). */
+export function readUpstreamBytesOf(value: object): UpstreamBytes | undefined {
   return bytesOf.get(value);
 }
 
@@ -47,11 +65,11 @@ export function renameModelInText(text: string, from: string, to: string): strin
  * anything nested that holds a quote inside a string is escaped, so it cannot match.
  */
 export function rewriteField(value: object, key: string, old: string, next: string): void {
-  const text = bytesOf.get(value);
-  if (text === undefined) return;
-  const rewritten = replaceJsonField(text, key, old, next);
+  const bytes = bytesOf.get(value);
+  if (bytes === undefined) return;
+  const rewritten = replaceJsonField(bytes.text, key, old, next);
   if (rewritten === undefined) bytesOf.delete(value);
-  else bytesOf.set(value, rewritten);
+  else bytesOf.set(value, { text: rewritten, dialect: bytes.dialect });
 }
 
 /** `text` with the first `"key"<ws>:<ws>old` changed to `"key":next`; undefined when there is none. */

@@ -2,6 +2,7 @@
 // canonical chat data, normalised usage and a typed stream of events out. No HTTP types cross it.
 import type { AbortLink } from '../../core/abort-link.ts';
 import type { ChatChunk, ChatRequest, ChatResponse, FinishReason, Usage } from '../chat-types.ts';
+import type { JsonObject } from '../check-json-value.ts';
 import type { IngressDialect } from '../ingress-dialect.ts';
 
 export interface ProviderRequest {
@@ -17,10 +18,22 @@ export interface ProviderRequest {
   /** stream() only: longest silence allowed between two upstream reads. Defaults to timeoutMs. */
   idleTimeoutMs?: number;
   /**
-   * stream() only: the wire format the client reads, when it wants the upstream's own bytes. A provider
-   * whose upstream speaks it yields `raw` events instead of `chunk`s; others ignore it.
+   * The client takes the upstream's own bytes when the upstream speaks its dialect. A provider whose
+   * upstream speaks `passThrough.dialect` sends the client's body (when given) with only the model
+   * replaced, attaches the answer's bytes in that dialect, and streams `raw` events instead of `chunk`s;
+   * others ignore it and translate.
    */
-  wire?: IngressDialect;
+  passThrough?: PassThrough;
+}
+
+/** What a same-dialect upstream may receive and return unchanged. */
+export interface PassThrough {
+  dialect: IngressDialect;
+  /**
+   * The client's request body as it sent it (parsed, already validated by the dialect's decoder, `model`
+   * still the client's). Absent where the canonical request is that body (OpenAI chat).
+   */
+  body?: Readonly<JsonObject>;
 }
 
 /** A request setting the upstream cannot honour and that was left out (not an error, not silent). */
@@ -48,10 +61,10 @@ export type ProviderStreamEvent =
   | { type: 'warnings'; warnings: ProviderWarning[] }
   | { type: 'chunk'; chunk: ChatChunk }
   /**
-   * Pass-through (`wire`): whole upstream events as sent, `chunks` of them content events (at least one
-   * makes the stream open). `model`: the name the upstream's events carry, for renaming.
+   * Pass-through (`passThrough`): whole upstream events as sent in `dialect`, `chunks` of them content
+   * events (at least one makes the stream open). `model`: the name the upstream's events carry, for renaming.
    */
-  | { type: 'raw'; text: string; chunks: number; model: string | undefined }
+  | { type: 'raw'; text: string; dialect: IngressDialect; chunks: number; model: string | undefined }
   /**
    * `bytes`: the upstream's own usage chunk (JSON text), when it spoke OpenAI chat; replayed as is under
    * include_usage. `delivered`: the usage chunk was already in the raw text (or cut from it), so none is made.

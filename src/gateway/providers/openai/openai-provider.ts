@@ -61,7 +61,7 @@ class OpenAIProvider implements Provider {
   }
 
   stream(req: ProviderRequest, signal: AbortLink): AsyncGenerator<ProviderStreamEvent> {
-    return req.wire === 'openai-chat' ? this.passStream(req, signal) : this.translateStream(req, signal);
+    return req.passThrough?.dialect === 'openai-chat' ? this.passStream(req, signal) : this.translateStream(req, signal);
   }
 
   /** An OpenAI chat client: the upstream's events go on as its bytes, read for usage as they pass. */
@@ -99,7 +99,7 @@ class OpenAIProvider implements Provider {
         if (reading.sawFinal) break;
       }
       if (out !== '') {
-        yield { type: 'raw', text: out, chunks: pass.chunks - before, model: pass.model };
+        yield { type: 'raw', text: out, dialect: 'openai-chat', chunks: pass.chunks - before, model: pass.model };
       }
       if (reading.sawFinal) break;
     }
