@@ -6,7 +6,7 @@ import type { Clock } from '../core/clock.ts';
 import type { HerdError } from '../core/errors.ts';
 import type { ChatChunk, ChatRequest, FinishReason, Usage } from './chat-types.ts';
 import { convertUsageToOpenAI } from './convert-usage-to-openai.ts';
-import { collectRawStreamText } from './dialects/collect-raw-stream-text.ts';
+import { parseRawStreamChunks } from './dialects/parse-raw-stream-chunks.ts';
 import type { IngressDialect } from './ingress-dialect.ts';
 import type { ProviderStreamEvent, ProviderWarning } from './providers/provider.ts';
 import { UpstreamError } from './providers/upstream-error.ts';
@@ -128,7 +128,9 @@ class RelayRun {
   }
 
   private forwardedText(): string {
-    return this.rawTexts === undefined ? this.collector.text() : collectRawStreamText(this.rawDialect, this.rawTexts);
+    if (this.rawTexts === undefined) return this.collector.text();
+    for (const chunk of parseRawStreamChunks(this.rawDialect, this.rawTexts)) this.collector.addChunk(chunk);
+    return this.collector.text();
   }
 
   readonly cancel = (): void => {

@@ -2,7 +2,7 @@
 // assembled as a chat.completion — how a streaming miss gets stored. The flow asks once the stream ended.
 import type { ChatResponse } from '../chat-types.ts';
 import { convertUsageToOpenAI } from '../convert-usage-to-openai.ts';
-import { parseChatSseChunks } from '../dialects/openai-chat/parse-chat-sse-chunks.ts';
+import { parseRawStreamChunks } from '../dialects/parse-raw-stream-chunks.ts';
 import { RawSse, type StreamPiece } from '../raw-sse.ts';
 import type { StreamRelay, StreamResult } from '../stream-relay.ts';
 import { ChatResponseAssembler } from './assemble-chat-response.ts';
@@ -16,13 +16,19 @@ export interface TappedStream {
 
 export function tapStreamForCache(relay: StreamRelay): TappedStream {
   const assembler = new ChatResponseAssembler();
-  const raw: string[] = [];
+  const raw: RawSse[] = [];
   return {
     relay: { chunks: tapChunks(relay.chunks, assembler, raw), cancel: relay.cancel, result: relay.result },
     assemble(result) {
       if (result.outcome !== 'completed') return undefined;
       // Pass-through pieces are parsed here, once, for the stored copy only (they reached the client as bytes).
-      for (const chunk of parseChatSseChunks(raw)) assembler.add(chunk);
+      if (raw.length > 0) {
+        for (const chunk of parseRawStreamChunks(
+          raw[0].dialect,
+          raw.map((piece) => piece.text),
+        ))
+          assembler.add(chunk);
+      }
       // The usage chunk reaches the client only under include_usage; the result always has the usage.
       const response = assembler.build(convertUsageToOpenAI(result.usage));
       return response instanceof Error ? undefined : response;
@@ -31,9 +37,9 @@ export function tapStreamForCache(relay: StreamRelay): TappedStream {
 }
 
 // A module-level generator with its inputs as arguments, not a closure: see stream-relay.ts.
-async function* tapChunks(chunks: AsyncIterable<StreamPiece>, assembler: ChatResponseAssembler, raw: string[]): AsyncGenerator<StreamPiece> {
+async function* tapChunks(chunks: AsyncIterable<StreamPiece>, assembler: ChatResponseAssembler, raw: RawSse[]): AsyncGenerator<StreamPiece> {
   for await (const piece of chunks) {
-    if (piece instanceof RawSse) raw.push(piece.text);
+    if (piece instanceof RawSse) raw.push(piece);
     else assembler.add(piece);
     yield piece;
   }
