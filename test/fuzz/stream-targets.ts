@@ -7,7 +7,7 @@ import type { ChatRequest } from '../../src/gateway/chat-types.ts';
 import { createAnthropicProvider } from '../../src/gateway/providers/anthropic/anthropic-provider.ts';
 import { createGeminiProvider } from '../../src/gateway/providers/gemini/gemini-provider.ts';
 import { createOpenAIProvider } from '../../src/gateway/providers/openai/openai-provider.ts';
-import type { Provider } from '../../src/gateway/providers/provider.ts';
+import type { PassThrough, Provider } from '../../src/gateway/providers/provider.ts';
 import type { ProviderOptions } from '../../src/gateway/providers/provider-options.ts';
 import { UpstreamError } from '../../src/gateway/providers/upstream-error.ts';
 import { openAIStreamFrames } from '../gateway/helpers/gateway-fixtures.ts';
@@ -124,9 +124,10 @@ const FACTORIES: Record<keyof typeof SSE_TRANSCRIPTS, (options: ProviderOptions)
 
 const REQUEST: ChatRequest = { model: 'fuzz', messages: [{ role: 'user', content: 'hi' }] };
 
-function streamTarget(dialect: keyof typeof SSE_TRANSCRIPTS): FuzzTarget {
+/** `passThrough`: the provider reads the events for a client of its own dialect (raw pieces) instead of translating them. */
+function streamTarget(dialect: keyof typeof SSE_TRANSCRIPTS, passThrough?: PassThrough): FuzzTarget {
   return {
-    name: `${dialect} SSE stream`,
+    name: `${dialect} SSE stream${passThrough ? ' (pass-through)' : ''}`,
     async open() {
       let pieces: Buffer[] = [];
       const upstream = await startMockUpstream(async (_req, res) => {
@@ -146,7 +147,7 @@ function streamTarget(dialect: keyof typeof SSE_TRANSCRIPTS): FuzzTarget {
         pieces = [0, ...at].map((from, i) => body.subarray(from, at[i] ?? body.length)).filter((p) => p.length > 0);
         const events: string[] = [];
         try {
-          for await (const event of provider.stream({ request: REQUEST, upstreamModel: 'fuzz' }, new LightAbortController().signal)) events.push(event.type);
+          for await (const event of provider.stream({ request: REQUEST, upstreamModel: 'fuzz', passThrough }, new LightAbortController().signal)) events.push(event.type);
         } catch (err) {
           if (err instanceof UpstreamError) return;
           throw new Error(`stream threw ${describeThrown(err)} instead of an UpstreamError`, { cause: err });
@@ -168,4 +169,9 @@ function streamTarget(dialect: keyof typeof SSE_TRANSCRIPTS): FuzzTarget {
   };
 }
 
-export const STREAM_TARGETS: (() => FuzzTarget)[] = [() => streamTarget('openai'), () => streamTarget('anthropic'), () => streamTarget('gemini')];
+export const STREAM_TARGETS: (() => FuzzTarget)[] = [
+  () => streamTarget('openai'),
+  () => streamTarget('openai', { dialect: 'openai-chat' }),
+  () => streamTarget('anthropic'),
+  () => streamTarget('gemini'),
+];
