@@ -118,7 +118,7 @@ describe('cache byte replay', () => {
     assert.fail('no cache hit');
   };
   const ask = () => ({ messages: [{ role: 'user', content: `byte replay ${randomUUID()}` }] });
-  const streamed = (includeUsage: boolean) => (includeUsage ? EVENTS.join('') + `data: ${USAGE_TEXT}\r\n\r\n` : EVENTS.join('')).split(UPSTREAM_MODEL).join('gpt-4.1');
+  const streamed = (includeUsage: boolean) => (includeUsage ? `${EVENTS.join('')}data: ${USAGE_TEXT}\r\n\r\n` : EVENTS.join('')).split(UPSTREAM_MODEL).join('gpt-4.1');
 
   for (const includeUsage of [true, false]) {
     it(`a streamed hit is the streamed miss byte for byte but for a fresh id and created (include_usage ${includeUsage})`, async () => {
