@@ -18,6 +18,8 @@ export type CapturedBytes = { dialect: IngressDialect; text: string } | { dialec
  */
 export function captureCachedBytes(response: Readonly<ChatResponse>, captured: CapturedBytes | undefined, target: ByteReplayTarget | undefined): CachedBytes | undefined {
   if (captured === undefined || target === undefined || captured.dialect !== target.dialect) return undefined;
+  // Typed as a string, but an upstream that sends no id leaves none (a cache hit then gets a canonical one).
+  if (typeof response.id !== 'string' || response.id === '') return undefined;
   const base = { dialect: target.dialect, variant: target.variant, id: response.id };
   if ('text' in captured) {
     if (target.mode !== 'json' || !containsJsonString(captured.text, response.id)) return undefined;
@@ -29,7 +31,7 @@ export function captureCachedBytes(response: Readonly<ChatResponse>, captured: C
 
 function withCreated(bytes: CachedBytes, texts: readonly string[], created: number): CachedBytes {
   // A dialect that writes no creation time (Anthropic Messages) keeps none to replace.
-  if (texts.some((text) => containsCreated(text, created))) bytes.created = created;
+  if (typeof created === 'number' && texts.some((text) => containsCreated(text, created))) bytes.created = created;
   return bytes;
 }
 

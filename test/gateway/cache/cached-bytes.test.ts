@@ -87,6 +87,8 @@ describe('which bytes a request may be answered with', () => {
     assert.equal(captureCachedBytes(STREAMED, { dialect: 'anthropic-messages', events: EVENTS }, chatStream(false)), undefined);
     assert.equal(captureCachedBytes(STREAMED, { dialect: 'openai-chat', events: EVENTS }, chatJson), undefined);
     assert.equal(captureCachedBytes({ ...STREAMED, id: 'chatcmpl-other' }, { dialect: 'openai-chat', events: EVENTS }, chatStream(false)), undefined);
+    const noId = { ...STREAMED, id: undefined } as unknown as ChatResponse;
+    assert.equal(captureCachedBytes(noId, { dialect: 'openai-chat', text: '{"object":"undefined","x":undefined}' }, chatJson), undefined);
     const json = captureCachedBytes(STREAMED, { dialect: 'openai-chat', text: '{"id":"chatcmpl-s1","object":"chat.completion"}' }, chatJson);
     assert.deepEqual(json, { dialect: 'openai-chat', variant: '', id: ID, mode: 'json', text: '{"id":"chatcmpl-s1","object":"chat.completion"}' });
     const stream = captureCachedBytes(STREAMED, { dialect: 'openai-chat', events: EVENTS }, chatStream(false));
