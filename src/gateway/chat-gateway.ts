@@ -354,8 +354,7 @@ export class ChatGateway {
       case 'completion': {
         const { response, meta } = ending.completion;
         void flight.ticket?.settle(usedTokens(meta.usage));
-        const bytes = readUpstreamBytesOf(response);
-        this.writeCache(flight, response, meta, meta.usage, billed, bytes && { dialect: bytes.dialect, text: bytes.text });
+        this.writeCache(flight, response, meta, meta.usage, billed, readUpstreamBytesOf(response));
         this.reportAnswer(
           {
             model: meta.model,
@@ -377,9 +376,7 @@ export class ChatGateway {
         const { meta } = ending.stream;
         const { result } = ending;
         void flight.ticket?.settle(usedTokens(result.usage));
-        const tapped = ending.answer;
-        if (tapped !== undefined)
-          this.writeCache(flight, tapped.response, meta, result.usage, billed, tapped.events && { dialect: tapped.events.dialect, events: tapped.events.texts });
+        if (ending.answer !== undefined) this.writeCache(flight, ending.answer.response, meta, result.usage, billed, ending.answer.bytes);
         this.reportAnswer(
           {
             model: meta.model,

@@ -23,7 +23,7 @@ export interface TappedAnswer {
    * that mixed in canonical chunks (e.g. the usage chunk Herd writes when an upstream sent none) has none:
    * those chunks were encoded by the transport, and only the canonical replay can reproduce them.
    */
-  events?: { dialect: IngressDialect; texts: string[] };
+  bytes?: { dialect: IngressDialect; events: string[] };
 }
 
 /** What the tap saw besides the assembled chunks. */
@@ -53,7 +53,7 @@ export function tapStreamForCache(relay: StreamRelay): TappedStream {
       const response = assembler.build(convertUsageToOpenAI(result.usage));
       if (response instanceof Error) return undefined;
       const whole = dialect !== undefined && state.canonical === 0 && raw.every((piece) => piece.dialect === dialect);
-      return whole ? { response, events: { dialect, texts: raw.map((piece) => piece.text) } } : { response };
+      return whole ? { response, bytes: { dialect, events: raw.map((piece) => piece.text) } } : { response };
     },
   };
 }

@@ -191,7 +191,7 @@ describe('tapping a pass-through stream for the cache', () => {
     const tapped = tapStreamForCache(relay);
     for await (const _piece of tapped.relay.chunks);
     const answer = tapped.assemble(result);
-    assert.deepEqual(answer?.events, { dialect: 'openai-chat', texts: EVENTS });
+    assert.deepEqual(answer?.bytes, { dialect: 'openai-chat', events: EVENTS });
     assert.equal(answer?.response.id, ID);
     assert.equal(answer?.response.choices[0]?.message.content, STREAMED.choices[0]?.message.content);
   });
@@ -209,7 +209,7 @@ describe('tapping a pass-through stream for the cache', () => {
     const tapped = tapStreamForCache(relay);
     for await (const _piece of tapped.relay.chunks);
     const answer = tapped.assemble(result);
-    assert.equal(answer?.events, undefined);
+    assert.equal(answer?.bytes, undefined);
     assert.equal(answer?.response.choices[0]?.finish_reason, 'stop');
   });
 });
