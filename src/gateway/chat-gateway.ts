@@ -7,11 +7,13 @@ import { type HerdError, toHerdError } from '../core/errors.ts';
 import type { BillingService, FinishBase, FinishInput, FinishResult } from './billing/billing-service.ts';
 import type { Cost } from './billing/price-usage.ts';
 import type { CachedAnswer } from './cache/cached-answer.ts';
+import { captureCachedBytes, type CapturedBytes } from './cache/cached-bytes.ts';
+import { describeByteReplay } from './cache/describe-byte-replay.ts';
 import { evaluateCachedAnswer, evaluateCachePolicy, type CachePolicyConfig, type CachePolicyDecision, type RequestHeaders } from './cache/cache-policy.ts';
 import { computeCacheKey } from './cache/compute-cache-key.ts';
 import { convertCachedToResponse, createCacheHitMeta, createCachedStream } from './cache/replay-cached-answer.ts';
 import type { ResponseCache } from './cache/response-cache.ts';
-import { tapStreamForCache } from './cache/tap-stream-for-cache.ts';
+import { tapStreamForCache, type TappedAnswer } from './cache/tap-stream-for-cache.ts';
 import type { ChatCompletion, ChatContext, ChatService, ChatStream, CompletionMeta } from './chat-service.ts';
 import type { ChatRequest, ChatResponse, Usage } from './chat-types.ts';
 import type { JsonObject } from './check-json-value.ts';
@@ -28,7 +30,7 @@ import { type AttemptRecord, UpstreamRouteError } from './router/attempt-record.
 import { PromptTokenEstimate } from './router/prompt-token-estimate.ts';
 import { resolveRoute, type ModelFilter, type ResolvedRoute } from './router/resolve-route.ts';
 import type { StreamResult } from './stream-relay.ts';
-import { readUpstreamBytes } from './upstream-bytes.ts';
+import { readUpstreamBytesOf } from './upstream-bytes.ts';
 
 export interface ChatGatewayDeps {
   chat: ChatService;
@@ -85,7 +87,7 @@ interface Flight {
 /** How a request ended: the one input of settle(). */
 type Ending =
   | { outcome: 'completion'; completion: ChatCompletion; overheadMs: number; cache: CacheOutcome }
-  | { outcome: 'stream'; stream: ChatStream; result: StreamResult; ttftMs: number; overheadMs: number; cache: CacheOutcome; answer: ChatResponse | undefined }
+  | { outcome: 'stream'; stream: ChatStream; result: StreamResult; ttftMs: number; overheadMs: number; cache: CacheOutcome; answer: TappedAnswer | undefined }
   | { outcome: 'cache-hit'; answer: Readonly<CachedAnswer>; stream: boolean; overheadMs: number }
   | { outcome: 'error'; error: HerdError; reserved: boolean };
 
@@ -214,12 +216,14 @@ export class ChatGateway {
     });
     const stream = request.stream === true;
     const committed = this.settle(flight, { outcome: 'cache-hit', answer, stream, overheadMs: performance.now() - flight.t0 });
+    // The stored upstream bytes, when this caller takes bytes of their dialect, mode and variant; else canonical.
+    const bytes = describeByteReplay(flight.context.passThrough, request);
     if (stream) {
-      const cached = createCachedStream(answer, { includeUsage: request.stream_options?.include_usage === true });
+      const cached = createCachedStream(answer, { includeUsage: request.stream_options?.include_usage === true, bytes });
       return { kind: 'stream', stream: { meta, ...cached, chunks: holdStreamEnd(cached.chunks, () => committed) }, cache: 'hit' };
     }
     await committed;
-    return { kind: 'completion', response: convertCachedToResponse(answer), meta, cache: 'hit' };
+    return { kind: 'completion', response: convertCachedToResponse(answer, { bytes }), meta, cache: 'hit' };
   }
 
   private async reserveBudget(flight: Flight): Promise<void> {
@@ -350,7 +354,7 @@ export class ChatGateway {
       case 'completion': {
         const { response, meta } = ending.completion;
         void flight.ticket?.settle(usedTokens(meta.usage));
-        this.writeCache(flight, response, meta, meta.usage, billed);
+        this.writeCache(flight, response, meta, meta.usage, billed, readUpstreamBytesOf(response));
         this.reportAnswer(
           {
             model: meta.model,
@@ -372,7 +376,7 @@ export class ChatGateway {
         const { meta } = ending.stream;
         const { result } = ending;
         void flight.ticket?.settle(usedTokens(result.usage));
-        if (ending.answer !== undefined) this.writeCache(flight, ending.answer, meta, result.usage, billed);
+        if (ending.answer !== undefined) this.writeCache(flight, ending.answer.response, meta, result.usage, billed, ending.answer.bytes);
         this.reportAnswer(
           {
             model: meta.model,
@@ -394,8 +398,18 @@ export class ChatGateway {
     }
   }
 
-  /** Stores an answer the policy allows, with what it cost once billing priced it (0 without billing). */
-  private writeCache(flight: Flight, response: ChatResponse, meta: { provider: string; upstreamModel: string }, usage: Usage, billed: Promise<FinishResult> | undefined): void {
+  /**
+   * Stores an answer the policy allows, with what it cost once billing priced it (0 without billing), and
+   * the upstream bytes the client got when a later request of its dialect, mode and variant may replay them.
+   */
+  private writeCache(
+    flight: Flight,
+    response: ChatResponse,
+    meta: { provider: string; upstreamModel: string },
+    usage: Usage,
+    billed: Promise<FinishResult> | undefined,
+    captured: CapturedBytes | undefined,
+  ): void {
     const { policy, cacheKey } = flight;
     const cache = this.deps.cache?.store;
     if (!policy?.write || cacheKey === undefined || cache === undefined) return;
@@ -405,7 +419,10 @@ export class ChatGateway {
         (r) => r?.cost?.costMicros ?? 0,
         () => 0,
       )
-      .then((costMicros) => cache.store(cacheKey, { response, bytes: readUpstreamBytes(response), usage, provider: meta.provider, upstreamModel: meta.upstreamModel, costMicros }))
+      .then((costMicros) => {
+        const bytes = captureCachedBytes(response, captured, describeByteReplay(flight.context.passThrough, flight.request));
+        return cache.store(cacheKey, { response, bytes, usage, provider: meta.provider, upstreamModel: meta.upstreamModel, costMicros });
+      })
       .catch((err: unknown) => this.deps.log?.(`cache: ${String(err)}`));
   }
 

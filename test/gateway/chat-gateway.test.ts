@@ -18,6 +18,7 @@ import { createChatService, type ChatService } from '../../src/gateway/chat-serv
 import type { ChatChunk, ChatRequest } from '../../src/gateway/chat-types.ts';
 import type { GatewayRequestEvent } from '../../src/gateway/gateway-observer.ts';
 import type { KeyInfo } from '../../src/gateway/keys/key-store.ts';
+import { canonicalChunk, RawSse, type StreamPiece } from '../../src/gateway/raw-sse.ts';
 import { gatewayConfig, openAICompletion, openAIErrorBody, openAIStreamFrames, scriptedUpstream, status, type ScriptedUpstream } from './helpers/gateway-fixtures.ts';
 import { collectChunks, startMockUpstream, type MockUpstream } from './helpers/mock-upstream.ts';
 
@@ -131,6 +132,41 @@ models:
         ['ok', 1, 0],
       ],
     );
+  });
+
+  it('replays a pass-through stream as its bytes to a pass-through caller, and as canonical chunks to any other', async () => {
+    const request = ask({ stream: true, messages: [{ role: 'user', content: 'bytes, please' }] });
+    const read = async (who: GatewayCaller) => {
+      const answer = await gateway.handle(request, who);
+      if (answer.kind !== 'stream') assert.fail('not a stream');
+      const pieces: StreamPiece[] = [];
+      for await (const piece of answer.stream.chunks) pieces.push(piece);
+      return { cache: answer.cache, pieces };
+    };
+    const miss = await read(caller({ passThrough: true }));
+    assert.equal(miss.cache, 'miss');
+    assert.ok(miss.pieces.length > 0 && miss.pieces.every((p) => p instanceof RawSse));
+    const missText = miss.pieces.map((p) => (p as RawSse).text).join('');
+    let hit = await read(caller({ passThrough: true }));
+    for (let i = 0; i < 20 && hit.cache !== 'hit'; i++) {
+      await settled();
+      hit = await read(caller({ passThrough: true }));
+    }
+    assert.equal(hit.cache, 'hit');
+    const calls = upstream.requests.length;
+    assert.ok(hit.pieces.every((p) => p instanceof RawSse && p.dialect === 'openai-chat'));
+    const hitText = hit.pieces.map((p) => (p as RawSse).text).join('');
+    const [oldId, newId] = [missText, hitText].map((t) => /"id":"([^"]+)"/.exec(t)?.[1] ?? '');
+    const [oldCreated, newCreated] = [missText, hitText].map((t) => /"created":(\d+)/.exec(t)?.[1] ?? '');
+    assert.notEqual(newId, oldId);
+    assert.equal(hitText.replaceAll(`"${newId}"`, `"${oldId}"`).replaceAll(`"created":${newCreated}`, `"created":${oldCreated}`), missText);
+    // No pass-through (an llm model), or pass-through in another dialect: canonical chunks, never RawSse.
+    for (const other of [caller(), caller({ passThrough: true, dialect: 'anthropic-messages' })]) {
+      const canonical = await read(other);
+      assert.equal(canonical.cache, 'hit');
+      assert.equal(canonical.pieces.map((p) => canonicalChunk(p).choices[0]?.delta.content ?? '').join(''), 'Bonjour');
+    }
+    assert.equal(upstream.requests.length, calls, 'the hits made no upstream call');
   });
 
   it('streams, settling the stream before its end reaches the reader', async () => {

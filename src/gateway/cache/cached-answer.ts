@@ -1,8 +1,38 @@
 // What one cache entry holds — the answer as the client first got it plus what billing and the
 // x-herd-* headers need on a hit — and its JSON form, identical in memory and in Redis.
 import type { ChatResponse, Usage } from '../chat-types.ts';
+import type { IngressDialect } from '../ingress-dialect.ts';
+import type { ByteMode } from './describe-byte-replay.ts';
 
-export const CACHED_ANSWER_VERSION = 1;
+/** 2: `bytes` became CachedBytes (dialect, mode, variant; streams too), was the OpenAI chat JSON text. */
+export const CACHED_ANSWER_VERSION = 2;
+
+/**
+ * An upstream's own bytes as a pass-through client first got them, and what a later request must share
+ * to get them too (describeByteReplay); any other hit gets the canonical replay of `response`.
+ */
+export type CachedBytes = CachedJsonBytes | CachedStreamBytes;
+
+interface CachedBytesBase {
+  dialect: IngressDialect;
+  mode: ByteMode;
+  variant: string;
+  /** The answer's id as the texts write it (a JSON string there), replaced by a fresh one on every hit. */
+  id: string;
+  /** The answer's `created` / `created_at` as the texts write it, replaced on every hit; absent when they have none. */
+  created?: number;
+}
+
+export interface CachedJsonBytes extends CachedBytesBase {
+  mode: 'json';
+  text: string;
+}
+
+export interface CachedStreamBytes extends CachedBytesBase {
+  mode: 'stream';
+  /** The SSE text the client got, in the pieces it was written in; the transport's own ending (OpenAI's [DONE]) not included. */
+  events: string[];
+}
 
 export interface CachedAnswer {
   v: typeof CACHED_ANSWER_VERSION;
@@ -10,8 +40,8 @@ export interface CachedAnswer {
   response: ChatResponse;
   /** Normalised usage of the original call. */
   usage: Usage;
-  /** The body's text as first sent when it was the upstream's own bytes (fields Herd does not model included). */
-  bytes?: string;
+  /** The upstream's own bytes when the client got them (fields Herd does not model included). */
+  bytes?: CachedBytes;
   /** Public name of the model that answered (equal to the canonical model in the key). */
   model: string;
   provider: string;
@@ -26,7 +56,7 @@ export interface CachedAnswer {
 
 export interface CachedAnswerInput {
   response: ChatResponse;
-  bytes?: string | undefined;
+  bytes?: CachedBytes | undefined;
   usage: Usage;
   provider: string;
   upstreamModel: string;
@@ -58,13 +88,23 @@ export function encodeCachedAnswer(input: CachedAnswerInput, storedAt: number, t
   return { answer: deepFreeze(JSON.parse(json) as CachedAnswer), json, bytes: Buffer.byteLength(json) };
 }
 
+/**
+ * An entry another Herd version wrote (its `v` differs): a plain miss, not a Redis fault, so a rolling
+ * upgrade neither logs an outage nor counts errors. (Versions live under separate Redis keys, see
+ * ResponseCache; this covers anything written there regardless.)
+ */
+export class OtherVersionEntry extends Error {}
+
 /** Redis holds text another Herd version (or anything else) may have written: check before trusting it. */
-export function decodeCachedAnswer(json: string): EncodedAnswer | Error {
+export function decodeCachedAnswer(json: string): EncodedAnswer | OtherVersionEntry | Error {
   let value: unknown;
   try {
     value = JSON.parse(json);
   } catch (err) {
     return new Error(`cache entry is not JSON: ${(err as Error).message}`);
+  }
+  if (isObject(value) && typeof value.v === 'number' && value.v !== CACHED_ANSWER_VERSION) {
+    return new OtherVersionEntry(`cache entry of version ${value.v}, expected ${CACHED_ANSWER_VERSION}`);
   }
   const problem = describeShapeProblem(value);
   if (problem !== undefined) return new Error(`cache entry rejected: ${problem}`);
@@ -81,11 +121,25 @@ function describeShapeProblem(value: unknown): string | undefined {
     if (typeof value[field] !== 'number') return `${field} is not a number`;
   }
   if (!isObject(value.usage) || typeof value.usage.promptTokens !== 'number') return 'usage is malformed';
-  if (value.bytes !== undefined && typeof value.bytes !== 'string') return 'bytes is not a string';
+  if (value.bytes !== undefined) {
+    const problem = describeBytesProblem(value.bytes);
+    if (problem !== undefined) return `bytes: ${problem}`;
+  }
   const response = value.response;
   if (!isObject(response) || response.object !== 'chat.completion' || !Array.isArray(response.choices)) return 'response is not a chat.completion';
   if (!response.choices.every((c) => isObject(c) && isObject(c.message) && typeof c.index === 'number')) return 'a choice is malformed';
   return undefined;
+}
+
+function describeBytesProblem(bytes: unknown): string | undefined {
+  if (!isObject(bytes)) return 'not an object';
+  for (const field of ['dialect', 'variant', 'id'] as const) {
+    if (typeof bytes[field] !== 'string') return `${field} is not a string`;
+  }
+  if (bytes.created !== undefined && typeof bytes.created !== 'number') return 'created is not a number';
+  if (bytes.mode === 'json') return typeof bytes.text === 'string' ? undefined : 'text is not a string';
+  if (bytes.mode === 'stream') return Array.isArray(bytes.events) && bytes.events.every((e) => typeof e === 'string') ? undefined : 'events are not strings';
+  return `mode ${JSON.stringify(bytes.mode)}`;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

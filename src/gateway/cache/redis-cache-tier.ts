@@ -1,4 +1,4 @@
-// The shared cache tier: answers as JSON strings in Redis under `<key_prefix><sha256>`, with a TTL,
+// The shared cache tier: answers as JSON strings in Redis under `<key_prefix>v<version>:<sha256>`, with a TTL,
 // through one ioredis client that fails fast instead of queueing while Redis is away.
 import { Redis } from 'ioredis';
 import type { RedisCacheConfig } from '../../config/cache-config-schema.ts';

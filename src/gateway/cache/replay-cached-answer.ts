@@ -1,9 +1,12 @@
 // A cache hit delivered as a live answer would be: a chat.completion with a fresh id, or the
-// OpenAI chunk sequence for a streaming request, so the HTTP layer writes both as it does today.
+// OpenAI chunk sequence for a streaming request, so the HTTP layer writes both as it does today. A
+// pass-through client whose request matches the stored upstream bytes (dialect, mode, variant: see
+// cached-bytes.ts) gets those bytes instead — the JSON text attached to the response, or the SSE text
+// as RawSse pieces — so it sees what the first client saw.
 //
-// Fresh `id` and `created` on every hit: clients and log pipelines dedupe and correlate by id, and
-// two requests answered with one id would look like one. The body is otherwise the original,
-// `usage` included (the tokens the answer took; the hit itself is billed nothing — x-herd-cache: hit).
+// Fresh `id` and `created` on every hit, inside the bytes too: clients and log pipelines dedupe and
+// correlate by id, and two requests answered with one id would look like one. The body is otherwise the
+// original, `usage` included (the tokens the answer took; the hit itself is billed nothing — x-herd-cache: hit).
 //
 // Each text field (reasoning, content, refusal) is replayed as one delta and each tool call as one
 // delta carrying id, name and the whole arguments: the answer is already complete, so splitting it
@@ -12,26 +15,36 @@ import type { ChatChunk, ChatChunkChoice, ChatChunkDelta, ChatChoice, ChatRespon
 import type { CompletionMeta } from '../chat-service.ts';
 import { convertUsageToOpenAI } from '../convert-usage-to-openai.ts';
 import { createCompletionId, nowSeconds } from '../providers/create-ids.ts';
-import { attachUpstreamBytes, rewriteField } from '../upstream-bytes.ts';
+import { RawSse, type StreamPiece } from '../raw-sse.ts';
+import { attachUpstreamBytes } from '../upstream-bytes.ts';
 import type { TierName } from '../../config/gateway-config-schema.ts';
 import type { RouteKind } from '../router/resolve-route.ts';
 import type { StreamRelay, StreamResult } from '../stream-relay.ts';
 import type { CachedAnswer } from './cached-answer.ts';
+import { rewriteCachedTexts, selectCachedBytes } from './cached-bytes.ts';
+import type { ByteReplayTarget } from './describe-byte-replay.ts';
+import { createIdLike } from './rewrite-answer-identity.ts';
 
 export interface ReplayIdentity {
-  /** Default: a new chatcmpl- id. */
+  /** Default: a new id (shaped like the stored bytes' id when they are replayed, else chatcmpl-). */
   id?: string;
   /** Unix seconds. Default: now. */
   created?: number;
+  /** What stored bytes this request may get (describeByteReplay); absent: canonical objects only. */
+  bytes?: ByteReplayTarget | undefined;
 }
 
-/** The cached chat.completion for a non-streaming hit: a copy with a fresh id and created (in its bytes too, when it has them). */
+/**
+ * The cached chat.completion for a non-streaming hit: a copy with a fresh id and created, carrying the
+ * stored JSON bytes (with the same fresh id and created) when this request may have them.
+ */
 export function convertCachedToResponse(answer: Readonly<CachedAnswer>, identity: ReplayIdentity = {}): ChatResponse {
-  const response = { ...answer.response, id: identity.id ?? createCompletionId(), created: identity.created ?? nowSeconds() };
-  if (answer.bytes !== undefined) {
-    attachUpstreamBytes(response, answer.bytes);
-    rewriteField(response, 'id', JSON.stringify(answer.response.id), JSON.stringify(response.id));
-    rewriteField(response, 'created', JSON.stringify(answer.response.created), JSON.stringify(response.created));
+  const bytes = selectCachedBytes(answer, identity.bytes);
+  const id = identity.id ?? (bytes === undefined ? createCompletionId() : createIdLike(bytes.id));
+  const response = { ...answer.response, id, created: identity.created ?? nowSeconds() };
+  if (bytes?.mode === 'json') {
+    const [text] = rewriteCachedTexts(bytes, [bytes.text], { id: response.id, created: response.created });
+    attachUpstreamBytes(response, text!, bytes.dialect);
   }
   return response;
 }
@@ -88,11 +101,19 @@ function usageOf(answer: Readonly<CachedAnswer>): ChatUsage {
 
 /**
  * A StreamRelay over the replayed chunks, so a hit drops into the HTTP layer's streaming path:
- * `{ meta: createCacheHitMeta(...), ...createCachedStream(hit.answer, {...}) }` is a ChatStream.
+ * `{ meta: createCacheHitMeta(...), ...createCachedStream(hit.answer, {...}) }` is a ChatStream. When the
+ * request may have the stored stream bytes, its pieces are those (RawSse), the identity rewritten.
  */
 export function createCachedStream(answer: Readonly<CachedAnswer>, options: ReplayOptions): StreamRelay {
-  const replay = new CachedReplay(answer, replayCachedChunks(answer, options));
+  const replay = new CachedReplay(answer, replayPieces(answer, options));
   return { chunks: replayChunks(replay), cancel: replay.cancel, result: replay.result };
+}
+
+function replayPieces(answer: Readonly<CachedAnswer>, options: ReplayOptions): StreamPiece[] {
+  const bytes = selectCachedBytes(answer, options.bytes);
+  if (bytes?.mode !== 'stream') return replayCachedChunks(answer, options);
+  const fresh = { id: options.id ?? createIdLike(bytes.id), created: options.created ?? nowSeconds() };
+  return rewriteCachedTexts(bytes, bytes.events, fresh).map((text) => new RawSse(text, bytes.dialect));
 }
 
 /** A replay's state, handed to the generator as an argument rather than closed over (see stream-relay.ts). */
@@ -104,7 +125,7 @@ class CachedReplay {
 
   constructor(
     private readonly answer: Readonly<CachedAnswer>,
-    readonly chunks: readonly ChatChunk[],
+    readonly chunks: readonly StreamPiece[],
   ) {
     this.result = new Promise<StreamResult>((resolve) => {
       this.settle = resolve;
@@ -129,13 +150,14 @@ class CachedReplay {
   };
 }
 
-async function* replayChunks(replay: CachedReplay): AsyncGenerator<ChatChunk> {
+async function* replayChunks(replay: CachedReplay): AsyncGenerator<StreamPiece> {
   let completed = false;
   try {
-    for (const chunk of replay.chunks) {
+    for (const piece of replay.chunks) {
       if (replay.cancelled) return;
-      yield chunk;
-      if (chunk.choices.length > 0) replay.sent++;
+      yield piece;
+      // A raw piece counts as one: its events are not read again to count them.
+      if (piece instanceof RawSse || piece.choices.length > 0) replay.sent++;
     }
     completed = true;
   } finally {

@@ -1,6 +1,6 @@
 // The two-tier exact-match cache: memory in front of Redis (when configured). A Redis hit fills
 // memory; any Redis failure is a miss (counted, logged once per outage), never a failed request.
-import { decodeCachedAnswer, encodeCachedAnswer, type CachedAnswer, type CachedAnswerInput } from './cached-answer.ts';
+import { CACHED_ANSWER_VERSION, decodeCachedAnswer, encodeCachedAnswer, OtherVersionEntry, type CachedAnswer, type CachedAnswerInput } from './cached-answer.ts';
 import type { MemoryCacheTier } from './memory-cache-tier.ts';
 import type { RedisCacheTier } from './redis-cache-tier.ts';
 
@@ -10,6 +10,14 @@ export interface ResponseCacheOptions {
   /** Epoch ms for storedAt / expiresAt (shared across replicas, hence wall time). */
   wallClock?: () => number;
   log?: (line: string) => void;
+}
+
+/**
+ * The entry format's version is part of the Redis key: replicas of two Herd versions sharing one Redis
+ * during a rolling upgrade neither read nor overwrite each other's entries (each misses the other's).
+ */
+export function redisKeyOf(key: string): string {
+  return `v${CACHED_ANSWER_VERSION}:${key}`;
 }
 
 export type CacheTierName = 'memory' | 'redis';
@@ -110,7 +118,7 @@ export class ResponseCache {
     if (this.redis === undefined) return this.miss();
     let json: string | null;
     try {
-      json = await this.redis.get(key);
+      json = await this.redis.get(redisKeyOf(key));
       this.redisRecovered();
     } catch (err) {
       this.redisFailed('lookup', err);
@@ -118,6 +126,7 @@ export class ResponseCache {
     }
     if (json === null) return this.miss();
     const decoded = decodeCachedAnswer(json);
+    if (decoded instanceof OtherVersionEntry) return this.miss();
     if (decoded instanceof Error) {
       this.redisFailed('lookup', decoded);
       return this.miss();
@@ -140,7 +149,7 @@ export class ResponseCache {
     this.memory.set(key, encoded, ttlMs);
     if (this.redis === undefined) return;
     try {
-      await this.redis.set(key, encoded.json);
+      await this.redis.set(redisKeyOf(key), encoded.json);
       this.redisRecovered();
     } catch (err) {
       this.redisFailed('write', err);

@@ -61,7 +61,7 @@ describe('redis cache tier', { skip: REDIS_URL ? false : 'redis cache tier: REDI
   it('stores under key_prefix with the Redis TTL', async () => {
     const cache = await open({ ttl_s: 42 });
     await cache.store('ttl', answerInput());
-    const pttl = await admin.pttl(`${PREFIX}ttl`);
+    const pttl = await admin.pttl(`${PREFIX}v2:ttl`);
     assert.ok(pttl > 40_000 && pttl <= 42_000, `pttl ${pttl}`);
   });
 
@@ -82,11 +82,32 @@ describe('redis cache tier', { skip: REDIS_URL ? false : 'redis cache tier: REDI
   it('an entry Redis holds in another shape is a miss, counted as a Redis error', async () => {
     const lines: string[] = [];
     const cache = await open({ log: (line) => lines.push(line) });
-    await admin.set(`${PREFIX}junk`, '{"v":99}');
+    await admin.set(`${PREFIX}v2:junk`, '{"v":2,"model":7}');
     assert.equal(await cache.lookup('junk'), undefined);
     assert.equal(cache.stats.redisErrors, 1);
     assert.equal(cache.stats.misses, 1);
-    assert.match(lines.join('\n'), /version 99, expected 1/);
+    assert.match(lines.join('\n'), /cache entry rejected: model is not a string/);
+  });
+
+  it("another version's entries are plain misses: under their own keys, and quiet if found under this version's", async () => {
+    const lines: string[] = [];
+    const cache = await open({ log: (line) => lines.push(line) });
+    // What Herd before version 2 wrote: the same key without the version segment, bytes as a string.
+    const v1 = JSON.stringify({
+      ...JSON.parse(JSON.stringify(answerInput())),
+      v: 1,
+      bytes: '{"id":"chatcmpl-original"}',
+      model: 'gpt-4.1',
+      storedAt: 0,
+      expiresAt: Date.now() + 60_000,
+    });
+    await admin.set(`${PREFIX}old`, v1);
+    assert.equal(await cache.lookup('old'), undefined);
+    await admin.set(`${PREFIX}v2:odd`, v1);
+    assert.equal(await cache.lookup('odd'), undefined);
+    assert.deepEqual({ misses: cache.stats.misses, errors: cache.stats.redisErrors, lines }, { misses: 2, errors: 0, lines: [] });
+    await cache.store('old', answerInput());
+    assert.equal(await admin.get(`${PREFIX}old`), v1, "the old version's entry is left to its own replicas");
   });
 });
 

@@ -211,8 +211,8 @@ describe('assembling a stream back into a chat.completion (how streamed misses g
     relay.finish();
     const stored = tapped.assemble(await tapped.relay.result);
     assert.equal(forwarded.length, 3);
-    assert.equal(stored?.choices[0]?.message.content, 'streamed');
-    assert.deepEqual(stored?.usage, {
+    assert.equal(stored?.response.choices[0]?.message.content, 'streamed');
+    assert.deepEqual(stored?.response.usage, {
       prompt_tokens: 12,
       completion_tokens: 30,
       total_tokens: 42,
