@@ -111,7 +111,7 @@ test('a completion after a retry: settled at its real cost, one request row and 
     assert.equal(row.priority, 'HIGH');
     assert.equal(row.latency_ms, 901.5);
     assert.equal(row.price_source, 'herd.yaml models.gpt-4.1.price');
-    const attempts = db.prepare('SELECT attempt, outcome, http_status, cost_micros, completion_tokens, started_at FROM ledger_attempts ORDER BY attempt').all();
+    const attempts = db.prepare('SELECT attempt, outcome, http_status, cost_micros, completion_tokens, started_at FROM ledger_attempts_all ORDER BY attempt').all();
     assert.deepEqual(attempts, [
       { attempt: 1, outcome: 'rate_limited', http_status: 429, cost_micros: 0, completion_tokens: 0, started_at: START },
       { attempt: 2, outcome: 'ok', http_status: null, cost_micros: 39_420, completion_tokens: 500, started_at: START + 300 },
