@@ -3,7 +3,7 @@
 // and on with a budgeted key (a reservation and a settlement per request too), in alternating 1 s windows
 // against one local mock upstream; JSON and streaming. With --baseline DIR, also a ledger-on Herd built in DIR
 // (another commit's checkout with its dist/), in the same windows, and the rows each wrote per request.
-// Usage: npx tsx bench/gateway/run-ledger-bench.ts [--seconds 6] [--tag NAME] [--baseline DIR]
+// Usage: npx tsx bench/gateway/run-ledger-bench.ts [--seconds 6] [--tag NAME] [--baseline DIR [--baseline-first]]
 // Writes bench/results/ledger-<date>-<tag>.md. Never part of `npm test`.
 import { execSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -75,8 +75,9 @@ async function startHerd(ledger: string, build = '.'): Promise<Proc> {
   writeFileSync(join(dir, 'herd.yaml'), createBenchGatewayYaml({ baseUrl: `${mock.url}/v1`, ledger, authDb: './herd.db', upstreamKeyEnv: 'BENCH_UPSTREAM_KEY', server: true }));
   if (ledger !== 'off') {
     const store = openKeyStore(`sqlite:${join(dir, 'herd.db')}`);
-    budgetSecret = (await store.create({ name: 'bench budget', allowedModels: '*', budgetDayMicros: 10 ** 15 })).secret;
+    const secret = (await store.create({ name: 'bench budget', allowedModels: '*', budgetDayMicros: 10 ** 15 })).secret;
     store.close();
+    if (build === '.') budgetSecret = secret;
   }
   return start([resolve(build, 'dist/cli/herd.js'), 'serve', '--config', join(dir, 'herd.yaml')], /Started HTTPService at \S+ \((http:\/\/[^)]+)\)/, (m) => m[1] as string, {
     ...process.env,
@@ -85,9 +86,11 @@ async function startHerd(ledger: string, build = '.'): Promise<Proc> {
   });
 }
 const off = await startHerd('off');
-const base = baselineDir === undefined ? undefined : await startHerd('sqlite:./herd.db', baselineDir);
-// Started last: budgetSecret is this server's key.
+// --baseline-first starts the baseline before this build's ledger-on server (the order may matter on a busy host).
+const baselineFirst = args.includes('--baseline-first');
+let base = baselineDir !== undefined && baselineFirst ? await startHerd('sqlite:./herd.db', baselineDir) : undefined;
 const on = await startHerd('sqlite:./herd.db');
+if (baselineDir !== undefined && !baselineFirst) base = await startHerd('sqlite:./herd.db', baselineDir);
 
 /** The server's own CPU (user + system) per answered request, summed over a target's windows: less sensitive than throughput to other load on the host. */
 const cpu = new Map<string, { seconds: number; requests: number }>();
@@ -143,7 +146,7 @@ say(
   `**The host was shared with other concurrent builds and test runs** (several helpers on the same 2 cores): absolute numbers are low and noisy; the ratios, measured in alternating 1 s windows over the same ${seconds} s, are what this file reports.`,
 );
 say(
-  `Load generator (undici Pool), mock upstream and both Herd processes on the same cores. Command: \`npx tsx bench/gateway/run-ledger-bench.ts --seconds ${seconds} --tag ${tag}\`.\n`,
+  `Load generator (undici Pool), mock upstream and both Herd processes on the same cores. Command: \`npx tsx bench/gateway/run-ledger-bench.ts --seconds ${seconds} --tag ${tag}${baselineDir === undefined ? '' : ` --baseline ${baselineDir}${baselineFirst ? ' --baseline-first' : ''}`}\`.\n`,
 );
 say(
   "Ledger on: SQLite (WAL, synchronous=NORMAL) with the spool: each request's rows are appended to herd.db.spool/ before its answer's last byte (one write per event-loop turn), and reach SQLite in batches every flush_interval_ms.\n",
