@@ -1,12 +1,15 @@
 // The ledger's cost on the gateway's throughput at concurrency 16, with rows committed before each answer's
 // last byte (group commit per event-loop turn): Herd with billing.ledger off, on (a key without a budget),
 // and on with a budgeted key (a reservation and a settlement per request too), in alternating 1 s windows
-// against one local mock upstream; JSON and streaming. Usage: npx tsx bench/gateway/run-ledger-bench.ts [--seconds 6] [--tag NAME]
+// against one local mock upstream; JSON and streaming. With --baseline DIR, also a ledger-on Herd built in DIR
+// (another commit's checkout with its dist/), in the same windows, and the rows each wrote per request.
+// Usage: npx tsx bench/gateway/run-ledger-bench.ts [--seconds 6] [--tag NAME] [--baseline DIR [--baseline-first]]
 // Writes bench/results/ledger-<date>-<tag>.md. Never part of `npm test`.
 import { execSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
 import { Pool } from 'undici';
 import { openKeyStore } from '../../src/gateway/keys/open-key-store.ts';
 import { runInterleaved, runLoad, summariseLoad, type LoadResult } from '../lib/closed-loop-load.ts';
@@ -19,6 +22,7 @@ const args = process.argv.slice(2);
 const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
 const seconds = Number(option('--seconds') ?? 6);
 const tag = option('--tag') ?? 'run';
+const baselineDir = option('--baseline');
 const lines: string[] = [];
 const say = (line: string) => {
   lines.push(line);
@@ -64,22 +68,29 @@ async function runStreamLoad(origin: string, secret: string, concurrency: number
 ensureBuilt();
 const mock = await start([resolve('bench/gateway/mock-upstream.mjs'), '0'], /listening (\d+)/, (m) => `http://127.0.0.1:${m[1]}`);
 let budgetSecret = '';
-async function startHerd(ledger: string): Promise<Proc> {
+const dbs = new Map<string, string>();
+async function startHerd(ledger: string, build = '.'): Promise<Proc> {
   const dir = mkdtempSync(join(tmpdir(), 'herd-ledger-bench-'));
+  dbs.set(build, join(dir, 'herd.db'));
   writeFileSync(join(dir, 'herd.yaml'), createBenchGatewayYaml({ baseUrl: `${mock.url}/v1`, ledger, authDb: './herd.db', upstreamKeyEnv: 'BENCH_UPSTREAM_KEY', server: true }));
   if (ledger !== 'off') {
     const store = openKeyStore(`sqlite:${join(dir, 'herd.db')}`);
-    budgetSecret = (await store.create({ name: 'bench budget', allowedModels: '*', budgetDayMicros: 10 ** 15 })).secret;
+    const secret = (await store.create({ name: 'bench budget', allowedModels: '*', budgetDayMicros: 10 ** 15 })).secret;
     store.close();
+    if (build === '.') budgetSecret = secret;
   }
-  return start([resolve('dist/cli/herd.js'), 'serve', '--config', join(dir, 'herd.yaml')], /Started HTTPService at \S+ \((http:\/\/[^)]+)\)/, (m) => m[1] as string, {
+  return start([resolve(build, 'dist/cli/herd.js'), 'serve', '--config', join(dir, 'herd.yaml')], /Started HTTPService at \S+ \((http:\/\/[^)]+)\)/, (m) => m[1] as string, {
     ...process.env,
     HERD_BENCH_MASTER: MASTER,
     BENCH_UPSTREAM_KEY: 'sk-bench',
   });
 }
 const off = await startHerd('off');
+// --baseline-first starts the baseline before this build's ledger-on server (the order may matter on a busy host).
+const baselineFirst = args.includes('--baseline-first');
+let base = baselineDir !== undefined && baselineFirst ? await startHerd('sqlite:./herd.db', baselineDir) : undefined;
 const on = await startHerd('sqlite:./herd.db');
+if (baselineDir !== undefined && !baselineFirst) base = await startHerd('sqlite:./herd.db', baselineDir);
 
 /** The server's own CPU (user + system) per answered request, summed over a target's windows: less sensitive than throughput to other load on the host. */
 const cpu = new Map<string, { seconds: number; requests: number }>();
@@ -99,28 +110,23 @@ const cpuUs = (name: string) => {
 const json = (url: string, secret: string) => (ms: number) =>
   runLoad({ origin: url, path: '/v1/chat/completions', body: body(false), headers: headersFor(secret), concurrency: 16, durationMs: ms });
 const stream = (url: string, secret: string) => (ms: number) => runStreamLoad(url, secret, 16, ms);
-for (const warm of [json(off.url, MASTER), json(on.url, MASTER), json(on.url, budgetSecret)]) await warm(1500);
+for (const warm of [json(off.url, MASTER), json(on.url, MASTER), json(on.url, budgetSecret), ...(base ? [json(base.url, MASTER)] : [])]) await warm(1500);
 
 const offPid = off.child.pid!,
   onPid = on.child.pid!;
-const jsonRuns = await runInterleaved(
-  {
-    off: measured('json off', offPid, json(off.url, MASTER)),
-    on: measured('json on', onPid, json(on.url, MASTER)),
-    budget: measured('json budget', onPid, json(on.url, budgetSecret)),
-  },
-  seconds * 1000,
-  1000,
-);
-const streamRuns = await runInterleaved(
-  {
-    off: measured('stream off', offPid, stream(off.url, MASTER)),
-    on: measured('stream on', onPid, stream(on.url, MASTER)),
-    budget: measured('stream budget', onPid, stream(on.url, budgetSecret)),
-  },
-  seconds * 1000,
-  1000,
-);
+type Runs = Record<'off' | 'on' | 'budget', LoadResult> & { base?: LoadResult };
+/** The three targets, and the baseline build's ledger-on server in the same windows when there is one. */
+const interleave = async (kind: 'json' | 'stream', load: typeof json): Promise<Runs> => {
+  const targets = {
+    off: measured(`${kind} off`, offPid, load(off.url, MASTER)),
+    on: measured(`${kind} on`, onPid, load(on.url, MASTER)),
+    budget: measured(`${kind} budget`, onPid, load(on.url, budgetSecret)),
+  };
+  if (!base) return runInterleaved(targets, seconds * 1000, 1000);
+  return runInterleaved({ ...targets, base: measured(`${kind} base`, base.child.pid as number, load(base.url, MASTER)) }, seconds * 1000, 1000);
+};
+const jsonRuns = await interleave('json', json);
+const streamRuns = await interleave('stream', stream);
 
 let commit = 'unknown';
 try {
@@ -140,7 +146,7 @@ say(
   `**The host was shared with other concurrent builds and test runs** (several helpers on the same 2 cores): absolute numbers are low and noisy; the ratios, measured in alternating 1 s windows over the same ${seconds} s, are what this file reports.`,
 );
 say(
-  `Load generator (undici Pool), mock upstream and both Herd processes on the same cores. Command: \`npx tsx bench/gateway/run-ledger-bench.ts --seconds ${seconds} --tag ${tag}\`.\n`,
+  `Load generator (undici Pool), mock upstream and both Herd processes on the same cores. Command: \`npx tsx bench/gateway/run-ledger-bench.ts --seconds ${seconds} --tag ${tag}${baselineDir === undefined ? '' : ` --baseline ${baselineDir}${baselineFirst ? ' --baseline-first' : ''}`}\`.\n`,
 );
 say(
   "Ledger on: SQLite (WAL, synchronous=NORMAL) with the spool: each request's rows are appended to herd.db.spool/ before its answer's last byte (one write per event-loop turn), and reach SQLite in batches every flush_interval_ms.\n",
@@ -163,6 +169,8 @@ for (const [title, runs, kind] of [
   row('billing.ledger: off', runs.off, runs.off, `${kind} off`, `${kind} off`);
   row('ledger on, key without a budget (rows only)', runs.on, runs.off, `${kind} on`, `${kind} off`);
   row('ledger on, key with a day budget (reserve + rows + settle)', runs.budget, runs.off, `${kind} budget`, `${kind} off`);
+  const baseline = runs.base;
+  if (baseline) row(`ledger on, key without a budget, **baseline build** (${baselineDir})`, baseline, runs.off, `${kind} base`, `${kind} off`);
   say('');
 }
 say(
@@ -172,5 +180,16 @@ say(
   `Target: ledger on ≥ 85% of ledger off at concurrency 16 (key without a budget). Measured throughput ratio: JSON **${fmt((jsonRuns.on.perSecond / jsonRuns.off.perSecond) * 100, 1)}%**, streaming **${fmt((streamRuns.on.perSecond / streamRuns.off.perSecond) * 100, 1)}%**; by CPU per request: JSON **${fmt((cpuUs('json off') / cpuUs('json on')) * 100, 1)}%**, streaming **${fmt((cpuUs('stream off') / cpuUs('stream on')) * 100, 1)}%**.`,
 );
 
-await Promise.all([off.stop(), on.stop(), mock.stop()]);
+await Promise.all([off.stop(), on.stop(), mock.stop(), ...(base ? [base.stop()] : [])]);
+// Every request here had one upstream attempt: rows per request is what the schema writes for the common case.
+for (const [build, file] of dbs) {
+  const db = new Database(file, { readonly: true });
+  const n = (table: string) => (db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+  const requests = n('ledger_requests');
+  const attempts = n('ledger_attempts');
+  db.close();
+  say(
+    `Rows written by ${build === '.' ? 'this build' : `the baseline build (${build})`}: ${fmt(requests)} request rows + ${fmt(attempts)} attempt rows = **${fmt((requests + attempts) / requests, 2)} rows per request**.`,
+  );
+}
 writeFileSync(resolve(`bench/results/ledger-${date}-${tag}.md`), `${lines.join('\n')}\n`);

@@ -311,7 +311,7 @@ async function readLedger(url: string): Promise<SoakLedger> {
         'SELECT request_id, key_id, status, prompt_tokens::int AS prompt_tokens, completion_tokens::int AS completion_tokens, estimated::int AS estimated, cost_micros::bigint AS cost_micros, started_at::bigint AS started_at, attempts::int AS attempts FROM ledger_requests',
       )
     ).rows.map((r) => ({ ...r, cost_micros: Number(r.cost_micros), started_at: Number(r.started_at) }));
-    const attempts = (await c.query('SELECT request_id, attempt::int AS attempt, provider, outcome, http_status FROM ledger_attempts')).rows;
+    const attempts = (await c.query('SELECT request_id, attempt::int AS attempt, provider, outcome, http_status FROM ledger_attempts_all')).rows;
     const reservations = (
       await c.query('SELECT request_id, key_id, state, estimate_micros::bigint AS estimate_micros, actual_micros::bigint AS actual_micros FROM ledger_reservations')
     ).rows.map((r) => ({ ...r, estimate_micros: Number(r.estimate_micros), actual_micros: r.actual_micros === null ? null : Number(r.actual_micros) }));

@@ -77,7 +77,7 @@ models:
           for (const r of requests) {
             attempts.set(
               r.request_id,
-              sqlite.prepare('SELECT attempt, outcome, http_status FROM ledger_attempts WHERE request_id = ? ORDER BY attempt').all(r.request_id) as AttemptRow[],
+              sqlite.prepare('SELECT attempt, outcome, http_status FROM ledger_attempts_all WHERE request_id = ? ORDER BY attempt').all(r.request_id) as AttemptRow[],
             );
           }
           return { requests, attempts };

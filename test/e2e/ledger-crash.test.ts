@@ -159,7 +159,7 @@ models:
   const db = new Database(join(dir, 'herd.db'), { readonly: true });
   t.after(() => db.close());
   const rowsFor = db.prepare('SELECT request_id, key_id, status, cost_micros FROM ledger_requests WHERE completion_tokens = ?');
-  const attemptsFor = db.prepare('SELECT COUNT(*) AS n FROM ledger_attempts WHERE request_id = ?');
+  const attemptsFor = db.prepare('SELECT COUNT(*) AS n FROM ledger_attempts_all WHERE request_id = ?');
   const reservationOf = db.prepare('SELECT state, actual_micros FROM ledger_reservations WHERE request_id = ?');
   const missing: number[] = [];
   for (const { marker, budgeted: withBudget } of answered) {

@@ -113,7 +113,7 @@ models:
         if (rows.length >= requestCount || i === 200) {
           assert.equal(rows.length, requestCount);
           const row = rows.at(-1)!;
-          const attempts = sqlite.prepare('SELECT outcome, cost_micros, prompt_tokens FROM ledger_attempts WHERE request_id = ? ORDER BY attempt').all(row.request_id) as {
+          const attempts = sqlite.prepare('SELECT outcome, cost_micros, prompt_tokens FROM ledger_attempts_all WHERE request_id = ? ORDER BY attempt').all(row.request_id) as {
             outcome: string;
             cost_micros: number;
             prompt_tokens: number;

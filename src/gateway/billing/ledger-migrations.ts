@@ -112,4 +112,43 @@ export const ledgerMigrations: readonly SqliteMigration[] = [
       ALTER TABLE ledger_requests ADD COLUMN dialect TEXT NOT NULL DEFAULT 'openai-chat';
     `,
   },
+  {
+    version: 4,
+    name: 'requests: a single attempt inline; ledger_attempts_all',
+    sql: `
+      -- A request with exactly one attempt carries it in its own row (attempt_outcome set), and
+      -- ledger_attempts holds only the attempts of requests with two or more (or written before this
+      -- version). Every reader of attempts reads ledger_attempts_all (docs/decisions/ledger-single-row.md).
+      ALTER TABLE ledger_requests ADD COLUMN attempt_model TEXT;
+      ALTER TABLE ledger_requests ADD COLUMN attempt_provider TEXT;
+      ALTER TABLE ledger_requests ADD COLUMN attempt_upstream_model TEXT;
+      ALTER TABLE ledger_requests ADD COLUMN attempt_outcome TEXT;         -- NULL: no attempt inline
+      ALTER TABLE ledger_requests ADD COLUMN attempt_http_status SMALLINT;
+      ALTER TABLE ledger_requests ADD COLUMN attempt_latency_ms DOUBLE PRECISION;
+      ALTER TABLE ledger_requests ADD COLUMN attempt_ttft_ms DOUBLE PRECISION;
+      -- 1: the attempt's tokens, cost and currency are the request's; 0: it consumed none (zeros, the
+      -- request's currency). Its started_at is the request's; its number is 1.
+      ALTER TABLE ledger_requests ADD COLUMN attempt_charged SMALLINT;
+
+      CREATE VIEW ledger_attempts_all AS
+        SELECT request_id, attempt, model, provider, upstream_model, outcome, http_status,
+          prompt_tokens, cached_prompt_tokens, cache_write_tokens, completion_tokens, reasoning_tokens, estimated,
+          currency, cost_micros, usd_micros, list_usd_micros, latency_ms, ttft_ms, started_at
+        FROM ledger_attempts
+        UNION ALL
+        SELECT request_id, 1, attempt_model, attempt_provider, attempt_upstream_model, attempt_outcome, attempt_http_status,
+          CASE WHEN attempt_charged = 1 THEN prompt_tokens ELSE 0 END,
+          CASE WHEN attempt_charged = 1 THEN cached_prompt_tokens ELSE 0 END,
+          CASE WHEN attempt_charged = 1 THEN cache_write_tokens ELSE 0 END,
+          CASE WHEN attempt_charged = 1 THEN completion_tokens ELSE 0 END,
+          CASE WHEN attempt_charged = 1 THEN reasoning_tokens ELSE 0 END,
+          CASE WHEN attempt_charged = 1 THEN estimated ELSE 0 END,
+          currency,
+          CASE WHEN attempt_charged = 1 THEN cost_micros ELSE 0 END,
+          CASE WHEN attempt_charged = 1 THEN usd_micros ELSE 0 END,
+          CASE WHEN attempt_charged = 1 THEN list_usd_micros ELSE 0 END,
+          attempt_latency_ms, attempt_ttft_ms, started_at
+        FROM ledger_requests WHERE attempt_outcome IS NOT NULL;
+    `,
+  },
 ];

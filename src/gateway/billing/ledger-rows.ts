@@ -1,5 +1,6 @@
 // Request and attempt records as database rows (snake_case columns of ledger-migrations.ts), and
 // usage-report rows back from either driver (pg returns BIGINT sums as strings; SQLite as numbers).
+import type { InlineAttempt } from './inline-attempt.ts';
 import type { AttemptRow, RequestRecord, UsageRow } from './ledger.ts';
 import { toSafeMicros, type CurrencyCode } from './money.ts';
 
@@ -41,6 +42,15 @@ export const REQUEST_COLUMNS = [
   'finished_at',
   'origin',
   'dialect',
+  // A single attempt carried in the request row (findInlineAttempt); all NULL otherwise.
+  'attempt_model',
+  'attempt_provider',
+  'attempt_upstream_model',
+  'attempt_outcome',
+  'attempt_http_status',
+  'attempt_latency_ms',
+  'attempt_ttft_ms',
+  'attempt_charged',
 ] as const;
 
 export const ATTEMPT_COLUMNS = [
@@ -71,11 +81,13 @@ const flag = (value: boolean) => (value ? 1 : 0);
 // Epoch milliseconds go into BIGINT columns: whole numbers only.
 const ms = (value: number) => Math.round(value);
 
+const NO_INLINE_ATTEMPT: readonly DbValue[] = [null, null, null, null, null, null, null, null];
+
 /**
- * A request's values in REQUEST_COLUMNS order. SQLite binds them by position, cheaper per row than binding
- * an object by name (docs/decisions/ledger-positional-binds.md).
+ * A request's values in REQUEST_COLUMNS order, with its single attempt when `inline` is given. SQLite binds
+ * them by position, cheaper per row than binding an object by name (docs/decisions/ledger-positional-binds.md).
  */
-export function convertRequestToValues(r: RequestRecord): DbValue[] {
+export function convertRequestToValues(r: RequestRecord, inline?: InlineAttempt): DbValue[] {
   return [
     r.requestId,
     r.keyId,
@@ -108,7 +120,12 @@ export function convertRequestToValues(r: RequestRecord): DbValue[] {
     ms(r.finishedAt),
     orNull(r.origin),
     r.dialect ?? DEFAULT_DIALECT,
+    ...(inline === undefined ? NO_INLINE_ATTEMPT : convertInlineAttempt(inline)),
   ];
+}
+
+function convertInlineAttempt({ attempt: a, charged }: InlineAttempt): DbValue[] {
+  return [a.model, a.provider, a.upstreamModel, a.outcome, orNull(a.httpStatus), a.latencyMs, orNull(a.ttftMs), flag(charged)];
 }
 
 /** An attempt's values in ATTEMPT_COLUMNS order. */
@@ -144,8 +161,8 @@ const zip = (columns: readonly string[], values: DbValue[]): DbRow => {
 };
 
 /** The request row by column name (Postgres sends a batch as JSON records). */
-export function convertRequestToRow(r: RequestRecord): DbRow {
-  return zip(REQUEST_COLUMNS, convertRequestToValues(r));
+export function convertRequestToRow(r: RequestRecord, inline?: InlineAttempt): DbRow {
+  return zip(REQUEST_COLUMNS, convertRequestToValues(r, inline));
 }
 
 export function convertAttemptToRow(a: AttemptRow): DbRow {

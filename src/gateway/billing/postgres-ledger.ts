@@ -1,6 +1,7 @@
 // The Ledger on PostgreSQL (pg), for several replicas sharing one ledger; budget checks stay exact
 // across replicas because every spend change holds the key's day and month rows locked (see below).
 import pg from 'pg';
+import { findInlineAttempt } from './inline-attempt.ts';
 import { type AttemptIntent, recoverIntents } from './ledger-intents.ts';
 import { LedgerSpool } from './ledger-spool.ts';
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
@@ -26,7 +27,7 @@ import type {
   UsageRow,
 } from './ledger.ts';
 import { LEDGER_SCOPE, ledgerMigrations } from './ledger-migrations.ts';
-import { ATTEMPT_COLUMNS, REQUEST_COLUMNS, convertAttemptToRow, convertRequestToRow, convertUsageRow } from './ledger-rows.ts';
+import { ATTEMPT_COLUMNS, REQUEST_COLUMNS, type DbRow, convertAttemptToRow, convertRequestToRow, convertUsageRow } from './ledger-rows.ts';
 import { LedgerWriteQueue, type LedgerEntry } from './ledger-write-queue.ts';
 import { toSafeMicros } from './money.ts';
 import { buildUsageQuery } from './usage-query.ts';
@@ -403,10 +404,15 @@ export class PostgresLedger implements Ledger {
     }
   }
 
-  /** One transaction per batch; json_populate_recordset turns the whole batch into rows with one parameter. */
+  /** One transaction per batch; json_populate_recordset turns the whole batch into rows with one parameter. A single attempt rides in its request row. */
   private async writeEntries(entries: readonly LedgerEntry[]): Promise<void> {
-    const requests = entries.map((e) => convertRequestToRow(e.request));
-    const attempts = entries.flatMap((e) => e.attempts.map(convertAttemptToRow));
+    const requests: DbRow[] = [];
+    const attempts: DbRow[] = [];
+    for (const { request, attempts: tried } of entries) {
+      const inline = findInlineAttempt(request, tried);
+      requests.push(convertRequestToRow(request, inline));
+      if (!inline) for (const attempt of tried) attempts.push(convertAttemptToRow(attempt));
+    }
     await this.transaction(async (c) => {
       await c.query(
         `INSERT INTO ledger_requests (${REQUEST_COLUMNS.join(', ')}) SELECT ${REQUEST_COLUMNS.join(', ')}
@@ -416,7 +422,9 @@ export class PostgresLedger implements Ledger {
       if (attempts.length > 0) {
         await c.query(
           `INSERT INTO ledger_attempts (${ATTEMPT_COLUMNS.join(', ')}) SELECT ${ATTEMPT_COLUMNS.join(', ')}
-          FROM json_populate_recordset(NULL::ledger_attempts, $1) ON CONFLICT DO NOTHING`,
+          FROM json_populate_recordset(NULL::ledger_attempts, $1) a
+          WHERE NOT EXISTS (SELECT 1 FROM ledger_requests r WHERE r.request_id = a.request_id AND r.attempt_outcome IS NOT NULL)
+          ON CONFLICT DO NOTHING`,
           [JSON.stringify(attempts)],
         );
       }

@@ -27,6 +27,7 @@ import type {
 } from './ledger.ts';
 import { LEDGER_SCOPE, ledgerMigrations } from './ledger-migrations.ts';
 import { ATTEMPT_COLUMNS, REQUEST_COLUMNS, convertAttemptToValues, convertRequestToValues, convertUsageRow } from './ledger-rows.ts';
+import { findInlineAttempt } from './inline-attempt.ts';
 import { type AttemptIntent, recoverIntents } from './ledger-intents.ts';
 import { LedgerSpool } from './ledger-spool.ts';
 import { LedgerWriteQueue, type LedgerEntry } from './ledger-write-queue.ts';
@@ -121,7 +122,10 @@ export class SqliteLedger implements Ledger {
       answered: db.prepare(`SELECT r.*, q.model AS answered_model, q.cost_micros AS answered_cost FROM ledger_reservations r
         JOIN ledger_requests q ON q.request_id = r.request_id WHERE r.state = 'open' ORDER BY r.created_at`),
       insertRequest: insert('ledger_requests', REQUEST_COLUMNS),
-      insertAttempt: insert('ledger_attempts', ATTEMPT_COLUMNS),
+      // Never beside an attempt already inline in its request row (a recovered intent replayed after the
+      // request's own row): one attempt, one row, whichever table holds it.
+      insertAttempt: db.prepare(`INSERT INTO ledger_attempts (${ATTEMPT_COLUMNS.join(', ')}) SELECT ${ATTEMPT_COLUMNS.map(() => '?').join(', ')}
+        WHERE NOT EXISTS (SELECT 1 FROM ledger_requests WHERE request_id = ? AND attempt_outcome IS NOT NULL) ON CONFLICT DO NOTHING`),
       usage: new Map<UsageGroup, Database.Statement>(),
     };
     this.queue = new LedgerWriteQueue({
@@ -281,8 +285,10 @@ export class SqliteLedger implements Ledger {
       this.db
         .transaction(() => {
           for (const { request, attempts } of entries) {
-            this.sql.insertRequest.run(convertRequestToValues(request));
-            for (const attempt of attempts) this.sql.insertAttempt.run(convertAttemptToValues(attempt));
+            const inline = findInlineAttempt(request, attempts);
+            this.sql.insertRequest.run(convertRequestToValues(request, inline));
+            if (inline) continue;
+            for (const attempt of attempts) this.sql.insertAttempt.run([...convertAttemptToValues(attempt), attempt.requestId]);
           }
         })
         .immediate(),

@@ -111,7 +111,7 @@ test('a completion after a retry: settled at its real cost, one request row and 
     assert.equal(row.priority, 'HIGH');
     assert.equal(row.latency_ms, 901.5);
     assert.equal(row.price_source, 'herd.yaml models.gpt-4.1.price');
-    const attempts = db.prepare('SELECT attempt, outcome, http_status, cost_micros, completion_tokens, started_at FROM ledger_attempts ORDER BY attempt').all();
+    const attempts = db.prepare('SELECT attempt, outcome, http_status, cost_micros, completion_tokens, started_at FROM ledger_attempts_all ORDER BY attempt').all();
     assert.deepEqual(attempts, [
       { attempt: 1, outcome: 'rate_limited', http_status: 429, cost_micros: 0, completion_tokens: 0, started_at: START },
       { attempt: 2, outcome: 'ok', http_status: null, cost_micros: 39_420, completion_tokens: 500, started_at: START + 300 },
@@ -122,8 +122,8 @@ test('a completion after a retry: settled at its real cost, one request row and 
   }
 });
 
-test('a stream cut off by the client is billed from the tokens Herd counted, marked estimated', async () => {
-  const { billing, ledger } = setup();
+test('a stream cut off by the client is billed from the tokens Herd counted, marked estimated; its single attempt rides in its request row', async () => {
+  const { billing, ledger, file } = setup();
   try {
     await billing.reserve({ keyId: 'k', requestId: 's1', estimateMicros: 50_000, budgets: {} });
     const { usage: _u, rawFinishReason: _r, ...meta } = completionMeta([attempt({ provider: 'holysheep', durationMs: 180 })], usage(), 'holysheep');
@@ -149,6 +149,13 @@ test('a stream cut off by the client is billed from the tokens Herd counted, mar
     assert.equal(done.record.ttftMs, 190);
     assert.equal(done.record.costMicros, 2_296, '1 000 × $2 + 37 × $8 = 2 296 µ$ at ¥1/$');
     assert.deepEqual(await ledger.spend('k'), { dayMicros: 2_296, monthMicros: 2_296 });
+    await ledger.flush();
+    const db = new Database(file, { readonly: true });
+    assert.deepEqual(db.prepare('SELECT COUNT(*) AS n FROM ledger_attempts').get(), { n: 0 });
+    assert.deepEqual(db.prepare('SELECT attempt, provider, outcome, completion_tokens, estimated, cost_micros, latency_ms, ttft_ms, started_at FROM ledger_attempts_all').all(), [
+      { attempt: 1, provider: 'holysheep', outcome: 'ok', completion_tokens: 37, estimated: 1, cost_micros: 2_296, latency_ms: 180, ttft_ms: 180, started_at: START },
+    ]);
+    db.close();
   } finally {
     await ledger.close();
   }

@@ -73,7 +73,7 @@ test('a SQLite ledger turns a dead process’s intents into interrupted rows exa
     const sql = new Database(db, { readonly: true });
     try {
       return sql
-        .prepare("SELECT (SELECT count(*) FROM ledger_attempts WHERE outcome = 'interrupted') AS a, (SELECT count(*) FROM ledger_requests WHERE status = 'interrupted') AS r")
+        .prepare("SELECT (SELECT count(*) FROM ledger_attempts_all WHERE outcome = 'interrupted') AS a, (SELECT count(*) FROM ledger_requests WHERE status = 'interrupted') AS r")
         .get();
     } finally {
       sql.close();

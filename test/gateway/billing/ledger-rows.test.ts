@@ -101,6 +101,29 @@ describe('ledger rows', () => {
       finished_at: 1_764_460_802_000,
       origin: null,
       dialect: 'openai-chat',
+      attempt_model: null,
+      attempt_provider: null,
+      attempt_upstream_model: null,
+      attempt_outcome: null,
+      attempt_http_status: null,
+      attempt_latency_ms: null,
+      attempt_ttft_ms: null,
+      attempt_charged: null,
+    });
+  });
+
+  it('a single attempt inline: its own columns in the request row, and the flag for its tokens', () => {
+    const row = convertRequestToRow(request, { attempt, charged: false });
+    assert.equal(convertRequestToValues(request, { attempt, charged: true }).length, REQUEST_COLUMNS.length);
+    assert.deepEqual(Object.fromEntries(Object.entries(row).filter(([k]) => k.startsWith('attempt_'))), {
+      attempt_model: attempt.model,
+      attempt_provider: attempt.provider,
+      attempt_upstream_model: attempt.upstreamModel,
+      attempt_outcome: attempt.outcome,
+      attempt_http_status: attempt.httpStatus ?? null,
+      attempt_latency_ms: 4.5,
+      attempt_ttft_ms: null,
+      attempt_charged: 0,
     });
   });
 

@@ -36,6 +36,7 @@ test('the ledger shares herd.db with the key store: WAL, one schema_migrations t
       { version: 1, name: 'requests, attempts, reservations, spend' },
       { version: 2, name: 'requests: origin' },
       { version: 3, name: 'requests: dialect' },
+      { version: 4, name: 'requests: a single attempt inline; ledger_attempts_all' },
     ]);
     db.close();
   } finally {
