@@ -78,7 +78,7 @@ describe('anthropic provider pass-through', () => {
 
   it('translates as before without a body, or for a client of another dialect', async () => {
     await provider.chat({ request, upstreamModel: MODEL, passThrough: { dialect: 'anthropic-messages' } }, signal);
-    assert.equal((upstream.requests.at(-1)?.body as { service_tier?: string }).service_tier, undefined);
+    assert.equal((upstream.requests.at(-1)?.body as { service_tier?: string } | undefined)?.service_tier, undefined);
     const result = await provider.chat({ request, upstreamModel: MODEL, passThrough: { dialect: 'openai-chat' } }, signal);
     assert.equal(readUpstreamBytes(result.response, 'anthropic-messages'), undefined);
     const events = await collect(provider.stream({ request, upstreamModel: MODEL, passThrough: { dialect: 'openai-chat' } }, signal));
