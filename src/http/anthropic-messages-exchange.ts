@@ -104,18 +104,23 @@ function parseJson(body: Buffer | undefined): unknown {
 async function writeStream(deps: ChatExchangeDeps, stream: ChatStream, cache: string, res: ServerResponse, started: number): Promise<void> {
   const { send, end } = openSseAnswer(deps, stream.meta, cache, res, started);
   const encoder = new MessagesStreamEncoder({ model: stream.meta.model, inputTokensHint: stream.meta.estimatedPromptTokens });
+  // Pass-through: the upstream's own message_stop, held back; its stream never gets Herd's closing events.
   let stop: string | undefined;
+  let raw = false;
   try {
     for await (const piece of stream.chunks) {
       if (res.destroyed) break;
       if (!(piece instanceof RawSse)) send(encoder.push(piece));
-      else if (isMessageStopPiece(piece)) stop = piece.text;
-      else send(piece.text);
+      else {
+        raw = true;
+        if (isMessageStopPiece(piece)) stop = piece.text;
+        else send(piece.text);
+      }
     }
     if (!res.destroyed) {
       const result = await stream.result;
       if (result.outcome === 'failed' && result.error !== undefined) throw result.error;
-      send(stop ?? encoder.finish(result));
+      send(raw ? (stop ?? '') : encoder.finish(result));
     }
   } catch (err) {
     // After the first byte there is no switching upstream: the client gets Anthropic's error event, no message_stop.

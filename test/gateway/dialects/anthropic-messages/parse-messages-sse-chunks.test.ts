@@ -53,5 +53,7 @@ describe('isMessageStopPiece', () => {
     assert.ok(!isMessageStopPiece(new RawSse('event: message_stop\ndata: {"type":"message_stop"}\n\n', 'openai-chat')));
     assert.ok(!isMessageStopPiece(new RawSse('event: message_delta\ndata: {"type":"message_delta"}\n\n', 'anthropic-messages')));
     assert.ok(!isMessageStopPiece(new RawSse('event: message_stopped\ndata: {}\n\n', 'anthropic-messages')));
+    assert.ok(isMessageStopPiece(new RawSse(': bye\nid: 9\ndata: {"type":"message_stop"}\nevent: message_stop\n\n', 'anthropic-messages')));
+    assert.ok(!isMessageStopPiece(new RawSse('event: content_block_delta\ndata: {"type":"content_block_delta","delta":{"text":"message_stop"}}\n\n', 'anthropic-messages')));
   });
 });
