@@ -7,7 +7,7 @@ import type { ChatRequest } from '../../src/gateway/chat-types.ts';
 import { createAnthropicProvider, convertPassThroughBody } from '../../src/gateway/providers/anthropic/anthropic-provider.ts';
 import type { Provider, ProviderStreamEvent } from '../../src/gateway/providers/provider.ts';
 import { UpstreamError } from '../../src/gateway/providers/upstream-error.ts';
-import { readUpstreamBytes } from '../../src/gateway/upstream-bytes.ts';
+import { readUpstreamBytes, renameModel } from '../../src/gateway/upstream-bytes.ts';
 import { collect, startMockUpstream, type MockUpstream } from './helpers/mock-upstream.ts';
 
 const MODEL = 'claude-sonnet-4-5-20250929';
@@ -74,6 +74,9 @@ describe('anthropic provider pass-through', () => {
     assert.equal(result.response.choices[0]?.message.content, 'Hi');
     assert.deepEqual([result.usage.promptTokens, result.usage.completionTokens], [3, 1]);
     assert.deepEqual((result.usage.raw as { server_tool_use?: unknown }).server_tool_use, { web_search_requests: 2 });
+    // The flow renames the model in the object and the bytes: Anthropic's top-level model follows id, type and role.
+    renameModel(result.response, 'claude-sonnet-4.5');
+    assert.equal(readUpstreamBytes(result.response, 'anthropic-messages'), MESSAGE.replace(`"model":"${MODEL}"`, '"model":"claude-sonnet-4.5"'));
   });
 
   it('translates as before without a body, or for a client of another dialect', async () => {
@@ -105,6 +108,16 @@ describe('anthropic provider pass-through', () => {
       assert.ok(usage?.type === 'usage' && usage.usage.promptTokens === 3 && usage.usage.completionTokens === 7 && usage.delivered === true);
       assert.deepEqual(events.at(-1), { type: 'done', finishReason: 'length', rawFinishReason: 'max_tokens' });
     }
+  });
+
+  it('yields no usage when the upstream sent none (the relay estimates from the pieces it forwarded)', async () => {
+    sse = { text: (STREAM + STOP).replace(',"usage":{"input_tokens":3,"output_tokens":1}', '').replace(',"usage":{"output_tokens":7}', ''), cut: -1 };
+    const events = await collect(provider.stream({ request: { ...request, stream: true }, upstreamModel: MODEL, passThrough }, signal));
+    assert.equal(
+      events.some((e) => e.type === 'usage'),
+      false,
+    );
+    assert.equal(events.at(-1)?.type, 'done');
   });
 
   it('an error event, a stream without message_stop and garbage are UpstreamErrors', async () => {

@@ -5,7 +5,6 @@ import type { ChatChunk } from '../../chat-types.ts';
 import { isJsonObject } from '../../check-json-value.ts';
 import { AnthropicStreamTranslator } from '../../providers/anthropic/anthropic-stream-translator.ts';
 import { SseEventSplitter } from '../../providers/split-sse-events.ts';
-import { CompletionTextCollector } from '../../usage-estimate.ts';
 
 /** The canonical chunks `texts` (whole Anthropic events) amount to; events that do not parse are skipped, an `error` event ends them. */
 export function parseMessagesSseChunks(texts: Iterable<string>): ChatChunk[] {
@@ -30,11 +29,4 @@ export function parseMessagesSseChunks(texts: Iterable<string>): ChatChunk[] {
     }
   }
   return chunks;
-}
-
-/** The generated text of those chunks, for estimateUsage. */
-export function collectMessagesSseText(texts: Iterable<string>): string {
-  const collector = new CompletionTextCollector();
-  for (const chunk of parseMessagesSseChunks(texts)) collector.addChunk(chunk);
-  return collector.text();
 }

@@ -4,7 +4,6 @@
 import type { AbortLink } from '../../../core/abort-link.ts';
 import { collectResponseText, CompletionTextCollector, estimateUsage } from '../../usage-estimate.ts';
 import { convertUsageToOpenAI } from '../../convert-usage-to-openai.ts';
-import { collectMessagesSseText } from '../../dialects/anthropic-messages/parse-messages-sse-chunks.ts';
 import { isJsonObject, type JsonObject } from '../../check-json-value.ts';
 import { attachUpstreamBytes } from '../../upstream-bytes.ts';
 import { HttpUpstream, type SseRead } from '../http-upstream.ts';
@@ -98,7 +97,6 @@ class AnthropicProvider implements Provider {
     );
     const splitter = new SseEventSplitter();
     const pass = new AnthropicMessagesPassThrough();
-    const collector: string[] = [];
     for await (const text of texts) {
       let out = '';
       let stop = '';
@@ -115,7 +113,6 @@ class AnthropicProvider implements Provider {
         else throw this.upstream.malformed(decision.detail);
       }
       if (out !== '') {
-        collector.push(out);
         yield { type: 'raw', text: out, dialect: 'anthropic-messages', chunks: pass.chunks - before, model: pass.model };
       }
       if (stop !== '') {
@@ -126,8 +123,9 @@ class AnthropicProvider implements Provider {
     if (!pass.stopped) {
       throw new UpstreamError(`${this.name}: stream ended before message_stop`, { provider: this.name, failure: 'interrupted' });
     }
-    const usage = pass.usage ?? (await estimateUsage(req.request, collectMessagesSseText(collector)));
-    yield { type: 'usage', usage, delivered: true };
+    // Without usage from the upstream the relay estimates it from the pieces it forwarded (it keeps them anyway).
+    const usage = pass.usage;
+    if (usage !== undefined) yield { type: 'usage', usage, delivered: true };
     yield { type: 'done', finishReason: pass.finishReason, rawFinishReason: pass.rawStopReason };
   }
 
