@@ -105,6 +105,10 @@ describe('Anthropic Messages pass-through', () => {
         res.end(TOOL_STREAM_TEXT);
       }
       if (res.writableEnded) return;
+      if (ask === 'no usage') {
+        res.end(STREAM_TEXT.replace(/,"usage":\{"input_tokens":472.*?"service_tier":"standard"\}/, '').replace(/,"usage":\{"output_tokens":15.*?\}\}/, ''));
+        return;
+      }
       if (ask === 'reset') {
         // Content has gone out, then the connection drops: no fallback can answer any more.
         res.write(START + TEXT_BLOCK.slice(0, 3).join(''));
@@ -316,6 +320,12 @@ models:
     }
   });
 
+  it('a stream without usage is passed on as sent and billed on an estimate from the forwarded events', async () => {
+    const text = await (await post({ ...CLIENT_BODY, stream: true, messages: [{ role: 'user', content: 'no usage' }] })).text();
+    assert.ok(!text.includes('"usage"'), text);
+    assert.ok(text.includes('"text":"jour"') && text.endsWith('event: message_stop\ndata: {"type":"message_stop"}\n\n'), text);
+  });
+
   it('the ledger rows carry the dialect and the tokens read from the upstream bytes', async () => {
     const sqlite = new Database(db, { readonly: true });
     try {
@@ -351,6 +361,14 @@ models:
         completion_tokens: 15,
         status: 'ok',
       });
+      // 'Bonjour' is a few tokens, counted by Herd's tokenizer from the events that reached the client.
+      const estimatedQuery = sqlite.prepare("SELECT completion_tokens FROM ledger_requests WHERE estimated = 1 AND provider = 'anthropic' AND status = 'ok'");
+      let estimated: Array<{ completion_tokens: number }> = [];
+      for (let i = 0; i < 200 && estimated.length === 0; i++) {
+        estimated = estimatedQuery.all() as Array<{ completion_tokens: number }>;
+        if (estimated.length === 0) await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.ok(estimated.length === 1 && (estimated[0]?.completion_tokens ?? 0) > 0 && (estimated[0]?.completion_tokens ?? 0) < 5, JSON.stringify(estimated));
     } finally {
       sqlite.close();
     }
