@@ -1,7 +1,8 @@
 // One POST /v1/messages (or /v1/messages/count_tokens) on node:http's response: authenticate (x-api-key
 // or Bearer), decode the Anthropic body, run the same gateway flow as OpenAI chat, then one Message or
-// Anthropic's named SSE events. Never throws: every failure is an answer in Anthropic's shape.
-import { canonicalChunk } from '../gateway/raw-sse.ts';
+// Anthropic's named SSE events. An Anthropic upstream's own bytes (JSON or events) go on as sent; other
+// upstreams' answers are encoded from the canonical shape. Never throws: every failure is an answer in Anthropic's shape.
+import { RawSse } from '../gateway/raw-sse.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HerdError, toHerdError } from '../core/errors.ts';
 import type { GatewayAnswer } from '../gateway/chat-gateway.ts';
@@ -10,6 +11,9 @@ import type { AnthropicClientHeaders } from '../gateway/chat-types.ts';
 import { decodeMessagesRequest } from '../gateway/dialects/anthropic-messages/decode-messages-request.ts';
 import { encodeMessagesResponse } from '../gateway/dialects/anthropic-messages/encode-messages-response.ts';
 import { formatMessagesEvent, MessagesStreamEncoder } from '../gateway/dialects/anthropic-messages/encode-messages-stream.ts';
+import { isMessageStopPiece } from '../gateway/dialects/anthropic-messages/is-message-stop-piece.ts';
+import { isJsonObject } from '../gateway/check-json-value.ts';
+import { readUpstreamBytes } from '../gateway/upstream-bytes.ts';
 import { estimatePromptTokens } from '../gateway/usage-estimate.ts';
 import { abortOnClientClose, type ChatExchangeDeps, herdErrorHeaders, herdHeaders, openSseAnswer, writeJson } from './chat-completion-exchange.ts';
 import { mapErrorToAnthropic } from './map-anthropic-error.ts';
@@ -47,15 +51,19 @@ export async function runMessagesExchange(
     const request = decodeMessagesRequest(parsed, { headers });
     const signal = abortOnClientClose(res);
     handedOver = true;
-    const answer: GatewayAnswer = await deps.gateway.handle(request, { key: auth.key, headers: req.headers, signal, dialect: 'anthropic-messages' });
+    // The decoder checked the body is an object; an Anthropic upstream gets it as sent (model replaced).
+    const sent = isJsonObject(parsed) ? parsed : undefined;
+    const answer: GatewayAnswer = await deps.gateway.handle(request, { key: auth.key, headers: req.headers, signal, dialect: 'anthropic-messages', passThrough: true, body: sent });
     if (answer.kind === 'stream') {
       await writeStream(deps, answer.stream, answer.cache, res, started);
       return;
     }
     const out = herdHeaders(answer.meta, started);
     out['x-herd-cache'] = answer.cache;
-    const message = encodeMessagesResponse(answer.response, { usage: answer.meta.usage, rawFinishReason: answer.meta.rawFinishReason });
-    await writeJson(deps, req, res, 200, out, JSON.stringify(message));
+    const text =
+      readUpstreamBytes(answer.response, 'anthropic-messages') ??
+      JSON.stringify(encodeMessagesResponse(answer.response, { usage: answer.meta.usage, rawFinishReason: answer.meta.rawFinishReason }));
+    await writeJson(deps, req, res, 200, out, text);
   } catch (err) {
     const error = toHerdError(err);
     if (!handedOver && endpoint === 'messages') deps.gateway.reportRefused(error, false, 'anthropic-messages');
@@ -88,21 +96,31 @@ function parseJson(body: Buffer | undefined): unknown {
 }
 
 /**
- * Anthropic's events from the first chunk on; no upstream switch after the headers. Events that arrive
- * together leave together (corked until the current I/O callback's promise jobs have run).
+ * Anthropic's events from the first chunk on; no upstream switch after the headers. An Anthropic
+ * upstream's events (RawSse) are written as they are, its message_stop once the stream has ended (the
+ * ledger's rows committed); another upstream's chunks are encoded. Events that arrive together leave
+ * together (corked until the current I/O callback's promise jobs have run).
  */
 async function writeStream(deps: ChatExchangeDeps, stream: ChatStream, cache: string, res: ServerResponse, started: number): Promise<void> {
   const { send, end } = openSseAnswer(deps, stream.meta, cache, res, started);
   const encoder = new MessagesStreamEncoder({ model: stream.meta.model, inputTokensHint: stream.meta.estimatedPromptTokens });
+  // Pass-through: the upstream's own message_stop, held back; its stream never gets Herd's closing events.
+  let stop: string | undefined;
+  let raw = false;
   try {
-    for await (const chunk of stream.chunks) {
+    for await (const piece of stream.chunks) {
       if (res.destroyed) break;
-      send(encoder.push(canonicalChunk(chunk)));
+      if (!(piece instanceof RawSse)) send(encoder.push(piece));
+      else {
+        raw = true;
+        if (isMessageStopPiece(piece)) stop = piece.text;
+        else send(piece.text);
+      }
     }
     if (!res.destroyed) {
       const result = await stream.result;
       if (result.outcome === 'failed' && result.error !== undefined) throw result.error;
-      send(encoder.finish(result));
+      send(raw ? (stop ?? '') : encoder.finish(result));
     }
   } catch (err) {
     // After the first byte there is no switching upstream: the client gets Anthropic's error event, no message_stop.

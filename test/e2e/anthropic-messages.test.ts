@@ -154,8 +154,9 @@ models:
     assert.equal(body.top_k, 5);
     assert.equal(body.temperature, 0.5);
     assert.deepEqual(body.stop_sequences, ['END']);
-    assert.deepEqual(body.system, [{ type: 'text', text: 'Be brief.' }]);
-    assert.deepEqual(body.cache_control, { type: 'ephemeral' }, 'a block breakpoint becomes automatic caching upstream');
+    // Pass-through: the block-level breakpoint goes up where the client put it, with no top-level one added.
+    assert.deepEqual(body.system, [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }]);
+    assert.equal(body.cache_control, undefined);
   });
 
   it('translates to an OpenAI-compatible upstream and back, and x-api-key or Bearer both authenticate', async () => {
@@ -197,7 +198,7 @@ models:
     assert.deepEqual(lastUpstreamBody(anthropicUpstream).thinking, { type: 'enabled', budget_tokens: 1024 });
   });
 
-  it('sends the named events exactly as Anthropic does', async () => {
+  it('sends the named events exactly as the Anthropic upstream does (its ping after the first block start included)', async () => {
     mode = 'thinking';
     const res = await fetch(`${server.httpUrl}/v1/messages`, {
       method: 'POST',
@@ -218,8 +219,8 @@ models:
       });
     assert.deepEqual(events, [
       'message_start',
-      'ping',
       'content_block_start',
+      'ping',
       'content_block_delta:thinking_delta',
       'content_block_delta:thinking_delta',
       'content_block_delta:signature_delta',

@@ -5,6 +5,7 @@
 import { HerdError } from '../../core/errors.ts';
 import type { ChatChunk } from '../chat-types.ts';
 import type { IngressDialect } from '../ingress-dialect.ts';
+import { parseMessagesSseChunks } from './anthropic-messages/parse-messages-sse-chunks.ts';
 import { parseChatSseChunks } from './openai-chat/parse-chat-sse-chunks.ts';
 
 /** The chunks `texts` (whole SSE events in `dialect`) amount to; events that carry no content give none. */
@@ -12,6 +13,8 @@ export function parseRawStreamChunks(dialect: IngressDialect, texts: readonly st
   switch (dialect) {
     case 'openai-chat':
       return parseChatSseChunks(texts);
+    case 'anthropic-messages':
+      return parseMessagesSseChunks(texts);
     default:
       throw new HerdError('INTERNAL', `no reader for ${dialect} pass-through streams`);
   }

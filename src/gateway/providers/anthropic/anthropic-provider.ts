@@ -1,17 +1,22 @@
 // Provider for Anthropic's Messages API (POST /v1/messages, x-api-key, anthropic-version 2023-06-01).
+// An Anthropic client's body goes up as sent and the answer's bytes come back as sent (pass-through);
+// any other client's request is translated from and to the canonical shape.
 import type { AbortLink } from '../../../core/abort-link.ts';
 import { collectResponseText, CompletionTextCollector, estimateUsage } from '../../usage-estimate.ts';
 import { convertUsageToOpenAI } from '../../convert-usage-to-openai.ts';
-import { isJsonObject } from '../../check-json-value.ts';
-import { HttpUpstream } from '../http-upstream.ts';
+import { isJsonObject, type JsonObject } from '../../check-json-value.ts';
+import { attachUpstreamBytes } from '../../upstream-bytes.ts';
+import { HttpUpstream, type SseRead } from '../http-upstream.ts';
 import type { Provider, ProviderRequest, ProviderResult, ProviderStreamEvent } from '../provider.ts';
+import { SseEventSplitter } from '../split-sse-events.ts';
 import { DEFAULT_TIMEOUT_MS, type ProviderOptions } from '../provider-options.ts';
 import { UpstreamError } from '../upstream-error.ts';
 import { AnthropicStreamTranslator } from './anthropic-stream-translator.ts';
 import { convertAnthropicClientHeaders, convertAnthropicRequest, DEFAULT_ANTHROPIC_MAX_TOKENS } from './convert-anthropic-request.ts';
 import { convertAnthropicResponse, isAnthropicResponse } from './convert-anthropic-response.ts';
 import { convertAnthropicUsage } from './convert-anthropic-usage.ts';
-import { mapAnthropicErrorType, parseAnthropicErrorBody } from './map-anthropic-error.ts';
+import { convertAnthropicStreamError, mapAnthropicErrorType, parseAnthropicErrorBody } from './map-anthropic-error.ts';
+import { AnthropicMessagesPassThrough } from './pass-anthropic-events.ts';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
 const PATH = '/v1/messages';
@@ -45,13 +50,20 @@ class AnthropicProvider implements Provider {
   }
 
   async chat(req: ProviderRequest, signal: AbortLink): Promise<ProviderResult> {
-    const { body, warnings } = convertAnthropicRequest(req.request, req.upstreamModel, { defaultMaxTokens: this.defaultMaxTokens, stream: false });
-    const raw = await this.upstream.postJson({ path: PATH, body, signal, timeoutMs: req.timeoutMs, headers: convertAnthropicClientHeaders(req.request) });
+    const client = clientBody(req);
+    const { body, warnings } =
+      client === undefined
+        ? convertAnthropicRequest(req.request, req.upstreamModel, { defaultMaxTokens: this.defaultMaxTokens, stream: false })
+        : { body: convertPassThroughBody(client, req.upstreamModel, false), warnings: [] };
+    const answer = await this.upstream.postJsonText({ path: PATH, body, signal, timeoutMs: req.timeoutMs, headers: convertAnthropicClientHeaders(req.request) });
+    const raw = answer.body;
     if (!isAnthropicResponse(raw)) {
       if (isJsonObject(raw) && raw.type === 'error') throw this.bodyError(raw);
       throw this.upstream.malformed('response is not a Messages API message');
     }
+    // The canonical answer is still built: the ledger, the cache and clients of other dialects read it.
     const response = convertAnthropicResponse(raw);
+    if (client !== undefined) attachUpstreamBytes(response, answer.text, 'anthropic-messages');
     let usage = convertAnthropicUsage(raw.usage);
     if (typeof raw.usage.input_tokens !== 'number' || typeof raw.usage.output_tokens !== 'number') {
       usage = await estimateUsage(req.request, collectResponseText(response));
@@ -60,7 +72,64 @@ class AnthropicProvider implements Provider {
     return { response, usage, rawFinishReason: raw.stop_reason, warnings };
   }
 
-  async *stream(req: ProviderRequest, signal: AbortLink): AsyncGenerator<ProviderStreamEvent> {
+  stream(req: ProviderRequest, signal: AbortLink): AsyncGenerator<ProviderStreamEvent> {
+    const client = clientBody(req);
+    return client === undefined ? this.translateStream(req, signal) : this.passStream(req, client, signal);
+  }
+
+  /**
+   * An Anthropic client: the upstream's events go on as its bytes, cut into whole events and read for
+   * usage as they pass. message_stop leaves in a piece of its own, so the transport can hold the stream's
+   * end until the ledger has the request's rows (as OpenAI chat's [DONE] is Herd's own).
+   */
+  private async *passStream(req: ProviderRequest, client: Readonly<JsonObject>, signal: AbortLink): AsyncGenerator<ProviderStreamEvent> {
+    const reading: SseRead = { sawEvent: false, sawFinal: false };
+    const texts = this.upstream.postSseText(
+      {
+        path: PATH,
+        body: convertPassThroughBody(client, req.upstreamModel, true),
+        signal,
+        timeoutMs: req.timeoutMs,
+        headers: convertAnthropicClientHeaders(req.request),
+        idleTimeoutMs: req.idleTimeoutMs,
+      },
+      reading,
+    );
+    const splitter = new SseEventSplitter();
+    const pass = new AnthropicMessagesPassThrough();
+    for await (const text of texts) {
+      let out = '';
+      let stop = '';
+      const before = pass.chunks;
+      for (const block of splitter.feed(text)) {
+        if (block.data !== undefined) reading.sawEvent = true;
+        const decision = pass.read(block);
+        if (decision.kind === 'forward') out += block.text;
+        else if (decision.kind === 'stop') {
+          reading.sawFinal = true;
+          stop = block.text;
+          break;
+        } else if (decision.kind === 'error') throw convertAnthropicStreamError(this.name, decision.body, (t) => this.upstream.safe(t));
+        else throw this.upstream.malformed(decision.detail);
+      }
+      if (out !== '') {
+        yield { type: 'raw', text: out, dialect: 'anthropic-messages', chunks: pass.chunks - before, model: pass.model };
+      }
+      if (stop !== '') {
+        yield { type: 'raw', text: stop, dialect: 'anthropic-messages', chunks: 0, model: pass.model };
+        break;
+      }
+    }
+    if (!pass.stopped) {
+      throw new UpstreamError(`${this.name}: stream ended before message_stop`, { provider: this.name, failure: 'interrupted' });
+    }
+    // Without usage from the upstream the relay estimates it from the pieces it forwarded (it keeps them anyway).
+    const usage = pass.usage;
+    if (usage !== undefined) yield { type: 'usage', usage, delivered: true };
+    yield { type: 'done', finishReason: pass.finishReason, rawFinishReason: pass.rawStopReason };
+  }
+
+  private async *translateStream(req: ProviderRequest, signal: AbortLink): AsyncGenerator<ProviderStreamEvent> {
     const { body, warnings } = convertAnthropicRequest(req.request, req.upstreamModel, { defaultMaxTokens: this.defaultMaxTokens, stream: true });
     if (warnings.length > 0) yield { type: 'warnings', warnings };
     const translator = new AnthropicStreamTranslator(this.name, (text) => this.upstream.safe(text));
@@ -105,4 +174,21 @@ class AnthropicProvider implements Provider {
       upstreamType: details.type,
     });
   }
+}
+
+/** The Anthropic client's own body, when this call may pass it through. */
+function clientBody(req: ProviderRequest): Readonly<JsonObject> | undefined {
+  return req.passThrough?.dialect === 'anthropic-messages' ? req.passThrough.body : undefined;
+}
+
+/**
+ * The client's body with only what the call needs changed: `model` (kept in its place, so the rest stays
+ * in the client's order) and `stream` where it differs. Everything else — block-level cache_control,
+ * service_tier, context_management, fields Herd does not model — goes up as the client sent it.
+ */
+export function convertPassThroughBody(body: Readonly<JsonObject>, model: string, stream: boolean): JsonObject {
+  const out: JsonObject = { ...body, model };
+  if (stream) out.stream = true;
+  else if (out.stream !== undefined && out.stream !== false) out.stream = false;
+  return out;
 }

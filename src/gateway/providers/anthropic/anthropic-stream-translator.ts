@@ -3,10 +3,9 @@
 import type { ChatChunk, ChatChunkDelta, FinishReason, Usage } from '../../chat-types.ts';
 import { isJsonObject, type JsonObject } from '../../check-json-value.ts';
 import { nowSeconds } from '../create-ids.ts';
-import { UpstreamError } from '../upstream-error.ts';
 import type { AnthropicUsage } from './anthropic-types.ts';
 import { convertAnthropicUsage } from './convert-anthropic-usage.ts';
-import { mapAnthropicErrorType, parseAnthropicErrorBody } from './map-anthropic-error.ts';
+import { convertAnthropicStreamError } from './map-anthropic-error.ts';
 import { mapAnthropicStopReason } from './map-anthropic-stop-reason.ts';
 
 interface ToolBlockState {
@@ -83,7 +82,7 @@ export class AnthropicStreamTranslator {
         this.stopped = true;
         return undefined;
       case 'error':
-        throw this.streamError(event);
+        throw convertAnthropicStreamError(this.provider, event, this.sanitize);
       default: // ping and event types added after this code was written
         return undefined;
     }
@@ -145,17 +144,6 @@ export class AnthropicStreamTranslator {
     // message_delta usage is cumulative; null fields there mean "not reported", not zero.
     for (const [key, item] of Object.entries(value)) if (item !== null) merged[key] = item;
     this.usage = merged;
-  }
-
-  private streamError(event: JsonObject): UpstreamError {
-    const details = parseAnthropicErrorBody(event);
-    const type = this.sanitize(details.type ?? 'error');
-    const message = this.sanitize(details.message ?? 'no message');
-    return new UpstreamError(`${this.provider}: upstream stream error ${type}: ${message}`, {
-      provider: this.provider,
-      failure: mapAnthropicErrorType(details),
-      upstreamType: details.type,
-    });
   }
 
   private chunk(delta: ChatChunkDelta, finishReason: FinishReason | null = null): ChatChunk {

@@ -2,7 +2,7 @@
 // as the `error` event of a stream, mapped to Herd's upstream failure kinds.
 import { isJsonObject } from '../../check-json-value.ts';
 import type { UpstreamErrorBody } from '../http-upstream.ts';
-import type { UpstreamFailure } from '../upstream-error.ts';
+import { UpstreamError, type UpstreamFailure } from '../upstream-error.ts';
 
 // Error types from Anthropic's "Errors" page; overloaded_error is HTTP 529.
 const FAILURE_BY_TYPE: Record<string, UpstreamFailure> = {
@@ -35,4 +35,12 @@ export function parseAnthropicErrorBody(body: unknown): UpstreamErrorBody {
 /** For a stream's `error` event, where there is no HTTP status to go by. */
 export function mapAnthropicErrorType(details: UpstreamErrorBody): UpstreamFailure {
   return details.failure ?? (details.type !== undefined ? FAILURE_BY_TYPE[details.type] : undefined) ?? 'server_error';
+}
+
+/** An `error` event of a stream (translated or passed through) as the UpstreamError the retry loop reads. */
+export function convertAnthropicStreamError(provider: string, event: unknown, sanitize: (text: string) => string): UpstreamError {
+  const details = parseAnthropicErrorBody(event);
+  const type = sanitize(details.type ?? 'error');
+  const message = sanitize(details.message ?? 'no message');
+  return new UpstreamError(`${provider}: upstream stream error ${type}: ${message}`, { provider, failure: mapAnthropicErrorType(details), upstreamType: details.type });
 }

@@ -1,0 +1,125 @@
+// Byte pass-through of an Anthropic Messages stream to an Anthropic client: the upstream's named events go
+// on as sent while this reads, from their text, what the ledger and the relay need — usage, stop reason,
+// model, errors, the end. Only message_start, message_delta and error are parsed; content events are
+// checked for framing (a JSON object) and counted, never parsed.
+import type { FinishReason, Usage } from '../../chat-types.ts';
+import { isJsonObject, type JsonObject } from '../../check-json-value.ts';
+import { findJsonValue } from '../../upstream-bytes.ts';
+import type { SseBlock } from '../split-sse-events.ts';
+import type { AnthropicUsage } from './anthropic-types.ts';
+import { convertAnthropicUsage } from './convert-anthropic-usage.ts';
+import { mapAnthropicStopReason } from './map-anthropic-stop-reason.ts';
+
+/** How one event is passed on. */
+export type AnthropicPassDecision =
+  | { kind: 'forward' }
+  /** message_stop: the stream's last event (forwarded too, but on its own: see AnthropicProvider.passStream). */
+  | { kind: 'stop' }
+  /** An `error` event: its parsed body, for the same UpstreamError the translated path throws. */
+  | { kind: 'error'; body: JsonObject }
+  | { kind: 'malformed'; detail: string };
+
+/** Events that carry the answer's content: the first one opens the stream (no fallback after it). */
+const CONTENT_EVENTS = new Set(['content_block_start', 'content_block_delta', 'content_block_stop']);
+
+export class AnthropicMessagesPassThrough {
+  /** Content events forwarded (the relay's chunk count). */
+  chunks = 0;
+  /** message_start.message.model, for renaming. */
+  model: string | undefined;
+  /** message_delta.delta.stop_reason as sent. */
+  rawStopReason: string | null = null;
+  /** True once message_stop was read. */
+  stopped = false;
+  /** message_start's usage merged with message_delta's (cumulative; nulls mean "not reported"). */
+  private rawUsage: AnthropicUsage | undefined;
+
+  get usage(): Usage | undefined {
+    return this.rawUsage === undefined ? undefined : convertAnthropicUsage(this.rawUsage);
+  }
+
+  get finishReason(): FinishReason | null {
+    return this.rawStopReason === null ? null : mapAnthropicStopReason(this.rawStopReason);
+  }
+
+  read(block: SseBlock): AnthropicPassDecision {
+    const data = block.data;
+    // Comments and data-less blocks carry nothing Herd reads; they go on as sent.
+    if (data === undefined) return { kind: 'forward' };
+    if (!looksLikeObject(data)) return { kind: 'malformed', detail: 'SSE event is not a JSON object' };
+    // Anthropic names every event and the name agrees with data.type; the type field covers a server that omits names.
+    const type = block.event ?? readStringField(data, 'type');
+    if (type !== undefined && CONTENT_EVENTS.has(type)) {
+      this.chunks++;
+      return { kind: 'forward' };
+    }
+    switch (type) {
+      case 'message_start':
+        return this.readParsed(data, (event) => {
+          const message = isJsonObject(event.message) ? event.message : {};
+          if (typeof message.model === 'string') this.model = message.model;
+          this.mergeUsage(message.usage);
+        });
+      case 'message_delta':
+        return this.readParsed(data, (event) => {
+          const delta = isJsonObject(event.delta) ? event.delta : {};
+          if (typeof delta.stop_reason === 'string') this.rawStopReason = delta.stop_reason;
+          this.mergeUsage(event.usage);
+        });
+      case 'message_stop':
+        this.stopped = true;
+        return { kind: 'stop' };
+      case 'error': {
+        const event = parseObject(data);
+        return event === undefined ? malformedJson(data) : { kind: 'error', body: event };
+      }
+      default: // ping, and event types added after this code was written: forwarded as sent
+        return { kind: 'forward' };
+    }
+  }
+
+  private readParsed(data: string, read: (event: JsonObject) => void): AnthropicPassDecision {
+    const event = parseObject(data);
+    if (event === undefined) return malformedJson(data);
+    read(event);
+    return { kind: 'forward' };
+  }
+
+  private mergeUsage(value: unknown): void {
+    if (!isJsonObject(value)) return;
+    const merged: AnthropicUsage = { ...this.rawUsage };
+    for (const [key, item] of Object.entries(value)) if (item !== null) merged[key] = item;
+    this.rawUsage = merged;
+  }
+}
+
+const malformedJson = (data: string): AnthropicPassDecision => ({ kind: 'malformed', detail: `malformed JSON in SSE event (${data.length} bytes)` });
+
+function looksLikeObject(data: string): boolean {
+  let start = 0;
+  let end = data.length - 1;
+  while (start <= end && isSpace(data.charCodeAt(start))) start++;
+  while (end >= start && isSpace(data.charCodeAt(end))) end--;
+  return data.charCodeAt(start) === 123 /* { */ && data.charCodeAt(end) === 125 /* } */;
+}
+
+function parseObject(data: string): JsonObject | undefined {
+  try {
+    const value: unknown = JSON.parse(data);
+    return isJsonObject(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The first string value of `"key"` (the top-level `type` comes first in every Anthropic event). */
+function readStringField(data: string, key: string): string | undefined {
+  const at = findJsonValue(data, key, (text, i) => text.charCodeAt(i) === 34 /* " */);
+  if (at < 0) return undefined;
+  const end = data.indexOf('"', at + 1);
+  return end < 0 ? undefined : data.slice(at + 1, end);
+}
+
+function isSpace(code: number): boolean {
+  return code === 32 || code === 10 || code === 13 || code === 9;
+}
