@@ -178,7 +178,9 @@ export class BillingService {
     );
     let committed: Promise<void>;
     try {
-      committed = this.ledger.record(request, attempts);
+      // A stream's last events wait in the transport for this turn's write; rows made durable now let
+      // `[DONE]` leave with them instead of in a write of its own a turn later.
+      committed = this.ledger.record(request, attempts, input.outcome === 'stream');
     } catch (err) {
       committed = Promise.reject(err);
     }
