@@ -93,15 +93,31 @@ const names: Record<Target, string> = {
   bOn: `B ${distB}, ledger on (SQLite + spool)`,
 };
 const cpu = new Map<Target, { seconds: number; requests: number }>();
+/** Per window, in order: the targets' windows of one cycle ran next to each other, so their ratios pair up. */
+const windows = new Map<Target, { cpuUs: number; perSecond: number }[]>();
 const measured = (t: Target) => async (ms: number) => {
   const pid = procs[t].child.pid as number;
   const before = cpuSeconds(pid);
   const result = await runStreamLoad(procs[t].url, ms);
+  const used = cpuSeconds(pid) - before;
   const e = cpu.get(t) ?? { seconds: 0, requests: 0 };
-  e.seconds += cpuSeconds(pid) - before;
+  e.seconds += used;
   e.requests += result.requests;
   cpu.set(t, e);
+  const list = windows.get(t) ?? [];
+  list.push({ cpuUs: result.requests > 0 ? (used / result.requests) * 1e6 : Number.NaN, perSecond: result.perSecond });
+  windows.set(t, list);
   return result;
+};
+const median = (values: number[]) => {
+  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  return sorted.length === 0 ? Number.NaN : (sorted[Math.floor((sorted.length - 1) / 2)]! + sorted[Math.ceil((sorted.length - 1) / 2)]!) / 2;
+};
+/** The median over cycles of f(window of a, window of b). */
+const paired = (a: Target, b: Target, f: (x: { cpuUs: number; perSecond: number }, y: { cpuUs: number; perSecond: number }) => number) => {
+  const xs = windows.get(a) ?? [];
+  const ys = windows.get(b) ?? [];
+  return median(xs.map((x, i) => (ys[i] === undefined ? Number.NaN : f(x, ys[i]))));
 };
 const cpuUs = (t: Target) => {
   const e = cpu.get(t);
@@ -109,7 +125,6 @@ const cpuUs = (t: Target) => {
 };
 const targets = Object.keys(procs) as Target[];
 for (const t of targets) await runStreamLoad(procs[t].url, 1000);
-cpu.clear();
 const runs = await runInterleaved(Object.fromEntries(targets.map((t) => [t, measured(t)])) as Record<Target, (ms: number) => Promise<LoadResult>>, seconds * 1000, windowMs);
 const loadAfter = load();
 
@@ -126,6 +141,28 @@ for (const t of targets) {
   out.push(
     `| ${names[t]} | ${fmt(r.perSecond)} | ${fmt(r.p50us)} | ${fmt(r.p99us)} | ${fmt(cpuUs(t), 1)} | ${fmt(cpuUs(t) / cpuUs('relay'), 2)}× | ${onOff} | ${cpuOnOff} | ${r.errors} |`,
   );
+}
+out.push('\nMedians over cycles of the ratio of windows run next to each other (less sensitive to the host changing load mid-run):\n');
+out.push('| build | CPU ÷ relay, ledger off | CPU ÷ relay, ledger on | throughput on ÷ off | CPU-bound on ÷ off |');
+out.push('| --- | ---: | ---: | ---: | ---: |');
+for (const [name, off, on] of [
+  ['A', 'aOff', 'aOn'],
+  ['B', 'bOff', 'bOn'],
+] as const) {
+  const cpuRatio = (t: Target) =>
+    fmt(
+      paired(t, 'relay', (x, y) => x.cpuUs / y.cpuUs),
+      2,
+    );
+  const onOff = fmt(
+    paired(on, off, (x, y) => (x.perSecond / y.perSecond) * 100),
+    1,
+  );
+  const cpuOnOff = fmt(
+    paired(on, off, (x, y) => (y.cpuUs / x.cpuUs) * 100),
+    1,
+  );
+  out.push(`| ${name} | ${cpuRatio(off)}× | ${cpuRatio(on)}× | ${onOff}% | ${cpuOnOff}% |`);
 }
 process.stdout.write(`${out.join('\n')}\n`);
 await Promise.all(Object.values(procs).map((p) => p.stop()));
