@@ -178,9 +178,7 @@ export class BillingService {
     );
     let committed: Promise<void>;
     try {
-      // A stream's last events wait in the transport for this turn's write; rows made durable now let
-      // `[DONE]` leave with them instead of in a write of its own a turn later.
-      committed = this.ledger.record(request, attempts, input.outcome === 'stream');
+      committed = this.ledger.record(request, attempts);
     } catch (err) {
       committed = Promise.reject(err);
     }

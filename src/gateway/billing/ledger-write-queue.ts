@@ -70,12 +70,8 @@ export class LedgerWriteQueue {
     else this.intents.set(requestId, [segment]);
   }
 
-  /**
-   * Resolves once the rows are durable (spooled, or committed); rejects if that failed (they stay queued for
-   * the database). `now`, with a spool: append at once (with whatever else waits for this turn's append), so
-   * the promise settles in this turn rather than the next.
-   */
-  push(request: RequestRecord, attempts: readonly AttemptRow[], now = false): Promise<void> {
+  /** Resolves once the rows are durable (spooled, or committed); rejects if that failed (they stay queued for the database). */
+  push(request: RequestRecord, attempts: readonly AttemptRow[]): Promise<void> {
     let resolve!: () => void, reject!: (error: unknown) => void;
     const durable = new Promise<void>((ok, fail) => {
       resolve = ok;
@@ -89,10 +85,7 @@ export class LedgerWriteQueue {
     this.dropOverflow();
     if (this.options.spool) {
       this.unspooled.push(entry);
-      if (now) {
-        if (this.spoolTurn !== undefined) clearImmediate(this.spoolTurn);
-        this.writeSpool();
-      } else this.spoolTurn ??= setImmediate(() => this.writeSpool());
+      this.spoolTurn ??= setImmediate(() => this.writeSpool());
       if (this.queuedRows >= this.options.maxBatchRows) this.writeSoon();
       else this.schedule(this.options.flushIntervalMs);
     } else if (this.timer === undefined) {

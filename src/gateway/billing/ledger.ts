@@ -226,10 +226,9 @@ export interface Ledger {
   /**
    * Queues the rows; they commit in one transaction with every other request's rows of this turn of the
    * event loop. Resolves once they would survive the process being killed; rejects if that commit failed
-   * (the rows stay queued and are retried). `now`: with a spool, append them at once instead of at the
-   * end of the turn, so the promise resolves within this turn (a stream's end is waiting to be written).
+   * (the rows stay queued and are retried).
    */
-  record(request: RequestRecord, attempts: readonly AttemptRow[], now?: boolean): Promise<void>;
+  record(request: RequestRecord, attempts: readonly AttemptRow[]): Promise<void>;
   /** Before an upstream call (a serving process, with a spool): a synchronous intent, so a kill still leaves a row. */
   intend?(intent: AttemptIntent): void;
   /** Writes whatever is queued now. */

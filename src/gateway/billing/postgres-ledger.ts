@@ -359,9 +359,9 @@ export class PostgresLedger implements Ledger {
     this.queue.intended(intent.requestId, this.spool.intend(intent));
   }
 
-  record(request: RequestRecord, attempts: readonly AttemptRow[], now?: boolean): Promise<void> {
+  record(request: RequestRecord, attempts: readonly AttemptRow[]): Promise<void> {
     if (this.closed) throw new HerdError('UNAVAILABLE', 'the PostgreSQL ledger is closed');
-    const committed = this.queue.push(request, attempts, now);
+    const committed = this.queue.push(request, attempts);
     // An unreachable server (its network gone) can leave a connection attempt hanging: an answer waits for
     // the commit this long at most; the rows stay queued either way.
     let timer: NodeJS.Timeout | undefined;

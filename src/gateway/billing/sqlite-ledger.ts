@@ -243,9 +243,9 @@ export class SqliteLedger implements Ledger {
     this.queue.intended(intent.requestId, this.spool.intend(intent));
   }
 
-  record(request: RequestRecord, attempts: readonly AttemptRow[], now?: boolean): Promise<void> {
+  record(request: RequestRecord, attempts: readonly AttemptRow[]): Promise<void> {
     if (this.closed) throw new HerdError('UNAVAILABLE', `ledger ${this.path} is closed`);
-    return this.queue.push(request, attempts, now);
+    return this.queue.push(request, attempts);
   }
 
   flush(): Promise<void> {

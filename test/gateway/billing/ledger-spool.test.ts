@@ -13,28 +13,6 @@ import { sampleAttempt, sampleRequest } from './ledger-contract.ts';
 
 const jsonl = (dir: string) => readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
 
-test('push(…, now) appends at once, with what else waited for the turn, and resolves before the next turn', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'herd-spool-'));
-  const { spool } = LedgerSpool.open(dir);
-  const queue = new LedgerWriteQueue({ write: () => undefined, flushIntervalMs: 60_000, maxBatchRows: 100, spool });
-  const waiting = queue.push(sampleRequest({ requestId: 'a' }), []);
-  const order: string[] = [];
-  const spooled = () => jsonl(dir).flatMap((f) => parseSpoolText(readFileSync(join(dir, f), 'utf8')).map((e) => e.request.requestId));
-  const now = queue.push(sampleRequest({ requestId: 'b' }), [], true);
-  assert.deepEqual(spooled(), ['a', 'b'], 'both on disk when push() returns');
-  const nextTurn = new Promise<void>((resolve) =>
-    setImmediate(() => {
-      order.push('next turn');
-      resolve();
-    }),
-  );
-  await Promise.all([waiting, now]).then(() => order.push('durable'));
-  await nextTurn;
-  assert.deepEqual(order, ['durable', 'next turn']);
-  await queue.close();
-  spool.close();
-});
-
 test('push() resolves on the append; the database gets the rows later, and their file goes once it has them', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'herd-spool-'));
   const { spool, leftovers } = LedgerSpool.open(dir);
