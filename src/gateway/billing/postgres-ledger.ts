@@ -5,7 +5,10 @@ import { type AttemptIntent, recoverIntents } from './ledger-intents.ts';
 import { LedgerSpool } from './ledger-spool.ts';
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
 import { HerdError } from '../../core/errors.ts';
+import type { BackoffPolicy } from '../resilience/backoff.ts';
 import { applyPostgresMigrations, quoteIdentifier } from './apply-postgres-migrations.ts';
+import { describePostgresFailure, describePostgresUrl } from './describe-postgres-failure.ts';
+import { RetryUntilReady } from './retry-until-ready.ts';
 import { budgetPeriods, checkBudgets } from './check-budgets.ts';
 import type {
   AttemptRow,
@@ -42,7 +45,23 @@ export interface PostgresLedgerOptions extends LedgerOptions {
   connectTimeoutMs?: number;
   /** A statement gives up after this long (default 5000 ms), on the client (a dead network) and on the server. */
   queryTimeoutMs?: number;
+  /** The last start-up step, once the database answers: settle or release what earlier processes left open. */
+  recover?: Pick<RecoverOptions, 'olderThanMs'>;
+  /** Start-up lines: the database unreachable (and why), reached again. */
+  log?: (line: string) => void;
+  /** With a spool, the waits between start-up attempts while the database is unreachable (default 250 ms doubling to 5 s). */
+  startUpBackoff?: BackoffPolicy;
 }
+
+/** What a previous process left in the spool folder, held until the database takes it. */
+interface Leftovers {
+  entries: LedgerEntry[];
+  intents: AttemptIntent[];
+  files: string[];
+}
+
+/** A start-up failure is logged at once when its reason changes, else at most this often. */
+const REPEAT_LOG_MS = 60_000;
 
 /** What recover() reads back from the reservations it releases. */
 interface ReleasedRow {
@@ -146,7 +165,14 @@ export class PostgresLedger implements Ledger {
   private readonly now: () => number;
   private closed = false;
 
+  /**
+   * Connects, migrates and replays what a previous process spooled. With a spool (a serving process), a
+   * database that cannot be reached does not stop the start: the ledger serves from the spool (reserve and
+   * the readers answer UNAVAILABLE) and runs the same start-up again with backoff until it succeeds.
+   * Without one (the CLI, reports), that failure is thrown. A malformed URL is always thrown.
+   */
   static async open(options: PostgresLedgerOptions): Promise<PostgresLedger> {
+    const target = describePostgresUrl(options.url);
     const schema = options.schema;
     if (schema !== undefined) quoteIdentifier(schema);
     const queryTimeoutMs = options.queryTimeoutMs ?? 5000;
@@ -162,59 +188,145 @@ export class PostgresLedger implements Ledger {
     });
     // An idle connection dropped by the server must not crash the process; the next query reconnects.
     pool.on('error', (err) => options.onError?.(err));
+    const ledger = new PostgresLedger(pool, options, target);
     try {
-      await applyPostgresMigrations(pool, LEDGER_SCOPE, ledgerMigrations, schema);
+      // The folder first: a second server on it is refused at once, and rows spool from the first request.
+      if (options.spoolDir !== undefined) ledger.takeSpool(options.spoolDir);
     } catch (err) {
       await pool.end().catch(() => undefined);
-      if (err instanceof HerdError) throw err;
-      // The message never carries the URL: it may hold a password.
-      throw new HerdError('UNAVAILABLE', `cannot open the PostgreSQL ledger: ${messageOf(err)}`, { cause: err });
+      throw err;
     }
-    const ledger = new PostgresLedger(pool, options);
-    if (options.spoolDir !== undefined) {
-      try {
-        await ledger.openSpool(options.spoolDir);
-      } catch (err) {
-        await pool.end().catch(() => undefined);
-        throw err;
-      }
+    if (await ledger.startUp.attempt()) return ledger;
+    const error = ledger.startUp.lastError;
+    // Only an unreachable or refusing database is waited for; anything else is a bug or a config error.
+    if (ledger.spool === undefined || !(error instanceof HerdError) || error.code !== 'UNAVAILABLE') {
+      ledger.spool?.close();
+      await pool.end().catch(() => undefined);
+      throw error;
     }
+    ledger.startUp.retryInBackground();
     return ledger;
   }
 
   private spool: LedgerSpool | undefined;
+  private spoolDir = '';
+  private leftovers: Leftovers | undefined;
+  /** Migrations done and the leftovers written: the database may take this process's rows and reservations. */
+  private opened = false;
+  private readonly whenOpened: Promise<void>;
+  private markOpened!: () => void;
+  private markClosing!: (error: HerdError) => void;
+  private readonly startUp: RetryUntilReady;
+  private readonly schema: string | undefined;
+  private readonly recoverOptions: Pick<RecoverOptions, 'olderThanMs'> | undefined;
+  private readonly log: (line: string) => void;
+  private lastLogged: { reason: string; at: number } | undefined;
 
-  /** Rows a previous process spooled and never wrote go into the database first, in their order (recover() needs them). */
-  private async openSpool(dir: string): Promise<void> {
+  /** Takes the folder and reads what a previous process left (written by the start-up step); rows spool from now on. */
+  private takeSpool(dir: string): void {
     const { spool, leftovers, intents, leftoverFiles } = LedgerSpool.open(dir);
-    try {
-      for (let i = 0; i < leftovers.length; i += 500) await this.writeEntries(leftovers.slice(i, i + 500));
-      // Calls in flight when it died: their intents become `interrupted` rows (ignored where a row exists).
-      const interrupted = recoverIntents(intents, leftovers, 'USD');
-      for (let i = 0; i < interrupted.length; i += 500) await this.writeEntries(interrupted.slice(i, i + 500));
-    } catch (err) {
-      spool.close();
-      throw err instanceof HerdError ? err : new HerdError('UNAVAILABLE', `cannot write the ledger spool ${dir} to PostgreSQL: ${messageOf(err)}`, { cause: err });
-    }
-    spool.removeFiles(leftoverFiles);
     this.spool = spool;
+    this.spoolDir = dir;
+    if (leftoverFiles.length > 0) this.leftovers = { entries: leftovers, intents, files: leftoverFiles };
     this.queue.useSpool(spool);
   }
 
   private constructor(
     private readonly pool: Pool,
     options: PostgresLedgerOptions,
+    private readonly target: string,
   ) {
     this.now = options.now ?? Date.now;
+    this.schema = options.schema;
+    this.recoverOptions = options.recover;
+    this.log = options.log ?? (() => undefined);
     this.queue = new LedgerWriteQueue({
-      write: (entries) => this.writeEntries(entries),
+      write: (entries) => this.writeQueued(entries),
       flushIntervalMs: options.flushIntervalMs ?? 1000,
       maxBatchRows: options.maxBatchRows ?? 500,
       onError: options.onError,
     });
+    const opened = new Promise<void>((resolve) => {
+      this.markOpened = resolve;
+    });
+    const closing = new Promise<never>((_, reject) => {
+      this.markClosing = reject;
+    });
+    closing.catch(() => undefined);
+    this.whenOpened = Promise.race([opened, closing]);
+    this.whenOpened.catch(() => undefined);
+    this.startUp = new RetryUntilReady({
+      step: () => this.prepare(),
+      backoff: options.startUpBackoff ?? { baseMs: 250, capMs: 5000 },
+      onFailure: (error, attempt, retryInMs) => this.logUnreachable(error, attempt, retryInMs),
+      onReady: (attempts) => this.log(`PostgreSQL ledger ${this.target} reached after ${attempts} attempts: spooled rows are being written`),
+    });
+  }
+
+  /**
+   * The start-up, the same whether the database answers at once or only later; safe to repeat after a
+   * failure at any step (migrations are idempotent, replayed rows already present are ignored, recovery
+   * settles each reservation once).
+   */
+  private async prepare(): Promise<void> {
+    if (this.closed) throw new HerdError('UNAVAILABLE', 'the PostgreSQL ledger is closed');
+    try {
+      await applyPostgresMigrations(this.pool, LEDGER_SCOPE, ledgerMigrations, this.schema);
+    } catch (err) {
+      if (err instanceof HerdError) throw err;
+      // The message never carries the URL: it may hold a password.
+      throw new HerdError('UNAVAILABLE', `cannot open the PostgreSQL ledger: ${messageOf(err)}`, { cause: err });
+    }
+    const left = this.leftovers;
+    if (left !== undefined) {
+      try {
+        // Rows a previous process spooled and never wrote go in first, in their order (recover() needs them).
+        for (let i = 0; i < left.entries.length; i += 500) await this.writeEntries(left.entries.slice(i, i + 500));
+        // Calls in flight when it died: their intents become `interrupted` rows (ignored where a row exists).
+        const interrupted = recoverIntents(left.intents, left.entries, 'USD');
+        for (let i = 0; i < interrupted.length; i += 500) await this.writeEntries(interrupted.slice(i, i + 500));
+      } catch (err) {
+        throw err instanceof HerdError ? err : new HerdError('UNAVAILABLE', `cannot write the ledger spool to PostgreSQL: ${messageOf(err)}`, { cause: err });
+      }
+      this.spool?.removeFiles(left.files);
+      this.leftovers = undefined;
+    }
+    this.opened = true;
+    this.markOpened();
+    if (this.recoverOptions) await this.recover({ olderThanMs: this.recoverOptions.olderThanMs });
+  }
+
+  /** First failure, a new reason, or a minute of the same one: an operator must see it without a line per retry. */
+  private logUnreachable(error: unknown, attempt: number, retryInMs: number): void {
+    const { reason, needsOperator } = describePostgresFailure(error);
+    const at = Date.now();
+    if (this.lastLogged?.reason === reason && at - this.lastLogged.at < REPEAT_LOG_MS) return;
+    this.lastLogged = { reason, at };
+    const retry = `retrying in ${(retryInMs / 1000).toFixed(1)} s`;
+    const fix = needsOperator ? ' This will not pass by itself: check billing.ledger (DATABASE_URL) and the database.' : '';
+    if (attempt === 1) {
+      this.log(
+        `PostgreSQL ledger ${this.target} is unreachable (${reason}); serving anyway: rows spool to ${this.spoolDir} and are written once it answers, keys with a budget get 503 until then; ${retry}.${fix}`,
+      );
+    } else {
+      this.log(`PostgreSQL ledger ${this.target} still unreachable after ${attempt} attempts (${reason}); rows keep spooling; ${retry}.${fix}`);
+    }
+  }
+
+  /** Until the start-up has reached the database, budgets and reports cannot be answered. */
+  private requireOpened(): void {
+    if (this.opened) return;
+    throw new HerdError('UNAVAILABLE', 'the ledger database has not been reached since start-up: spend cannot be checked right now', { retryAfterSeconds: 1 });
+  }
+
+  /** The write queue's batches wait for the start-up (they are spooled meanwhile), so they follow the leftovers in order. */
+  private async writeQueued(entries: readonly LedgerEntry[]): Promise<void> {
+    if (!this.opened) await this.whenOpened;
+    await this.writeEntries(entries);
   }
 
   async reserve(input: ReserveInput): Promise<Reservation> {
+    this.requireOpened();
     const at = Math.round(input.atMs ?? this.now());
     const periods = budgetPeriods(at);
     return this.transaction(async (c) => {
@@ -264,6 +376,7 @@ export class PostgresLedger implements Ledger {
   }
 
   async settle(requestId: string, actual: SettleInput): Promise<SettleResult> {
+    this.requireOpened();
     const at = Math.round(actual.atMs ?? this.now());
     for (let attempt = 1; ; attempt++) {
       const { rows } = await this.statement<{ state: ReservationState; actual_micros: string | null }>(SETTLE, [requestId, actual.costMicros, at]);
@@ -283,6 +396,7 @@ export class PostgresLedger implements Ledger {
   }
 
   async release(requestId: string): Promise<ReleaseResult> {
+    this.requireOpened();
     const { rows } = await this.statement<{ state: ReservationState }>(RELEASE, [requestId, Math.round(this.now())]);
     const row = rows[0];
     if (!row) return { state: 'none', changed: false };
@@ -290,6 +404,7 @@ export class PostgresLedger implements Ledger {
   }
 
   async recover(options: RecoverOptions): Promise<RecoverResult> {
+    this.requireOpened();
     const now = Math.round(options.nowMs ?? this.now());
     const settled = await this.settleAnswered(now);
     const released = await this.transaction(async (c) => {
@@ -350,6 +465,7 @@ export class PostgresLedger implements Ledger {
   }
 
   async spend(keyId: string, atMs?: number): Promise<Spend> {
+    this.requireOpened();
     const periods = budgetPeriods(atMs ?? this.now());
     return this.guard(() => this.readSpend(this.pool, keyId, periods.day, periods.month));
   }
@@ -381,6 +497,7 @@ export class PostgresLedger implements Ledger {
   }
 
   async usage(query: UsageQuery): Promise<UsageRow[]> {
+    this.requireOpened();
     return this.guard(async () => {
       const { rows } = await this.pool.query(buildUsageQuery('postgres', query.by), [Math.round(query.sinceMs), Math.round(query.untilMs ?? this.now())]);
       return rows.map(convertUsageRow);
@@ -388,14 +505,33 @@ export class PostgresLedger implements Ledger {
   }
 
   stats(): LedgerStats {
-    return this.queue.stats();
+    const stats = this.queue.stats();
+    if (this.startUp.isReady) return stats;
+    // Not reached yet since start-up: behind by what a previous process left as well, however few rows.
+    const left = this.leftovers;
+    let rows = 0,
+      oldest = Number.POSITIVE_INFINITY;
+    for (const e of left?.entries ?? []) {
+      rows += 1 + e.attempts.length;
+      oldest = Math.min(oldest, e.request.finishedAt);
+    }
+    const leftMs = rows === 0 ? 0 : Math.max(0, Date.now() - oldest);
+    const reason = this.startUp.lastError === undefined ? 'connecting' : describePostgresFailure(this.startUp.lastError).reason;
+    return { ...stats, behindRows: stats.behindRows + rows, behindMs: Math.max(stats.behindMs, leftMs), waitingForDatabase: reason };
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.startUp.stop();
+    const opened = this.opened;
+    if (!opened) this.markClosing(new HerdError('UNAVAILABLE', 'the PostgreSQL ledger closed before reaching its database; its rows stay in the spool'));
     try {
       await this.queue.close();
+    } catch (err) {
+      // Never reached: the rows are spooled, and the next start writes them. Otherwise, as in any outage, say so.
+      if (opened) throw err;
+      this.log(`PostgreSQL ledger ${this.target} never answered: ${this.stats().behindRows} rows stay in the spool for the next start`);
     } finally {
       // Deletes only the files whose rows are all in the database: the rest wait for the next start.
       this.spool?.close();
