@@ -49,7 +49,7 @@ export interface PostgresLedgerOptions extends LedgerOptions {
   recover?: Pick<RecoverOptions, 'olderThanMs'>;
   /** Start-up lines: the database unreachable (and why), reached again. */
   log?: (line: string) => void;
-  /** With a spool, the waits between start-up attempts while the database is unreachable (default 250 ms doubling to 5 s). */
+  /** With a spool, the waits between start-up attempts while the database is unreachable (default 250 ms doubling to 2 s: an attempt costs one connection, bounded by connectTimeoutMs). */
   startUpBackoff?: BackoffPolicy;
 }
 
@@ -257,7 +257,7 @@ export class PostgresLedger implements Ledger {
     this.whenOpened.catch(() => undefined);
     this.startUp = new RetryUntilReady({
       step: () => this.prepare(),
-      backoff: options.startUpBackoff ?? { baseMs: 250, capMs: 5000 },
+      backoff: options.startUpBackoff ?? { baseMs: 250, capMs: 2000 },
       onFailure: (error, attempt, retryInMs) => this.logUnreachable(error, attempt, retryInMs),
       onReady: (attempts) => this.log(`PostgreSQL ledger ${this.target} reached after ${attempts} attempts: spooled rows are being written`),
     });
