@@ -1,5 +1,6 @@
 // What an operator reads when the PostgreSQL ledger cannot reach its database: where it points (never the
 // password) and why it failed, with a hint when the cause will not go away without them (a wrong password).
+import pg from 'pg';
 import { HerdError } from '../../core/errors.ts';
 
 /** SQLSTATEs meaning the server answered and said no: retrying alone will not help. */
@@ -10,18 +11,22 @@ const NEEDS_OPERATOR: Readonly<Record<string, string>> = {
   '42501': 'the user lacks a privilege the ledger needs (CREATE on the schema, or on the database)',
 };
 
-/** postgres://user@host:port/db, password and query left out; checks the URL is one (a config error otherwise). */
+/**
+ * postgres://user@host:port/db as pg reads the URL (socket paths and defaults included), password and
+ * options left out; a URL pg cannot read is a config error, not an outage.
+ */
 export function describePostgresUrl(url: string): string {
-  let parsed: URL;
+  let target: pg.Client;
   try {
-    parsed = new URL(url);
+    // The constructor only parses: nothing connects.
+    target = new pg.Client({ connectionString: url });
   } catch {
     // The text is not echoed: it may hold a password.
     throw new HerdError('INVALID_ARG', 'billing.ledger is not a valid postgres:// URL (postgres://user:password@host:port/database)', { param: 'billing.ledger' });
   }
-  const user = parsed.username === '' ? '' : `${decodeURIComponent(parsed.username)}@`;
-  const host = parsed.host === '' ? 'localhost' : parsed.host;
-  return `${parsed.protocol}//${user}${host}${parsed.pathname}`;
+  const user = target.user ? `${target.user}@` : '';
+  const host = target.host.includes(':') ? `[${target.host}]` : target.host;
+  return `postgres://${user}${host}:${target.port}/${target.database ?? ''}`;
 }
 
 /** One line: why the last attempt failed, plus whether it needs someone to act. */

@@ -84,7 +84,8 @@ test('RetryUntilReady: stop() ends the loop', async () => {
 
 test('describePostgresUrl leaves the password out and refuses a malformed URL without echoing it', () => {
   assert.equal(describePostgresUrl('postgres://herd:s3cret@db.internal:5432/herd?sslmode=require'), 'postgres://herd@db.internal:5432/herd');
-  assert.equal(describePostgresUrl('postgresql:///herd'), 'postgresql://localhost/herd');
+  assert.equal(describePostgresUrl('postgresql://[::1]/herd'), 'postgres://[::1]:5432/herd');
+  assert.equal(describePostgresUrl('postgres://herd@/herd?host=/var/run/postgresql'), 'postgres://herd@/var/run/postgresql:5432/herd', 'a socket folder, as pg reads it');
   assert.throws(
     () => describePostgresUrl('postgres://herd:s3cret@db.internal:99999/herd'),
     (err: HerdError) => err.code === 'INVALID_ARG' && err.param === 'billing.ledger' && !err.message.includes('s3cret'),
