@@ -192,3 +192,30 @@ test('a database that does not exist: opens with the spool, and the log says it 
   );
   next.spool.close();
 });
+
+test('opened while the network to the database is gone (no reset): the start waits one connect timeout, not more, and catches up once it returns', { skip }, async (t) => {
+  const schema = uniqueSchema('herd_ledger_blackhole');
+  t.after(() => dropSchema(schema));
+  const proxy = await startTcpFaultProxy(targetOf(DATABASE_URL as string, 5432));
+  t.after(() => proxy.close());
+  proxy.cut('blackhole');
+  const spoolDir = mkdtempSync(join(tmpdir(), 'herd-pg-blackhole-'));
+  const started = Date.now();
+  const ledger = await PostgresLedger.open({
+    url: throughProxy(DATABASE_URL as string, proxy),
+    schema,
+    spoolDir,
+    flushIntervalMs: 20,
+    connectTimeoutMs: 300,
+    queryTimeoutMs: 300,
+    startUpBackoff: FAST,
+  });
+  t.after(() => ledger.close());
+  assert.ok(Date.now() - started < 2000, `opened in ${Date.now() - started} ms`);
+  assert.match(ledger.stats().waitingForDatabase ?? '', /timeout/i);
+  await ledger.record(sampleRequest({ requestId: 'b-1' }), []);
+  proxy.restore();
+  await until('caught up', () => ledger.stats().waitingForDatabase === undefined && ledger.stats().behindRows === 0);
+  await ledger.flush();
+  assert.deepEqual(await ledger.spend('key_a'), { dayMicros: 0, monthMicros: 0 });
+});
