@@ -1,14 +1,14 @@
 // The Ledger on PostgreSQL (pg), for several replicas sharing one ledger; budget checks stay exact
 // across replicas because every spend change holds the key's day and month rows locked (see below).
 import pg from 'pg';
-import { type AttemptIntent, recoverIntents } from './ledger-intents.ts';
+import type { AttemptIntent } from './ledger-intents.ts';
 import { LedgerSpool } from './ledger-spool.ts';
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
 import { HerdError } from '../../core/errors.ts';
 import type { BackoffPolicy } from '../resilience/backoff.ts';
 import { applyPostgresMigrations, quoteIdentifier } from './apply-postgres-migrations.ts';
-import { describePostgresFailure, describePostgresUrl } from './describe-postgres-failure.ts';
-import { RetryUntilReady } from './retry-until-ready.ts';
+import { describePostgresUrl } from './describe-postgres-failure.ts';
+import { PostgresStartUp } from './postgres-start-up.ts';
 import { budgetPeriods, checkBudgets } from './check-budgets.ts';
 import type {
   AttemptRow,
@@ -52,16 +52,6 @@ export interface PostgresLedgerOptions extends LedgerOptions {
   /** With a spool, the waits between start-up attempts while the database is unreachable (default 250 ms doubling to 2 s: an attempt costs one connection, bounded by connectTimeoutMs). */
   startUpBackoff?: BackoffPolicy;
 }
-
-/** What a previous process left in the spool folder, held until the database takes it. */
-interface Leftovers {
-  entries: LedgerEntry[];
-  intents: AttemptIntent[];
-  files: string[];
-}
-
-/** A start-up failure is logged at once when its reason changes, else at most this often. */
-const REPEAT_LOG_MS = 60_000;
 
 /** What recover() reads back from the reservations it releases. */
 interface ReleasedRow {
@@ -188,57 +178,37 @@ export class PostgresLedger implements Ledger {
     });
     // An idle connection dropped by the server must not crash the process; the next query reconnects.
     pool.on('error', (err) => options.onError?.(err));
-    const ledger = new PostgresLedger(pool, options, target);
+    let taken: ReturnType<typeof LedgerSpool.open> | undefined;
     try {
       // The folder first: a second server on it is refused at once, and rows spool from the first request.
-      if (options.spoolDir !== undefined) ledger.takeSpool(options.spoolDir);
+      if (options.spoolDir !== undefined) taken = LedgerSpool.open(options.spoolDir);
     } catch (err) {
       await pool.end().catch(() => undefined);
       throw err;
     }
-    if (await ledger.startUp.attempt()) return ledger;
-    const error = ledger.startUp.lastError;
-    // Only an unreachable or refusing database is waited for; anything else is a bug or a config error.
-    if (ledger.spool === undefined || !(error instanceof HerdError) || error.code !== 'UNAVAILABLE') {
+    const ledger = new PostgresLedger(pool, options, target, taken);
+    try {
+      await ledger.startUp.begin();
+    } catch (err) {
+      // Only an unreachable or refusing database is waited for (with a spool); this is not one.
       ledger.spool?.close();
       await pool.end().catch(() => undefined);
-      throw error;
+      throw err;
     }
-    ledger.startUp.retryInBackground();
     return ledger;
   }
 
-  private spool: LedgerSpool | undefined;
-  private spoolDir = '';
-  private leftovers: Leftovers | undefined;
-  /** Migrations done and the leftovers written: the database may take this process's rows and reservations. */
-  private opened = false;
-  private readonly whenOpened: Promise<void>;
-  private markOpened!: () => void;
-  private markClosing!: (error: HerdError) => void;
-  private readonly startUp: RetryUntilReady;
-  private readonly schema: string | undefined;
-  private readonly recoverOptions: Pick<RecoverOptions, 'olderThanMs'> | undefined;
+  private readonly spool: LedgerSpool | undefined;
+  private readonly startUp: PostgresStartUp;
   private readonly log: (line: string) => void;
-  private lastLogged: { reason: string; at: number } | undefined;
-
-  /** Takes the folder and reads what a previous process left (written by the start-up step); rows spool from now on. */
-  private takeSpool(dir: string): void {
-    const { spool, leftovers, intents, leftoverFiles } = LedgerSpool.open(dir);
-    this.spool = spool;
-    this.spoolDir = dir;
-    if (leftoverFiles.length > 0) this.leftovers = { entries: leftovers, intents, files: leftoverFiles };
-    this.queue.useSpool(spool);
-  }
 
   private constructor(
     private readonly pool: Pool,
     options: PostgresLedgerOptions,
     private readonly target: string,
+    taken: ReturnType<typeof LedgerSpool.open> | undefined,
   ) {
     this.now = options.now ?? Date.now;
-    this.schema = options.schema;
-    this.recoverOptions = options.recover;
     this.log = options.log ?? (() => undefined);
     this.queue = new LedgerWriteQueue({
       write: (entries) => this.writeQueued(entries),
@@ -246,82 +216,31 @@ export class PostgresLedger implements Ledger {
       maxBatchRows: options.maxBatchRows ?? 500,
       onError: options.onError,
     });
-    const opened = new Promise<void>((resolve) => {
-      this.markOpened = resolve;
-    });
-    const closing = new Promise<never>((_, reject) => {
-      this.markClosing = reject;
-    });
-    closing.catch(() => undefined);
-    this.whenOpened = Promise.race([opened, closing]);
-    this.whenOpened.catch(() => undefined);
-    this.startUp = new RetryUntilReady({
-      step: () => this.prepare(),
+    this.spool = taken?.spool;
+    if (taken) this.queue.useSpool(taken.spool);
+    const recover = options.recover;
+    this.startUp = new PostgresStartUp({
+      target,
+      spoolDir: options.spoolDir,
+      leftovers: taken && taken.leftoverFiles.length > 0 ? { entries: taken.leftovers, intents: taken.intents, files: taken.leftoverFiles } : undefined,
+      migrate: () => applyPostgresMigrations(pool, LEDGER_SCOPE, ledgerMigrations, options.schema),
+      write: (entries) => this.writeEntries(entries),
+      removeFiles: (files) => taken?.spool.removeFiles(files),
+      recover: recover ? () => this.recover({ olderThanMs: recover.olderThanMs }) : undefined,
       backoff: options.startUpBackoff ?? { baseMs: 250, capMs: 2000 },
-      onFailure: (error, attempt, retryInMs) => this.logUnreachable(error, attempt, retryInMs),
-      onReady: (attempts) => this.log(`PostgreSQL ledger ${this.target} reached after ${attempts} attempts: spooled rows are being written`),
+      log: this.log,
     });
-  }
-
-  /**
-   * The start-up, the same whether the database answers at once or only later; safe to repeat after a
-   * failure at any step (migrations are idempotent, replayed rows already present are ignored, recovery
-   * settles each reservation once).
-   */
-  private async prepare(): Promise<void> {
-    if (this.closed) throw new HerdError('UNAVAILABLE', 'the PostgreSQL ledger is closed');
-    try {
-      await applyPostgresMigrations(this.pool, LEDGER_SCOPE, ledgerMigrations, this.schema);
-    } catch (err) {
-      if (err instanceof HerdError) throw err;
-      // The message never carries the URL: it may hold a password.
-      throw new HerdError('UNAVAILABLE', `cannot open the PostgreSQL ledger: ${messageOf(err)}`, { cause: err });
-    }
-    const left = this.leftovers;
-    if (left !== undefined) {
-      try {
-        // Rows a previous process spooled and never wrote go in first, in their order (recover() needs them).
-        for (let i = 0; i < left.entries.length; i += 500) await this.writeEntries(left.entries.slice(i, i + 500));
-        // Calls in flight when it died: their intents become `interrupted` rows (ignored where a row exists).
-        const interrupted = recoverIntents(left.intents, left.entries, 'USD');
-        for (let i = 0; i < interrupted.length; i += 500) await this.writeEntries(interrupted.slice(i, i + 500));
-      } catch (err) {
-        throw err instanceof HerdError ? err : new HerdError('UNAVAILABLE', `cannot write the ledger spool to PostgreSQL: ${messageOf(err)}`, { cause: err });
-      }
-      this.spool?.removeFiles(left.files);
-      this.leftovers = undefined;
-    }
-    this.opened = true;
-    this.markOpened();
-    if (this.recoverOptions) await this.recover({ olderThanMs: this.recoverOptions.olderThanMs });
-  }
-
-  /** First failure, a new reason, or a minute of the same one: an operator must see it without a line per retry. */
-  private logUnreachable(error: unknown, attempt: number, retryInMs: number): void {
-    const { reason, needsOperator } = describePostgresFailure(error);
-    const at = Date.now();
-    if (this.lastLogged?.reason === reason && at - this.lastLogged.at < REPEAT_LOG_MS) return;
-    this.lastLogged = { reason, at };
-    const retry = `retrying in ${(retryInMs / 1000).toFixed(1)} s`;
-    const fix = needsOperator ? ' This will not pass by itself: check billing.ledger (DATABASE_URL) and the database.' : '';
-    if (attempt === 1) {
-      this.log(
-        `PostgreSQL ledger ${this.target} is unreachable (${reason}); serving anyway: rows spool to ${this.spoolDir} and are written once it answers, keys with a budget get 503 until then; ${retry}.${fix}`,
-      );
-    } else {
-      this.log(`PostgreSQL ledger ${this.target} still unreachable after ${attempt} attempts (${reason}); rows keep spooling; ${retry}.${fix}`);
-    }
   }
 
   /** Until the start-up has reached the database, budgets and reports cannot be answered. */
   private requireOpened(): void {
-    if (this.opened) return;
+    if (this.startUp.opened) return;
     throw new HerdError('UNAVAILABLE', 'the ledger database has not been reached since start-up: spend cannot be checked right now', { retryAfterSeconds: 1 });
   }
 
   /** The write queue's batches wait for the start-up (they are spooled meanwhile), so they follow the leftovers in order. */
   private async writeQueued(entries: readonly LedgerEntry[]): Promise<void> {
-    if (!this.opened) await this.whenOpened;
+    if (!this.startUp.opened) await this.startUp.whenOpened;
     await this.writeEntries(entries);
   }
 
@@ -508,24 +427,16 @@ export class PostgresLedger implements Ledger {
     const stats = this.queue.stats();
     if (this.startUp.isReady) return stats;
     // Not reached yet since start-up: behind by what a previous process left as well, however few rows.
-    const left = this.leftovers;
-    let rows = 0,
-      oldest = Number.POSITIVE_INFINITY;
-    for (const e of left?.entries ?? []) {
-      rows += 1 + e.attempts.length;
-      oldest = Math.min(oldest, e.request.finishedAt);
-    }
-    const leftMs = rows === 0 ? 0 : Math.max(0, Date.now() - oldest);
-    const reason = this.startUp.lastError === undefined ? 'connecting' : describePostgresFailure(this.startUp.lastError).reason;
-    return { ...stats, behindRows: stats.behindRows + rows, behindMs: Math.max(stats.behindMs, leftMs), waitingForDatabase: reason };
+    const left = this.startUp.leftoverBacklog();
+    const leftMs = left.oldestAt === undefined ? 0 : Math.max(0, Date.now() - left.oldestAt);
+    return { ...stats, behindRows: stats.behindRows + left.rows, behindMs: Math.max(stats.behindMs, leftMs), waitingForDatabase: this.startUp.waitingFor() };
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.startUp.stop();
-    const opened = this.opened;
-    if (!opened) this.markClosing(new HerdError('UNAVAILABLE', 'the PostgreSQL ledger closed before reaching its database; its rows stay in the spool'));
+    const opened = this.startUp.opened;
+    this.startUp.close();
     try {
       await this.queue.close();
     } catch (err) {
