@@ -288,10 +288,12 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
         ...(config.billing.spool_dir !== undefined ? { spoolDir: config.billing.spool_dir } : {}),
         flushIntervalMs: config.billing.flush_interval_ms,
         maxBatchRows: config.billing.flush_max_rows,
+        // Part of opening: a PostgreSQL ledger that cannot reach its database yet runs it when it does.
+        recover: { olderThanMs: config.billing.stale_reservation_minutes * 60_000 },
         onError: (err: unknown) => log(`ledger: ${err instanceof Error ? err.message : String(err)}`),
+        log: (line) => log(`ledger: ${line}`),
       });
       billing = new BillingService({ config, ledger });
-      await billing.recover();
     } else {
       log('billing.ledger is off: requests are not priced or recorded, and key budgets are not enforced');
     }

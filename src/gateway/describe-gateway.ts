@@ -69,17 +69,21 @@ export interface LedgerHealth {
   behind_seconds: number;
   /** Batches the database refused or did not answer since start (retried). */
   failed_writes: number;
+  /** Present while the database has not been reached since start-up (rows spool meanwhile): why not. */
+  database_unreachable?: string;
 }
 
 // A healthy ledger holds rows for up to flush_interval_ms before its batch: only older ones mean it is behind.
+// One that has not reached its database since start-up is behind from the first second, with no row yet.
 export function describeLedgerHealth(kind: LedgerHealth['kind'], stats: LedgerStats, flushIntervalMs: number): LedgerHealth {
-  const behind = stats.behindRows > 0 && stats.behindMs > 2 * flushIntervalMs;
+  const behind = stats.waitingForDatabase !== undefined || (stats.behindRows > 0 && stats.behindMs > 2 * flushIntervalMs);
   return {
     kind,
     state: behind ? 'behind' : 'ok',
     behind_rows: stats.behindRows,
     behind_seconds: Math.round(stats.behindMs / 100) / 10,
     failed_writes: stats.failedFlushes,
+    ...(stats.waitingForDatabase !== undefined ? { database_unreachable: stats.waitingForDatabase } : {}),
   };
 }
 

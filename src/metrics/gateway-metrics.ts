@@ -231,6 +231,8 @@ export interface LedgerBacklogSample {
   behindMs: number;
   failedFlushes: number;
   dropped: number;
+  /** Set while the database has not been reached since start-up. */
+  waitingForDatabase?: string | undefined;
 }
 
 /** Gauge values of herd_gateway_breaker_state. */
@@ -313,6 +315,13 @@ export function registerGatewayStateMetrics(registry: Registry, sources: Gateway
       help: 'Age of the oldest ledger row the database does not hold yet; 0 when it is up to date',
       labelNames: [],
       read: read((s) => s.behindMs / 1000),
+    });
+    createComputedGauge({
+      registry,
+      name: 'herd_gateway_ledger_ready',
+      help: 'Whether the ledger has reached its database since start-up (migrations, spool replay and recovery done): 0 while it serves from the local spool alone',
+      labelNames: [],
+      read: read((s) => (s.waitingForDatabase === undefined ? 1 : 0)),
     });
     createComputedCounter({
       registry,

@@ -3,7 +3,6 @@
 // the ledger is behind, and after the restore every row is in the database exactly once, in order.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,34 +10,15 @@ import pg from 'pg';
 import { startHerd } from '../../src/app.ts';
 import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
 import { SqliteKeyStore } from '../../src/gateway/keys/sqlite-key-store.ts';
-import { DATABASE_URL, skipWithoutPostgres } from '../gateway/billing/pg-test-schema.ts';
+import { skipWithoutPostgres } from '../gateway/billing/pg-test-schema.ts';
 import { sendJson, startMockUpstream, type RecordedRequest } from '../gateway/helpers/mock-upstream.ts';
 import { startTcpFaultProxy, targetOf, throughProxy } from '../helpers/tcp-fault-proxy.ts';
 import { parseExposition, sampleValue } from '../metrics/parse-exposition.ts';
+import { createTestDatabase } from './create-test-database.ts';
 
 const skip = skipWithoutPostgres('postgres-outage.test.ts');
 const MASTER = 'sk-herd-outage-test-master-00000000000000000000000';
 const markerOf = (req: RecordedRequest) => Number(/marker (\d+)/.exec(JSON.stringify(req.body))?.[1] ?? -1);
-
-/** A database of its own (the server's ledger has no schema setting), dropped afterwards. */
-async function createDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `herd_outage_${process.pid}_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: DATABASE_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(DATABASE_URL as string);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: DATABASE_URL });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, tries = 600): Promise<T> {
   for (let i = 0; i < tries; i++) {
@@ -72,7 +52,7 @@ test('PostgreSQL cut off: answers keep coming, /health says behind, the rows arr
     );
   });
   t.after(() => upstream.close());
-  const database = await createDatabase();
+  const database = await createTestDatabase('herd_outage');
   t.after(() => database.drop());
   const proxy = await startTcpFaultProxy(targetOf(database.url, 5432));
   t.after(() => proxy.close());

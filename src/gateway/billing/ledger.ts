@@ -192,6 +192,8 @@ export interface LedgerStats {
   behindRows: number;
   /** Age of the oldest of them, ms (0 when none): how far the database is behind. */
   behindMs: number;
+  /** Set while the ledger has not reached its database since start-up (it serves from the spool): why, from the last attempt. */
+  waitingForDatabase?: string | undefined;
 }
 
 export interface LedgerOptions {

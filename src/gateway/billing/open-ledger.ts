@@ -2,7 +2,7 @@
 // default), or `postgres://…` (several replicas sharing one ledger).
 import { isAbsolute, resolve } from 'node:path';
 import { HerdError } from '../../core/errors.ts';
-import type { Ledger, LedgerOptions } from './ledger.ts';
+import type { Ledger, LedgerOptions, RecoverOptions } from './ledger.ts';
 import { SqliteLedger, type SqliteLedgerOptions } from './sqlite-ledger.ts';
 
 /** A PostgreSQL ledger's spool when billing.spool_dir is unset (relative to the working directory). */
@@ -40,6 +40,13 @@ export interface OpenLedgerOptions extends LedgerOptions, Pick<SqliteLedgerOptio
    * unless spoolDir says otherwise). Reports and the CLI leave it off.
    */
   spool?: boolean;
+  /**
+   * A serving process: the last start-up step settles or releases what earlier processes left open
+   * (PostgreSQL: once the database answers, which a spooled ledger need not wait for).
+   */
+  recover?: Pick<RecoverOptions, 'olderThanMs'>;
+  /** Start-up lines (PostgreSQL: the database unreachable, and why; reached again). */
+  log?: (line: string) => void;
 }
 
 export async function openLedger(location: string, options: OpenLedgerOptions = {}): Promise<Ledger> {
@@ -49,6 +56,16 @@ export async function openLedger(location: string, options: OpenLedgerOptions = 
     const spoolDir = options.spoolDir ?? (options.spool ? resolve(DEFAULT_POSTGRES_SPOOL) : undefined);
     return (await import('./postgres-ledger.ts')).PostgresLedger.open({ ...options, url: parsed.url, ...(spoolDir !== undefined ? { spoolDir } : {}) });
   }
+  const { recover, log: _log, ...sqliteOptions } = options;
   const spoolDir = options.spool ? (options.spoolDir ?? `${resolve(parsed.path)}.spool`) : undefined;
-  return SqliteLedger.open(parsed.path, { ...options, ...(spoolDir !== undefined ? { spoolDir } : {}) });
+  const ledger = SqliteLedger.open(parsed.path, { ...sqliteOptions, ...(spoolDir !== undefined ? { spoolDir } : {}) });
+  if (recover !== undefined) {
+    try {
+      await ledger.recover({ olderThanMs: recover.olderThanMs });
+    } catch (err) {
+      await ledger.close();
+      throw err;
+    }
+  }
+  return ledger;
 }

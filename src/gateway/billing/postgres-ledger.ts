@@ -2,11 +2,14 @@
 // across replicas because every spend change holds the key's day and month rows locked (see below).
 import pg from 'pg';
 import { findInlineAttempt } from './inline-attempt.ts';
-import { type AttemptIntent, recoverIntents } from './ledger-intents.ts';
+import type { AttemptIntent } from './ledger-intents.ts';
 import { LedgerSpool } from './ledger-spool.ts';
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
 import { HerdError } from '../../core/errors.ts';
+import type { BackoffPolicy } from '../resilience/backoff.ts';
 import { applyPostgresMigrations, quoteIdentifier } from './apply-postgres-migrations.ts';
+import { describePostgresUrl } from './describe-postgres-failure.ts';
+import { PostgresStartUp } from './postgres-start-up.ts';
 import { budgetPeriods, checkBudgets } from './check-budgets.ts';
 import type {
   AttemptRow,
@@ -43,6 +46,12 @@ export interface PostgresLedgerOptions extends LedgerOptions {
   connectTimeoutMs?: number;
   /** A statement gives up after this long (default 5000 ms), on the client (a dead network) and on the server. */
   queryTimeoutMs?: number;
+  /** The last start-up step, once the database answers: settle or release what earlier processes left open. */
+  recover?: Pick<RecoverOptions, 'olderThanMs'>;
+  /** Start-up lines: the database unreachable (and why), reached again. */
+  log?: (line: string) => void;
+  /** With a spool, the waits between start-up attempts while the database is unreachable (default 250 ms doubling to 2 s: an attempt costs one connection, bounded by connectTimeoutMs). */
+  startUpBackoff?: BackoffPolicy;
 }
 
 /** What recover() reads back from the reservations it releases. */
@@ -147,7 +156,14 @@ export class PostgresLedger implements Ledger {
   private readonly now: () => number;
   private closed = false;
 
+  /**
+   * Connects, migrates and replays what a previous process spooled. With a spool (a serving process), a
+   * database that cannot be reached does not stop the start: the ledger serves from the spool (reserve and
+   * the readers answer UNAVAILABLE) and runs the same start-up again with backoff until it succeeds.
+   * Without one (the CLI, reports), that failure is thrown. A malformed URL is always thrown.
+   */
   static async open(options: PostgresLedgerOptions): Promise<PostgresLedger> {
+    const target = describePostgresUrl(options.url);
     const schema = options.schema;
     if (schema !== undefined) quoteIdentifier(schema);
     const queryTimeoutMs = options.queryTimeoutMs ?? 5000;
@@ -163,59 +179,74 @@ export class PostgresLedger implements Ledger {
     });
     // An idle connection dropped by the server must not crash the process; the next query reconnects.
     pool.on('error', (err) => options.onError?.(err));
+    let taken: ReturnType<typeof LedgerSpool.open> | undefined;
     try {
-      await applyPostgresMigrations(pool, LEDGER_SCOPE, ledgerMigrations, schema);
+      // The folder first: a second server on it is refused at once, and rows spool from the first request.
+      if (options.spoolDir !== undefined) taken = LedgerSpool.open(options.spoolDir);
     } catch (err) {
       await pool.end().catch(() => undefined);
-      if (err instanceof HerdError) throw err;
-      // The message never carries the URL: it may hold a password.
-      throw new HerdError('UNAVAILABLE', `cannot open the PostgreSQL ledger: ${messageOf(err)}`, { cause: err });
+      throw err;
     }
-    const ledger = new PostgresLedger(pool, options);
-    if (options.spoolDir !== undefined) {
-      try {
-        await ledger.openSpool(options.spoolDir);
-      } catch (err) {
-        await pool.end().catch(() => undefined);
-        throw err;
-      }
+    const ledger = new PostgresLedger(pool, options, target, taken);
+    try {
+      await ledger.startUp.begin();
+    } catch (err) {
+      // Only an unreachable or refusing database is waited for (with a spool); this is not one.
+      ledger.spool?.close();
+      await pool.end().catch(() => undefined);
+      throw err;
     }
     return ledger;
   }
 
-  private spool: LedgerSpool | undefined;
-
-  /** Rows a previous process spooled and never wrote go into the database first, in their order (recover() needs them). */
-  private async openSpool(dir: string): Promise<void> {
-    const { spool, leftovers, intents, leftoverFiles } = LedgerSpool.open(dir);
-    try {
-      for (let i = 0; i < leftovers.length; i += 500) await this.writeEntries(leftovers.slice(i, i + 500));
-      // Calls in flight when it died: their intents become `interrupted` rows (ignored where a row exists).
-      const interrupted = recoverIntents(intents, leftovers, 'USD');
-      for (let i = 0; i < interrupted.length; i += 500) await this.writeEntries(interrupted.slice(i, i + 500));
-    } catch (err) {
-      spool.close();
-      throw err instanceof HerdError ? err : new HerdError('UNAVAILABLE', `cannot write the ledger spool ${dir} to PostgreSQL: ${messageOf(err)}`, { cause: err });
-    }
-    spool.removeFiles(leftoverFiles);
-    this.spool = spool;
-    this.queue.useSpool(spool);
-  }
+  private readonly spool: LedgerSpool | undefined;
+  private readonly startUp: PostgresStartUp;
+  private readonly log: (line: string) => void;
 
   private constructor(
     private readonly pool: Pool,
     options: PostgresLedgerOptions,
+    private readonly target: string,
+    taken: ReturnType<typeof LedgerSpool.open> | undefined,
   ) {
     this.now = options.now ?? Date.now;
+    this.log = options.log ?? (() => undefined);
     this.queue = new LedgerWriteQueue({
-      write: (entries) => this.writeEntries(entries),
+      write: (entries) => this.writeQueued(entries),
       flushIntervalMs: options.flushIntervalMs ?? 1000,
       maxBatchRows: options.maxBatchRows ?? 500,
       onError: options.onError,
     });
+    this.spool = taken?.spool;
+    if (taken) this.queue.useSpool(taken.spool);
+    const recover = options.recover;
+    this.startUp = new PostgresStartUp({
+      target,
+      spoolDir: options.spoolDir,
+      leftovers: taken && taken.leftoverFiles.length > 0 ? { entries: taken.leftovers, intents: taken.intents, files: taken.leftoverFiles } : undefined,
+      migrate: () => applyPostgresMigrations(pool, LEDGER_SCOPE, ledgerMigrations, options.schema),
+      write: (entries) => this.writeEntries(entries),
+      removeFiles: (files) => taken?.spool.removeFiles(files),
+      recover: recover ? () => this.recover({ olderThanMs: recover.olderThanMs }) : undefined,
+      backoff: options.startUpBackoff ?? { baseMs: 250, capMs: 2000 },
+      log: this.log,
+    });
+  }
+
+  /** Until the start-up has reached the database, budgets and reports cannot be answered. */
+  private requireOpened(): void {
+    if (this.startUp.opened) return;
+    throw new HerdError('UNAVAILABLE', 'the ledger database has not been reached since start-up: spend cannot be checked right now', { retryAfterSeconds: 1 });
+  }
+
+  /** The write queue's batches wait for the start-up (they are spooled meanwhile), so they follow the leftovers in order. */
+  private async writeQueued(entries: readonly LedgerEntry[]): Promise<void> {
+    if (!this.startUp.opened) await this.startUp.whenOpened;
+    await this.writeEntries(entries);
   }
 
   async reserve(input: ReserveInput): Promise<Reservation> {
+    this.requireOpened();
     const at = Math.round(input.atMs ?? this.now());
     const periods = budgetPeriods(at);
     return this.transaction(async (c) => {
@@ -265,6 +296,7 @@ export class PostgresLedger implements Ledger {
   }
 
   async settle(requestId: string, actual: SettleInput): Promise<SettleResult> {
+    this.requireOpened();
     const at = Math.round(actual.atMs ?? this.now());
     for (let attempt = 1; ; attempt++) {
       const { rows } = await this.statement<{ state: ReservationState; actual_micros: string | null }>(SETTLE, [requestId, actual.costMicros, at]);
@@ -284,6 +316,7 @@ export class PostgresLedger implements Ledger {
   }
 
   async release(requestId: string): Promise<ReleaseResult> {
+    this.requireOpened();
     const { rows } = await this.statement<{ state: ReservationState }>(RELEASE, [requestId, Math.round(this.now())]);
     const row = rows[0];
     if (!row) return { state: 'none', changed: false };
@@ -291,6 +324,7 @@ export class PostgresLedger implements Ledger {
   }
 
   async recover(options: RecoverOptions): Promise<RecoverResult> {
+    this.requireOpened();
     const now = Math.round(options.nowMs ?? this.now());
     const settled = await this.settleAnswered(now);
     const released = await this.transaction(async (c) => {
@@ -351,6 +385,7 @@ export class PostgresLedger implements Ledger {
   }
 
   async spend(keyId: string, atMs?: number): Promise<Spend> {
+    this.requireOpened();
     const periods = budgetPeriods(atMs ?? this.now());
     return this.guard(() => this.readSpend(this.pool, keyId, periods.day, periods.month));
   }
@@ -382,6 +417,7 @@ export class PostgresLedger implements Ledger {
   }
 
   async usage(query: UsageQuery): Promise<UsageRow[]> {
+    this.requireOpened();
     return this.guard(async () => {
       const { rows } = await this.pool.query(buildUsageQuery('postgres', query.by), [Math.round(query.sinceMs), Math.round(query.untilMs ?? this.now())]);
       return rows.map(convertUsageRow);
@@ -389,14 +425,25 @@ export class PostgresLedger implements Ledger {
   }
 
   stats(): LedgerStats {
-    return this.queue.stats();
+    const stats = this.queue.stats();
+    if (this.startUp.isReady) return stats;
+    // Not reached yet since start-up: behind by what a previous process left as well, however few rows.
+    const left = this.startUp.leftoverBacklog();
+    const leftMs = left.oldestAt === undefined ? 0 : Math.max(0, Date.now() - left.oldestAt);
+    return { ...stats, behindRows: stats.behindRows + left.rows, behindMs: Math.max(stats.behindMs, leftMs), waitingForDatabase: this.startUp.waitingFor() };
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    const opened = this.startUp.opened;
+    this.startUp.close();
     try {
       await this.queue.close();
+    } catch (err) {
+      // Never reached: the rows are spooled, and the next start writes them. Otherwise, as in any outage, say so.
+      if (opened) throw err;
+      this.log(`PostgreSQL ledger ${this.target} never answered: ${this.stats().behindRows} rows stay in the spool for the next start`);
     } finally {
       // Deletes only the files whose rows are all in the database: the rest wait for the next start.
       this.spool?.close();
