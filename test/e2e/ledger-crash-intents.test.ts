@@ -102,15 +102,19 @@ models:
 
   const dump = await backend.read();
   const calls = upstream.requests.length;
-  // Every upstream call the fake saw: one attempt row, no more (one attempt per request here: no failure to retry).
-  assert.equal(dump.attempts.length, calls, `${dump.attempts.length} attempt rows for ${calls} upstream calls`);
-  assert.equal(new Set(dump.attempts.map((a) => a.requestId)).size, calls, 'no request has two attempt rows');
-  assert.equal(dump.requests.length, calls, 'one request row per call');
+  // Every upstream call the fake saw has its attempt row (one attempt per request here: no failure to retry).
+  // The intent is written just before the call leaves, so a client whose call was between the two at the kill
+  // leaves an interrupted row the upstream never saw: at most one per client loop, never an ok one.
+  const extra = dump.attempts.length - calls;
+  assert.ok(extra >= 0 && extra <= 4, `${dump.attempts.length} attempt rows for ${calls} upstream calls`);
+  assert.equal(new Set(dump.attempts.map((a) => a.requestId)).size, dump.attempts.length, 'no request has two attempt rows');
+  assert.equal(dump.requests.length, dump.attempts.length, 'one request row per attempt');
   const interrupted = dump.attempts.filter((a) => a.outcome === 'interrupted');
   const ok = dump.attempts.filter((a) => a.outcome === 'ok');
-  assert.equal(ok.length + interrupted.length, calls, 'every attempt is ok or interrupted');
-  // The held calls never came back: interrupted, each of them; a call answered upstream but killed before its rows were spooled is interrupted too.
-  assert.ok(interrupted.length >= heldCalls, `${interrupted.length} interrupted attempts, ${heldCalls} calls held`);
+  assert.equal(ok.length + interrupted.length, dump.attempts.length, 'every attempt is ok or interrupted');
+  // The held calls never came back: interrupted, each of them; a call answered upstream but killed before its rows
+  // were spooled is interrupted too, and so is each extra row above.
+  assert.ok(interrupted.length >= heldCalls + extra, `${interrupted.length} interrupted attempts, ${heldCalls} calls held, ${extra} never sent`);
   const statusOf = new Map(dump.requests.map((r) => [r.requestId, r.status]));
   for (const a of interrupted) assert.equal(statusOf.get(a.requestId), 'interrupted', `request ${a.requestId}: an interrupted row`);
   // Every answer the client received in full: its row, once, ok.
