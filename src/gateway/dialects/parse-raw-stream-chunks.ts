@@ -6,12 +6,18 @@ import { HerdError } from '../../core/errors.ts';
 import type { ChatChunk } from '../chat-types.ts';
 import type { IngressDialect } from '../ingress-dialect.ts';
 import { parseChatSseChunks } from './openai-chat/parse-chat-sse-chunks.ts';
+import { parseCompletionsSseChunks } from './openai-completions/convert-completions-to-chat.ts';
+import { parseResponsesSseChunks } from './openai-responses/parse-responses-sse-chunks.ts';
 
 /** The chunks `texts` (whole SSE events in `dialect`) amount to; events that carry no content give none. */
 export function parseRawStreamChunks(dialect: IngressDialect, texts: readonly string[]): ChatChunk[] {
   switch (dialect) {
     case 'openai-chat':
       return parseChatSseChunks(texts);
+    case 'openai-responses':
+      return parseResponsesSseChunks(texts);
+    case 'openai-completions':
+      return parseCompletionsSseChunks(texts);
     default:
       throw new HerdError('INTERNAL', `no reader for ${dialect} pass-through streams`);
   }
