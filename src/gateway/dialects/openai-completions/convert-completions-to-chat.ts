@@ -45,7 +45,10 @@ export function parseCompletionsSseChunks(texts: Iterable<string>): ChatChunk[] 
         continue;
       }
       const chunk = convertCompletionsChunk(value);
-      if (chunk !== undefined) chunks.push(chunk);
+      if (chunk === undefined) continue;
+      // Chat streams name the role once, on the first chunk (the cache's assembler needs it).
+      if (chunks.length === 0) for (const choice of chunk.choices) choice.delta.role = 'assistant';
+      chunks.push(chunk);
     }
   }
   return chunks;

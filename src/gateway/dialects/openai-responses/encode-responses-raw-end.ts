@@ -7,7 +7,9 @@ import type { StreamFailure } from '../ingress-codec.ts';
 export const responsesRawEnd = {
   end: (): string => '',
   fail(error: StreamFailure, lastText: string): string {
-    const event = { type: 'error', code: error.code ?? error.type, message: error.message, param: error.param, sequence_number: lastSequenceNumber(lastText) + 1 };
+    // The codes the bridge's response.failed uses: a rate limit is named as such, any other failure is the server's.
+    const code = error.code === 'rate_limit_exceeded' ? 'rate_limit_exceeded' : 'server_error';
+    const event = { type: 'error', code, message: error.message, param: error.param, sequence_number: lastSequenceNumber(lastText) + 1 };
     return `event: error\ndata: ${JSON.stringify(event)}\n\n`;
   },
 };

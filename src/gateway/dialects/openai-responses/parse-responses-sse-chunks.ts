@@ -84,6 +84,8 @@ class ResponsesChunkReader {
   }
 
   private chunk(delta: ChatChunkDelta, finish: ChatChunk['choices'][number]['finish_reason']): ChatChunk {
+    // Chat streams name the role once, on the first chunk (the cache's assembler needs it).
+    if (this.chunks.length === 0) delta.role = 'assistant';
     return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [{ index: 0, delta, finish_reason: finish }] };
   }
 }
