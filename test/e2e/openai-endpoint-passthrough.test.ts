@@ -12,11 +12,11 @@ import Database from 'better-sqlite3';
 import OpenAI from 'openai';
 import { startHerd, type HerdServer } from '../../src/app.ts';
 import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
-import { openAICompletion, openAIStreamFrames } from '../gateway/helpers/gateway-fixtures.ts';
+import { anthropicMessage, openAIChunk, openAICompletion, openAIStreamFrames } from '../gateway/helpers/gateway-fixtures.ts';
 import { sendJson, sendSse, startMockUpstream, type MockUpstream } from '../gateway/helpers/mock-upstream.ts';
 
 const MASTER = 'sk-herd-master-key-for-the-endpoint-pass-tests-01';
-const ENV = { OA_API_KEY: 'sk-upstream-oa', RELAY_API_KEY: 'sk-upstream-relay', HERD_TEST_MASTER: MASTER };
+const ENV = { OA_API_KEY: 'sk-upstream-oa', RELAY_API_KEY: 'sk-upstream-relay', ANTHROPIC_API_KEY: 'sk-upstream-ant', HERD_TEST_MASTER: MASTER };
 const UP = 'gpt-5-2025-08-07';
 const renamed = (text: string) => text.split(`"model":"${UP}"`).join('"model":"gpt-5"');
 
@@ -70,6 +70,7 @@ interface Body {
 describe('Responses and completions pass-through', () => {
   let oa: MockUpstream;
   let relay: MockUpstream;
+  let anthropic: MockUpstream;
   let server: HerdServer;
   let client: OpenAI;
   let dir: string;
@@ -116,9 +117,32 @@ describe('Responses and completions pass-through', () => {
       sendJson(res, 404, { error: { message: `no ${req.url} here`, type: 'invalid_request_error' } });
     });
     relay = await startMockUpstream(async (req, res) => {
+      const custom = (req.body as { tools?: Array<{ type: string }> }).tools?.some((tool) => tool.type === 'custom') === true;
+      if (custom && (req.body as Body).stream === true) {
+        const call = (delta: Record<string, unknown>, finish: string | null = null) => openAIChunk('gpt-4.1', { tool_calls: [{ index: 0, ...delta }] }, finish);
+        await sendSse(res, [
+          { data: call({ id: 'call_c1', type: 'custom', custom: { name: 'apply_patch', input: '' } }) },
+          { data: call({ custom: { input: '*** Begin' } }) },
+          { data: call({ custom: { input: ' Patch' } }) },
+          { data: openAIChunk('gpt-4.1', {}, 'tool_calls') },
+          { data: '[DONE]' },
+        ]);
+        return;
+      }
+      if (custom) {
+        const answer = openAICompletion('gpt-4.1', '');
+        (answer.choices as Array<Record<string, unknown>>)[0] = {
+          index: 0,
+          message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_c1', type: 'custom', custom: { name: 'apply_patch', input: '*** Begin Patch' } }] },
+          finish_reason: 'tool_calls',
+        };
+        sendJson(res, 200, answer);
+        return;
+      }
       if ((req.body as Body).stream === true) await sendSse(res, openAIStreamFrames('gpt-4.1', ['Hello ', 'from chat']));
       else sendJson(res, 200, openAICompletion('gpt-4.1', 'Hello from chat'));
     });
+    anthropic = await startMockUpstream((_req, res) => sendJson(res, 200, anthropicMessage('claude-sonnet-4-5', 'Bonjour from Claude')));
     dir = mkdtempSync(join(tmpdir(), 'herd-endpoint-pass-'));
     db = join(dir, 'herd.db');
     const config = parseHerdConfig(
@@ -129,6 +153,7 @@ billing: { currency: USD, ledger: "sqlite:${db}", flush_interval_ms: 10 }
 providers:
   oa: { type: openai, base_url: "${oa.url}/v1", endpoints: [responses, completions], timeout_ms: 2000, retry: { attempts: 1 } }
   relay: { type: openai, base_url: "${relay.url}/v1", timeout_ms: 2000, retry: { attempts: 1 } }
+  anthropic: { type: anthropic, base_url: "${anthropic.url}", timeout_ms: 2000, retry: { attempts: 1 } }
 models:
   gpt-5:
     price: { input: 1.25, output: 10.00 }
@@ -137,6 +162,9 @@ models:
   gpt-4.1:
     price: { input: 2.00, output: 8.00 }
     deployments: [{ provider: relay }]
+  claude-sonnet-4.5:
+    price: { input: 3.00, output: 15.00 }
+    deployments: [{ provider: anthropic, upstream_model: claude-sonnet-4-5 }]
 `,
       join(dir, 'herd.yaml'),
     );
@@ -147,6 +175,7 @@ models:
     await server?.close();
     await oa?.close();
     await relay?.close();
+    await anthropic?.close();
     rmSync(dir, { recursive: true, force: true });
   });
   beforeEach(() => {
@@ -288,5 +317,68 @@ models:
     assert.match(events, /event: response.completed\n/);
     assert.equal(oa.requests[0]!.url, '/v1/responses');
     assert.equal(relay.requests.at(-1)!.url, '/v1/chat/completions');
+  });
+
+  const CUSTOM_TOOL = {
+    type: 'custom' as const,
+    name: 'apply_patch',
+    description: 'Apply a patch',
+    format: { type: 'grammar' as const, syntax: 'lark' as const, definition: 'start: /.+/' },
+  };
+
+  it('custom tools bridged onto chat: the tool and its grammar in chat shape, the custom call back as custom_tool_call (JSON and SSE)', async () => {
+    const answer = await client.responses.create({ model: 'gpt-4.1', input: 'patch it', tools: [CUSTOM_TOOL], tool_choice: { type: 'custom', name: 'apply_patch' } });
+    const sent = relay.requests[0]!.body as { tools: unknown[]; tool_choice: unknown };
+    assert.deepEqual(sent.tools, [
+      { type: 'custom', custom: { name: 'apply_patch', description: 'Apply a patch', format: { type: 'grammar', grammar: { definition: 'start: /.+/', syntax: 'lark' } } } },
+    ]);
+    assert.deepEqual(sent.tool_choice, { type: 'custom', custom: { name: 'apply_patch' } });
+    const call = answer.output.find((item) => item.type === 'custom_tool_call');
+    assert.equal(call?.type === 'custom_tool_call' ? call.input : undefined, '*** Begin Patch');
+    assert.equal(call?.type === 'custom_tool_call' ? call.call_id : undefined, 'call_c1');
+
+    // The next turn replays the call and its output: chat gets an assistant custom call and a tool message.
+    await client.responses.create({
+      model: 'gpt-4.1',
+      tools: [CUSTOM_TOOL],
+      input: [
+        { role: 'user', content: 'patch it' },
+        { type: 'custom_tool_call', call_id: 'call_c1', name: 'apply_patch', input: '*** Begin Patch' },
+        { type: 'custom_tool_call_output', call_id: 'call_c1', output: 'done' },
+      ],
+    });
+    const replay = relay.requests[1]!.body as { messages: unknown[] };
+    assert.deepEqual(replay.messages.slice(1), [
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_c1', type: 'custom', custom: { name: 'apply_patch', input: '*** Begin Patch' } }] },
+      { role: 'tool', tool_call_id: 'call_c1', content: 'done' },
+    ]);
+
+    const stream = client.responses.stream({ model: 'gpt-4.1', input: 'patch it', tools: [CUSTOM_TOOL] });
+    const deltas: string[] = [];
+    for await (const e of stream) if (e.type === 'response.custom_tool_call_input.delta') deltas.push(e.delta);
+    const final = await stream.finalResponse();
+    assert.deepEqual(deltas, ['*** Begin', ' Patch']);
+    const streamed = final.output.find((item) => item.type === 'custom_tool_call');
+    assert.equal(streamed?.type === 'custom_tool_call' ? streamed.input : undefined, '*** Begin Patch');
+  });
+
+  it('custom tools on chat completions pass to an OpenAI upstream as they are', async () => {
+    const tools = [{ type: 'custom', custom: { name: 'apply_patch', format: { type: 'text' } } }];
+    const res = await post('/v1/chat/completions', { model: 'gpt-4.1', messages: [{ role: 'user', content: 'patch it' }], tools });
+    assert.equal(res.status, 200);
+    assert.deepEqual((relay.requests[0]!.body as { tools: unknown }).tools, tools);
+    const answer = (await res.json()) as { choices: Array<{ message: { tool_calls: unknown[] } }> };
+    assert.deepEqual(answer.choices[0]!.message.tool_calls, [{ id: 'call_c1', type: 'custom', custom: { name: 'apply_patch', input: '*** Begin Patch' } }]);
+  });
+
+  it('custom tools are refused with a 400 naming the param on an Anthropic route', async () => {
+    const res = await post('/v1/responses', { model: 'claude-sonnet-4.5', input: 'patch it', tools: [CUSTOM_TOOL] });
+    assert.equal(res.status, 400);
+    const body = (await res.json()) as { error: { param: string; message: string } };
+    assert.equal(body.error.param, 'tools[0].type');
+    assert.match(body.error.message, /Anthropic has no custom \(freeform\) tools/);
+    const chat = await post('/v1/chat/completions', { model: 'claude-sonnet-4.5', messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'custom', custom: { name: 'p' } }] });
+    assert.equal(chat.status, 400);
+    assert.equal(anthropic.requests.length, 0);
   });
 });
