@@ -54,6 +54,8 @@ export function convertResponsesOutput(output: unknown): ChatResponseMessage {
       }
     } else if (item.type === 'function_call' && typeof item.call_id === 'string' && typeof item.name === 'string') {
       calls.push({ id: item.call_id, type: 'function', function: { name: item.name, arguments: typeof item.arguments === 'string' ? item.arguments : '' } });
+    } else if (item.type === 'custom_tool_call' && typeof item.call_id === 'string' && typeof item.name === 'string') {
+      calls.push({ id: item.call_id, type: 'custom', custom: { name: item.name, input: typeof item.input === 'string' ? item.input : '' } });
     }
   }
   if (text !== undefined) message.content = text;

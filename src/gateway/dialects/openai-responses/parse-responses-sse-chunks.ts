@@ -1,7 +1,7 @@
 // A Responses event stream that went to a client as bytes, read back as canonical chat chunks: for the
 // usage estimate of a stream that ended without usage, and the cache's stored copy. Runs only when one
 // of those needs it, never per event on the way through.
-import type { ChatChunk, ChatChunkDelta } from '../../chat-types.ts';
+import type { ChatChunk, ChatChunkDelta, ToolCallDelta } from '../../chat-types.ts';
 import { isJsonObject, type JsonObject } from '../../check-json-value.ts';
 import { SseEventSplitter } from '../../providers/split-sse-events.ts';
 import { mapResponsesStatusToFinish } from './convert-responses-to-chat.ts';
@@ -51,16 +51,22 @@ class ResponsesChunkReader {
         return;
       case 'response.output_item.added': {
         const item = event.item;
-        if (!isJsonObject(item) || item.type !== 'function_call' || typeof event.output_index !== 'number') return;
+        if (!isJsonObject(item) || (item.type !== 'function_call' && item.type !== 'custom_tool_call') || typeof event.output_index !== 'number') return;
         const index = this.calls.size;
         this.calls.set(event.output_index, index);
-        const call = { index, type: 'function' as const, function: { name: typeof item.name === 'string' ? item.name : '', arguments: '' } };
-        this.push({ tool_calls: [typeof item.call_id === 'string' ? { ...call, id: item.call_id } : call] });
+        const name = typeof item.name === 'string' ? item.name : '';
+        const call: ToolCallDelta =
+          item.type === 'function_call' ? { index, type: 'function', function: { name, arguments: '' } } : { index, type: 'custom', custom: { name, input: '' } };
+        if (typeof item.call_id === 'string') call.id = item.call_id;
+        this.push({ tool_calls: [call] });
         return;
       }
-      case 'response.function_call_arguments.delta': {
+      case 'response.function_call_arguments.delta':
+      case 'response.custom_tool_call_input.delta': {
         const index = typeof event.output_index === 'number' ? this.calls.get(event.output_index) : undefined;
-        if (index !== undefined && typeof event.delta === 'string') this.push({ tool_calls: [{ index, function: { arguments: event.delta } }] });
+        if (index === undefined || typeof event.delta !== 'string') return;
+        const custom = event.type === 'response.custom_tool_call_input.delta';
+        this.push({ tool_calls: [custom ? { index, type: 'custom', custom: { input: event.delta } } : { index, function: { arguments: event.delta } }] });
         return;
       }
       case 'response.completed':
