@@ -133,8 +133,14 @@ class OpenAIProvider implements Provider {
       for (const block of splitter.feed(text)) {
         if (block.data !== undefined) reading.sawEvent = true;
         const decision = events.read(block);
-        if (decision.kind === 'forward' || decision.kind === 'final') out += block.text;
-        if (decision.kind === 'final') reading.sawFinal = true;
+        if (decision.kind === 'forward') out += block.text;
+        if (decision.kind === 'final') {
+          // The last event leaves as a piece of its own, so the transport can hold it until the ledger has the rows.
+          if (out !== '') yield { type: 'raw', text: out, dialect: 'openai-responses', chunks: events.chunks - before, model: events.model };
+          yield { type: 'raw', text: block.text, dialect: 'openai-responses', chunks: 0, model: events.model };
+          out = '';
+          reading.sawFinal = true;
+        }
         // What came before the failure in this read goes to the client first, as it would have.
         if ((decision.kind === 'error' || decision.kind === 'malformed') && out !== '') {
           yield { type: 'raw', text: out, dialect: 'openai-responses', chunks: events.chunks - before, model: events.model };
