@@ -69,6 +69,10 @@ const breakerSchema = z.strictObject({
 
 const PROVIDER_TYPES = ['openai', 'anthropic', 'gemini', 'triton'] as const;
 
+/** OpenAI endpoints beside chat completions that an OpenAI-compatible upstream may offer (pass-through targets). */
+export const OPENAI_EXTRA_ENDPOINTS = ['responses', 'completions'] as const;
+export type OpenAIExtraEndpoint = (typeof OPENAI_EXTRA_ENDPOINTS)[number];
+
 /** Built-in chat prompt templates of `type: triton` deployments (gateway/providers/triton/render-chat-prompt.ts). */
 export const PROMPT_TEMPLATE_PRESETS = ['plain', 'raw', 'chatml', 'llama3'] as const;
 
@@ -140,6 +144,12 @@ export const providerSchema = z.strictObject({
     .regex(/^v[0-9a-z]+$/)
     .optional()
     .describe('gemini only: API version path segment (default v1beta)'),
+  endpoints: z
+    .array(z.enum(OPENAI_EXTRA_ENDPOINTS))
+    .optional()
+    .describe(
+      "openai only: the OpenAI endpoints besides /chat/completions this upstream offers; /v1/responses and /v1/completions requests are passed through to it as sent (model renamed) when it offers theirs, and bridged onto its chat completions otherwise. Default: the preset's (openai: [responses, completions]; deepseek, holysheep: none), else none",
+    ),
 });
 
 export const deploymentSchema = z.strictObject({
@@ -293,6 +303,9 @@ function checkProvider(name: string, provider: ProviderConfig, report: (path: Pa
   }
   if (provider.api_version !== undefined && provider.type !== 'gemini') {
     report(['providers', name, 'api_version'], 'only valid for type: gemini');
+  }
+  if (provider.endpoints !== undefined && provider.type !== 'openai') {
+    report(['providers', name, 'endpoints'], 'only valid for type: openai');
   }
   if (provider.type === 'triton' && Object.keys(provider.headers).length > 0 && provider.base_url === undefined) {
     report(['providers', name, 'headers'], 'a triton provider without base_url calls this Herd in process: there are no HTTP headers to send');

@@ -21,11 +21,20 @@ export interface RefusalPart {
 
 export type UserContentPart = TextPart | ImageUrlPart;
 
-export interface ToolCall {
+export interface FunctionToolCall {
   id: string;
   type: 'function';
   function: { name: string; arguments: string };
 }
+
+/** A call of a custom (freeform) tool: its input is free text, not JSON arguments. OpenAI upstreams only. */
+export interface CustomToolCall {
+  id: string;
+  type: 'custom';
+  custom: { name: string; input: string };
+}
+
+export type ToolCall = FunctionToolCall | CustomToolCall;
 
 export interface SystemMessage {
   role: 'system' | 'developer';
@@ -68,7 +77,18 @@ export interface FunctionTool {
   function: { name: string; description?: string; parameters?: JsonSchema; strict?: boolean };
 }
 
-export type ToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
+/** What a custom tool's input must look like: free text, or text a grammar accepts. */
+export type CustomToolFormat = { type: 'text' } | { type: 'grammar'; grammar: { definition: string; syntax: 'lark' | 'regex' } };
+
+/** OpenAI's custom (freeform) tool: the model calls it with free text. OpenAI upstreams only. */
+export interface CustomTool {
+  type: 'custom';
+  custom: { name: string; description?: string; format?: CustomToolFormat };
+}
+
+export type ChatTool = FunctionTool | CustomTool;
+
+export type ToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } } | { type: 'custom'; custom: { name: string } };
 
 export type ResponseFormat =
   | { type: 'text' }
@@ -86,7 +106,7 @@ export interface ChatRequest {
   max_completion_tokens?: number;
   stop?: string | string[];
   n?: number;
-  tools?: FunctionTool[];
+  tools?: ChatTool[];
   tool_choice?: ToolChoice;
   parallel_tool_calls?: boolean;
   response_format?: ResponseFormat;
@@ -183,8 +203,10 @@ export interface ChatResponse {
 export interface ToolCallDelta {
   index: number;
   id?: string;
-  type?: 'function';
+  type?: 'function' | 'custom';
   function?: { name?: string; arguments?: string };
+  /** A custom tool call's name and input pieces (`type: 'custom'`). */
+  custom?: { name?: string; input?: string };
 }
 
 export interface ChatChunkDelta {

@@ -66,7 +66,7 @@ function createProvider(catalog: GatewayCatalog, entry: CatalogProvider, env: No
   };
   switch (entry.type) {
     case 'openai':
-      return createOpenAIProvider(options);
+      return createOpenAIProvider({ ...options, endpoints: entry.endpoints });
     case 'anthropic':
       return createAnthropicProvider({ ...options, defaultMaxTokens: settings.default_max_tokens });
     case 'gemini':

@@ -1,6 +1,6 @@
 // Token counts for when an upstream reports no usage: Herd counts with o200k_base (current OpenAI
 // models' encoding) and marks the result `estimated`; for other vendors it is an approximation.
-import type { ChatChunk, ChatMessage, ChatRequest, ChatResponse, Usage } from './chat-types.ts';
+import type { ChatChunk, ChatMessage, ChatRequest, ChatResponse, ToolCall, Usage } from './chat-types.ts';
 
 type CountTokens = (text: string) => number;
 
@@ -48,7 +48,7 @@ function messageText(message: ChatMessage): string {
     }
   }
   if (message.role === 'assistant') {
-    for (const call of message.tool_calls ?? []) parts.push(call.function.name, call.function.arguments);
+    for (const call of message.tool_calls ?? []) parts.push(...toolCallText(call));
   }
   return parts.join('\n');
 }
@@ -83,6 +83,8 @@ export class CompletionTextCollector {
       for (const call of delta.tool_calls ?? []) {
         if (call.function?.name) this.pieces.push(call.function.name);
         if (call.function?.arguments) this.pieces.push(call.function.arguments);
+        if (call.custom?.name) this.pieces.push(call.custom.name);
+        if (call.custom?.input) this.pieces.push(call.custom.input);
       }
     }
   }
@@ -98,7 +100,12 @@ export function collectResponseText(response: ChatResponse): string {
   for (const { message } of response.choices) {
     if (message.content) pieces.push(message.content);
     if (message.reasoning_content) pieces.push(message.reasoning_content);
-    for (const call of message.tool_calls ?? []) pieces.push(call.function.name, call.function.arguments);
+    for (const call of message.tool_calls ?? []) pieces.push(...toolCallText(call));
   }
   return pieces.join('');
+}
+
+/** What a tool call says, for counting: its name and its arguments (function) or free-text input (custom). */
+export function toolCallText(call: ToolCall): [string, string] {
+  return call.type === 'function' ? [call.function.name, call.function.arguments] : [call.custom.name, call.custom.input];
 }

@@ -78,7 +78,16 @@ function validateToolCalls(value: unknown, path: string): ToolCall[] {
     const at = `${path}[${j}]`;
     const call = expectObject(item, at);
     rejectUnknownKeys(call, TOOL_CALL_KEYS, at);
-    expectOneOf(call.type, `${at}.type`, ['function'] as const);
+    const type = expectOneOf(call.type, `${at}.type`, ['function', 'custom'] as const);
+    if (type === 'custom') {
+      const custom = expectObject(call.custom, `${at}.custom`);
+      rejectUnknownKeys(custom, CUSTOM_KEYS, `${at}.custom`);
+      return {
+        id: expectString(call.id, `${at}.id`, { nonEmpty: true }),
+        type,
+        custom: { name: expectString(custom.name, `${at}.custom.name`, { nonEmpty: true }), input: expectString(custom.input, `${at}.custom.input`) },
+      };
+    }
     const fn = expectObject(call.function, `${at}.function`);
     rejectUnknownKeys(fn, FUNCTION_KEYS, `${at}.function`);
     return {
@@ -91,7 +100,8 @@ function validateToolCalls(value: unknown, path: string): ToolCall[] {
     };
   });
 }
-const TOOL_CALL_KEYS = new Set(['id', 'type', 'function']);
+const TOOL_CALL_KEYS = new Set(['id', 'type', 'function', 'custom']);
+const CUSTOM_KEYS = new Set(['name', 'input']);
 const FUNCTION_KEYS = new Set(['name', 'arguments']);
 
 /** string | text parts (system, developer and tool messages). */

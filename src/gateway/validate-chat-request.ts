@@ -1,6 +1,6 @@
 // Validates an untrusted /v1/chat/completions body into a ChatRequest. Every problem is a HerdError
 // INVALID_ARG naming the OpenAI `param`; out-of-range values are rejected, never clamped.
-import type { ChatRequest, FunctionTool, ResponseFormat, ToolChoice } from './chat-types.ts';
+import type { ChatRequest, ChatTool, CustomTool, FunctionTool, ResponseFormat, ToolChoice } from './chat-types.ts';
 import {
   expectArray,
   expectBoolean,
@@ -137,13 +137,14 @@ function validateMetadata(value: unknown): Record<string, string> {
   return result;
 }
 
-function validateTools(value: unknown): FunctionTool[] {
+function validateTools(value: unknown): ChatTool[] {
   const names = new Set<string>();
-  return expectArray(value, 'tools').map((item, i) => {
+  return expectArray(value, 'tools').map((item, i): ChatTool => {
     const at = `tools[${i}]`;
     const tool = expectObject(item, at);
     rejectUnknownKeys(tool, TOOL_KEYS, at);
-    expectOneOf(tool.type, `${at}.type`, ['function'] as const);
+    const type = expectOneOf(tool.type, `${at}.type`, ['function', 'custom'] as const);
+    if (type === 'custom') return validateCustomTool(tool, at, names);
     const fn = expectObject(tool.function, `${at}.function`);
     rejectUnknownKeys(fn, FUNCTION_KEYS, `${at}.function`);
     const name = expectString(fn.name, `${at}.function.name`);
@@ -159,17 +160,54 @@ function validateTools(value: unknown): FunctionTool[] {
     return result;
   });
 }
-const TOOL_KEYS = new Set(['type', 'function']);
+const TOOL_KEYS = new Set(['type', 'function', 'custom']);
+
+/** OpenAI's custom (freeform) tool: `{type: 'custom', custom: {name, description?, format?}}`. */
+function validateCustomTool(tool: JsonObject, at: string, names: Set<string>): CustomTool {
+  const custom = expectObject(tool.custom, `${at}.custom`);
+  rejectUnknownKeys(custom, new Set(['name', 'description', 'format']), `${at}.custom`);
+  const name = expectString(custom.name, `${at}.custom.name`);
+  if (!FUNCTION_NAME.test(name)) throw invalidParam(`${at}.custom.name`, 'must be 1-64 characters of a-z, A-Z, 0-9, underscore or dash');
+  if (names.has(name)) throw invalidParam(`${at}.custom.name`, `duplicate tool name '${name}'`);
+  names.add(name);
+  const result: CustomTool = { type: 'custom', custom: { name } };
+  if (custom.description != null) result.custom.description = expectString(custom.description, `${at}.custom.description`);
+  if (custom.format != null) {
+    const format = expectObject(custom.format, `${at}.custom.format`);
+    const type = expectOneOf(format.type, `${at}.custom.format.type`, ['text', 'grammar'] as const);
+    if (type === 'text') {
+      rejectUnknownKeys(format, new Set(['type']), `${at}.custom.format`);
+      result.custom.format = { type };
+    } else {
+      rejectUnknownKeys(format, new Set(['type', 'grammar']), `${at}.custom.format`);
+      const grammar = expectObject(format.grammar, `${at}.custom.format.grammar`);
+      rejectUnknownKeys(grammar, new Set(['definition', 'syntax']), `${at}.custom.format.grammar`);
+      result.custom.format = {
+        type,
+        grammar: {
+          definition: expectString(grammar.definition, `${at}.custom.format.grammar.definition`),
+          syntax: expectOneOf(grammar.syntax, `${at}.custom.format.grammar.syntax`, ['lark', 'regex'] as const),
+        },
+      };
+    }
+  }
+  return result;
+}
 const FUNCTION_KEYS = new Set(['name', 'description', 'parameters', 'strict']);
 
-function validateToolChoice(value: unknown, tools: FunctionTool[] | undefined): ToolChoice {
+function validateToolChoice(value: unknown, tools: ChatTool[] | undefined): ToolChoice {
   if (tools === undefined || tools.length === 0) throw invalidParam('tool_choice', 'is only allowed when tools are specified');
   if (typeof value === 'string') return expectOneOf(value, 'tool_choice', ['none', 'auto', 'required'] as const);
   const object = expectObject(value, 'tool_choice');
-  expectOneOf(object.type, 'tool_choice.type', ['function'] as const);
+  const type = expectOneOf(object.type, 'tool_choice.type', ['function', 'custom'] as const);
+  if (type === 'custom') {
+    const name = expectString(expectObject(object.custom, 'tool_choice.custom').name, 'tool_choice.custom.name');
+    if (!tools.some((tool) => tool.type === 'custom' && tool.custom.name === name)) throw invalidParam('tool_choice.custom.name', `'${name}' is not one of the custom tools`);
+    return { type, custom: { name } };
+  }
   const fn = expectObject(object.function, 'tool_choice.function');
   const name = expectString(fn.name, 'tool_choice.function.name');
-  if (!tools.some((tool) => tool.function.name === name)) {
+  if (!tools.some((tool) => tool.type === 'function' && tool.function.name === name)) {
     throw invalidParam('tool_choice.function.name', `'${name}' is not one of the tools`);
   }
   return { type: 'function', function: { name } };

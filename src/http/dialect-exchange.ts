@@ -1,11 +1,14 @@
 // One POST in an OpenAI-family dialect other than chat (/v1/responses, /v1/completions) written onto
 // node:http's response: authenticate, parse, decode with the dialect's codec, run the gateway, then one
-// JSON body or the codec's SSE events. Never throws: every failure is an answer in OpenAI's error shape.
-import { canonicalChunk } from '../gateway/raw-sse.ts';
+// JSON body or SSE events: an upstream's own bytes when it spoke the dialect (pass-through), else the
+// codec's encoding of the canonical answer. Never throws: every failure is an answer in OpenAI's error shape.
+import { canonicalChunk, RawSse, type StreamPiece } from '../gateway/raw-sse.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HerdError, toHerdError } from '../core/errors.ts';
 import type { ChatStream } from '../gateway/chat-service.ts';
-import type { IngressCodec, IngressStreamEncoder, SseEvent } from '../gateway/dialects/ingress-codec.ts';
+import { isJsonObject } from '../gateway/check-json-value.ts';
+import type { IngressCodec, IngressStreamEncoder, SseEvent, StreamFailure } from '../gateway/dialects/ingress-codec.ts';
+import { readUpstreamBytes } from '../gateway/upstream-bytes.ts';
 import { abortOnClientClose, type ChatExchangeDeps, herdErrorHeaders, herdHeaders, openSseAnswer, parseJson, writeJson } from './chat-completion-exchange.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';
 
@@ -26,19 +29,30 @@ export async function runDialectExchange<D>(
   try {
     const auth = deps.authenticator.authenticate(req.headers.authorization, req.socket.remoteAddress);
     if (auth instanceof HerdError) throw auth;
-    const { request, decoded } = codec.decode(parseJson(body));
+    const parsed = parseJson(body);
+    const { request, decoded } = codec.decode(parsed);
     stream = request.stream === true;
     const signal = abortOnClientClose(res);
     handedOver = true;
-    const answer = await deps.gateway.handle(request, { key: auth.key, headers: req.headers, signal, dialect: codec.dialect });
+    // The decoded body goes along as sent: an upstream offering this dialect's endpoint gets it unchanged but for the model.
+    const passThrough = codec.raw !== undefined && isJsonObject(parsed);
+    const answer = await deps.gateway.handle(request, {
+      key: auth.key,
+      headers: req.headers,
+      signal,
+      dialect: codec.dialect,
+      passThrough,
+      body: passThrough ? parsed : undefined,
+    });
     if (answer.kind === 'stream') {
       const encoder = codec.createStreamEncoder(decoded, { model: answer.stream.meta.model });
-      await writeStream(deps, answer.stream, encoder, answer.cache, res, started);
+      await writeStream(deps, answer.stream, encoder, codec.raw, answer.cache, res, started);
       return;
     }
     const headers = herdHeaders(answer.meta, started);
     headers['x-herd-cache'] = answer.cache;
-    await writeJson(deps, req, res, 200, headers, JSON.stringify(codec.encodeResponse(answer.response, answer.meta.usage, decoded)));
+    const text = readUpstreamBytes(answer.response, codec.dialect) ?? JSON.stringify(codec.encodeResponse(answer.response, answer.meta.usage, decoded));
+    await writeJson(deps, req, res, 200, headers, text);
   } catch (err) {
     const error = toHerdError(err);
     if (!handedOver) deps.gateway.reportRefused(error, stream);
@@ -54,30 +68,65 @@ export async function runDialectExchange<D>(
 
 const formatEvent = (e: SseEvent) => `${e.event !== undefined ? `event: ${e.event}\n` : ''}data: ${typeof e.data === 'string' ? e.data : JSON.stringify(e.data)}\n\n`;
 
+type RawEnd = NonNullable<IngressCodec<unknown>['raw']>;
+
 /**
- * SSE from the first chunk on, the codec choosing the events; no upstream switch after this. Events that
- * leave together are corked into one write, as on the chat route.
+ * SSE from the first chunk on; no upstream switch after this. The first piece says whose events these
+ * are: an upstream's own (RawSse, written as they are) or canonical chunks the codec encodes. Events
+ * that leave together are corked into one write, as on the chat route.
  */
-async function writeStream(deps: DialectExchangeDeps, stream: ChatStream, encoder: IngressStreamEncoder, cache: string, res: ServerResponse, started: number): Promise<void> {
+async function writeStream(
+  deps: DialectExchangeDeps,
+  stream: ChatStream,
+  encoder: IngressStreamEncoder,
+  raw: RawEnd | undefined,
+  cache: string,
+  res: ServerResponse,
+  started: number,
+): Promise<void> {
   const sse = openSseAnswer(deps, stream.meta, cache, res, started);
-  const send = (events: SseEvent[]) => {
-    for (const e of events) sse.send(formatEvent(e));
+  const pieces = stream.chunks[Symbol.asyncIterator]();
+  // Set once the first piece is an upstream's own event: from then on Herd writes only the end.
+  let lastRaw: string | undefined;
+  // The upstream's own last event (response.completed), written with the end once the ledger has the rows.
+  let held = '';
+  const fail = (error: StreamFailure) => {
+    if (lastRaw !== undefined && raw !== undefined) sse.send(raw.fail(error, lastRaw));
+    else for (const e of encoder.fail(error)) sse.send(formatEvent(e));
+  };
+  const write = (piece: StreamPiece) => {
+    if (lastRaw !== undefined) {
+      if (!(piece instanceof RawSse)) throw new HerdError('INTERNAL', "a canonical chunk among an upstream's own events");
+      lastRaw = piece.text;
+      if (raw?.isLast(piece.text) === true) held += piece.text;
+      else sse.send(piece.text);
+    } else for (const e of encoder.chunk(canonicalChunk(piece))) sse.send(formatEvent(e));
   };
   try {
-    send(encoder.start());
-    for await (const chunk of stream.chunks) {
-      if (res.destroyed) break;
-      send(encoder.chunk(canonicalChunk(chunk)));
+    const first = await pieces.next();
+    if (!first.done && first.value instanceof RawSse) lastRaw = first.value.text;
+    else for (const e of encoder.start()) sse.send(formatEvent(e));
+    if (!first.done && !res.destroyed) {
+      write(first.value);
+      for (;;) {
+        if (res.destroyed) break;
+        const next = await pieces.next();
+        if (next.done) break;
+        write(next.value);
+      }
     }
     if (!res.destroyed) {
       const result = await stream.result;
-      if (result.outcome === 'failed') send(encoder.fail(mapErrorToOpenAI(result.error ?? new HerdError('UPSTREAM_ERROR', 'the upstream stream failed')).body.error));
-      else send(encoder.end(result.usage));
+      if (result.outcome === 'failed') fail(mapErrorToOpenAI(result.error ?? new HerdError('UPSTREAM_ERROR', 'the upstream stream failed')).body.error);
+      else if (lastRaw !== undefined && raw !== undefined) sse.send(held + raw.end());
+      else for (const e of encoder.end(result.usage)) sse.send(formatEvent(e));
     }
   } catch (err) {
     // After the first byte there is no switching upstream: the client gets the dialect's error event.
-    send(encoder.fail(mapErrorToOpenAI(toHerdError(err)).body.error));
+    fail(mapErrorToOpenAI(toHerdError(err)).body.error);
   } finally {
+    // A client that left (or Herd's own error) stops the stream; after its end this does nothing.
+    void pieces.return?.()?.catch(() => undefined);
     sse.end();
   }
 }

@@ -133,3 +133,35 @@ describe('validateChatRequest', () => {
     rejects({ model: 'm', messages: [user], temprature: 0.5 }, 'temprature', /Unrecognized argument 'temprature'/);
   });
 });
+
+describe('custom (freeform) tools', () => {
+  const messages = [{ role: 'user', content: 'patch it' }];
+  const tool = { type: 'custom', custom: { name: 'apply_patch', description: 'd', format: { type: 'grammar', grammar: { definition: 'start: /.+/', syntax: 'lark' } } } };
+
+  it('accepts custom tools, a custom tool_choice and custom calls in the history as sent', () => {
+    const request = validateChatRequest({
+      model: 'm',
+      tools: [tool],
+      tool_choice: { type: 'custom', custom: { name: 'apply_patch' } },
+      messages: [
+        ...messages,
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'custom', custom: { name: 'apply_patch', input: '*** Begin' } }] },
+        { role: 'tool', tool_call_id: 'c1', content: 'ok' },
+      ],
+    });
+    assert.deepEqual(request.tools, [tool]);
+    assert.deepEqual(request.tool_choice, { type: 'custom', custom: { name: 'apply_patch' } });
+  });
+
+  it('rejects a bad grammar syntax, an unknown custom choice and a custom call without input, naming the param', () => {
+    rejects(
+      { model: 'm', messages, tools: [{ type: 'custom', custom: { name: 'p', format: { type: 'grammar', grammar: { definition: 'x', syntax: 'peg' } } } }] },
+      'tools[0].custom.format.grammar.syntax',
+    );
+    rejects({ model: 'm', messages, tools: [tool], tool_choice: { type: 'custom', custom: { name: 'other' } } }, 'tool_choice.custom.name');
+    rejects(
+      { model: 'm', messages: [...messages, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'custom', custom: { name: 'p' } }] }] },
+      'messages[1].tool_calls[0].custom.input',
+    );
+  });
+});

@@ -4,7 +4,7 @@
 // Canonical forms make equal requests written differently share an entry. A default is made
 // explicit only where every provider Herd speaks to treats the two spellings alike; where one of
 // them does not, both spellings stay distinct (see the notes on each field).
-import type { AssistantMessage, ChatMessage, ChatRequest, FunctionTool, ResponseFormat, TextPart, UserContentPart } from '../chat-types.ts';
+import type { AssistantMessage, ChatMessage, ChatRequest, ChatTool, ResponseFormat, TextPart, UserContentPart } from '../chat-types.ts';
 
 export interface CacheKeyContext {
   /** The canonical model the request resolves to (alias, tier and `auto` already resolved). */
@@ -88,7 +88,8 @@ function opaqueJson(value: unknown): OpaqueJson | undefined {
   return value === undefined ? undefined : { opaque: JSON.stringify(value) };
 }
 
-function canonicalTool(tool: FunctionTool): unknown {
+function canonicalTool(tool: ChatTool): unknown {
+  if (tool.type === 'custom') return { type: tool.type, name: tool.custom.name, description: tool.custom.description, format: opaqueJson(tool.custom.format) };
   const fn = tool.function;
   return {
     type: tool.type,
@@ -126,7 +127,11 @@ function canonicalMessage(message: ChatMessage): unknown {
         name: message.name,
         content: canonicalAssistantContent(message.content),
         // Tool-call ids stay: the follow-up tool messages refer to them.
-        tool_calls: nonEmpty(message.tool_calls)?.map((call) => ({ id: call.id, type: call.type, name: call.function.name, arguments: call.function.arguments })),
+        tool_calls: nonEmpty(message.tool_calls)?.map((call) =>
+          call.type === 'function'
+            ? { id: call.id, type: call.type, name: call.function.name, arguments: call.function.arguments }
+            : { id: call.id, type: call.type, name: call.custom.name, input: call.custom.input },
+        ),
         refusal: message.refusal ?? undefined, // null ≡ absent
         reasoning_content: message.reasoning_content,
       };

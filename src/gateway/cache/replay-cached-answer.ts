@@ -89,7 +89,13 @@ function replayChoice(choice: ChatChoice): ChatChunkChoice[] {
   if (hasContent) delta({ content: message.content }, choice.logprobs ?? undefined);
   if (message.refusal !== undefined && message.refusal !== null) delta({ refusal: message.refusal }, hasContent ? undefined : (choice.logprobs ?? undefined));
   (message.tool_calls ?? []).forEach((call, i) => {
-    delta({ tool_calls: [{ index: i, id: call.id, type: call.type, function: { name: call.function.name, arguments: call.function.arguments } }] });
+    delta({
+      tool_calls: [
+        call.type === 'function'
+          ? { index: i, id: call.id, type: call.type, function: { name: call.function.name, arguments: call.function.arguments } }
+          : { index: i, id: call.id, type: call.type, custom: { name: call.custom.name, input: call.custom.input } },
+      ],
+    });
   });
   parts.push({ index, delta: {}, finish_reason: choice.finish_reason });
   return parts;

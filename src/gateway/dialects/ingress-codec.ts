@@ -39,4 +39,15 @@ export interface IngressCodec<Decoded> {
   decode(body: unknown): { request: ChatRequest; decoded: Decoded };
   encodeResponse(response: ChatResponse, usage: Usage, decoded: Decoded): unknown;
   createStreamEncoder(decoded: Decoded, context: EncodeContext): IngressStreamEncoder;
+  /**
+   * Dialects with pass-through: after an upstream's own events (RawSse pieces), the text that ends the
+   * stream normally (none: the upstream's last event already did), and the error event of a stream that
+   * broke. `lastText` is the last piece written, for numbering that continues the upstream's.
+   */
+  raw?: {
+    /** Whether a piece is the stream's own last event, which the transport holds until the end (as chat's [DONE]). */
+    isLast(text: string): boolean;
+    end(): string;
+    fail(error: StreamFailure, lastText: string): string;
+  };
 }

@@ -7,6 +7,8 @@ import type { ChatChunk } from '../chat-types.ts';
 import type { IngressDialect } from '../ingress-dialect.ts';
 import { parseMessagesSseChunks } from './anthropic-messages/parse-messages-sse-chunks.ts';
 import { parseChatSseChunks } from './openai-chat/parse-chat-sse-chunks.ts';
+import { parseCompletionsSseChunks } from './openai-completions/convert-completions-to-chat.ts';
+import { parseResponsesSseChunks } from './openai-responses/parse-responses-sse-chunks.ts';
 
 /** The chunks `texts` (whole SSE events in `dialect`) amount to; events that carry no content give none. */
 export function parseRawStreamChunks(dialect: IngressDialect, texts: readonly string[]): ChatChunk[] {
@@ -15,7 +17,12 @@ export function parseRawStreamChunks(dialect: IngressDialect, texts: readonly st
       return parseChatSseChunks(texts);
     case 'anthropic-messages':
       return parseMessagesSseChunks(texts);
-    default:
-      throw new HerdError('INTERNAL', `no reader for ${dialect} pass-through streams`);
+    case 'openai-responses':
+      return parseResponsesSseChunks(texts);
+    case 'openai-completions':
+      return parseCompletionsSseChunks(texts);
+    case 'openai-embeddings':
+      // Embeddings answers are never streams.
+      throw new HerdError('INTERNAL', 'embeddings answers have no stream to read');
   }
 }

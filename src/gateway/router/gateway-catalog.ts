@@ -4,6 +4,7 @@ import type {
   AutoRule,
   GatewayConfig,
   ModelKind,
+  OpenAIExtraEndpoint,
   PriceConfig,
   PromptTemplateConfig,
   ProviderConfig,
@@ -22,6 +23,8 @@ export interface CatalogProvider {
   baseUrl: string | undefined;
   /** Empty for a triton provider that names no key variable. */
   apiKeyEnv: string;
+  /** openai: the endpoints besides chat its upstream offers (resolved from herd.yaml and the preset). */
+  endpoints: readonly OpenAIExtraEndpoint[];
   enabled: boolean;
   /** Why the provider is disabled (e.g. `OPENAI_API_KEY is not set`). */
   disabledReason?: string;
@@ -90,6 +93,7 @@ export function buildGatewayCatalog(config: GatewayRoutingConfig, env: NodeJS.Pr
       type: settings.type,
       baseUrl: endpoint.baseUrl,
       apiKeyEnv: endpoint.apiKeyEnv,
+      endpoints: endpoint.endpoints,
       enabled: disabledReason === undefined,
       disabledReason,
       settings,

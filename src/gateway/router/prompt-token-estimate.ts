@@ -1,7 +1,7 @@
 // A request's prompt size, computed at most once and only when a decision needs it: tokenizing a
 // long prompt costs far more CPU than relaying it, so a cheap byte bound answers first where it can.
 import type { ChatRequest } from '../chat-types.ts';
-import { estimatePromptTokens } from '../usage-estimate.ts';
+import { estimatePromptTokens, toolCallText } from '../usage-estimate.ts';
 
 // Framing that estimatePromptTokens adds per message and per reply (see usage-estimate.ts), rounded up.
 const FRAMING_PER_MESSAGE = 4;
@@ -59,10 +59,7 @@ function computeUpperBound(request: ChatRequest): number {
       }
     }
     if (message.role === 'assistant') {
-      for (const call of message.tool_calls ?? []) {
-        add(call.function.name);
-        add(call.function.arguments);
-      }
+      for (const call of message.tool_calls ?? []) for (const text of toolCallText(call)) add(text);
     }
   }
   if (request.tools !== undefined && request.tools.length > 0) add(JSON.stringify(request.tools));

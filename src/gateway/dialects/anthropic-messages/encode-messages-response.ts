@@ -17,7 +17,10 @@ export function encodeMessagesResponse(response: ChatResponse, context: EncodeRe
   const message = choice?.message;
   if (message?.reasoning_content) content.push({ type: 'thinking', thinking: message.reasoning_content, signature: message.reasoning_signature ?? '' });
   if (message?.content) content.push({ type: 'text', text: message.content });
-  for (const call of message?.tool_calls ?? []) content.push({ type: 'tool_use', id: call.id, name: call.function.name, input: parseToolInput(call.function.arguments) });
+  for (const call of message?.tool_calls ?? []) {
+    // Messages clients send function tools only, so an answer has no custom calls to carry.
+    if (call.type === 'function') content.push({ type: 'tool_use', id: call.id, name: call.function.name, input: parseToolInput(call.function.arguments) });
+  }
   return {
     id: toMessageId(response.id),
     type: 'message',

@@ -160,4 +160,12 @@ export const completionsCodec: IngressCodec<CompletionsDecoded> = {
   decode: decodeCompletionsRequest,
   encodeResponse: (response, usage) => encodeCompletionsResponse(response, usage),
   createStreamEncoder: (decoded: CompletionsDecoded, context: EncodeContext) => new CompletionsStreamEncoder(decoded, context.model),
+  // Passed through from an upstream's /completions: Herd writes the [DONE] (held until the ledger has
+  // the rows, as on chat), and an error object without [DONE] when the stream broke.
+  raw: {
+    // The upstream's [DONE] is not forwarded: Herd's own is the end.
+    isLast: () => false,
+    end: () => 'data: [DONE]\n\n',
+    fail: (error: StreamFailure) => `data: ${JSON.stringify({ error })}\n\n`,
+  },
 };

@@ -6,11 +6,13 @@ import type {
   AssistantMessage,
   ChatMessage,
   ChatRequest,
-  FunctionTool,
+  ChatTool,
+  CustomToolFormat,
   ImageUrlPart,
   RefusalPart,
   ResponseFormat,
   TextPart,
+  ToolCall,
   ToolChoice,
   UserContentPart,
 } from '../../chat-types.ts';
@@ -27,7 +29,7 @@ import {
   rejectUnknownKeys,
   type JsonObject,
 } from '../../check-json-value.ts';
-import type { ResponsesEcho, ResponsesFunctionTool, ResponsesTextFormat, ResponsesToolChoice } from './responses-types.ts';
+import type { ResponsesCustomTool, ResponsesEcho, ResponsesTextFormat, ResponsesTool, ResponsesToolChoice } from './responses-types.ts';
 
 export interface DecodedResponsesRequest {
   request: ChatRequest;
@@ -154,6 +156,7 @@ export function decodeResponsesRequest(body: unknown): DecodedResponsesRequest {
 const MESSAGE_KEYS = new Set(['type', 'role', 'content', 'id', 'status', 'phase']);
 const FUNCTION_CALL_KEYS = new Set(['type', 'id', 'call_id', 'name', 'arguments', 'status']);
 const FUNCTION_OUTPUT_KEYS = new Set(['type', 'id', 'call_id', 'output', 'status']);
+const CUSTOM_CALL_KEYS = new Set(['type', 'id', 'call_id', 'name', 'input', 'status']);
 const REASONING_KEYS = new Set(['type', 'id', 'summary', 'content', 'encrypted_content', 'status']);
 
 function decodeInput(value: unknown): ChatMessage[] {
@@ -179,13 +182,14 @@ function decodeInput(value: unknown): ChatMessage[] {
       }
       messages.push(message);
       lastAssistant = message.role === 'assistant' ? message : undefined;
-    } else if (type === 'function_call') {
-      rejectUnknownKeys(item, FUNCTION_CALL_KEYS, at);
-      const call = {
-        id: expectString(item.call_id, `${at}.call_id`, { nonEmpty: true }),
-        type: 'function' as const,
-        function: { name: expectString(item.name, `${at}.name`, { nonEmpty: true }), arguments: expectString(item.arguments, `${at}.arguments`) },
-      };
+    } else if (type === 'function_call' || type === 'custom_tool_call') {
+      rejectUnknownKeys(item, type === 'function_call' ? FUNCTION_CALL_KEYS : CUSTOM_CALL_KEYS, at);
+      const id = expectString(item.call_id, `${at}.call_id`, { nonEmpty: true });
+      const name = expectString(item.name, `${at}.name`, { nonEmpty: true });
+      const call: ToolCall =
+        type === 'function_call'
+          ? { id, type: 'function', function: { name, arguments: expectString(item.arguments, `${at}.arguments`) } }
+          : { id, type: 'custom', custom: { name, input: expectString(item.input, `${at}.input`) } };
       callIds.add(call.id);
       if (lastAssistant === undefined) {
         lastAssistant = { role: 'assistant', content: null, tool_calls: [] };
@@ -196,7 +200,7 @@ function decodeInput(value: unknown): ChatMessage[] {
         messages.push(lastAssistant);
       }
       (lastAssistant.tool_calls ??= []).push(call);
-    } else if (type === 'function_call_output') {
+    } else if (type === 'function_call_output' || type === 'custom_tool_call_output') {
       rejectUnknownKeys(item, FUNCTION_OUTPUT_KEYS, at);
       const callId = expectString(item.call_id, `${at}.call_id`, { nonEmpty: true });
       if (!callIds.has(callId)) throw invalidParam(`${at}.call_id`, `'${callId}' does not answer any function_call earlier in the input`);
@@ -209,9 +213,13 @@ function decodeInput(value: unknown): ChatMessage[] {
     } else if (type === 'item_reference') {
       throw new HerdError('UNSUPPORTED', 'Herd keeps no server-side items, so an item_reference cannot be resolved: send the item itself.', { param: `${at}.type` });
     } else {
-      throw new HerdError('UNSUPPORTED', `Herd's Responses bridge accepts message, function_call, function_call_output and reasoning input items, not '${String(type)}'.`, {
-        param: `${at}.type`,
-      });
+      throw new HerdError(
+        'UNSUPPORTED',
+        `Herd's Responses bridge accepts message, function_call, function_call_output, custom_tool_call, custom_tool_call_output and reasoning input items, not '${String(type)}'.`,
+        {
+          param: `${at}.type`,
+        },
+      );
     }
   }
   return messages;
@@ -307,20 +315,23 @@ function decodeReasoningText(item: JsonObject, at: string): string {
 const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const TOOL_KEYS = new Set(['type', 'name', 'description', 'parameters', 'strict']);
 
-function decodeTools(value: unknown): ResponsesFunctionTool[] {
+function decodeTools(value: unknown): ResponsesTool[] {
   const names = new Set<string>();
-  return expectArray(value, 'tools').map((item, i) => {
+  return expectArray(value, 'tools').map((item, i): ResponsesTool => {
     const at = `tools[${i}]`;
     const tool = expectObject(item, at);
     const type = expectString(tool.type, `${at}.type`);
-    if (type !== 'function') {
-      throw new HerdError('UNSUPPORTED', `Herd's Responses bridge supports function tools only; '${type}' is a tool OpenAI runs on its own servers.`, { param: `${at}.type` });
+    if (type !== 'function' && type !== 'custom') {
+      throw new HerdError('UNSUPPORTED', `Herd's Responses bridge supports function and custom tools only; '${type}' is a tool OpenAI runs on its own servers.`, {
+        param: `${at}.type`,
+      });
     }
-    rejectUnknownKeys(tool, TOOL_KEYS, at);
+    rejectUnknownKeys(tool, type === 'function' ? TOOL_KEYS : CUSTOM_TOOL_KEYS, at);
     const name = expectString(tool.name, `${at}.name`);
     if (!FUNCTION_NAME.test(name)) throw invalidParam(`${at}.name`, 'must be 1-64 characters of a-z, A-Z, 0-9, underscore or dash');
-    if (names.has(name)) throw invalidParam(`${at}.name`, `duplicate function name '${name}'`);
+    if (names.has(name)) throw invalidParam(`${at}.name`, `duplicate tool name '${name}'`);
     names.add(name);
+    if (type === 'custom') return decodeCustomTool(tool, name, at);
     return {
       type: 'function',
       name,
@@ -331,28 +342,58 @@ function decodeTools(value: unknown): ResponsesFunctionTool[] {
   });
 }
 
-function toChatTool(tool: ResponsesFunctionTool): FunctionTool {
-  const out: FunctionTool = { type: 'function', function: { name: tool.name } };
+const CUSTOM_TOOL_KEYS = new Set(['type', 'name', 'description', 'format']);
+
+function decodeCustomTool(tool: JsonObject, name: string, at: string): ResponsesCustomTool {
+  const out: ResponsesCustomTool = { type: 'custom', name };
+  if (tool.description != null) out.description = expectString(tool.description, `${at}.description`);
+  if (tool.format != null) {
+    const format = expectObject(tool.format, `${at}.format`);
+    const type = expectOneOf(format.type, `${at}.format.type`, ['text', 'grammar'] as const);
+    if (type === 'text') {
+      rejectUnknownKeys(format, new Set(['type']), `${at}.format`);
+      out.format = { type };
+    } else {
+      rejectUnknownKeys(format, new Set(['type', 'syntax', 'definition']), `${at}.format`);
+      const syntax = expectOneOf(format.syntax, `${at}.format.syntax`, ['lark', 'regex'] as const);
+      out.format = { type, syntax, definition: expectString(format.definition, `${at}.format.definition`) };
+    }
+  }
+  return out;
+}
+
+/** Responses' tool as chat's: a custom tool's grammar moves under `grammar` (chat's shape). */
+function toChatTool(tool: ResponsesTool): ChatTool {
+  if (tool.type === 'custom') {
+    const custom: { name: string; description?: string; format?: CustomToolFormat } = { name: tool.name };
+    if (tool.description !== undefined) custom.description = tool.description;
+    if (tool.format !== undefined) {
+      custom.format = tool.format.type === 'text' ? { type: 'text' } : { type: 'grammar', grammar: { definition: tool.format.definition, syntax: tool.format.syntax } };
+    }
+    return { type: 'custom', custom };
+  }
+  const out: ChatTool = { type: 'function', function: { name: tool.name } };
   if (tool.description !== null) out.function.description = tool.description;
   if (tool.parameters !== null) out.function.parameters = tool.parameters;
   if (tool.strict !== null) out.function.strict = tool.strict;
   return out;
 }
 
-function decodeToolChoice(value: unknown, tools: ResponsesFunctionTool[]): ResponsesToolChoice {
+function decodeToolChoice(value: unknown, tools: ResponsesTool[]): ResponsesToolChoice {
   if (typeof value === 'string') return expectOneOf(value, 'tool_choice', ['none', 'auto', 'required'] as const);
   const object = expectObject(value, 'tool_choice');
   const type = expectString(object.type, 'tool_choice.type');
-  if (type !== 'function')
-    throw new HerdError('UNSUPPORTED', `Herd's Responses bridge supports tool_choice of type 'function' only, not '${type}'.`, { param: 'tool_choice.type' });
+  if (type !== 'function' && type !== 'custom')
+    throw new HerdError('UNSUPPORTED', `Herd's Responses bridge supports tool_choice of type 'function' or 'custom' only, not '${type}'.`, { param: 'tool_choice.type' });
   rejectUnknownKeys(object, new Set(['type', 'name']), 'tool_choice');
   const name = expectString(object.name, 'tool_choice.name');
-  if (!tools.some((tool) => tool.name === name)) throw invalidParam('tool_choice.name', `'${name}' is not one of the tools`);
-  return { type: 'function', name };
+  if (!tools.some((tool) => tool.name === name && tool.type === type)) throw invalidParam('tool_choice.name', `'${name}' is not one of the ${type} tools`);
+  return { type, name };
 }
 
 function toChatToolChoice(choice: ResponsesToolChoice): ToolChoice {
-  return typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } };
+  if (typeof choice === 'string') return choice;
+  return choice.type === 'custom' ? { type: 'custom', custom: { name: choice.name } } : { type: 'function', function: { name: choice.name } };
 }
 
 function decodeText(value: unknown, request: ChatRequest, echo: ResponsesEcho): void {

@@ -6,7 +6,7 @@ import type { ChatResponse, FinishReason, Usage } from '../../chat-types.ts';
 import type { ResponsesEcho, ResponsesOutputItem, ResponsesResponse, ResponsesUsage, ResponseStatus } from './responses-types.ts';
 
 /** Ids in OpenAI's style (a type prefix and random hex); Herd keeps no state, so they name nothing retrievable. */
-export function createResponsesId(prefix: 'resp' | 'msg' | 'fc' | 'rs'): string {
+export function createResponsesId(prefix: 'resp' | 'msg' | 'fc' | 'ctc' | 'rs'): string {
   return `${prefix}_${randomBytes(prefix === 'resp' ? 24 : 16).toString('hex')}`;
 }
 
@@ -67,7 +67,9 @@ export function encodeResponsesResponse(response: ChatResponse, usage: Usage, ec
     output.push({ type: 'message', id: createResponsesId('msg'), status: itemStatus, role: 'assistant', content });
   }
   for (const call of message?.tool_calls ?? []) {
-    output.push({ type: 'function_call', id: createResponsesId('fc'), call_id: call.id, name: call.function.name, arguments: call.function.arguments, status: 'completed' });
+    if (call.type === 'custom')
+      output.push({ type: 'custom_tool_call', id: createResponsesId('ctc'), call_id: call.id, name: call.custom.name, input: call.custom.input, status: 'completed' });
+    else output.push({ type: 'function_call', id: createResponsesId('fc'), call_id: call.id, name: call.function.name, arguments: call.function.arguments, status: 'completed' });
   }
   const object = createResponseObject(echo, {
     id: createResponsesId('resp'),

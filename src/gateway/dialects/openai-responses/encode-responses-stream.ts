@@ -7,6 +7,7 @@ import { convertUsageToResponses, createResponseObject, createResponsesId, mapFi
 import type {
   ItemStatus,
   ResponsesEcho,
+  ResponsesCustomCallItem,
   ResponsesFunctionCallItem,
   ResponsesMessageItem,
   ResponsesOutputItem,
@@ -32,7 +33,7 @@ interface OpenReasoning {
 }
 interface OpenCall {
   outputIndex: number;
-  item: ResponsesFunctionCallItem;
+  item: ResponsesFunctionCallItem | ResponsesCustomCallItem;
 }
 
 export function createResponsesStreamEncoder(echo: ResponsesEcho, context: EncodeContext): IngressStreamEncoder {
@@ -71,7 +72,10 @@ class ResponsesStreamEncoder implements IngressStreamEncoder {
     if (delta.reasoning_content) this.reasoningDelta(delta.reasoning_content);
     if (delta.content) this.textDelta('text', delta.content);
     if (delta.refusal) this.textDelta('refusal', delta.refusal);
-    for (const call of delta.tool_calls ?? []) this.callDelta(call.index, call.id, call.function?.name, call.function?.arguments);
+    for (const call of delta.tool_calls ?? []) {
+      const custom = call.type === 'custom' || call.custom !== undefined;
+      this.callDelta(call.index, custom, call.id, custom ? call.custom?.name : call.function?.name, custom ? call.custom?.input : call.function?.arguments);
+    }
     if (choice.finish_reason !== null) this.finish = choice.finish_reason;
     return this.take();
   }
@@ -198,33 +202,36 @@ class ResponsesStreamEncoder implements IngressStreamEncoder {
     this.emit({ type: 'response.output_item.done', output_index: message.outputIndex, item: message.item });
   }
 
-  private callDelta(index: number, id: string | undefined, name: string | undefined, args: string | undefined): void {
+  /** A chat tool-call delta: a function call's arguments, or (custom) a custom tool call's free-text input. */
+  private callDelta(index: number, custom: boolean, id: string | undefined, name: string | undefined, text: string | undefined): void {
     let call = this.calls.get(index);
     if (call === undefined) {
       this.closeReasoning('completed');
       this.closeMessage('completed');
-      const item: ResponsesFunctionCallItem = {
-        type: 'function_call',
-        id: createResponsesId('fc'),
-        call_id: id ?? createResponsesId('fc'),
-        name: name ?? '',
-        arguments: '',
-        status: 'in_progress',
-      };
+      const base = { call_id: id ?? createResponsesId('fc'), name: name ?? '', status: 'in_progress' as const };
+      const item: OpenCall['item'] = custom
+        ? { type: 'custom_tool_call', id: createResponsesId('ctc'), ...base, input: '' }
+        : { type: 'function_call', id: createResponsesId('fc'), ...base, arguments: '' };
       call = { outputIndex: this.addItem(item), item };
       this.calls.set(index, call);
     } else if (name && call.item.name === '') {
       call.item.name = name;
     }
-    if (args) {
-      call.item.arguments += args;
-      this.emit({ type: 'response.function_call_arguments.delta', item_id: call.item.id, output_index: call.outputIndex, delta: args });
+    if (!text) return;
+    const item = call.item;
+    if (item.type === 'custom_tool_call') {
+      item.input += text;
+      this.emit({ type: 'response.custom_tool_call_input.delta', item_id: item.id, output_index: call.outputIndex, delta: text });
+    } else {
+      item.arguments += text;
+      this.emit({ type: 'response.function_call_arguments.delta', item_id: item.id, output_index: call.outputIndex, delta: text });
     }
   }
 
   private closeCall(call: OpenCall): void {
     const { item, outputIndex } = call;
-    this.emit({ type: 'response.function_call_arguments.done', item_id: item.id, output_index: outputIndex, name: item.name, arguments: item.arguments });
+    if (item.type === 'custom_tool_call') this.emit({ type: 'response.custom_tool_call_input.done', item_id: item.id, output_index: outputIndex, input: item.input });
+    else this.emit({ type: 'response.function_call_arguments.done', item_id: item.id, output_index: outputIndex, name: item.name, arguments: item.arguments });
     item.status = 'completed';
     this.emit({ type: 'response.output_item.done', output_index: outputIndex, item });
   }

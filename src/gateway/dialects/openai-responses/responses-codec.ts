@@ -1,7 +1,9 @@
-// The OpenAI Responses dialect (POST /v1/responses) as an ingress codec, bridged onto chat.
+// The OpenAI Responses dialect (POST /v1/responses) as an ingress codec: bridged onto chat, or passed
+// through to an upstream's own /responses (raw: how Herd ends such a stream).
 import type { IngressCodec } from '../ingress-codec.ts';
 import { decodeResponsesRequest } from './decode-responses-request.ts';
 import { encodeResponsesResponse } from './encode-responses-response.ts';
+import { responsesRawEnd } from './encode-responses-raw-end.ts';
 import { createResponsesStreamEncoder } from './encode-responses-stream.ts';
 import type { ResponsesEcho } from './responses-types.ts';
 
@@ -10,4 +12,5 @@ export const responsesCodec: IngressCodec<ResponsesEcho> = {
   decode: decodeResponsesRequest,
   encodeResponse: encodeResponsesResponse,
   createStreamEncoder: createResponsesStreamEncoder,
+  raw: responsesRawEnd,
 };

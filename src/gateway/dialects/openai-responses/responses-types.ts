@@ -37,6 +37,16 @@ export interface ResponsesFunctionCallItem {
   status: ItemStatus;
 }
 
+/** A call of a custom (freeform) tool: free-text input instead of JSON arguments. */
+export interface ResponsesCustomCallItem {
+  type: 'custom_tool_call';
+  id: string;
+  call_id: string;
+  name: string;
+  input: string;
+  status: ItemStatus;
+}
+
 /** Reasoning an upstream returns as text (DeepSeek's reasoning_content, Anthropic thinking, Gemini thoughts). */
 export interface ResponsesReasoningItem {
   type: 'reasoning';
@@ -46,7 +56,7 @@ export interface ResponsesReasoningItem {
   status: ItemStatus;
 }
 
-export type ResponsesOutputItem = ResponsesMessageItem | ResponsesFunctionCallItem | ResponsesReasoningItem;
+export type ResponsesOutputItem = ResponsesMessageItem | ResponsesFunctionCallItem | ResponsesCustomCallItem | ResponsesReasoningItem;
 
 export interface ResponsesUsage {
   input_tokens: number;
@@ -66,7 +76,17 @@ export interface ResponsesFunctionTool {
   strict: boolean | null;
 }
 
-export type ResponsesToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; name: string };
+/** A custom (freeform) tool; `format` as Responses writes it (grammar fields flat, not under `grammar`). */
+export interface ResponsesCustomTool {
+  type: 'custom';
+  name: string;
+  description?: string;
+  format?: { type: 'text' } | { type: 'grammar'; syntax: 'lark' | 'regex'; definition: string };
+}
+
+export type ResponsesTool = ResponsesFunctionTool | ResponsesCustomTool;
+
+export type ResponsesToolChoice = 'none' | 'auto' | 'required' | { type: 'function' | 'custom'; name: string };
 
 export type ResponsesTextFormat =
   | { type: 'text' }
@@ -82,7 +102,7 @@ export interface ResponsesEcho {
   temperature: number | null;
   top_p: number | null;
   tool_choice: ResponsesToolChoice;
-  tools: ResponsesFunctionTool[];
+  tools: ResponsesTool[];
   text: { format: ResponsesTextFormat; verbosity?: string };
   reasoning: { effort: string | null; summary: string | null };
   truncation: 'auto' | 'disabled';
@@ -127,6 +147,8 @@ export type ResponsesStreamEventBody =
   | { type: 'response.reasoning_text.delta'; item_id: string; output_index: number; content_index: number; delta: string }
   | { type: 'response.reasoning_text.done'; item_id: string; output_index: number; content_index: number; text: string }
   | { type: 'response.function_call_arguments.delta'; item_id: string; output_index: number; delta: string }
-  | { type: 'response.function_call_arguments.done'; item_id: string; output_index: number; name: string; arguments: string };
+  | { type: 'response.function_call_arguments.done'; item_id: string; output_index: number; name: string; arguments: string }
+  | { type: 'response.custom_tool_call_input.delta'; item_id: string; output_index: number; delta: string }
+  | { type: 'response.custom_tool_call_input.done'; item_id: string; output_index: number; input: string };
 
 export type ResponsesStreamEvent = ResponsesStreamEventBody & { sequence_number: number };

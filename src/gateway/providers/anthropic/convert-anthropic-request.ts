@@ -1,5 +1,6 @@
 // Canonical ChatRequest -> Anthropic Messages request: system lifted out, tool messages as tool_result
 // blocks, same-role turns merged (roles must alternate), tools and tool_choice translated.
+import { asFunctionCall, asFunctionTool, functionChoiceName, refuseCustomTools } from '../refuse-custom-tools.ts';
 import { HerdError } from '../../../core/errors.ts';
 import type { AssistantMessage, ChatRequest, ToolChoice, UserMessage } from '../../chat-types.ts';
 import { collectUnsupportedWarnings } from '../collect-unsupported-warnings.ts';
@@ -58,6 +59,7 @@ export function convertAnthropicRequest(request: ChatRequest, upstreamModel: str
   if (request.response_format?.type === 'json_schema') {
     throw new HerdError('UNSUPPORTED', 'Anthropic has no json_schema response format', { param: 'response_format' });
   }
+  refuseCustomTools(request, 'Anthropic');
   const warnings = collectUnsupportedWarnings(request, UNSUPPORTED_PARAMS, 'Anthropic');
   if (request.response_format?.type === 'json_object') {
     warnings.push({ param: 'response_format', message: 'Anthropic has no JSON mode; the prompt alone asks for JSON' });
@@ -79,7 +81,8 @@ export function convertAnthropicRequest(request: ChatRequest, upstreamModel: str
   if (request.cache_control !== undefined) body.cache_control = request.cache_control;
   if (request.user !== undefined) body.metadata = { user_id: request.user };
   if (request.tools !== undefined && request.tools.length > 0) {
-    body.tools = request.tools.map((tool, i) => {
+    body.tools = request.tools.map((chatTool, i) => {
+      const tool = asFunctionTool(chatTool, `tools[${i}]`, 'Anthropic');
       if (tool.function.strict !== undefined) {
         warnings.push({ param: `tools[${i}].function.strict`, message: 'Anthropic does not support strict tool schemas; it was not sent' });
       }
@@ -101,7 +104,7 @@ function convertToolChoice(choice: ToolChoice | undefined, parallel: boolean | u
   if (choice === 'auto') result = { type: 'auto' };
   else if (choice === 'required') result = { type: 'any' };
   else if (choice === 'none') result = { type: 'none' };
-  else if (choice !== undefined) result = { type: 'tool', name: choice.function.name };
+  else if (choice !== undefined) result = { type: 'tool', name: functionChoiceName(choice, 'Anthropic') };
   if (parallel === false && choice !== 'none') result = { ...(result ?? { type: 'auto' }), disable_parallel_tool_use: true };
   return result;
 }
@@ -162,7 +165,8 @@ function assistantBlocks(message: AssistantMessage, index: number): AnthropicCon
   else if (message.content !== null) {
     for (const part of message.content) blocks.push(...textBlocks(part.type === 'text' ? part.text : part.refusal));
   }
-  (message.tool_calls ?? []).forEach((call, j) => {
+  (message.tool_calls ?? []).forEach((toolCall, j) => {
+    const call = asFunctionCall(toolCall, `messages[${index}].tool_calls[${j}]`, 'Anthropic');
     blocks.push({
       type: 'tool_use',
       id: call.id,

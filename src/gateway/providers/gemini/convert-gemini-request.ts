@@ -1,5 +1,6 @@
 // Canonical ChatRequest -> Gemini generateContent request: roles user/model, systemInstruction,
 // functionCall / functionResponse parts, and OpenAI sampling parameters as generationConfig.
+import { asFunctionCall, asFunctionTool, functionChoiceName, refuseCustomTools } from '../refuse-custom-tools.ts';
 import { HerdError } from '../../../core/errors.ts';
 import type { AssistantMessage, ChatRequest, ToolChoice, UserMessage } from '../../chat-types.ts';
 import { collectUnsupportedWarnings } from '../collect-unsupported-warnings.ts';
@@ -39,6 +40,7 @@ export function convertGeminiRequest(request: ChatRequest, upstreamModel: string
   if (request.response_format?.type === 'json_schema' && request.response_format.json_schema.schema === undefined) {
     throw new HerdError('INVALID_ARG', "Invalid 'response_format.json_schema.schema': Gemini needs the schema itself", { param: 'response_format.json_schema.schema' });
   }
+  refuseCustomTools(request, 'Gemini');
   const warnings = collectUnsupportedWarnings(request, UNSUPPORTED_PARAMS, 'Gemini');
   const { system, conversation } = splitSystemMessages(request.messages, 'Gemini');
   const body: GeminiRequest = {
@@ -49,7 +51,8 @@ export function convertGeminiRequest(request: ChatRequest, upstreamModel: string
   if (request.tools !== undefined && request.tools.length > 0) {
     body.tools = [
       {
-        functionDeclarations: request.tools.map((tool, i) => {
+        functionDeclarations: request.tools.map((chatTool, i) => {
+          const tool = asFunctionTool(chatTool, `tools[${i}]`, 'Gemini');
           if (tool.function.strict !== undefined) {
             warnings.push({ param: `tools[${i}].function.strict`, message: 'Gemini does not support strict tool schemas; it was not sent' });
           }
@@ -73,7 +76,7 @@ function convertToolChoice(choice: ToolChoice): { mode: 'AUTO' | 'ANY' | 'NONE';
   if (choice === 'auto') return { mode: 'AUTO' };
   if (choice === 'required') return { mode: 'ANY' };
   if (choice === 'none') return { mode: 'NONE' };
-  return { mode: 'ANY', allowedFunctionNames: [choice.function.name] };
+  return { mode: 'ANY', allowedFunctionNames: [functionChoiceName(choice, 'Gemini')] };
 }
 
 function convertGenerationConfig(request: ChatRequest): GeminiGenerationConfig {
@@ -117,7 +120,9 @@ function convertContents(conversation: IndexedMessage[], signToolCalls: boolean,
         append('user', userParts(message, index));
         break;
       case 'assistant': {
-        for (const call of message.tool_calls ?? []) toolNames.set(call.id, call.function.name);
+        for (const [j, call] of (message.tool_calls ?? []).entries()) {
+          toolNames.set(call.id, asFunctionCall(call, `messages[${index}].tool_calls[${j}]`, 'Gemini').function.name);
+        }
         const parts = modelParts(message, index);
         const firstCall = signToolCalls ? parts.find((part) => part.functionCall !== undefined) : undefined;
         if (firstCall !== undefined) {
@@ -158,7 +163,8 @@ function modelParts(message: AssistantMessage, index: number): GeminiPart[] {
   const parts: GeminiPart[] = [];
   const text = typeof message.content === 'string' ? message.content : (message.content ?? []).map((part) => (part.type === 'text' ? part.text : part.refusal)).join('');
   if (text !== '') parts.push({ text });
-  (message.tool_calls ?? []).forEach((call, j) => {
+  (message.tool_calls ?? []).forEach((toolCall, j) => {
+    const call = asFunctionCall(toolCall, `messages[${index}].tool_calls[${j}]`, 'Gemini');
     const args = parseToolArguments(call.function.arguments, `messages[${index}].tool_calls[${j}].function.arguments`);
     parts.push({ functionCall: { name: call.function.name, args } });
   });

@@ -1,15 +1,22 @@
 // Provider for any OpenAI-compatible upstream (HolySheep and other relays, OpenAI, DeepSeek): the
 // request passes through with the model replaced; responses and chunks come back nearly untouched.
+// Responses and legacy completions clients reach the upstream's own /responses and /completions when
+// it offers them (`endpoints`), and its chat completions through the canonical shape otherwise.
 import type { AbortLink } from '../../../core/abort-link.ts';
+import type { OpenAIExtraEndpoint } from '../../../config/gateway-config-schema.ts';
 import type { ChatChunk, ChatResponse, FinishReason, Usage } from '../../chat-types.ts';
-import { isJsonObject } from '../../check-json-value.ts';
+import { isJsonObject, type JsonObject } from '../../check-json-value.ts';
 import { convertUsageToOpenAI } from '../../convert-usage-to-openai.ts';
 import { collectChatDataText } from '../../dialects/openai-chat/parse-chat-sse-chunks.ts';
+import { convertCompletionsToChat, parseCompletionsSseChunks } from '../../dialects/openai-completions/convert-completions-to-chat.ts';
+import { convertResponsesToChat } from '../../dialects/openai-responses/convert-responses-to-chat.ts';
+import { parseResponsesSseChunks } from '../../dialects/openai-responses/parse-responses-sse-chunks.ts';
 import { collectResponseText, CompletionTextCollector, countTokens, estimateUsage } from '../../usage-estimate.ts';
 import { attachUpstreamBytes } from '../../upstream-bytes.ts';
 import { HttpUpstream, type SseRead } from '../http-upstream.ts';
 import { SseEventSplitter } from '../split-sse-events.ts';
 import { OpenAIChatPassThrough } from './pass-openai-chat-events.ts';
+import { OpenAIResponsesPassThrough } from './pass-openai-responses-events.ts';
 import type { EmbedRequest, EmbedResult, Provider, ProviderRequest, ProviderResult, ProviderStreamEvent } from '../provider.ts';
 import { DEFAULT_TIMEOUT_MS, type ProviderOptions } from '../provider-options.ts';
 import { UpstreamError } from '../upstream-error.ts';
@@ -21,6 +28,14 @@ import { parseOpenAIErrorBody } from './parse-openai-error.ts';
 
 const PATH = '/chat/completions';
 const EMBEDDINGS_PATH = '/embeddings';
+const RESPONSES_PATH = '/responses';
+const COMPLETIONS_PATH = '/completions';
+
+/** A same-dialect request this upstream takes on its own endpoint: the client's body, the model replaced. */
+interface EndpointPass {
+  endpoint: OpenAIExtraEndpoint;
+  body: Readonly<JsonObject>;
+}
 
 export function createOpenAIProvider(options: ProviderOptions): Provider {
   return new OpenAIProvider(options);
@@ -29,9 +44,11 @@ export function createOpenAIProvider(options: ProviderOptions): Provider {
 class OpenAIProvider implements Provider {
   readonly name: string;
   private readonly upstream: HttpUpstream;
+  private readonly endpoints: ReadonlySet<OpenAIExtraEndpoint>;
 
   constructor(options: ProviderOptions) {
     this.name = options.name;
+    this.endpoints = new Set(options.endpoints ?? []);
     this.upstream = new HttpUpstream({
       provider: options.name,
       baseUrl: options.baseUrl,
@@ -44,6 +61,8 @@ class OpenAIProvider implements Provider {
   }
 
   async chat(req: ProviderRequest, signal: AbortLink): Promise<ProviderResult> {
+    const pass = this.endpointPass(req);
+    if (pass !== undefined) return pass.endpoint === 'responses' ? this.passResponses(req, pass, signal) : this.passCompletions(req, pass, signal);
     const { body, text } = await this.upstream.postJsonText({
       path: PATH,
       body: convertOpenAIRequest(req.request, req.upstreamModel, false),
@@ -61,18 +80,107 @@ class OpenAIProvider implements Provider {
   }
 
   stream(req: ProviderRequest, signal: AbortLink): AsyncGenerator<ProviderStreamEvent> {
+    const pass = this.endpointPass(req);
+    if (pass !== undefined) return pass.endpoint === 'responses' ? this.passResponsesStream(req, pass, signal) : this.passStream(req, signal, pass);
     return req.passThrough?.dialect === 'openai-chat' ? this.passStream(req, signal) : this.translateStream(req, signal);
   }
 
-  /** An OpenAI chat client: the upstream's events go on as its bytes, read for usage as they pass. */
-  private async *passStream(req: ProviderRequest, signal: AbortLink): AsyncGenerator<ProviderStreamEvent> {
+  /** The client's own endpoint, when it spoke Responses or completions and this upstream offers it. */
+  private endpointPass(req: ProviderRequest): EndpointPass | undefined {
+    const pass = req.passThrough;
+    if (pass?.body === undefined) return undefined;
+    const endpoint = pass.dialect === 'openai-responses' ? 'responses' : pass.dialect === 'openai-completions' ? 'completions' : undefined;
+    return endpoint !== undefined && this.endpoints.has(endpoint) ? { endpoint, body: pass.body } : undefined;
+  }
+
+  /** A Responses client on /responses: the answer's bytes go on as sent, read back as chat for the ledger and cache. */
+  private async passResponses(req: ProviderRequest, pass: EndpointPass, signal: AbortLink): Promise<ProviderResult> {
+    const { body, text } = await this.upstream.postJsonText({ path: RESPONSES_PATH, body: withModel(pass.body, req.upstreamModel), signal, timeoutMs: req.timeoutMs });
+    if (isJsonObject(body) && (body.status === 'failed' || (body.object !== 'response' && body.error != null))) throw this.errorInBody({ error: body.error });
+    const read = convertResponsesToChat(body);
+    if (read === undefined) throw this.upstream.malformed('response is not a Responses `response` object (no output)');
+    const { response } = read;
+    attachUpstreamBytes(response, text, 'openai-responses');
+    const usage = read.usage ?? (await estimateUsage(req.request, collectResponseText(response)));
+    response.usage = convertUsageToOpenAI(usage);
+    return { response, usage, rawFinishReason: read.rawStatus, warnings: [] };
+  }
+
+  /** A legacy completions client on /completions: as passResponses, for text_completion objects. */
+  private async passCompletions(req: ProviderRequest, pass: EndpointPass, signal: AbortLink): Promise<ProviderResult> {
+    const { body, text } = await this.upstream.postJsonText({ path: COMPLETIONS_PATH, body: withModel(pass.body, req.upstreamModel), signal, timeoutMs: req.timeoutMs });
+    if (isJsonObject(body) && body.error != null) throw this.errorInBody(body);
+    const response = convertCompletionsToChat(body);
+    if (response === undefined) throw this.upstream.malformed('response is not a text_completion (no choices)');
+    attachUpstreamBytes(response, text, 'openai-completions');
+    const usage = (isJsonObject(body) ? convertOpenAIUsage(body.usage) : undefined) ?? (await estimateUsage(req.request, collectResponseText(response)));
+    response.usage = convertUsageToOpenAI(usage);
+    return { response, usage, rawFinishReason: rawFinishReason(body), warnings: [] };
+  }
+
+  /** A Responses client streaming from /responses: the typed events go on as sent; response.completed ends it. */
+  private async *passResponsesStream(req: ProviderRequest, pass: EndpointPass, signal: AbortLink): AsyncGenerator<ProviderStreamEvent> {
     const reading: SseRead = { sawEvent: false, sawFinal: false };
     const texts = this.upstream.postSseText(
-      { path: PATH, body: convertOpenAIRequest(req.request, req.upstreamModel, true), signal, timeoutMs: req.timeoutMs, idleTimeoutMs: req.idleTimeoutMs },
+      { path: RESPONSES_PATH, body: withModel(pass.body, req.upstreamModel), signal, timeoutMs: req.timeoutMs, idleTimeoutMs: req.idleTimeoutMs },
       reading,
     );
     const splitter = new SseEventSplitter();
-    const pass = new OpenAIChatPassThrough(req.request.stream_options?.include_usage === true, convertOpenAIUsage);
+    const events = new OpenAIResponsesPassThrough();
+    for await (const text of texts) {
+      let out = '';
+      const before = events.chunks;
+      for (const block of splitter.feed(text)) {
+        if (block.data !== undefined) reading.sawEvent = true;
+        const decision = events.read(block);
+        if (decision.kind === 'forward') out += block.text;
+        if (decision.kind === 'final') {
+          // The last event leaves as a piece of its own, so the transport can hold it until the ledger has the rows.
+          if (out !== '') yield { type: 'raw', text: out, dialect: 'openai-responses', chunks: events.chunks - before, model: events.model };
+          yield { type: 'raw', text: block.text, dialect: 'openai-responses', chunks: 0, model: events.model };
+          out = '';
+          reading.sawFinal = true;
+        }
+        // What came before the failure in this read goes to the client first, as it would have.
+        if ((decision.kind === 'error' || decision.kind === 'malformed') && out !== '') {
+          yield { type: 'raw', text: out, dialect: 'openai-responses', chunks: events.chunks - before, model: events.model };
+        }
+        if (decision.kind === 'error') throw this.errorInBody(decision.body);
+        if (decision.kind === 'malformed') throw this.upstream.malformed(decision.detail);
+        if (reading.sawFinal) break;
+      }
+      if (out !== '') yield { type: 'raw', text: out, dialect: 'openai-responses', chunks: events.chunks - before, model: events.model };
+      if (reading.sawFinal) break;
+    }
+    if (!reading.sawFinal) {
+      throw new UpstreamError(`${this.name}: stream ended before response.completed`, { provider: this.name, failure: 'interrupted' });
+    }
+    const usage = events.usage ?? (await estimateUsage(req.request, collectChunkText(parseResponsesSseChunks(events.texts))));
+    // The usage is in response.completed, which the client already has.
+    yield { type: 'usage', usage, delivered: true };
+    yield { type: 'done', finishReason: events.finishReason, rawFinishReason: events.rawStatus };
+  }
+
+  /**
+   * An OpenAI chat client (or, with `endpoint`, a legacy completions client on /completions, whose
+   * chunks have the same framing): the upstream's events go on as its bytes, read for usage as they pass.
+   */
+  private async *passStream(req: ProviderRequest, signal: AbortLink, endpoint?: EndpointPass): AsyncGenerator<ProviderStreamEvent> {
+    const reading: SseRead = { sawEvent: false, sawFinal: false };
+    const dialect = endpoint === undefined ? 'openai-chat' : 'openai-completions';
+    const texts = this.upstream.postSseText(
+      {
+        path: endpoint === undefined ? PATH : COMPLETIONS_PATH,
+        body: endpoint === undefined ? convertOpenAIRequest(req.request, req.upstreamModel, true) : withUsageOption(withModel(endpoint.body, req.upstreamModel)),
+        signal,
+        timeoutMs: req.timeoutMs,
+        idleTimeoutMs: req.idleTimeoutMs,
+      },
+      reading,
+    );
+    const splitter = new SseEventSplitter();
+    const includeUsage = endpoint === undefined ? req.request.stream_options?.include_usage === true : asksForUsage(endpoint.body);
+    const pass = new OpenAIChatPassThrough(includeUsage, convertOpenAIUsage);
     for await (const text of texts) {
       let out = '';
       const before = pass.chunks;
@@ -99,14 +207,15 @@ class OpenAIProvider implements Provider {
         if (reading.sawFinal) break;
       }
       if (out !== '') {
-        yield { type: 'raw', text: out, dialect: 'openai-chat', chunks: pass.chunks - before, model: pass.model };
+        yield { type: 'raw', text: out, dialect, chunks: pass.chunks - before, model: pass.model };
       }
       if (reading.sawFinal) break;
     }
     if (!reading.sawFinal && pass.finishReason === null) {
       throw new UpstreamError(`${this.name}: stream ended before [DONE]`, { provider: this.name, failure: 'interrupted' });
     }
-    const usage = pass.usage ?? (await estimateUsage(req.request, collectChatDataText(pass.data)));
+    const text = endpoint === undefined ? collectChatDataText(pass.data) : collectChunkText(parseCompletionsSseChunks(pass.data.map((data) => `data: ${data}\n\n`)));
+    const usage = pass.usage ?? (await estimateUsage(req.request, text));
     yield { type: 'usage', usage, delivered: pass.usage !== undefined };
     yield { type: 'done', finishReason: pass.finishReason, rawFinishReason: pass.rawFinishReason };
   }
@@ -210,6 +319,29 @@ class OpenAIProvider implements Provider {
       upstreamType: details.type,
     });
   }
+}
+
+/** The client's body with the deployment's model: same keys in the same order, only `model`'s value changed. */
+function withModel(body: Readonly<JsonObject>, model: string): JsonObject {
+  return { ...body, model };
+}
+
+/** Herd reads usage from every completions stream; the client sees the usage chunk only if it asked (asksForUsage). */
+function withUsageOption(body: JsonObject): JsonObject {
+  const options = isJsonObject(body.stream_options) ? body.stream_options : {};
+  if (options.include_usage === true) return body;
+  body.stream_options = { ...options, include_usage: true };
+  return body;
+}
+
+function asksForUsage(body: Readonly<JsonObject>): boolean {
+  return isJsonObject(body.stream_options) && body.stream_options.include_usage === true;
+}
+
+function collectChunkText(chunks: readonly ChatChunk[]): string {
+  const collector = new CompletionTextCollector();
+  for (const chunk of chunks) collector.addChunk(chunk);
+  return collector.text();
 }
 
 function rawFinishReason(body: unknown): string | null {

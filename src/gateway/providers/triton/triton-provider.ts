@@ -1,6 +1,7 @@
 // Provider `type: triton`: a deployment whose upstream is a Triton model — of this Herd's repository
 // (in process) or of a remote KServe server — that speaks the text_input/text_output contract; and
 // embeddings from a model with a BYTES input and an FP32 output, one request per text, concurrently.
+import { refuseCustomTools } from '../refuse-custom-tools.ts';
 import type { AbortLink } from '../../../core/abort-link.ts';
 import { HerdError } from '../../../core/errors.ts';
 import type { InferencePortAnswer, InferencePortModel } from '../../../core/inference-port.ts';
@@ -139,6 +140,8 @@ class TritonProvider implements Provider {
   }
 
   private async prepare(req: ProviderRequest, signal: AbortLink, stream: boolean): Promise<PreparedCall> {
+    // Other tool settings are warnings (triton-text-contract.ts); a custom tool is refused like on Anthropic and Gemini.
+    refuseCustomTools(req.request, 'A Triton text model');
     const { model, version } = parseUpstreamModel(req.upstreamModel);
     const call: TritonCallOptions = { signal, timeoutMs: req.timeoutMs ?? this.timeoutMs, ...(req.idleTimeoutMs !== undefined ? { idleTimeoutMs: req.idleTimeoutMs } : {}) };
     const info = await this.describe(model, version, call);
