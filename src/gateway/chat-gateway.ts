@@ -196,7 +196,10 @@ export class ChatGateway {
         passThrough: caller.passThrough === true ? { dialect: caller.dialect ?? 'openai-chat', body: caller.body } : undefined,
       },
       policy,
-      cacheKey: policy?.read || policy?.write ? computeCacheKey({ request, model: route.model.name }) : undefined,
+      cacheKey:
+        policy?.read || policy?.write
+          ? computeCacheKey({ request, model: route.model.name, space: caller.dialect === 'openai-completions' ? 'completions' : undefined })
+          : undefined,
       promptTokens,
     };
   }

@@ -381,4 +381,34 @@ models:
     assert.equal(chat.status, 400);
     assert.equal(anthropic.requests.length, 0);
   });
+
+  it('a cache hit replays the passed-through bytes (Responses and completions, JSON and SSE) with only a fresh id and created', async () => {
+    const ids = /"id":"((?:resp|cmpl)[-_][^"]*)"/;
+    // The answer's identity is the only thing a hit may change: blank it in both and the rest must be equal.
+    const blank = (text: string) => text.replace(/"id":"(?:resp|cmpl)[-_][^"]*"/g, '"id":"?"').replace(/"created(_at)?":\d+/g, '"created$1":0');
+    const cases: Array<[string, Record<string, unknown>]> = [
+      ['/v1/responses', { model: 'gpt-5', input: 'cache json', temperature: 0 }],
+      ['/v1/responses', { model: 'gpt-5', input: 'cache sse', temperature: 0, stream: true }],
+      ['/v1/completions', { model: 'gpt-5', prompt: 'cache json', temperature: 0 }],
+      ['/v1/completions', { model: 'gpt-5', prompt: 'cache sse', temperature: 0, stream: true }],
+    ];
+    for (const [path, body] of cases) {
+      const first = await post(path, body);
+      assert.equal(first.headers.get('x-herd-cache'), 'miss', path);
+      const firstText = await first.text();
+      let hit: Response | undefined;
+      // The cache write follows the answer by a turn of the event loop: ask until it is there.
+      for (let i = 0; i < 50; i++) {
+        hit = await post(path, body);
+        if (hit.headers.get('x-herd-cache') === 'hit') break;
+        await hit.text();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.equal(hit?.headers.get('x-herd-cache'), 'hit', `${path} ${JSON.stringify(body)}`);
+      const text = (await hit?.text()) ?? '';
+      assert.notEqual(ids.exec(text)?.[1], ids.exec(firstText)?.[1], `${path}: a fresh id`);
+      assert.equal(blank(text), blank(firstText), `${path} stream ${body.stream === true}`);
+      assert.ok(text.includes('x_extra'), 'fields Herd does not model come back');
+    }
+  });
 });

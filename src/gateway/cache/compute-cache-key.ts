@@ -17,6 +17,11 @@ export interface CacheKeyInput {
    * (a key or team id) gives a tenant entries no one else can hit or probe.
    */
   partition?: string;
+  /**
+   * Keeps apart requests whose canonical form is equal but whose meaning is not: a legacy completions
+   * prompt is a text to continue (and passes through to /completions as one), not a user turn.
+   */
+  space?: string;
 }
 
 export function computeCacheKey(input: CacheKeyInput): string {
@@ -29,7 +34,7 @@ export function canonicalizeCacheRequest(input: CacheKeyInput): string {
   for (const [name, rule] of Object.entries(CACHE_KEY_FIELDS)) {
     if (rule.role === 'key') fields[name] = rule.canonical(input.request, { model: input.model });
   }
-  return stringifyCanonical({ v: CACHE_KEY_VERSION, partition: input.partition, fields });
+  return stringifyCanonical({ v: CACHE_KEY_VERSION, partition: input.partition, space: input.space, fields });
 }
 
 /**

@@ -142,6 +142,12 @@ describe('computeCacheKey', () => {
     assert.notEqual(computeCacheKey({ request, model: MODEL, partition: 'team-a' }), computeCacheKey({ request, model: MODEL, partition: 'team-b' }));
   });
 
+  it('keeps a legacy completions prompt apart from the chat turn it decodes to, and leaves other keys as they were', () => {
+    const request = wire({ temperature: 0 });
+    assert.equal(computeCacheKey({ request, model: MODEL }), computeCacheKey({ request, model: MODEL, space: undefined }));
+    assert.notEqual(computeCacheKey({ request, model: MODEL, space: 'completions' }), computeCacheKey({ request, model: MODEL }));
+  });
+
   // Each pair: two spellings of the same request (see the notes in cache-key-fields.ts).
   const EQUIVALENT: Array<[string, Record<string, unknown>, Record<string, unknown>]> = [
     ['body key order', { temperature: 0, seed: 1 }, { seed: 1, temperature: 0 }],
