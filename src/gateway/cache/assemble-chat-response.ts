@@ -9,7 +9,8 @@ interface ChoiceDraft {
   content: string | null;
   refusal: string | null;
   reasoning: string | null;
-  toolCalls: Array<{ id: string; name: string; arguments: string }>;
+  /** `arguments` holds a custom call's input. */
+  toolCalls: Array<{ id: string; custom: boolean; name: string; arguments: string }>;
   finishReason: ChatChoice['finish_reason'];
   logprobs: { content: unknown[] | null; refusal: unknown[] | null } | undefined;
 }
@@ -30,10 +31,13 @@ export class ChatResponseAssembler {
       if (typeof delta.refusal === 'string') draft.refusal = (draft.refusal ?? '') + delta.refusal;
       if (typeof delta.reasoning_content === 'string') draft.reasoning = (draft.reasoning ?? '') + delta.reasoning_content;
       for (const call of delta.tool_calls ?? []) {
-        const slot = (draft.toolCalls[call.index] ??= { id: '', name: '', arguments: '' });
+        const slot = (draft.toolCalls[call.index] ??= { id: '', custom: false, name: '', arguments: '' });
         if (call.id) slot.id = call.id;
-        if (call.function?.name) slot.name = call.function.name;
-        if (call.function?.arguments) slot.arguments += call.function.arguments;
+        if (call.type === 'custom' || call.custom !== undefined) slot.custom = true;
+        const named = call.function?.name ?? call.custom?.name;
+        if (named) slot.name = named;
+        const piece = call.function?.arguments ?? call.custom?.input;
+        if (piece) slot.arguments += piece;
       }
       if (part.finish_reason !== null) draft.finishReason = part.finish_reason;
       if (isLogprobs(part.logprobs)) {
@@ -62,7 +66,11 @@ export class ChatResponseAssembler {
         const calls: ToolCall[] = [];
         for (const [i, call] of draft.toolCalls.entries()) {
           if (call === undefined || call.id === '' || call.name === '') return new Error(`choice ${draft.index} tool call ${i} is incomplete`);
-          calls.push({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } });
+          calls.push(
+            call.custom
+              ? { id: call.id, type: 'custom', custom: { name: call.name, input: call.arguments } }
+              : { id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } },
+          );
         }
         message.tool_calls = calls;
       }

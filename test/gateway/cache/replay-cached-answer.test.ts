@@ -189,6 +189,24 @@ describe('assembling a stream back into a chat.completion (how streamed misses g
     ]);
   });
 
+  it('merges a custom (freeform) tool call from its input pieces', () => {
+    const assembler = new ChatResponseAssembler();
+    const chunk = (delta: ChatChunk['choices'][number]['delta'], finish: 'tool_calls' | null = null): ChatChunk => ({
+      id: 'chatcmpl-live',
+      object: 'chat.completion.chunk',
+      created: 1,
+      model: 'gpt-5',
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    });
+    assembler.add(chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_c1', type: 'custom', custom: { name: 'apply_patch', input: '' } }] }));
+    assembler.add(chunk({ tool_calls: [{ index: 0, custom: { input: '*** Begin' } }] }));
+    assembler.add(chunk({ tool_calls: [{ index: 0, custom: { input: ' Patch' } }] }));
+    assembler.add(chunk({}, 'tool_calls'));
+    const built = assembler.build();
+    assert.ok(!(built instanceof Error));
+    assert.deepEqual(built.choices[0]?.message.tool_calls, [{ id: 'call_c1', type: 'custom', custom: { name: 'apply_patch', input: '*** Begin Patch' } }]);
+  });
+
   it('refuses to build what a stream never completed', () => {
     assert.match(String(new ChatResponseAssembler().build()), /no choice/);
     const assembler = new ChatResponseAssembler();
