@@ -137,9 +137,9 @@ models:
 
   it('a stream is the upstream events byte for byte; the usage event only under include_usage', async () => {
     const withUsage = await (await post({ stream: true, stream_options: { include_usage: true }, temperature: 0.7 })).text();
-    assert.equal(withUsage, [...STREAM_TEXTS, USAGE_TEXT].map((t) => `data: ${renamed(t)}\n\n`).join('') + 'data: [DONE]\n\n');
+    assert.equal(withUsage, `${[...STREAM_TEXTS, USAGE_TEXT].map((t) => `data: ${renamed(t)}\n\n`).join('')}data: [DONE]\n\n`);
     const without = await (await post({ stream: true, temperature: 0.7 })).text();
-    assert.equal(without, STREAM_TEXTS.map((t) => `data: ${renamed(t)}\n\n`).join('') + 'data: [DONE]\n\n');
+    assert.equal(without, `${STREAM_TEXTS.map((t) => `data: ${renamed(t)}\n\n`).join('')}data: [DONE]\n\n`);
   });
 
   it('a stream keeps the upstream framing (CRLF, no space, comments, events cut across reads) byte for byte', async () => {
