@@ -2,31 +2,18 @@
 // translator the translated path uses, only when Herd needs their content after all — an estimate for a
 // stream that ended without usage, or the cache's copy.
 import type { ChatChunk } from '../../chat-types.ts';
-import { isJsonObject } from '../../check-json-value.ts';
 import { AnthropicStreamTranslator } from '../../providers/anthropic/anthropic-stream-translator.ts';
-import { SseEventSplitter } from '../../providers/split-sse-events.ts';
+import { readSseJsonObjects } from '../read-sse-json-objects.ts';
 
 /** The canonical chunks `texts` (whole Anthropic events) amount to; events that do not parse are skipped, an `error` event ends them. */
 export function parseMessagesSseChunks(texts: Iterable<string>): ChatChunk[] {
-  const splitter = new SseEventSplitter();
   const translator = new AnthropicStreamTranslator('pass-through');
   const chunks: ChatChunk[] = [];
-  for (const text of texts) {
-    for (const block of splitter.feed(text)) {
-      if (block.data === undefined) continue;
-      let event: unknown;
-      try {
-        event = JSON.parse(block.data);
-      } catch {
-        continue;
-      }
-      if (!isJsonObject(event)) continue;
-      if (event.type === undefined && block.event !== undefined) event.type = block.event;
-      // The bytes already reached the client; an error event there ends what was answered.
-      if (event.type === 'error') return chunks;
-      const chunk = translator.translate(event);
-      if (chunk !== undefined) chunks.push(chunk);
-    }
+  for (const event of readSseJsonObjects(texts)) {
+    // The bytes already reached the client; an error event there ends what was answered.
+    if (event.type === 'error') return chunks;
+    const chunk = translator.translate(event);
+    if (chunk !== undefined) chunks.push(chunk);
   }
   return chunks;
 }

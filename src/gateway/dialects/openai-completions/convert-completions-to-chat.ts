@@ -2,7 +2,7 @@
 // chat: the choice's `text` is the message's content. For the ledger, the cache and the usage estimate.
 import type { ChatChunk, ChatResponse, FinishReason } from '../../chat-types.ts';
 import { isJsonObject, type JsonObject } from '../../check-json-value.ts';
-import { SseEventSplitter } from '../../providers/split-sse-events.ts';
+import { readSseJsonObjects } from '../read-sse-json-objects.ts';
 import { mapOpenAIFinishReason } from '../../providers/openai/map-openai-finish-reason.ts';
 
 /** `body` as a chat.completion; undefined when it has no choices. */
@@ -33,23 +33,13 @@ export function convertCompletionsChunk(body: unknown): ChatChunk | undefined {
 
 /** The chunks inside whole completions SSE texts (RawSse pieces); anything else is skipped. */
 export function parseCompletionsSseChunks(texts: Iterable<string>): ChatChunk[] {
-  const splitter = new SseEventSplitter();
   const chunks: ChatChunk[] = [];
-  for (const text of texts) {
-    for (const block of splitter.feed(text)) {
-      if (block.data === undefined || block.data === '[DONE]') continue;
-      let value: unknown;
-      try {
-        value = JSON.parse(block.data);
-      } catch {
-        continue;
-      }
-      const chunk = convertCompletionsChunk(value);
-      if (chunk === undefined) continue;
-      // Chat streams name the role once, on the first chunk (the cache's assembler needs it).
-      if (chunks.length === 0) for (const choice of chunk.choices) choice.delta.role = 'assistant';
-      chunks.push(chunk);
-    }
+  for (const value of readSseJsonObjects(texts)) {
+    const chunk = convertCompletionsChunk(value);
+    if (chunk === undefined) continue;
+    // Chat streams name the role once, on the first chunk (the cache's assembler needs it).
+    if (chunks.length === 0) for (const choice of chunk.choices) choice.delta.role = 'assistant';
+    chunks.push(chunk);
   }
   return chunks;
 }

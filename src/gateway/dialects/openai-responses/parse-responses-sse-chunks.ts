@@ -3,25 +3,13 @@
 // of those needs it, never per event on the way through.
 import type { ChatChunk, ChatChunkDelta, ToolCallDelta } from '../../chat-types.ts';
 import { isJsonObject, type JsonObject } from '../../check-json-value.ts';
-import { SseEventSplitter } from '../../providers/split-sse-events.ts';
+import { readSseJsonObjects } from '../read-sse-json-objects.ts';
 import { mapResponsesStatusToFinish } from './convert-responses-to-chat.ts';
 
 /** The chunks `texts` (whole Responses SSE events) amount to; events without content give none. */
 export function parseResponsesSseChunks(texts: Iterable<string>): ChatChunk[] {
-  const splitter = new SseEventSplitter();
   const reader = new ResponsesChunkReader();
-  for (const text of texts) {
-    for (const block of splitter.feed(text)) {
-      if (block.data === undefined) continue;
-      let event: unknown;
-      try {
-        event = JSON.parse(block.data);
-      } catch {
-        continue;
-      }
-      if (isJsonObject(event)) reader.read(event);
-    }
-  }
+  for (const event of readSseJsonObjects(texts)) reader.read(event);
   return reader.chunks;
 }
 

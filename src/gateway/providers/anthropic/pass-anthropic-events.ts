@@ -4,7 +4,7 @@
 // checked for framing (a JSON object) and counted, never parsed.
 import type { FinishReason, Usage } from '../../chat-types.ts';
 import { isJsonObject, type JsonObject } from '../../check-json-value.ts';
-import { findJsonValue } from '../../upstream-bytes.ts';
+import { looksLikeObject, parseJsonObject, readStringField } from '../read-sse-event-text.ts';
 import type { SseBlock } from '../split-sse-events.ts';
 import type { AnthropicUsage } from './anthropic-types.ts';
 import { convertAnthropicUsage } from './convert-anthropic-usage.ts';
@@ -70,7 +70,7 @@ export class AnthropicMessagesPassThrough {
         this.stopped = true;
         return { kind: 'stop' };
       case 'error': {
-        const event = parseObject(data);
+        const event = parseJsonObject(data);
         return event === undefined ? malformedJson(data) : { kind: 'error', body: event };
       }
       default: // ping, and event types added after this code was written: forwarded as sent
@@ -79,7 +79,7 @@ export class AnthropicMessagesPassThrough {
   }
 
   private readParsed(data: string, read: (event: JsonObject) => void): AnthropicPassDecision {
-    const event = parseObject(data);
+    const event = parseJsonObject(data);
     if (event === undefined) return malformedJson(data);
     read(event);
     return { kind: 'forward' };
@@ -94,32 +94,3 @@ export class AnthropicMessagesPassThrough {
 }
 
 const malformedJson = (data: string): AnthropicPassDecision => ({ kind: 'malformed', detail: `malformed JSON in SSE event (${data.length} bytes)` });
-
-function looksLikeObject(data: string): boolean {
-  let start = 0;
-  let end = data.length - 1;
-  while (start <= end && isSpace(data.charCodeAt(start))) start++;
-  while (end >= start && isSpace(data.charCodeAt(end))) end--;
-  return data.charCodeAt(start) === 123 /* { */ && data.charCodeAt(end) === 125 /* } */;
-}
-
-function parseObject(data: string): JsonObject | undefined {
-  try {
-    const value: unknown = JSON.parse(data);
-    return isJsonObject(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The first string value of `"key"` (the top-level `type` comes first in every Anthropic event). */
-function readStringField(data: string, key: string): string | undefined {
-  const at = findJsonValue(data, key, (text, i) => text.charCodeAt(i) === 34 /* " */);
-  if (at < 0) return undefined;
-  const end = data.indexOf('"', at + 1);
-  return end < 0 ? undefined : data.slice(at + 1, end);
-}
-
-function isSpace(code: number): boolean {
-  return code === 32 || code === 10 || code === 13 || code === 9;
-}

@@ -3,7 +3,7 @@
 // event parsed), the finish reason, the model name, errors, the end. An event is parsed only when its
 // text says it carries usage or an error; the rest is checked for framing (a JSON object) and forwarded.
 import type { FinishReason, Usage } from '../../chat-types.ts';
-import { findJsonValue } from '../../upstream-bytes.ts';
+import { hasObjectField, looksLikeObject, parseJsonObject, readStringField } from '../read-sse-event-text.ts';
 import type { SseBlock } from '../split-sse-events.ts';
 import { mapOpenAIFinishReason } from './map-openai-finish-reason.ts';
 
@@ -45,7 +45,7 @@ export class OpenAIChatPassThrough {
     if (data === '[DONE]') return { kind: 'done' };
     if (!looksLikeObject(data)) return { kind: 'malformed', detail: 'SSE event is not a JSON object' };
     if (hasObjectField(data, 'error')) {
-      const parsed = parseObject(data);
+      const parsed = parseJsonObject(data);
       if (parsed === undefined) return { kind: 'malformed', detail: `malformed JSON in SSE event (${data.length} bytes)` };
       if (parsed.error != null) return { kind: 'error', body: parsed };
     }
@@ -59,7 +59,7 @@ export class OpenAIChatPassThrough {
 
   /** The one parsed event: usage for the ledger; forwarded only under include_usage. */
   private readUsageChunk(data: string): PassDecision {
-    const chunk = parseObject(data);
+    const chunk = parseJsonObject(data);
     if (chunk === undefined) return { kind: 'malformed', detail: `malformed JSON in SSE event (${data.length} bytes)` };
     this.rawUsage = chunk.usage;
     this.usage = this.convertUsage(chunk.usage) ?? this.usage;
@@ -81,43 +81,4 @@ export class OpenAIChatPassThrough {
     this.rawFinishReason = raw;
     this.finishReason = mapOpenAIFinishReason(raw);
   }
-}
-
-function looksLikeObject(data: string): boolean {
-  let start = 0;
-  let end = data.length - 1;
-  while (start <= end && isSpace(data.charCodeAt(start))) start++;
-  while (end >= start && isSpace(data.charCodeAt(end))) end--;
-  return data.charCodeAt(start) === 123 /* { */ && data.charCodeAt(end) === 125 /* } */;
-}
-
-function parseObject(data: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(data);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-const startsObject = (text: string, at: number) => text.charCodeAt(at) === 123; /* { */
-const startsString = (text: string, at: number) => text.charCodeAt(at) === 34; /* " */
-
-/** Whether `"key"` has an object value somewhere in the event (see findJsonValue). */
-function hasObjectField(data: string, key: string): boolean {
-  return findJsonValue(data, key, startsObject) >= 0;
-}
-
-/** The first string value of `"key"` (not unescaped: finish reasons and model ids have no escapes). */
-function readStringField(data: string, key: string): string | undefined {
-  const at = findJsonValue(data, key, startsString);
-  if (at < 0) return undefined;
-  const end = data.indexOf('"', at + 1);
-  if (end < 0) return undefined;
-  const value = data.slice(at + 1, end);
-  return value.includes('\\') ? undefined : value;
-}
-
-function isSpace(code: number): boolean {
-  return code === 32 || code === 10 || code === 13 || code === 9;
 }

@@ -4,7 +4,7 @@
 import type { FinishReason, Usage } from '../../chat-types.ts';
 import type { JsonObject } from '../../check-json-value.ts';
 import { convertResponsesUsage, mapResponsesStatusToFinish } from '../../dialects/openai-responses/convert-responses-to-chat.ts';
-import { findJsonValue } from '../../upstream-bytes.ts';
+import { parseJsonObject, readStringField } from '../read-sse-event-text.ts';
 import type { SseBlock } from '../split-sse-events.ts';
 
 /** How one event is passed on. */
@@ -38,7 +38,7 @@ export class OpenAIResponsesPassThrough {
     let parsed: JsonObject | undefined;
     let type = block.event;
     if (type === undefined) {
-      parsed = parseObject(data);
+      parsed = parseJsonObject(data);
       if (parsed === undefined) return { kind: 'malformed', detail: 'Responses SSE event is not a JSON object' };
       type = typeof parsed.type === 'string' ? parsed.type : '';
     }
@@ -50,7 +50,7 @@ export class OpenAIResponsesPassThrough {
     switch (type) {
       case 'response.completed':
       case 'response.incomplete': {
-        const event = parsed ?? parseObject(data);
+        const event = parsed ?? parseJsonObject(data);
         const response = event?.response;
         if (response === null || typeof response !== 'object' || Array.isArray(response)) {
           return { kind: 'malformed', detail: `${type} carries no response object` };
@@ -63,13 +63,13 @@ export class OpenAIResponsesPassThrough {
         return { kind: 'final' };
       }
       case 'response.failed': {
-        const event = parsed ?? parseObject(data);
+        const event = parsed ?? parseJsonObject(data);
         const response = event?.response;
         const error = response !== null && typeof response === 'object' && !Array.isArray(response) ? (response as JsonObject).error : undefined;
         return { kind: 'error', body: { error: error ?? { message: 'the response failed' } } };
       }
       case 'error': {
-        const event = parsed ?? parseObject(data) ?? {};
+        const event = parsed ?? parseJsonObject(data) ?? {};
         return { kind: 'error', body: { error: { message: event.message, code: event.code, param: event.param } } };
       }
       default:
@@ -84,25 +84,4 @@ function hasToolCall(output: unknown): boolean {
     Array.isArray(output) &&
     output.some((item) => item !== null && typeof item === 'object' && ((item as JsonObject).type === 'function_call' || (item as JsonObject).type === 'custom_tool_call'))
   );
-}
-
-function parseObject(data: string): JsonObject | undefined {
-  try {
-    const value: unknown = JSON.parse(data);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-const startsString = (text: string, at: number) => text.charCodeAt(at) === 34; /* " */
-
-/** The first string value of `"key"` (not unescaped: model ids have no escapes). */
-function readStringField(data: string, key: string): string | undefined {
-  const at = findJsonValue(data, key, startsString);
-  if (at < 0) return undefined;
-  const end = data.indexOf('"', at + 1);
-  if (end < 0) return undefined;
-  const value = data.slice(at + 1, end);
-  return value.includes('\\') ? undefined : value;
 }
