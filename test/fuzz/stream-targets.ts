@@ -1,4 +1,4 @@
-// Fuzz targets for each provider's stream parser (OpenAI, Anthropic, Gemini SSE): a local upstream
+// Fuzz targets for each provider's stream parser (OpenAI, Anthropic, Gemini SSE; the pass-through readers of OpenAI chat, Anthropic and Responses): a local upstream
 // answers 200 text/event-stream with a mutated real transcript, cut into random pieces. Invariant: the
 // stream ends (no hang), either with the contract's usage + done, or by throwing an UpstreamError.
 import fc from 'fast-check';
@@ -18,7 +18,10 @@ import { fuzzBytes } from './mutate-bytes.ts';
 const anthropic = (data: { type: string } & Record<string, unknown>): SseFrame => ({ event: data.type, data });
 
 /** Transcripts in each wire format, as the live APIs send them (text, tool calls, usage, errors). */
-export const SSE_TRANSCRIPTS: Record<'openai' | 'anthropic' | 'gemini', string[]> = {
+const responses = (data: { type: string } & Record<string, unknown>): SseFrame => ({ event: data.type, data });
+const RESPONSE_HEAD = { id: 'resp_1', object: 'response', created_at: 1, model: 'gpt-5' };
+
+export const SSE_TRANSCRIPTS: Record<'openai' | 'anthropic' | 'gemini' | 'responses', string[]> = {
   openai: [
     encodeSse([...openAIStreamFrames('gpt-4.1', ['Bon', 'jour', ' 🙂']), { data: '[DONE]' }]),
     encodeSse(
@@ -90,6 +93,34 @@ export const SSE_TRANSCRIPTS: Record<'openai' | 'anthropic' | 'gemini', string[]
       anthropic({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),
     ]),
   ],
+  responses: [
+    encodeSse([
+      responses({ type: 'response.created', sequence_number: 0, response: { ...RESPONSE_HEAD, status: 'in_progress', output: [], usage: null } }),
+      responses({ type: 'response.output_item.added', sequence_number: 1, output_index: 0, item: { id: 'msg_1', type: 'message', role: 'assistant', content: [] } }),
+      responses({ type: 'response.output_text.delta', sequence_number: 2, item_id: 'msg_1', output_index: 0, content_index: 0, delta: 'Bon', obfuscation: 'x' }),
+      responses({ type: 'response.output_text.delta', sequence_number: 3, item_id: 'msg_1', output_index: 0, content_index: 0, delta: 'jour' }),
+      responses({
+        type: 'response.output_item.done',
+        sequence_number: 4,
+        output_index: 1,
+        item: { id: 'fc_1', type: 'function_call', call_id: 'call_1', name: 'f', arguments: '{"a":1}' },
+      }),
+      responses({
+        type: 'response.completed',
+        sequence_number: 5,
+        response: {
+          ...RESPONSE_HEAD,
+          status: 'completed',
+          output: [],
+          usage: { input_tokens: 9, input_tokens_details: { cached_tokens: 1 }, output_tokens: 4, output_tokens_details: { reasoning_tokens: 1 }, total_tokens: 13 },
+        },
+      }),
+    ]),
+    encodeSse([
+      responses({ type: 'response.created', sequence_number: 0, response: { ...RESPONSE_HEAD, status: 'in_progress', output: [] } }),
+      responses({ type: 'error', sequence_number: 1, code: 'server_error', message: 'The model broke.', param: null }),
+    ]),
+  ],
   gemini: [
     encodeSse(
       [
@@ -120,6 +151,7 @@ const FACTORIES: Record<keyof typeof SSE_TRANSCRIPTS, (options: ProviderOptions)
   openai: createOpenAIProvider,
   anthropic: createAnthropicProvider,
   gemini: createGeminiProvider,
+  responses: (options) => createOpenAIProvider({ ...options, endpoints: ['responses'] }),
 };
 
 const REQUEST: ChatRequest = { model: 'fuzz', messages: [{ role: 'user', content: 'hi' }] };
@@ -169,9 +201,13 @@ function streamTarget(dialect: keyof typeof SSE_TRANSCRIPTS, passThrough?: PassT
   };
 }
 
+const CLIENT_BODY = { model: 'fuzz', max_tokens: 16, input: 'hi', messages: [{ role: 'user', content: 'hi' }], stream: true };
+
 export const STREAM_TARGETS: (() => FuzzTarget)[] = [
   () => streamTarget('openai'),
   () => streamTarget('openai', { dialect: 'openai-chat' }),
   () => streamTarget('anthropic'),
+  () => streamTarget('anthropic', { dialect: 'anthropic-messages', body: CLIENT_BODY }),
+  () => streamTarget('responses', { dialect: 'openai-responses', body: CLIENT_BODY }),
   () => streamTarget('gemini'),
 ];

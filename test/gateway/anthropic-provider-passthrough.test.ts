@@ -110,14 +110,15 @@ describe('anthropic provider pass-through', () => {
     }
   });
 
-  it('yields no usage when the upstream sent none (the relay estimates from the pieces it forwarded)', async () => {
+  it('estimates the usage from the forwarded pieces when the upstream sent none, and still ends usage then done', async () => {
     sse = { text: (STREAM + STOP).replace(',"usage":{"input_tokens":3,"output_tokens":1}', '').replace(',"usage":{"output_tokens":7}', ''), cut: -1 };
     const events = await collect(provider.stream({ request: { ...request, stream: true }, upstreamModel: MODEL, passThrough }, signal));
-    assert.equal(
-      events.some((e) => e.type === 'usage'),
-      false,
+    assert.deepEqual(
+      events.slice(-2).map((e) => e.type),
+      ['usage', 'done'],
     );
-    assert.equal(events.at(-1)?.type, 'done');
+    const usage = events.at(-2);
+    assert.ok(usage?.type === 'usage' && usage.usage.estimated && usage.usage.completionTokens > 0 && usage.delivered === true);
   });
 
   it('an error event, a stream without message_stop and garbage are UpstreamErrors', async () => {

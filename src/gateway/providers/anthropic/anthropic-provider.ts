@@ -6,6 +6,7 @@ import { collectResponseText, CompletionTextCollector, estimateUsage } from '../
 import { convertUsageToOpenAI } from '../../convert-usage-to-openai.ts';
 import { isJsonObject, type JsonObject } from '../../check-json-value.ts';
 import { attachUpstreamBytes } from '../../upstream-bytes.ts';
+import { parseMessagesSseChunks } from '../../dialects/anthropic-messages/parse-messages-sse-chunks.ts';
 import { HttpUpstream, type SseRead } from '../http-upstream.ts';
 import type { Provider, ProviderRequest, ProviderResult, ProviderStreamEvent } from '../provider.ts';
 import { SseEventSplitter } from '../split-sse-events.ts';
@@ -97,6 +98,8 @@ class AnthropicProvider implements Provider {
     );
     const splitter = new SseEventSplitter();
     const pass = new AnthropicMessagesPassThrough();
+    // Kept for an estimate should the upstream send no usage (the pieces are not copied).
+    const forwarded: string[] = [];
     for await (const text of texts) {
       let out = '';
       let stop = '';
@@ -113,6 +116,7 @@ class AnthropicProvider implements Provider {
         else throw this.upstream.malformed(decision.detail);
       }
       if (out !== '') {
+        forwarded.push(out);
         yield { type: 'raw', text: out, dialect: 'anthropic-messages', chunks: pass.chunks - before, model: pass.model };
       }
       if (stop !== '') {
@@ -123,9 +127,8 @@ class AnthropicProvider implements Provider {
     if (!pass.stopped) {
       throw new UpstreamError(`${this.name}: stream ended before message_stop`, { provider: this.name, failure: 'interrupted' });
     }
-    // Without usage from the upstream the relay estimates it from the pieces it forwarded (it keeps them anyway).
-    const usage = pass.usage;
-    if (usage !== undefined) yield { type: 'usage', usage, delivered: true };
+    // The usage is in the events the client already has; without any, Herd's estimate of what was forwarded.
+    yield { type: 'usage', usage: pass.usage ?? (await estimateUsage(req.request, collectMessagesText(forwarded))), delivered: true };
     yield { type: 'done', finishReason: pass.finishReason, rawFinishReason: pass.rawStopReason };
   }
 
@@ -191,4 +194,10 @@ export function convertPassThroughBody(body: Readonly<JsonObject>, model: string
   if (stream) out.stream = true;
   else if (out.stream !== undefined && out.stream !== false) out.stream = false;
   return out;
+}
+
+function collectMessagesText(texts: readonly string[]): string {
+  const collector = new CompletionTextCollector();
+  for (const chunk of parseMessagesSseChunks(texts)) collector.addChunk(chunk);
+  return collector.text();
 }
