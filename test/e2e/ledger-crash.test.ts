@@ -4,50 +4,20 @@
 // exactly once with its one attempt row, no reservation is left open, and no key is charged twice.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openKeyStore } from '../../src/gateway/keys/open-key-store.ts';
 import { sendJson, startMockUpstream, type RecordedRequest } from '../gateway/helpers/mock-upstream.ts';
+import { killIfRunning, spawnHerd, stopHerd } from './spawn-herd.ts';
 
 const MASTER = 'sk-herd-crash-test-master-0000000000000000000000';
-const CLI = resolve('src/cli/herd.ts');
 
 /** Each client request carries a marker; the fake upstream reports 1000 + marker completion tokens, so the ledger row names its request. */
 const markerOf = (req: RecordedRequest) => Number(/marker (\d+)/.exec(JSON.stringify(req.body))?.[1] ?? -1);
 
-interface Herd {
-  url: string;
-  child: ChildProcess;
-  exited: Promise<NodeJS.Signals | null>;
-}
-
-async function startHerd(config: string): Promise<Herd> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--config', config], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, CRASH_TEST_MASTER: MASTER, CRASH_UPSTREAM_KEY: 'sk-upstream-secret' },
-  });
-  const exited = new Promise<NodeJS.Signals | null>((done) => child.once('exit', (_code, signal) => done(signal)));
-  const url = await new Promise<string>((ok, fail) => {
-    let out = '';
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      const m = /Started HTTPService at \S+ \((http:\/\/[^)]+)\)/.exec(out);
-      if (m) ok(m[1] as string);
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    void exited.then(() => fail(new Error(`herd exited before starting: ${out}`)));
-  });
-  return { url, child, exited };
-}
-
-async function kill(herd: Herd, signal: NodeJS.Signals): Promise<void> {
-  herd.child.kill(signal);
-  await herd.exited;
-}
+const ENV = { CRASH_TEST_MASTER: MASTER, CRASH_UPSTREAM_KEY: 'sk-upstream-secret' };
 
 interface Answered {
   marker: number;
@@ -116,9 +86,9 @@ models:
   const { secret: budgeted } = await store.create({ name: 'with budget', allowedModels: '*', budgetDayMicros: 1_000_000_000_000 });
   store.close();
 
-  let herd = await startHerd(config);
+  let herd = await spawnHerd(config, ENV);
   t.after(() => {
-    if (herd.child.exitCode === null && herd.child.signalCode === null) herd.child.kill('SIGKILL');
+    killIfRunning(herd);
   });
 
   // Closed loop, 8 clients, until the kill; the kill lands at a moment that varies from run to run.
@@ -135,8 +105,7 @@ models:
   const clients = Array.from({ length: 8 }, client);
   for (let i = 0; i < 600 && answered.length < 150 + (Date.now() % 150); i++) await new Promise((r) => setTimeout(r, 10));
   const killedAfter = answered.length;
-  herd.child.kill('SIGKILL');
-  assert.equal(await herd.exited, 'SIGKILL');
+  assert.equal(await stopHerd(herd, 'SIGKILL'), 'SIGKILL');
   killed = true;
   await Promise.all(clients);
   assert.ok(killedAfter >= 100, `the load ran (${killedAfter} answered before the kill)`);
@@ -145,7 +114,7 @@ models:
   assert.ok(spoolFiles().length >= 1, 'the dead process left spooled rows');
 
   // Restart on the same files: start-up recovery settles or releases what the dead process left open.
-  herd = await startHerd(config);
+  herd = await spawnHerd(config, ENV);
   const after = [];
   for (let i = 0; i < 6; i++) {
     const marker = next++;
@@ -153,7 +122,7 @@ models:
   }
   assert.equal(after.length, 6, 'the restarted server answers');
   answered.push(...after);
-  await kill(herd, 'SIGTERM');
+  await stopHerd(herd, 'SIGTERM');
   assert.deepEqual(spoolFiles(), [], 'a clean stop leaves nothing spooled');
 
   const db = new Database(join(dir, 'herd.db'), { readonly: true });
