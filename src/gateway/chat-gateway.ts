@@ -19,6 +19,7 @@ import type { ChatRequest, ChatResponse, Usage } from './chat-types.ts';
 import type { JsonObject } from './check-json-value.ts';
 import type { GatewayHealth, ModelListEntry } from './describe-gateway.ts';
 import { estimateErrorStatus, mapStatusToClass, NO_PROVIDER, UNKNOWN_MODEL, type CacheOutcome, type GatewayObserver, type GatewayRequestEvent } from './gateway-observer.ts';
+import { isFinalRawPiece } from './dialects/is-final-raw-piece.ts';
 import { holdStreamEnd } from './hold-stream-end.ts';
 import type { IngressDialect } from './ingress-dialect.ts';
 import { isModelAllowed } from './keys/is-model-allowed.ts';
@@ -223,7 +224,7 @@ export class ChatGateway {
     const bytes = describeByteReplay(flight.context.passThrough, request);
     if (stream) {
       const cached = createCachedStream(answer, { includeUsage: request.stream_options?.include_usage === true, bytes });
-      return { kind: 'stream', stream: { meta, ...cached, chunks: holdStreamEnd(cached.chunks, () => committed) }, cache: 'hit' };
+      return { kind: 'stream', stream: { meta, ...cached, chunks: holdStreamEnd(cached.chunks, () => committed, isFinalRawPiece) }, cache: 'hit' };
     }
     await committed;
     return { kind: 'completion', response: convertCachedToResponse(answer, { bytes }), meta, cache: 'hit' };
@@ -287,7 +288,7 @@ export class ChatGateway {
     const committed = relay.result.then((result) =>
       this.settle(flight, { outcome: 'stream', stream: opened, result, ttftMs, overheadMs, cache, answer: tapped?.assemble(result) }),
     );
-    const chunks = this.deps.billing ? holdStreamEnd(relay.chunks, () => committed) : relay.chunks;
+    const chunks = this.deps.billing ? holdStreamEnd(relay.chunks, () => committed, isFinalRawPiece) : relay.chunks;
     return { kind: 'stream', stream: { meta, chunks, cancel: relay.cancel, result: relay.result }, cache };
   }
 

@@ -11,7 +11,6 @@ import type { AnthropicClientHeaders } from '../gateway/chat-types.ts';
 import { decodeMessagesRequest } from '../gateway/dialects/anthropic-messages/decode-messages-request.ts';
 import { encodeMessagesResponse } from '../gateway/dialects/anthropic-messages/encode-messages-response.ts';
 import { formatMessagesEvent, MessagesStreamEncoder } from '../gateway/dialects/anthropic-messages/encode-messages-stream.ts';
-import { isMessageStopPiece } from '../gateway/dialects/anthropic-messages/is-message-stop-piece.ts';
 import { isJsonObject } from '../gateway/check-json-value.ts';
 import { readUpstreamBytes } from '../gateway/upstream-bytes.ts';
 import { estimatePromptTokens } from '../gateway/usage-estimate.ts';
@@ -97,15 +96,14 @@ function parseJson(body: Buffer | undefined): unknown {
 
 /**
  * Anthropic's events from the first chunk on; no upstream switch after the headers. An Anthropic
- * upstream's events (RawSse) are written as they are, its message_stop once the stream has ended (the
+ * upstream's events (RawSse) are written as they are (the flow hands its message_stop on only once the
  * ledger's rows committed); another upstream's chunks are encoded. Events that arrive together leave
  * together (corked until the current I/O callback's promise jobs have run).
  */
 async function writeStream(deps: ChatExchangeDeps, stream: ChatStream, cache: string, res: ServerResponse, started: number): Promise<void> {
   const { send, end } = openSseAnswer(deps, stream.meta, cache, res, started);
   const encoder = new MessagesStreamEncoder({ model: stream.meta.model, inputTokensHint: stream.meta.estimatedPromptTokens });
-  // Pass-through: the upstream's own message_stop, held back; its stream never gets Herd's closing events.
-  let stop: string | undefined;
+  // Pass-through: the upstream's own events end the stream themselves; Herd adds no closing events.
   let raw = false;
   try {
     for await (const piece of stream.chunks) {
@@ -113,14 +111,13 @@ async function writeStream(deps: ChatExchangeDeps, stream: ChatStream, cache: st
       if (!(piece instanceof RawSse)) send(encoder.push(piece));
       else {
         raw = true;
-        if (isMessageStopPiece(piece)) stop = piece.text;
-        else send(piece.text);
+        send(piece.text);
       }
     }
     if (!res.destroyed) {
       const result = await stream.result;
       if (result.outcome === 'failed' && result.error !== undefined) throw result.error;
-      send(raw ? (stop ?? '') : encoder.finish(result));
+      if (!raw) send(encoder.finish(result));
     }
   } catch (err) {
     // After the first byte there is no switching upstream: the client gets Anthropic's error event, no message_stop.

@@ -88,8 +88,6 @@ async function writeStream(
   const pieces = stream.chunks[Symbol.asyncIterator]();
   // Set once the first piece is an upstream's own event: from then on Herd writes only the end.
   let lastRaw: string | undefined;
-  // The upstream's own last event (response.completed), written with the end once the ledger has the rows.
-  let held = '';
   const fail = (error: StreamFailure) => {
     if (lastRaw !== undefined && raw !== undefined) sse.send(raw.fail(error, lastRaw));
     else for (const e of encoder.fail(error)) sse.send(formatEvent(e));
@@ -98,8 +96,7 @@ async function writeStream(
     if (lastRaw !== undefined) {
       if (!(piece instanceof RawSse)) throw new HerdError('INTERNAL', "a canonical chunk among an upstream's own events");
       lastRaw = piece.text;
-      if (raw?.isLast(piece.text) === true) held += piece.text;
-      else sse.send(piece.text);
+      sse.send(piece.text);
     } else for (const e of encoder.chunk(canonicalChunk(piece))) sse.send(formatEvent(e));
   };
   try {
@@ -118,7 +115,7 @@ async function writeStream(
     if (!res.destroyed) {
       const result = await stream.result;
       if (result.outcome === 'failed') fail(mapErrorToOpenAI(result.error ?? new HerdError('UPSTREAM_ERROR', 'the upstream stream failed')).body.error);
-      else if (lastRaw !== undefined && raw !== undefined) sse.send(held + raw.end());
+      else if (lastRaw !== undefined && raw !== undefined) sse.send(raw.end());
       else for (const e of encoder.end(result.usage)) sse.send(formatEvent(e));
     }
   } catch (err) {

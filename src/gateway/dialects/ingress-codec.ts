@@ -45,8 +45,6 @@ export interface IngressCodec<Decoded> {
    * broke. `lastText` is the last piece written, for numbering that continues the upstream's.
    */
   raw?: {
-    /** Whether a piece is the stream's own last event, which the transport holds until the end (as chat's [DONE]). */
-    isLast(text: string): boolean;
     end(): string;
     fail(error: StreamFailure, lastText: string): string;
   };

@@ -1,5 +1,5 @@
 // Recognises the pass-through piece that ends an Anthropic stream: the provider sends message_stop in a
-// piece of its own, and the transport holds it until the stream's end (the ledger's rows) is settled.
+// piece of its own, and the flow holds it until the ledger's rows commit (is-final-raw-piece.ts).
 import type { RawSse } from '../../raw-sse.ts';
 import { SseEventSplitter } from '../../providers/split-sse-events.ts';
 

@@ -164,7 +164,6 @@ export const completionsCodec: IngressCodec<CompletionsDecoded> = {
   // the rows, as on chat), and an error object without [DONE] when the stream broke.
   raw: {
     // The upstream's [DONE] is not forwarded: Herd's own is the end.
-    isLast: () => false,
     end: () => 'data: [DONE]\n\n',
     fail: (error: StreamFailure) => `data: ${JSON.stringify({ error })}\n\n`,
   },

@@ -4,11 +4,7 @@
 // continues the upstream's numbering.
 import type { StreamFailure } from '../ingress-codec.ts';
 
-/** The provider hands response.completed / response.incomplete over as a piece of its own (openai-provider.ts). */
-const LAST = /^event: ?response\.(completed|incomplete)\r?\n/;
-
 export const responsesRawEnd = {
-  isLast: (text: string): boolean => LAST.test(text),
   end: (): string => '',
   fail(error: StreamFailure, lastText: string): string {
     // The codes the bridge's response.failed uses: a rate limit is named as such, any other failure is the server's.
