@@ -14,7 +14,7 @@ import type { AttemptLease } from './router/attempt-lease.ts';
 import { UpstreamRouteError, type AttemptRecord } from './router/attempt-record.ts';
 import { RawSse, type StreamPiece } from './raw-sse.ts';
 import { attachUpstreamBytes, dropUpstreamBytes, renameModel, renameModelInText, rewriteField } from './upstream-bytes.ts';
-import { CompletionTextCollector, estimateUsage } from './usage-estimate.ts';
+import { collectChunksText, CompletionTextCollector, estimateUsage } from './usage-estimate.ts';
 
 /** A provider stream up to and including its first chunk (or its `done`, for an empty answer). */
 export interface OpenedStream {
@@ -128,9 +128,7 @@ class RelayRun {
   }
 
   private forwardedText(): string {
-    if (this.rawTexts === undefined) return this.collector.text();
-    for (const chunk of parseRawStreamChunks(this.rawDialect, this.rawTexts)) this.collector.addChunk(chunk);
-    return this.collector.text();
+    return this.rawTexts === undefined ? this.collector.text() : collectChunksText(parseRawStreamChunks(this.rawDialect, this.rawTexts));
   }
 
   readonly cancel = (): void => {

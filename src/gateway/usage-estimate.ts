@@ -94,6 +94,13 @@ export class CompletionTextCollector {
   }
 }
 
+/** The generated text of chunks already in hand (raw pass-through pieces read back), for estimateUsage. */
+export function collectChunksText(chunks: Iterable<ChatChunk>): string {
+  const collector = new CompletionTextCollector();
+  for (const chunk of chunks) collector.addChunk(chunk);
+  return collector.text();
+}
+
 /** The generated text of a finished response, for estimateUsage. */
 export function collectResponseText(response: ChatResponse): string {
   const pieces: string[] = [];

@@ -2,7 +2,7 @@
 // An Anthropic client's body goes up as sent and the answer's bytes come back as sent (pass-through);
 // any other client's request is translated from and to the canonical shape.
 import type { AbortLink } from '../../../core/abort-link.ts';
-import { collectResponseText, CompletionTextCollector, estimateUsage } from '../../usage-estimate.ts';
+import { collectChunksText, collectResponseText, CompletionTextCollector, estimateUsage } from '../../usage-estimate.ts';
 import { convertUsageToOpenAI } from '../../convert-usage-to-openai.ts';
 import { isJsonObject, type JsonObject } from '../../check-json-value.ts';
 import { attachUpstreamBytes } from '../../upstream-bytes.ts';
@@ -128,7 +128,7 @@ class AnthropicProvider implements Provider {
       throw new UpstreamError(`${this.name}: stream ended before message_stop`, { provider: this.name, failure: 'interrupted' });
     }
     // The usage is in the events the client already has; without any, Herd's estimate of what was forwarded.
-    yield { type: 'usage', usage: pass.usage ?? (await estimateUsage(req.request, collectMessagesText(forwarded))), delivered: true };
+    yield { type: 'usage', usage: pass.usage ?? (await estimateUsage(req.request, collectChunksText(parseMessagesSseChunks(forwarded)))), delivered: true };
     yield { type: 'done', finishReason: pass.finishReason, rawFinishReason: pass.rawStopReason };
   }
 
@@ -194,10 +194,4 @@ export function convertPassThroughBody(body: Readonly<JsonObject>, model: string
   if (stream) out.stream = true;
   else if (out.stream !== undefined && out.stream !== false) out.stream = false;
   return out;
-}
-
-function collectMessagesText(texts: readonly string[]): string {
-  const collector = new CompletionTextCollector();
-  for (const chunk of parseMessagesSseChunks(texts)) collector.addChunk(chunk);
-  return collector.text();
 }

@@ -11,7 +11,7 @@ import { collectChatDataText } from '../../dialects/openai-chat/parse-chat-sse-c
 import { convertCompletionsToChat, parseCompletionsSseChunks } from '../../dialects/openai-completions/convert-completions-to-chat.ts';
 import { convertResponsesToChat } from '../../dialects/openai-responses/convert-responses-to-chat.ts';
 import { parseResponsesSseChunks } from '../../dialects/openai-responses/parse-responses-sse-chunks.ts';
-import { collectResponseText, CompletionTextCollector, countTokens, estimateUsage } from '../../usage-estimate.ts';
+import { collectChunksText, collectResponseText, CompletionTextCollector, countTokens, estimateUsage } from '../../usage-estimate.ts';
 import { attachUpstreamBytes } from '../../upstream-bytes.ts';
 import { HttpUpstream, type SseRead } from '../http-upstream.ts';
 import { SseEventSplitter } from '../split-sse-events.ts';
@@ -127,35 +127,34 @@ class OpenAIProvider implements Provider {
     );
     const splitter = new SseEventSplitter();
     const events = new OpenAIResponsesPassThrough();
+    const piece = (text: string, chunks: number): ProviderStreamEvent => ({ type: 'raw', text, dialect: 'openai-responses', chunks, model: events.model });
     for await (const text of texts) {
       let out = '';
       const before = events.chunks;
       for (const block of splitter.feed(text)) {
         if (block.data !== undefined) reading.sawEvent = true;
         const decision = events.read(block);
-        if (decision.kind === 'forward') out += block.text;
-        if (decision.kind === 'final') {
-          // The last event leaves as a piece of its own, so the transport can hold it until the ledger has the rows.
-          if (out !== '') yield { type: 'raw', text: out, dialect: 'openai-responses', chunks: events.chunks - before, model: events.model };
-          yield { type: 'raw', text: block.text, dialect: 'openai-responses', chunks: 0, model: events.model };
-          out = '';
-          reading.sawFinal = true;
+        if (decision.kind === 'forward') {
+          out += block.text;
+          continue;
         }
-        // What came before the failure in this read goes to the client first, as it would have.
-        if ((decision.kind === 'error' || decision.kind === 'malformed') && out !== '') {
-          yield { type: 'raw', text: out, dialect: 'openai-responses', chunks: events.chunks - before, model: events.model };
-        }
+        // What came before the final or failing event in this read goes to the client first, as it would have.
+        if (out !== '') yield piece(out, events.chunks - before);
+        out = '';
         if (decision.kind === 'error') throw this.errorInBody(decision.body);
         if (decision.kind === 'malformed') throw this.upstream.malformed(decision.detail);
-        if (reading.sawFinal) break;
+        // The last event leaves as a piece of its own, which the flow holds until the ledger has the rows.
+        yield piece(block.text, 0);
+        reading.sawFinal = true;
+        break;
       }
-      if (out !== '') yield { type: 'raw', text: out, dialect: 'openai-responses', chunks: events.chunks - before, model: events.model };
+      if (out !== '') yield piece(out, events.chunks - before);
       if (reading.sawFinal) break;
     }
     if (!reading.sawFinal) {
       throw new UpstreamError(`${this.name}: stream ended before response.completed`, { provider: this.name, failure: 'interrupted' });
     }
-    const usage = events.usage ?? (await estimateUsage(req.request, collectChunkText(parseResponsesSseChunks(events.texts))));
+    const usage = events.usage ?? (await estimateUsage(req.request, collectChunksText(parseResponsesSseChunks(events.texts))));
     // The usage is in response.completed, which the client already has.
     yield { type: 'usage', usage, delivered: true };
     yield { type: 'done', finishReason: events.finishReason, rawFinishReason: events.rawStatus };
@@ -214,7 +213,7 @@ class OpenAIProvider implements Provider {
     if (!reading.sawFinal && pass.finishReason === null) {
       throw new UpstreamError(`${this.name}: stream ended before [DONE]`, { provider: this.name, failure: 'interrupted' });
     }
-    const text = endpoint === undefined ? collectChatDataText(pass.data) : collectChunkText(parseCompletionsSseChunks(pass.data.map((data) => `data: ${data}\n\n`)));
+    const text = endpoint === undefined ? collectChatDataText(pass.data) : collectChunksText(parseCompletionsSseChunks(pass.data.map((data) => `data: ${data}\n\n`)));
     const usage = pass.usage ?? (await estimateUsage(req.request, text));
     yield { type: 'usage', usage, delivered: pass.usage !== undefined };
     yield { type: 'done', finishReason: pass.finishReason, rawFinishReason: pass.rawFinishReason };
@@ -336,12 +335,6 @@ function withUsageOption(body: JsonObject): JsonObject {
 
 function asksForUsage(body: Readonly<JsonObject>): boolean {
   return isJsonObject(body.stream_options) && body.stream_options.include_usage === true;
-}
-
-function collectChunkText(chunks: readonly ChatChunk[]): string {
-  const collector = new CompletionTextCollector();
-  for (const chunk of chunks) collector.addChunk(chunk);
-  return collector.text();
 }
 
 function rawFinishReason(body: unknown): string | null {
