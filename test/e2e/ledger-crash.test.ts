@@ -9,13 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openKeyStore } from '../../src/gateway/keys/open-key-store.ts';
-import { sendJson, startMockUpstream, type RecordedRequest } from '../gateway/helpers/mock-upstream.ts';
+import { askMarker, startMarkerUpstream } from './marker-upstream.ts';
 import { killIfRunning, spawnHerd, stopHerd } from './spawn-herd.ts';
 
 const MASTER = 'sk-herd-crash-test-master-0000000000000000000000';
-
-/** Each client request carries a marker; the fake upstream reports 1000 + marker completion tokens, so the ledger row names its request. */
-const markerOf = (req: RecordedRequest) => Number(/marker (\d+)/.exec(JSON.stringify(req.body))?.[1] ?? -1);
 
 const ENV = { CRASH_TEST_MASTER: MASTER, CRASH_UPSTREAM_KEY: 'sk-upstream-secret' };
 
@@ -24,47 +21,9 @@ interface Answered {
   budgeted: boolean;
 }
 
-/** One request; resolves with whether the client received a complete 200 answer (an SSE stream up to [DONE]). */
-async function ask(url: string, marker: number, secret: string, stream: boolean): Promise<boolean> {
-  try {
-    const res = await fetch(`${url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
-      body: JSON.stringify({ model: 'gpt-4.1', messages: [{ role: 'user', content: `marker ${marker}` }], max_tokens: 16, temperature: 0.7, ...(stream ? { stream: true } : {}) }),
-    });
-    const text = await res.text();
-    if (res.status !== 200) return false;
-    return stream ? text.includes('data: [DONE]') : (JSON.parse(text) as { choices?: unknown[] }).choices?.length === 1;
-  } catch {
-    return false; // reset by the kill
-  }
-}
-
 test('SIGKILL mid-load, restart: every answered request has its rows exactly once, no reservation stays open, nothing is charged twice', async (t) => {
-  const upstream = await startMockUpstream(async (req, res) => {
-    const marker = markerOf(req);
-    const usage = { prompt_tokens: 10, completion_tokens: 1000 + marker, total_tokens: 1010 + marker };
-    const body = req.body as { stream?: boolean };
-    if (!body.stream) {
-      sendJson(res, 200, {
-        id: `c-${marker}`,
-        object: 'chat.completion',
-        created: 1,
-        model: 'gpt-4.1',
-        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
-        usage,
-      });
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    const chunk = (delta: object, finish: string | null) =>
-      `data: ${JSON.stringify({ id: `c-${marker}`, object: 'chat.completion.chunk', created: 1, model: 'gpt-4.1', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-    res.write(chunk({ role: 'assistant', content: 'o' }, null));
-    await new Promise((r) => setImmediate(r));
-    res.end(
-      `${chunk({ content: 'k' }, 'stop')}data: ${JSON.stringify({ id: `c-${marker}`, object: 'chat.completion.chunk', created: 1, model: 'gpt-4.1', choices: [], usage })}\n\ndata: [DONE]\n\n`,
-    );
-  });
+  // Each request's prompt carries a marker; the upstream reports 1000 + marker completion tokens, so the ledger row names its request.
+  const upstream = await startMarkerUpstream();
   t.after(() => upstream.close());
 
   const dir = mkdtempSync(join(tmpdir(), 'herd-ledger-crash-'));
@@ -99,7 +58,7 @@ models:
     for (let i = 0; i < 100_000 && !killed; i++) {
       const marker = next++;
       const withBudget = marker % 2 === 1;
-      if (await ask(herd.url, marker, withBudget ? budgeted : MASTER, marker % 3 === 0)) answered.push({ marker, budgeted: withBudget });
+      if ((await askMarker(herd.url, marker, withBudget ? budgeted : MASTER, marker % 3 === 0)).complete) answered.push({ marker, budgeted: withBudget });
     }
   };
   const clients = Array.from({ length: 8 }, client);
@@ -118,7 +77,7 @@ models:
   const after = [];
   for (let i = 0; i < 6; i++) {
     const marker = next++;
-    if (await ask(herd.url, marker, i % 2 === 1 ? budgeted : MASTER, i % 3 === 0)) after.push({ marker, budgeted: i % 2 === 1 });
+    if ((await askMarker(herd.url, marker, i % 2 === 1 ? budgeted : MASTER, i % 3 === 0)).complete) after.push({ marker, budgeted: i % 2 === 1 });
   }
   assert.equal(after.length, 6, 'the restarted server answers');
   answered.push(...after);
