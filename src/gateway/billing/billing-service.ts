@@ -12,7 +12,7 @@ import type { CatalogModel } from '../router/gateway-catalog.ts';
 import type { StreamResult } from '../stream-relay.ts';
 import { estimatePromptTokens } from '../usage-estimate.ts';
 import { createLedgerRecords, type AnswerFacts } from './create-ledger-records.ts';
-import type { Ledger, RecoverResult, ReleaseResult, RequestRecord, Reservation, ReserveInput, SettleResult } from './ledger.ts';
+import type { Ledger, ReleaseResult, RequestRecord, Reservation, ReserveInput, SettleResult } from './ledger.ts';
 import type { CurrencyCode, Micros } from './money.ts';
 import { createPriceCatalog, type PriceCatalog } from './price-catalog.ts';
 import { createSettlementRates, priceTokens, type Cost, type SettlementRates } from './price-usage.ts';
@@ -235,12 +235,6 @@ export class BillingService {
       }
     }
     this.retryTimer = this.unresolved.size > 0 ? setTimeout(() => void this.retryUnresolved(), SETTLE_RETRY_MS).unref() : undefined;
-  }
-
-  /** Releases reservations older than billing.stale_reservation_minutes (call at start-up, and periodically with several replicas). */
-  recover(): Promise<RecoverResult> {
-    const minutes = this.config.billing?.stale_reservation_minutes ?? 60;
-    return this.ledger.recover({ olderThanMs: minutes * 60_000, nowMs: this.now() });
   }
 
   private describeAnswer(input: FinishInput): AnswerFacts {
