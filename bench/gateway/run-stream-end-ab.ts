@@ -8,9 +8,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Pool } from 'undici';
 import { type BenchProcess as Proc, cpuSeconds, startBenchProcess as start } from '../lib/bench-process.ts';
-import { type LoadResult, runInterleaved, summariseLoad } from '../lib/closed-loop-load.ts';
+import { type LoadResult, runInterleaved, runLoad } from '../lib/closed-loop-load.ts';
 import { ensureBuilt } from '../lib/herd-process.ts';
 import { BENCH_MASTER_KEY, createBenchChatBody } from './bench-chat-request.ts';
 import { createBenchGatewayYaml } from './bench-gateway-yaml.ts';
@@ -30,35 +29,21 @@ const load = () =>
     .map((l) => fmt(l, 2))
     .join(' ');
 
-async function runStreamLoad(origin: string, durationMs: number): Promise<LoadResult> {
-  const pool = new Pool(origin, { connections: concurrency, keepAliveTimeout: 60_000 });
-  const ok: number[] = [];
-  const statuses: Record<number, number> = {};
-  let errors = 0;
-  const end = performance.now() + durationMs;
-  const started = performance.now();
-  const payload = createBenchChatBody(true);
-  const headers = { 'content-type': 'application/json', authorization: `Bearer ${BENCH_MASTER_KEY}` };
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() < end) {
-        const t0 = performance.now();
-        try {
-          const res = await pool.request({ method: 'POST', path: '/v1/chat/completions', body: payload, headers });
-          let text = '';
-          for await (const part of res.body) text += String(part);
-          if (!text.endsWith('data: [DONE]\n\n')) throw new Error('stream without [DONE]');
-          ok.push((performance.now() - t0) * 1000);
-          statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
-        } catch {
-          errors += 1;
-        }
-      }
-    }),
-  );
-  const elapsed = (performance.now() - started) / 1000;
-  await pool.close();
-  return summariseLoad({ ok, refused: [], seconds: elapsed, statuses, errors });
+const STREAM_BODY = createBenchChatBody(true);
+const STREAM_HEADERS = { 'content-type': 'application/json', authorization: `Bearer ${BENCH_MASTER_KEY}` };
+const DONE = Buffer.from('data: [DONE]\n\n');
+
+/** Streaming chat at the bench's concurrency; a stream that did not end in [DONE] is an error. */
+function runStreamLoad(origin: string, durationMs: number): Promise<LoadResult> {
+  return runLoad({
+    origin,
+    path: '/v1/chat/completions',
+    body: STREAM_BODY,
+    headers: STREAM_HEADERS,
+    concurrency,
+    durationMs,
+    accept: (body) => body.subarray(-DONE.length).equals(DONE),
+  });
 }
 
 if (!args.includes('--no-build')) ensureBuilt();

@@ -12,6 +12,8 @@ export interface LoadSpec {
   durationMs: number;
   /** Requests per second across all connections (open loop); omitted: closed loop. */
   ratePerSecond?: number;
+  /** A 200 whose whole body this refuses counts as an error (e.g. a stream that did not end in [DONE]). */
+  accept?: (body: Buffer) => boolean;
 }
 
 export interface LoadResult {
@@ -43,7 +45,8 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
     const t0 = performance.now();
     try {
       const res = await pool.request({ method: 'POST', path: spec.path, body: spec.body, headers: spec.headers });
-      await res.body.arrayBuffer();
+      const body = await res.body.arrayBuffer();
+      if (res.statusCode === 200 && spec.accept !== undefined && !spec.accept(Buffer.from(body))) throw new Error('answer refused by accept()');
       const us = (performance.now() - t0) * 1000;
       statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
       (res.statusCode === 200 ? ok : refused).push(us);
