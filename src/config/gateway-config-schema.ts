@@ -190,6 +190,12 @@ export const modelSchema = z.strictObject({
   strategy: z.enum(ROUTING_STRATEGIES).default('cheapest').describe('how a deployment is chosen when several are enabled'),
   fallbacks: z.array(modelId).default([]).describe('models (names or aliases) tried in order when every deployment of this one failed'),
   ms_per_token: z.number().positive().optional().describe("scales a non-streamed attempt's timeout with the output: timeout_ms + ms_per_token × max_tokens"),
+  strict: z
+    .boolean()
+    .default(false)
+    .describe(
+      'true: a request bridged onto another dialect is refused (400 naming the field) when it carries a field the bridge would drop; false: the field is dropped and named in x-herd-dropped (docs/gateway.md, "Field tables")',
+    ),
 });
 
 const autoRuleSchema = z.strictObject({

@@ -184,7 +184,10 @@ export function createChatService(options: ChatServiceOptions): ChatService {
 
     async complete(request, context = {}) {
       const { loop, meta } = await route<ProviderResult>(request, context, false, (target, signal) =>
-        target.provider.chat({ request, upstreamModel: target.deployment.upstreamModel, timeoutMs: target.timeouts.timeoutMs, passThrough: context.passThrough }, signal),
+        target.provider.chat(
+          { request, upstreamModel: target.deployment.upstreamModel, timeoutMs: target.timeouts.timeoutMs, passThrough: context.passThrough, strict: target.model.strict },
+          signal,
+        ),
       );
       loop.lease.succeed();
       const result = loop.value;
@@ -204,6 +207,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
               timeoutMs: target.timeouts.timeoutMs,
               idleTimeoutMs: target.timeouts.idleTimeoutMs,
               passThrough: context.passThrough,
+              strict: target.model.strict,
             },
             attemptSignal,
           ),

@@ -140,6 +140,24 @@ export interface ChatRequest {
   cache_control?: CacheControl;
   /** The client's anthropic-version / anthropic-beta headers (Anthropic Messages ingress), forwarded unchanged to Anthropic upstreams only. */
   anthropic_headers?: AnthropicClientHeaders;
+  /**
+   * Members of the client's body that this canonical shape does not carry, in the client's own dotted paths.
+   * A same-dialect upstream gets them anyway (it receives the client's body); a bridged attempt drops each
+   * `drop` one, naming it in x-herd-dropped, and refuses a `refuse` one (docs/gateway.md, "Field tables").
+   */
+  unmodeled?: UnmodeledField[];
+}
+
+/** One member of a client request that only a same-dialect upstream can honour. */
+export interface UnmodeledField {
+  /** The client dialect's own path, e.g. `client_metadata`, `tools.2`, `messages.0.content.1`. */
+  param: string;
+  /** drop: the answer is still what the client asked for without it; refuse: it would not be. */
+  bridged: 'drop' | 'refuse';
+  /** Why, for the warning or the refusal (e.g. "hosted tool web_search runs only on OpenAI's Responses API"). */
+  reason: string;
+  /** The member as the client sent it (a reference into its body): part of the cache key. */
+  value: unknown;
 }
 
 /** Anthropic's thinking settings, as its Messages API takes them (manual budget, adaptive, between tools, off). */
@@ -253,6 +271,14 @@ export interface Usage {
   completionTokens: number;
   /** Completion tokens spent on reasoning/thinking, where the upstream reports them. */
   reasoningTokens: number;
+  /** Of cacheWriteTokens, those written for 1 hour (Anthropic's ephemeral_1h), priced at the 1-hour write rate. */
+  cacheWrite1hTokens?: number;
+  /**
+   * The reasoning figure as the upstream reported it, where it reports one apart (OpenAI's reasoning_tokens,
+   * Gemini's thoughtsTokenCount); undefined where it does not (Anthropic counts thinking inside output_tokens,
+   * and reasoningTokens is then Herd's count of the thinking text).
+   */
+  reportedReasoningTokens?: number;
   /** True when Herd counted with its own tokenizer because the upstream sent no usage. */
   estimated: boolean;
   /** The upstream's usage object exactly as received (undefined when estimated). */

@@ -80,12 +80,24 @@ export function abortOnClientClose(res: ServerResponse): AbortLink {
 
 export function herdHeaders(meta: ChatMeta, started: number): OutHeaders {
   const elapsed = performance.now() - started;
-  return {
+  const headers: OutHeaders = {
     'x-herd-model': meta.model,
     'x-herd-provider': meta.provider,
     'x-herd-attempts': String(meta.attempts.length),
     'x-herd-overhead-ms': Math.max(0, elapsed - meta.upstreamMs - meta.waitedMs).toFixed(3),
   };
+  if (meta.warnings.length > 0) headers['x-herd-dropped'] = describeDropped(meta.warnings);
+  return headers;
+}
+
+/** x-herd-dropped: each setting the answering attempt left out, once, in the order met (names only; the why is in docs/gateway.md). */
+function describeDropped(warnings: ChatMeta['warnings']): string {
+  return [...new Set(warnings.map((w) => headerSafe(w.param)))].join(',');
+}
+
+/** A client's own member names can hold any character: what a header cannot carry (and the list's comma) is percent-encoded. */
+function headerSafe(param: string): string {
+  return param.replace(/[^\x21-\x2b\x2d-\x7e]/gu, (c) => encodeURIComponent(/[\ud800-\udfff]/u.test(c) ? '\ufffd' : c));
 }
 
 /**

@@ -12,6 +12,8 @@ export interface RequestFacts {
   keyName: string | undefined;
   origin?: string | undefined;
   dialect?: string | undefined;
+  /** The herd.yaml rule that matched the requested model, when routing got that far. */
+  routeRule?: string | undefined;
   requestedModel: string;
   priority: string | undefined;
   /** Epoch ms when Herd received the request. */
@@ -65,6 +67,9 @@ export function createLedgerRecords(request: RequestFacts, answer: AnswerFacts, 
     keyName: request.keyName,
     origin: request.origin,
     dialect: request.dialect,
+    routeRule: request.routeRule,
+    cacheWrite1hTokens: answer.usage?.cacheWrite1hTokens,
+    reportedReasoningTokens: answer.usage?.reportedReasoningTokens,
     requestedModel: request.requestedModel,
     model: answer.model,
     provider: answer.provider,

@@ -151,4 +151,18 @@ export const ledgerMigrations: readonly SqliteMigration[] = [
         FROM ledger_requests WHERE attempt_outcome IS NOT NULL;
     `,
   },
+  {
+    version: 5,
+    name: 'requests: route rule, 1-hour cache writes, reported reasoning',
+    sql: `
+      -- The herd.yaml rule that matched the model the client asked for (a name, an alias, a pattern such
+      -- as 'claude-*', a tier); NULL when none did or for rows written before this version.
+      ALTER TABLE ledger_requests ADD COLUMN route_rule TEXT;
+      -- Of cache_write_tokens, those written for 1 hour (priced at the 1-hour write rate).
+      ALTER TABLE ledger_requests ADD COLUMN cache_write_1h_tokens BIGINT NOT NULL DEFAULT 0;
+      -- The reasoning figure as the upstream reported it apart (OpenAI, Gemini); NULL where it reports none
+      -- apart (Anthropic counts thinking inside output tokens) and reasoning_tokens is Herd's count.
+      ALTER TABLE ledger_requests ADD COLUMN reported_reasoning_tokens BIGINT;
+    `,
+  },
 ];

@@ -51,6 +51,10 @@ export const REQUEST_COLUMNS = [
   'attempt_latency_ms',
   'attempt_ttft_ms',
   'attempt_charged',
+  // Migration 5.
+  'route_rule',
+  'cache_write_1h_tokens',
+  'reported_reasoning_tokens',
 ] as const;
 
 export const ATTEMPT_COLUMNS = [
@@ -121,6 +125,9 @@ export function convertRequestToValues(r: RequestRecord, inline?: InlineAttempt)
     orNull(r.origin),
     r.dialect ?? DEFAULT_DIALECT,
     ...(inline === undefined ? NO_INLINE_ATTEMPT : convertInlineAttempt(inline)),
+    orNull(r.routeRule),
+    r.cacheWrite1hTokens ?? 0,
+    orNull(r.reportedReasoningTokens),
   ];
 }
 

@@ -106,6 +106,12 @@ export interface RequestRecord extends TokenColumns, CostColumns {
   origin?: string | undefined;
   /** The wire format the client spoke (an IngressDialect); undefined: openai-chat. */
   dialect?: string | undefined;
+  /** The herd.yaml rule that matched the requested model (name, alias, pattern, tier); undefined: none did. */
+  routeRule?: string | undefined;
+  /** Of cacheWriteTokens, those written for 1 hour; undefined: 0. */
+  cacheWrite1hTokens?: number | undefined;
+  /** The reasoning figure the upstream reported apart; undefined where it reports none apart. */
+  reportedReasoningTokens?: number | undefined;
   /** The `model` the client sent (an alias, a tier, `auto`). */
   requestedModel: string;
   /** What answered; undefined when nothing did. */

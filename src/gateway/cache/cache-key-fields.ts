@@ -57,6 +57,8 @@ export const CACHE_KEY_FIELDS: { readonly [K in keyof Required<ChatRequest>]: Ca
   thinking: { role: 'key', canonical: (r) => r.thinking },
   // A beta can change what the model does; the version names the wire format only.
   anthropic_headers: { role: 'key', canonical: (r) => r.anthropic_headers?.beta },
+  // What only a same-dialect upstream sees can still change its answer: two requests differing there do not share.
+  unmodeled: { role: 'key', canonical: (r) => r.unmodeled?.map((f) => [f.param, f.value]) },
 
   stream: { role: 'ignored', why: 'delivery only: a cached answer is replayed as a stream or returned whole' },
   stream_options: { role: 'ignored', why: 'delivery only: include_usage is applied at replay' },

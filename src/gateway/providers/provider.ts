@@ -24,6 +24,8 @@ export interface ProviderRequest {
    * others ignore it and translate.
    */
   passThrough?: PassThrough;
+  /** The route's `strict` setting: a bridged attempt refuses what it would drop (bridge-unmodeled.ts). */
+  strict?: boolean;
 }
 
 /** What a same-dialect upstream may receive and return unchanged. */

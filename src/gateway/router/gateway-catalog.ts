@@ -60,6 +60,8 @@ export interface CatalogModel {
   /** Canonical model names (aliases in herd.yaml resolved). */
   fallbacks: string[];
   msPerToken: number | undefined;
+  /** Refuse, rather than drop, what a bridged attempt cannot carry (models.<name>.strict). */
+  strict: boolean;
   deployments: CatalogDeployment[];
   /** Deployments whose provider is enabled. */
   enabledDeployments: CatalogDeployment[];
@@ -132,6 +134,7 @@ export function buildGatewayCatalog(config: GatewayRoutingConfig, env: NodeJS.Pr
       strategy: model.strategy,
       fallbacks: model.fallbacks.map(canonical),
       msPerToken: model.ms_per_token,
+      strict: model.strict,
       deployments,
       enabledDeployments,
       unavailableReasons,

@@ -31,8 +31,9 @@ export interface LedgerHarness {
 
 const asText = (row: Record<string, unknown>): Row => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, v === null || v === undefined ? null : String(v)]));
 
-/** Columns a request row had at `version` (migration 4 added the inline attempt). */
-const requestColumnsAt = (version: number) => (version >= 4 ? REQUEST_COLUMNS.length : REQUEST_COLUMNS.indexOf('attempt_model'));
+/** Columns a request row had at `version` (migration 4 added the inline attempt, 5 the route rule and two token figures). */
+const requestColumnsAt = (version: number) =>
+  version >= 5 ? REQUEST_COLUMNS.length : version === 4 ? REQUEST_COLUMNS.indexOf('route_rule') : REQUEST_COLUMNS.indexOf('attempt_model');
 
 export function createSqliteHarness(): LedgerHarness {
   const file = join(mkdtempSync(join(tmpdir(), 'herd-ledger-harness-')), 'herd.db');

@@ -109,6 +109,9 @@ describe('ledger rows', () => {
       attempt_latency_ms: null,
       attempt_ttft_ms: null,
       attempt_charged: null,
+      route_rule: null,
+      cache_write_1h_tokens: 0,
+      reported_reasoning_tokens: null,
     });
   });
 

@@ -37,6 +37,7 @@ test('the ledger shares herd.db with the key store: WAL, one schema_migrations t
       { version: 2, name: 'requests: origin' },
       { version: 3, name: 'requests: dialect' },
       { version: 4, name: 'requests: a single attempt inline; ledger_attempts_all' },
+      { version: 5, name: 'requests: route rule, 1-hour cache writes, reported reasoning' },
     ]);
     db.close();
   } finally {

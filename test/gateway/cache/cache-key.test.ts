@@ -64,6 +64,8 @@ const ANTHROPIC_ONLY_VARIANTS: Record<string, Partial<ChatRequest>> = {
   top_k: { top_k: 5 },
   thinking: { thinking: { type: 'enabled', budget_tokens: 1024 } },
   anthropic_headers: { anthropic_headers: { beta: 'interleaved-thinking-2025-05-14' } },
+  // Set by every tolerant decoder for what it does not model (the fields themselves reach same-dialect upstreams).
+  unmodeled: { unmodeled: [{ param: 'client_metadata', bridged: 'drop', reason: 'test', value: { a: 1 } }] },
 };
 
 const IGNORED_VARIANTS: Record<string, Record<string, unknown>> = {

@@ -8,7 +8,9 @@ import { isJsonObject, type JsonObject } from '../../check-json-value.ts';
 import { attachUpstreamBytes } from '../../upstream-bytes.ts';
 import { parseMessagesSseChunks } from '../../dialects/anthropic-messages/parse-messages-sse-chunks.ts';
 import { HttpUpstream, type SseRead } from '../http-upstream.ts';
-import type { Provider, ProviderRequest, ProviderResult, ProviderStreamEvent } from '../provider.ts';
+import { bridgeUnmodeled } from '../bridge-unmodeled.ts';
+import type { AnthropicRequest } from './anthropic-types.ts';
+import type { Provider, ProviderRequest, ProviderResult, ProviderStreamEvent, ProviderWarning } from '../provider.ts';
 import { SseEventSplitter } from '../split-sse-events.ts';
 import { DEFAULT_TIMEOUT_MS, type ProviderOptions } from '../provider-options.ts';
 import { UpstreamError } from '../upstream-error.ts';
@@ -52,10 +54,7 @@ class AnthropicProvider implements Provider {
 
   async chat(req: ProviderRequest, signal: AbortLink): Promise<ProviderResult> {
     const client = clientBody(req);
-    const { body, warnings } =
-      client === undefined
-        ? convertAnthropicRequest(req.request, req.upstreamModel, { defaultMaxTokens: this.defaultMaxTokens, stream: false })
-        : { body: convertPassThroughBody(client, req.upstreamModel, false), warnings: [] };
+    const { body, warnings } = client === undefined ? this.translateRequest(req, false) : { body: convertPassThroughBody(client, req.upstreamModel, false), warnings: [] };
     const answer = await this.upstream.postJsonText({ path: PATH, body, signal, timeoutMs: req.timeoutMs, headers: convertAnthropicClientHeaders(req.request) });
     const raw = answer.body;
     if (!isAnthropicResponse(raw)) {
@@ -71,6 +70,14 @@ class AnthropicProvider implements Provider {
       response.usage = convertUsageToOpenAI(usage);
     }
     return { response, usage, rawFinishReason: raw.stop_reason, warnings };
+  }
+
+  /** A client of another dialect: the canonical request converted, plus what the bridge drops. */
+  private translateRequest(req: ProviderRequest, stream: boolean): { body: AnthropicRequest; warnings: ProviderWarning[] } {
+    const dropped = bridgeUnmodeled(req, this.name);
+    const converted = convertAnthropicRequest(req.request, req.upstreamModel, { defaultMaxTokens: this.defaultMaxTokens, stream });
+    if (dropped.length > 0) converted.warnings.push(...dropped);
+    return converted;
   }
 
   stream(req: ProviderRequest, signal: AbortLink): AsyncGenerator<ProviderStreamEvent> {
@@ -133,7 +140,7 @@ class AnthropicProvider implements Provider {
   }
 
   private async *translateStream(req: ProviderRequest, signal: AbortLink): AsyncGenerator<ProviderStreamEvent> {
-    const { body, warnings } = convertAnthropicRequest(req.request, req.upstreamModel, { defaultMaxTokens: this.defaultMaxTokens, stream: true });
+    const { body, warnings } = this.translateRequest(req, true);
     if (warnings.length > 0) yield { type: 'warnings', warnings };
     const translator = new AnthropicStreamTranslator(this.name, (text) => this.upstream.safe(text));
     const collector = new CompletionTextCollector();

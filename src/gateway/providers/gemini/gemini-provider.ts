@@ -5,11 +5,13 @@ import { isJsonObject } from '../../check-json-value.ts';
 import { convertUsageToOpenAI } from '../../convert-usage-to-openai.ts';
 import { collectResponseText, CompletionTextCollector, countTokens, estimateUsage } from '../../usage-estimate.ts';
 import { HttpUpstream } from '../http-upstream.ts';
-import type { EmbedRequest, EmbedResult, Provider, ProviderRequest, ProviderResult, ProviderStreamEvent } from '../provider.ts';
+import { bridgeUnmodeled } from '../bridge-unmodeled.ts';
+import type { EmbedRequest, EmbedResult, Provider, ProviderRequest, ProviderResult, ProviderStreamEvent, ProviderWarning } from '../provider.ts';
 import { DEFAULT_TIMEOUT_MS, type ProviderOptions } from '../provider-options.ts';
 import { mapStatusToFailure, UpstreamError } from '../upstream-error.ts';
 import { convertGeminiEmbeddingsRequest, convertGeminiEmbeddingsResponse } from './convert-gemini-embeddings.ts';
 import { convertGeminiRequest } from './convert-gemini-request.ts';
+import type { GeminiRequest } from './gemini-types.ts';
 import { convertGeminiResponse, findGeminiFailure, isGeminiResponse } from './convert-gemini-response.ts';
 import { convertGeminiUsage } from './convert-gemini-usage.ts';
 import { GeminiStreamTranslator } from './gemini-stream-translator.ts';
@@ -43,8 +45,16 @@ class GeminiProvider implements Provider {
     });
   }
 
+  /** Every client is bridged here: the canonical request converted, plus what the bridge drops. */
+  private translateRequest(req: ProviderRequest): { body: GeminiRequest; warnings: ProviderWarning[] } {
+    const dropped = bridgeUnmodeled(req, this.name);
+    const converted = convertGeminiRequest(req.request, req.upstreamModel);
+    if (dropped.length > 0) converted.warnings.push(...dropped);
+    return converted;
+  }
+
   async chat(req: ProviderRequest, signal: AbortLink): Promise<ProviderResult> {
-    const { body, warnings } = convertGeminiRequest(req.request, req.upstreamModel);
+    const { body, warnings } = this.translateRequest(req);
     const raw = await this.upstream.postJson({ path: this.path(req.upstreamModel, 'generateContent'), body, signal, timeoutMs: req.timeoutMs });
     if (!isGeminiResponse(raw)) throw this.upstream.malformed('response is not a GenerateContentResponse');
     const failure = findGeminiFailure(raw, this.name, (text) => this.upstream.safe(text));
@@ -57,7 +67,7 @@ class GeminiProvider implements Provider {
   }
 
   async *stream(req: ProviderRequest, signal: AbortLink): AsyncGenerator<ProviderStreamEvent> {
-    const { body, warnings } = convertGeminiRequest(req.request, req.upstreamModel);
+    const { body, warnings } = this.translateRequest(req);
     if (warnings.length > 0) yield { type: 'warnings', warnings };
     const translator = new GeminiStreamTranslator(this.name, req.upstreamModel, (text) => this.upstream.safe(text));
     const collector = new CompletionTextCollector();

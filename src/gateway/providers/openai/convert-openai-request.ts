@@ -2,7 +2,7 @@
 // force stream_options.include_usage on streams so Herd learns the real token counts.
 import type { AssistantMessage, ChatMessage, ChatRequest } from '../../chat-types.ts';
 
-export type OpenAIWireRequest = Omit<ChatRequest, 'stream' | 'stream_options' | 'top_k' | 'thinking' | 'anthropic_headers' | 'cache_control'> & {
+export type OpenAIWireRequest = Omit<ChatRequest, 'stream' | 'stream_options' | 'top_k' | 'thinking' | 'anthropic_headers' | 'cache_control' | 'unmodeled'> & {
   stream: boolean;
   stream_options?: { include_usage: true; include_obfuscation?: boolean };
 };
@@ -18,6 +18,7 @@ export function convertOpenAIRequest(request: ChatRequest, upstreamModel: string
     thinking: _thinking,
     anthropic_headers: _headers,
     cache_control: _cache,
+    unmodeled: _unmodeled,
     ...rest
   } = request;
   // Fields before the spread (see chat-service.ts).

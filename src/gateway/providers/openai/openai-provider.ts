@@ -17,10 +17,11 @@ import { HttpUpstream, type SseRead } from '../http-upstream.ts';
 import { SseEventSplitter } from '../split-sse-events.ts';
 import { OpenAIChatPassThrough } from './pass-openai-chat-events.ts';
 import { OpenAIResponsesPassThrough } from './pass-openai-responses-events.ts';
-import type { EmbedRequest, EmbedResult, Provider, ProviderRequest, ProviderResult, ProviderStreamEvent } from '../provider.ts';
+import type { EmbedRequest, EmbedResult, Provider, ProviderRequest, ProviderResult, ProviderStreamEvent, ProviderWarning } from '../provider.ts';
 import { DEFAULT_TIMEOUT_MS, type ProviderOptions } from '../provider-options.ts';
 import { UpstreamError } from '../upstream-error.ts';
 import { convertOpenAIEmbeddingsRequest, convertOpenAIEmbeddingsResponse } from './convert-openai-embeddings.ts';
+import { bridgeUnmodeled } from '../bridge-unmodeled.ts';
 import { convertOpenAIRequest } from './convert-openai-request.ts';
 import { convertOpenAIUsage } from './convert-openai-usage.ts';
 import { mapOpenAIFinishReason } from './map-openai-finish-reason.ts';
@@ -63,6 +64,7 @@ class OpenAIProvider implements Provider {
   async chat(req: ProviderRequest, signal: AbortLink): Promise<ProviderResult> {
     const pass = this.endpointPass(req);
     if (pass !== undefined) return pass.endpoint === 'responses' ? this.passResponses(req, pass, signal) : this.passCompletions(req, pass, signal);
+    const warnings = this.bridgeWarnings(req);
     const { body, text } = await this.upstream.postJsonText({
       path: PATH,
       body: convertOpenAIRequest(req.request, req.upstreamModel, false),
@@ -76,7 +78,12 @@ class OpenAIProvider implements Provider {
     for (const choice of response.choices) choice.finish_reason = mapOpenAIFinishReason(choice.finish_reason);
     const usage = convertOpenAIUsage(response.usage) ?? (await estimateUsage(req.request, collectResponseText(response)));
     response.usage = convertUsageToOpenAI(usage);
-    return { response, usage, rawFinishReason: rawReason, warnings: [] };
+    return { response, usage, rawFinishReason: rawReason, warnings };
+  }
+
+  /** A client of another dialect bridged onto chat: what its body has that chat cannot carry. */
+  private bridgeWarnings(req: ProviderRequest): ProviderWarning[] {
+    return req.passThrough?.dialect === 'openai-chat' ? [] : bridgeUnmodeled(req, this.name);
   }
 
   stream(req: ProviderRequest, signal: AbortLink): AsyncGenerator<ProviderStreamEvent> {
@@ -220,6 +227,8 @@ class OpenAIProvider implements Provider {
   }
 
   private async *translateStream(req: ProviderRequest, signal: AbortLink): AsyncGenerator<ProviderStreamEvent> {
+    const warnings = this.bridgeWarnings(req);
+    if (warnings.length > 0) yield { type: 'warnings', warnings };
     const events = this.upstream.postSse({
       path: PATH,
       body: convertOpenAIRequest(req.request, req.upstreamModel, true),

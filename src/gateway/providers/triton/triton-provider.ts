@@ -1,6 +1,7 @@
 // Provider `type: triton`: a deployment whose upstream is a Triton model — of this Herd's repository
 // (in process) or of a remote KServe server — that speaks the text_input/text_output contract; and
 // embeddings from a model with a BYTES input and an FP32 output, one request per text, concurrently.
+import { bridgeUnmodeled } from '../bridge-unmodeled.ts';
 import { refuseCustomTools } from '../refuse-custom-tools.ts';
 import type { AbortLink } from '../../../core/abort-link.ts';
 import { HerdError } from '../../../core/errors.ts';
@@ -142,6 +143,7 @@ class TritonProvider implements Provider {
   private async prepare(req: ProviderRequest, signal: AbortLink, stream: boolean): Promise<PreparedCall> {
     // Other tool settings are warnings (triton-text-contract.ts); a custom tool is refused like on Anthropic and Gemini.
     refuseCustomTools(req.request, 'A Triton text model');
+    const dropped = bridgeUnmodeled(req, this.name);
     const { model, version } = parseUpstreamModel(req.upstreamModel);
     const call: TritonCallOptions = { signal, timeoutMs: req.timeoutMs ?? this.timeoutMs, ...(req.idleTimeoutMs !== undefined ? { idleTimeoutMs: req.idleTimeoutMs } : {}) };
     const info = await this.describe(model, version, call);
@@ -154,6 +156,7 @@ class TritonProvider implements Provider {
       throw new UpstreamError(`${this.name}: ${err.message}`, { provider: this.name, failure: 'invalid_request', cause: err });
     }
     const text = createTextRequest(contract, prompt, req.request, stream && contract.decoupled, this.name);
+    if (dropped.length > 0) text.warnings.push(...dropped);
     return { model, version, info, contract, prompt, text, call };
   }
 
