@@ -1,12 +1,15 @@
 // Validates the `messages` array of a chat request into typed ChatMessages, naming the exact
-// offending path (`messages[2].content[0].image_url.url`) in every error.
-import type { AssistantMessage, ChatMessage, ImageUrlPart, RefusalPart, TextPart, ToolCall, UserContentPart } from './chat-types.ts';
-import { expectArray, expectObject, expectOneOf, expectString, invalidParam, rejectUnknownKeys, type JsonObject } from './check-json-value.ts';
+// offending path (`messages[2].content[0].image_url.url`) in every error. Members and content parts it does
+// not model are recorded as unmodeled (the chat field table says their fate when bridged), never refused.
+import type { AssistantMessage, ChatMessage, ImageUrlPart, RefusalPart, TextPart, ToolCall, UnmodeledField, UserContentPart } from './chat-types.ts';
+import { expectArray, expectObject, expectOneOf, expectString, invalidParam, type JsonObject } from './check-json-value.ts';
+import { CHAT_FIELDS } from './dialects/openai-chat/chat-field-table.ts';
+import { collectUnknownKeys, createUnmodeled, toDottedPath } from './dialects/dialect-field-table.ts';
 
 const ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
 
-// Fields OpenAI defines per role. `refusal`, `annotations`, `audio` and `function_call` are accepted on
-// assistant messages because SDK users push `completion.choices[0].message` straight back into history.
+// Fields Herd models per role; `refusal` and `annotations` are accepted on assistant messages because SDK
+// users push `completion.choices[0].message` straight back into history.
 const KNOWN_KEYS = {
   system: new Set(['role', 'content', 'name']),
   developer: new Set(['role', 'content', 'name']),
@@ -15,7 +18,7 @@ const KNOWN_KEYS = {
   tool: new Set(['role', 'content', 'tool_call_id']),
 } as const;
 
-export function validateChatMessages(value: unknown): ChatMessage[] {
+export function validateChatMessages(value: unknown, unmodeled: UnmodeledField[]): ChatMessage[] {
   const raw = expectArray(value, 'messages');
   if (raw.length === 0) throw invalidParam('messages', 'expected at least one message');
   const messages: ChatMessage[] = [];
@@ -23,7 +26,7 @@ export function validateChatMessages(value: unknown): ChatMessage[] {
   // Gemini needs the function name, which only the assistant's tool call carries.
   const toolCallIds = new Set<string>();
   for (let i = 0; i < raw.length; i++) {
-    const message = validateMessage(raw[i], `messages[${i}]`);
+    const message = validateMessage(raw[i], `messages[${i}]`, unmodeled);
     if (message.role === 'assistant') for (const call of message.tool_calls ?? []) toolCallIds.add(call.id);
     if (message.role === 'tool' && !toolCallIds.has(message.tool_call_id)) {
       throw invalidParam(`messages[${i}].tool_call_id`, `'${message.tool_call_id}' does not answer any tool call of an earlier assistant message`);
@@ -33,36 +36,33 @@ export function validateChatMessages(value: unknown): ChatMessage[] {
   return messages;
 }
 
-function validateMessage(value: unknown, path: string): ChatMessage {
+function validateMessage(value: unknown, path: string, unmodeled: UnmodeledField[]): ChatMessage {
   const object = expectObject(value, path);
   const role = expectOneOf(object.role, `${path}.role`, ROLES);
-  rejectUnknownKeys(object, KNOWN_KEYS[role], path);
+  collectUnknownKeys(object, KNOWN_KEYS[role], path, CHAT_FIELDS, unmodeled, 'messages[]');
   const name = optionalString(object, 'name', path);
   switch (role) {
     case 'system':
     case 'developer':
-      return withName({ role, content: textContent(object.content, `${path}.content`) }, name);
+      return withName({ role, content: textContent(object.content, `${path}.content`, unmodeled) }, name);
     case 'user':
-      return withName({ role, content: userContent(object.content, `${path}.content`) }, name);
+      return withName({ role, content: userContent(object.content, `${path}.content`, unmodeled) }, name);
     case 'assistant':
-      return validateAssistant(object, path, name);
+      return validateAssistant(object, path, name, unmodeled);
     case 'tool':
       return {
         role,
-        content: textContent(object.content, `${path}.content`),
+        content: textContent(object.content, `${path}.content`, unmodeled),
         tool_call_id: expectString(object.tool_call_id, `${path}.tool_call_id`, { nonEmpty: true }),
       };
   }
 }
 
-function validateAssistant(object: JsonObject, path: string, name: string | undefined): AssistantMessage {
-  if (object.audio != null) throw invalidParam(`${path}.audio`, 'audio replies are not supported');
-  if (object.function_call != null) {
-    throw invalidParam(`${path}.function_call`, 'the legacy function_call field is not supported; use tool_calls');
-  }
-  const toolCalls = object.tool_calls == null ? undefined : validateToolCalls(object.tool_calls, `${path}.tool_calls`);
-  const message: AssistantMessage = { role: 'assistant', content: assistantContent(object.content, `${path}.content`) };
-  if (message.content === null && (toolCalls === undefined || toolCalls.length === 0)) {
+function validateAssistant(object: JsonObject, path: string, name: string | undefined, unmodeled: UnmodeledField[]): AssistantMessage {
+  const toolCalls = object.tool_calls == null ? undefined : validateToolCalls(object.tool_calls, `${path}.tool_calls`, unmodeled);
+  const message: AssistantMessage = { role: 'assistant', content: assistantContent(object.content, `${path}.content`, unmodeled) };
+  // An earlier audio answer or legacy function_call carries the turn too (recorded as unmodeled above).
+  if (message.content === null && (toolCalls === undefined || toolCalls.length === 0) && object.audio == null && object.function_call == null) {
     throw invalidParam(`${path}.content`, 'an assistant message needs content unless it has tool_calls');
   }
   if (toolCalls !== undefined) message.tool_calls = toolCalls;
@@ -73,15 +73,15 @@ function validateAssistant(object: JsonObject, path: string, name: string | unde
   return withName(message, name);
 }
 
-function validateToolCalls(value: unknown, path: string): ToolCall[] {
+function validateToolCalls(value: unknown, path: string, unmodeled: UnmodeledField[]): ToolCall[] {
   return expectArray(value, path).map((item, j) => {
     const at = `${path}[${j}]`;
     const call = expectObject(item, at);
-    rejectUnknownKeys(call, TOOL_CALL_KEYS, at);
+    collectUnknownKeys(call, TOOL_CALL_KEYS, at, CHAT_FIELDS, unmodeled);
     const type = expectOneOf(call.type, `${at}.type`, ['function', 'custom'] as const);
     if (type === 'custom') {
       const custom = expectObject(call.custom, `${at}.custom`);
-      rejectUnknownKeys(custom, CUSTOM_KEYS, `${at}.custom`);
+      collectUnknownKeys(custom, CUSTOM_KEYS, `${at}.custom`, CHAT_FIELDS, unmodeled);
       return {
         id: expectString(call.id, `${at}.id`, { nonEmpty: true }),
         type,
@@ -89,7 +89,7 @@ function validateToolCalls(value: unknown, path: string): ToolCall[] {
       };
     }
     const fn = expectObject(call.function, `${at}.function`);
-    rejectUnknownKeys(fn, FUNCTION_KEYS, `${at}.function`);
+    collectUnknownKeys(fn, FUNCTION_KEYS, `${at}.function`, CHAT_FIELDS, unmodeled);
     return {
       id: expectString(call.id, `${at}.id`, { nonEmpty: true }),
       type: 'function',
@@ -105,51 +105,66 @@ const CUSTOM_KEYS = new Set(['name', 'input']);
 const FUNCTION_KEYS = new Set(['name', 'arguments']);
 
 /** string | text parts (system, developer and tool messages). */
-function textContent(value: unknown, path: string): string | TextPart[] {
+function textContent(value: unknown, path: string, unmodeled: UnmodeledField[]): string | TextPart[] {
   if (typeof value === 'string') return value;
-  return expectArray(value, path).map((part, j) => textPart(part, `${path}[${j}]`));
+  const out: TextPart[] = [];
+  expectArray(value, path).forEach((part, j) => {
+    const at = `${path}[${j}]`;
+    const object = expectObject(part, at);
+    if (object.type === 'text') out.push(textPart(object, at, unmodeled));
+    else unmodeled.push(unmodeledPart(object, at));
+  });
+  return out;
 }
 
-function userContent(value: unknown, path: string): string | UserContentPart[] {
+function userContent(value: unknown, path: string, unmodeled: UnmodeledField[]): string | UserContentPart[] {
   if (typeof value === 'string') return value;
   const parts = expectArray(value, path);
   if (parts.length === 0) throw invalidParam(path, 'expected at least one content part');
-  return parts.map((part, j) => {
+  const out: UserContentPart[] = [];
+  parts.forEach((part, j) => {
     const at = `${path}[${j}]`;
-    const type = expectObject(part, at).type;
-    if (type === 'image_url') return imagePart(part as JsonObject, at);
-    if (type === 'text') return textPart(part, at);
-    throw invalidParam(`${at}.type`, `content part type ${JSON.stringify(type)} is not supported; use 'text' or 'image_url'`);
+    const object = expectObject(part, at);
+    if (object.type === 'image_url') out.push(imagePart(object, at, unmodeled));
+    else if (object.type === 'text') out.push(textPart(object, at, unmodeled));
+    else unmodeled.push(unmodeledPart(object, at));
   });
+  return out;
 }
 
-function assistantContent(value: unknown, path: string): string | Array<TextPart | RefusalPart> | null {
+function assistantContent(value: unknown, path: string, unmodeled: UnmodeledField[]): string | Array<TextPart | RefusalPart> | null {
   if (value === undefined || value === null) return null;
   if (typeof value === 'string') return value;
-  return expectArray(value, path).map((part, j) => {
+  const out: Array<TextPart | RefusalPart> = [];
+  expectArray(value, path).forEach((part, j) => {
     const at = `${path}[${j}]`;
     const object = expectObject(part, at);
     if (object.type === 'refusal') {
-      rejectUnknownKeys(object, REFUSAL_PART_KEYS, at);
-      return { type: 'refusal', refusal: expectString(object.refusal, `${at}.refusal`) };
-    }
-    return textPart(object, at);
+      collectUnknownKeys(object, REFUSAL_PART_KEYS, at, CHAT_FIELDS, unmodeled);
+      out.push({ type: 'refusal', refusal: expectString(object.refusal, `${at}.refusal`) });
+    } else if (object.type === 'text') out.push(textPart(object, at, unmodeled));
+    else unmodeled.push(unmodeledPart(object, at));
   });
+  return out;
 }
 const REFUSAL_PART_KEYS = new Set(['type', 'refusal']);
 
-function textPart(value: unknown, path: string): TextPart {
-  const object = expectObject(value, path);
-  expectOneOf(object.type, `${path}.type`, ['text'] as const);
-  rejectUnknownKeys(object, TEXT_PART_KEYS, path);
+/** A content part of a type Herd does not model: left out of the canonical message, its fate the table's. */
+function unmodeledPart(part: JsonObject, path: string) {
+  const key = `messages[].content[type=${String(part.type)}]`;
+  return createUnmodeled(CHAT_FIELDS, Object.hasOwn(CHAT_FIELDS, key) ? key : 'messages[].content[type=(other)]', toDottedPath(path), part);
+}
+
+function textPart(object: JsonObject, path: string, unmodeled: UnmodeledField[]): TextPart {
+  collectUnknownKeys(object, TEXT_PART_KEYS, path, CHAT_FIELDS, unmodeled);
   return { type: 'text', text: expectString(object.text, `${path}.text`) };
 }
 const TEXT_PART_KEYS = new Set(['type', 'text']);
 
-function imagePart(object: JsonObject, path: string): ImageUrlPart {
-  rejectUnknownKeys(object, IMAGE_PART_KEYS, path);
+function imagePart(object: JsonObject, path: string, unmodeled: UnmodeledField[]): ImageUrlPart {
+  collectUnknownKeys(object, IMAGE_PART_KEYS, path, CHAT_FIELDS, unmodeled);
   const image = expectObject(object.image_url, `${path}.image_url`);
-  rejectUnknownKeys(image, IMAGE_URL_KEYS, `${path}.image_url`);
+  collectUnknownKeys(image, IMAGE_URL_KEYS, `${path}.image_url`, CHAT_FIELDS, unmodeled);
   const url = expectString(image.url, `${path}.image_url.url`, { nonEmpty: true });
   if (!/^(https?:|data:)/i.test(url)) {
     throw invalidParam(`${path}.image_url.url`, 'expected an http(s) URL or a data: URL');

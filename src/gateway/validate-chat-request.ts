@@ -1,6 +1,7 @@
-// Validates an untrusted /v1/chat/completions body into a ChatRequest. Every problem is a HerdError
-// INVALID_ARG naming the OpenAI `param`; out-of-range values are rejected, never clamped.
-import type { ChatRequest, ChatTool, CustomTool, FunctionTool, ResponseFormat, ToolChoice } from './chat-types.ts';
+// Validates an untrusted /v1/chat/completions body into a ChatRequest. Every problem with a member Herd models
+// is a HerdError INVALID_ARG naming the OpenAI `param` (out-of-range values are rejected, never clamped);
+// members it does not model are recorded in `unmodeled` for the upstream to judge (chat-field-table.ts).
+import type { ChatRequest, ChatTool, CustomTool, FunctionTool, ResponseFormat, ToolChoice, UnmodeledField } from './chat-types.ts';
 import {
   expectArray,
   expectBoolean,
@@ -11,9 +12,10 @@ import {
   expectString,
   invalidParam,
   isJsonObject,
-  rejectUnknownKeys,
   type JsonObject,
 } from './check-json-value.ts';
+import { CHAT_FIELDS } from './dialects/openai-chat/chat-field-table.ts';
+import { collectUnknownKeys, createUnmodeled } from './dialects/dialect-field-table.ts';
 import { validateChatMessages } from './validate-chat-messages.ts';
 
 const KNOWN_KEYS = new Set([
@@ -52,11 +54,12 @@ const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 export function validateChatRequest(body: unknown): ChatRequest {
   if (!isJsonObject(body)) throw invalidParam('body', 'expected a JSON object');
-  // Unknown arguments are an error, as on OpenAI: a typo'd parameter must not be silently ignored.
-  rejectUnknownKeys(body, KNOWN_KEYS, '');
+  // Unknown members go on to a same-dialect upstream, which judges them (a typo included); a bridge names or refuses them.
+  const unmodeled: UnmodeledField[] = [];
+  collectUnknownKeys(body, KNOWN_KEYS, '', CHAT_FIELDS, unmodeled);
   const request: ChatRequest = {
     model: expectString(body.model, 'model', { nonEmpty: true }),
-    messages: validateChatMessages(body.messages),
+    messages: validateChatMessages(body.messages, unmodeled),
   };
   const has = (key: string) => body[key] !== undefined && body[key] !== null;
 
@@ -94,7 +97,7 @@ export function validateChatRequest(body: unknown): ChatRequest {
   if (has('stream_options')) {
     if (request.stream !== true) throw invalidParam('stream_options', 'is only allowed when stream is true');
     const options = expectObject(body.stream_options, 'stream_options');
-    rejectUnknownKeys(options, STREAM_OPTION_KEYS, 'stream_options');
+    collectUnknownKeys(options, STREAM_OPTION_KEYS, 'stream_options', CHAT_FIELDS, unmodeled, 'stream_options');
     request.stream_options = {};
     if (options.include_usage != null) {
       request.stream_options.include_usage = expectBoolean(options.include_usage, 'stream_options.include_usage');
@@ -104,12 +107,16 @@ export function validateChatRequest(body: unknown): ChatRequest {
     }
   }
 
-  if (has('tools')) request.tools = validateTools(body.tools);
-  if (has('tool_choice')) request.tool_choice = validateToolChoice(body.tool_choice, request.tools);
+  if (has('tools')) request.tools = validateTools(body.tools, unmodeled);
+  if (has('tool_choice')) {
+    const choice = validateToolChoice(body.tool_choice, request.tools, Array.isArray(body.tools) && body.tools.length > 0, unmodeled);
+    if (choice !== undefined) request.tool_choice = choice;
+  }
   if (has('parallel_tool_calls')) {
     request.parallel_tool_calls = expectBoolean(body.parallel_tool_calls, 'parallel_tool_calls');
   }
-  if (has('response_format')) request.response_format = validateResponseFormat(body.response_format);
+  if (has('response_format')) request.response_format = validateResponseFormat(body.response_format, unmodeled);
+  if (unmodeled.length > 0) request.unmodeled = unmodeled;
   return request;
 }
 const STREAM_OPTION_KEYS = new Set(['include_usage', 'include_obfuscation']);
@@ -137,35 +144,43 @@ function validateMetadata(value: unknown): Record<string, string> {
   return result;
 }
 
-function validateTools(value: unknown): ChatTool[] {
+function validateTools(value: unknown, unmodeled: UnmodeledField[]): ChatTool[] {
   const names = new Set<string>();
-  return expectArray(value, 'tools').map((item, i): ChatTool => {
+  const tools: ChatTool[] = [];
+  expectArray(value, 'tools').forEach((item, i) => {
     const at = `tools[${i}]`;
     const tool = expectObject(item, at);
-    rejectUnknownKeys(tool, TOOL_KEYS, at);
-    const type = expectOneOf(tool.type, `${at}.type`, ['function', 'custom'] as const);
-    if (type === 'custom') return validateCustomTool(tool, at, names);
-    const fn = expectObject(tool.function, `${at}.function`);
-    rejectUnknownKeys(fn, FUNCTION_KEYS, `${at}.function`);
-    const name = expectString(fn.name, `${at}.function.name`);
-    if (!FUNCTION_NAME.test(name)) {
-      throw invalidParam(`${at}.function.name`, 'must be 1-64 characters of a-z, A-Z, 0-9, underscore or dash');
+    if (tool.type !== 'function' && tool.type !== 'custom') {
+      unmodeled.push(createUnmodeled(CHAT_FIELDS, 'tools[type=(other)]', `tools.${i}`, tool));
+      return;
     }
-    if (names.has(name)) throw invalidParam(`${at}.function.name`, `duplicate function name '${name}'`);
-    names.add(name);
-    const result: FunctionTool = { type: 'function', function: { name } };
-    if (fn.description != null) result.function.description = expectString(fn.description, `${at}.function.description`);
-    if (fn.parameters != null) result.function.parameters = expectObject(fn.parameters, `${at}.function.parameters`);
-    if (fn.strict != null) result.function.strict = expectBoolean(fn.strict, `${at}.function.strict`);
-    return result;
+    collectUnknownKeys(tool, TOOL_KEYS, at, CHAT_FIELDS, unmodeled);
+    tools.push(tool.type === 'custom' ? validateCustomTool(tool, at, names, unmodeled) : validateFunctionTool(tool, at, names, unmodeled));
   });
+  return tools;
 }
 const TOOL_KEYS = new Set(['type', 'function', 'custom']);
 
+function validateFunctionTool(tool: JsonObject, at: string, names: Set<string>, unmodeled: UnmodeledField[]): FunctionTool {
+  const fn = expectObject(tool.function, `${at}.function`);
+  collectUnknownKeys(fn, FUNCTION_KEYS, `${at}.function`, CHAT_FIELDS, unmodeled);
+  const name = expectString(fn.name, `${at}.function.name`);
+  if (!FUNCTION_NAME.test(name)) {
+    throw invalidParam(`${at}.function.name`, 'must be 1-64 characters of a-z, A-Z, 0-9, underscore or dash');
+  }
+  if (names.has(name)) throw invalidParam(`${at}.function.name`, `duplicate function name '${name}'`);
+  names.add(name);
+  const result: FunctionTool = { type: 'function', function: { name } };
+  if (fn.description != null) result.function.description = expectString(fn.description, `${at}.function.description`);
+  if (fn.parameters != null) result.function.parameters = expectObject(fn.parameters, `${at}.function.parameters`);
+  if (fn.strict != null) result.function.strict = expectBoolean(fn.strict, `${at}.function.strict`);
+  return result;
+}
+
 /** OpenAI's custom (freeform) tool: `{type: 'custom', custom: {name, description?, format?}}`. */
-function validateCustomTool(tool: JsonObject, at: string, names: Set<string>): CustomTool {
+function validateCustomTool(tool: JsonObject, at: string, names: Set<string>, unmodeled: UnmodeledField[]): CustomTool {
   const custom = expectObject(tool.custom, `${at}.custom`);
-  rejectUnknownKeys(custom, new Set(['name', 'description', 'format']), `${at}.custom`);
+  collectUnknownKeys(custom, CUSTOM_KEYS, `${at}.custom`, CHAT_FIELDS, unmodeled);
   const name = expectString(custom.name, `${at}.custom.name`);
   if (!FUNCTION_NAME.test(name)) throw invalidParam(`${at}.custom.name`, 'must be 1-64 characters of a-z, A-Z, 0-9, underscore or dash');
   if (names.has(name)) throw invalidParam(`${at}.custom.name`, `duplicate tool name '${name}'`);
@@ -176,12 +191,12 @@ function validateCustomTool(tool: JsonObject, at: string, names: Set<string>): C
     const format = expectObject(custom.format, `${at}.custom.format`);
     const type = expectOneOf(format.type, `${at}.custom.format.type`, ['text', 'grammar'] as const);
     if (type === 'text') {
-      rejectUnknownKeys(format, new Set(['type']), `${at}.custom.format`);
+      collectUnknownKeys(format, FORMAT_TEXT_KEYS, `${at}.custom.format`, CHAT_FIELDS, unmodeled);
       result.custom.format = { type };
     } else {
-      rejectUnknownKeys(format, new Set(['type', 'grammar']), `${at}.custom.format`);
+      collectUnknownKeys(format, FORMAT_GRAMMAR_KEYS, `${at}.custom.format`, CHAT_FIELDS, unmodeled);
       const grammar = expectObject(format.grammar, `${at}.custom.format.grammar`);
-      rejectUnknownKeys(grammar, new Set(['definition', 'syntax']), `${at}.custom.format.grammar`);
+      collectUnknownKeys(grammar, GRAMMAR_KEYS, `${at}.custom.format.grammar`, CHAT_FIELDS, unmodeled);
       result.custom.format = {
         type,
         grammar: {
@@ -194,30 +209,41 @@ function validateCustomTool(tool: JsonObject, at: string, names: Set<string>): C
   return result;
 }
 const FUNCTION_KEYS = new Set(['name', 'description', 'parameters', 'strict']);
+const CUSTOM_KEYS = new Set(['name', 'description', 'format']);
+const FORMAT_TEXT_KEYS = new Set(['type']);
+const FORMAT_GRAMMAR_KEYS = new Set(['type', 'grammar']);
+const GRAMMAR_KEYS = new Set(['definition', 'syntax']);
 
-function validateToolChoice(value: unknown, tools: ChatTool[] | undefined): ToolChoice {
-  if (tools === undefined || tools.length === 0) throw invalidParam('tool_choice', 'is only allowed when tools are specified');
+/** undefined: a choice of a type Herd does not model (recorded as unmodeled). `sentTools`: the body had tools, modelled or not. */
+function validateToolChoice(value: unknown, tools: ChatTool[] | undefined, sentTools: boolean, unmodeled: UnmodeledField[]): ToolChoice | undefined {
+  if (!sentTools) throw invalidParam('tool_choice', 'is only allowed when tools are specified');
   if (typeof value === 'string') return expectOneOf(value, 'tool_choice', ['none', 'auto', 'required'] as const);
   const object = expectObject(value, 'tool_choice');
-  const type = expectOneOf(object.type, 'tool_choice.type', ['function', 'custom'] as const);
+  if (object.type !== 'function' && object.type !== 'custom') {
+    unmodeled.push(createUnmodeled(CHAT_FIELDS, 'tool_choice[type=(other)]', 'tool_choice', object));
+    return undefined;
+  }
+  const type = object.type;
   if (type === 'custom') {
     const name = expectString(expectObject(object.custom, 'tool_choice.custom').name, 'tool_choice.custom.name');
-    if (!tools.some((tool) => tool.type === 'custom' && tool.custom.name === name)) throw invalidParam('tool_choice.custom.name', `'${name}' is not one of the custom tools`);
+    if (!tools?.some((tool) => tool.type === 'custom' && tool.custom.name === name)) throw invalidParam('tool_choice.custom.name', `'${name}' is not one of the custom tools`);
     return { type, custom: { name } };
   }
   const fn = expectObject(object.function, 'tool_choice.function');
   const name = expectString(fn.name, 'tool_choice.function.name');
-  if (!tools.some((tool) => tool.type === 'function' && tool.function.name === name)) {
+  if (!tools?.some((tool) => tool.type === 'function' && tool.function.name === name)) {
     throw invalidParam('tool_choice.function.name', `'${name}' is not one of the tools`);
   }
   return { type: 'function', function: { name } };
 }
 
-function validateResponseFormat(value: unknown): ResponseFormat {
+function validateResponseFormat(value: unknown, unmodeled: UnmodeledField[]): ResponseFormat {
   const object: JsonObject = expectObject(value, 'response_format');
   const type = expectOneOf(object.type, 'response_format.type', ['text', 'json_object', 'json_schema'] as const);
+  collectUnknownKeys(object, type === 'json_schema' ? JSON_SCHEMA_FORMAT_KEYS : FORMAT_TEXT_KEYS, 'response_format', CHAT_FIELDS, unmodeled);
   if (type !== 'json_schema') return { type };
   const spec = expectObject(object.json_schema, 'response_format.json_schema');
+  collectUnknownKeys(spec, JSON_SCHEMA_KEYS, 'response_format.json_schema', CHAT_FIELDS, unmodeled);
   const format: ResponseFormat = {
     type,
     json_schema: { name: expectString(spec.name, 'response_format.json_schema.name', { nonEmpty: true }) },
@@ -229,3 +255,5 @@ function validateResponseFormat(value: unknown): ResponseFormat {
   if (spec.strict != null) format.json_schema.strict = expectBoolean(spec.strict, 'response_format.json_schema.strict');
   return format;
 }
+const JSON_SCHEMA_FORMAT_KEYS = new Set(['type', 'json_schema']);
+const JSON_SCHEMA_KEYS = new Set(['name', 'description', 'schema', 'strict']);

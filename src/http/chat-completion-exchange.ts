@@ -11,6 +11,7 @@ import { NO_PROVIDER } from '../gateway/gateway-observer.ts';
 import { RawSse } from '../gateway/raw-sse.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
 import { UpstreamRouteError } from '../gateway/router/attempt-record.ts';
+import type { JsonObject } from '../gateway/check-json-value.ts';
 import { validateChatRequest } from '../gateway/validate-chat-request.ts';
 import { COMPRESS_MIN_BYTES, compressBody, parseAcceptEncoding } from './accept-encoding.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';
@@ -32,11 +33,13 @@ export async function runChatCompletionExchange(deps: ChatExchangeDeps, req: Inc
   try {
     const auth = deps.authenticator.authenticate(req.headers.authorization, req.socket.remoteAddress);
     if (auth instanceof HerdError) throw auth;
-    const request = validateChatRequest(parseJson(body));
+    const parsed = parseJson(body);
+    const request = validateChatRequest(parsed);
     const signal = abortOnClientClose(res);
     handedOver = true;
-    // Model access (aliases and tiers resolved first) is checked inside the gateway's routing.
-    const answer: GatewayAnswer = await deps.gateway.handle(request, { key: auth.key, headers: req.headers, signal, passThrough: true });
+    // Model access (aliases and tiers resolved first) is checked inside the gateway's routing. The body goes
+    // along as sent (the validator made sure it is an object): an OpenAI-compatible upstream gets it, model replaced.
+    const answer: GatewayAnswer = await deps.gateway.handle(request, { key: auth.key, headers: req.headers, signal, passThrough: true, body: parsed as JsonObject });
     if (answer.kind === 'stream') {
       await writeStream(deps, answer.stream, answer.cache, res, started);
       return;

@@ -97,7 +97,6 @@ describe('validateChatRequest', () => {
     rejects({ model: 'm', messages: [] }, 'messages', /at least one/);
     rejects({ model: 'm', messages: [user, user, { role: 'robot', content: 'x' }] }, 'messages[2].role', /'system', 'developer'/);
     rejects({ model: 'm', messages: [{ role: 'user' }] }, 'messages[0].content');
-    rejects({ model: 'm', messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: {} }] }] }, 'messages[0].content[0].type');
     rejects({ model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'ftp://x' } }] }] }, 'messages[0].content[0].image_url.url');
     rejects({ model: 'm', messages: [{ role: 'assistant', content: null }] }, 'messages[0].content');
     rejects(
@@ -105,7 +104,6 @@ describe('validateChatRequest', () => {
       'messages[0].tool_calls[0].function.arguments',
     );
     rejects({ model: 'm', messages: [user, { role: 'tool', tool_call_id: 'nope', content: 'x' }] }, 'messages[1].tool_call_id', /does not answer/);
-    rejects({ model: 'm', messages: [{ role: 'user', content: 'x', colour: 'red' }] }, 'messages[0].colour', /Unrecognized/);
   });
 
   it('rejects out-of-range values instead of clamping them', () => {
@@ -129,8 +127,58 @@ describe('validateChatRequest', () => {
     rejects({ model: 'm', messages: [user], response_format: { type: 'json_schema' } }, 'response_format.json_schema');
   });
 
-  it('rejects unknown top-level arguments, as OpenAI does', () => {
-    rejects({ model: 'm', messages: [user], temprature: 0.5 }, 'temprature', /Unrecognized argument 'temprature'/);
+  it('records members it does not model instead of refusing them, with their fate when bridged', () => {
+    const audio = { type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } };
+    const request = validateChatRequest({
+      model: 'm',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'ephemeral' } }, audio], colour: 'red' }],
+      temprature: 0.5,
+      functions: [{ name: 'f' }],
+      tools: [{ type: 'web_search' }, { type: 'function', function: { name: 'f', defer_loading: true } }],
+      stream: true,
+      stream_options: { include_usage: true, x_new: 1 },
+      response_format: { type: 'json_object', extra: null },
+      nothing: null,
+    });
+    assert.deepEqual(request.messages, [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }]);
+    assert.deepEqual(request.tools, [{ type: 'function', function: { name: 'f' } }]);
+    assert.deepEqual(
+      request.unmodeled?.map((f) => [f.param, f.bridged]),
+      [
+        ['temprature', 'drop'],
+        ['functions', 'refuse'],
+        ['messages.0.colour', 'drop'],
+        ['messages.0.content.0.cache_control', 'drop'],
+        ['messages.0.content.1', 'refuse'],
+        ['stream_options.x_new', 'drop'],
+        ['tools.0', 'drop'],
+        ['tools.1.function.defer_loading', 'drop'],
+      ],
+    );
+    // The value is the member as sent: part of the cache key.
+    assert.equal(request.unmodeled?.find((f) => f.param === 'messages.0.content.1')?.value, (request.unmodeled ?? [])[4]?.value);
+    assert.deepEqual(request.unmodeled?.[4]?.value, audio);
+  });
+
+  it('keeps a legacy or audio assistant turn without content, and a tool choice of a type it does not model', () => {
+    const request = validateChatRequest({
+      model: 'm',
+      messages: [user, { role: 'assistant', content: null, audio: { id: 'audio_1' } }],
+      tools: [{ type: 'function', function: { name: 'f' } }],
+      tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [] } },
+    });
+    assert.equal(request.tool_choice, undefined);
+    assert.deepEqual(
+      request.unmodeled?.map((f) => [f.param, f.bridged]),
+      [
+        ['messages.1.audio', 'refuse'],
+        ['tool_choice', 'refuse'],
+      ],
+    );
+  });
+
+  it('has no unmodeled list when everything is modelled', () => {
+    assert.equal('unmodeled' in validateChatRequest({ model: 'm', messages: [user], temperature: 1 }), false);
   });
 });
 

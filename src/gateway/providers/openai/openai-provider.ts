@@ -65,9 +65,10 @@ class OpenAIProvider implements Provider {
     const pass = this.endpointPass(req);
     if (pass !== undefined) return pass.endpoint === 'responses' ? this.passResponses(req, pass, signal) : this.passCompletions(req, pass, signal);
     const warnings = this.bridgeWarnings(req);
+    const own = chatBody(req);
     const { body, text } = await this.upstream.postJsonText({
       path: PATH,
-      body: convertOpenAIRequest(req.request, req.upstreamModel, false),
+      body: own === undefined ? convertOpenAIRequest(req.request, req.upstreamModel, false) : withModel(own, req.upstreamModel),
       signal,
       timeoutMs: req.timeoutMs,
     });
@@ -177,7 +178,7 @@ class OpenAIProvider implements Provider {
     const texts = this.upstream.postSseText(
       {
         path: endpoint === undefined ? PATH : COMPLETIONS_PATH,
-        body: endpoint === undefined ? convertOpenAIRequest(req.request, req.upstreamModel, true) : withUsageOption(withModel(endpoint.body, req.upstreamModel)),
+        body: streamBody(req, endpoint),
         signal,
         timeoutMs: req.timeoutMs,
         idleTimeoutMs: req.idleTimeoutMs,
@@ -329,12 +330,24 @@ class OpenAIProvider implements Provider {
   }
 }
 
+/** An OpenAI chat client's own body, when the transport handed it over (a serving-side caller has none). */
+function chatBody(req: ProviderRequest): Readonly<JsonObject> | undefined {
+  return req.passThrough?.dialect === 'openai-chat' ? req.passThrough.body : undefined;
+}
+
+/** What a pass-through stream sends: the client's chat or completions body (usage forced on), else the canonical request. */
+function streamBody(req: ProviderRequest, endpoint: EndpointPass | undefined): unknown {
+  const own = endpoint?.body ?? chatBody(req);
+  if (own === undefined) return convertOpenAIRequest(req.request, req.upstreamModel, true);
+  return withUsageOption(withModel(own, req.upstreamModel));
+}
+
 /** The client's body with the deployment's model: same keys in the same order, only `model`'s value changed. */
 function withModel(body: Readonly<JsonObject>, model: string): JsonObject {
   return { ...body, model };
 }
 
-/** Herd reads usage from every completions stream; the client sees the usage chunk only if it asked (asksForUsage). */
+/** Herd reads usage from every chat and completions stream; the client sees the usage chunk only if it asked (asksForUsage). */
 function withUsageOption(body: JsonObject): JsonObject {
   const options = isJsonObject(body.stream_options) ? body.stream_options : {};
   if (options.include_usage === true) return body;
