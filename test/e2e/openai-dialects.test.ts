@@ -339,7 +339,7 @@ models:
     assert.equal(((await badGzip.json()) as { error: { type: string } }).error.type, 'invalid_request_error');
   });
 
-  it('responses: errors in OpenAI shape: bad key, unknown model, previous_response_id, a hosted tool', async () => {
+  it('responses: errors in OpenAI shape: bad key, unknown model, previous_response_id, a required hosted tool; an offered one is dropped', async () => {
     const wrong = new OpenAI({ apiKey: 'sk-herd-not-a-real-key-000000000000000000000', baseURL: `${server.httpUrl}/v1`, maxRetries: 0 });
     await assert.rejects(wrong.responses.create({ model: 'gpt-4.1', input: 'hi' }), OpenAI.AuthenticationError);
     await assert.rejects(client.responses.create({ model: 'gpt-5-turbo', input: 'hi' }), (err: unknown) => {
@@ -350,15 +350,21 @@ models:
     await assert.rejects(client.responses.create({ model: 'gpt-4.1', input: 'hi', previous_response_id: 'resp_123' }), (err: unknown) => {
       assert.ok(err instanceof OpenAI.BadRequestError);
       assert.equal(err.param, 'previous_response_id');
-      assert.match(err.message, /no server-side response state/);
+      assert.match(err.message, /no server-side state/);
       return true;
     });
-    await assert.rejects(client.responses.create({ model: 'gpt-4.1', input: 'hi', tools: [{ type: 'web_search' }] }), (err: unknown) => {
+    // A tool_choice that requires a hosted tool: the bridged answer could not be what was asked.
+    await assert.rejects(client.responses.create({ model: 'gpt-4.1', input: 'hi', tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search' } }), (err: unknown) => {
       assert.ok(err instanceof OpenAI.BadRequestError);
-      assert.equal(err.param, 'tools[0].type');
+      assert.equal(err.param, 'tool_choice');
+      assert.match(err.message, /hosted tool web_search/);
       return true;
     });
     assert.equal(relay.requests.length, 0, 'nothing refused reached an upstream');
+    // Merely offered, the hosted tool is left out and named.
+    const offered = await client.responses.create({ model: 'gpt-4.1', input: 'hi', tools: [{ type: 'web_search' }] }).withResponse();
+    assert.equal(offered.response.headers.get('x-herd-dropped'), 'tools.0');
+    assert.equal((relay.requests[0]?.body as { tools?: unknown }).tools, undefined);
   });
 
   it('responses: an upstream failure before the first byte is an ordinary HTTP error, streaming or not', async () => {

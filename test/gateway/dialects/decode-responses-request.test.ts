@@ -38,8 +38,8 @@ describe('decodeResponsesRequest', () => {
       top_p: 0.9,
       max_completion_tokens: 50,
     });
-    assert.equal(decoded.instructions, 'Be brief.');
-    assert.equal(decoded.max_output_tokens, 50);
+    assert.equal(decoded.echo.instructions, 'Be brief.');
+    assert.equal(decoded.echo.max_output_tokens, 50);
   });
 
   it('message items with input_text, input_image and output_text parts; developer and assistant roles', () => {
@@ -105,7 +105,7 @@ describe('decodeResponsesRequest', () => {
     assert.equal(request.parallel_tool_calls, false);
   });
 
-  it('text.format, verbosity and reasoning.effort map to chat; include and truncation are accepted', () => {
+  it('text.format, verbosity and reasoning.effort map to chat; include, reasoning.summary and truncation: auto are dropped when bridged', () => {
     const { request, decoded } = decodeResponsesRequest({
       model: 'm',
       input: 'hi',
@@ -122,30 +122,136 @@ describe('decodeResponsesRequest', () => {
     assert.equal(request.reasoning_effort, 'high');
     assert.equal(request.stream, true);
     assert.equal(request.user, 'u1');
-    assert.deepEqual(decoded.metadata, { team: 'a' });
-    assert.equal(decoded.truncation, 'auto');
+    assert.deepEqual(decoded.echo.metadata, { team: 'a' });
+    assert.equal(decoded.echo.truncation, 'auto');
+    assert.deepEqual(
+      request.unmodeled?.map((f) => [f.param, f.bridged]),
+      [
+        ['include', 'drop'],
+        ['reasoning.summary', 'drop'],
+        ['truncation', 'drop'],
+      ],
+    );
   });
 
-  it('refuses what needs server-side state, with the param named', () => {
-    refuses({ model: 'm', input: 'hi', previous_response_id: 'resp_1' }, 'UNSUPPORTED', 'previous_response_id', /no server-side response state/);
-    refuses({ model: 'm', input: 'hi', conversation: 'conv_1' }, 'UNSUPPORTED', 'conversation');
-    refuses({ model: 'm', input: 'hi', background: true }, 'UNSUPPORTED', 'background');
-    refuses({ model: 'm', input: [{ type: 'item_reference', id: 'msg_1' }] }, 'UNSUPPORTED', 'input[0].type');
-    refuses({ model: 'm', input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file_1' }] }] }, 'UNSUPPORTED', 'input[0].content[0].file_id');
-    assert.doesNotThrow(() => decodeResponsesRequest({ model: 'm', input: 'hi', background: false }));
+  it('records what needs server-side state as refused when bridged, with the param named, instead of throwing', () => {
+    const fates = (body: Record<string, unknown>) => decodeResponsesRequest({ model: 'm', input: 'hi', ...body }).request.unmodeled?.map((f) => [f.param, f.bridged, f.reason]);
+    assert.deepEqual(fates({ previous_response_id: 'resp_1' })?.[0]?.slice(0, 2), ['previous_response_id', 'refuse']);
+    assert.match(String(fates({ previous_response_id: 'resp_1' })?.[0]?.[2]), /no server-side state/);
+    assert.deepEqual(fates({ conversation: 'conv_1' })?.[0]?.slice(0, 2), ['conversation', 'refuse']);
+    assert.deepEqual(fates({ background: true })?.[0]?.slice(0, 2), ['background', 'refuse']);
+    assert.deepEqual(fates({ prompt: { id: 'pmpt_1' } })?.[0]?.slice(0, 2), ['prompt', 'refuse']);
+    assert.equal(fates({ background: false, store: false }), undefined);
+    const items = decodeResponsesRequest({
+      model: 'm',
+      input: [{ type: 'item_reference', id: 'msg_1' }, { role: 'user', content: [{ type: 'input_image', file_id: 'file_1' }, { type: 'input_file', file_data: 'x' }] }],
+    }).request;
+    assert.deepEqual(
+      items.unmodeled?.map((f) => [f.param, f.bridged]),
+      [
+        ['input.0', 'refuse'],
+        ['input.1.content.0.file_id', 'refuse'],
+        ['input.1.content.1', 'refuse'],
+      ],
+    );
+    assert.deepEqual(items.messages, [{ role: 'user', content: [] }]);
   });
 
-  it('refuses hosted tools and unknown items, and bad values with the Responses param', () => {
-    refuses({ model: 'm', input: 'hi', tools: [{ type: 'web_search' }] }, 'UNSUPPORTED', 'tools[0].type');
-    refuses({ model: 'm', input: [{ type: 'computer_call_output', call_id: 'x' }] }, 'UNSUPPORTED', 'input[0].type');
+  it('a Codex request: client_metadata, namespace tools, hosted tools, unknown items and reasoning members are accepted', () => {
+    const { request, decoded } = decodeResponsesRequest({
+      model: 'gpt-5-codex',
+      instructions: 'You are Codex.',
+      input: [
+        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'list files' }] },
+        { type: 'additional_tools', tools: [{ type: 'function', name: 'extra' }] },
+        { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'look around' }], content: null, encrypted_content: 'gAAAA' },
+        { type: 'function_call', call_id: 'c1', namespace: 'mcp_fs', name: 'list_dir', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'c1', output: 'a.txt' },
+        { type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'q' } },
+        { type: 'compaction', encrypted_content: 'x' },
+      ],
+      tools: [
+        { type: 'function', name: 'shell', parameters: { type: 'object' }, strict: false },
+        { type: 'namespace', name: 'mcp_fs', description: 'files', tools: [{ type: 'function', name: 'list_dir', description: 'ls', parameters: { type: 'object' }, defer_loading: true }] },
+        { type: 'web_search', external_web_access: false },
+        { type: 'custom', name: 'apply_patch', format: { type: 'grammar', syntax: 'lark', definition: 'start: /.+/' } },
+      ],
+      tool_choice: 'auto',
+      parallel_tool_calls: false,
+      reasoning: { effort: 'medium', summary: 'auto', context: 'all' },
+      store: false,
+      stream: true,
+      include: ['reasoning.encrypted_content'],
+      prompt_cache_key: 'thread-1',
+      text: { verbosity: 'low' },
+      client_metadata: { 'x-codex-turn': '1' },
+    });
+    assert.deepEqual(
+      request.unmodeled?.map((f) => [f.param, f.bridged]),
+      [
+        ['include', 'drop'],
+        ['client_metadata', 'drop'],
+        ['input.1', 'drop'],
+        ['input.2.encrypted_content', 'drop'],
+        ['input.5', 'drop'],
+        ['input.6', 'drop'],
+        ['reasoning.summary', 'drop'],
+        ['reasoning.context', 'drop'],
+        ['tools.1.tools.0.defer_loading', 'drop'],
+        ['tools.2', 'drop'],
+      ],
+    );
+    assert.equal(request.reasoning_effort, 'medium');
+    assert.equal(request.prompt_cache_key, 'thread-1');
+    assert.equal(request.verbosity, 'low');
+    assert.deepEqual(
+      request.tools?.map((t) => (t.type === 'function' ? t.function.name : t.custom.name)),
+      ['shell', 'mcp_fs__list_dir', 'apply_patch'],
+    );
+    assert.deepEqual(request.messages[2], {
+      role: 'assistant',
+      content: null,
+      reasoning_content: 'look around',
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'mcp_fs__list_dir', arguments: '{}' } }],
+    });
+    assert.deepEqual([...(decoded.namespaced ?? [])], [['mcp_fs__list_dir', { namespace: 'mcp_fs', name: 'list_dir' }]]);
+    // The response echoes the tools as the client declared them.
+    assert.equal((decoded.echo.tools[1] as { type: string }).type, 'namespace');
+    assert.equal((decoded.echo.tools[2] as { type: string }).type, 'web_search');
+  });
+
+  it('a tool_choice requiring a hosted tool is refused when bridged; allowed_tools keeps its mode', () => {
+    const hosted = decodeResponsesRequest({ model: 'm', input: 'hi', tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search' } }).request;
+    assert.deepEqual(
+      hosted.unmodeled?.map((f) => [f.param, f.bridged]),
+      [
+        ['tools.0', 'drop'],
+        ['tool_choice', 'refuse'],
+      ],
+    );
+    const allowed = decodeResponsesRequest({
+      model: 'm',
+      input: 'hi',
+      tools: [{ type: 'function', name: 'f' }],
+      tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'f' }] },
+    }).request;
+    assert.equal(allowed.tool_choice, 'required');
+    assert.deepEqual(allowed.unmodeled?.map((f) => f.param), ['tool_choice']);
+  });
+
+  it('refuses bad values of what it models, with the Responses param', () => {
     refuses({ model: 'm', input: [{ type: 'function_call_output', call_id: 'nope', output: 'x' }] }, 'INVALID_ARG', 'input[0].call_id', /does not answer/);
     refuses({ model: 'm', input: 'hi', max_output_tokens: 0 }, 'INVALID_ARG', 'max_output_tokens');
     refuses({ model: 'm', input: 'hi', temperature: 3 }, 'INVALID_ARG', 'temperature');
     refuses({ model: 'm', input: 'hi', tools: [{ type: 'function', name: 'f' }], tool_choice: { type: 'function', name: 'g' } }, 'INVALID_ARG', 'tool_choice.name');
-    refuses({ model: 'm', input: 'hi', messages: [] }, 'INVALID_ARG', 'messages', /Unrecognized argument/);
     refuses({ model: 'm' }, 'INVALID_ARG', 'input');
     refuses({ model: 'm', input: [] }, 'INVALID_ARG', 'input');
     refuses({ model: 'm', input: [{ role: 'system', content: [{ type: 'input_image', image_url: 'https://x/y.png' }] }] }, 'INVALID_ARG', 'input[0].content[0].type');
-    refuses({ model: 'm', input: [{ role: 'user', content: [{ type: 'input_file', file_data: 'x' }] }] }, 'UNSUPPORTED', 'input[0].content[0].type');
+    refuses(
+      { model: 'm', input: 'hi', tools: [{ type: 'namespace', name: 'a', tools: [{ type: 'function', name: 'b' }] }, { type: 'function', name: 'a__b' }] },
+      'INVALID_ARG',
+      'tools[1].name',
+      /duplicate/,
+    );
   });
 });

@@ -3,7 +3,8 @@
 // which the stream encoder shares.
 import { randomBytes } from 'node:crypto';
 import type { ChatResponse, FinishReason, Usage } from '../../chat-types.ts';
-import type { ResponsesEcho, ResponsesOutputItem, ResponsesResponse, ResponsesUsage, ResponseStatus } from './responses-types.ts';
+import { restoreNamespacedName } from './restore-namespaced-name.ts';
+import type { ResponsesDecoded, ResponsesEcho, ResponsesOutputItem, ResponsesResponse, ResponsesUsage, ResponseStatus } from './responses-types.ts';
 
 /** Ids in OpenAI's style (a type prefix and random hex); Herd keeps no state, so they name nothing retrievable. */
 export function createResponsesId(prefix: 'resp' | 'msg' | 'fc' | 'ctc' | 'rs'): string {
@@ -51,7 +52,7 @@ export function createResponseObject(
   };
 }
 
-export function encodeResponsesResponse(response: ChatResponse, usage: Usage, echo: ResponsesEcho): ResponsesResponse {
+export function encodeResponsesResponse(response: ChatResponse, usage: Usage, decoded: ResponsesDecoded): ResponsesResponse {
   const choice = response.choices[0];
   const output: ResponsesOutputItem[] = [];
   const message = choice?.message;
@@ -67,11 +68,14 @@ export function encodeResponsesResponse(response: ChatResponse, usage: Usage, ec
     output.push({ type: 'message', id: createResponsesId('msg'), status: itemStatus, role: 'assistant', content });
   }
   for (const call of message?.tool_calls ?? []) {
-    if (call.type === 'custom')
-      output.push({ type: 'custom_tool_call', id: createResponsesId('ctc'), call_id: call.id, name: call.custom.name, input: call.custom.input, status: 'completed' });
-    else output.push({ type: 'function_call', id: createResponsesId('fc'), call_id: call.id, name: call.function.name, arguments: call.function.arguments, status: 'completed' });
+    const item: ResponsesOutputItem =
+      call.type === 'custom'
+        ? { type: 'custom_tool_call', id: createResponsesId('ctc'), call_id: call.id, name: '', input: call.custom.input, status: 'completed' }
+        : { type: 'function_call', id: createResponsesId('fc'), call_id: call.id, name: '', arguments: call.function.arguments, status: 'completed' };
+    restoreNamespacedName(item, call.type === 'custom' ? call.custom.name : call.function.name, decoded.namespaced);
+    output.push(item);
   }
-  const object = createResponseObject(echo, {
+  const object = createResponseObject(decoded.echo, {
     id: createResponsesId('resp'),
     createdAt: response.created,
     model: response.model,

@@ -4,9 +4,10 @@
 import type { ChatChunk, FinishReason, Usage } from '../../chat-types.ts';
 import type { EncodeContext, IngressStreamEncoder, SseEvent, StreamFailure } from '../ingress-codec.ts';
 import { convertUsageToResponses, createResponseObject, createResponsesId, mapFinishToStatus } from './encode-responses-response.ts';
+import { restoreNamespacedName } from './restore-namespaced-name.ts';
 import type {
   ItemStatus,
-  ResponsesEcho,
+  ResponsesDecoded,
   ResponsesCustomCallItem,
   ResponsesFunctionCallItem,
   ResponsesMessageItem,
@@ -36,8 +37,8 @@ interface OpenCall {
   item: ResponsesFunctionCallItem | ResponsesCustomCallItem;
 }
 
-export function createResponsesStreamEncoder(echo: ResponsesEcho, context: EncodeContext): IngressStreamEncoder {
-  return new ResponsesStreamEncoder(echo, context.model);
+export function createResponsesStreamEncoder(decoded: ResponsesDecoded, context: EncodeContext): IngressStreamEncoder {
+  return new ResponsesStreamEncoder(decoded, context.model);
 }
 
 class ResponsesStreamEncoder implements IngressStreamEncoder {
@@ -53,7 +54,7 @@ class ResponsesStreamEncoder implements IngressStreamEncoder {
   private events: SseEvent[] = [];
 
   constructor(
-    private readonly echo: ResponsesEcho,
+    private readonly decoded: ResponsesDecoded,
     private readonly model: string,
   ) {}
 
@@ -103,7 +104,7 @@ class ResponsesStreamEncoder implements IngressStreamEncoder {
   }
 
   private snapshot(status: ResponseStatus, usage: ResponsesResponse['usage']): ResponsesResponse {
-    return createResponseObject(this.echo, { id: this.id, createdAt: this.createdAt, model: this.model, status, output: this.output, usage });
+    return createResponseObject(this.decoded.echo, { id: this.id, createdAt: this.createdAt, model: this.model, status, output: this.output, usage });
   }
 
   /**
@@ -208,14 +209,15 @@ class ResponsesStreamEncoder implements IngressStreamEncoder {
     if (call === undefined) {
       this.closeReasoning('completed');
       this.closeMessage('completed');
-      const base = { call_id: id ?? createResponsesId('fc'), name: name ?? '', status: 'in_progress' as const };
+      const base = { call_id: id ?? createResponsesId('fc'), name: '', status: 'in_progress' as const };
       const item: OpenCall['item'] = custom
         ? { type: 'custom_tool_call', id: createResponsesId('ctc'), ...base, input: '' }
         : { type: 'function_call', id: createResponsesId('fc'), ...base, arguments: '' };
+      if (name) restoreNamespacedName(item, name, this.decoded.namespaced);
       call = { outputIndex: this.addItem(item), item };
       this.calls.set(index, call);
     } else if (name && call.item.name === '') {
-      call.item.name = name;
+      restoreNamespacedName(call.item, name, this.decoded.namespaced);
     }
     if (!text) return;
     const item = call.item;

@@ -5,9 +5,9 @@ import { decodeResponsesRequest } from './decode-responses-request.ts';
 import { encodeResponsesResponse } from './encode-responses-response.ts';
 import { responsesRawEnd } from './encode-responses-raw-end.ts';
 import { createResponsesStreamEncoder } from './encode-responses-stream.ts';
-import type { ResponsesEcho } from './responses-types.ts';
+import type { ResponsesDecoded } from './responses-types.ts';
 
-export const responsesCodec: IngressCodec<ResponsesEcho> = {
+export const responsesCodec: IngressCodec<ResponsesDecoded> = {
   dialect: 'openai-responses',
   decode: decodeResponsesRequest,
   encodeResponse: encodeResponsesResponse,

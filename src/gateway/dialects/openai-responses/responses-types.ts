@@ -32,6 +32,8 @@ export interface ResponsesFunctionCallItem {
   type: 'function_call';
   id: string;
   call_id: string;
+  /** A tool of a namespace tool: its namespace (and `name` its own name within it). */
+  namespace?: string;
   name: string;
   arguments: string;
   status: ItemStatus;
@@ -42,6 +44,7 @@ export interface ResponsesCustomCallItem {
   type: 'custom_tool_call';
   id: string;
   call_id: string;
+  namespace?: string;
   name: string;
   input: string;
   status: ItemStatus;
@@ -101,8 +104,10 @@ export interface ResponsesEcho {
   parallel_tool_calls: boolean;
   temperature: number | null;
   top_p: number | null;
-  tool_choice: ResponsesToolChoice;
-  tools: ResponsesTool[];
+  /** As sent when Herd does not model it (allowed_tools, a hosted tool). */
+  tool_choice: ResponsesToolChoice | Readonly<Record<string, unknown>>;
+  /** Function and custom tools as decoded; namespace, hosted and other tools as sent. */
+  tools: Array<ResponsesTool | Readonly<Record<string, unknown>>>;
   text: { format: ResponsesTextFormat; verbosity?: string };
   reasoning: { effort: string | null; summary: string | null };
   truncation: 'auto' | 'disabled';
@@ -110,6 +115,16 @@ export interface ResponsesEcho {
   safety_identifier?: string;
   prompt_cache_key?: string;
   service_tier?: string;
+}
+
+/** A namespace tool's flattened chat name → the namespace and the tool's own name, for restoring them in the answer. */
+export type NamespacedNames = Map<string, { namespace: string; name: string }>;
+
+/** What the Responses codec keeps from the request for encoding its answer. */
+export interface ResponsesDecoded {
+  echo: ResponsesEcho;
+  /** Absent without namespace tools. */
+  namespaced?: NamespacedNames;
 }
 
 /** The `response` object (object: 'response'); `store` is always false: Herd keeps no response state. */
