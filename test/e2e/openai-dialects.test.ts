@@ -354,17 +354,20 @@ models:
       return true;
     });
     // A tool_choice that requires a hosted tool: the bridged answer could not be what was asked.
-    await assert.rejects(client.responses.create({ model: 'gpt-4.1', input: 'hi', tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search' } }), (err: unknown) => {
-      assert.ok(err instanceof OpenAI.BadRequestError);
-      assert.equal(err.param, 'tool_choice');
-      assert.match(err.message, /hosted tool web_search/);
-      return true;
-    });
+    await assert.rejects(
+      client.responses.create({ model: 'gpt-4.1', input: 'hi', tools: [{ type: 'web_search_preview' }], tool_choice: { type: 'web_search_preview' } }),
+      (err: unknown) => {
+        assert.ok(err instanceof OpenAI.BadRequestError);
+        assert.equal(err.param, 'tool_choice');
+        assert.match(err.message, /hosted tool web_search_preview/);
+        return true;
+      },
+    );
     assert.equal(relay.requests.length, 0, 'nothing refused reached an upstream');
     // Merely offered, the hosted tool is left out and named.
     const offered = await client.responses.create({ model: 'gpt-4.1', input: 'hi', tools: [{ type: 'web_search' }] }).withResponse();
     assert.equal(offered.response.headers.get('x-herd-dropped'), 'tools.0');
-    assert.equal((relay.requests[0]?.body as { tools?: unknown }).tools, undefined);
+    assert.equal((relay.requests[0]!.body as { tools?: unknown }).tools, undefined);
   });
 
   it('responses: an upstream failure before the first byte is an ordinary HTTP error, streaming or not', async () => {

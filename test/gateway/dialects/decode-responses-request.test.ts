@@ -144,7 +144,16 @@ describe('decodeResponsesRequest', () => {
     assert.equal(fates({ background: false, store: false }), undefined);
     const items = decodeResponsesRequest({
       model: 'm',
-      input: [{ type: 'item_reference', id: 'msg_1' }, { role: 'user', content: [{ type: 'input_image', file_id: 'file_1' }, { type: 'input_file', file_data: 'x' }] }],
+      input: [
+        { type: 'item_reference', id: 'msg_1' },
+        {
+          role: 'user',
+          content: [
+            { type: 'input_image', file_id: 'file_1' },
+            { type: 'input_file', file_data: 'x' },
+          ],
+        },
+      ],
     }).request;
     assert.deepEqual(
       items.unmodeled?.map((f) => [f.param, f.bridged]),
@@ -172,7 +181,12 @@ describe('decodeResponsesRequest', () => {
       ],
       tools: [
         { type: 'function', name: 'shell', parameters: { type: 'object' }, strict: false },
-        { type: 'namespace', name: 'mcp_fs', description: 'files', tools: [{ type: 'function', name: 'list_dir', description: 'ls', parameters: { type: 'object' }, defer_loading: true }] },
+        {
+          type: 'namespace',
+          name: 'mcp_fs',
+          description: 'files',
+          tools: [{ type: 'function', name: 'list_dir', description: 'ls', parameters: { type: 'object' }, defer_loading: true }],
+        },
         { type: 'web_search', external_web_access: false },
         { type: 'custom', name: 'apply_patch', format: { type: 'grammar', syntax: 'lark', definition: 'start: /.+/' } },
       ],
@@ -236,7 +250,10 @@ describe('decodeResponsesRequest', () => {
       tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'f' }] },
     }).request;
     assert.equal(allowed.tool_choice, 'required');
-    assert.deepEqual(allowed.unmodeled?.map((f) => f.param), ['tool_choice']);
+    assert.deepEqual(
+      allowed.unmodeled?.map((f) => f.param),
+      ['tool_choice'],
+    );
   });
 
   it('refuses bad values of what it models, with the Responses param', () => {
@@ -248,7 +265,14 @@ describe('decodeResponsesRequest', () => {
     refuses({ model: 'm', input: [] }, 'INVALID_ARG', 'input');
     refuses({ model: 'm', input: [{ role: 'system', content: [{ type: 'input_image', image_url: 'https://x/y.png' }] }] }, 'INVALID_ARG', 'input[0].content[0].type');
     refuses(
-      { model: 'm', input: 'hi', tools: [{ type: 'namespace', name: 'a', tools: [{ type: 'function', name: 'b' }] }, { type: 'function', name: 'a__b' }] },
+      {
+        model: 'm',
+        input: 'hi',
+        tools: [
+          { type: 'namespace', name: 'a', tools: [{ type: 'function', name: 'b' }] },
+          { type: 'function', name: 'a__b' },
+        ],
+      },
       'INVALID_ARG',
       'tools[1].name',
       /duplicate/,

@@ -2,7 +2,7 @@
 // echoes. Errors name the Responses param; members the chat shape cannot carry are recorded as unmodeled with
 // their fate from responses-field-table.ts (a pass-through upstream gets them as sent; a bridge drops or refuses).
 import type { ChatRequest, ResponseFormat, UnmodeledField } from '../../chat-types.ts';
-import { expectArray, expectBoolean, expectInteger, expectNumber, expectObject, expectOneOf, expectString, invalidParam, isJsonObject } from '../../check-json-value.ts';
+import { expectBoolean, expectInteger, expectNumber, expectObject, expectOneOf, expectString, invalidParam, isJsonObject } from '../../check-json-value.ts';
 import { collectUnknownKeys, createUnmodeled } from '../dialect-field-table.ts';
 import { decodeResponsesInput } from './decode-responses-input.ts';
 import { decodeResponsesToolChoice, decodeResponsesTools } from './decode-responses-tools.ts';

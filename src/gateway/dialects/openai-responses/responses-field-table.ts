@@ -18,11 +18,13 @@ export const HOSTED_TOOL_TYPES = [
   'image_generation',
   'computer_use_preview',
   'computer_use',
+  'computer',
   'mcp',
   'local_shell',
   'shell',
   'apply_patch',
   'tool_search',
+  'programmatic_tool_calling',
 ] as const;
 
 const hosted: FieldTable = Object.fromEntries(
