@@ -3,7 +3,8 @@
 // on ÷ off throughput (issue 18) for both builds in the same run. Build B is dist/; build A is a copy of an
 // older dist/ (e.g. `cp -r dist .tmp/dist-old` before the change). Closed loop at concurrency 16, each stream
 // read to its end. Usage: npx tsx bench/gateway/run-stream-end-ab.ts --a .tmp/dist-old [--b dist] [--seconds 10]
-// [--window-ms 500] [--no-build] [--prof DIR] (--prof: every Herd process writes a .cpuprofile into DIR on exit).
+// [--window-ms 500] [--no-build] [--prof DIR] [--json] (--prof: every Herd process writes a .cpuprofile into DIR on
+// exit; --json: one JSON answer per request instead of a stream).
 // Prints a markdown table; never part of `npm test`.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -22,6 +23,7 @@ const concurrency = Number(option('--concurrency') ?? 16);
 const distA = option('--a');
 const distB = option('--b') ?? 'dist';
 const prof = option('--prof');
+const json = args.includes('--json');
 if (distA === undefined) throw new Error('--a DIR (a copy of the old dist/) is required');
 const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const load = () =>
@@ -29,7 +31,7 @@ const load = () =>
     .map((l) => fmt(l, 2))
     .join(' ');
 
-const STREAM_BODY = createBenchChatBody(true);
+const STREAM_BODY = createBenchChatBody(!json);
 const STREAM_HEADERS = { 'content-type': 'application/json', authorization: `Bearer ${BENCH_MASTER_KEY}` };
 const DONE = Buffer.from('data: [DONE]\n\n');
 
@@ -42,7 +44,7 @@ function runStreamLoad(origin: string, durationMs: number): Promise<LoadResult> 
     headers: STREAM_HEADERS,
     concurrency,
     durationMs,
-    accept: (body) => body.subarray(-DONE.length).equals(DONE),
+    accept: (body) => (json ? body.at(-1) === 0x7d : body.subarray(-DONE.length).equals(DONE)),
   });
 }
 
@@ -115,7 +117,7 @@ const loadAfter = load();
 
 const out: string[] = [];
 out.push(`${new Date().toISOString()} · ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fmt(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
-out.push(`streaming, c=${concurrency}, ${seconds} s per target in ${windowMs} ms windows; load average before ${loadBefore}, after ${loadAfter}\n`);
+out.push(`${json ? 'JSON' : 'streaming'}, c=${concurrency}, ${seconds} s per target in ${windowMs} ms windows; load average before ${loadBefore}, after ${loadAfter}\n`);
 out.push('| target | streams/s | p50 µs | p99 µs | server CPU µs/stream | CPU ÷ relay | throughput on ÷ off | CPU-bound on ÷ off | errors |');
 out.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const t of targets) {

@@ -1,5 +1,5 @@
 // The legacy completions codec: the prompt as one user message, chat's checks on the shared params,
-// the legacy-only ones refused, and text_completion objects out.
+// the legacy-only ones recorded (refused when bridged), and text_completion objects out.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { HerdError } from '../../../src/core/errors.ts';
@@ -8,7 +8,7 @@ import { completionsCodec, decodeCompletionsRequest, encodeCompletionsResponse }
 
 const usage: Usage = { promptTokens: 4, cachedPromptTokens: 0, cacheWriteTokens: 0, completionTokens: 2, reasoningTokens: 0, estimated: false, raw: {} };
 
-function refuses(body: unknown, code: 'INVALID_ARG' | 'UNSUPPORTED', param: string): void {
+function refuses(body: unknown, code: 'INVALID_ARG', param: string): void {
   assert.throws(
     () => decodeCompletionsRequest(body),
     (err: unknown) => err instanceof HerdError && err.code === code && err.param === param,
@@ -31,14 +31,24 @@ describe('completions codec', () => {
     assert.deepEqual(decoded, { includeUsage: true });
   });
 
-  it('refuses what a chat bridge cannot do, and chat-only params', () => {
-    refuses({ model: 'm', prompt: ['a', 'b'] }, 'UNSUPPORTED', 'prompt');
-    refuses({ model: 'm', prompt: [1, 2, 3] }, 'UNSUPPORTED', 'prompt');
-    refuses({ model: 'm', prompt: 'x', echo: true }, 'UNSUPPORTED', 'echo');
-    refuses({ model: 'm', prompt: 'x', best_of: 3 }, 'UNSUPPORTED', 'best_of');
-    refuses({ model: 'm', prompt: 'x', suffix: 'end' }, 'UNSUPPORTED', 'suffix');
-    refuses({ model: 'm', prompt: 'x', logprobs: 2 }, 'UNSUPPORTED', 'logprobs');
-    refuses({ model: 'm', prompt: 'x', tools: [] }, 'INVALID_ARG', 'tools');
+  it('records what a chat bridge cannot do (refused when bridged) and chat-only or unknown params (dropped) instead of throwing', () => {
+    const fates = (body: Record<string, unknown>) => decodeCompletionsRequest({ model: 'm', prompt: 'x', ...body }).request.unmodeled?.map((f) => [f.param, f.bridged]);
+    assert.deepEqual(fates({ prompt: ['a', 'b'] }), [['prompt', 'refuse']]);
+    assert.deepEqual(fates({ prompt: [1, 2, 3] }), [['prompt', 'refuse']]);
+    assert.deepEqual(fates({ echo: true }), [['echo', 'refuse']]);
+    assert.deepEqual(fates({ best_of: 3 }), [['best_of', 'refuse']]);
+    assert.deepEqual(fates({ suffix: 'end' }), [['suffix', 'refuse']]);
+    assert.deepEqual(fates({ logprobs: 2 }), [['logprobs', 'refuse']]);
+    assert.deepEqual(fates({ tools: [], x_new: { a: 1 }, stream: true, stream_options: { include_usage: true, x: 1 } }), [
+      ['tools', 'drop'],
+      ['x_new', 'drop'],
+      ['stream_options.x', 'drop'],
+    ]);
+    assert.equal(fates({ echo: false, best_of: 1, suffix: null }), undefined);
+    assert.deepEqual(decodeCompletionsRequest({ model: 'm', prompt: ['a', 'b'] }).request.messages, [{ role: 'user', content: 'a\nb' }]);
+  });
+
+  it('refuses bad values of what it models', () => {
     refuses({ model: 'm' }, 'INVALID_ARG', 'prompt');
     refuses({ model: 'm', prompt: 'x', temperature: 9 }, 'INVALID_ARG', 'temperature');
   });

@@ -1,10 +1,11 @@
 // The legacy completions dialect (POST /v1/completions) as an ingress codec, bridged onto chat: the
 // prompt becomes one user message, the answer's text the choice's `text`, in `text_completion` objects.
-import { HerdError } from '../../../core/errors.ts';
-import type { ChatChunk, ChatRequest, ChatResponse, FinishReason, Usage } from '../../chat-types.ts';
-import { expectArray, expectString, invalidParam, isJsonObject, rejectUnknownKeys } from '../../check-json-value.ts';
+import type { ChatChunk, ChatRequest, ChatResponse, FinishReason, UnmodeledField, Usage } from '../../chat-types.ts';
+import { expectArray, invalidParam, isJsonObject, type JsonObject } from '../../check-json-value.ts';
 import { convertUsageToOpenAI } from '../../convert-usage-to-openai.ts';
 import { validateChatRequest } from '../../validate-chat-request.ts';
+import { COMPLETIONS_FIELDS } from './completions-field-table.ts';
+import { createUnmodeled, UNKNOWN_MEMBER } from '../dialect-field-table.ts';
 import type { EncodeContext, IngressCodec, IngressStreamEncoder, SseEvent, StreamFailure } from '../ingress-codec.ts';
 
 export interface CompletionsDecoded {
@@ -30,17 +31,9 @@ export interface TextCompletion {
   system_fingerprint?: string;
 }
 
-/** Legacy parameters with no chat counterpart: refused rather than silently ignored. */
-const REFUSED: Readonly<Record<string, string>> = {
-  echo: "Herd bridges /v1/completions onto chat, which cannot echo the prompt: leave 'echo' unset or false.",
-  best_of: "Herd bridges /v1/completions onto chat, which has no 'best_of': leave it unset or 1.",
-  suffix: "Herd bridges /v1/completions onto chat, which cannot insert text before a suffix: leave 'suffix' unset.",
-  logprobs: "Herd's /v1/completions bridge does not return logprobs: leave 'logprobs' unset.",
-};
-const DEFAULTS: Readonly<Record<string, unknown>> = { echo: false, best_of: 1 };
-const KNOWN_KEYS = new Set([
+/** Members with chat's names and checks: the chat validator reads them (and records what is nested unknown in them). */
+const CHAT_KEYS = new Set([
   'model',
-  'prompt',
   'max_tokens',
   'temperature',
   'top_p',
@@ -53,42 +46,45 @@ const KNOWN_KEYS = new Set([
   'logit_bias',
   'seed',
   'user',
-  ...Object.keys(REFUSED),
 ]);
 
 export function decodeCompletionsRequest(body: unknown): { request: ChatRequest; decoded: CompletionsDecoded } {
   if (!isJsonObject(body)) throw invalidParam('body', 'expected a JSON object');
+  const unmodeled: UnmodeledField[] = [];
   // Chat-only parameters (messages, tools, response_format) are unknown here, as on OpenAI's legacy endpoint.
-  rejectUnknownKeys(body, KNOWN_KEYS, '');
-  const { prompt, ...rest } = body;
-  for (const [key, reason] of Object.entries(REFUSED)) {
-    const value = rest[key];
-    if (value !== undefined && value !== null && value !== DEFAULTS[key]) throw new HerdError('UNSUPPORTED', reason, { param: key });
-    delete rest[key];
+  const chat: JsonObject = {};
+  for (const key of Object.keys(body)) {
+    const value = body[key];
+    if (CHAT_KEYS.has(key)) chat[key] = value;
+    else if (key !== 'prompt' && value !== null && value !== undefined) {
+      const fate = legacyFate(key, value);
+      if (fate !== undefined) unmodeled.push(createUnmodeled(COMPLETIONS_FIELDS, fate, key, value));
+    }
   }
-  // The other parameters are chat's own, by the same names: chat's validator checks them.
-  const request = validateChatRequest({ ...rest, messages: [{ role: 'user', content: decodePrompt(prompt) }] });
+  chat.messages = [{ role: 'user', content: decodePrompt(body.prompt, unmodeled) }];
+  const request = validateChatRequest(chat);
+  if (unmodeled.length > 0) request.unmodeled = [...unmodeled, ...(request.unmodeled ?? [])];
   const includeUsage = request.stream_options?.include_usage === true;
   // The usage chunk is this dialect's to write (from the stream's settled usage), not the relay's.
   delete request.stream_options;
   return { request, decoded: { includeUsage } };
 }
 
-function decodePrompt(value: unknown): string {
+/** The table entry of a member the chat validator does not read; undefined for a legacy default that asks for nothing. */
+function legacyFate(key: string, value: unknown): string | undefined {
+  if (key === 'echo') return value === false ? undefined : 'echo: true';
+  if (key === 'best_of') return value === 1 ? undefined : 'best_of > 1';
+  return Object.hasOwn(COMPLETIONS_FIELDS, key) ? key : UNKNOWN_MEMBER;
+}
+
+/** One text prompt; several prompts or token ids are recorded (refused when bridged) and read as text where they are text. */
+function decodePrompt(value: unknown, unmodeled: UnmodeledField[]): string {
   if (typeof value === 'string') return value;
   if (value === undefined || value === null) throw invalidParam('prompt', 'expected a string or an array of one string');
   const list = expectArray(value, 'prompt');
-  if (list.length !== 1 || typeof list[0] !== 'string') {
-    const tokens = list.length > 0 && list.every((item) => typeof item === 'number' || Array.isArray(item));
-    throw new HerdError(
-      'UNSUPPORTED',
-      tokens
-        ? "Herd bridges /v1/completions onto chat, which takes text: send 'prompt' as a string, not token ids."
-        : "Herd bridges /v1/completions onto chat with one prompt per request: send 'prompt' as a string or an array of exactly one string.",
-      { param: 'prompt' },
-    );
-  }
-  return expectString(list[0], 'prompt[0]');
+  if (list.length === 1 && typeof list[0] === 'string') return list[0];
+  unmodeled.push(createUnmodeled(COMPLETIONS_FIELDS, 'prompt: several or token ids', 'prompt', value));
+  return list.filter((item): item is string => typeof item === 'string').join('\n');
 }
 
 function mapFinish(reason: FinishReason | null): CompletionFinish | null {
