@@ -1,6 +1,6 @@
 // Codex (`codex exec --json`) against Herd's Responses endpoint: a fresh CODEX_HOME whose config.toml names Herd
 // as the model provider (wire_api "responses", the key from an env var), the refusing proxy in front of the rest.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CODEX_JS } from './installed-clients.ts';
@@ -25,9 +25,9 @@ export interface CodexResult extends ClientRun {
 }
 
 /** The config.toml docs/clients.md shows, with the base URL filled in. */
-export function codexConfigToml(baseUrl: string, model?: string): string {
+export function codexConfigToml(baseUrl: string, options: { retries?: number } = {}): string {
+  const retries = options.retries === undefined ? [] : [`request_max_retries = ${options.retries}`, `stream_max_retries = ${options.retries}`];
   return [
-    ...(model ? [`model = ${JSON.stringify(model)}`] : []),
     'model_provider = "herd"',
     '',
     '[model_providers.herd]',
@@ -35,6 +35,7 @@ export function codexConfigToml(baseUrl: string, model?: string): string {
     `base_url = ${JSON.stringify(baseUrl)}`,
     'wire_api = "responses"',
     'env_key = "HERD_API_KEY"',
+    ...retries,
     '',
   ].join('\n');
 }
@@ -42,9 +43,9 @@ export function codexConfigToml(baseUrl: string, model?: string): string {
 export async function runCodex(options: CodexOptions): Promise<CodexResult> {
   const home = mkdtempSync(join(options.cwd, 'home-'));
   const codexHome = join(home, '.codex');
-  mkdtempSync(join(home, 'x-'));
-  await import('node:fs').then((fs) => fs.mkdirSync(codexHome, { recursive: true }));
-  writeFileSync(join(codexHome, 'config.toml'), codexConfigToml(options.baseUrl));
+  mkdirSync(codexHome);
+  // No retries: a refused request fails the run at once instead of after Codex's backoff.
+  writeFileSync(join(codexHome, 'config.toml'), codexConfigToml(options.baseUrl, { retries: 0 }));
   const env = {
     ...baseEnv(home, options.proxyUrl),
     CODEX_HOME: codexHome,
