@@ -1,7 +1,6 @@
 // Claude Code in print mode (`claude -p … --output-format stream-json --verbose`) against a base URL, with a
 // fresh HOME, telemetry and updates off, and the refusing proxy in front of everything but loopback.
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLAUDE_CODE_BIN } from './installed-clients.ts';
 import { baseEnv, runClient, type ClientRun } from './run-client.ts';
@@ -34,7 +33,7 @@ export async function runClaudeCode(options: ClaudeCodeOptions): Promise<ClaudeC
     DISABLE_AUTOUPDATER: '1',
     DISABLE_ERROR_REPORTING: '1',
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    TMPDIR: mkdtempSync(join(tmpdir(), 'herd-claude-tmp-')),
+    TMPDIR: mkdtempSync(join(home, 'tmp-')),
   };
   // Read is the one tool allowed: the upstream's tool call reads a file the test made, nothing is written or run.
   const args = ['-p', options.prompt, '--output-format', 'stream-json', '--verbose', '--allowedTools', 'Read'];

@@ -1,7 +1,6 @@
 // Codex (`codex exec --json`) against Herd's Responses endpoint: a fresh CODEX_HOME whose config.toml names Herd
 // as the model provider (wire_api "responses", the key from an env var), the refusing proxy in front of the rest.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CODEX_JS } from './installed-clients.ts';
 import { baseEnv, runClient, type ClientRun } from './run-client.ts';
@@ -50,7 +49,7 @@ export async function runCodex(options: CodexOptions): Promise<CodexResult> {
     ...baseEnv(home, options.proxyUrl),
     CODEX_HOME: codexHome,
     HERD_API_KEY: options.apiKey,
-    TMPDIR: mkdtempSync(join(tmpdir(), 'herd-codex-tmp-')),
+    TMPDIR: mkdtempSync(join(home, 'tmp-')),
   };
   const args = [CODEX_JS, 'exec', '--json', '--skip-git-repo-check', '--ephemeral', '--sandbox', 'read-only', '-C', options.cwd];
   if (options.model) args.push('--model', options.model);
