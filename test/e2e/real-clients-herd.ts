@@ -41,8 +41,11 @@ export interface RealClientsHerd {
   proxy: RefusingProxy;
   /** The clients' working folder, with the note their tools read. */
   dir: string;
-  /** The ledger's rows for a key, once at least `atLeast` of them are written (the ledger flushes in the background). */
-  ledgerRows(key: ClientName, atLeast: number): Promise<LedgerRow[]>;
+  /**
+   * The ledger's rows for a key (and a requested model, when given), once at least `atLeast` of them are written:
+   * the ledger flushes in the background.
+   */
+  ledgerRows(key: ClientName, atLeast: number, modelRequested?: string): Promise<LedgerRow[]>;
   close(): Promise<void>;
 }
 
@@ -98,14 +101,16 @@ models:
   const env = { HERD_TEST_MASTER: 'sk-herd-real-clients-master-0123456789', ANTHROPIC_API_KEY: 'sk-upstream-ant-fake', RELAY_API_KEY: 'sk-upstream-relay-fake' };
   const server = await startHerd(config, { env, log: () => undefined });
 
-  async function ledgerRows(key: ClientName, atLeast: number): Promise<LedgerRow[]> {
+  async function ledgerRows(key: ClientName, atLeast: number, modelRequested?: string): Promise<LedgerRow[]> {
     const sqlite = new Database(db, { readonly: true });
     try {
-      const query = sqlite.prepare('SELECT key_name, model_requested, model, provider, dialect, status FROM ledger_requests WHERE key_name = ? ORDER BY started_at');
+      const query = sqlite.prepare(
+        'SELECT key_name, model_requested, model, provider, dialect, status FROM ledger_requests WHERE key_name = ? AND (? IS NULL OR model_requested = ?) ORDER BY started_at',
+      );
       let rows: LedgerRow[] = [];
       // Bounded: the rows are written within a flush interval or two of the answer.
       for (let i = 0; i < 200; i++) {
-        rows = query.all(key) as LedgerRow[];
+        rows = query.all(key, modelRequested ?? null, modelRequested ?? null) as LedgerRow[];
         if (rows.length >= atLeast) break;
         await new Promise((resolve) => setTimeout(resolve, 20));
       }

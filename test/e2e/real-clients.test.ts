@@ -35,7 +35,7 @@ describe('real clients against Herd', { skip: clientsMissing() }, () => {
 
   /** The ledger rows of one client's key for one requested model: all answered, all by the expected provider. */
   async function assertLedger(client: ClientName, modelRequested: string, provider: string, atLeast: number): Promise<void> {
-    const rows = (await herd.ledgerRows(client, 1)).filter((row) => row.model_requested === modelRequested);
+    const rows = await herd.ledgerRows(client, atLeast, modelRequested);
     assert.ok(rows.length >= atLeast, `${client}: ${rows.length} ledger rows for ${modelRequested}, expected ${atLeast}: ${JSON.stringify(rows)}`);
     for (const row of rows) {
       assert.equal(row.status, 'ok', JSON.stringify(row));
