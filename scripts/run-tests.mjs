@@ -6,6 +6,8 @@ import { spawnSync } from 'node:child_process';
 
 function collect(dir, out) {
   for (const name of readdirSync(dir).sort()) {
+    // test/clients has its own node_modules (the real-client suite's packages), whose tests are not ours.
+    if (name === 'node_modules') continue;
     const path = join(dir, name);
     if (statSync(path).isDirectory()) collect(path, out);
     else if (name.endsWith('.test.ts')) out.push(path);
