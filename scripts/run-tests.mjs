@@ -6,6 +6,8 @@ import { spawnSync } from 'node:child_process';
 
 function collect(dir, out) {
   for (const name of readdirSync(dir).sort()) {
+    // test/clients has its own node_modules (the real-client suite's packages), whose tests are not ours.
+    if (name === 'node_modules') continue;
     const path = join(dir, name);
     if (statSync(path).isDirectory()) collect(path, out);
     else if (name.endsWith('.test.ts')) out.push(path);
@@ -21,7 +23,25 @@ if (!existsSync(testdata)) {
       'Put the shared folder beside this checkout, or set HERD_TESTDATA to its testdata folder.\n',
   );
 }
+// Tests never touch the user's data folder (./data, where herd.yaml's defaults put keys and the ledger):
+// a test that forgets to point its config elsewhere fails the run here rather than writing rows there.
+function listData(dir, out = new Map()) {
+  if (!existsSync(dir)) return out;
+  for (const name of readdirSync(dir).sort()) {
+    const path = join(dir, name);
+    const stat = statSync(path);
+    if (stat.isDirectory()) listData(path, out);
+    else out.set(path, `${stat.size}:${stat.mtimeMs}`);
+  }
+  return out;
+}
+const dataBefore = listData('data');
 const filter = process.argv.slice(2);
 const files = collect('test', []).filter((f) => filter.length === 0 || filter.some((p) => f.includes(p)));
 const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], { stdio: 'inherit' });
+const touched = [...listData('data')].filter(([path, state]) => dataBefore.get(path) !== state).map(([path]) => path);
+if (touched.length > 0) {
+  process.stderr.write(`error: the tests wrote into ./data (${touched.join(', ')}): give every test config its own temporary ledger and key store.\n`);
+  process.exit(1);
+}
 process.exit(result.status ?? 1);

@@ -55,6 +55,8 @@ export interface HerdServer {
   gateway: ChatGateway | undefined;
   /** Set when the gateway runs without authentication (the CLI prints it). */
   gatewayWarning: string | undefined;
+  /** What GET /v2/health/ready answers: true for 200. */
+  isReady(): boolean;
   /** Stops accepting requests, answers every accepted one, unloads models. Idempotent. */
   close(): Promise<void>;
 }
@@ -198,7 +200,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     return closed;
   };
   const grpcUrl = grpc?.address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '[::1]');
-  return { httpUrl, grpcUrl, metricsUrl: metrics.url, repository, gateway: gateway?.flow, gatewayWarning: gateway?.auth.openWarning, close };
+  return { httpUrl, grpcUrl, metricsUrl: metrics.url, repository, gateway: gateway?.flow, gatewayWarning: gateway?.auth.openWarning, isReady, close };
 }
 
 export interface GatewayFlowParts {

@@ -12,8 +12,12 @@ export function registerCheckCommand(program: Command, write: (text: string) => 
     .command('check')
     .description('validate herd.yaml and print the models, providers and routes it resolves to')
     .argument('[config]', 'the file to check (default ./herd.yaml)')
-    .action((file: string | undefined) => {
-      const path = file ?? 'herd.yaml';
+    .option('--config <file>', 'the file to check, as `herd serve --config` takes it (the same as the argument)')
+    .action((file: string | undefined, flags: { config?: string }) => {
+      if (file !== undefined && flags.config !== undefined && file !== flags.config) {
+        throw new HerdError('INVALID_ARG', `two config files given (${file} and --config ${flags.config}): give one`);
+      }
+      const path = file ?? flags.config ?? 'herd.yaml';
       if (!existsSync(path)) throw new HerdError('INVALID_ARG', `no config file at ${path}`);
       const { config } = loadHerdConfigFile(path);
       write(formatCheckReport(path, config, buildGatewayCatalog(config, process.env)));
@@ -22,7 +26,7 @@ export function registerCheckCommand(program: Command, write: (text: string) => 
 
 export function formatCheckReport(file: string, config: HerdConfig, catalog: GatewayCatalog): string {
   const out: string[] = [`${file}: OK`, ''];
-  out.push(`server: http ${config.server.host}:${config.server.http_port}, metrics :${config.server.metrics_port}`);
+  out.push(`server: http ${config.server.host}:${config.server.http_port}, grpc :${config.server.grpc_port}, metrics :${config.server.metrics_port}`);
   out.push(
     `serving: ${config.serving.model_repository.length > 0 ? config.serving.model_repository.join(', ') : '(no model repository)'}; control mode ${config.serving.model_control_mode}`,
   );

@@ -69,7 +69,7 @@ export function registerKeysCommand(program: Command, io: KeysIo = processIo): v
     .option('--json', 'print JSON instead of a table')
     .action((flags: KeysListFlags) => runKeysList(flags, io));
   withStore(keys.command('revoke'))
-    .description('revoke a key by id or prefix; running servers stop accepting it within about a second')
+    .description('revoke a key by id or prefix; running servers stop accepting it from their next request on')
     .argument('<id-or-prefix>', 'the key id (key_…) or prefix (sk-herd-…) from herd keys list, or the key itself')
     .action((ref: string, flags: KeysFlags) => runKeysRevoke(ref, flags, io));
 }
@@ -114,7 +114,7 @@ export async function runKeysRevoke(ref: string, flags: KeysFlags, io: KeysIo): 
     if (alreadyRevoked) {
       io.stdout(`Key ${key.id} '${key.name}' (${key.prefix}…) was already revoked on ${formatDate(key.revokedAt)}.\n`);
     } else {
-      io.stdout(`Revoked key ${key.id} '${key.name}' (${key.prefix}…). Running servers stop accepting it within about a second.\n`);
+      io.stdout(`Revoked key ${key.id} '${key.name}' (${key.prefix}…). Running servers refuse it from their next request on.\n`);
     }
   } finally {
     store.close();

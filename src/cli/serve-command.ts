@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { startHerd } from '../app.ts';
+import { type HerdServer, startHerd } from '../app.ts';
 import type { HerdConfig } from '../config/herd-config-schema.ts';
 import { defaultHerdConfig, loadHerdConfigFile } from '../config/load-herd-config.ts';
 import { HerdError } from '../core/errors.ts';
@@ -152,6 +152,7 @@ async function runServer(config: HerdConfig): Promise<void> {
   }
   if (server.gatewayWarning) process.stdout.write(`warning: ${server.gatewayWarning}\n`);
   process.stdout.write(`Model control mode: ${config.serving.model_control_mode}; repositories: ${config.serving.model_repository.join(', ')}\n`);
+  process.stdout.write(`${describeReadiness(server)}\n`);
 
   const shutdown = (signal: string) => {
     process.stdout.write(`${signal} received: draining in-flight requests\n`);
@@ -221,4 +222,14 @@ function parseBool(flag: string, value: string | boolean): boolean {
   if (['true', '1', 'yes', 'on'].includes(v)) return true;
   if (['false', '0', 'no', 'off'].includes(v)) return false;
   throw new HerdError('INVALID_ARG', `${flag} must be true or false, got '${value}'`);
+}
+
+/** The start-up's last line: whether a client (or a script waiting on /v2/health/ready) may begin. */
+export function describeReadiness(server: Pick<HerdServer, 'httpUrl' | 'isReady' | 'repository'>): string {
+  if (server.isReady()) return `Ready: ${server.httpUrl}/v2/health/ready answers 200`;
+  const waiting = server.repository
+    .summary()
+    .filter((m) => m.state !== 'READY')
+    .map((m) => m.name);
+  return `Not ready: ${server.httpUrl}/v2/health/ready answers 503 while ${waiting.length === 1 ? 'this model is' : 'these models are'} not READY: ${waiting.join(', ')} (strict readiness)`;
 }

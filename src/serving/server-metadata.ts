@@ -1,5 +1,5 @@
 // What GET /v2 answers: the server's name, version and the KServe/Triton extensions Herd implements.
-import { readFileSync } from 'node:fs';
+import { HERD_VERSION } from '../core/herd-version.ts';
 
 export interface ServerMetadata {
   name: string;
@@ -22,12 +22,10 @@ export const SUPPORTED_EXTENSIONS = [
   'logging',
 ] as const;
 
-const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-
 /**
  * `name` is the server id, `triton` by default as tritonserver's --id: Triton's own client examples
  * check it, and a drop-in replacement must pass them. Deployments may set their own.
  */
 export function createServerMetadata(id = 'triton'): ServerMetadata {
-  return { name: id, version: packageVersion, extensions: [...SUPPORTED_EXTENSIONS] };
+  return { name: id, version: HERD_VERSION, extensions: [...SUPPORTED_EXTENSIONS] };
 }

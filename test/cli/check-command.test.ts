@@ -30,3 +30,19 @@ test('a config that names an unknown provider fails with the path and position',
   assert.equal(r.status, 1);
   assert.match(r.stderr, new RegExp(`${file}:6:\\d+: models\\.m\\.deployments\\[0\\]\\.provider: unknown provider 'nope' \\(known: relay\\)`));
 });
+
+test('check takes --config as serve and keys do, and shows the gRPC port', () => {
+  const r = herd(['check', '--config', 'examples/herd.yaml']);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^examples\/herd\.yaml: OK/);
+  assert.match(r.stdout, /server: http 0\.0\.0\.0:8000, grpc :8001, metrics :8002/);
+  const both = herd(['check', 'examples/herd.yaml', '--config', 'other.yaml']);
+  assert.equal(both.status, 1);
+  assert.match(both.stderr, /two config files given/);
+});
+
+test('herd --version prints the package version', () => {
+  const r = herd(['--version']);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^\d+\.\d+\.\d+\n$/);
+});

@@ -131,6 +131,7 @@ export function httpTarget(): FuzzTarget {
 server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0, http_max_input_size: ${MAX_INPUT_SIZE} }
 serving: { model_repository: ["${resolve(TRITON_MODEL_REPOSITORY)}"], model_control_mode: explicit, load_model: [simple] }
 auth: { master_key_env: FUZZ_MASTER, db: "${join(dir, 'herd.db')}" }
+billing: { ledger: "sqlite:${join(dir, 'ledger.db')}" }
 providers:
   fake: { type: openai, base_url: "${upstream.url}/v1", api_key_env: FUZZ_UPSTREAM_KEY, exchange_rate: 1.0, timeout_ms: 2000, retry: { attempts: 1 } }
 models:

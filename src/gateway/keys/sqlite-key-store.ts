@@ -1,11 +1,10 @@
 // KeyStore on a SQLite file (better-sqlite3, WAL): the embedded default. Active keys are held in
-// memory by hash; a one-row revision check at most once per interval picks up writes made by
-// other processes (the `herd keys` CLI), so a revoke takes effect within about a second.
+// memory by hash; SQLite's data_version, read on every use, tells when another process (the `herd keys`
+// CLI) committed, so a created or revoked key counts from the next request on.
 import { existsSync, mkdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { systemClock, type Clock } from '../../core/clock.ts';
 import { HerdError } from '../../core/errors.ts';
 import { applySqliteMigrations } from './apply-sqlite-migrations.ts';
 import { createKeySecret, hashKeySecret, looksLikeKeySecret } from './create-key-secret.ts';
@@ -17,10 +16,6 @@ import { quoteUntrusted } from './mask-key.ts';
 import { validateCreateKeyInput } from './validate-create-key-input.ts';
 
 export interface SqliteKeyStoreOptions {
-  /** How stale the in-memory keys may get with respect to other processes (default 1000 ms). */
-  recheckIntervalMs?: number;
-  /** Monotonic clock for the re-check; tests pass a ManualClock. */
-  clock?: Pick<Clock, 'now'>;
   /** Fail instead of creating the file (the CLI's list and revoke should not create databases). */
   mustExist?: boolean;
 }
@@ -54,12 +49,12 @@ const PARAMS = '@id, @name, @prefix, @allowed_models, @created_at, @revoked_at, 
 export class SqliteKeyStore implements KeyStore {
   readonly path: string;
   private readonly db: Database.Database;
-  private readonly clock: Pick<Clock, 'now'>;
-  private readonly recheckIntervalMs: number;
   /** hash → key, active keys only. Replaced wholesale on reload, never mutated. */
   private active = new Map<string, KeyInfo>();
   private revision = -1;
-  private checkedAt = Number.NEGATIVE_INFINITY;
+  /** PRAGMA data_version when the keys were last loaded: it moves when another connection commits. */
+  private seenDataVersion = -1;
+  private readonly dataVersion: Database.Statement;
   private closed = false;
 
   /** Opens (creating the file and its directory unless mustExist) and migrates. */
@@ -76,14 +71,13 @@ export class SqliteKeyStore implements KeyStore {
       db?.close();
       throw new HerdError('UNAVAILABLE', `cannot open key store ${path}: ${messageOf(err)}`, { cause: err });
     }
-    return new SqliteKeyStore(db, path, options);
+    return new SqliteKeyStore(db, path);
   }
 
-  private constructor(db: Database.Database, path: string, options: SqliteKeyStoreOptions) {
+  private constructor(db: Database.Database, path: string) {
     this.db = db;
     this.path = path;
-    this.clock = options.clock ?? systemClock;
-    this.recheckIntervalMs = options.recheckIntervalMs ?? 1000;
+    this.dataVersion = db.prepare('PRAGMA data_version').pluck();
   }
 
   async create(input: CreateKeyInput): Promise<CreatedKey> {
@@ -158,11 +152,15 @@ export class SqliteKeyStore implements KeyStore {
     this.db.close();
   }
 
-  /** Reloads the active keys when the revision has moved: one single-row read per interval. */
+  /**
+   * Reloads the active keys when the revision has moved. data_version is a read of the connection's own
+   * state (no I/O) that changes whenever another connection commits, so the one-row revision read runs
+   * only after some commit: a ledger sharing the file moves it too, which costs that one read.
+   */
   private refreshIfStale(): void {
     if (this.closed) throw new HerdError('UNAVAILABLE', `key store ${this.path} is closed`);
-    const now = this.clock.now();
-    if (now - this.checkedAt < this.recheckIntervalMs) return;
+    const version = this.read(() => this.dataVersion.get() as number);
+    if (version === this.seenDataVersion) return;
     this.read(() => {
       this.db.transaction(() => {
         const { revision } = this.db.prepare('SELECT revision FROM gateway_keys_revision WHERE id = 1').get() as { revision: number };
@@ -172,13 +170,13 @@ export class SqliteKeyStore implements KeyStore {
         this.revision = revision;
       })();
     });
-    this.checkedAt = now;
+    this.seenDataVersion = version;
   }
 
   private write(change: () => void): void {
     this.read(change);
-    // Our own write: the next authenticate() must see it, whatever the interval.
-    this.checkedAt = Number.NEGATIVE_INFINITY;
+    // Our own commits do not move our data_version: the next authenticate() must look all the same.
+    this.seenDataVersion = -1;
   }
 
   /** Runs a statement, turning SQLite failures into one clear error that never carries key material. */

@@ -80,7 +80,7 @@ test('invalid limits are refused, naming the field; nothing is stored', async ()
 
 test('the database refuses out-of-range limits too, and reads edited nonsense as the strictest limit', async () => {
   const path = tempDb();
-  const store = SqliteKeyStore.open(path, { recheckIntervalMs: 0 });
+  const store = SqliteKeyStore.open(path);
   try {
     const { key, secret } = await store.create({ name: 'x', allowedModels: '*' });
     const db = new Database(path);

@@ -42,7 +42,7 @@ export function convertGeminiRequest(request: ChatRequest, upstreamModel: string
   }
   refuseCustomTools(request, 'Gemini');
   const warnings = collectUnsupportedWarnings(request, UNSUPPORTED_PARAMS, 'Gemini');
-  const { system, conversation } = splitSystemMessages(request.messages, 'Gemini');
+  const { system, conversation } = splitSystemMessages(request.messages, 'Gemini', { later: 'user' });
   const body: GeminiRequest = {
     contents: convertContents(conversation, NEEDS_THOUGHT_SIGNATURE.test(upstreamModel), warnings),
   };
