@@ -176,8 +176,11 @@ function decodeFormat(value: unknown, param: string, unmodeled: UnmodeledFields)
 function decodeThinking(value: unknown, unmodeled: UnmodeledFields): ThinkingConfig {
   if (!isJsonObject(value)) throw invalid('thinking', `expected an object, got ${describeValue(value)}`);
   const display = present(value.display);
-  if (display !== undefined && display !== 'summarized' && display !== 'omitted') throw invalid('thinking.display', "expected 'summarized' or 'omitted'");
-  const shown: { display?: 'summarized' | 'omitted' } = display === undefined ? {} : { display };
+  if (display !== undefined && typeof display !== 'string') throw invalid('thinking.display', `expected a string, got ${describeValue(display)}`);
+  // A display mode newer than Herd (Claude Code sends 'updates') reaches Anthropic on pass-through; bridged it is dropped.
+  const known = display === 'summarized' || display === 'omitted';
+  if (display !== undefined && !known) unmodeled.add('thinking.display', REQUEST_FIELDS['*'], display);
+  const shown: { display?: 'summarized' | 'omitted' } = known ? { display } : {};
   unmodeled.others(value, 'thinking', THINKING);
   switch (value.type) {
     case 'disabled':
