@@ -1,12 +1,13 @@
 // The chat pass-through's own per-request work on the request side, two builds in one process (A/B): parse the
 // client's body, validate it, build the upstream body and serialise it. Build A sends the canonical request
-// re-serialised (convertOpenAIRequest); build B (tolerant ingress) sends the client's body with the model replaced,
-// as openai-provider.ts's withModel / withUsageOption do. Rounds alternate A and B; CPU is process.cpuUsage per round,
+// re-serialised (convertOpenAIRequest); build B (tolerant ingress) sends the client's body with the model replaced
+// (create-pass-through-body.ts). Rounds alternate A and B; CPU is process.cpuUsage per round,
 // so a busy host inflates both alike. Usage: npx tsx bench/gateway/chat-passthrough-body-ab.ts --a /tmp/base/dist
 // [--b dist] [--rounds 20] [--requests 20000]. Not part of `npm test`.
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type * as RequestModule from '../../src/gateway/providers/openai/convert-openai-request.ts';
+import type * as PassBodyModule from '../../src/gateway/providers/openai/create-pass-through-body.ts';
 import type * as ValidateModule from '../../src/gateway/validate-chat-request.ts';
 import { createBenchChatBody } from './bench-chat-request.ts';
 
@@ -30,12 +31,11 @@ async function buildA(dist: string): Promise<Build> {
 
 async function buildB(dist: string): Promise<Build> {
   const { validateChatRequest } = await load<typeof ValidateModule>(dist, 'gateway/validate-chat-request.js');
+  const { createPassThroughBody } = await load<typeof PassBodyModule>(dist, 'gateway/providers/openai/create-pass-through-body.js');
   return (text, stream) => {
     const body = JSON.parse(text) as Json;
     validateChatRequest(body);
-    const sent: Json = { ...body, model: 'gpt-4.1-2025-04-14' };
-    if (stream) sent.stream_options = { ...(sent.stream_options as Json | undefined), include_usage: true };
-    return JSON.stringify(sent);
+    return JSON.stringify(createPassThroughBody(body, 'gpt-4.1-2025-04-14', stream));
   };
 }
 

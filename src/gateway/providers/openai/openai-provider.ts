@@ -23,6 +23,7 @@ import { UpstreamError } from '../upstream-error.ts';
 import { convertOpenAIEmbeddingsRequest, convertOpenAIEmbeddingsResponse } from './convert-openai-embeddings.ts';
 import { bridgeUnmodeled } from '../bridge-unmodeled.ts';
 import { convertOpenAIRequest } from './convert-openai-request.ts';
+import { createPassThroughBody } from './create-pass-through-body.ts';
 import { convertOpenAIUsage } from './convert-openai-usage.ts';
 import { mapOpenAIFinishReason } from './map-openai-finish-reason.ts';
 import { parseOpenAIErrorBody } from './parse-openai-error.ts';
@@ -68,7 +69,7 @@ class OpenAIProvider implements Provider {
     const own = chatBody(req);
     const { body, text } = await this.upstream.postJsonText({
       path: PATH,
-      body: own === undefined ? convertOpenAIRequest(req.request, req.upstreamModel, false) : withModel(own, req.upstreamModel),
+      body: own === undefined ? convertOpenAIRequest(req.request, req.upstreamModel, false) : createPassThroughBody(own, req.upstreamModel, false),
       signal,
       timeoutMs: req.timeoutMs,
     });
@@ -103,7 +104,7 @@ class OpenAIProvider implements Provider {
 
   /** A Responses client on /responses: the answer's bytes go on as sent, read back as chat for the ledger and cache. */
   private async passResponses(req: ProviderRequest, pass: EndpointPass, signal: AbortLink): Promise<ProviderResult> {
-    const { body, text } = await this.upstream.postJsonText({ path: RESPONSES_PATH, body: withModel(pass.body, req.upstreamModel), signal, timeoutMs: req.timeoutMs });
+    const { body, text } = await this.upstream.postJsonText({ path: RESPONSES_PATH, body: createPassThroughBody(pass.body, req.upstreamModel, false), signal, timeoutMs: req.timeoutMs });
     if (isJsonObject(body) && (body.status === 'failed' || (body.object !== 'response' && body.error != null))) throw this.errorInBody({ error: body.error });
     const read = convertResponsesToChat(body);
     if (read === undefined) throw this.upstream.malformed('response is not a Responses `response` object (no output)');
@@ -116,7 +117,7 @@ class OpenAIProvider implements Provider {
 
   /** A legacy completions client on /completions: as passResponses, for text_completion objects. */
   private async passCompletions(req: ProviderRequest, pass: EndpointPass, signal: AbortLink): Promise<ProviderResult> {
-    const { body, text } = await this.upstream.postJsonText({ path: COMPLETIONS_PATH, body: withModel(pass.body, req.upstreamModel), signal, timeoutMs: req.timeoutMs });
+    const { body, text } = await this.upstream.postJsonText({ path: COMPLETIONS_PATH, body: createPassThroughBody(pass.body, req.upstreamModel, false), signal, timeoutMs: req.timeoutMs });
     if (isJsonObject(body) && body.error != null) throw this.errorInBody(body);
     const response = convertCompletionsToChat(body);
     if (response === undefined) throw this.upstream.malformed('response is not a text_completion (no choices)');
@@ -130,7 +131,7 @@ class OpenAIProvider implements Provider {
   private async *passResponsesStream(req: ProviderRequest, pass: EndpointPass, signal: AbortLink): AsyncGenerator<ProviderStreamEvent> {
     const reading: SseRead = { sawEvent: false, sawFinal: false };
     const texts = this.upstream.postSseText(
-      { path: RESPONSES_PATH, body: withModel(pass.body, req.upstreamModel), signal, timeoutMs: req.timeoutMs, idleTimeoutMs: req.idleTimeoutMs },
+      { path: RESPONSES_PATH, body: createPassThroughBody(pass.body, req.upstreamModel, false), signal, timeoutMs: req.timeoutMs, idleTimeoutMs: req.idleTimeoutMs },
       reading,
     );
     const splitter = new SseEventSplitter();
@@ -335,24 +336,10 @@ function chatBody(req: ProviderRequest): Readonly<JsonObject> | undefined {
   return req.passThrough?.dialect === 'openai-chat' ? req.passThrough.body : undefined;
 }
 
-/** What a pass-through stream sends: the client's chat or completions body (usage forced on), else the canonical request. */
+/** What a chat or completions pass-through stream sends: the client's body (usage forced on), else the canonical request. */
 function streamBody(req: ProviderRequest, endpoint: EndpointPass | undefined): unknown {
   const own = endpoint?.body ?? chatBody(req);
-  if (own === undefined) return convertOpenAIRequest(req.request, req.upstreamModel, true);
-  return withUsageOption(withModel(own, req.upstreamModel));
-}
-
-/** The client's body with the deployment's model: same keys in the same order, only `model`'s value changed. */
-function withModel(body: Readonly<JsonObject>, model: string): JsonObject {
-  return { ...body, model };
-}
-
-/** Herd reads usage from every chat and completions stream; the client sees the usage chunk only if it asked (asksForUsage). */
-function withUsageOption(body: JsonObject): JsonObject {
-  const options = isJsonObject(body.stream_options) ? body.stream_options : {};
-  if (options.include_usage === true) return body;
-  body.stream_options = { ...options, include_usage: true };
-  return body;
+  return own === undefined ? convertOpenAIRequest(req.request, req.upstreamModel, true) : createPassThroughBody(own, req.upstreamModel, true);
 }
 
 function asksForUsage(body: Readonly<JsonObject>): boolean {
