@@ -213,6 +213,8 @@ const CUSTOM_KEYS = new Set(['name', 'description', 'format']);
 const FORMAT_TEXT_KEYS = new Set(['type']);
 const FORMAT_GRAMMAR_KEYS = new Set(['type', 'grammar']);
 const GRAMMAR_KEYS = new Set(['definition', 'syntax']);
+const CHOICE_KEYS = new Set(['type', 'function', 'custom']);
+const CHOICE_NAME_KEYS = new Set(['name']);
 
 /** undefined: a choice of a type Herd does not model (recorded as unmodeled). `sentTools`: the body had tools, modelled or not. */
 function validateToolChoice(value: unknown, tools: ChatTool[] | undefined, sentTools: boolean, unmodeled: UnmodeledField[]): ToolChoice | undefined {
@@ -224,12 +226,16 @@ function validateToolChoice(value: unknown, tools: ChatTool[] | undefined, sentT
     return undefined;
   }
   const type = object.type;
+  collectUnknownKeys(object, CHOICE_KEYS, 'tool_choice', CHAT_FIELDS, unmodeled);
   if (type === 'custom') {
-    const name = expectString(expectObject(object.custom, 'tool_choice.custom').name, 'tool_choice.custom.name');
+    const custom = expectObject(object.custom, 'tool_choice.custom');
+    collectUnknownKeys(custom, CHOICE_NAME_KEYS, 'tool_choice.custom', CHAT_FIELDS, unmodeled);
+    const name = expectString(custom.name, 'tool_choice.custom.name');
     if (!tools?.some((tool) => tool.type === 'custom' && tool.custom.name === name)) throw invalidParam('tool_choice.custom.name', `'${name}' is not one of the custom tools`);
     return { type, custom: { name } };
   }
   const fn = expectObject(object.function, 'tool_choice.function');
+  collectUnknownKeys(fn, CHOICE_NAME_KEYS, 'tool_choice.function', CHAT_FIELDS, unmodeled);
   const name = expectString(fn.name, 'tool_choice.function.name');
   if (!tools?.some((tool) => tool.type === 'function' && tool.function.name === name)) {
     throw invalidParam('tool_choice.function.name', `'${name}' is not one of the tools`);

@@ -66,7 +66,7 @@ export function decodeResponsesInput(value: unknown, unmodeled: UnmodeledField[]
         unmodeled.push(createUnmodeled(RESPONSES_FIELDS, 'input[type=reasoning].encrypted_content', `input.${i}.encrypted_content`, item.encrypted_content));
       }
       collectUnknownKeys(item, REASONING_KEYS_WITH_ENCRYPTED, at, RESPONSES_FIELDS, unmodeled);
-      const text = decodeReasoningText(item, at);
+      const text = decodeReasoningText(item, at, unmodeled);
       if (text.length > 0) reasoning = reasoning === undefined ? text : `${reasoning}\n${text}`;
     } else {
       const key = `input[type=${String(type)}]`;
@@ -163,19 +163,17 @@ function decodeFunctionOutput(value: unknown, at: string, unmodeled: UnmodeledFi
 }
 
 /** The readable text of a replayed reasoning item (its encrypted_content is OpenAI's, recorded by the caller). */
-function decodeReasoningText(item: JsonObject, at: string): string {
+function decodeReasoningText(item: JsonObject, at: string, unmodeled: UnmodeledField[]): string {
   const texts: string[] = [];
-  if (item.content != null) {
-    expectArray(item.content, `${at}.content`).forEach((part, j) => {
-      const p = expectObject(part, `${at}.content[${j}]`);
+  const read = (member: 'content' | 'summary') =>
+    expectArray(item[member], `${at}.${member}`).forEach((part, j) => {
+      const p = expectObject(part, `${at}.${member}[${j}]`);
+      collectUnknownKeys(p, TEXT_KEYS, `${at}.${member}[${j}]`, RESPONSES_FIELDS, unmodeled);
       if (typeof p.text === 'string') texts.push(p.text);
     });
-  }
-  if (texts.length === 0 && item.summary != null) {
-    expectArray(item.summary, `${at}.summary`).forEach((part, j) => {
-      const p = expectObject(part, `${at}.summary[${j}]`);
-      if (typeof p.text === 'string') texts.push(p.text);
-    });
-  }
-  return texts.join('\n');
+  if (item.content != null) read('content');
+  const fromContent = texts.length;
+  // Both are read (for their members); the summary is the readable text only when there is no content text.
+  if (item.summary != null) read('summary');
+  return (fromContent > 0 ? texts.slice(0, fromContent) : texts).join('\n');
 }

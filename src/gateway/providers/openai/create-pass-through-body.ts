@@ -4,13 +4,14 @@
 import { isJsonObject, type JsonObject } from '../../check-json-value.ts';
 
 export function createPassThroughBody(body: Readonly<JsonObject>, model: string, forceUsage: boolean): JsonObject {
-  // A copy made by Object.assign and then set, not `{ ...body, model }`: a spread copy that gains a member
-  // afterwards serialises slowly (docs/decisions/hot-path-allocation-shapes.md).
-  const out: JsonObject = Object.assign({}, body);
+  // Spread copies, which keep a `__proto__` member as a member (Object.assign would set the prototype). A spread
+  // copy that gains a member afterwards serialises slowly, so a stream_options the client did not send is
+  // declared before the spread (docs/decisions/hot-path-allocation-shapes.md); `model` is already a member.
+  const out: JsonObject = forceUsage ? { stream_options: undefined, ...body } : { ...body };
   out.model = model;
   if (forceUsage) {
     const options = isJsonObject(body.stream_options) ? body.stream_options : undefined;
-    if (options?.include_usage !== true) out.stream_options = options === undefined ? { include_usage: true } : Object.assign({}, options, { include_usage: true });
+    if (options?.include_usage !== true) out.stream_options = options === undefined ? { include_usage: true } : { ...options, include_usage: true };
   }
   return out;
 }

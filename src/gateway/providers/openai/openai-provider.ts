@@ -104,7 +104,12 @@ class OpenAIProvider implements Provider {
 
   /** A Responses client on /responses: the answer's bytes go on as sent, read back as chat for the ledger and cache. */
   private async passResponses(req: ProviderRequest, pass: EndpointPass, signal: AbortLink): Promise<ProviderResult> {
-    const { body, text } = await this.upstream.postJsonText({ path: RESPONSES_PATH, body: createPassThroughBody(pass.body, req.upstreamModel, false), signal, timeoutMs: req.timeoutMs });
+    const { body, text } = await this.upstream.postJsonText({
+      path: RESPONSES_PATH,
+      body: createPassThroughBody(pass.body, req.upstreamModel, false),
+      signal,
+      timeoutMs: req.timeoutMs,
+    });
     if (isJsonObject(body) && (body.status === 'failed' || (body.object !== 'response' && body.error != null))) throw this.errorInBody({ error: body.error });
     const read = convertResponsesToChat(body);
     if (read === undefined) throw this.upstream.malformed('response is not a Responses `response` object (no output)');
@@ -117,7 +122,12 @@ class OpenAIProvider implements Provider {
 
   /** A legacy completions client on /completions: as passResponses, for text_completion objects. */
   private async passCompletions(req: ProviderRequest, pass: EndpointPass, signal: AbortLink): Promise<ProviderResult> {
-    const { body, text } = await this.upstream.postJsonText({ path: COMPLETIONS_PATH, body: createPassThroughBody(pass.body, req.upstreamModel, false), signal, timeoutMs: req.timeoutMs });
+    const { body, text } = await this.upstream.postJsonText({
+      path: COMPLETIONS_PATH,
+      body: createPassThroughBody(pass.body, req.upstreamModel, false),
+      signal,
+      timeoutMs: req.timeoutMs,
+    });
     if (isJsonObject(body) && body.error != null) throw this.errorInBody(body);
     const response = convertCompletionsToChat(body);
     if (response === undefined) throw this.upstream.malformed('response is not a text_completion (no choices)');
