@@ -176,7 +176,7 @@ models:
     assert.equal(relay.requests.length, 0);
     const passed = await post('/v1/responses', { model: 'gpt-5-codex', input: 'next', previous_response_id: 'resp_1' });
     assert.equal(passed.status, 200);
-    assert.equal((oa.requests[0]?.body as Json).previous_response_id, 'resp_1');
+    assert.equal((oa.requests[0]!.body as Json).previous_response_id, 'resp_1');
   });
 
   it('a strict route refuses what it would drop, naming it', async () => {
