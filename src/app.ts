@@ -288,6 +288,7 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
     cache = await createResponseCache({ config: config.cache, log });
     await cache.ready(2000);
     affinity = await createAffinityStore(config, { onError: (err) => log(`affinity: ${err.message}`) });
+    await affinity?.ready?.(2000);
     let billing: BillingService | undefined;
     if (config.billing.ledger !== 'off') {
       ledger = await openLedger(config.billing.ledger, {

@@ -121,7 +121,10 @@ test('per key: prompt-cache reads and writes, and what the reads saved, apart fr
   const at = Date.parse('2026-05-21T09:00:00Z');
   const upstream = { startedAt: at, model: 'claude-sonnet-4.5', provider: 'anthropic', upstreamModel: 'claude-sonnet-4-5', costMicros: 1_000_000 };
   // An upstream answer records its cache reads' discount in saved_micros; a cache hit, its whole cost.
-  ledger.record(sampleRequest({ ...upstream, requestId: 'r1', promptTokens: 10_000, cachedPromptTokens: 8_000, cacheWriteTokens: 1_000, cacheWrite1hTokens: 400, savedMicros: 21_600 }), []);
+  ledger.record(
+    sampleRequest({ ...upstream, requestId: 'r1', promptTokens: 10_000, cachedPromptTokens: 8_000, cacheWriteTokens: 1_000, cacheWrite1hTokens: 400, savedMicros: 21_600 }),
+    [],
+  );
   ledger.record(sampleRequest({ ...upstream, requestId: 'r2', promptTokens: 12_000, cachedPromptTokens: 9_000, cacheWriteTokens: 2_000, savedMicros: 24_300 }), []);
   ledger.record(sampleRequest({ ...upstream, requestId: 'hit', cacheHit: true, costMicros: 0, savedMicros: 500_000 }), []);
   ledger.record(sampleRequest({ ...upstream, requestId: 'other', keyId: 'key_b', keyName: 'team b', cachedPromptTokens: 0, savedMicros: 0 }), []);

@@ -21,6 +21,8 @@ export interface AffinityStore {
   get(key: string): Promise<string | undefined>;
   /** Remembers `deployment` for `ttlMs` from now, replacing and refreshing any earlier choice; never throws. */
   set(key: string, deployment: string, ttlMs: number): void;
+  /** True once the store can answer (at once for memory), false after timeoutMs; lookups answer none meanwhile. */
+  ready?(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
 

@@ -55,6 +55,21 @@ export class RedisAffinityStore implements AffinityStore {
     }
   }
 
+  ready(timeoutMs: number): Promise<boolean> {
+    const { client } = this;
+    if (client.status === 'ready') return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = (ready: boolean) => {
+        clearTimeout(timer);
+        client.off('ready', onReady);
+        resolve(ready);
+      };
+      const onReady = () => done(true);
+      const timer = setTimeout(() => done(false), timeoutMs);
+      client.on('ready', onReady);
+    });
+  }
+
   async close(): Promise<void> {
     if (!this.ownsClient) return;
     try {
