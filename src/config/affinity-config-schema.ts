@@ -15,7 +15,7 @@ export const affinityConfigSchema = z.strictObject({
     .min(0)
     .default(8)
     .describe(
-      'a request without a session header, Claude Code session or prompt_cache_key is identified by a hash of up to this many KiB of its opening (tools, system messages, first user message); 0: such requests have no identity',
+      'a request without a session header, Claude Code session or prompt_cache_key is identified by a hash of its opening: up to this many KiB of its tools and system messages, and as many of its first user message; 0: such requests have no identity',
     ),
   ttl_s: z
     .number()

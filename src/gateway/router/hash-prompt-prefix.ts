@@ -4,10 +4,13 @@ import { createHash, type Hash } from 'node:crypto';
 import type { ChatMessage, ChatRequest } from '../chat-types.ts';
 
 /**
- * SHA-256 (hex) of at most `maxChars` characters of the request's opening, read in the order upstream
- * prompt caches read a prompt (tools, then messages) and stopping after the first user message: later
- * messages change from turn to turn, so including them would give every turn a new identity. Undefined
- * when the opening is empty or maxChars is 0. Reads only what it hashes: a long conversation costs no more.
+ * SHA-256 (hex) of the request's opening, read in the order upstream prompt caches read a prompt (tools,
+ * then messages) and stopping after the first user message: later messages change from turn to turn, so
+ * including them would give every turn a new identity. At most `maxChars` characters of the tools and
+ * leading system messages, and as many again from the first message after them: an application whose
+ * long system prompt is the same for every conversation still tells its conversations apart (and spreads
+ * them), where one bound over both would give them all one identity, hence one deployment. Undefined when
+ * the opening is empty or maxChars is 0. Reads only what it hashes: a long conversation costs no more.
  */
 export function hashPromptPrefix(request: ChatRequest, maxChars: number): string | undefined {
   if (maxChars <= 0) return undefined;
@@ -17,7 +20,12 @@ export function hashPromptPrefix(request: ChatRequest, maxChars: number): string
     // One tool at a time: a large tool list stops being serialised once the bound is reached.
     feed.add(JSON.stringify(tool));
   }
+  let shared = true;
   for (const message of request.messages) {
+    if (shared && message.role !== 'system' && message.role !== 'developer') {
+      shared = false;
+      feed.refill(maxChars);
+    }
     if (feed.full) break;
     feed.add(message.role);
     addContent(feed, message);
@@ -48,6 +56,11 @@ class BoundedFeed {
   private fed = false;
 
   constructor(maxChars: number) {
+    this.remaining = maxChars;
+  }
+
+  /** A fresh allowance of `maxChars` for what follows. */
+  refill(maxChars: number): void {
     this.remaining = maxChars;
   }
 

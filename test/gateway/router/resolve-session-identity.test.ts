@@ -63,12 +63,21 @@ describe('session identity', () => {
     assert.notEqual(resolve(withTools)?.key, resolve(turn1)?.key, 'tools are part of the cached prefix');
   });
 
-  it('only the first maxChars characters count: a long opening is hashed up to the bound', () => {
+  it('maxChars bounds the tools and system part and, apart, the first user message', () => {
     const long = 'x'.repeat(20_000);
-    const a = hashPromptPrefix(chat({}, [{ role: 'user', content: `${long}a` }]), 8192);
-    const b = hashPromptPrefix(chat({}, [{ role: 'user', content: `${long}b` }]), 8192);
-    assert.equal(a, b);
-    assert.notEqual(hashPromptPrefix(chat({}, [{ role: 'user', content: 'a' }]), 8192), hashPromptPrefix(chat({}, [{ role: 'user', content: 'b' }]), 8192));
+    const user = (text: string, system = 'Be brief.') =>
+      hashPromptPrefix(
+        chat({}, [
+          { role: 'system', content: system },
+          { role: 'user', content: text },
+        ]),
+        8192,
+      );
+    assert.equal(user(`${long}a`), user(`${long}b`), 'past the bound nothing counts');
+    assert.notEqual(user('a'), user('b'));
+    // One long system prompt shared by every conversation of an application: the first user message still tells them apart.
+    assert.notEqual(user('first task', long), user('second task', long));
+    assert.equal(user('first task', `${long}a`), user('first task', `${long}b`));
   });
 
   it("the choice lasts the prompt cache's lifetime: ttl_s, or an hour when cache_control asks for 1h", () => {
