@@ -28,8 +28,11 @@ export const billingPriceSchema = z.strictObject({
   currency: z.enum(BILLING_CURRENCIES).default('USD').describe('currency the price is listed in'),
   input: nonNegativeDecimal.describe('per million prompt tokens'),
   output: nonNegativeDecimal.describe('per million completion tokens'),
-  cached_input: nonNegativeDecimal.optional().describe("per million prompt tokens read from the upstream's cache; input when absent"),
-  cache_write: nonNegativeDecimal.optional().describe('per million prompt tokens written to a cache; input when absent'),
+  cached_input: nonNegativeDecimal.optional().describe("per million prompt tokens read from the upstream's cache; absent: 0.1 × input on anthropic providers, input elsewhere"),
+  cache_write: nonNegativeDecimal.optional().describe('per million prompt tokens written to a cache for 5 minutes; absent: 1.25 × input on anthropic providers, input elsewhere'),
+  cache_write_1h: nonNegativeDecimal
+    .optional()
+    .describe('per million prompt tokens written to a cache for 1 hour; absent: 2 × input on anthropic providers, cache_write elsewhere'),
   effective: effectiveDate.describe(
     'from when this price applies: 2026-05-01 (00:00 UTC) or an ISO 8601 time with its offset; a request is priced by the entry in force when it started',
   ),

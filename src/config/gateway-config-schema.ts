@@ -1,6 +1,7 @@
 // The gateway's herd.yaml sections (auth, providers, models, routes) and the cross-reference checks
 // between them, each reported at the exact path of the offending value (e.g. models.x.fallbacks[1]).
 import { z } from 'zod';
+import { affinityConfigSchema } from './affinity-config-schema.ts';
 
 /** Route names a client may send as `model`; no model or alias may take them. */
 export const TIER_NAMES = ['fast', 'balanced', 'quality', 'advanced'] as const;
@@ -50,8 +51,9 @@ export const authSchema = z.strictObject({
 export const priceSchema = z.strictObject({
   input: usdPerMTok.describe('USD per million prompt tokens'),
   output: usdPerMTok.describe('USD per million completion tokens (reasoning included)'),
-  cached_input: usdPerMTok.optional().describe("prompt tokens read from the upstream's cache; billed at input when absent"),
-  cache_write: usdPerMTok.optional().describe('prompt tokens written to a cache (Anthropic); billed at input when absent'),
+  cached_input: usdPerMTok.optional().describe("prompt tokens read from the upstream's cache; absent: 0.1 × input on anthropic providers, input elsewhere"),
+  cache_write: usdPerMTok.optional().describe('prompt tokens written to a cache for 5 minutes (Anthropic); absent: 1.25 × input on anthropic providers, input elsewhere'),
+  cache_write_1h: usdPerMTok.optional().describe('prompt tokens written to a cache for 1 hour (Anthropic); absent: 2 × input on anthropic providers, cache_write elsewhere'),
 });
 
 const retrySchema = z.strictObject({
@@ -215,6 +217,7 @@ export const routesSchema = z.strictObject({
     .describe('route names a client may send as model'),
   auto: z.array(autoRuleSchema).default([]).describe('model: auto: the first rule that matches picks the tier'),
   deadline_ms: positiveInt.default(120_000).describe('total time for one request across retries and fallbacks (streams: until the first chunk); never shorter than one attempt'),
+  affinity: affinityConfigSchema.prefault({}).describe('prompt-cache affinity: a session stays on the deployment that served it last'),
 });
 
 /** Spread into herdConfigSchema; pair with `.superRefine(checkGatewayConfig)`. */

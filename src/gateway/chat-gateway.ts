@@ -195,6 +195,7 @@ export class ChatGateway {
         route,
         onAttemptStart,
         passThrough: caller.passThrough === true ? { dialect: caller.dialect ?? 'openai-chat', body: caller.body } : undefined,
+        session: this.deps.chat.resolveSession?.(request, { headers: caller.headers, dialect: caller.dialect ?? 'openai-chat', body: caller.body }, route),
       },
       policy,
       cacheKey:

@@ -15,11 +15,13 @@ import { BreakerRegistry } from './resilience/circuit-breaker.ts';
 import { computeAttemptTimeouts, Deadline } from './resilience/deadline.ts';
 import { realSleep, type Sleep } from './resilience/sleep.ts';
 import type { AttemptRecord } from './router/attempt-record.ts';
+import { MemoryAffinityStore, type AffinityStore, type SessionIdentity } from './router/cache-affinity.ts';
 import { DeploymentStats } from './router/deployment-stats.ts';
 import { expandFallbacks } from './router/expand-fallbacks.ts';
 import { buildGatewayCatalog, type CatalogModel, type GatewayCatalog, type GatewayRoutingConfig } from './router/gateway-catalog.ts';
 import { PromptTokenEstimate } from './router/prompt-token-estimate.ts';
 import { resolveRoute, type ModelFilter, type ResolvedRoute, type RouteKind } from './router/resolve-route.ts';
+import { resolveSessionIdentity, type SessionSources } from './router/resolve-session-identity.ts';
 import { runAttempts, type AttemptTarget, type RoutingState } from './router/run-attempts.ts';
 import { renameModel } from './upstream-bytes.ts';
 import { createStreamRelay, openProviderStream, type OpenedStream, type StreamRelay } from './stream-relay.ts';
@@ -40,6 +42,8 @@ export interface ChatServiceOptions {
   admission?: Admission;
   /** This Herd's models, for `type: triton` providers without base_url; absent: such deployments are unavailable. */
   inference?: InferencePort;
+  /** Where prompt-cache affinity keeps its choices (createAffinityStore); absent: this process's memory, when routes.affinity is on. */
+  affinity?: AffinityStore;
 }
 
 export interface ChatContext {
@@ -59,6 +63,8 @@ export interface ChatContext {
   onAttemptStart?: (attempt: number, record: AttemptRecord) => void;
   /** The client takes a same-dialect upstream's own bytes (JSON, or RawSse pieces for streams). */
   passThrough?: PassThrough;
+  /** The request's session for prompt-cache affinity (resolveSession); absent: the strategy alone picks. */
+  session?: SessionIdentity;
 }
 
 /** What the transport needs besides the body: the x-herd-* headers and the attempt trail. */
@@ -108,6 +114,11 @@ export interface ChatService {
   complete(request: ChatRequest, context?: ChatContext): Promise<ChatCompletion>;
   /** Resolves at the first chunk; rejects (as complete() does) when no upstream got that far. */
   stream(request: ChatRequest, context?: ChatContext): Promise<ChatStream>;
+  /**
+   * The request's session identity, when prompt-cache affinity is on and the route can choose between
+   * deployments; the flow computes it once and passes it in ChatContext.session.
+   */
+  resolveSession?(request: ChatRequest, sources: SessionSources, route: ResolvedRoute): SessionIdentity | undefined;
   listModels(allowed?: ModelFilter): ModelListEntry[];
   health(): GatewayHealth;
   readonly catalog: GatewayCatalog;
@@ -123,6 +134,9 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   const catalog = buildGatewayCatalog(options.config, options.env);
   const providers = createProviders(catalog, options.env, options.providers, options.inference);
   const now = () => clock.now();
+  const affinitySettings = options.config.routes.affinity;
+  const affinity = affinitySettings.enabled ? (options.affinity ?? new MemoryAffinityStore(clock)) : undefined;
+  const sessionSettings = { prefixChars: affinitySettings.prefix_kb * 1024, ttlMs: affinitySettings.ttl_s * 1000 };
   const state: RoutingState = {
     providers: providers.byName,
     breakers: new BreakerRegistry(now),
@@ -131,6 +145,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     random: options.random ?? Math.random,
     sleep: options.sleep ?? realSleep,
     admission: options.admission,
+    affinity,
   };
   const created = Math.floor(Date.now() / 1000);
 
@@ -150,6 +165,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       deadline,
       attempt,
       priority: context.priority,
+      session: context.session,
       onAttemptStart: context.onAttemptStart,
       forecastTokens: async () => {
         const promptTokens = await prompt.exact();
@@ -225,6 +241,13 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       return { meta: meta(loop.value.warnings), ...relay };
     },
 
+    resolveSession(request, sources, resolved) {
+      if (affinity === undefined) return undefined;
+      const model = resolved.model;
+      // Nothing to choose between: no need to read the request.
+      if (model.enabledDeployments.length < 2 && model.fallbacks.length === 0) return undefined;
+      return resolveSessionIdentity(request, sources, sessionSettings);
+    },
     listModels: (allowed) => listGatewayModels(catalog, created, allowed),
     health: () => describeGatewayHealth(catalog, state.breakers, state.stats),
     async close() {

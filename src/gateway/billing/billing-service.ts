@@ -98,7 +98,12 @@ export class BillingService {
   }
 
   /** Cost of `usage` on (provider, model) with the price in force at `atMs`. */
-  price(input: { provider: string; model: string; usage: Pick<Usage, 'promptTokens' | 'cachedPromptTokens' | 'cacheWriteTokens' | 'completionTokens'>; atMs?: number }): Cost {
+  price(input: {
+    provider: string;
+    model: string;
+    usage: Pick<Usage, 'promptTokens' | 'cachedPromptTokens' | 'cacheWriteTokens' | 'completionTokens' | 'cacheWrite1hTokens'>;
+    atMs?: number;
+  }): Cost {
     const entry = this.catalog.get(input.provider, input.model, input.atMs ?? this.now());
     return priceTokens(input.usage, entry, input.provider, this.rates);
   }
@@ -244,15 +249,17 @@ export class BillingService {
       case 'stream': {
         const usage = input.outcome === 'completion' ? input.meta.usage : input.result.usage;
         const status = input.outcome === 'completion' || input.result.outcome === 'completed' ? 'ok' : input.result.outcome;
+        const cost = priced(input.meta.provider, input.meta.model, usage);
         return {
           model: input.meta.model,
           provider: input.meta.provider,
           upstreamModel: input.meta.upstreamModel,
           status,
           usage,
-          cost: priced(input.meta.provider, input.meta.model, usage),
+          cost,
           cacheHit: false,
-          savedMicros: 0,
+          // An upstream answer's saving is its prompt-cache reads' discount (a cache hit's is its whole cost).
+          savedMicros: cost.cacheReadSavedMicros,
           attempts: input.meta.attempts,
         };
       }

@@ -196,5 +196,7 @@ export function convertUsageRow(row: Record<string, unknown>): UsageRow {
     usdMicros: int('usd_micros'),
     listUsdMicros: int('list_usd_micros'),
     savedMicros: int('saved_micros'),
+    cacheWrite1hTokens: int('cache_write_1h_tokens'),
+    cacheReadSavedMicros: int('cache_read_saved_micros'),
   };
 }

@@ -121,7 +121,10 @@ export interface RequestRecord extends TokenColumns, CostColumns {
   status: string;
   httpStatus: number | undefined;
   cacheHit: boolean;
-  /** Cache hit: what the answer would have cost (settlement currency). */
+  /**
+   * What a cache saved, in the settlement currency: a cache hit, what the answer would have cost; an upstream
+   * answer, its prompt-cache reads at input less what they cost (no ledger column of its own: same meaning, no migration).
+   */
   savedMicros: Micros;
   priority: string | undefined;
   attempts: number;
@@ -183,7 +186,12 @@ export interface UsageRow {
   costMicros: Micros;
   usdMicros: Micros;
   listUsdMicros: Micros;
+  /** What Herd's own cache saved (cache hits). */
   savedMicros: Micros;
+  /** Of cacheWriteTokens, those written for 1 hour. */
+  cacheWrite1hTokens: number;
+  /** What upstream prompt-cache reads saved: cached tokens at input less what they cost. */
+  cacheReadSavedMicros: Micros;
 }
 
 export interface LedgerStats {

@@ -16,26 +16,46 @@ export interface PriceEntry {
   /** Per million tokens, exact. */
   input: Rational;
   output: Rational;
-  /** Undefined: billed at `input`. */
+  /** Undefined: billed at `input` (on anthropic providers, find() fills Anthropic's multipliers in). */
   cachedInput: Rational | undefined;
+  /** 5-minute cache writes. */
   cacheWrite: Rational | undefined;
+  /** 1-hour cache writes; undefined: `cacheWrite`. */
+  cacheWrite1h?: Rational | undefined;
   /** Epoch ms; -Infinity for herd.yaml's models.*.price and deployments[].price (in force since always). */
   effectiveFrom: number;
   source: string;
 }
 
-export type PriceInput = Omit<PriceEntry, 'input' | 'output' | 'cachedInput' | 'cacheWrite'> & {
+export type PriceInput = Omit<PriceEntry, 'input' | 'output' | 'cachedInput' | 'cacheWrite' | 'cacheWrite1h'> & {
   input: Rational | number | string;
   output: Rational | number | string;
   cachedInput?: Rational | number | string | undefined;
   cacheWrite?: Rational | number | string | undefined;
+  cacheWrite1h?: Rational | number | string | undefined;
 };
+
+/**
+ * Anthropic lists one rule for every Claude model: cache reads at 0.1 × input, 5-minute writes at 1.25 ×,
+ * 1-hour writes at 2 ×. A price that names no cache prices gets these on an anthropic provider; OpenAI's and
+ * Gemini's cached-input discounts differ by model, so elsewhere a missing price stays at input.
+ */
+const ANTHROPIC_CACHE_MULTIPLIERS = { cachedInput: Rational.of('0.1'), cacheWrite: Rational.of('1.25'), cacheWrite1h: Rational.of(2) };
+
+export interface PriceCatalogOptions {
+  /** Providers of type anthropic: find() fills missing cache prices with Anthropic's multipliers for them. */
+  anthropicProviders?: Iterable<string>;
+}
 
 export class PriceCatalog {
   /** model → provider ('' for generic) → entries, newest first. */
   private readonly entries = new Map<string, Map<string, PriceEntry[]>>();
+  private readonly anthropicProviders: ReadonlySet<string>;
+  /** An entry with Anthropic's cache multipliers filled in, made once per entry. */
+  private readonly withAnthropicDefaults = new WeakMap<PriceEntry, PriceEntry>();
 
-  constructor(entries: readonly PriceInput[] = []) {
+  constructor(entries: readonly PriceInput[] = [], options: PriceCatalogOptions = {}) {
+    this.anthropicProviders = new Set(options.anthropicProviders ?? []);
     for (const entry of entries) this.add(entry);
   }
 
@@ -46,6 +66,7 @@ export class PriceCatalog {
       output: Rational.of(input.output),
       cachedInput: input.cachedInput === undefined ? undefined : Rational.of(input.cachedInput),
       cacheWrite: input.cacheWrite === undefined ? undefined : Rational.of(input.cacheWrite),
+      cacheWrite1h: input.cacheWrite1h === undefined ? undefined : Rational.of(input.cacheWrite1h),
     };
     let byProvider = this.entries.get(entry.model);
     if (!byProvider) this.entries.set(entry.model, (byProvider = new Map()));
@@ -60,12 +81,30 @@ export class PriceCatalog {
    * The price of `model` on `provider` at `atMs`: the newest provider-specific entry in force, else
    * the newest generic one. A provider's own list (a relay's deployment price) thus keeps applying
    * when the maker's list changes, and a dated change for one provider affects only that provider.
+   * On an anthropic provider, cache prices the entry leaves out are Anthropic's multipliers of its input.
    */
   find(provider: string | undefined, model: string, atMs: number): PriceEntry | undefined {
     const byProvider = this.entries.get(model);
     if (!byProvider) return undefined;
     const inForce = (list: PriceEntry[] | undefined) => list?.find((e) => e.effectiveFrom <= atMs);
-    return (provider === undefined ? undefined : inForce(byProvider.get(provider))) ?? inForce(byProvider.get(''));
+    const entry = (provider === undefined ? undefined : inForce(byProvider.get(provider))) ?? inForce(byProvider.get(''));
+    if (entry === undefined || provider === undefined || !this.anthropicProviders.has(provider)) return entry;
+    return this.fillAnthropicDefaults(entry);
+  }
+
+  private fillAnthropicDefaults(entry: PriceEntry): PriceEntry {
+    if (entry.cachedInput !== undefined && entry.cacheWrite !== undefined && entry.cacheWrite1h !== undefined) return entry;
+    let filled = this.withAnthropicDefaults.get(entry);
+    if (filled === undefined) {
+      filled = {
+        ...entry,
+        cachedInput: entry.cachedInput ?? entry.input.times(ANTHROPIC_CACHE_MULTIPLIERS.cachedInput),
+        cacheWrite: entry.cacheWrite ?? entry.input.times(ANTHROPIC_CACHE_MULTIPLIERS.cacheWrite),
+        cacheWrite1h: entry.cacheWrite1h ?? entry.input.times(ANTHROPIC_CACHE_MULTIPLIERS.cacheWrite1h),
+      };
+      this.withAnthropicDefaults.set(entry, filled);
+    }
+    return filled;
   }
 
   /** As find(), but a missing price is a configuration error (validation makes it unreachable). */
@@ -86,7 +125,10 @@ export class PriceCatalog {
  * USD), both in force since always, plus billing.prices' dated entries (aliases resolved).
  */
 export function createPriceCatalog(config: Pick<GatewayConfig, 'models'> & { providers?: GatewayConfig['providers']; billing?: Pick<BillingConfig, 'prices'> }): PriceCatalog {
-  const catalog = new PriceCatalog();
+  const anthropicProviders = Object.entries(config.providers ?? {})
+    .filter(([, p]) => p.type === 'anthropic')
+    .map(([name]) => name);
+  const catalog = new PriceCatalog([], { anthropicProviders });
   const canonical = new Map<string, string>();
   for (const [name, model] of Object.entries(config.models)) {
     canonical.set(name, name);
@@ -112,6 +154,7 @@ export function createPriceCatalog(config: Pick<GatewayConfig, 'models'> & { pro
       output: p.output,
       cachedInput: p.cached_input,
       cacheWrite: p.cache_write,
+      cacheWrite1h: p.cache_write_1h,
       effectiveFrom,
       source: p.source ?? `herd.yaml billing.prices[${i}]`,
     });
@@ -128,6 +171,7 @@ function fromConfigPrice(model: string, provider: string | undefined, price: Pri
     output: price.output,
     cachedInput: price.cached_input,
     cacheWrite: price.cache_write,
+    cacheWrite1h: price.cache_write_1h,
     effectiveFrom: Number.NEGATIVE_INFINITY,
     source,
   };

@@ -10,7 +10,7 @@ import type { AnthropicUsage } from './anthropic-types.ts';
 export function convertAnthropicUsage(raw: AnthropicUsage): Usage {
   const cacheRead = raw.cache_read_input_tokens ?? 0;
   const cacheWrite = raw.cache_creation_input_tokens ?? 0;
-  return {
+  const usage: Usage = {
     promptTokens: (raw.input_tokens ?? 0) + cacheRead + cacheWrite,
     cachedPromptTokens: cacheRead,
     cacheWriteTokens: cacheWrite,
@@ -19,4 +19,14 @@ export function convertAnthropicUsage(raw: AnthropicUsage): Usage {
     estimated: false,
     raw,
   };
+  const written1h = readOneHourWrites(raw.cache_creation);
+  if (written1h > 0) usage.cacheWrite1hTokens = written1h;
+  return usage;
+}
+
+/** `cache_creation.ephemeral_1h_input_tokens`: the part of the writes kept for an hour, priced apart (the rest are 5-minute writes). */
+function readOneHourWrites(details: unknown): number {
+  if (typeof details !== 'object' || details === null) return 0;
+  const tokens = (details as { ephemeral_1h_input_tokens?: unknown }).ephemeral_1h_input_tokens;
+  return typeof tokens === 'number' && Number.isFinite(tokens) && tokens > 0 ? tokens : 0;
 }
