@@ -50,6 +50,8 @@ describe('reasoning_effort onto Anthropic', () => {
     assert.deepEqual(body.output_config, { effort: 'low' });
     assert.equal(body.max_tokens, 100);
     assert.deepEqual(warnings, []);
+    // Without the client's cap, room for the effort's budget as on older models.
+    assert.equal(anthropic({ reasoning_effort: 'high' }, 'claude-opus-4-7').body.max_tokens, 4096 + 24576);
   });
 
   it("'none' is sent as thinking disabled, not left out", () => {

@@ -56,8 +56,10 @@ export function convertAnthropicReasoning(request: ChatRequest, body: AnthropicR
   if (takesAdaptiveThinking(context.upstreamModel)) {
     body.thinking = { type: 'adaptive' };
     body.output_config = { effort: mapEffortToAnthropic(effort) };
+    // max_tokens counts thinking here too: without the client's own cap, room for the effort's budget.
+    if (context.clientMaxTokens === undefined) body.max_tokens = context.defaultMaxTokens + mapEffortToBudget(effort);
   } else if (!setThinkingBudget(body, effort, context, warnings)) return;
-  removeSamplingThinkingRefuses(body, warnings);
+  dropSamplingThinkingRefuses(body, warnings);
 }
 
 /**
@@ -107,7 +109,7 @@ function ongoingTurnLacksSignature(messages: ChatMessage[]): boolean {
 }
 
 /** Anthropic refuses temperature and top_k with thinking, and top_p under 0.95; the client asked to reason, so they give way. */
-function removeSamplingThinkingRefuses(body: AnthropicRequest, warnings: ProviderWarning[]): void {
+function dropSamplingThinkingRefuses(body: AnthropicRequest, warnings: ProviderWarning[]): void {
   if (body.temperature !== undefined && body.temperature !== 1) {
     delete body.temperature;
     warnings.push({ param: 'temperature', message: 'Anthropic takes no temperature with thinking on; it was not sent' });
