@@ -99,7 +99,7 @@ test('--json is exact (micros and tokens) with cent strings, grouped by key with
       failed: 0,
       cache_hits: 0,
       estimated: 0,
-      tokens: { prompt: 0, cached_prompt: 0, cache_write: 0, cache_write_1h: 0, completion: 1_000_000, reasoning: 0 },
+      tokens: { prompt: 0, cached_prompt: 0, cache_write: 0, cache_write_1h: 0, completion: 1_000_000, reasoning: 0, reported_reasoning: 0 },
       cost_micros: 58_400_000,
       cost: '58.40',
       usd_micros: 8_000_000,
@@ -202,4 +202,28 @@ test('by key: the master key is named once, and sums below a cent show their dig
   assert.match(text, /key_t .* ¥0\.000012 +\$0\.000002 +\$0\.000012 +¥0\.00\b/);
   assert.match(text, /total .* ¥0\.0042 +\$0\.00058 +\$0\.0042 /, 'the total (4212 micro-yuan) to two significant digits');
   assert.doesNotMatch(text, /¥0\.00 +\$0\.00 /, 'no spend reads as zero');
+});
+
+test('reasoning: the normalised figure in the table and JSON, and how much of it the upstreams reported themselves', async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'herd-usage-')), 'herd.db');
+  const ledger = SqliteLedger.open(file);
+  const at = Date.parse('2026-05-21T09:00:00Z');
+  // An OpenAI-compatible upstream reports its figure; Anthropic reports none apart (Herd counted 30).
+  ledger.record(sampleRequest({ requestId: 'o', startedAt: at, provider: 'holysheep', completionTokens: 20, reasoningTokens: 7, reportedReasoningTokens: 7 }), []);
+  ledger.record(sampleRequest({ requestId: 'a', startedAt: at, provider: 'anthropic', completionTokens: 60, reasoningTokens: 30 }), []);
+  await ledger.close();
+  const io = captureIo();
+  await runUsage({ ledger: file, by: 'provider', since: '7d', json: true }, io);
+  const json = JSON.parse(io.text());
+  assert.deepEqual(
+    json.rows.map((r: { group: string; tokens: { reasoning: number; reported_reasoning: number } }) => [r.group, r.tokens.reasoning, r.tokens.reported_reasoning]),
+    [
+      ['anthropic', 30, 0],
+      ['holysheep', 7, 7],
+    ],
+  );
+  assert.deepEqual([json.totals[0].tokens.reasoning, json.totals[0].tokens.reported_reasoning], [37, 7]);
+  const table = captureIo();
+  await runUsage({ ledger: file, by: 'provider', since: '7d' }, table);
+  assert.match(table.text(), /reasoning: completion tokens spent reasoning; 7 of them as the upstreams reported them/);
 });

@@ -192,6 +192,7 @@ export function convertUsageRow(row: Record<string, unknown>): UsageRow {
     cacheWriteTokens: int('cache_write_tokens'),
     completionTokens: int('completion_tokens'),
     reasoningTokens: int('reasoning_tokens'),
+    reportedReasoningTokens: int('reported_reasoning_tokens'),
     costMicros: int('cost_micros'),
     usdMicros: int('usd_micros'),
     listUsdMicros: int('list_usd_micros'),

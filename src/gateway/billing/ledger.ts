@@ -183,6 +183,8 @@ export interface UsageRow {
   cacheWriteTokens: number;
   completionTokens: number;
   reasoningTokens: number;
+  /** Of the rows' reasoning, the sum of the upstreams' own figures (Anthropic reports none apart: 0 there). */
+  reportedReasoningTokens: number;
   costMicros: Micros;
   usdMicros: Micros;
   listUsdMicros: Micros;

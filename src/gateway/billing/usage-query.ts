@@ -37,6 +37,7 @@ export function buildUsageQuery(dialect: SqlDialect, by: UsageGroup): string {
       ${total('estimated')},
       ${upstream('prompt_tokens')}, ${upstream('cached_prompt_tokens')}, ${upstream('cache_write_tokens')},
       ${upstream('cache_write_1h_tokens')}, ${upstream('completion_tokens')}, ${upstream('reasoning_tokens')},
+      CAST(SUM(CASE WHEN cache_hit = 0 THEN COALESCE(reported_reasoning_tokens, 0) ELSE 0 END) AS BIGINT) AS reported_reasoning_tokens,
       ${total('cost_micros')}, ${total('usd_micros')}, ${total('list_usd_micros')},
       CAST(SUM(CASE WHEN cache_hit = 1 THEN saved_micros ELSE 0 END) AS BIGINT) AS saved_micros,
       CAST(SUM(CASE WHEN cache_hit = 0 THEN saved_micros ELSE 0 END) AS BIGINT) AS cache_read_saved_micros

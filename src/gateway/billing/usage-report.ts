@@ -65,6 +65,7 @@ const SUMMED = [
   'cacheWriteTokens',
   'completionTokens',
   'reasoningTokens',
+  'reportedReasoningTokens',
   'costMicros',
   'usdMicros',
   'listUsdMicros',
@@ -90,6 +91,7 @@ export function convertUsageReportToJson(report: UsageReport) {
       cache_write_1h: r.cacheWrite1hTokens,
       completion: r.completionTokens,
       reasoning: r.reasoningTokens,
+      reported_reasoning: r.reportedReasoningTokens,
     },
     cost_micros: r.costMicros,
     cost: formatMicros(r.costMicros),
@@ -155,9 +157,14 @@ export function formatUsageReport(report: UsageReport): string {
     footer: report.totals.map(cells),
   });
   const estimated = report.totals.reduce((n, t) => n + t.estimated, 0);
+  const reasoning = report.totals.reduce((n, t) => n + t.reasoningTokens, 0);
+  const reported = report.totals.reduce((n, t) => n + t.reportedReasoningTokens, 0);
   const notes = [
     'cost: what was charged, in the settlement currency; true USD: that at the market rate; list USD: the same tokens at list price.',
     "cached / cache write: prompt tokens read from / written to the upstream's prompt cache; cache saved: answers from Herd's cache; read saved: cached tokens at the input price less what they cost.",
+    ...(reasoning > 0
+      ? [`reasoning: completion tokens spent reasoning; ${formatCount(reported)} of them as the upstreams reported them, the rest counted by Herd (Anthropic reports none apart).`]
+      : []),
     ...(estimated > 0 ? [`${formatCount(estimated)} request(s) were counted by Herd's tokenizer because the upstream reported no usage.`] : []),
   ];
   return `${title}\n\n${table}\n\n${notes.join('\n')}\n`;

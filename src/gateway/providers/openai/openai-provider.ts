@@ -22,6 +22,7 @@ import { DEFAULT_TIMEOUT_MS, type ProviderOptions } from '../provider-options.ts
 import { UpstreamError } from '../upstream-error.ts';
 import { convertOpenAIEmbeddingsRequest, convertOpenAIEmbeddingsResponse } from './convert-openai-embeddings.ts';
 import { bridgeUnmodeled } from '../bridge-unmodeled.ts';
+import { convertOpenAIReasoning } from './convert-openai-reasoning.ts';
 import { convertOpenAIRequest } from './convert-openai-request.ts';
 import { convertOpenAIUsage } from './convert-openai-usage.ts';
 import { mapOpenAIFinishReason } from './map-openai-finish-reason.ts';
@@ -83,7 +84,10 @@ class OpenAIProvider implements Provider {
 
   /** A client of another dialect bridged onto chat: what its body has that chat cannot carry. */
   private bridgeWarnings(req: ProviderRequest): ProviderWarning[] {
-    return req.passThrough?.dialect === 'openai-chat' ? [] : bridgeUnmodeled(req, this.name);
+    if (req.passThrough?.dialect === 'openai-chat') return [];
+    const dropped = bridgeUnmodeled(req, this.name);
+    const reasoning = convertOpenAIReasoning(req.request)?.warnings ?? [];
+    return reasoning.length === 0 ? dropped : [...dropped, ...reasoning];
   }
 
   stream(req: ProviderRequest, signal: AbortLink): AsyncGenerator<ProviderStreamEvent> {
