@@ -134,7 +134,7 @@ test('per key: prompt-cache reads and writes, and what the reads saved, apart fr
   await runUsage({ ledger: file, by: 'key', since: '7d', json: true }, io);
   const [a, b] = JSON.parse(io.text()).rows as Array<Record<string, unknown>>;
   assert.equal(a?.group, 'key_a');
-  assert.deepEqual(a?.tokens, { prompt: 22_000, cached_prompt: 17_000, cache_write: 3_000, cache_write_1h: 400, completion: 1_000, reasoning: 200 });
+  assert.deepEqual(a?.tokens, { prompt: 22_000, cached_prompt: 17_000, cache_write: 3_000, cache_write_1h: 400, completion: 1_000, reasoning: 200, reported_reasoning: 0 });
   assert.equal(a?.cache_read_saved_micros, 45_900);
   assert.equal(a?.saved_micros, 500_000, 'a cache hit saves its whole cost; reads are reported apart');
   assert.equal(b?.cache_read_saved_micros, 0);

@@ -161,7 +161,15 @@ models:
     const report = (await usage.json()) as { rows: Array<Record<string, unknown>> };
     assert.equal(report.rows.length, 1);
     const row = report.rows[0]!;
-    assert.deepEqual(row.tokens, { prompt: 20 * 150 + 1000 * 190, cached_prompt: 1000 * 190, cache_write: 2000, cache_write_1h: 100, completion: 400, reasoning: 0 });
+    assert.deepEqual(row.tokens, {
+      prompt: 20 * 150 + 1000 * 190,
+      cached_prompt: 1000 * 190,
+      cache_write: 2000,
+      cache_write_1h: 100,
+      completion: 400,
+      reasoning: 0,
+      reported_reasoning: 0,
+    });
     assert.equal(row.cache_read_saved_micros, 4500 * 190);
     assert.equal(row.saved_micros, 0, 'no answer came from Herd’s own cache');
   });
