@@ -7,7 +7,7 @@ import type { InferencePort } from '../core/inference-port.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import type { ChatRequest, ChatResponse, Usage } from './chat-types.ts';
 import { createProviders } from './create-providers.ts';
-import { describeGatewayHealth, listGatewayModels, type GatewayHealth, type ModelListEntry } from './describe-gateway.ts';
+import { describeGatewayHealth, listGatewayModels, listPatternProviders, type GatewayHealth, type ModelListEntry } from './describe-gateway.ts';
 import type { Admission } from './limits/admission.ts';
 import type { Priority } from './limits/priority.ts';
 import type { PassThrough, Provider, ProviderResult, ProviderWarning } from './providers/provider.ts';
@@ -19,8 +19,9 @@ import { DeploymentStats } from './router/deployment-stats.ts';
 import { expandFallbacks } from './router/expand-fallbacks.ts';
 import { buildGatewayCatalog, type CatalogModel, type GatewayCatalog, type GatewayRoutingConfig } from './router/gateway-catalog.ts';
 import { PromptTokenEstimate } from './router/prompt-token-estimate.ts';
-import { resolveRoute, type ModelFilter, type ResolvedRoute, type RouteKind } from './router/resolve-route.ts';
+import { resolveRoute, resolveRouteUpstreamModel, type ModelFilter, type ResolvedRoute, type RouteKind } from './router/resolve-route.ts';
 import { runAttempts, type AttemptTarget, type RoutingState } from './router/run-attempts.ts';
+import { UpstreamModelLists, type UpstreamModelListsOptions } from './router/upstream-model-lists.ts';
 import { renameModel } from './upstream-bytes.ts';
 import { createStreamRelay, openProviderStream, type OpenedStream, type StreamRelay } from './stream-relay.ts';
 
@@ -40,6 +41,8 @@ export interface ChatServiceOptions {
   admission?: Admission;
   /** This Herd's models, for `type: triton` providers without base_url; absent: such deployments are unavailable. */
   inference?: InferencePort;
+  /** How upstreams' own model lists are cached for GET /v1/models (tests shorten them). */
+  modelLists?: Omit<UpstreamModelListsOptions, 'clock'>;
 }
 
 export interface ChatContext {
@@ -66,6 +69,8 @@ export interface ChatMeta {
   /** The `model` the client sent. */
   requestedModel: string;
   route: RouteKind;
+  /** The herd.yaml rule the requested model matched (x-herd-route, the ledger's route_rule): `model:x`, `alias:x`, `tier:x`, `auto`, `pattern:glob`. */
+  routeRule: string;
   tier?: TierName;
   /** Public name of the model that answered (x-herd-model; also the body's `model`). */
   model: string;
@@ -108,7 +113,8 @@ export interface ChatService {
   complete(request: ChatRequest, context?: ChatContext): Promise<ChatCompletion>;
   /** Resolves at the first chunk; rejects (as complete() does) when no upstream got that far. */
   stream(request: ChatRequest, context?: ChatContext): Promise<ChatStream>;
-  listModels(allowed?: ModelFilter): ModelListEntry[];
+  /** Configured names, and what pattern routes' upstreams list (cached; waits briefly at most). */
+  listModels(allowed?: ModelFilter): Promise<ModelListEntry[]>;
   health(): GatewayHealth;
   readonly catalog: GatewayCatalog;
   /** The provider instances by name (their pools), for the other flows over the same catalog (embeddings). */
@@ -133,6 +139,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     admission: options.admission,
   };
   const created = Math.floor(Date.now() / 1000);
+  const modelLists = new UpstreamModelLists({ clock, ...options.modelLists });
 
   async function route<T>(request: ChatRequest, context: ChatContext, stream: boolean, attempt: (target: AttemptTarget, signal: AbortLink) => Promise<T>) {
     const startedAt = clock.now();
@@ -151,6 +158,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       attempt,
       priority: context.priority,
       onAttemptStart: context.onAttemptStart,
+      upstreamModelOf: (deployment) => resolveRouteUpstreamModel(resolved, deployment),
       forecastTokens: async () => {
         const promptTokens = await prompt.exact();
         return { prompt: promptTokens, completion: request.max_completion_tokens ?? request.max_tokens ?? promptTokens };
@@ -160,9 +168,10 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       const m: ChatMeta = {
         requestedModel: request.model,
         route: resolved.kind,
+        routeRule: resolved.rule,
         model: loop.target.model.name,
         provider: loop.target.deployment.provider.name,
-        upstreamModel: loop.target.deployment.upstreamModel,
+        upstreamModel: loop.target.upstreamModel,
         attempts: loop.attempts,
         upstreamMs: loop.upstreamMs,
         waitedMs: loop.waitedMs,
@@ -185,7 +194,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     async complete(request, context = {}) {
       const { loop, meta } = await route<ProviderResult>(request, context, false, (target, signal) =>
         target.provider.chat(
-          { request, upstreamModel: target.deployment.upstreamModel, timeoutMs: target.timeouts.timeoutMs, passThrough: context.passThrough, strict: target.model.strict },
+          { request, upstreamModel: target.upstreamModel, timeoutMs: target.timeouts.timeoutMs, passThrough: context.passThrough, strict: target.model.strict },
           signal,
         ),
       );
@@ -203,7 +212,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
           target.provider.stream(
             {
               request,
-              upstreamModel: target.deployment.upstreamModel,
+              upstreamModel: target.upstreamModel,
               timeoutMs: target.timeouts.timeoutMs,
               idleTimeoutMs: target.timeouts.idleTimeoutMs,
               passThrough: context.passThrough,
@@ -225,7 +234,16 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       return { meta: meta(loop.value.warnings), ...relay };
     },
 
-    listModels: (allowed) => listGatewayModels(catalog, created, allowed),
+    async listModels(allowed) {
+      const upstreamIds = new Map<string, readonly string[]>();
+      await Promise.all(
+        listPatternProviders(catalog).map(async (name) => {
+          const provider = providers.byName.get(name);
+          if (provider !== undefined) upstreamIds.set(name, await modelLists.get(provider));
+        }),
+      );
+      return listGatewayModels(catalog, created, allowed, upstreamIds);
+    },
     health: () => describeGatewayHealth(catalog, state.breakers, state.stats),
     async close() {
       await Promise.all(providers.owned.map((p) => p.close()));

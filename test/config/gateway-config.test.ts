@@ -27,7 +27,7 @@ test('defaults: no providers or models, HERD_MASTER_KEY, ./data/herd.db, 120 s d
   assert.deepEqual(c.providers, {});
   assert.deepEqual(c.models, {});
   assert.deepEqual(c.auth, { master_key_env: 'HERD_MASTER_KEY', db: './data/herd.db', failed_keys: { max_per_address: 20, window_s: 60 } });
-  assert.deepEqual(c.routes, { tiers: {}, auto: [], deadline_ms: 120_000 });
+  assert.deepEqual(c.routes, { tiers: {}, auto: [], patterns: [], deadline_ms: 120_000 });
 });
 
 test('a full gateway config parses with per-provider defaults filled in', () => {
