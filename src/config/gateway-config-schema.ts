@@ -258,7 +258,6 @@ export type PriceConfig = z.infer<typeof priceSchema>;
 export type PromptTemplateConfig = z.infer<typeof promptTemplateSchema>;
 export type RoutesConfig = GatewayConfig['routes'];
 export type AutoRule = RoutesConfig['auto'][number];
-export type RoutePattern = RoutesConfig['patterns'][number];
 
 /** In a deployment's upstream_model: the id the client asked for (pattern routes) or the model's name. */
 export const MODEL_PLACEHOLDER = '{model}';
