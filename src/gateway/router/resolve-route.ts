@@ -72,7 +72,10 @@ export async function resolveRoute(
     }
   }
   if (model === undefined) {
-    throw notFound(`The model \`${requested}\` does not exist or you do not have access to it. Available models: ${listModelNames(catalog, allowed).join(', ') || 'none'}.`, {
+    const names = listModelNames(catalog, allowed);
+    const globs = catalog.patterns.filter((p) => names.includes(p.model)).map((p) => p.glob);
+    const orPattern = globs.length === 0 ? '' : `, or an id matching ${globs.join(', ')}`;
+    throw notFound(`The model \`${requested}\` does not exist or you do not have access to it. Available models: ${names.join(', ') || 'none'}${orPattern}.`, {
       param: 'model',
     });
   }
