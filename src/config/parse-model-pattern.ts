@@ -14,11 +14,34 @@ export function isModelGlob(text: string): boolean {
 }
 
 export function parseModelPattern(glob: string): ModelPattern {
-  let source = '^';
-  // Iterating code points keeps `?` to one character even outside the BMP.
-  for (const c of glob) source += c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.*+?^${}()|[\]\\/]/gu, '\\$&');
-  const re = new RegExp(`${source}$`, 'su');
-  return { glob, test: (id) => re.test(id) };
+  const pattern = [...glob];
+  return { glob, test: (id) => matchGlob(pattern, [...id]) };
+}
+
+/**
+ * Greedy wildcard matching with one backtrack point (the last `*`), bounded by pattern × id steps: a
+ * regex would backtrack catastrophically on globs such as `*-*-*-*` against a long id a client chose.
+ */
+function matchGlob(pattern: readonly string[], id: readonly string[]): boolean {
+  let p = 0;
+  let i = 0;
+  let star = -1;
+  let resume = 0;
+  while (i < id.length) {
+    const c = pattern[p];
+    if (c === '*') {
+      star = p++;
+      resume = i;
+    } else if (c !== undefined && (c === '?' || c === id[i])) {
+      p++;
+      i++;
+    } else if (star >= 0) {
+      p = star + 1;
+      i = ++resume;
+    } else return false;
+  }
+  while (pattern[p] === '*') p++;
+  return p === pattern.length;
 }
 
 /**

@@ -35,3 +35,9 @@ test('coversPattern: an earlier glob covers a later one when it matches every id
   assert.equal(coversPattern('gpt-5', 'gpt-5*'), false);
   assert.equal(coversPattern('claude-*-4-5', 'claude-*'), false);
 });
+
+test('matching stays fast on many stars against a long id that almost matches', () => {
+  const glob = parseModelPattern(`${'*a'.repeat(20)}*b`);
+  assert.equal(glob.test('a'.repeat(5000)), false);
+  assert.equal(glob.test(`${'a'.repeat(5000)}b`), true);
+});
