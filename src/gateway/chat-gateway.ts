@@ -29,7 +29,7 @@ import { resolvePriority, PRIORITY_HEADER } from './limits/priority.ts';
 import { createRequestId } from './request-id.ts';
 import { type AttemptRecord, UpstreamRouteError } from './router/attempt-record.ts';
 import { PromptTokenEstimate } from './router/prompt-token-estimate.ts';
-import { resolveRoute, type ModelFilter, type ResolvedRoute } from './router/resolve-route.ts';
+import { resolveRoute, resolveRouteUpstreamModel, type ModelFilter, type ResolvedRoute } from './router/resolve-route.ts';
 import type { StreamResult } from './stream-relay.ts';
 import { readUpstreamBytesOf } from './upstream-bytes.ts';
 
@@ -106,7 +106,7 @@ export class ChatGateway {
   constructor(private readonly deps: ChatGatewayDeps) {}
 
   /** The models a key may list (GET /v1/models). */
-  listModels(allowed?: ModelFilter): ModelListEntry[] {
+  listModels(allowed?: ModelFilter): Promise<ModelListEntry[]> {
     return this.deps.chat.listModels(allowed);
   }
 
@@ -181,6 +181,7 @@ export class ChatGateway {
         key: { id: caller.key.id, name: caller.key.name },
         origin: caller.origin,
         dialect: caller.dialect ?? 'openai-chat',
+        routeRule: route.rule,
         requestedModel: request.model,
         priority,
         startedAt,
@@ -200,7 +201,12 @@ export class ChatGateway {
       policy,
       cacheKey:
         policy?.read || policy?.write
-          ? computeCacheKey({ request, model: route.model.name, space: caller.dialect === 'openai-completions' ? 'completions' : undefined })
+          ? // A pattern route may send the client's own id upstream ({model}): two ids are two upstream models.
+            computeCacheKey({
+              request,
+              model: route.kind === 'pattern' ? `${route.model.name} ${route.requested}` : route.model.name,
+              space: caller.dialect === 'openai-completions' ? 'completions' : undefined,
+            })
           : undefined,
       promptTokens,
     };
@@ -216,6 +222,7 @@ export class ChatGateway {
     const meta = createCacheHitMeta(answer, {
       requestedModel: request.model,
       route: route.kind,
+      routeRule: route.rule,
       ...(route.tier ? { tier: route.tier } : {}),
       overheadMs: performance.now() - flight.t0,
     });
@@ -237,6 +244,7 @@ export class ChatGateway {
     if (billing === undefined || !base.reserved) return;
     const estimateMicros = billing.estimateForModel({
       model: flight.route.model,
+      upstreamModelOf: (deployment) => resolveRouteUpstreamModel(flight.route, deployment),
       promptTokens: flight.promptTokens,
       maxCompletionTokens: request.max_completion_tokens ?? request.max_tokens,
     });

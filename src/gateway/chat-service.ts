@@ -7,7 +7,7 @@ import type { InferencePort } from '../core/inference-port.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import type { ChatRequest, ChatResponse, Usage } from './chat-types.ts';
 import { createProviders } from './create-providers.ts';
-import { describeGatewayHealth, listGatewayModels, type GatewayHealth, type ModelListEntry } from './describe-gateway.ts';
+import { describeGatewayHealth, listGatewayModels, listPatternProviders, type GatewayHealth, type ModelListEntry } from './describe-gateway.ts';
 import type { Admission } from './limits/admission.ts';
 import type { Priority } from './limits/priority.ts';
 import type { PassThrough, Provider, ProviderResult, ProviderWarning } from './providers/provider.ts';
@@ -20,9 +20,10 @@ import { DeploymentStats } from './router/deployment-stats.ts';
 import { expandFallbacks } from './router/expand-fallbacks.ts';
 import { buildGatewayCatalog, type CatalogModel, type GatewayCatalog, type GatewayRoutingConfig } from './router/gateway-catalog.ts';
 import { PromptTokenEstimate } from './router/prompt-token-estimate.ts';
-import { resolveRoute, type ModelFilter, type ResolvedRoute, type RouteKind } from './router/resolve-route.ts';
+import { resolveRoute, resolveRouteUpstreamModel, type ModelFilter, type ResolvedRoute, type RouteKind } from './router/resolve-route.ts';
 import { resolveSessionIdentity, type SessionSources } from './router/resolve-session-identity.ts';
 import { runAttempts, type AttemptTarget, type RoutingState } from './router/run-attempts.ts';
+import { UpstreamModelLists, type UpstreamModelListsOptions } from './router/upstream-model-lists.ts';
 import { renameModel } from './upstream-bytes.ts';
 import { createStreamRelay, openProviderStream, type OpenedStream, type StreamRelay } from './stream-relay.ts';
 
@@ -44,6 +45,8 @@ export interface ChatServiceOptions {
   inference?: InferencePort;
   /** Where prompt-cache affinity keeps its choices (createAffinityStore); absent: this process's memory, when routes.affinity is on. */
   affinity?: AffinityStore;
+  /** How upstreams' own model lists are cached for GET /v1/models (tests shorten them). */
+  modelLists?: Omit<UpstreamModelListsOptions, 'clock'>;
 }
 
 export interface ChatContext {
@@ -72,6 +75,8 @@ export interface ChatMeta {
   /** The `model` the client sent. */
   requestedModel: string;
   route: RouteKind;
+  /** The herd.yaml rule the requested model matched (x-herd-route, the ledger's route_rule): `model:x`, `alias:x`, `tier:x`, `auto`, `pattern:glob`. */
+  routeRule: string;
   tier?: TierName;
   /** Public name of the model that answered (x-herd-model; also the body's `model`). */
   model: string;
@@ -119,7 +124,8 @@ export interface ChatService {
    * deployments; the flow computes it once and passes it in ChatContext.session.
    */
   resolveSession?(request: ChatRequest, sources: SessionSources, route: ResolvedRoute): SessionIdentity | undefined;
-  listModels(allowed?: ModelFilter): ModelListEntry[];
+  /** Configured names, and what pattern routes' upstreams list (cached; waits briefly at most). */
+  listModels(allowed?: ModelFilter): Promise<ModelListEntry[]>;
   health(): GatewayHealth;
   readonly catalog: GatewayCatalog;
   /** The provider instances by name (their pools), for the other flows over the same catalog (embeddings). */
@@ -148,6 +154,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     affinity,
   };
   const created = Math.floor(Date.now() / 1000);
+  const modelLists = new UpstreamModelLists({ clock, ...options.modelLists });
 
   async function route<T>(request: ChatRequest, context: ChatContext, stream: boolean, attempt: (target: AttemptTarget, signal: AbortLink) => Promise<T>) {
     const startedAt = clock.now();
@@ -167,6 +174,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       priority: context.priority,
       session: context.session,
       onAttemptStart: context.onAttemptStart,
+      upstreamModelOf: (deployment) => resolveRouteUpstreamModel(resolved, deployment),
       forecastTokens: async () => {
         const promptTokens = await prompt.exact();
         return { prompt: promptTokens, completion: request.max_completion_tokens ?? request.max_tokens ?? promptTokens };
@@ -176,9 +184,10 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       const m: ChatMeta = {
         requestedModel: request.model,
         route: resolved.kind,
+        routeRule: resolved.rule,
         model: loop.target.model.name,
         provider: loop.target.deployment.provider.name,
-        upstreamModel: loop.target.deployment.upstreamModel,
+        upstreamModel: loop.target.upstreamModel,
         attempts: loop.attempts,
         upstreamMs: loop.upstreamMs,
         waitedMs: loop.waitedMs,
@@ -201,7 +210,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     async complete(request, context = {}) {
       const { loop, meta } = await route<ProviderResult>(request, context, false, (target, signal) =>
         target.provider.chat(
-          { request, upstreamModel: target.deployment.upstreamModel, timeoutMs: target.timeouts.timeoutMs, passThrough: context.passThrough, strict: target.model.strict },
+          { request, upstreamModel: target.upstreamModel, timeoutMs: target.timeouts.timeoutMs, passThrough: context.passThrough, strict: target.model.strict },
           signal,
         ),
       );
@@ -219,7 +228,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
           target.provider.stream(
             {
               request,
-              upstreamModel: target.deployment.upstreamModel,
+              upstreamModel: target.upstreamModel,
               timeoutMs: target.timeouts.timeoutMs,
               idleTimeoutMs: target.timeouts.idleTimeoutMs,
               passThrough: context.passThrough,
@@ -248,7 +257,16 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       if (model.enabledDeployments.length < 2 && model.fallbacks.length === 0) return undefined;
       return resolveSessionIdentity(request, sources, sessionSettings);
     },
-    listModels: (allowed) => listGatewayModels(catalog, created, allowed),
+    async listModels(allowed) {
+      const upstreamIds = new Map<string, readonly string[]>();
+      await Promise.all(
+        listPatternProviders(catalog).map(async (name) => {
+          const provider = providers.byName.get(name);
+          if (provider !== undefined) upstreamIds.set(name, await modelLists.get(provider));
+        }),
+      );
+      return listGatewayModels(catalog, created, allowed, upstreamIds);
+    },
     health: () => describeGatewayHealth(catalog, state.breakers, state.stats),
     async close() {
       await Promise.all(providers.owned.map((p) => p.close()));

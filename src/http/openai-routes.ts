@@ -43,7 +43,7 @@ export function registerOpenAIRoutes(app: FastifyInstance, deps: OpenAIDeps, exc
       // Claude Code and the Anthropic SDKs list models too, and parse Anthropic's shape.
       if (isAnthropicClient(req.headers)) return sendAnthropicModelList(deps, req, reply);
       const key = authenticate(deps.authenticator, req);
-      const data = deps.gateway.listModels((model) => !deps.authenticator.authorizeModel(key, model));
+      const data = await deps.gateway.listModels((model) => !deps.authenticator.authorizeModel(key, model));
       return reply
         .code(200)
         .header('content-type', 'application/json')

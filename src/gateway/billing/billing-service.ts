@@ -8,7 +8,7 @@ import type { CompletionMeta, ChatMeta } from '../chat-service.ts';
 import type { ChatRequest, Usage } from '../chat-types.ts';
 import type { IngressDialect } from '../ingress-dialect.ts';
 import { UpstreamRouteError } from '../router/attempt-record.ts';
-import type { CatalogModel } from '../router/gateway-catalog.ts';
+import type { CatalogDeployment, CatalogModel } from '../router/gateway-catalog.ts';
 import type { StreamResult } from '../stream-relay.ts';
 import { estimatePromptTokens } from '../usage-estimate.ts';
 import { createLedgerRecords, type AnswerFacts } from './create-ledger-records.ts';
@@ -50,6 +50,8 @@ export interface FinishBase {
   dialect?: IngressDialect | undefined;
   /** The `model` the client sent. */
   requestedModel: string;
+  /** The herd.yaml rule it matched (ResolvedRoute.rule), once routing got that far. */
+  routeRule?: string | undefined;
   priority?: string | undefined;
   /** Epoch ms when the request arrived (prices in force then apply). */
   startedAt: number;
@@ -97,14 +99,15 @@ export class BillingService {
     this.currency = this.rates.currency;
   }
 
-  /** Cost of `usage` on (provider, model) with the price in force at `atMs`. */
+  /** Cost of `usage` on (provider, model) with the price in force at `atMs`; `upstreamModel`, the id sent, may match billing.prices' `match` entries. */
   price(input: {
     provider: string;
     model: string;
+    upstreamModel?: string | undefined;
     usage: Pick<Usage, 'promptTokens' | 'cachedPromptTokens' | 'cacheWriteTokens' | 'completionTokens' | 'cacheWrite1hTokens'>;
     atMs?: number;
   }): Cost {
-    const entry = this.catalog.get(input.provider, input.model, input.atMs ?? this.now());
+    const entry = this.catalog.get(input.provider, input.model, input.atMs ?? this.now(), input.upstreamModel);
     return priceTokens(input.usage, entry, input.provider, this.rates);
   }
 
@@ -126,12 +129,24 @@ export class BillingService {
     return dearest;
   }
 
-  /** estimate() for the model the flow resolved the request to: its deployments' prices, no name lookup. */
-  estimateForModel(input: { model: CatalogModel; promptTokens: number; maxCompletionTokens?: number | undefined; atMs?: number }): Micros {
+  /**
+   * estimate() for the model the flow resolved the request to: its deployments' prices, no name lookup.
+   * `upstreamModelOf`: the id each deployment would be sent (a pattern route's own id), for `match` prices.
+   */
+  estimateForModel(input: {
+    model: CatalogModel;
+    promptTokens: number;
+    maxCompletionTokens?: number | undefined;
+    atMs?: number;
+    upstreamModelOf?: (deployment: CatalogDeployment) => string;
+  }): Micros {
     const at = input.atMs ?? this.now();
     const usage = { promptTokens: input.promptTokens, cachedPromptTokens: 0, cacheWriteTokens: 0, completionTokens: input.maxCompletionTokens ?? input.promptTokens };
     let dearest = 0;
-    for (const d of input.model.deployments) dearest = Math.max(dearest, this.price({ provider: d.provider.name, model: input.model.name, usage, atMs: at }).costMicros);
+    for (const d of input.model.deployments) {
+      const upstreamModel = input.upstreamModelOf?.(d);
+      dearest = Math.max(dearest, this.price({ provider: d.provider.name, model: input.model.name, upstreamModel, usage, atMs: at }).costMicros);
+    }
     return dearest;
   }
 
@@ -170,6 +185,7 @@ export class BillingService {
         keyName: input.key.name,
         origin: input.origin,
         dialect: input.dialect,
+        routeRule: input.routeRule,
         requestedModel: input.requestedModel,
         priority: input.priority,
         startedAt: input.startedAt,
@@ -243,13 +259,13 @@ export class BillingService {
   }
 
   private describeAnswer(input: FinishInput): AnswerFacts {
-    const priced = (provider: string, model: string, usage: Usage) => this.price({ provider, model, usage, atMs: input.startedAt });
+    const priced = (provider: string, model: string, upstreamModel: string, usage: Usage) => this.price({ provider, model, upstreamModel, usage, atMs: input.startedAt });
     switch (input.outcome) {
       case 'completion':
       case 'stream': {
         const usage = input.outcome === 'completion' ? input.meta.usage : input.result.usage;
         const status = input.outcome === 'completion' || input.result.outcome === 'completed' ? 'ok' : input.result.outcome;
-        const cost = priced(input.meta.provider, input.meta.model, usage);
+        const cost = priced(input.meta.provider, input.meta.model, input.meta.upstreamModel, usage);
         return {
           model: input.meta.model,
           provider: input.meta.provider,
@@ -264,7 +280,7 @@ export class BillingService {
         };
       }
       case 'cache-hit': {
-        const cost = priced(input.provider, input.model, input.usage);
+        const cost = priced(input.provider, input.model, input.upstreamModel, input.usage);
         return {
           model: input.model,
           provider: input.provider,

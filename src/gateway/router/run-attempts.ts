@@ -20,12 +20,14 @@ import { UpstreamRouteError, type AttemptRecord } from './attempt-record.ts';
 import { createAffinityKey, type AffinityStore, type SessionIdentity } from './cache-affinity.ts';
 import type { DeploymentStats } from './deployment-stats.ts';
 import type { TokenForecast } from './estimate-deployment-cost.ts';
-import type { CatalogDeployment, CatalogModel } from './gateway-catalog.ts';
+import { type CatalogDeployment, type CatalogModel, resolveUpstreamModel } from './gateway-catalog.ts';
 import { acceptsAffinity, selectDeployment } from './select-deployment.ts';
 
 export interface AttemptTarget {
   model: CatalogModel;
   deployment: CatalogDeployment;
+  /** The id this attempt sends upstream (the deployment's upstream_model, `{model}` resolved). */
+  upstreamModel: string;
   provider: Provider;
   timeouts: AttemptTimeouts;
 }
@@ -59,6 +61,8 @@ export interface AttemptLoopInput<T> {
   session?: SessionIdentity | undefined;
   /** Called synchronously just before each upstream call with its 1-based number among this request's attempts. */
   onAttemptStart?: ((attempt: number, record: AttemptRecord) => void) | undefined;
+  /** The id an attempt on a deployment sends upstream; default: its upstream_model with `{model}` as the model's name. */
+  upstreamModelOf?: ((deployment: CatalogDeployment) => string) | undefined;
   /** One upstream attempt; resolves once it succeeded (chat: the answer; stream: the first event). */
   attempt: (target: AttemptTarget, signal: AbortLink) => Promise<T>;
 }
@@ -179,12 +183,13 @@ class AttemptLoop<T> {
       const permit = holdAdmission(breakerPermit, admitted);
       const timeouts = computeAttemptTimeouts({ request: input.request, stream: input.stream, provider: settings, model: { ms_per_token: model.msPerToken } });
       timeouts.timeoutMs = input.deadline.bound(timeouts.timeoutMs);
-      const target: AttemptTarget = { model, deployment, provider, timeouts };
+      const upstreamModel = input.upstreamModelOf?.(deployment) ?? resolveUpstreamModel(deployment);
+      const target: AttemptTarget = { model, deployment, upstreamModel, provider, timeouts };
       const lease = new AttemptLease({ key: deployment.key, permit, stats: state.stats, clientSignal: signal });
       const record: AttemptRecord = {
         model: model.name,
         provider: deployment.provider.name,
-        upstreamModel: deployment.upstreamModel,
+        upstreamModel,
         outcome: 'ok',
         durationMs: 0,
       };

@@ -7,6 +7,7 @@ import { convertUsageToOpenAI } from '../../convert-usage-to-openai.ts';
 import { isJsonObject, type JsonObject } from '../../check-json-value.ts';
 import { attachUpstreamBytes } from '../../upstream-bytes.ts';
 import { parseMessagesSseChunks } from '../../dialects/anthropic-messages/parse-messages-sse-chunks.ts';
+import { parseUpstreamModelList } from '../parse-upstream-model-list.ts';
 import { HttpUpstream, type SseRead } from '../http-upstream.ts';
 import { bridgeUnmodeled } from '../bridge-unmodeled.ts';
 import type { AnthropicRequest } from './anthropic-types.ts';
@@ -23,6 +24,8 @@ import { AnthropicMessagesPassThrough } from './pass-anthropic-events.ts';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
 const PATH = '/v1/messages';
+// One page: Anthropic's largest; a longer list is cut, which only shortens GET /v1/models.
+const MODELS_PATH = '/v1/models?limit=1000';
 
 export interface AnthropicProviderOptions extends ProviderOptions {
   /** max_tokens sent when the client set neither max_tokens nor max_completion_tokens. */
@@ -174,6 +177,12 @@ class AnthropicProvider implements Provider {
     const usage = translator.finalUsage ?? (await estimateUsage(req.request, collector.text()));
     yield { type: 'usage', usage: await countAnthropicReasoning(usage, translator.thinkingText) };
     yield { type: 'done', finishReason: translator.finishReason, rawFinishReason: translator.rawFinishReason };
+  }
+
+  async listModels(signal: AbortLink, timeoutMs: number): Promise<string[]> {
+    const ids = parseUpstreamModelList(await this.upstream.getJson({ path: MODELS_PATH, signal, timeoutMs }));
+    if (ids === undefined) throw this.upstream.malformed('model list is not a list of models');
+    return ids;
   }
 
   close(): Promise<void> {

@@ -13,6 +13,7 @@ import { convertResponsesToChat } from '../../dialects/openai-responses/convert-
 import { parseResponsesSseChunks } from '../../dialects/openai-responses/parse-responses-sse-chunks.ts';
 import { collectChunksText, collectResponseText, CompletionTextCollector, countTokens, estimateUsage } from '../../usage-estimate.ts';
 import { attachUpstreamBytes } from '../../upstream-bytes.ts';
+import { parseUpstreamModelList } from '../parse-upstream-model-list.ts';
 import { HttpUpstream, type SseRead } from '../http-upstream.ts';
 import { SseEventSplitter } from '../split-sse-events.ts';
 import { OpenAIChatPassThrough } from './pass-openai-chat-events.ts';
@@ -29,6 +30,7 @@ import { mapOpenAIFinishReason } from './map-openai-finish-reason.ts';
 import { parseOpenAIErrorBody } from './parse-openai-error.ts';
 
 const PATH = '/chat/completions';
+const MODELS_PATH = '/models';
 const EMBEDDINGS_PATH = '/embeddings';
 const RESPONSES_PATH = '/responses';
 const COMPLETIONS_PATH = '/completions';
@@ -295,6 +297,12 @@ class OpenAIProvider implements Provider {
     let promptTokens = 0;
     for (const text of req.inputs) promptTokens += await countTokens(text);
     return { vectors: answer.vectors, usage: { promptTokens, estimated: true } };
+  }
+
+  async listModels(signal: AbortLink, timeoutMs: number): Promise<string[]> {
+    const ids = parseUpstreamModelList(await this.upstream.getJson({ path: MODELS_PATH, signal, timeoutMs }));
+    if (ids === undefined) throw this.upstream.malformed('model list is not a list of models');
+    return ids;
   }
 
   close(): Promise<void> {
