@@ -5,7 +5,7 @@ import { parseBinaryTensorData } from '../core/codecs/kserve-binary-tensor.ts';
 import { isDataType, DATATYPES } from '../core/datatype.ts';
 import { invalidArg } from '../core/errors.ts';
 import type { Tensor } from '../core/tensor.ts';
-import type { InferCall, RequestedOutput } from '../serving/inference-service.ts';
+import type { InferCall, RequestedOutput } from '../serving/infer-call.ts';
 import type { SharedMemoryRef, SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
 import { convertGrpcRequestParameters } from './convert-grpc-parameters.ts';
 import { convertTypedContents } from './convert-typed-contents.ts';

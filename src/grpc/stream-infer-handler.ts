@@ -6,11 +6,12 @@
 // header: then the stream ends with the error's status, as in Triton.
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import { HerdError, toHerdError } from '../core/errors.ts';
-import type { InferAnswer, InferStreamEvent } from '../serving/inference-service.ts';
+import type { InferAnswer } from '../serving/infer-call.ts';
+import type { InferStreamEvent } from '../serving/response-stream.ts';
 import { convertGrpcInferRequest, parseGrpcVersion } from './convert-grpc-infer-request.ts';
 import { convertGrpcInferResponse } from './convert-grpc-infer-response.ts';
 import type { ModelInferRequestMessage, ModelInferResponseMessage, ModelStreamInferResponseMessage } from './grpc-messages.ts';
-import type { GrpcServiceDeps } from './grpc-inference-service.ts';
+import type { GrpcServiceDeps } from './grpc-service-deps.ts';
 import { convertErrorToServiceError } from './map-grpc-status.ts';
 
 type StreamCall = ServerDuplexStream<ModelInferRequestMessage, ModelStreamInferResponseMessage>;

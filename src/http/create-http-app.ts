@@ -17,7 +17,8 @@ import { createGatewayExchanges } from './gateway-exchanges.ts';
 import { registerAdminRoutes, type AdminDeps } from './admin-routes.ts';
 import { registerAnthropicRoutes } from './anthropic-routes.ts';
 import { registerOpenAIDialectRoutes } from './openai-dialect-routes.ts';
-import { registerOpenAIRoutes, type OpenAIDeps } from './openai-routes.ts';
+import type { OpenAIDeps } from './openai-deps.ts';
+import { registerOpenAIRoutes } from './openai-routes.ts';
 import { registerSharedMemoryRoutes } from './shared-memory-routes.ts';
 import { registerTraceAndLoggingRoutes } from './trace-and-logging-routes.ts';
 

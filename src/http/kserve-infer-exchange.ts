@@ -4,7 +4,8 @@ import { convertTensorDataToBinary } from '../core/codecs/kserve-binary-tensor.t
 import { parseInferRequestBody, type DecodedInferRequest } from '../core/codecs/kserve-infer-request.ts';
 import { createInferResponseBody } from '../core/codecs/kserve-infer-response.ts';
 import { HerdError, invalidArg } from '../core/errors.ts';
-import type { InferenceService, RequestedOutput } from '../serving/inference-service.ts';
+import type { RequestedOutput } from '../serving/infer-call.ts';
+import type { InferenceService } from '../serving/inference-service.ts';
 import type { SharedMemoryRef, SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
 
 export interface InferReply {

@@ -5,6 +5,7 @@ import { HerdError, toHerdError } from '../core/errors.ts';
 import type { Parameters, Tensor } from '../core/tensor.ts';
 import type { ComputeDurations, InferenceRequest, InferenceResult, ResponseSender } from './backends/backend.ts';
 import { classifyTensor } from './classification.ts';
+import type { InferAnswer, InferCall, RequestedOutput } from './infer-call.ts';
 import { ResponseStream, type InferStreamEvent } from './response-stream.ts';
 import { createSequenceControls } from './scheduler/sequence-controls.ts';
 import { createModelMetadata, type ModelMetadata } from './model-metadata.ts';
@@ -14,34 +15,6 @@ import { createInferenceCacheKey } from './response-cache/create-inference-cache
 import type { InferenceResponseCache } from './response-cache/inference-response-cache.ts';
 import type { ModelStatistics } from './stats.ts';
 import { validateInferRequest } from './validate-infer-request.ts';
-
-export interface RequestedOutput {
-  name: string;
-  /** Top-k classification instead of raw values (classification extension). */
-  classCount?: number;
-}
-
-export interface InferCall {
-  modelName: string;
-  version?: number;
-  id: string;
-  parameters: Parameters;
-  inputs: Tensor[];
-  /** Empty: every output of the model. */
-  outputs: RequestedOutput[];
-}
-
-export type { InferStreamEvent } from './response-stream.ts';
-
-export interface InferAnswer {
-  modelName: string;
-  modelVersion: number;
-  id: string;
-  outputs: Tensor[];
-  parameters?: Parameters;
-  /** The compute time of the execution that answered (an ensemble sums its steps'), for ensemble statistics. */
-  compute?: ComputeDurations;
-}
 
 /** Shared by every request that asks for all outputs (most do): nothing downstream mutates it. */
 const NO_OUTPUT_NAMES: readonly string[] = [];

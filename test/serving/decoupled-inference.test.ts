@@ -5,7 +5,9 @@ import { resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createBackends } from '../../src/app.ts';
 import type { HerdError } from '../../src/core/errors.ts';
-import { InferenceService, type InferAnswer, type InferStreamEvent } from '../../src/serving/inference-service.ts';
+import type { InferAnswer } from '../../src/serving/infer-call.ts';
+import { InferenceService } from '../../src/serving/inference-service.ts';
+import type { InferStreamEvent } from '../../src/serving/response-stream.ts';
 import { ModelRepositoryManager } from '../../src/serving/repository/model-repository-manager.ts';
 
 let repository: ModelRepositoryManager;
