@@ -3,7 +3,7 @@
 import type { sendUnaryData, ServerUnaryCall, UntypedServiceImplementation } from '@grpc/grpc-js';
 import { HerdError, invalidArg } from '../core/errors.ts';
 import type { LogSettingUpdate } from '../serving/log-settings.ts';
-import { convertModelConfigToJson } from '../serving/repository/convert-model-config-to-json.ts';
+import { convertModelConfigToJson } from '../serving/model-config/convert-model-config-to-json.ts';
 import { resolveLoadOverride } from '../serving/repository/resolve-load-override.ts';
 import { createServerMetadata } from '../serving/server-metadata.ts';
 import { describeCudaSharedMemory, registerCudaSharedMemory } from '../serving/shared-memory/cuda-shared-memory.ts';

@@ -10,7 +10,7 @@ import type { InferAnswer, InferCall } from '../serving/infer-call.ts';
 import type { InferenceService } from '../serving/inference-service.ts';
 import type { InferStreamEvent } from '../serving/response-stream.ts';
 import { createModelMetadata } from '../serving/model-metadata.ts';
-import type { ModelConfig } from '../serving/repository/model-config.ts';
+import type { ModelConfig } from '../serving/model-config/model-config.ts';
 import { parseVersion } from './kserve-infer-exchange.ts';
 import { mapErrorCodeToKserveStatus } from './map-kserve-error.ts';
 

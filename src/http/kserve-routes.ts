@@ -6,7 +6,7 @@ import { HerdError } from '../core/errors.ts';
 import type { InferenceService } from '../serving/inference-service.ts';
 import type { ModelRepositoryManager } from '../serving/repository/model-repository-manager.ts';
 import type { SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
-import { convertModelConfigToJson } from '../serving/repository/convert-model-config-to-json.ts';
+import { convertModelConfigToJson } from '../serving/model-config/convert-model-config-to-json.ts';
 import { resolveLoadOverride } from '../serving/repository/resolve-load-override.ts';
 import { createServerMetadata } from '../serving/server-metadata.ts';
 import { parseVersion, runInferExchange } from './kserve-infer-exchange.ts';

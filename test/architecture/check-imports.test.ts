@@ -3,7 +3,7 @@
 // and the allowed ones are not.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CLOSED_LAYERS, checkImportCycles, checkImports, COMPUTED_IMPORTS, formatViolation, type ImportRules, LAYERS, PACKAGE_OWNERS } from './check-imports.ts';
+import { CLOSED_LAYERS, checkImportCycles, checkImports, COMPUTED_IMPORTS, FOLDER_LAYERS, formatViolation, type ImportRules, LAYERS, PACKAGE_OWNERS } from './check-imports.ts';
 
 const rules: ImportRules = {
   layers: LAYERS,
@@ -156,4 +156,24 @@ test('inside a folder with a layer table, a part imports only the parts its row 
   assert.deepEqual(inFolder('src/serving/middle/a.ts', "import { d } from './deep/d.ts';\nimport { g } from '../ground/g.ts';\n"), []);
   // Another folder has no table, so no rule inside it.
   assert.deepEqual(check('src/gateway/router/x.ts', "import { y } from '../billing/y.ts';\n"), []);
+});
+
+test("serving/'s table: model-config/ is the ground and repository/ the roof", () => {
+  const serving = (path: string, text: string) => checkImports([{ path, text }], { ...rules, folderLayers: FOLDER_LAYERS }).map((v) => formatViolation(v).slice(path.length + 1));
+  assert.deepEqual(serving('src/serving/model-config/parse-model-config.ts', "import type { BackendFactory } from '../backends/backend.ts';\n"), [
+    "1 import type '../backends/backend.ts' goes serving/model-config/ → serving/backends/, against serving's layer table",
+  ]);
+  assert.deepEqual(serving('src/serving/scheduler/model-scheduler.ts', "import type { LoadedModel } from '../repository/loaded-model.ts';\n"), [
+    "1 import type '../repository/loaded-model.ts' goes serving/scheduler/ → serving/repository/, against serving's layer table",
+  ]);
+  assert.deepEqual(serving('src/serving/ensemble/ensemble-scheduler.ts', "import type { InferenceService } from '../inference-service.ts';\n"), [
+    "1 import type '../inference-service.ts' goes serving/ensemble/ → serving/inference-service.ts, against serving's layer table",
+  ]);
+  assert.deepEqual(
+    serving(
+      'src/serving/repository/model-repository-manager.ts',
+      "import type { ModelConfig } from '../model-config/model-config.ts';\nimport { EnsembleScheduler } from '../ensemble/ensemble-scheduler.ts';\n",
+    ),
+    [],
+  );
 });

@@ -81,9 +81,47 @@ export const COMPUTED_IMPORTS: ImportRules['computedImports'] = [
  * roof that builds them all; inference-service.ts resolves through the repository, and the inference
  * port wraps the service. Plain data modules (stats, infer-call, response-stream) sit low.
  */
-export const SERVING_LAYERS: Record<string, readonly string[]> = {};
+const CONFIG = 'model-config/';
+export const SERVING_LAYERS: Record<string, readonly string[]> = {
+  // The ground: plain config, data and settings, importing nothing else of serving/.
+  [CONFIG]: [],
+  'stats.ts': [],
+  'response-cache/': [],
+  'shared-memory/': [],
+  'log-settings.ts': [],
+  'trace-settings.ts': [],
+  'server-metadata.ts': [],
+  // Read the config.
+  'backends/': [CONFIG],
+  'classification.ts': [CONFIG],
+  'model-metadata.ts': [CONFIG],
+  'validate-infer-request.ts': [CONFIG],
+  'infer-call.ts': ['backends/'],
+  'response-stream.ts': ['backends/'],
+  // Run backends.
+  'scheduler/': [CONFIG, 'backends/', 'stats.ts'],
+  'warmup/': [CONFIG, 'backends/', 'scheduler/', 'validate-infer-request.ts'],
+  'ensemble/': [CONFIG, 'backends/', 'scheduler/', 'stats.ts', 'infer-call.ts', 'response-stream.ts'],
+  // The roof: builds every model.
+  'repository/': [CONFIG, 'backends/', 'scheduler/', 'ensemble/', 'warmup/', 'stats.ts', 'classification.ts'],
+  // The transports' entry point, and the port the gateway calls it through.
+  'inference-service.ts': [
+    CONFIG,
+    'backends/',
+    'classification.ts',
+    'infer-call.ts',
+    'model-metadata.ts',
+    'repository/',
+    'response-cache/',
+    'response-stream.ts',
+    'scheduler/',
+    'stats.ts',
+    'validate-infer-request.ts',
+  ],
+  'serving-inference-port.ts': ['infer-call.ts', 'inference-service.ts'],
+};
 
-export const FOLDER_LAYERS: ImportRules['folderLayers'] = {};
+export const FOLDER_LAYERS: ImportRules['folderLayers'] = { serving: SERVING_LAYERS };
 
 /**
  * Circles that stay because breaking them means editing a file another change owns right now; each

@@ -8,7 +8,7 @@ import type { Tensor } from '../../core/tensor.ts';
 import type { ComputeDurations, InferenceRequest, InferenceResult, ResponseSender } from '../backends/backend.ts';
 import type { InferAnswer, InferCall, RequestedOutput } from '../infer-call.ts';
 import type { InferStreamEvent } from '../response-stream.ts';
-import type { ModelConfig, ModelEnsembleStep } from '../repository/model-config.ts';
+import type { ModelConfig, ModelEnsembleStep } from '../model-config/model-config.ts';
 import type { Scheduler } from '../scheduler/model-scheduler.ts';
 import type { ModelStats } from '../stats.ts';
 

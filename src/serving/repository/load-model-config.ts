@@ -4,10 +4,10 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HerdError, toHerdError } from '../../core/errors.ts';
 import type { BackendFactory } from '../backends/backend.ts';
-import type { ModelConfig } from './model-config.ts';
+import type { ModelConfig } from '../model-config/model-config.ts';
 import { listVersionFolders } from './model-versions.ts';
-import { normalizeModelConfig, parseJsonModelConfig, parsePbtxtModelConfig, type ParseModelConfigOptions } from './parse-model-config.ts';
-import { validateModelConfig } from './validate-model-config.ts';
+import { normalizeModelConfig, parseJsonModelConfig, parsePbtxtModelConfig, type ParseModelConfigOptions } from '../model-config/parse-model-config.ts';
+import { validateModelConfig } from '../model-config/validate-model-config.ts';
 
 export interface ConfigSource {
   modelName: string;

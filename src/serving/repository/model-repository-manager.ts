@@ -13,12 +13,12 @@ import type { Scheduler, SchedulerInstance } from '../scheduler/model-scheduler.
 import type { RateLimiter } from '../scheduler/rate-limiter.ts';
 import { ModelStats } from '../stats.ts';
 import { runModelWarmup } from '../warmup/run-model-warmup.ts';
-import { listIgnoredFields } from './audit-model-config.ts';
+import { listIgnoredFields } from '../model-config/audit-model-config.ts';
 import { loadModelConfig } from './load-model-config.ts';
-import type { ModelConfig } from './model-config.ts';
-import { listModelConfigWarnings } from './validate-model-config.ts';
+import type { ModelConfig } from '../model-config/model-config.ts';
+import { listModelConfigWarnings } from '../model-config/validate-model-config.ts';
 import { fingerprintModelFolder } from './model-fingerprint.ts';
-import { locateConfigField } from './parse-model-config.ts';
+import { locateConfigField } from '../model-config/parse-model-config.ts';
 import { listVersionFolders, selectVersions } from './model-versions.ts';
 import { scanRepositories, validateRepositoryPaths, type ModelLocation } from './scan-repositories.ts';
 
