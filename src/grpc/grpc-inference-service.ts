@@ -8,7 +8,7 @@ import { resolveLoadOverride } from '../serving/repository/resolve-load-override
 import { createServerMetadata } from '../serving/server-metadata.ts';
 import { describeCudaSharedMemory, registerCudaSharedMemory } from '../serving/shared-memory/cuda-shared-memory.ts';
 import type { TraceSettingValues } from '../serving/trace-settings.ts';
-import { convertGrpcInferRequest, parseGrpcVersion } from './convert-grpc-infer-request.ts';
+import { convertGrpcInferRequest, parseGrpcVersion, resolveGrpcModel } from './convert-grpc-infer-request.ts';
 import { convertGrpcInferResponse } from './convert-grpc-infer-response.ts';
 import type { ModelInferRequestMessage } from './grpc-messages.ts';
 import { convertErrorToServiceError } from './map-grpc-status.ts';
@@ -56,10 +56,9 @@ export function createGrpcInferenceService(deps: GrpcServiceDeps): UntypedServic
     }),
     ModelInfer: unary(async (r) => {
       const request = r as unknown as ModelInferRequestMessage;
-      // The model first, as Triton does: a request to an unknown model says so, whatever its inputs.
-      inference.config(request.model_name, parseGrpcVersion(request.model_version));
-      const { call, outputRegions } = convertGrpcInferRequest(request, shm);
-      return convertGrpcInferResponse(await inference.infer(call), outputRegions, shm);
+      const model = resolveGrpcModel(inference, request);
+      const { call, outputRegions } = convertGrpcInferRequest(request, model, shm);
+      return convertGrpcInferResponse(await inference.infer(call, model), outputRegions, shm);
     }),
     ModelStreamInfer: createStreamInferHandler(deps),
     SystemSharedMemoryStatus: unary((r) => ({

@@ -7,8 +7,9 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import { HerdError, toHerdError } from '../core/errors.ts';
 import type { InferAnswer } from '../serving/infer-call.ts';
+import { isDecoupledModel, type LoadedModel } from '../serving/repository/loaded-model.ts';
 import type { InferStreamEvent } from '../serving/response-stream.ts';
-import { convertGrpcInferRequest, parseGrpcVersion } from './convert-grpc-infer-request.ts';
+import { convertGrpcInferRequest, resolveGrpcModel } from './convert-grpc-infer-request.ts';
 import { convertGrpcInferResponse } from './convert-grpc-infer-response.ts';
 import type { ModelInferRequestMessage, ModelInferResponseMessage, ModelStreamInferResponseMessage } from './grpc-messages.ts';
 import type { GrpcServiceDeps } from './grpc-service-deps.ts';
@@ -17,19 +18,21 @@ import { convertErrorToServiceError } from './map-grpc-status.ts';
 type StreamCall = ServerDuplexStream<ModelInferRequestMessage, ModelStreamInferResponseMessage>;
 type Write = (response: ModelStreamInferResponseMessage) => void;
 type Fail = (error: HerdError, request: ModelInferRequestMessage, final: boolean) => void;
+/** A request's model, resolved once when it arrives, or why it could not be. */
+type Resolved = { model: LoadedModel } | { error: unknown };
 
 export function createStreamInferHandler(deps: Pick<GrpcServiceDeps, 'inference' | 'sharedMemory' | 'trackStream' | 'log'>) {
   const { inference, sharedMemory: shm } = deps;
 
   /** Runs one request to its final event, writing each response; resolves when it is complete. */
-  const run = async (request: ModelInferRequestMessage, signal: AbortSignal, write: Write, fail: Fail): Promise<void> => {
+  const run = async (request: ModelInferRequestMessage, resolved: Resolved, signal: AbortSignal, write: Write, fail: Fail): Promise<void> => {
     let events: AsyncIterator<InferStreamEvent<InferAnswer>>;
     let outputRegions: ReturnType<typeof convertGrpcInferRequest>['outputRegions'];
     try {
-      inference.config(request.model_name, parseGrpcVersion(request.model_version));
-      const converted = convertGrpcInferRequest(request, shm);
+      if ('error' in resolved) throw resolved.error;
+      const converted = convertGrpcInferRequest(request, resolved.model, shm);
       outputRegions = converted.outputRegions;
-      events = inference.streamInfer(converted.call, signal)[Symbol.asyncIterator]();
+      events = inference.streamInfer(converted.call, signal, resolved.model)[Symbol.asyncIterator]();
     } catch (err) {
       fail(asHerdError(err, deps.log), request, true);
       return;
@@ -116,13 +119,16 @@ export function createStreamInferHandler(deps: Pick<GrpcServiceDeps, 'inference'
       const abort = new AbortController();
       aborts.add(abort);
       let task: Promise<void>;
-      if (isDecoupled(request)) {
-        task = run(request, abort.signal, write, fail);
+      // Resolved once: the decoupled test, the conversion and the infer share the handle (or its error).
+      const resolved = resolve(request);
+      if ('model' in resolved && isDecoupledModel(resolved.model)) {
+        task = run(request, resolved, abort.signal, write, fail);
       } else {
         // Buffer this request's responses until the requests before it are answered.
         const held: (() => void)[] = [];
         const result = run(
           request,
+          resolved,
           abort.signal,
           (r) => held.push(() => write(r)),
           (e, q, f) => held.push(() => fail(e, q, f)),
@@ -154,11 +160,11 @@ export function createStreamInferHandler(deps: Pick<GrpcServiceDeps, 'inference'
     });
   };
 
-  function isDecoupled(request: ModelInferRequestMessage): boolean {
+  function resolve(request: ModelInferRequestMessage): Resolved {
     try {
-      return inference.isDecoupled(request.model_name, parseGrpcVersion(request.model_version));
-    } catch {
-      return false;
+      return { model: resolveGrpcModel(inference, request) };
+    } catch (error) {
+      return { error };
     }
   }
 }

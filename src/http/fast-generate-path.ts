@@ -3,7 +3,7 @@
 // is decoded and answered here; everything else falls through to Fastify's routes, which answer the same.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toHerdError } from '../core/errors.ts';
-import { answerGenerateCall, decodeGenerateCall, type GenerateDeps } from './kserve-generate-routes.ts';
+import { answerGenerateCall, decodeGenerateCall, type GenerateCall, type GenerateDeps } from './kserve-generate-routes.ts';
 import { mapErrorCodeToKserveStatus } from './map-kserve-error.ts';
 import { hasPlainBody, readBody } from './plain-body.ts';
 
@@ -40,7 +40,7 @@ export function createFastGenerateHandler(options: FastGenerateOptions): (req: I
       res.end(body);
     };
     readBody(req, (body) => {
-      let call: ReturnType<typeof decodeGenerateCall>;
+      let call: GenerateCall;
       try {
         call = decodeGenerateCall(options, version === undefined ? { model } : { model, version }, body);
       } catch (err) {

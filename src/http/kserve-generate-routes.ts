@@ -8,10 +8,11 @@ import { isDataType } from '../core/datatype.ts';
 import { HerdError, toHerdError } from '../core/errors.ts';
 import type { InferAnswer, InferCall } from '../serving/infer-call.ts';
 import type { InferenceService } from '../serving/inference-service.ts';
+import { isDecoupledModel, type LoadedModel } from '../serving/repository/loaded-model.ts';
 import type { InferStreamEvent } from '../serving/response-stream.ts';
 import { createModelMetadata } from '../serving/model-metadata.ts';
 import type { ModelConfig } from '../serving/model-config/model-config.ts';
-import { parseVersion } from './kserve-infer-exchange.ts';
+import { resolveInferModel } from './kserve-infer-exchange.ts';
 import { mapErrorCodeToKserveStatus } from './map-kserve-error.ts';
 
 export interface GenerateDeps {
@@ -20,6 +21,12 @@ export interface GenerateDeps {
 }
 
 type ModelParams = { model: string; version?: string };
+
+/** A decoded generate request and the model it was resolved to, once. */
+export interface GenerateCall {
+  call: InferCall;
+  model: LoadedModel;
+}
 
 export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps, allow: (url: string, methods: string[]) => void): void {
   const route = (streaming: boolean) => async (req: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply) => {
@@ -39,25 +46,26 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps,
 }
 
 /** Runs a decoded call and writes every response: one JSON object (generate) or SSE events (generate_stream). */
-export async function answerGenerateCall(deps: GenerateDeps, call: InferCall, streaming: boolean, res: ServerResponse): Promise<void> {
+export async function answerGenerateCall(deps: GenerateDeps, { call, model }: GenerateCall, streaming: boolean, res: ServerResponse): Promise<void> {
   // Only a decoupled model's request can be cancelled; an AbortController per request costs the others.
   let signal: AbortSignal | undefined;
-  if (deps.inference.isDecoupled(call.modelName, call.version)) {
+  if (isDecoupledModel(model)) {
     const controller = new AbortController();
     signal = controller.signal;
     res.once('close', () => {
       if (!res.writableFinished) controller.abort(new HerdError('UNAVAILABLE', 'client closed the connection'));
     });
   }
-  if (streaming) await writeStream(res, deps.inference.streamInfer(call, signal));
-  else await writeSingle(res, deps.inference.streamInfer(call, signal));
+  if (streaming) await writeStream(res, deps.inference.streamInfer(call, signal, model));
+  else await writeSingle(res, deps.inference.streamInfer(call, signal, model));
 }
 
 /** Everything that can fail before inference starts: the caller answers it as a plain JSON error. */
-export function decodeGenerateCall(deps: GenerateDeps, params: ModelParams, body: unknown): InferCall {
-  const version = parseVersion(params.version);
-  const decoded = parseGenerateRequest(parseBody(body), inputSpecs(deps.inference.config(params.model, version)), deps.maxInputSize);
-  return { modelName: params.model, version, id: decoded.id, parameters: decoded.parameters, inputs: decoded.inputs, outputs: [] };
+export function decodeGenerateCall(deps: GenerateDeps, params: ModelParams, body: unknown): GenerateCall {
+  const model = resolveInferModel(deps.inference, params.model, params.version);
+  const decoded = parseGenerateRequest(parseBody(body), inputSpecs(model.config), deps.maxInputSize);
+  const call = { modelName: model.name, version: model.version, id: decoded.id, parameters: decoded.parameters, inputs: decoded.inputs, outputs: [] };
+  return { call, model };
 }
 
 /** The inputs as model metadata describes them (batch dim as -1), computed once per loaded config. */

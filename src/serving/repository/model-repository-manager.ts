@@ -21,20 +21,12 @@ import { fingerprintModelFolder } from './model-fingerprint.ts';
 import { locateConfigField } from '../model-config/parse-model-config.ts';
 import { listVersionFolders, selectVersions } from './model-versions.ts';
 import { scanRepositories, validateRepositoryPaths, type ModelLocation } from './scan-repositories.ts';
+import type { LoadedModel } from './loaded-model.ts';
+
+export type { LoadedModel } from './loaded-model.ts';
 
 export type ModelControlMode = 'none' | 'poll' | 'explicit';
 export type ModelState = 'LOADING' | 'READY' | 'UNLOADING' | 'UNAVAILABLE';
-
-/** One loaded, servable model version. */
-export interface LoadedModel {
-  name: string;
-  version: number;
-  config: ModelConfig;
-  scheduler: Scheduler;
-  stats: ModelStats;
-  /** Output name -> labels from its label_filename. */
-  labels: ReadonlyMap<string, readonly string[]>;
-}
 
 export interface RepositoryIndexEntry {
   name: string;
