@@ -9,7 +9,7 @@ import { readModelLabels } from '../classification.ts';
 import { EnsembleScheduler, type EnsembleStepRunner, type EnsembleStepStreamer } from '../ensemble/ensemble-scheduler.ts';
 import { checkDecoupledLineage, validateEnsembleSteps } from '../ensemble/validate-ensemble-steps.ts';
 import { createModelScheduler } from '../scheduler/create-model-scheduler.ts';
-import type { Scheduler, SchedulerInstance } from '../scheduler/model-scheduler.ts';
+import type { SchedulerInstance } from '../scheduler/model-scheduler.ts';
 import type { RateLimiter } from '../scheduler/rate-limiter.ts';
 import { ModelStats } from '../stats.ts';
 import { runModelWarmup } from '../warmup/run-model-warmup.ts';
