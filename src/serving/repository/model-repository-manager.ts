@@ -164,7 +164,7 @@ export class ModelRepositoryManager {
         this.pass = undefined;
       }
       // Whatever failed, the load request is answered INVALID_ARG, as Triton's LoadUnloadModels does.
-      if (error) throw new HerdError('INVALID_ARG', error.message.startsWith('failed to load') ? error.message : `failed to load '${name}': ${error.message}`, { cause: error });
+      if (error) throw new HerdError('INVALID_ARG', `failed to load '${name}': ${error.message}`, { cause: error });
     });
   }
 

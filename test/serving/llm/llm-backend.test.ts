@@ -125,7 +125,11 @@ test('no provider key: the model loads and answers a clear upstream-unavailable 
   try {
     const res = await postJson(`${bare.httpUrl}/v2/models/chat/generate`, { text_input: 'x' });
     assert.equal(res.status, 503);
-    assert.match((res.json() as { error: string }).error, /the gateway is not configured/);
+    // The backend's own refusals and the conversion's are each named once, by kind, never by reading the text.
+    assert.match((res.json() as { error: string }).error, /^llm model 'chat' cannot call an LLM: the gateway is not configured/);
+    const badSampling = await postJson(`${bare.httpUrl}/v2/models/chat/infer`, { inputs: [bytes('text_input', 'x'), bytes('sampling_parameters', '{"temperature": 9}')] });
+    assert.equal(badSampling.status, 400, badSampling.body.toString());
+    assert.match((badSampling.json() as { error: string }).error, /^llm model 'chat': sampling parameter 'temperature' must be a number/);
   } finally {
     await bare.close();
   }
