@@ -17,6 +17,11 @@ export interface InferCall {
   inputs: Tensor[];
   /** Empty: every output of the model. */
   outputs: RequestedOutput[];
+  /**
+   * Set when an ensemble runs this call as one of its steps: the ensemble's name (outer ones first,
+   * `outer/inner`), so whatever the step shows a user (an llm step's ledger origin) names the ensemble.
+   */
+  ensemble?: string;
 }
 
 export interface InferAnswer {

@@ -111,6 +111,7 @@ export class InferenceService {
       parameters: call.parameters,
     };
     if (responseSender) request.responseSender = responseSender;
+    if (call.ensemble !== undefined) request.ensemble = call.ensemble;
     return model.scheduler.submit(request);
   }
 

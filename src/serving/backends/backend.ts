@@ -16,6 +16,8 @@ export interface InferenceRequest {
   parameters: Parameters;
   /** Present exactly when the model is decoupled (`model_transaction_policy { decoupled: true }`). */
   responseSender?: ResponseSender;
+  /** The ensemble running this request as one of its steps (InferCall.ensemble). */
+  ensemble?: string;
 }
 
 /** How a decoupled model's backend answers one request: any number of responses, then the final flag. */

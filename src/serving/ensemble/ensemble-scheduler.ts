@@ -337,7 +337,9 @@ export class EnsembleScheduler implements Scheduler {
       if (plan.addsBatchDim) inputs.push({ ...tensor, name: input, shape: [1, ...tensor.shape] });
       else inputs.push(tensor.name === input ? tensor : { ...tensor, name: input });
     }
-    const call: InferCall = { modelName: plan.step.model_name, id: request.id, parameters: request.parameters, inputs, outputs: plan.requested };
+    const name = this.options.config.name;
+    const ensemble = request.ensemble === undefined ? name : `${request.ensemble}/${name}`;
+    const call: InferCall = { modelName: plan.step.model_name, id: request.id, parameters: request.parameters, inputs, outputs: plan.requested, ensemble };
     if (plan.step.model_version >= 0) call.version = plan.step.model_version;
     return call;
   }

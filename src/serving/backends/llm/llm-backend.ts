@@ -33,6 +33,12 @@ class LlmInstance implements Backend {
     this.origin = `triton:${context.config.name}/${context.version}`;
   }
 
+  /** The ledger's name for the caller: `triton:chat/1` called directly, `triton:smart_chat/chat:1` as an ensemble's step. */
+  private originOf(request: InferenceRequest): string {
+    if (request.ensemble === undefined) return this.origin;
+    return `triton:${request.ensemble}/${this.context.config.name}:${this.context.version}`;
+  }
+
   execute(requests: InferenceRequest[]): Promise<InferenceResult[]> {
     return Promise.all(requests.map((request) => this.complete(request)));
   }
@@ -46,7 +52,7 @@ class LlmInstance implements Backend {
   /** The call a request asks for; a request that does not convert is refused, named. */
   private convert(request: InferenceRequest): LlmCall | HerdError {
     try {
-      return convertLlmRequest(request, this.defaults, this.origin);
+      return convertLlmRequest(request, this.defaults, this.originOf(request));
     } catch (err) {
       return this.named(err);
     }
