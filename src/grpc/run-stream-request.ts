@@ -4,7 +4,7 @@ import { HerdError, toHerdError } from '../core/errors.ts';
 import type { InferAnswer } from '../serving/infer-call.ts';
 import type { LoadedModel } from '../serving/repository/loaded-model.ts';
 import type { InferStreamEvent } from '../serving/response-stream.ts';
-import { convertGrpcInferRequest } from './convert-grpc-infer-request.ts';
+import { convertGrpcInferRequest, resolveGrpcModel } from './convert-grpc-infer-request.ts';
 import { convertGrpcInferResponse } from './convert-grpc-infer-response.ts';
 import type { ModelInferRequestMessage, ModelInferResponseMessage, ModelStreamInferResponseMessage } from './grpc-messages.ts';
 import type { GrpcServiceDeps } from './grpc-service-deps.ts';
@@ -14,6 +14,15 @@ export type Fail = (error: HerdError, request: ModelInferRequestMessage, final: 
 /** A request's model, resolved once when it arrives, or why it could not be. */
 export type Resolved = { model: LoadedModel } | { error: unknown };
 export type StreamRequestDeps = Pick<GrpcServiceDeps, 'inference' | 'sharedMemory' | 'log'>;
+
+/** A request's model as it arrives (resolved once: the decoupled test, the conversion and the infer share it), or why not. */
+export function resolveStreamRequest(inference: StreamRequestDeps['inference'], request: ModelInferRequestMessage): Resolved {
+  try {
+    return { model: resolveGrpcModel(inference, request) };
+  } catch (error) {
+    return { error };
+  }
+}
 
 /** Runs one request to its final event, writing each response; resolves when it is complete. */
 export async function runStreamRequest(

@@ -7,11 +7,10 @@
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import { HerdError } from '../core/errors.ts';
 import { isDecoupledModel } from '../serving/repository/loaded-model.ts';
-import { resolveGrpcModel } from './convert-grpc-infer-request.ts';
 import type { ModelInferRequestMessage, ModelStreamInferResponseMessage } from './grpc-messages.ts';
 import type { GrpcServiceDeps } from './grpc-service-deps.ts';
 import { convertErrorToServiceError } from './map-grpc-status.ts';
-import { type Fail, identityOf, type Resolved, runStreamRequest, type Write } from './run-stream-request.ts';
+import { type Fail, identityOf, resolveStreamRequest, runStreamRequest, type Write } from './run-stream-request.ts';
 
 type StreamCall = ServerDuplexStream<ModelInferRequestMessage, ModelStreamInferResponseMessage>;
 
@@ -70,7 +69,7 @@ export function createStreamInferHandler(deps: Pick<GrpcServiceDeps, 'inference'
       aborts.add(abort);
       let task: Promise<void>;
       // Resolved once: the decoupled test, the conversion and the infer share the handle (or its error).
-      const resolved = resolve(request);
+      const resolved = resolveStreamRequest(inference, request);
       if ('model' in resolved && isDecoupledModel(resolved.model)) {
         task = runStreamRequest(deps, request, resolved, abort.signal, write, fail);
       } else {
@@ -110,12 +109,4 @@ export function createStreamInferHandler(deps: Pick<GrpcServiceDeps, 'inference'
       settle();
     });
   };
-
-  function resolve(request: ModelInferRequestMessage): Resolved {
-    try {
-      return { model: resolveGrpcModel(inference, request) };
-    } catch (error) {
-      return { error };
-    }
-  }
 }
