@@ -134,7 +134,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   const inferencePort = createServingInferencePort(inference);
   const gateway = Object.keys(config.models).length > 0 ? await startGateway(config, env, log, registry, inferencePort) : undefined;
   if (gateway) {
-    chatPort = createServingChatPort({ flow: gateway.flow, authenticator: gateway.auth.authenticator, billing: gateway.billing, identity: config.serving.identity, env });
+    chatPort = createServingChatPort({ flow: gateway.flow, authenticator: gateway.auth.authenticator, identity: config.serving.identity, env });
   }
 
   let closing = false;

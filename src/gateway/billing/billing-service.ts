@@ -173,9 +173,10 @@ export class BillingService {
   /**
    * finish() in two steps: `committed` settles once the request's rows would survive the process being
    * killed (a transport writes the answer's last byte after it: an answered request is never missing
-   * from the ledger), `done` once the reservation is settled too.
+   * from the ledger), `done` once the reservation is settled too; `cost` is the request's price as its
+   * row records it, known at once.
    */
-  finishDurably(input: FinishInput): { committed: Promise<void>; done: Promise<FinishResult> } {
+  finishDurably(input: FinishInput): { committed: Promise<void>; done: Promise<FinishResult>; cost: Cost | undefined } {
     const finishedAt = this.now();
     const answer = this.describeAnswer(input);
     const { request, attempts } = createLedgerRecords(
@@ -204,7 +205,7 @@ export class BillingService {
       committed = Promise.reject(err);
     }
     committed.catch(() => undefined);
-    return { committed, done: this.settleAfter(committed, input, answer, request) };
+    return { committed, done: this.settleAfter(committed, input, answer, request), cost: answer.cost };
   }
 
   /**

@@ -1,7 +1,7 @@
 // The Ledger contract: budget reservations (reserve → settle | release, idempotent by request id),
 // request/attempt rows group-committed before the answer's last byte, and usage reports; SQLite and
 // PostgreSQL implement it on one schema.
-import type { AttemptIntent } from './ledger-intents.ts';
+import type { AttemptIntent } from './attempt-intent.ts';
 import type { CurrencyCode, Micros } from './money.ts';
 
 export interface Budgets {
