@@ -6,7 +6,7 @@ import type { GatewayConfig } from './gateway-config-schema.ts';
 export const BILLING_CURRENCIES = ['CNY', 'USD'] as const;
 export type BillingCurrency = (typeof BILLING_CURRENCIES)[number];
 
-/** The market rate used when `fx.USD` is not set and settlement is CNY (DESIGN.md's example). */
+/** The market rate used when `fx.USD` is not set and settlement is CNY (the example in docs/money.md). */
 export const DEFAULT_CNY_PER_USD = 7.3;
 
 // Decimals may be written as numbers (7.3) or strings ("7.3"); both are read exactly, never as floats.

@@ -7,7 +7,7 @@ import { convertModelsToMessagesList } from '../gateway/dialects/anthropic-messa
 import { resolveAuthorization } from './anthropic-messages-exchange.ts';
 import { type GatewayExchanges, registerExchangeRoute } from './gateway-exchanges.ts';
 import { mapErrorToAnthropic } from './map-anthropic-error.ts';
-import type { OpenAIDeps } from './openai-routes.ts';
+import type { OpenAIDeps } from './openai-deps.ts';
 
 export function registerAnthropicRoutes(app: FastifyInstance, deps: OpenAIDeps, exchanges: GatewayExchanges, allow: (url: string, methods: string[]) => void): void {
   void app.register(async (scope) => {

@@ -12,7 +12,6 @@ import { mapErrorToOpenAI } from './map-openai-error.ts';
 import type { OpenAIDeps } from './openai-deps.ts';
 
 // anthropic-routes.ts still names the type here; the circle that keeps is listed in ALLOWED_CYCLES.
-export type { OpenAIDeps } from './openai-deps.ts';
 
 export function registerOpenAIRoutes(app: FastifyInstance, deps: OpenAIDeps, exchanges: GatewayExchanges, allow: (url: string, methods: string[]) => void): void {
   void app.register(async (scope) => {

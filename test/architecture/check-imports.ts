@@ -127,13 +127,7 @@ export const FOLDER_LAYERS: ImportRules['folderLayers'] = { serving: SERVING_LAY
  * Circles that stay because breaking them means editing a file another change owns right now; each
  * names the one-line fix. The cycle check fails when a listed circle is gone, so the list cannot go stale.
  */
-export const ALLOWED_CYCLES: ImportRules['allowedCycles'] = [
-  {
-    files: ['src/http/anthropic-routes.ts', 'src/http/openai-routes.ts'],
-    reason:
-      'anthropic-routes.ts imports the OpenAIDeps type from openai-routes.ts, which imports its model list; the fix is anthropic-routes.ts importing it from openai-deps.ts, left to the change that owns anthropic-routes.ts',
-  },
-];
+export const ALLOWED_CYCLES: ImportRules['allowedCycles'] = [];
 
 export interface ImportViolation {
   path: string;
