@@ -19,6 +19,8 @@ import { createChatService, type ChatService } from './gateway/chat-service.ts';
 import { EmbeddingsGateway } from './gateway/embeddings/embeddings-gateway.ts';
 import { createGatewayAuth, type GatewayAuth } from './gateway/keys/create-gateway-auth.ts';
 import { createGatewayLimits, type GatewayLimits } from './gateway/limits/create-gateway-limits.ts';
+import type { AffinityStore } from './gateway/router/cache-affinity.ts';
+import { createAffinityStore } from './gateway/router/create-affinity-store.ts';
 import type { Provider } from './gateway/providers/provider.ts';
 import { startGrpcServer, type RunningGrpcServer } from './grpc/start-grpc-server.ts';
 import { createServingStatsSource } from './http/convert-model-statistics-to-snapshot.ts';
@@ -132,7 +134,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   const inferencePort = createServingInferencePort(inference);
   const gateway = Object.keys(config.models).length > 0 ? await startGateway(config, env, log, registry, inferencePort) : undefined;
   if (gateway) {
-    chatPort = createServingChatPort({ flow: gateway.flow, authenticator: gateway.auth.authenticator, billing: gateway.billing, identity: config.serving.identity, env });
+    chatPort = createServingChatPort({ flow: gateway.flow, authenticator: gateway.auth.authenticator, identity: config.serving.identity, env });
   }
 
   let closing = false;
@@ -218,6 +220,8 @@ export interface GatewayFlowParts {
   inference?: InferencePort;
   /** false: no priority admission in front of the upstreams (the flow microbenchmark's variant). */
   admission?: boolean;
+  /** Prompt-cache affinity's store (Redis when configured); absent: this process's memory, if routes.affinity is on. */
+  affinity?: AffinityStore;
 }
 
 /** The chat service and the gateway flows over the opened parts: `herd serve` and the flow microbenchmark build them here. */
@@ -229,6 +233,7 @@ export function createGatewayFlow(config: HerdConfig, parts: GatewayFlowParts): 
     admission: parts.admission === false ? undefined : limits.admission,
     ...(parts.providers ? { providers: parts.providers } : {}),
     ...(parts.inference ? { inference: parts.inference } : {}),
+    ...(parts.affinity ? { affinity: parts.affinity } : {}),
   });
   const observer = registry ? registerGatewayRequestMetrics({ registry, models: Object.keys(config.models), providers: Object.keys(config.providers) }) : undefined;
   const flow = new ChatGateway({
@@ -278,11 +283,14 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
   let limits: GatewayLimits | undefined;
   let cache: ResponseCache | undefined;
   let ledger: Ledger | undefined;
+  let affinity: AffinityStore | undefined;
   try {
     limits = await createGatewayLimits(config.limits, { onError: (err) => log(`limits: ${err.message}`) });
     await limits.ready(2000);
     cache = await createResponseCache({ config: config.cache, log });
     await cache.ready(2000);
+    affinity = await createAffinityStore(config, { onError: (err) => log(`affinity: ${err.message}`) });
+    await affinity?.ready?.(2000);
     let billing: BillingService | undefined;
     if (config.billing.ledger !== 'off') {
       ledger = await openLedger(config.billing.ledger, {
@@ -299,9 +307,9 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
     } else {
       log('billing.ledger is off: requests are not priced or recorded, and key budgets are not enforced');
     }
-    const { chat, flow, embeddings } = createGatewayFlow(config, { env, limits, cache, billing, registry, log, inference });
+    const { chat, flow, embeddings } = createGatewayFlow(config, { env, limits, cache, billing, registry, log, inference, ...(affinity ? { affinity } : {}) });
     for (const warning of checkTritonDeployments(chat.catalog, inference)) log(`warning: ${warning}`);
-    const opened = { limits, cache, ledger };
+    const opened = { limits, cache, ledger, affinity };
     const admission = limits.admission;
     registerGatewayStateMetrics(registry, {
       cache: () => opened.cache.stats,
@@ -332,6 +340,7 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
         await chat.close();
         await embeddings.close();
         await opened.cache.close();
+        await opened.affinity?.close();
         await opened.ledger?.close();
         await opened.limits.close();
         auth.close();
@@ -339,6 +348,7 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
     };
   } catch (err) {
     await cache?.close();
+    await affinity?.close();
     await ledger?.close();
     await limits?.close();
     auth.close();

@@ -1,11 +1,24 @@
-// DESIGN.md's import direction, checked on the real tree: cli → app.ts → http|grpc → serving|gateway →
-// core|config|metrics, client → core, and which layer may import which package. The checker itself is
-// proven on wrong-way fixtures in test/architecture/check-imports.test.ts.
+// docs/architecture.md's import rule, checked on the real tree: cli → app.ts → http|grpc → serving|gateway →
+// core|config|metrics, client → core, each big folder's own layer table, which layer may import which
+// package, and no import circle. The checker itself is proven on wrong-way fixtures in
+// test/architecture/check-imports.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLOSED_LAYERS, checkImports, COMPUTED_IMPORTS, formatViolation, type ImportRules, LAYERS, layerOf, PACKAGE_OWNERS } from './architecture/check-imports.ts';
+import {
+  ALLOWED_CYCLES,
+  CLOSED_LAYERS,
+  checkImportCycles,
+  checkImports,
+  COMPUTED_IMPORTS,
+  FOLDER_LAYERS,
+  formatViolation,
+  type ImportRules,
+  LAYERS,
+  layerOf,
+  PACKAGE_OWNERS,
+} from './architecture/check-imports.ts';
 import { findImports, type SourceText } from './architecture/find-imports.ts';
 
 const SOURCE_FILE = /\.(?:[cm]?[jt]s)$/;
@@ -28,6 +41,8 @@ const rules: ImportRules = {
   closedLayers: CLOSED_LAYERS,
   dependencies: Object.keys(pkg.dependencies ?? {}),
   computedImports: COMPUTED_IMPORTS,
+  folderLayers: FOLDER_LAYERS,
+  allowedCycles: ALLOWED_CYCLES,
 };
 
 test('every import in src/ (.ts, .mjs, .js) follows the layer direction and the package owners', () => {
@@ -36,6 +51,10 @@ test('every import in src/ (.ts, .mjs, .js) follows the layer direction and the 
     'the scan reads .mjs files too (onnx-worker-bootstrap.mjs)',
   );
   assert.deepEqual(checkImports(tree, rules).map(formatViolation), []);
+});
+
+test('no import circle in src/ (type-only imports count), but the listed ones', () => {
+  assert.deepEqual(checkImportCycles(tree, rules).map(formatViolation), []);
 });
 
 test('serving and gateway never import each other, in the imports src/ really has', () => {

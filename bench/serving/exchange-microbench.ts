@@ -4,7 +4,7 @@
 // Usage: npx tsx bench/serving/exchange-microbench.ts MODEL CONCURRENCY SECONDS [execution_thread]
 import * as ort from 'onnxruntime-node';
 import { join } from 'node:path';
-import { runInferExchange } from '../../src/http/kserve-infer-exchange.ts';
+import { resolveInferModel, runInferExchange } from '../../src/http/kserve-infer-exchange.ts';
 import { createBackends } from '../../src/app.ts';
 import { SystemSharedMemoryRegistry } from '../../src/serving/shared-memory/system-shared-memory-registry.ts';
 import { InferenceService } from '../../src/serving/inference-service.ts';
@@ -24,7 +24,7 @@ let done = 0;
 const run = async (until: number) => {
   while (performance.now() < until) {
     // A fresh copy per request, as a socket read would give.
-    await runInferExchange(inference, sharedMemory, model, undefined, Buffer.from(body), headerLength);
+    await runInferExchange(inference, sharedMemory, resolveInferModel(inference, model, undefined), Buffer.from(body), headerLength);
     done += 1;
   }
 };

@@ -6,7 +6,7 @@ import type { GatewayConfig } from './gateway-config-schema.ts';
 export const BILLING_CURRENCIES = ['CNY', 'USD'] as const;
 export type BillingCurrency = (typeof BILLING_CURRENCIES)[number];
 
-/** The market rate used when `fx.USD` is not set and settlement is CNY (DESIGN.md's example). */
+/** The market rate used when `fx.USD` is not set and settlement is CNY (the example in docs/money.md). */
 export const DEFAULT_CNY_PER_USD = 7.3;
 
 // Decimals may be written as numbers (7.3) or strings ("7.3"); both are read exactly, never as floats.
@@ -23,13 +23,23 @@ const effectiveDate = z.string().refine((s) => parseEffectiveDate(s) !== undefin
 });
 
 export const billingPriceSchema = z.strictObject({
-  model: z.string().min(1).describe('a model of models (name or alias)'),
+  model: z.string().min(1).optional().describe('a model of models (name or alias); or match instead'),
+  match: z
+    .string()
+    .regex(/^[^\s]+$/, 'must be a model-id glob without spaces')
+    .optional()
+    .describe(
+      'instead of model: the id sent upstream (the client\'s own under upstream_model: "{model}"), as a glob (`*`, `?`) or one exact id; an exact id wins over globs, globs go in list order, and either wins over the model\'s own prices at the same provider level',
+    ),
   provider: z.string().min(1).optional().describe("only for this provider's deployment of the model; absent: every provider without its own entry"),
   currency: z.enum(BILLING_CURRENCIES).default('USD').describe('currency the price is listed in'),
   input: nonNegativeDecimal.describe('per million prompt tokens'),
   output: nonNegativeDecimal.describe('per million completion tokens'),
-  cached_input: nonNegativeDecimal.optional().describe("per million prompt tokens read from the upstream's cache; input when absent"),
-  cache_write: nonNegativeDecimal.optional().describe('per million prompt tokens written to a cache; input when absent'),
+  cached_input: nonNegativeDecimal.optional().describe("per million prompt tokens read from the upstream's cache; absent: 0.1 × input on anthropic providers, input elsewhere"),
+  cache_write: nonNegativeDecimal.optional().describe('per million prompt tokens written to a cache for 5 minutes; absent: 1.25 × input on anthropic providers, input elsewhere'),
+  cache_write_1h: nonNegativeDecimal
+    .optional()
+    .describe('per million prompt tokens written to a cache for 1 hour; absent: 2 × input on anthropic providers, cache_write elsewhere'),
   effective: effectiveDate.describe(
     'from when this price applies: 2026-05-01 (00:00 UTC) or an ISO 8601 time with its offset; a request is priced by the entry in force when it started',
   ),
@@ -76,7 +86,10 @@ export const billingConfigSchema = z.strictObject({
     .describe(
       'at start-up, open reservations with a committed request row are settled at its cost; those without one, open longer than this, are released (their process died before answering)',
     ),
-  prices: z.array(billingPriceSchema).default([]).describe('dated price-catalog entries; they override models.*.price from their effective time'),
+  prices: z
+    .array(billingPriceSchema)
+    .default([])
+    .describe('dated price-catalog entries, by model or by upstream model id (match); they override models.*.price from their effective time'),
 });
 
 export type BillingConfig = z.infer<typeof billingConfigSchema>;
@@ -101,9 +114,26 @@ export function checkBillingConfig(config: { billing: BillingConfig } & Pick<Gat
     for (const alias of model.aliases) owners.set(alias, name);
   }
   const seen = new Set<string>();
+  const checkCurrency = (entry: BillingPriceConfig, path: Path) => {
+    if (entry.currency !== billing.currency && entry.currency !== 'USD' && billing.fx[entry.currency] === undefined) {
+      report([...path, 'currency'], `prices in ${entry.currency} need billing.fx.${entry.currency} (${billing.currency} per ${entry.currency})`);
+    }
+  };
   billing.prices.forEach((entry, i) => {
     const path = ['billing', 'prices', i];
-    const model = owners.get(entry.model);
+    if ((entry.model === undefined) === (entry.match === undefined)) {
+      report(path, 'needs either model (a model name or alias) or match (an upstream model id or glob), not both');
+      return;
+    }
+    if (entry.match !== undefined) {
+      if (entry.provider !== undefined && !(entry.provider in config.providers)) report([...path, 'provider'], `unknown provider '${entry.provider}'`);
+      checkCurrency(entry, path);
+      const key = `match\u0000${entry.match}\u0000${entry.provider ?? ''}\u0000${parseEffectiveDate(entry.effective)}`;
+      if (seen.has(key)) report([...path, 'effective'], `another entry for match '${entry.match}'${entry.provider ? ` on '${entry.provider}'` : ''} takes effect at the same time`);
+      seen.add(key);
+      return;
+    }
+    const model = owners.get(entry.model ?? '');
     if (model === undefined) {
       report([...path, 'model'], `unknown model '${entry.model}' (known: ${Object.keys(config.models).join(', ') || 'none configured'})`);
       return;
@@ -113,9 +143,7 @@ export function checkBillingConfig(config: { billing: BillingConfig } & Pick<Gat
       if (!(entry.provider in config.providers)) report([...path, 'provider'], `unknown provider '${entry.provider}'`);
       else if (!deployed.includes(entry.provider)) report([...path, 'provider'], `model '${model}' has no deployment on '${entry.provider}' (it has: ${deployed.join(', ')})`);
     }
-    if (entry.currency !== billing.currency && entry.currency !== 'USD' && billing.fx[entry.currency] === undefined) {
-      report([...path, 'currency'], `prices in ${entry.currency} need billing.fx.${entry.currency} (${billing.currency} per ${entry.currency})`);
-    }
+    checkCurrency(entry, path);
     const key = `${model}\u0000${entry.provider ?? ''}\u0000${parseEffectiveDate(entry.effective)}`;
     if (seen.has(key)) report([...path, 'effective'], `another entry for '${model}'${entry.provider ? ` on '${entry.provider}'` : ''} takes effect at the same time`);
     seen.add(key);

@@ -1,6 +1,8 @@
 // The gateway's herd.yaml sections (auth, providers, models, routes) and the cross-reference checks
 // between them, each reported at the exact path of the offending value (e.g. models.x.fallbacks[1]).
 import { z } from 'zod';
+import { affinityConfigSchema } from './affinity-config-schema.ts';
+import { coversPattern, isModelGlob } from './parse-model-pattern.ts';
 
 /** Route names a client may send as `model`; no model or alias may take them. */
 export const TIER_NAMES = ['fast', 'balanced', 'quality', 'advanced'] as const;
@@ -50,8 +52,9 @@ export const authSchema = z.strictObject({
 export const priceSchema = z.strictObject({
   input: usdPerMTok.describe('USD per million prompt tokens'),
   output: usdPerMTok.describe('USD per million completion tokens (reasoning included)'),
-  cached_input: usdPerMTok.optional().describe("prompt tokens read from the upstream's cache; billed at input when absent"),
-  cache_write: usdPerMTok.optional().describe('prompt tokens written to a cache (Anthropic); billed at input when absent'),
+  cached_input: usdPerMTok.optional().describe("prompt tokens read from the upstream's cache; absent: 0.1 × input on anthropic providers, input elsewhere"),
+  cache_write: usdPerMTok.optional().describe('prompt tokens written to a cache for 5 minutes (Anthropic); absent: 1.25 × input on anthropic providers, input elsewhere'),
+  cache_write_1h: usdPerMTok.optional().describe('prompt tokens written to a cache for 1 hour (Anthropic); absent: 2 × input on anthropic providers, cache_write elsewhere'),
 });
 
 const retrySchema = z.strictObject({
@@ -154,7 +157,13 @@ export const providerSchema = z.strictObject({
 
 export const deploymentSchema = z.strictObject({
   provider: z.string().min(1).describe('a name from providers'),
-  upstream_model: z.string().min(1).optional().describe("the id the upstream knows (default: the model's name)"),
+  upstream_model: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "the id the upstream knows (default: the model's name); `{model}` stands for the id the client asked for when it came through routes.patterns (e.g. claude-sonnet-4-5-20250929), the model's name otherwise",
+    ),
   price: priceSchema.optional().describe("this provider's own list price, when it differs from the model's (relays sometimes do)"),
   prompt_template: promptTemplateSchema
     .optional()
@@ -203,7 +212,18 @@ const autoRuleSchema = z.strictObject({
   tier: z.enum(TIER_NAMES).describe('the tier a matching request goes to'),
 });
 
+const routePatternSchema = z.strictObject({
+  match: modelId.describe('a model-id glob: `*` any run of characters, `?` one; the whole id must match, case-sensitive'),
+  model: modelId.describe('the model (name or alias) a matching id routes to'),
+});
+
 export const routesSchema = z.strictObject({
+  patterns: z
+    .array(routePatternSchema)
+    .default([])
+    .describe(
+      'model ids routed by glob, in order: the first pattern that matches wins; exact names, aliases, tiers and auto are tried before any pattern (docs/gateway.md, "Pattern routes")',
+    ),
   tiers: z
     .strictObject({
       fast: modelId.optional().describe('model for model: fast'),
@@ -215,6 +235,7 @@ export const routesSchema = z.strictObject({
     .describe('route names a client may send as model'),
   auto: z.array(autoRuleSchema).default([]).describe('model: auto: the first rule that matches picks the tier'),
   deadline_ms: positiveInt.default(120_000).describe('total time for one request across retries and fallbacks (streams: until the first chunk); never shorter than one attempt'),
+  affinity: affinityConfigSchema.prefault({}).describe('prompt-cache affinity: a session stays on the deployment that served it last'),
 });
 
 /** Spread into herdConfigSchema; pair with `.superRefine(checkGatewayConfig)`. */
@@ -225,7 +246,7 @@ export const gatewayConfigShape = {
     .default({})
     .describe('Upstream accounts, by a name of your choice (letters, digits, _ . -).'),
   models: z.record(modelId, modelSchema).default({}).describe('Models clients may ask for, by the name they send, each with its price and deployments.'),
-  routes: routesSchema.prefault({}).describe('Route names (tiers, auto) and the per-request deadline.'),
+  routes: routesSchema.prefault({}).describe('Route names (tiers, auto), model-id patterns and the per-request deadline.'),
 };
 
 export const gatewayConfigSchema = z.strictObject(gatewayConfigShape).superRefine((c, ctx) => checkGatewayConfig(c, ctx));
@@ -240,6 +261,9 @@ export type PriceConfig = z.infer<typeof priceSchema>;
 export type PromptTemplateConfig = z.infer<typeof promptTemplateSchema>;
 export type RoutesConfig = GatewayConfig['routes'];
 export type AutoRule = RoutesConfig['auto'][number];
+
+/** In a deployment's upstream_model: the id the client asked for (pattern routes) or the model's name. */
+export const MODEL_PLACEHOLDER = '{model}';
 
 type Path = (string | number)[];
 interface IssueSink {
@@ -276,6 +300,10 @@ export function checkGatewayConfig(config: Pick<GatewayConfig, 'providers' | 'mo
       if (deployment.prompt_template !== undefined && type !== undefined && type !== 'triton') {
         report(['models', name, 'deployments', i, 'prompt_template'], 'only valid for deployments of a type: triton provider');
       }
+      const placeholders = deployment.upstream_model?.match(/\{[^}]*\}/gu) ?? [];
+      if (placeholders.some((p) => p !== MODEL_PLACEHOLDER)) {
+        report(['models', name, 'deployments', i, 'upstream_model'], `the only placeholder is ${MODEL_PLACEHOLDER} (the id the client asked for)`);
+      }
       // A local model's price is often zero: a triton deployment without one is priced at zero.
       if (deployment.price === undefined && model.price === undefined && type !== 'triton') {
         report(['models', name, 'deployments', i], 'no price: set price on the model or on this deployment (USD per million tokens)');
@@ -301,6 +329,7 @@ export function checkGatewayConfig(config: Pick<GatewayConfig, 'providers' | 'mo
     else if (owner !== undefined && kindOf(owner) !== 'chat') report(['routes', 'tiers', tier], `'${target}' is an embedding model; tiers route chat requests`);
   }
   checkAutoRules(config.routes, report);
+  checkRoutePatterns(config.routes, owners, report);
 }
 
 function checkProvider(name: string, provider: ProviderConfig, report: (path: Path, message: string) => void): void {
@@ -336,6 +365,22 @@ function checkAutoRules(routes: RoutesConfig, report: (path: Path, message: stri
     }
     previous = rule.max_prompt_tokens;
     if (isLast) report(path, 'the last rule must match every request: leave out max_prompt_tokens (e.g. { tier: quality })');
+  });
+}
+
+function checkRoutePatterns(routes: RoutesConfig, owners: ReadonlyMap<string, string>, report: (path: Path, message: string) => void): void {
+  const known = listOrNone([...new Set(owners.values())]);
+  routes.patterns.forEach((pattern, i) => {
+    const path = ['routes', 'patterns', i];
+    if (!isModelGlob(pattern.match)) {
+      report([...path, 'match'], `'${pattern.match}' has no * or ?: an exact id is an alias (models.<name>.aliases)`);
+    } else {
+      const earlier = routes.patterns.findIndex((p, j) => j < i && coversPattern(p.match, pattern.match));
+      if (earlier >= 0) {
+        report([...path, 'match'], `can never match: routes.patterns[${earlier}] ('${routes.patterns[earlier]!.match}') comes first and matches every id this one does`);
+      }
+    }
+    if (!owners.has(pattern.model)) report([...path, 'model'], `unknown model '${pattern.model}' (known: ${known})`);
   });
 }
 

@@ -1,4 +1,4 @@
-// The herd.yaml schema (zod): field names are the contract from DESIGN.md. Sections arrive as
+// The herd.yaml schema (zod): field names are the contract docs/configuration.md documents. Sections arrive as
 // their features do; an unknown key is an error so a typo never silently does nothing.
 import { z } from 'zod';
 import { billingConfigSchema, checkBillingConfig } from './billing-config-schema.ts';

@@ -29,7 +29,7 @@ import { resolvePriority, PRIORITY_HEADER } from './limits/priority.ts';
 import { createRequestId } from './request-id.ts';
 import { type AttemptRecord, UpstreamRouteError } from './router/attempt-record.ts';
 import { PromptTokenEstimate } from './router/prompt-token-estimate.ts';
-import { resolveRoute, type ModelFilter, type ResolvedRoute } from './router/resolve-route.ts';
+import { resolveRoute, resolveRouteUpstreamModel, type ModelFilter, type ResolvedRoute } from './router/resolve-route.ts';
 import type { StreamResult } from './stream-relay.ts';
 import { readUpstreamBytesOf } from './upstream-bytes.ts';
 
@@ -66,7 +66,19 @@ export interface GatewayCaller {
 
 export type { CacheOutcome };
 
-export type GatewayAnswer = { kind: 'completion'; response: ChatResponse; meta: CompletionMeta; cache: CacheOutcome } | { kind: 'stream'; stream: ChatStream; cache: CacheOutcome };
+/**
+ * `cost`: the price the settlement gave the request's ledger row (a cache hit's: what it saved), so a caller
+ * that shows it (an llm model's `cost` output) does not price the request a second time; undefined without billing.
+ */
+export type GatewayAnswer =
+  | { kind: 'completion'; response: ChatResponse; meta: CompletionMeta; cache: CacheOutcome; cost?: Cost | undefined }
+  | { kind: 'stream'; stream: ChatStream; cache: CacheOutcome; cost?: Promise<Cost | undefined> };
+
+/** A settled request: its rows' commit (never rejects) and the price they record. */
+interface Settled {
+  committed: Promise<void>;
+  cost: Cost | undefined;
+}
 
 /** One request on its way through the flow: what admission decided, read by every later step. */
 interface Flight {
@@ -106,7 +118,7 @@ export class ChatGateway {
   constructor(private readonly deps: ChatGatewayDeps) {}
 
   /** The models a key may list (GET /v1/models). */
-  listModels(allowed?: ModelFilter): ModelListEntry[] {
+  listModels(allowed?: ModelFilter): Promise<ModelListEntry[]> {
     return this.deps.chat.listModels(allowed);
   }
 
@@ -181,6 +193,7 @@ export class ChatGateway {
         key: { id: caller.key.id, name: caller.key.name },
         origin: caller.origin,
         dialect: caller.dialect ?? 'openai-chat',
+        routeRule: route.rule,
         requestedModel: request.model,
         priority,
         startedAt,
@@ -195,11 +208,17 @@ export class ChatGateway {
         route,
         onAttemptStart,
         passThrough: caller.passThrough === true ? { dialect: caller.dialect ?? 'openai-chat', body: caller.body } : undefined,
+        session: this.deps.chat.resolveSession?.(request, { headers: caller.headers, dialect: caller.dialect ?? 'openai-chat', body: caller.body }, route),
       },
       policy,
       cacheKey:
         policy?.read || policy?.write
-          ? computeCacheKey({ request, model: route.model.name, space: caller.dialect === 'openai-completions' ? 'completions' : undefined })
+          ? // A pattern route may send the client's own id upstream ({model}): two ids are two upstream models.
+            computeCacheKey({
+              request,
+              model: route.kind === 'pattern' ? `${route.model.name} ${route.requested}` : route.model.name,
+              space: caller.dialect === 'openai-completions' ? 'completions' : undefined,
+            })
           : undefined,
       promptTokens,
     };
@@ -215,19 +234,20 @@ export class ChatGateway {
     const meta = createCacheHitMeta(answer, {
       requestedModel: request.model,
       route: route.kind,
+      routeRule: route.rule,
       ...(route.tier ? { tier: route.tier } : {}),
       overheadMs: performance.now() - flight.t0,
     });
     const stream = request.stream === true;
-    const committed = this.settle(flight, { outcome: 'cache-hit', answer, stream, overheadMs: performance.now() - flight.t0 });
+    const { committed, cost } = this.settle(flight, { outcome: 'cache-hit', answer, stream, overheadMs: performance.now() - flight.t0 });
     // The stored upstream bytes, when this caller takes bytes of their dialect, mode and variant; else canonical.
     const bytes = describeByteReplay(flight.context.passThrough, request);
     if (stream) {
       const cached = createCachedStream(answer, { includeUsage: request.stream_options?.include_usage === true, bytes });
-      return { kind: 'stream', stream: { meta, ...cached, chunks: holdStreamEnd(cached.chunks, () => committed, isFinalRawPiece) }, cache: 'hit' };
+      return { kind: 'stream', stream: { meta, ...cached, chunks: holdStreamEnd(cached.chunks, () => committed, isFinalRawPiece) }, cache: 'hit', cost: Promise.resolve(cost) };
     }
     await committed;
-    return { kind: 'completion', response: convertCachedToResponse(answer, { bytes }), meta, cache: 'hit' };
+    return { kind: 'completion', response: convertCachedToResponse(answer, { bytes }), meta, cache: 'hit', cost };
   }
 
   private async reserveBudget(flight: Flight): Promise<void> {
@@ -236,6 +256,7 @@ export class ChatGateway {
     if (billing === undefined || !base.reserved) return;
     const estimateMicros = billing.estimateForModel({
       model: flight.route.model,
+      upstreamModelOf: (deployment) => resolveRouteUpstreamModel(flight.route, deployment),
       promptTokens: flight.promptTokens,
       maxCompletionTokens: request.max_completion_tokens ?? request.max_tokens,
     });
@@ -264,8 +285,9 @@ export class ChatGateway {
     // for the reservation's settlement, the cache write or metrics.
     const { meta } = completion;
     const overheadMs = Math.max(0, performance.now() - flight.t0 - meta.upstreamMs - meta.waitedMs);
-    await this.settle(flight, { outcome: 'completion', completion, overheadMs, cache });
-    return { kind: 'completion', response: completion.response, meta: completion.meta, cache };
+    const { committed, cost } = this.settle(flight, { outcome: 'completion', completion, overheadMs, cache });
+    await committed;
+    return { kind: 'completion', response: completion.response, meta: completion.meta, cache, cost };
   }
 
   private async stream(flight: Flight, cache: CacheOutcome): Promise<GatewayAnswer> {
@@ -285,25 +307,32 @@ export class ChatGateway {
     const relay = tapped?.relay ?? opened;
     // The relay's result settles however the stream ends (completed, failed, or cancelled with nobody
     // reading), so settlement starts here, in the flow; the stream's last read waits for the rows' commit.
-    const committed = relay.result.then((result) =>
-      this.settle(flight, { outcome: 'stream', stream: opened, result, ttftMs, overheadMs, cache, answer: tapped?.assemble(result) }),
-    );
-    const chunks = this.deps.billing ? holdStreamEnd(relay.chunks, () => committed, isFinalRawPiece) : relay.chunks;
-    return { kind: 'stream', stream: { meta, chunks, cancel: relay.cancel, result: relay.result }, cache };
+    const settled = relay.result.then((result) => this.settle(flight, { outcome: 'stream', stream: opened, result, ttftMs, overheadMs, cache, answer: tapped?.assemble(result) }));
+    const chunks = this.deps.billing ? holdStreamEnd(relay.chunks, () => settled.then((s) => s.committed), isFinalRawPiece) : relay.chunks;
+    return {
+      kind: 'stream',
+      stream: { meta, chunks, cancel: relay.cancel, result: relay.result },
+      cache,
+      cost: settled.then(
+        (s) => s.cost,
+        () => undefined,
+      ),
+    };
   }
 
   /**
    * Settles a request however it ended: queues its ledger rows and returns their commit (never
-   * rejects). Reservation settlement, the TPM correction, the cache write and metrics run after the
-   * current event-loop turn, in which the transport writes the answer; none of them changes it.
+   * rejects) and the price they record. Reservation settlement, the TPM correction, the cache write and
+   * metrics run after the current event-loop turn, in which the transport writes the answer; none of them
+   * changes it.
    */
-  private settle(flight: Flight, ending: Ending): Promise<void> {
+  private settle(flight: Flight, ending: Ending): Settled {
     const finishing = this.deps.billing?.finishDurably(this.describeFinish(flight, ending));
     const billed = finishing?.done;
     void billed?.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
     if (ending.outcome === 'error') {
       // A failure is counted by handle()'s catch; the ticket is released there.
-      return Promise.resolve();
+      return { committed: Promise.resolve(), cost: undefined };
     }
     if (ending.outcome === 'cache-hit') void flight.ticket?.settle(0);
     setImmediate(() => {
@@ -313,7 +342,7 @@ export class ChatGateway {
         this.deps.log?.(`settling request ${flight.base.requestId}: ${String(err)}`);
       }
     });
-    return finishing ? finishing.committed.catch(() => undefined) : Promise.resolve();
+    return { committed: finishing ? finishing.committed.catch(() => undefined) : Promise.resolve(), cost: finishing?.cost };
   }
 
   private describeFinish(flight: Flight, ending: Ending): FinishInput {

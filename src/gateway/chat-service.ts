@@ -7,7 +7,7 @@ import type { InferencePort } from '../core/inference-port.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import type { ChatRequest, ChatResponse, Usage } from './chat-types.ts';
 import { createProviders } from './create-providers.ts';
-import { describeGatewayHealth, listGatewayModels, type GatewayHealth, type ModelListEntry } from './describe-gateway.ts';
+import { describeGatewayHealth, listGatewayModels, listPatternProviders, type GatewayHealth, type ModelListEntry } from './describe-gateway.ts';
 import type { Admission } from './limits/admission.ts';
 import type { Priority } from './limits/priority.ts';
 import type { PassThrough, Provider, ProviderResult, ProviderWarning } from './providers/provider.ts';
@@ -15,12 +15,15 @@ import { BreakerRegistry } from './resilience/circuit-breaker.ts';
 import { computeAttemptTimeouts, Deadline } from './resilience/deadline.ts';
 import { realSleep, type Sleep } from './resilience/sleep.ts';
 import type { AttemptRecord } from './router/attempt-record.ts';
+import { MemoryAffinityStore, type AffinityStore, type SessionIdentity } from './router/cache-affinity.ts';
 import { DeploymentStats } from './router/deployment-stats.ts';
 import { expandFallbacks } from './router/expand-fallbacks.ts';
 import { buildGatewayCatalog, type CatalogModel, type GatewayCatalog, type GatewayRoutingConfig } from './router/gateway-catalog.ts';
 import { PromptTokenEstimate } from './router/prompt-token-estimate.ts';
-import { resolveRoute, type ModelFilter, type ResolvedRoute, type RouteKind } from './router/resolve-route.ts';
+import { resolveRoute, resolveRouteUpstreamModel, type ModelFilter, type ResolvedRoute, type RouteKind } from './router/resolve-route.ts';
+import { resolveSessionIdentity, type SessionSources } from './router/resolve-session-identity.ts';
 import { runAttempts, type AttemptTarget, type RoutingState } from './router/run-attempts.ts';
+import { UpstreamModelLists, type UpstreamModelListsOptions } from './router/upstream-model-lists.ts';
 import { renameModel } from './upstream-bytes.ts';
 import { createStreamRelay, openProviderStream, type OpenedStream, type StreamRelay } from './stream-relay.ts';
 
@@ -40,6 +43,10 @@ export interface ChatServiceOptions {
   admission?: Admission;
   /** This Herd's models, for `type: triton` providers without base_url; absent: such deployments are unavailable. */
   inference?: InferencePort;
+  /** Where prompt-cache affinity keeps its choices (createAffinityStore); absent: this process's memory, when routes.affinity is on. */
+  affinity?: AffinityStore;
+  /** How upstreams' own model lists are cached for GET /v1/models (tests shorten them). */
+  modelLists?: Omit<UpstreamModelListsOptions, 'clock'>;
 }
 
 export interface ChatContext {
@@ -59,6 +66,8 @@ export interface ChatContext {
   onAttemptStart?: (attempt: number, record: AttemptRecord) => void;
   /** The client takes a same-dialect upstream's own bytes (JSON, or RawSse pieces for streams). */
   passThrough?: PassThrough;
+  /** The request's session for prompt-cache affinity (resolveSession); absent: the strategy alone picks. */
+  session?: SessionIdentity;
 }
 
 /** What the transport needs besides the body: the x-herd-* headers and the attempt trail. */
@@ -66,6 +75,8 @@ export interface ChatMeta {
   /** The `model` the client sent. */
   requestedModel: string;
   route: RouteKind;
+  /** The herd.yaml rule the requested model matched (x-herd-route, the ledger's route_rule): `model:x`, `alias:x`, `tier:x`, `auto`, `pattern:glob`. */
+  routeRule: string;
   tier?: TierName;
   /** Public name of the model that answered (x-herd-model; also the body's `model`). */
   model: string;
@@ -108,7 +119,13 @@ export interface ChatService {
   complete(request: ChatRequest, context?: ChatContext): Promise<ChatCompletion>;
   /** Resolves at the first chunk; rejects (as complete() does) when no upstream got that far. */
   stream(request: ChatRequest, context?: ChatContext): Promise<ChatStream>;
-  listModels(allowed?: ModelFilter): ModelListEntry[];
+  /**
+   * The request's session identity, when prompt-cache affinity is on and the route can choose between
+   * deployments; the flow computes it once and passes it in ChatContext.session.
+   */
+  resolveSession?(request: ChatRequest, sources: SessionSources, route: ResolvedRoute): SessionIdentity | undefined;
+  /** Configured names, and what pattern routes' upstreams list (cached; waits briefly at most). */
+  listModels(allowed?: ModelFilter): Promise<ModelListEntry[]>;
   health(): GatewayHealth;
   readonly catalog: GatewayCatalog;
   /** The provider instances by name (their pools), for the other flows over the same catalog (embeddings). */
@@ -123,6 +140,9 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   const catalog = buildGatewayCatalog(options.config, options.env);
   const providers = createProviders(catalog, options.env, options.providers, options.inference);
   const now = () => clock.now();
+  const affinitySettings = options.config.routes.affinity;
+  const affinity = affinitySettings.enabled ? (options.affinity ?? new MemoryAffinityStore(clock)) : undefined;
+  const sessionSettings = { prefixChars: affinitySettings.prefix_kb * 1024, ttlMs: affinitySettings.ttl_s * 1000 };
   const state: RoutingState = {
     providers: providers.byName,
     breakers: new BreakerRegistry(now),
@@ -131,8 +151,10 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     random: options.random ?? Math.random,
     sleep: options.sleep ?? realSleep,
     admission: options.admission,
+    affinity,
   };
   const created = Math.floor(Date.now() / 1000);
+  const modelLists = new UpstreamModelLists({ clock, ...options.modelLists });
 
   async function route<T>(request: ChatRequest, context: ChatContext, stream: boolean, attempt: (target: AttemptTarget, signal: AbortLink) => Promise<T>) {
     const startedAt = clock.now();
@@ -150,7 +172,9 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       deadline,
       attempt,
       priority: context.priority,
+      session: context.session,
       onAttemptStart: context.onAttemptStart,
+      upstreamModelOf: (deployment) => resolveRouteUpstreamModel(resolved, deployment),
       forecastTokens: async () => {
         const promptTokens = await prompt.exact();
         return { prompt: promptTokens, completion: request.max_completion_tokens ?? request.max_tokens ?? promptTokens };
@@ -160,9 +184,10 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       const m: ChatMeta = {
         requestedModel: request.model,
         route: resolved.kind,
+        routeRule: resolved.rule,
         model: loop.target.model.name,
         provider: loop.target.deployment.provider.name,
-        upstreamModel: loop.target.deployment.upstreamModel,
+        upstreamModel: loop.target.upstreamModel,
         attempts: loop.attempts,
         upstreamMs: loop.upstreamMs,
         waitedMs: loop.waitedMs,
@@ -185,7 +210,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     async complete(request, context = {}) {
       const { loop, meta } = await route<ProviderResult>(request, context, false, (target, signal) =>
         target.provider.chat(
-          { request, upstreamModel: target.deployment.upstreamModel, timeoutMs: target.timeouts.timeoutMs, passThrough: context.passThrough, strict: target.model.strict },
+          { request, upstreamModel: target.upstreamModel, timeoutMs: target.timeouts.timeoutMs, passThrough: context.passThrough, strict: target.model.strict },
           signal,
         ),
       );
@@ -203,7 +228,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
           target.provider.stream(
             {
               request,
-              upstreamModel: target.deployment.upstreamModel,
+              upstreamModel: target.upstreamModel,
               timeoutMs: target.timeouts.timeoutMs,
               idleTimeoutMs: target.timeouts.idleTimeoutMs,
               passThrough: context.passThrough,
@@ -225,7 +250,23 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       return { meta: meta(loop.value.warnings), ...relay };
     },
 
-    listModels: (allowed) => listGatewayModels(catalog, created, allowed),
+    resolveSession(request, sources, resolved) {
+      if (affinity === undefined) return undefined;
+      const model = resolved.model;
+      // Nothing to choose between: no need to read the request.
+      if (model.enabledDeployments.length < 2 && model.fallbacks.length === 0) return undefined;
+      return resolveSessionIdentity(request, sources, sessionSettings);
+    },
+    async listModels(allowed) {
+      const upstreamIds = new Map<string, readonly string[]>();
+      await Promise.all(
+        listPatternProviders(catalog).map(async (name) => {
+          const provider = providers.byName.get(name);
+          if (provider !== undefined) upstreamIds.set(name, await modelLists.get(provider));
+        }),
+      );
+      return listGatewayModels(catalog, created, allowed, upstreamIds);
+    },
     health: () => describeGatewayHealth(catalog, state.breakers, state.stats),
     async close() {
       await Promise.all(providers.owned.map((p) => p.close()));

@@ -15,19 +15,39 @@ export interface ModelListEntry {
   /** The provider that serves it first (config order); `herd` for routes (tiers, auto). */
   owned_by: string;
   herd: {
-    kind: 'model' | 'tier' | 'auto';
+    kind: 'model' | 'tier' | 'auto' | 'pattern';
     /** Enabled providers serving it (for a tier: its target's). */
     providers: string[];
     aliases?: string[];
     context_window?: number;
-    /** For a tier: the model it routes to. */
+    /** For a tier or a pattern: the model it routes to. */
     target?: string;
+    /** For an id an upstream listed: the routes.patterns glob it matched. */
+    pattern?: string;
   };
 }
 
-export function listGatewayModels(catalog: GatewayCatalog, created: number, allowed?: ModelFilter): ModelListEntry[] {
+/**
+ * The configured names, then each id a pattern route's upstreams list (`upstreamIds`, by provider) that
+ * routes through that pattern: matched by it and by no name or earlier pattern. Each id once.
+ */
+export function listGatewayModels(catalog: GatewayCatalog, created: number, allowed?: ModelFilter, upstreamIds?: ReadonlyMap<string, readonly string[]>): ModelListEntry[] {
   const providersOf = (name: string) => [...new Set(catalog.models.get(name)?.enabledDeployments.map((d) => d.provider.name) ?? [])];
-  return listModelNames(catalog, allowed).map((id): ModelListEntry => {
+  const names = listModelNames(catalog, allowed);
+  const listed = new Set(names);
+  const patterned: ModelListEntry[] = [];
+  for (const pattern of catalog.patterns) {
+    if (!names.includes(pattern.model)) continue; // not usable now, or not this key's
+    const providers = providersOf(pattern.model);
+    for (const provider of providers) {
+      for (const id of upstreamIds?.get(provider) ?? []) {
+        if (listed.has(id) || !pattern.test(id) || catalog.findModel(id) !== undefined || catalog.findPattern(id) !== pattern) continue;
+        listed.add(id);
+        patterned.push({ id, object: 'model', created, owned_by: provider, herd: { kind: 'pattern', target: pattern.model, pattern: pattern.glob, providers } });
+      }
+    }
+  }
+  const configured = names.map((id): ModelListEntry => {
     const model = catalog.models.get(id);
     if (model !== undefined) {
       const providers = providersOf(id);
@@ -39,6 +59,14 @@ export function listGatewayModels(catalog: GatewayCatalog, created: number, allo
     const target = catalog.tiers.get(id as (typeof TIER_NAMES)[number]) ?? '';
     return { id, object: 'model', created, owned_by: 'herd', herd: { kind: 'tier', target, providers: providersOf(target) } };
   });
+  return [...configured, ...patterned];
+}
+
+/** The providers whose own model lists GET /v1/models needs: those serving a pattern route's model. */
+export function listPatternProviders(catalog: GatewayCatalog): string[] {
+  const names = new Set<string>();
+  for (const pattern of catalog.patterns) for (const d of catalog.models.get(pattern.model)?.enabledDeployments ?? []) names.add(d.provider.name);
+  return [...names];
 }
 
 export interface GatewayHealth {

@@ -5,9 +5,9 @@ import { canonicalChunk } from './raw-sse.ts';
 import { LightAbortController, type AbortLink } from '../core/abort-link.ts';
 import type { ChatPort, ChatPortCost, ChatPortEvent, ChatPortRequest, ChatPortResult } from '../core/chat-port.ts';
 import { HerdError } from '../core/errors.ts';
-import type { BillingService } from './billing/billing-service.ts';
+import type { Cost } from './billing/price-usage.ts';
 import type { ChatGateway } from './chat-gateway.ts';
-import type { ChatRequest, Usage } from './chat-types.ts';
+import type { ChatRequest } from './chat-types.ts';
 import type { Authenticator } from './keys/authenticator.ts';
 import type { KeyInfo } from './keys/key-store.ts';
 import { PRIORITY_HEADER } from './limits/priority.ts';
@@ -15,8 +15,6 @@ import { PRIORITY_HEADER } from './limits/priority.ts';
 export interface ServingChatPortOptions {
   flow: ChatGateway;
   authenticator: Authenticator;
-  /** Prices answers for the `cost` output; undefined with the ledger off. */
-  billing: BillingService | undefined;
   /** The serving side's own principal (herd.yaml `serving.identity`). */
   identity: string;
   env: NodeJS.ProcessEnv;
@@ -32,16 +30,6 @@ export function createServingChatPort(options: ServingChatPortOptions): ChatPort
     const result = options.authenticator.authenticate(`Bearer ${secret}`);
     if (result instanceof HerdError) throw result;
     return result.key;
-  };
-
-  const cost = (model: string, provider: string, usage: Usage): ChatPortCost | undefined => {
-    if (!options.billing) return undefined;
-    try {
-      const priced = options.billing.price({ provider, model, usage });
-      return { micros: priced.costMicros, currency: priced.currency };
-    } catch {
-      return undefined;
-    }
   };
 
   const call = (request: ChatPortRequest, stream: boolean) => {
@@ -74,10 +62,7 @@ export function createServingChatPort(options: ServingChatPortOptions): ChatPort
         provider: answer.meta.provider,
         usage: { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens },
       };
-      const priced =
-        answer.cache === 'hit'
-          ? { micros: 0, currency: cost(answer.meta.model, answer.meta.provider, usage)?.currency ?? '' }
-          : cost(answer.meta.model, answer.meta.provider, usage);
+      const priced = costOf(answer.cost, answer.cache === 'hit');
       return priced ? { ...result, cost: priced } : result;
     },
 
@@ -106,7 +91,7 @@ export function createServingChatPort(options: ServingChatPortOptions): ChatPort
       const result = await stream.result;
       if (result.outcome === 'failed') throw result.error ?? new HerdError('UPSTREAM_ERROR', 'the upstream stream failed');
       const { usage } = result;
-      const priced = cost(stream.meta.model, stream.meta.provider, usage);
+      const priced = costOf(await answer.cost, false);
       const done: ChatPortResult = {
         text,
         finishReason: finishReason ?? result.finishReason ?? 'stop',
@@ -118,6 +103,15 @@ export function createServingChatPort(options: ServingChatPortOptions): ChatPort
       yield { type: 'done', result: done };
     },
   };
+}
+
+/**
+ * The `cost` output from the price the gateway's settlement gave the ledger row, so the call is priced
+ * once; a cache hit cost nothing (its row records what it saved).
+ */
+function costOf(cost: Cost | undefined, cacheHit: boolean): ChatPortCost | undefined {
+  if (cost === undefined) return undefined;
+  return { micros: cacheHit ? 0 : cost.costMicros, currency: cost.currency };
 }
 
 /** The gateway reads signals as AbortLinks; a missing one is a signal that never fires. */

@@ -5,7 +5,9 @@ import { parseBinaryTensorData } from '../core/codecs/kserve-binary-tensor.ts';
 import { isDataType, DATATYPES } from '../core/datatype.ts';
 import { invalidArg } from '../core/errors.ts';
 import type { Tensor } from '../core/tensor.ts';
-import type { InferCall, RequestedOutput } from '../serving/inference-service.ts';
+import type { InferCall, RequestedOutput } from '../serving/infer-call.ts';
+import type { InferenceService } from '../serving/inference-service.ts';
+import type { LoadedModel } from '../serving/repository/loaded-model.ts';
 import type { SharedMemoryRef, SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
 import { convertGrpcRequestParameters } from './convert-grpc-parameters.ts';
 import { convertTypedContents } from './convert-typed-contents.ts';
@@ -20,9 +22,17 @@ export interface GrpcInferCall {
 
 const NO_OUTPUTS: RequestedOutput[] = [];
 
-export function convertGrpcInferRequest(request: ModelInferRequestMessage, shm: SystemSharedMemoryRegistry): GrpcInferCall {
-  const modelName = request.model_name;
-  const version = parseGrpcVersion(request.model_version);
+/**
+ * The model first, as Triton does: a request to an unknown model (or an unparsable version) says so,
+ * whatever its inputs. The version is parsed here, once; the handle goes on to the conversion and the infer.
+ */
+export function resolveGrpcModel(inference: InferenceService, request: ModelInferRequestMessage): LoadedModel {
+  return inference.resolve(request.model_name, parseGrpcVersion(request.model_version));
+}
+
+export function convertGrpcInferRequest(request: ModelInferRequestMessage, model: LoadedModel, shm: SystemSharedMemoryRegistry): GrpcInferCall {
+  const modelName = model.name;
+  const version = model.version;
   const parameters = convertGrpcRequestParameters(request.parameters);
   const raw = request.raw_input_contents;
   let rawIndex = 0;

@@ -2,7 +2,7 @@
 // raw_output_contents, one entry per output (empty when the output went to a shared memory region).
 import { convertTensorDataToBinary, describeTensorDataMismatch } from '../core/codecs/kserve-binary-tensor.ts';
 import { internal } from '../core/errors.ts';
-import type { InferAnswer } from '../serving/inference-service.ts';
+import type { InferAnswer } from '../serving/infer-call.ts';
 import type { SharedMemoryRef, SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
 import { convertParametersToGrpc } from './convert-grpc-parameters.ts';
 import type { ModelInferResponseMessage } from './grpc-messages.ts';

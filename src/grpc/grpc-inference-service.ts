@@ -2,42 +2,18 @@
 // calls serving, and converts the answer; errors go through map-grpc-status.ts only.
 import type { sendUnaryData, ServerUnaryCall, UntypedServiceImplementation } from '@grpc/grpc-js';
 import { HerdError, invalidArg } from '../core/errors.ts';
-import type { InferenceService } from '../serving/inference-service.ts';
-import type { LogSettings, LogSettingUpdate } from '../serving/log-settings.ts';
-import type { ModelRepositoryManager } from '../serving/repository/model-repository-manager.ts';
-import { convertModelConfigToJson } from '../serving/repository/convert-model-config-to-json.ts';
+import type { LogSettingUpdate } from '../serving/log-settings.ts';
+import { convertModelConfigToJson } from '../serving/model-config/convert-model-config-to-json.ts';
 import { resolveLoadOverride } from '../serving/repository/resolve-load-override.ts';
 import { createServerMetadata } from '../serving/server-metadata.ts';
 import { describeCudaSharedMemory, registerCudaSharedMemory } from '../serving/shared-memory/cuda-shared-memory.ts';
-import type { SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
-import type { TraceSettings, TraceSettingValues } from '../serving/trace-settings.ts';
-import { convertGrpcInferRequest, parseGrpcVersion } from './convert-grpc-infer-request.ts';
+import type { TraceSettingValues } from '../serving/trace-settings.ts';
+import { convertGrpcInferRequest, parseGrpcVersion, resolveGrpcModel } from './convert-grpc-infer-request.ts';
 import { convertGrpcInferResponse } from './convert-grpc-infer-response.ts';
 import type { ModelInferRequestMessage } from './grpc-messages.ts';
 import { convertErrorToServiceError } from './map-grpc-status.ts';
+import type { GrpcServiceDeps } from './grpc-service-deps.ts';
 import { createStreamInferHandler } from './stream-infer-handler.ts';
-
-export interface GrpcServiceDeps {
-  inference: InferenceService;
-  repository: ModelRepositoryManager;
-  sharedMemory: SystemSharedMemoryRegistry;
-  traceSettings: TraceSettings;
-  logSettings: LogSettings;
-  /** Server readiness (strict readiness and shutdown folded in by the caller). */
-  isReady: () => boolean;
-  serverId: string;
-  log?: (line: string) => void;
-  /** Open streams register here so shutdown can drain them. */
-  trackStream: (stream: TrackedStream) => void;
-}
-
-/** An open ModelStreamInfer call as shutdown sees it. */
-export interface TrackedStream {
-  /** Answer what was received, refuse the rest, end the stream. */
-  drain(): void;
-  /** Settles when the stream has ended, however it ended. */
-  done: Promise<void>;
-}
 
 type Message = Record<string, unknown>;
 type Handler = (request: Message) => unknown;
@@ -80,10 +56,9 @@ export function createGrpcInferenceService(deps: GrpcServiceDeps): UntypedServic
     }),
     ModelInfer: unary(async (r) => {
       const request = r as unknown as ModelInferRequestMessage;
-      // The model first, as Triton does: a request to an unknown model says so, whatever its inputs.
-      inference.config(request.model_name, parseGrpcVersion(request.model_version));
-      const { call, outputRegions } = convertGrpcInferRequest(request, shm);
-      return convertGrpcInferResponse(await inference.infer(call), outputRegions, shm);
+      const model = resolveGrpcModel(inference, request);
+      const { call, outputRegions } = convertGrpcInferRequest(request, model, shm);
+      return convertGrpcInferResponse(await inference.infer(call, model), outputRegions, shm);
     }),
     ModelStreamInfer: createStreamInferHandler(deps),
     SystemSharedMemoryStatus: unary((r) => ({

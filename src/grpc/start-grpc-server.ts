@@ -2,7 +2,8 @@
 // INT32_MAX bytes each way (as tritonserver), keepalive from the tritonserver-style settings, and a
 // draining close that answers every accepted call and ends open streams.
 import { Server, ServerCredentials, loadPackageDefinition, type GrpcObject, type ServiceClientConstructor } from '@grpc/grpc-js';
-import { createGrpcInferenceService, createHealthService, type GrpcServiceDeps, type TrackedStream } from './grpc-inference-service.ts';
+import { createGrpcInferenceService, createHealthService } from './grpc-inference-service.ts';
+import type { GrpcServiceDeps, TrackedStream } from './grpc-service-deps.ts';
 import { loadGrpcProtos } from './load-grpc-protos.ts';
 
 /** tritonserver's --grpc-keepalive-* / --grpc-http2-* settings (milliseconds and counts). */

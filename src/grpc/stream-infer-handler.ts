@@ -5,64 +5,17 @@
 // answers with `error_message` and the stream stays open, unless the client sent the `triton_grpc_error: true`
 // header: then the stream ends with the error's status, as in Triton.
 import type { ServerDuplexStream } from '@grpc/grpc-js';
-import { HerdError, toHerdError } from '../core/errors.ts';
-import type { InferAnswer, InferStreamEvent } from '../serving/inference-service.ts';
-import { convertGrpcInferRequest, parseGrpcVersion } from './convert-grpc-infer-request.ts';
-import { convertGrpcInferResponse } from './convert-grpc-infer-response.ts';
-import type { ModelInferRequestMessage, ModelInferResponseMessage, ModelStreamInferResponseMessage } from './grpc-messages.ts';
-import type { GrpcServiceDeps } from './grpc-inference-service.ts';
+import { HerdError } from '../core/errors.ts';
+import { isDecoupledModel } from '../serving/repository/loaded-model.ts';
+import type { ModelInferRequestMessage, ModelStreamInferResponseMessage } from './grpc-messages.ts';
+import type { GrpcServiceDeps } from './grpc-service-deps.ts';
 import { convertErrorToServiceError } from './map-grpc-status.ts';
+import { type Fail, identityOf, resolveStreamRequest, runStreamRequest, type Write } from './run-stream-request.ts';
 
 type StreamCall = ServerDuplexStream<ModelInferRequestMessage, ModelStreamInferResponseMessage>;
-type Write = (response: ModelStreamInferResponseMessage) => void;
-type Fail = (error: HerdError, request: ModelInferRequestMessage, final: boolean) => void;
 
 export function createStreamInferHandler(deps: Pick<GrpcServiceDeps, 'inference' | 'sharedMemory' | 'trackStream' | 'log'>) {
-  const { inference, sharedMemory: shm } = deps;
-
-  /** Runs one request to its final event, writing each response; resolves when it is complete. */
-  const run = async (request: ModelInferRequestMessage, signal: AbortSignal, write: Write, fail: Fail): Promise<void> => {
-    let events: AsyncIterator<InferStreamEvent<InferAnswer>>;
-    let outputRegions: ReturnType<typeof convertGrpcInferRequest>['outputRegions'];
-    try {
-      inference.config(request.model_name, parseGrpcVersion(request.model_version));
-      const converted = convertGrpcInferRequest(request, shm);
-      outputRegions = converted.outputRegions;
-      events = inference.streamInfer(converted.call, signal)[Symbol.asyncIterator]();
-    } catch (err) {
-      fail(asHerdError(err, deps.log), request, true);
-      return;
-    }
-    const emptyFinal = request.parameters['triton_enable_empty_final_response']?.bool_param === true;
-    // The first step runs now, synchronously up to the scheduler: arrival order is submission order.
-    let next = events.next();
-    for (;;) {
-      let step: IteratorResult<InferStreamEvent<InferAnswer>>;
-      try {
-        step = await next;
-      } catch (err) {
-        fail(asHerdError(err, deps.log), request, true);
-        return;
-      }
-      if (step.done) return;
-      const event = step.value;
-      if (event.error) {
-        fail(event.error, request, event.final);
-      } else if (event.answer) {
-        try {
-          const response = convertGrpcInferResponse(event.answer, outputRegions, shm);
-          response.parameters['triton_final_response'] = { bool_param: event.final };
-          write({ error_message: '', infer_response: response });
-        } catch (err) {
-          fail(asHerdError(err, deps.log), request, event.final);
-        }
-      } else if (emptyFinal) {
-        write({ error_message: '', infer_response: identityOf(request, true) });
-      }
-      if (event.final) return;
-      next = events.next();
-    }
-  };
+  const { inference } = deps;
 
   return (call: StreamCall) => {
     const raiseErrors = call.metadata.get('triton_grpc_error')[0] === 'true';
@@ -115,13 +68,17 @@ export function createStreamInferHandler(deps: Pick<GrpcServiceDeps, 'inference'
       const abort = new AbortController();
       aborts.add(abort);
       let task: Promise<void>;
-      if (isDecoupled(request)) {
-        task = run(request, abort.signal, write, fail);
+      // Resolved once: the decoupled test, the conversion and the infer share the handle (or its error).
+      const resolved = resolveStreamRequest(inference, request);
+      if ('model' in resolved && isDecoupledModel(resolved.model)) {
+        task = runStreamRequest(deps, request, resolved, abort.signal, write, fail);
       } else {
         // Buffer this request's responses until the requests before it are answered.
         const held: (() => void)[] = [];
-        const result = run(
+        const result = runStreamRequest(
+          deps,
           request,
+          resolved,
           abort.signal,
           (r) => held.push(() => write(r)),
           (e, q, f) => held.push(() => fail(e, q, f)),
@@ -151,30 +108,5 @@ export function createStreamInferHandler(deps: Pick<GrpcServiceDeps, 'inference'
       for (const a of aborts) a.abort();
       settle();
     });
-  };
-
-  function isDecoupled(request: ModelInferRequestMessage): boolean {
-    try {
-      return inference.isDecoupled(request.model_name, parseGrpcVersion(request.model_version));
-    } catch {
-      return false;
-    }
-  }
-}
-
-function asHerdError(err: unknown, log: ((line: string) => void) | undefined): HerdError {
-  if (!(err instanceof HerdError)) log?.(`internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-  return toHerdError(err);
-}
-
-/** A response that only names its request (a failure, or a decoupled model's bare final flag), as Triton fills it. */
-function identityOf(request: ModelInferRequestMessage, final: boolean): ModelInferResponseMessage {
-  return {
-    model_name: request.model_name,
-    model_version: request.model_version,
-    id: request.id,
-    parameters: { triton_final_response: { bool_param: final } },
-    outputs: [],
-    raw_output_contents: [],
   };
 }

@@ -7,7 +7,7 @@ import { convertModelsToMessagesList } from '../gateway/dialects/anthropic-messa
 import { resolveAuthorization } from './anthropic-messages-exchange.ts';
 import { type GatewayExchanges, registerExchangeRoute } from './gateway-exchanges.ts';
 import { mapErrorToAnthropic } from './map-anthropic-error.ts';
-import type { OpenAIDeps } from './openai-routes.ts';
+import type { OpenAIDeps } from './openai-deps.ts';
 
 export function registerAnthropicRoutes(app: FastifyInstance, deps: OpenAIDeps, exchanges: GatewayExchanges, allow: (url: string, methods: string[]) => void): void {
   void app.register(async (scope) => {
@@ -28,10 +28,10 @@ export function isAnthropicClient(headers: FastifyRequest['headers']): boolean {
 }
 
 /** GET /v1/models for an Anthropic client: the same models the key may use, in Anthropic's list shape. */
-export function sendAnthropicModelList(deps: OpenAIDeps, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+export async function sendAnthropicModelList(deps: OpenAIDeps, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const auth = deps.authenticator.authenticate(resolveAuthorization(req.headers), req.socket.remoteAddress);
   if (auth instanceof HerdError) return sendAnthropicError(reply, auth);
-  const models = deps.gateway.listModels((model) => !deps.authenticator.authorizeModel(auth.key, model));
+  const models = await deps.gateway.listModels((model) => !deps.authenticator.authorizeModel(auth.key, model));
   return reply
     .code(200)
     .header('content-type', 'application/json')

@@ -88,6 +88,7 @@ export function herdHeaders(meta: ChatMeta, started: number): OutHeaders {
     'x-herd-provider': meta.provider,
     'x-herd-attempts': String(meta.attempts.length),
     'x-herd-overhead-ms': Math.max(0, elapsed - meta.upstreamMs - meta.waitedMs).toFixed(3),
+    'x-herd-route': headerSafe(meta.routeRule),
   };
   if (meta.warnings.length > 0) headers['x-herd-dropped'] = describeDropped(meta.warnings);
   return headers;

@@ -13,11 +13,13 @@ import { createFastInferHandler } from './fast-infer-path.ts';
 import { registerGenerateRoutes } from './kserve-generate-routes.ts';
 import { registerKserveRoutes, type KserveDeps } from './kserve-routes.ts';
 import { createKserveErrorAnswer, mapErrorToKserve, type KserveErrorAnswer } from './map-kserve-error.ts';
+import { createOpenAIErrorAnswer } from './map-openai-error.ts';
 import { createGatewayExchanges } from './gateway-exchanges.ts';
 import { registerAdminRoutes, type AdminDeps } from './admin-routes.ts';
 import { registerAnthropicRoutes } from './anthropic-routes.ts';
 import { registerOpenAIDialectRoutes } from './openai-dialect-routes.ts';
-import { registerOpenAIRoutes, type OpenAIDeps } from './openai-routes.ts';
+import type { OpenAIDeps } from './openai-deps.ts';
+import { registerOpenAIRoutes } from './openai-routes.ts';
 import { registerSharedMemoryRoutes } from './shared-memory-routes.ts';
 import { registerTraceAndLoggingRoutes } from './trace-and-logging-routes.ts';
 
@@ -112,11 +114,8 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
     const route = routes.find((r) => r.pattern.test(path));
     if (path.startsWith('/v1/') || path === '/v1') {
       // OpenAI's own answer for a wrong URL or method, so SDK users see a familiar error.
-      const status = route ? 405 : 404;
-      void reply
-        .code(status)
-        .header('Content-Type', 'application/json')
-        .send(JSON.stringify({ error: { message: `Invalid URL (${request.method} ${path})`, type: 'invalid_request_error', param: null, code: null } }));
+      const answer = createOpenAIErrorAnswer(route ? 405 : 404, `Invalid URL (${request.method} ${path})`);
+      void reply.code(answer.status).headers(answer.headers).header('Content-Type', 'application/json').send(JSON.stringify(answer.body));
       return;
     }
     if (route) {
@@ -132,7 +131,7 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   registerKserveRoutes(app, deps, allow);
   registerSharedMemoryRoutes(app, deps.sharedMemory, allow);
   registerTraceAndLoggingRoutes(app, deps, allow);
-  registerGenerateRoutes(app, { inference: deps.inference, maxInputSize: options.maxInputSize }, allow);
+  registerGenerateRoutes(app, { inference: deps.inference, maxInputSize: options.maxInputSize, log: options.log }, allow);
   if (gateway && exchanges) {
     registerOpenAIRoutes(app, gateway, exchanges, allow);
     registerOpenAIDialectRoutes(app, gateway, exchanges, allow);

@@ -2,9 +2,8 @@
 // /v2/models/{m}[/versions/{v}]/generate or /generate_stream with a known length and no content coding
 // is decoded and answered here; everything else falls through to Fastify's routes, which answer the same.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { toHerdError } from '../core/errors.ts';
-import { answerGenerateCall, decodeGenerateCall, type GenerateDeps } from './kserve-generate-routes.ts';
-import { mapErrorCodeToKserveStatus } from './map-kserve-error.ts';
+import { answerGenerateCall, decodeGenerateCall, type GenerateCall, type GenerateDeps } from './kserve-generate-routes.ts';
+import { mapErrorToKserve } from './map-kserve-error.ts';
 import { hasPlainBody, readBody } from './plain-body.ts';
 
 const GENERATE_PATH = /^\/v2\/models\/([^/?]+)(?:\/versions\/([^/?]+))?\/(generate|generate_stream)$/;
@@ -31,16 +30,14 @@ export function createFastGenerateHandler(options: FastGenerateOptions): (req: I
     }
     const streaming = match[3] === 'generate_stream';
     const sendError = (err: unknown) => {
-      const error = toHerdError(err);
-      const status = mapErrorCodeToKserveStatus(error.code);
-      if (status === 500) options.log?.(`internal error: ${error.stack ?? error.message}`);
+      const { status, body, logLine } = mapErrorToKserve(err);
+      if (logLine !== undefined) options.log?.(logLine);
       if (res.headersSent || res.destroyed) return;
-      const body = JSON.stringify({ error: error.message });
       res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       res.end(body);
     };
     readBody(req, (body) => {
-      let call: ReturnType<typeof decodeGenerateCall>;
+      let call: GenerateCall;
       try {
         call = decodeGenerateCall(options, version === undefined ? { model } : { model, version }, body);
       } catch (err) {

@@ -1,11 +1,13 @@
 // The hot route without the framework: a plain POST /v2/models/{m}[/versions/{v}]/infer with a known
 // length and no content coding goes straight to the infer exchange. Everything else (compression,
 // chunked bodies, oversized bodies, shutdown) falls through to Fastify, which answers it in full.
-// One difference by design: a model whose queue is full gets its 503 here before the body is decoded.
+// One difference by design: a model whose queue is full gets its 503 here before the body is decoded
+// (an unknown model its error too, as the full path would answer it).
 // Fastify's per-request plumbing is a large share of a tiny model's cost (docs/decisions/framework-free-fast-paths.md).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InferenceService } from '../serving/inference-service.ts';
-import { parseVersion, runInferExchange } from './kserve-infer-exchange.ts';
+import type { LoadedModel } from '../serving/repository/loaded-model.ts';
+import { resolveInferModel, runInferExchange } from './kserve-infer-exchange.ts';
 import { mapErrorToKserve } from './map-kserve-error.ts';
 import type { SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
 import { hasPlainBody, readBody } from './plain-body.ts';
@@ -44,17 +46,25 @@ export function createFastInferHandler(options: FastInferOptions): (req: Incomin
       res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(options.isClosing() ? { connection: 'close' } : {}) });
       res.end(body);
     };
-    // A model whose queue is full at every priority level refuses whatever the body holds: answer 503 without
-    // buffering or decoding it (the body is still read off the socket, to keep the connection usable).
-    // Under overload most requests are refused, and decoding them took the CPU the accepted ones needed.
-    const refusal = refuseIfQueueFull(options.inference, model, version);
-    if (refusal) {
+    // An unknown model, and a model whose queue is full at every priority level, refuse whatever the body
+    // holds: answer without buffering or decoding it (the body is still read off the socket, to keep the
+    // connection usable). Under overload most requests are refused, and decoding them took the CPU the
+    // accepted ones needed.
+    let loaded: LoadedModel;
+    let refusal: unknown;
+    try {
+      loaded = resolveInferModel(options.inference, model, version);
+      refusal = options.inference.refuseIfQueueFull(loaded);
+    } catch (err) {
+      refusal = err;
+    }
+    if (refusal !== undefined) {
       req.on('end', () => sendError(refusal));
       req.resume();
       return true;
     }
     readBody(req, (body) => {
-      runInferExchange(options.inference, options.sharedMemory, model, version, body, headers['inference-header-content-length']).then((reply) => {
+      runInferExchange(options.inference, options.sharedMemory, loaded, body, headers['inference-header-content-length']).then((reply) => {
         const out: Record<string, string | number> = { 'content-type': reply.contentType, 'content-length': reply.body.length };
         if (reply.headerLength !== undefined) out['inference-header-content-length'] = reply.headerLength;
         if (options.isClosing()) out['connection'] = 'close';
@@ -64,15 +74,4 @@ export function createFastInferHandler(options: FastInferOptions): (req: Incomin
     });
     return true;
   };
-}
-
-/** The early refusal, if any; a version that does not parse is left to the full path to report. */
-function refuseIfQueueFull(inference: InferenceService, model: string, rawVersion: string | undefined) {
-  let version: number | undefined;
-  try {
-    version = parseVersion(rawVersion);
-  } catch {
-    return undefined;
-  }
-  return inference.refuseIfQueueFull(model, version);
 }

@@ -8,7 +8,7 @@ import { runDialectExchange } from './dialect-exchange.ts';
 import { EMBEDDINGS_PATH, runEmbeddingsExchange } from './embeddings-exchange.ts';
 import { completionsCodec } from '../gateway/dialects/openai-completions/completions-codec.ts';
 import { responsesCodec } from '../gateway/dialects/openai-responses/responses-codec.ts';
-import type { OpenAIDeps } from './openai-routes.ts';
+import type { OpenAIDeps } from './openai-deps.ts';
 
 /** Answers `req` on `res`; `body` is the whole request body, already decoded. Never throws. */
 export type GatewayExchange = (req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, started: number) => Promise<void>;

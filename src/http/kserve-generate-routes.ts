@@ -1,23 +1,35 @@
 // Triton's generate extension: POST /v2/models/{m}[/versions/{v}]/generate and /generate_stream.
 // Thin: the body is converted by core/codecs/kserve-generate.ts, run by the serving side, and each
 // response written back as one JSON object (generate) or one `data:` event (generate_stream, SSE).
+// Every error, answered or in-band, is built and logged as map-kserve-error.ts says.
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createGenerateResponse, parseGenerateRequest, type GenerateInputSpec } from '../core/codecs/kserve-generate.ts';
 import { isDataType } from '../core/datatype.ts';
-import { HerdError, toHerdError } from '../core/errors.ts';
-import type { InferAnswer, InferCall, InferenceService, InferStreamEvent } from '../serving/inference-service.ts';
+import { HerdError } from '../core/errors.ts';
+import type { InferAnswer, InferCall } from '../serving/infer-call.ts';
+import type { InferenceService } from '../serving/inference-service.ts';
+import { isDecoupledModel, type LoadedModel } from '../serving/repository/loaded-model.ts';
+import type { InferStreamEvent } from '../serving/response-stream.ts';
 import { createModelMetadata } from '../serving/model-metadata.ts';
-import type { ModelConfig } from '../serving/repository/model-config.ts';
-import { parseVersion } from './kserve-infer-exchange.ts';
-import { mapErrorCodeToKserveStatus } from './map-kserve-error.ts';
+import type { ModelConfig } from '../serving/model-config/model-config.ts';
+import { resolveInferModel } from './kserve-infer-exchange.ts';
+import { createKserveErrorAnswer, type KserveErrorAnswer, mapErrorToKserve } from './map-kserve-error.ts';
 
 export interface GenerateDeps {
   inference: InferenceService;
   maxInputSize: number;
+  /** Where the error answers map-kserve-error.ts marks for the operator go. */
+  log?: ((line: string) => void) | undefined;
 }
 
 type ModelParams = { model: string; version?: string };
+
+/** A decoded generate request and the model it was resolved to, once. */
+export interface GenerateCall {
+  call: InferCall;
+  model: LoadedModel;
+}
 
 export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps, allow: (url: string, methods: string[]) => void): void {
   const route = (streaming: boolean) => async (req: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply) => {
@@ -37,25 +49,34 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps,
 }
 
 /** Runs a decoded call and writes every response: one JSON object (generate) or SSE events (generate_stream). */
-export async function answerGenerateCall(deps: GenerateDeps, call: InferCall, streaming: boolean, res: ServerResponse): Promise<void> {
+export async function answerGenerateCall(deps: GenerateDeps, { call, model }: GenerateCall, streaming: boolean, res: ServerResponse): Promise<void> {
   // Only a decoupled model's request can be cancelled; an AbortController per request costs the others.
   let signal: AbortSignal | undefined;
-  if (deps.inference.isDecoupled(call.modelName, call.version)) {
+  if (isDecoupledModel(model)) {
     const controller = new AbortController();
     signal = controller.signal;
     res.once('close', () => {
       if (!res.writableFinished) controller.abort(new HerdError('UNAVAILABLE', 'client closed the connection'));
     });
   }
-  if (streaming) await writeStream(res, deps.inference.streamInfer(call, signal));
-  else await writeSingle(res, deps.inference.streamInfer(call, signal));
+  const events = deps.inference.streamInfer(call, signal, model);
+  const fail = (err: unknown) => logged(mapErrorToKserve(err), deps.log);
+  if (streaming) await writeStream(res, events, fail);
+  else await writeSingle(res, events, fail);
+}
+
+/** An error answer, its log line written when the mapping marks one. */
+function logged(answer: KserveErrorAnswer, log: GenerateDeps['log']): KserveErrorAnswer {
+  if (answer.logLine !== undefined) log?.(answer.logLine);
+  return answer;
 }
 
 /** Everything that can fail before inference starts: the caller answers it as a plain JSON error. */
-export function decodeGenerateCall(deps: GenerateDeps, params: ModelParams, body: unknown): InferCall {
-  const version = parseVersion(params.version);
-  const decoded = parseGenerateRequest(parseBody(body), inputSpecs(deps.inference.config(params.model, version)), deps.maxInputSize);
-  return { modelName: params.model, version, id: decoded.id, parameters: decoded.parameters, inputs: decoded.inputs, outputs: [] };
+export function decodeGenerateCall(deps: GenerateDeps, params: ModelParams, body: unknown): GenerateCall {
+  const model = resolveInferModel(deps.inference, params.model, params.version);
+  const decoded = parseGenerateRequest(parseBody(body), inputSpecs(model.config), deps.maxInputSize);
+  const call = { modelName: model.name, version: model.version, id: decoded.id, parameters: decoded.parameters, inputs: decoded.inputs, outputs: [] };
+  return { call, model };
 }
 
 /** The inputs as model metadata describes them (batch dim as -1), computed once per loaded config. */
@@ -83,38 +104,46 @@ function parseBody(body: unknown): unknown {
   }
 }
 
-function eventJson(event: InferStreamEvent<InferAnswer>): string | undefined {
-  if (event.error) return JSON.stringify({ error: event.error.message });
+type Fail = (err: unknown) => KserveErrorAnswer;
+
+/** One event as a status and JSON text (an error through the KServe mapping); nothing for an empty final event. */
+function eventBody(event: InferStreamEvent<InferAnswer>, fail: Fail): { status: number; text: string } | undefined {
+  if (event.error) {
+    const answer = fail(event.error);
+    return { status: answer.status, text: answer.body };
+  }
   if (!event.answer) return undefined;
-  return JSON.stringify(createGenerateResponse(event.answer));
+  return { status: 200, text: JSON.stringify(createGenerateResponse(event.answer)) };
 }
 
 /** generate: exactly one response, else Triton's error; the status comes from that response. */
-async function writeSingle(res: ServerResponse, events: AsyncIterable<InferStreamEvent<InferAnswer>>): Promise<void> {
+async function writeSingle(res: ServerResponse, events: AsyncIterable<InferStreamEvent<InferAnswer>>, fail: Fail): Promise<void> {
   const bodies: { status: number; text: string }[] = [];
   try {
     for await (const event of events) {
-      const text = eventJson(event);
-      if (text !== undefined) bodies.push({ status: event.error ? mapErrorCodeToKserveStatus(event.error.code) : 200, text });
+      const body = eventBody(event, fail);
+      if (body !== undefined) bodies.push(body);
     }
   } catch (err) {
-    const error = toHerdError(err);
-    bodies.push({ status: mapErrorCodeToKserveStatus(error.code), text: JSON.stringify({ error: error.message }) });
+    const answer = fail(err);
+    bodies.push({ status: answer.status, text: answer.body });
   }
   if (res.destroyed) return;
-  const single = bodies.length === 1 ? bodies[0] : undefined;
-  const status = single?.status ?? bodies[0]?.status ?? 500;
-  const text =
-    single?.text ?? JSON.stringify({ error: 'generate expects model to produce exactly 1 response, use generate stream for model that generates various number of responses' });
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
+  let single = bodies.length === 1 ? bodies[0] : undefined;
+  if (single === undefined) {
+    const message = 'generate expects model to produce exactly 1 response, use generate stream for model that generates various number of responses';
+    const answer = createKserveErrorAnswer(bodies[0]?.status ?? 500, message);
+    single = { status: answer.status, text: answer.body };
+  }
+  res.writeHead(single.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(single.text) });
+  res.end(single.text);
 }
 
 /**
  * generate_stream: the first response sets the status (an error first is a non-200 SSE answer, as in
  * Triton); later errors arrive as `data: {"error"}` inside the 200 stream. No `event:` lines, no [DONE].
  */
-async function writeStream(res: ServerResponse, events: AsyncIterable<InferStreamEvent<InferAnswer>>): Promise<void> {
+async function writeStream(res: ServerResponse, events: AsyncIterable<InferStreamEvent<InferAnswer>>, fail: Fail): Promise<void> {
   let started = false;
   const send = (text: string, status: number) => {
     if (res.destroyed) return;
@@ -126,13 +155,13 @@ async function writeStream(res: ServerResponse, events: AsyncIterable<InferStrea
   };
   try {
     for await (const event of events) {
-      const text = eventJson(event);
-      if (text !== undefined) send(text, event.error ? mapErrorCodeToKserveStatus(event.error.code) : 200);
+      const body = eventBody(event, fail);
+      if (body !== undefined) send(body.text, body.status);
       if (res.destroyed) break;
     }
   } catch (err) {
-    const error = toHerdError(err);
-    send(JSON.stringify({ error: error.message }), mapErrorCodeToKserveStatus(error.code));
+    const answer = fail(err);
+    send(answer.body, answer.status);
   }
   if (!started && !res.destroyed) res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
   res.end();

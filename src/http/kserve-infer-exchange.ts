@@ -1,10 +1,13 @@
 // One KServe infer exchange, bytes in and bytes out: shared by the Fastify route and the fast path
-// so both answer identically (same checks, same order, same encoding).
+// so both answer identically (same checks, same order, same encoding). The caller resolves the model
+// once (resolveInferModel) and the exchange runs on that handle.
 import { convertTensorDataToBinary } from '../core/codecs/kserve-binary-tensor.ts';
 import { parseInferRequestBody, type DecodedInferRequest } from '../core/codecs/kserve-infer-request.ts';
 import { createInferResponseBody } from '../core/codecs/kserve-infer-response.ts';
 import { HerdError, invalidArg } from '../core/errors.ts';
-import type { InferenceService, RequestedOutput } from '../serving/inference-service.ts';
+import type { RequestedOutput } from '../serving/infer-call.ts';
+import type { InferenceService } from '../serving/inference-service.ts';
+import { isDecoupledModel, type LoadedModel } from '../serving/repository/loaded-model.ts';
 import type { SharedMemoryRef, SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
 
 export interface InferReply {
@@ -14,30 +17,36 @@ export interface InferReply {
   headerLength: number | undefined;
 }
 
+/**
+ * The model first, as Triton does: a request to an unknown model (or an unparsable version) says so,
+ * whatever its body. The version is parsed here, once.
+ */
+export function resolveInferModel(inference: InferenceService, modelName: string, rawVersion: string | undefined): LoadedModel {
+  return inference.resolve(modelName, parseVersion(rawVersion));
+}
+
 export async function runInferExchange(
   inference: InferenceService,
   shm: SystemSharedMemoryRegistry,
-  modelName: string,
-  rawVersion: string | undefined,
+  model: LoadedModel,
   body: Buffer,
   headerLength: string | string[] | undefined,
 ): Promise<InferReply> {
-  const version = parseVersion(rawVersion);
-  // The model first, as Triton does: a request to an unknown model says so, whatever its body.
-  const config = inference.config(modelName, version);
-  if (config.model_transaction_policy?.decoupled === true) {
+  if (isDecoupledModel(model)) {
     throw new HerdError('UNSUPPORTED', "HTTP end point doesn't support models with decoupled transaction policy");
   }
-  const decoded = parseInferRequestBody(body, headerLength, { modelName, rawInput: config, readSharedMemory: (ref) => shm.read(ref) });
+  const modelName = model.name;
+  const decoded = parseInferRequestBody(body, headerLength, { modelName, rawInput: model.config, readSharedMemory: (ref) => shm.read(ref) });
   const outputRegions = findOutputRegions(decoded, shm);
-  const answer = await inference.infer({
+  const call = {
     modelName,
-    version,
+    version: model.version,
     id: decoded.id,
     parameters: decoded.parameters,
     inputs: decoded.inputs,
     outputs: decoded.outputs.length === 0 ? NO_OUTPUTS : decoded.outputs.map(toRequestedOutput),
-  });
+  };
+  const answer = await inference.infer(call, model);
   if (outputRegions) {
     for (const tensor of answer.outputs) {
       const region = outputRegions.get(tensor.name);

@@ -6,10 +6,10 @@ import { HerdError } from '../core/errors.ts';
 import type { InferenceService } from '../serving/inference-service.ts';
 import type { ModelRepositoryManager } from '../serving/repository/model-repository-manager.ts';
 import type { SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
-import { convertModelConfigToJson } from '../serving/repository/convert-model-config-to-json.ts';
+import { convertModelConfigToJson } from '../serving/model-config/convert-model-config-to-json.ts';
 import { resolveLoadOverride } from '../serving/repository/resolve-load-override.ts';
 import { createServerMetadata } from '../serving/server-metadata.ts';
-import { parseVersion, runInferExchange } from './kserve-infer-exchange.ts';
+import { parseVersion, resolveInferModel, runInferExchange } from './kserve-infer-exchange.ts';
 import { sendJson } from './send-body.ts';
 
 export interface KserveDeps {
@@ -62,7 +62,8 @@ export function registerKserveRoutes(app: FastifyInstance, deps: KserveDeps, all
   both('/v2/models/:model/stats', (req, reply) => sendJson(reply, 200, { model_stats: inference.statistics(req.params.model, parseVersion(req.params.version)) }));
 
   const infer = async (req: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply) => {
-    const answer = await runInferExchange(inference, deps.sharedMemory, req.params.model, req.params.version, bodyBuffer(req.body), req.headers[HEADER_LENGTH]);
+    const model = resolveInferModel(inference, req.params.model, req.params.version);
+    const answer = await runInferExchange(inference, deps.sharedMemory, model, bodyBuffer(req.body), req.headers[HEADER_LENGTH]);
     if (answer.headerLength !== undefined) reply.header('Inference-Header-Content-Length', String(answer.headerLength));
     return reply.code(200).header('Content-Type', answer.contentType).send(answer.body);
   };

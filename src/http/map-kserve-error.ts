@@ -23,10 +23,6 @@ const STATUS: Readonly<Record<ErrorCode, number>> = {
   UPSTREAM_RATE_LIMITED: 429,
 };
 
-export function mapErrorCodeToKserveStatus(code: ErrorCode): number {
-  return STATUS[code];
-}
-
 /** One error answer: the status, the JSON body, and the line to log when the failure is the server's. */
 export interface KserveErrorAnswer {
   status: number;

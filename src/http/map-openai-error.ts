@@ -74,3 +74,8 @@ export function mapErrorToOpenAI(error: HerdError): OpenAIErrorAnswer {
     headers: retry && error.retryAfterSeconds !== undefined ? { 'retry-after': String(Math.max(1, Math.ceil(error.retryAfterSeconds))) } : {},
   };
 }
+
+/** The answer for a status and message Herd chose itself (routing: an unknown /v1 path or method), outside the taxonomy. */
+export function createOpenAIErrorAnswer(status: number, message: string): OpenAIErrorAnswer {
+  return { status, body: { error: { message, type: status < 500 ? 'invalid_request_error' : 'server_error', param: null, code: null } }, headers: {} };
+}

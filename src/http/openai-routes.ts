@@ -3,26 +3,15 @@
 // Thin: the POST routes answer through the exchanges' table (gateway-exchanges.ts); errors in OpenAI's shape.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HerdError, toHerdError } from '../core/errors.ts';
-import type { ChatGateway } from '../gateway/chat-gateway.ts';
-import type { LedgerHealth } from '../gateway/describe-gateway.ts';
-import type { EmbeddingsGateway } from '../gateway/embeddings/embeddings-gateway.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
 import type { KeyInfo } from '../gateway/keys/key-store.ts';
 import { isAnthropicClient, sendAnthropicModelList } from './anthropic-routes.ts';
 import { EMBEDDINGS_PATH } from './embeddings-exchange.ts';
 import { type GatewayExchanges, registerExchangeRoute } from './gateway-exchanges.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';
+import type { OpenAIDeps } from './openai-deps.ts';
 
-export interface OpenAIDeps {
-  /** The request flow (limits, cache, budget, routing, billing), model listing and health. */
-  gateway: ChatGateway;
-  authenticator: Authenticator;
-  /** /health's ledger section (absent with billing.ledger: off). */
-  ledgerHealth?: () => LedgerHealth;
-  /** POST /v1/embeddings; absent: the route is not registered. */
-  embeddings?: EmbeddingsGateway;
-  log?: (line: string) => void;
-}
+// anthropic-routes.ts still names the type here; the circle that keeps is listed in ALLOWED_CYCLES.
 
 export function registerOpenAIRoutes(app: FastifyInstance, deps: OpenAIDeps, exchanges: GatewayExchanges, allow: (url: string, methods: string[]) => void): void {
   void app.register(async (scope) => {
@@ -43,7 +32,7 @@ export function registerOpenAIRoutes(app: FastifyInstance, deps: OpenAIDeps, exc
       // Claude Code and the Anthropic SDKs list models too, and parse Anthropic's shape.
       if (isAnthropicClient(req.headers)) return sendAnthropicModelList(deps, req, reply);
       const key = authenticate(deps.authenticator, req);
-      const data = deps.gateway.listModels((model) => !deps.authenticator.authorizeModel(key, model));
+      const data = await deps.gateway.listModels((model) => !deps.authenticator.authorizeModel(key, model));
       return reply
         .code(200)
         .header('content-type', 'application/json')

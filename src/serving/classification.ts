@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { HerdError } from '../core/errors.ts';
 import { elementCount, type Tensor } from '../core/tensor.ts';
-import type { ModelConfig } from './repository/model-config.ts';
+import type { ModelConfig } from './model-config/model-config.ts';
 
 export interface ClassifyOptions {
   /** Requested class count k (the "classification" output parameter); an integer >= 1. */

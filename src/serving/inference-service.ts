@@ -1,47 +1,22 @@
-// The serving side's one entry point for transports: resolve the model, validate the request
-// against its config, schedule it, then shape the outputs (subset, classification). Decoupled models
-// (several responses per request) answer through streamInfer.
+// The serving side's one entry point for transports: resolve the model (once per request: a transport
+// that resolved it passes the handle on), validate the request against its config, schedule it, then
+// shape the outputs (subset, classification). Decoupled models (several responses per request) answer
+// through streamInfer.
 import { HerdError, toHerdError } from '../core/errors.ts';
 import type { Parameters, Tensor } from '../core/tensor.ts';
 import type { ComputeDurations, InferenceRequest, InferenceResult, ResponseSender } from './backends/backend.ts';
 import { classifyTensor } from './classification.ts';
+import type { InferAnswer, InferCall, RequestedOutput } from './infer-call.ts';
 import { ResponseStream, type InferStreamEvent } from './response-stream.ts';
 import { createSequenceControls } from './scheduler/sequence-controls.ts';
 import { createModelMetadata, type ModelMetadata } from './model-metadata.ts';
-import type { LoadedModel, ModelRepositoryManager } from './repository/model-repository-manager.ts';
+import { isDecoupledModel, type LoadedModel } from './repository/loaded-model.ts';
+import type { ModelRepositoryManager } from './repository/model-repository-manager.ts';
 import { convertCacheEntryToResponse, convertResponseToCacheEntry, type CachedResponse } from './response-cache/convert-cached-response.ts';
 import { createInferenceCacheKey } from './response-cache/create-inference-cache-key.ts';
 import type { InferenceResponseCache } from './response-cache/inference-response-cache.ts';
 import type { ModelStatistics } from './stats.ts';
 import { validateInferRequest } from './validate-infer-request.ts';
-
-export interface RequestedOutput {
-  name: string;
-  /** Top-k classification instead of raw values (classification extension). */
-  classCount?: number;
-}
-
-export interface InferCall {
-  modelName: string;
-  version?: number;
-  id: string;
-  parameters: Parameters;
-  inputs: Tensor[];
-  /** Empty: every output of the model. */
-  outputs: RequestedOutput[];
-}
-
-export type { InferStreamEvent } from './response-stream.ts';
-
-export interface InferAnswer {
-  modelName: string;
-  modelVersion: number;
-  id: string;
-  outputs: Tensor[];
-  parameters?: Parameters;
-  /** The compute time of the execution that answered (an ensemble sums its steps'), for ensemble statistics. */
-  compute?: ComputeDurations;
-}
 
 /** Shared by every request that asks for all outputs (most do): nothing downstream mutates it. */
 const NO_OUTPUT_NAMES: readonly string[] = [];
@@ -53,19 +28,31 @@ export class InferenceService {
     private readonly cache?: InferenceResponseCache,
   ) {}
 
-  /** One request, one answer. A decoupled model answers UNSUPPORTED here: its responses need streamInfer. */
-  infer(call: InferCall): Promise<InferAnswer> {
-    let model: LoadedModel;
+  /**
+   * The model version a request names, with Triton's errors (unknown model, no ready version, version not
+   * ready). A transport resolves once and passes the handle to infer or streamInfer.
+   */
+  resolve(name: string, version?: number): LoadedModel {
+    return this.repository.get(name, version);
+  }
+
+  /**
+   * One request, one answer, on `model` when the caller resolved it, else on the model the call names.
+   * A decoupled model answers UNSUPPORTED here: its responses need streamInfer.
+   */
+  infer(call: InferCall, model?: LoadedModel): Promise<InferAnswer> {
+    if (model !== undefined) return this.inferOn(model, call);
+    let resolved: LoadedModel;
     try {
-      model = this.repository.get(call.modelName, call.version);
+      resolved = this.repository.get(call.modelName, call.version);
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.inferOn(model, call);
+    return this.inferOn(resolved, call);
   }
 
   private async inferOn(model: LoadedModel, call: InferCall): Promise<InferAnswer> {
-    if (isDecoupledConfig(model)) {
+    if (isDecoupledModel(model)) {
       throw new HerdError('UNSUPPORTED', `model '${model.name}' has a decoupled transaction policy (several responses per request): use a streaming endpoint`);
     }
     const outputNames = call.outputs.length === 0 ? NO_OUTPUT_NAMES : call.outputs.map((o) => o.name);
@@ -80,13 +67,14 @@ export class InferenceService {
   /**
    * Every response of one request, in order, ending with `final: true`; never throws (errors are events).
    * An ordinary model yields exactly one event. Aborting `signal` cancels the request: a decoupled model's
-   * backend sees its sender's signal aborted, and so does stopping the iteration early.
+   * backend sees its sender's signal aborted, and so does stopping the iteration early. `resolved`: the
+   * model the caller resolved already.
    */
-  async *streamInfer(call: InferCall, signal?: AbortSignal): AsyncGenerator<InferStreamEvent<InferAnswer>, void, undefined> {
+  async *streamInfer(call: InferCall, signal?: AbortSignal, resolved?: LoadedModel): AsyncGenerator<InferStreamEvent<InferAnswer>, void, undefined> {
     let model: LoadedModel;
     try {
-      model = this.repository.get(call.modelName, call.version);
-      if (!isDecoupledConfig(model)) {
+      model = resolved ?? this.repository.get(call.modelName, call.version);
+      if (!isDecoupledModel(model)) {
         yield { answer: await this.inferOn(model, call), final: true };
         return;
       }
@@ -111,11 +99,6 @@ export class InferenceService {
     yield* stream;
   }
 
-  /** True when the model's config is decoupled (`model_transaction_policy { decoupled: true }`). */
-  isDecoupled(name: string, version?: number): boolean {
-    return isDecoupledConfig(this.repository.get(name, version));
-  }
-
   private schedule(model: LoadedModel, call: InferCall, outputNames: readonly string[], responseSender: ResponseSender | undefined): Promise<InferenceResult> {
     const batchSize = model.config.max_batch_size > 0 ? (call.inputs[0]?.shape[0] ?? 1) : 1;
     const controls = createSequenceControls(model.config, call.parameters, batchSize);
@@ -128,6 +111,7 @@ export class InferenceService {
       parameters: call.parameters,
     };
     if (responseSender) request.responseSender = responseSender;
+    if (call.ensemble !== undefined) request.ensemble = call.ensemble;
     return model.scheduler.submit(request);
   }
 
@@ -155,11 +139,10 @@ export class InferenceService {
   /**
    * For transports, before decoding a request: the 503 it would get anyway because the model's queue is
    * full at every priority level (counted as a failed request, as the scheduler counts it). Undefined when
-   * the request may be accepted, or the model is unknown (the full path then reports that).
+   * the request may be accepted.
    */
-  refuseIfQueueFull(name: string, version?: number): HerdError | undefined {
-    if (!this.repository.isModelReady(name, version)) return undefined;
-    return this.repository.get(name, version).scheduler.refuseIfFull();
+  refuseIfQueueFull(model: LoadedModel): HerdError | undefined {
+    return model.scheduler.refuseIfFull();
   }
 
   metadata(name: string, version?: number): ModelMetadata {
@@ -203,10 +186,6 @@ export class InferenceService {
   requireModelReady(name: string, version?: number): void {
     this.repository.get(name, version);
   }
-}
-
-function isDecoupledConfig(model: LoadedModel): boolean {
-  return model.config.model_transaction_policy?.decoupled === true;
 }
 
 function decodeEntry(entry: Buffer): CachedResponse | undefined {

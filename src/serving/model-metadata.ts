@@ -1,6 +1,6 @@
 // Model metadata as KServe v2 reports it: config dims with a leading -1 for batching models.
 import { mapConfigTypeToDataType } from '../core/datatype.ts';
-import type { ModelConfig } from './repository/model-config.ts';
+import type { ModelConfig } from './model-config/model-config.ts';
 
 export interface TensorMetadata {
   name: string;

@@ -3,7 +3,8 @@
 // statistics and errors as a KServe client gets.
 import { randomUUID } from 'node:crypto';
 import type { InferencePort, InferencePortAnswer, InferencePortEvent, InferencePortModel, InferencePortRequest } from '../core/inference-port.ts';
-import type { InferAnswer, InferCall, InferenceService } from './inference-service.ts';
+import type { InferAnswer, InferCall } from './infer-call.ts';
+import type { InferenceService } from './inference-service.ts';
 
 export function createServingInferencePort(service: InferenceService): InferencePort {
   const toCall = (request: InferencePortRequest): InferCall => ({

@@ -3,7 +3,7 @@
 import { elementByteSize, mapConfigTypeToDataType } from '../core/datatype.ts';
 import { internal, invalidArg } from '../core/errors.ts';
 import { elementCount, isBytesData, type Tensor } from '../core/tensor.ts';
-import type { ModelConfig, ModelInput, ModelOutput } from './repository/model-config.ts';
+import type { ModelConfig, ModelInput, ModelOutput } from './model-config/model-config.ts';
 
 /** The parts of a ModelConfig validation reads. */
 export type ValidationModelConfig = Pick<ModelConfig, 'name' | 'max_batch_size'> & {

@@ -1,8 +1,9 @@
 // The import checker on hand-written sources: each wrong-way import of each kind is caught (the holes
-// the first regex-based check had), and the allowed ones are not.
+// the first regex-based check had), a wrong way inside a folder with a layer table, an import circle;
+// and the allowed ones are not.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CLOSED_LAYERS, checkImports, COMPUTED_IMPORTS, formatViolation, type ImportRules, LAYERS, PACKAGE_OWNERS } from './check-imports.ts';
+import { CLOSED_LAYERS, checkImportCycles, checkImports, COMPUTED_IMPORTS, FOLDER_LAYERS, formatViolation, type ImportRules, LAYERS, PACKAGE_OWNERS } from './check-imports.ts';
 
 const rules: ImportRules = {
   layers: LAYERS,
@@ -10,6 +11,9 @@ const rules: ImportRules = {
   closedLayers: CLOSED_LAYERS,
   dependencies: ['fastify', '@fastify/cors', '@grpc/grpc-js', '@grpc/proto-loader', 'zod', 'undici', 'commander', 'pg'],
   computedImports: COMPUTED_IMPORTS,
+  // The folder tables have their own tests below; these fixtures check the layers between folders.
+  folderLayers: {},
+  allowedCycles: [],
 };
 
 /** Checks one file and returns its violations as `line message`. */
@@ -97,4 +101,79 @@ test('the deliberate computed imports are exempt only as written, in their own f
   assert.deepEqual(check('src/serving/backends/js/load-js-model.ts', 'await import(url);\n'), []);
   assertCaught('src/serving/backends/js/load-js-model.ts', 'await import(other);\n', 1, /the target is computed/);
   assertCaught('src/serving/backends/js/other.ts', 'await import(url);\n', 1, /the target is computed/);
+});
+
+test('an import circle is caught, type-only imports included, and reported as one circle per tangle', () => {
+  const found = (files: { path: string; text: string }[], allowedCycles: ImportRules['allowedCycles'] = []) => checkImportCycles(files, { allowedCycles }).map(formatViolation);
+  const pair = [
+    { path: 'src/grpc/service.ts', text: "import { handle } from './handler.ts';\nexport interface Deps { x: number }\n" },
+    { path: 'src/grpc/handler.ts', text: "import type { Deps } from './service.ts';\nexport const handle = (d: Deps) => d;\n" },
+  ];
+  assert.deepEqual(found(pair), [
+    'src/grpc/handler.ts:1 import circle src/grpc/handler.ts → src/grpc/service.ts → src/grpc/handler.ts: move what both need into a module of its own',
+  ]);
+  const three = [
+    { path: 'src/serving/a.ts', text: "import type { B } from './sub/b.ts';\n" },
+    { path: 'src/serving/sub/b.ts', text: "export { c } from '../c.ts';\n" },
+    { path: 'src/serving/c.ts', text: "type A = import('./a.ts').A;\n" },
+    { path: 'src/serving/d.ts', text: "import { a } from './a.ts';\n" },
+  ];
+  assert.deepEqual(found(three), [
+    'src/serving/a.ts:1 import circle src/serving/a.ts → src/serving/sub/b.ts → src/serving/c.ts → src/serving/a.ts: move what both need into a module of its own',
+  ]);
+  // The type moved to a module of its own: no circle.
+  const fixed = [
+    { path: 'src/grpc/deps.ts', text: 'export interface Deps { x: number }\n' },
+    { path: 'src/grpc/service.ts', text: "import { handle } from './handler.ts';\nimport type { Deps } from './deps.ts';\n" },
+    { path: 'src/grpc/handler.ts', text: "import type { Deps } from './deps.ts';\n" },
+  ];
+  assert.deepEqual(found(fixed), []);
+  // An allowed circle passes only while it exists exactly as listed.
+  const allowed = [{ files: ['src/grpc/service.ts', 'src/grpc/handler.ts'], reason: 'fixture' }];
+  assert.deepEqual(found(pair, allowed), []);
+  assert.deepEqual(found(fixed, allowed), ['src/grpc/service.ts:1 allowed circle src/grpc/service.ts ↔ src/grpc/handler.ts no longer exists as listed: update ALLOWED_CYCLES']);
+});
+
+test('inside a folder with a layer table, a part imports only the parts its row names', () => {
+  const table = { 'ground/': [], 'middle/': ['ground/'], 'top.ts': ['middle/', 'ground/'], 'data.ts': [] };
+  const inFolder = (path: string, text: string) =>
+    checkImports([{ path, text }], { ...rules, folderLayers: { serving: table } }).map((v) => formatViolation(v).slice(path.length + 1));
+  assert.deepEqual(inFolder('src/serving/ground/x.ts', "import { y } from '../middle/y.ts';\n"), [
+    "1 import '../middle/y.ts' goes serving/ground/ → serving/middle/, against serving's layer table",
+  ]);
+  assert.deepEqual(inFolder('src/serving/middle/deep/x.ts', "import type { T } from '../../top.ts';\n"), [
+    "1 import type '../../top.ts' goes serving/middle/ → serving/top.ts, against serving's layer table",
+  ]);
+  assert.deepEqual(inFolder('src/serving/data.ts', 'await import(`./ground/${x}.ts`);\n'), [
+    "1 dynamic import `./ground/${x}.ts` goes serving/data.ts → serving/ground/, against serving's layer table",
+  ]);
+  assert.deepEqual(inFolder('src/serving/top.ts', 'await import(`./${x}.ts`);\n'), [
+    "1 dynamic import `./${x}.ts`: the target is computed at serving/'s root, so its part cannot be checked",
+  ]);
+  assert.deepEqual(inFolder('src/serving/other.ts', ''), ["1 other.ts is not in serving's layer table: add it to FOLDER_LAYERS and to docs/architecture.md"]);
+  // Down the table, inside one part, and out of the folder (the layer direction's business) are fine.
+  assert.deepEqual(inFolder('src/serving/top.ts', "import { a } from './middle/a.ts';\nimport { b } from './ground/b.ts';\nimport { c } from '../core/c.ts';\n"), []);
+  assert.deepEqual(inFolder('src/serving/middle/a.ts', "import { d } from './deep/d.ts';\nimport { g } from '../ground/g.ts';\n"), []);
+  // Another folder has no table, so no rule inside it.
+  assert.deepEqual(check('src/gateway/router/x.ts', "import { y } from '../billing/y.ts';\n"), []);
+});
+
+test("serving/'s table: model-config/ is the ground and repository/ the roof", () => {
+  const serving = (path: string, text: string) => checkImports([{ path, text }], { ...rules, folderLayers: FOLDER_LAYERS }).map((v) => formatViolation(v).slice(path.length + 1));
+  assert.deepEqual(serving('src/serving/model-config/parse-model-config.ts', "import type { BackendFactory } from '../backends/backend.ts';\n"), [
+    "1 import type '../backends/backend.ts' goes serving/model-config/ → serving/backends/, against serving's layer table",
+  ]);
+  assert.deepEqual(serving('src/serving/scheduler/model-scheduler.ts', "import type { LoadedModel } from '../repository/loaded-model.ts';\n"), [
+    "1 import type '../repository/loaded-model.ts' goes serving/scheduler/ → serving/repository/, against serving's layer table",
+  ]);
+  assert.deepEqual(serving('src/serving/ensemble/ensemble-scheduler.ts', "import type { InferenceService } from '../inference-service.ts';\n"), [
+    "1 import type '../inference-service.ts' goes serving/ensemble/ → serving/inference-service.ts, against serving's layer table",
+  ]);
+  assert.deepEqual(
+    serving(
+      'src/serving/repository/model-repository-manager.ts',
+      "import type { ModelConfig } from '../model-config/model-config.ts';\nimport { EnsembleScheduler } from '../ensemble/ensemble-scheduler.ts';\n",
+    ),
+    [],
+  );
 });

@@ -1,8 +1,10 @@
 // The import rules of docs/architecture.md as a function of source texts, so the real tree and
 // hand-written wrong-way fixtures go through the same checker (test/architecture.test.ts,
-// test/architecture/check-imports.test.ts).
+// test/architecture/check-imports.test.ts): the layer direction, each big folder's own layer table,
+// package owners, and no import circles.
 import { isBuiltin } from 'node:module';
 import { posix } from 'node:path';
+import { findImportCycles, formatCycle } from './find-import-cycles.ts';
 import { findImports, type ImportSite, type SourceText } from './find-imports.ts';
 
 export interface ImportRules {
@@ -16,6 +18,14 @@ export interface ImportRules {
   dependencies: readonly string[];
   /** Imports whose target is computed at run time on purpose: `path` and the argument as written. */
   computedImports: readonly { path: string; expression: string; reason: string }[];
+  /**
+   * Inside a layer folder (`serving`), which part may import which: a part is a subfolder (`scheduler/`)
+   * or a file at the folder's root (`stats.ts`); a part imports itself freely. A folder not listed has
+   * no rule inside it; a file of a listed folder whose part is not in its table is itself a violation.
+   */
+  folderLayers: Record<string, Record<string, readonly string[]>>;
+  /** Import circles kept on purpose: exactly these files (the whole circle), and why. */
+  allowedCycles: readonly { files: readonly string[]; reason: string }[];
 }
 
 /** The cli → app.ts → http|grpc → serving|gateway → core|config|metrics direction; client → core. */
@@ -65,6 +75,60 @@ export const COMPUTED_IMPORTS: ImportRules['computedImports'] = [
   },
 ];
 
+/**
+ * serving/'s own layers. model-config/ is the ground everyone reads (ModelConfig, the pbtxt parser,
+ * validation); backends/ sit on it; the scheduler, warmup and ensembles run backends; repository/ is the
+ * roof that builds them all; inference-service.ts resolves through the repository, and the inference
+ * port wraps the service. Plain data modules (stats, infer-call, response-stream) sit low.
+ */
+const CONFIG = 'model-config/';
+export const SERVING_LAYERS: Record<string, readonly string[]> = {
+  // The ground: plain config, data and settings, importing nothing else of serving/.
+  [CONFIG]: [],
+  'stats.ts': [],
+  'response-cache/': [],
+  'shared-memory/': [],
+  'log-settings.ts': [],
+  'trace-settings.ts': [],
+  'server-metadata.ts': [],
+  // Read the config.
+  'backends/': [CONFIG],
+  'classification.ts': [CONFIG],
+  'model-metadata.ts': [CONFIG],
+  'validate-infer-request.ts': [CONFIG],
+  'infer-call.ts': ['backends/'],
+  'response-stream.ts': ['backends/'],
+  // Run backends.
+  'scheduler/': [CONFIG, 'backends/', 'stats.ts'],
+  'warmup/': [CONFIG, 'backends/', 'scheduler/', 'validate-infer-request.ts'],
+  'ensemble/': [CONFIG, 'backends/', 'scheduler/', 'stats.ts', 'infer-call.ts', 'response-stream.ts'],
+  // The roof: builds every model.
+  'repository/': [CONFIG, 'backends/', 'scheduler/', 'ensemble/', 'warmup/', 'stats.ts', 'classification.ts'],
+  // The transports' entry point, and the port the gateway calls it through.
+  'inference-service.ts': [
+    CONFIG,
+    'backends/',
+    'classification.ts',
+    'infer-call.ts',
+    'model-metadata.ts',
+    'repository/',
+    'response-cache/',
+    'response-stream.ts',
+    'scheduler/',
+    'stats.ts',
+    'validate-infer-request.ts',
+  ],
+  'serving-inference-port.ts': ['infer-call.ts', 'inference-service.ts'],
+};
+
+export const FOLDER_LAYERS: ImportRules['folderLayers'] = { serving: SERVING_LAYERS };
+
+/**
+ * Circles that stay because breaking them means editing a file another change owns right now; each
+ * names the one-line fix. The cycle check fails when a listed circle is gone, so the list cannot go stale.
+ */
+export const ALLOWED_CYCLES: ImportRules['allowedCycles'] = [];
+
 export interface ImportViolation {
   path: string;
   line: number;
@@ -81,8 +145,14 @@ export function checkImports(files: readonly SourceText[], rules: ImportRules): 
       violations.push({ path: file.path, line: 1, message: `unknown top-level folder src/${from ?? ''}: add it to docs/architecture.md and to LAYERS` });
       continue;
     }
+    const table = rules.folderLayers[from];
+    const part = table === undefined ? undefined : partOf(file.path);
+    if (table !== undefined && (part === undefined || table[part] === undefined)) {
+      violations.push({ path: file.path, line: 1, message: `${part ?? file.path} is not in ${from}'s layer table: add it to FOLDER_LAYERS and to docs/architecture.md` });
+      continue;
+    }
     for (const site of findImports(file)) {
-      const message = checkSite(file.path, from, allowed, site, rules);
+      const message = checkSite(file.path, from, allowed, site, rules) ?? (table && part ? checkPart(file.path, from, part, table, site) : undefined);
       if (message !== undefined) violations.push({ path: file.path, line: site.line, message });
     }
   }
@@ -91,11 +161,57 @@ export function checkImports(files: readonly SourceText[], rules: ImportRules): 
 
 export const formatViolation = (v: ImportViolation) => `${v.path}:${v.line} ${v.message}`;
 
+/**
+ * Every import circle in `files` (file-level, type-only imports included: a type circle ties two modules
+ * together for a reader and a refactor as surely as a value one), but the allowed ones; and every allowed
+ * circle that no longer exists as listed.
+ */
+export function checkImportCycles(files: readonly SourceText[], rules: Pick<ImportRules, 'allowedCycles'>): ImportViolation[] {
+  const found = findImportCycles(files);
+  const key = (paths: readonly string[]) => [...paths].sort().join('\n');
+  const allowed = new Set(rules.allowedCycles.map((c) => key(c.files)));
+  const present = new Set(found.map((c) => key(c.files)));
+  const violations: ImportViolation[] = found
+    .filter((c) => !allowed.has(key(c.files)))
+    .map((c) => ({
+      path: c.cycle[0] as string,
+      line: 1,
+      message: `import circle ${formatCycle(c.cycle)}${c.files.length > c.cycle.length - 1 ? ` (${c.files.length} files in the circle: ${c.files.join(', ')})` : ''}: move what both need into a module of its own`,
+    }));
+  for (const c of rules.allowedCycles) {
+    if (!present.has(key(c.files)))
+      violations.push({ path: c.files[0] as string, line: 1, message: `allowed circle ${c.files.join(' ↔ ')} no longer exists as listed: update ALLOWED_CYCLES` });
+  }
+  return violations;
+}
+
 /** The layer of a src/ path: its top-level folder, or `app.ts` for the composition root itself. */
 export function layerOf(path: string): string | undefined {
   const parts = posix.normalize(path).split('/');
   if (parts[0] !== 'src' || parts.length < 2) return undefined;
   return parts[1];
+}
+
+/** The part of a layer a src/ path belongs to: `scheduler/` for src/serving/scheduler/x.ts, `stats.ts` for src/serving/stats.ts. */
+export function partOf(path: string): string | undefined {
+  const parts = posix.normalize(path).split('/');
+  if (parts[0] !== 'src' || parts.length < 3) return undefined;
+  return parts.length === 3 ? parts[2] : `${parts[2]}/`;
+}
+
+/** An import inside `layer` checked against the layer's own table (its direction was checked already). */
+function checkPart(path: string, layer: string, from: string, table: Record<string, readonly string[]>, site: ImportSite): string | undefined {
+  const { specifier } = site;
+  if (specifier === undefined || !specifier.startsWith('.')) return undefined;
+  const target = posix.normalize(posix.join(posix.dirname(path), specifier));
+  if (layerOf(target) !== layer) return undefined;
+  const what = `${site.kind} ${site.partial ? site.expression : `'${specifier}'`}`;
+  // A template is checked by the folder its prefix names; one that stops at the layer's root names no part.
+  const folder = (site.partial && !specifier.endsWith('/') ? posix.dirname(target) : target).replace(/\/+$/, '');
+  const to = site.partial ? (folder === `src/${layer}` ? undefined : partOf(`${folder}/`)) : partOf(target);
+  if (to === undefined) return `${what}: the target is computed at ${layer}/'s root, so its part cannot be checked`;
+  if (to === from || (table[from] ?? []).includes(to)) return undefined;
+  return `${what} goes ${layer}/${from} → ${layer}/${to}, against ${layer}'s layer table`;
 }
 
 function checkSite(path: string, from: string, allowed: readonly string[], site: ImportSite, rules: ImportRules): string | undefined {

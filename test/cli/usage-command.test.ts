@@ -76,9 +76,9 @@ test('a table by model and by provider, with totals in ¥ and $', async () => {
   await runUsage({ ledger: `sqlite:${file}`, by: 'provider', since: '7d' }, io);
   const text = io.text();
   assert.match(text, /^Usage from 2026-05-14 12:00 UTC to 2026-05-21 12:00 UTC by provider\n/);
-  assert.match(text, /holysheep +1 +0 +0 +0 +0 +1,000,000 +0 +¥8\.00 +\$1\.10 +\$8\.00 +¥0\.00/);
-  assert.match(text, /openai +1 +0 +0 +0 +0 +1,000,000 +0 +¥58\.40 +\$8\.00 +\$8\.00 +¥0\.00/);
-  assert.match(text, /total +2 +0 +0 +0 +0 +2,000,000 +0 +¥66\.40 +\$9\.10 +\$16\.00 +¥0\.00/, 'the April request is outside --since 7d');
+  assert.match(text, /holysheep +1 +0 +0 +0 +0 +0 +1,000,000 +0 +¥8\.00 +\$1\.10 +\$8\.00 +¥0\.00 +¥0\.00/);
+  assert.match(text, /openai +1 +0 +0 +0 +0 +0 +1,000,000 +0 +¥58\.40 +\$8\.00 +\$8\.00 +¥0\.00 +¥0\.00/);
+  assert.match(text, /total +2 +0 +0 +0 +0 +0 +2,000,000 +0 +¥66\.40 +\$9\.10 +\$16\.00 +¥0\.00 +¥0\.00/, 'the April request is outside --since 7d');
   assert.match(text, /true USD: that at the market rate/);
 });
 
@@ -99,7 +99,7 @@ test('--json is exact (micros and tokens) with cent strings, grouped by key with
       failed: 0,
       cache_hits: 0,
       estimated: 0,
-      tokens: { prompt: 0, cached_prompt: 0, cache_write: 0, completion: 1_000_000, reasoning: 0 },
+      tokens: { prompt: 0, cached_prompt: 0, cache_write: 0, cache_write_1h: 0, completion: 1_000_000, reasoning: 0, reported_reasoning: 0 },
       cost_micros: 58_400_000,
       cost: '58.40',
       usd_micros: 8_000_000,
@@ -108,9 +108,40 @@ test('--json is exact (micros and tokens) with cent strings, grouped by key with
       list_usd: '8.00',
       saved_micros: 0,
       saved: '0.00',
+      cache_read_saved_micros: 0,
+      cache_read_saved: '0.00',
     },
   ]);
   assert.equal(json.totals[0].cost, '58.40');
+});
+
+test('per key: prompt-cache reads and writes, and what the reads saved, apart from what cache hits saved', async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'herd-usage-')), 'herd.db');
+  const ledger = SqliteLedger.open(file);
+  const at = Date.parse('2026-05-21T09:00:00Z');
+  const upstream = { startedAt: at, model: 'claude-sonnet-4.5', provider: 'anthropic', upstreamModel: 'claude-sonnet-4-5', costMicros: 1_000_000 };
+  // An upstream answer records its cache reads' discount in saved_micros; a cache hit, its whole cost.
+  ledger.record(
+    sampleRequest({ ...upstream, requestId: 'r1', promptTokens: 10_000, cachedPromptTokens: 8_000, cacheWriteTokens: 1_000, cacheWrite1hTokens: 400, savedMicros: 21_600 }),
+    [],
+  );
+  ledger.record(sampleRequest({ ...upstream, requestId: 'r2', promptTokens: 12_000, cachedPromptTokens: 9_000, cacheWriteTokens: 2_000, savedMicros: 24_300 }), []);
+  ledger.record(sampleRequest({ ...upstream, requestId: 'hit', cacheHit: true, costMicros: 0, savedMicros: 500_000 }), []);
+  ledger.record(sampleRequest({ ...upstream, requestId: 'other', keyId: 'key_b', keyName: 'team b', cachedPromptTokens: 0, savedMicros: 0 }), []);
+  await ledger.close();
+
+  const io = captureIo();
+  await runUsage({ ledger: file, by: 'key', since: '7d', json: true }, io);
+  const [a, b] = JSON.parse(io.text()).rows as Array<Record<string, unknown>>;
+  assert.equal(a?.group, 'key_a');
+  assert.deepEqual(a?.tokens, { prompt: 22_000, cached_prompt: 17_000, cache_write: 3_000, cache_write_1h: 400, completion: 1_000, reasoning: 200, reported_reasoning: 0 });
+  assert.equal(a?.cache_read_saved_micros, 45_900);
+  assert.equal(a?.saved_micros, 500_000, 'a cache hit saves its whole cost; reads are reported apart');
+  assert.equal(b?.cache_read_saved_micros, 0);
+
+  const table = captureIo();
+  await runUsage({ ledger: file, by: 'key', since: '7d' }, table);
+  assert.match(table.text(), /key_a \(team a\) +3 +0 +1 +22,000 +17,000 +3,000 +1,000 +200 +¥2\.00 .* +¥0\.50 +¥0\.046\n/);
 });
 
 test('the ledger comes from herd.yaml, relative to it; a fresh install prints no usage and creates nothing', async () => {
@@ -171,4 +202,28 @@ test('by key: the master key is named once, and sums below a cent show their dig
   assert.match(text, /key_t .* ¥0\.000012 +\$0\.000002 +\$0\.000012 +¥0\.00\b/);
   assert.match(text, /total .* ¥0\.0042 +\$0\.00058 +\$0\.0042 /, 'the total (4212 micro-yuan) to two significant digits');
   assert.doesNotMatch(text, /¥0\.00 +\$0\.00 /, 'no spend reads as zero');
+});
+
+test('reasoning: the normalised figure in the table and JSON, and how much of it the upstreams reported themselves', async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'herd-usage-')), 'herd.db');
+  const ledger = SqliteLedger.open(file);
+  const at = Date.parse('2026-05-21T09:00:00Z');
+  // An OpenAI-compatible upstream reports its figure; Anthropic reports none apart (Herd counted 30).
+  ledger.record(sampleRequest({ requestId: 'o', startedAt: at, provider: 'holysheep', completionTokens: 20, reasoningTokens: 7, reportedReasoningTokens: 7 }), []);
+  ledger.record(sampleRequest({ requestId: 'a', startedAt: at, provider: 'anthropic', completionTokens: 60, reasoningTokens: 30 }), []);
+  await ledger.close();
+  const io = captureIo();
+  await runUsage({ ledger: file, by: 'provider', since: '7d', json: true }, io);
+  const json = JSON.parse(io.text());
+  assert.deepEqual(
+    json.rows.map((r: { group: string; tokens: { reasoning: number; reported_reasoning: number } }) => [r.group, r.tokens.reasoning, r.tokens.reported_reasoning]),
+    [
+      ['anthropic', 30, 0],
+      ['holysheep', 7, 7],
+    ],
+  );
+  assert.deepEqual([json.totals[0].tokens.reasoning, json.totals[0].tokens.reported_reasoning], [37, 7]);
+  const table = captureIo();
+  await runUsage({ ledger: file, by: 'provider', since: '7d' }, table);
+  assert.match(table.text(), /reasoning: completion tokens spent reasoning; 7 of them as the upstreams reported them/);
 });

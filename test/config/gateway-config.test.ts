@@ -27,7 +27,7 @@ test('defaults: no providers or models, HERD_MASTER_KEY, ./data/herd.db, 120 s d
   assert.deepEqual(c.providers, {});
   assert.deepEqual(c.models, {});
   assert.deepEqual(c.auth, { master_key_env: 'HERD_MASTER_KEY', db: './data/herd.db', failed_keys: { max_per_address: 20, window_s: 60 } });
-  assert.deepEqual(c.routes, { tiers: {}, auto: [], deadline_ms: 120_000 });
+  assert.deepEqual(c.routes, { tiers: {}, auto: [], patterns: [], deadline_ms: 120_000, affinity: { enabled: true, prefix_kb: 8, ttl_s: 300, key_prefix: 'herd:affinity:' } });
 });
 
 test('a full gateway config parses with per-provider defaults filled in', () => {
@@ -250,4 +250,48 @@ routes:
   );
   assert.equal(ok.models.emb?.kind, 'embedding');
   assert.equal(ok.models.emb?.dimensions, 256);
+});
+
+test('routes.patterns: globs checked at load, each error at its line and column', () => {
+  const lines = problems(`${base}
+models:
+  claude:
+    aliases: [sonnet]
+    price: { input: 3, output: 15 }
+    deployments: [{ provider: anthropic, upstream_model: '{model}' }, { provider: holysheep, upstream_model: 'x-{id}' }]
+routes:
+  patterns:
+    - { match: 'claude-*', model: sonnet }
+    - { match: 'claude-opus-*', model: claude }
+    - { match: gpt-5, model: claude }
+    - { match: 'gpt-5*', model: gpt-5 }
+`);
+  assert.deepEqual(lines, [
+    'h.yaml:10:110: models.claude.deployments[1].upstream_model: the only placeholder is {model} (the id the client asked for)',
+    "h.yaml:14:16: routes.patterns[1].match: can never match: routes.patterns[0] ('claude-*') comes first and matches every id this one does",
+    "h.yaml:15:16: routes.patterns[2].match: 'gpt-5' has no * or ?: an exact id is an alias (models.<name>.aliases)",
+    "h.yaml:16:33: routes.patterns[3].model: unknown model 'gpt-5' (known: claude)",
+  ]);
+});
+
+test('routes.patterns: a valid list keeps its order; upstream_model may hold {model}', () => {
+  const c = parseHerdConfig(
+    `${base}
+models:
+  claude:
+    price: { input: 3, output: 15 }
+    deployments: [{ provider: anthropic, upstream_model: '{model}' }]
+routes:
+  patterns:
+    - { match: 'claude-opus-*', model: claude }
+    - { match: 'claude-*', model: claude }
+`,
+    'h.yaml',
+    {},
+  );
+  assert.deepEqual(
+    c.routes.patterns.map((p) => p.match),
+    ['claude-opus-*', 'claude-*'],
+  );
+  assert.equal(c.models.claude!.deployments[0]!.upstream_model, '{model}');
 });

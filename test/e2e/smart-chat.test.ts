@@ -54,7 +54,11 @@ test('smart_chat routes by token count (fast, balanced, quality) and by preferen
   }
   const rows = herd.ledgerRows();
   assert.equal(rows.length, 4);
-  assert.ok(rows.every((r) => r['origin'] === 'triton:chat/1' && r['key_name'] === 'smart-chat-service'));
+  // The step's rows name the ensemble that ran it.
+  assert.ok(
+    rows.every((r) => r['origin'] === 'triton:smart_chat/chat:1' && r['key_name'] === 'smart-chat-service'),
+    JSON.stringify(rows.map((r) => r['origin'])),
+  );
   assert.deepEqual(
     rows.map((r) => r['model_requested']),
     ['fast', 'balanced', 'quality', 'quality'],

@@ -11,7 +11,7 @@ import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
 import { parseGenerateRequest, type GenerateInputSpec } from '../../src/core/codecs/kserve-generate.ts';
 import { validateChatRequest } from '../../src/gateway/validate-chat-request.ts';
 import { mapErrorToOpenAI } from '../../src/http/map-openai-error.ts';
-import { parseJsonModelConfig, parsePbtxtModelConfig } from '../../src/serving/repository/parse-model-config.ts';
+import { parseJsonModelConfig, parsePbtxtModelConfig } from '../../src/serving/model-config/parse-model-config.ts';
 import { mapErrorToKserve } from '../../src/http/map-kserve-error.ts';
 import { TRITON_MODEL_REPOSITORY } from '../triton-testdata.ts';
 import { checkRejection, type FuzzTarget } from './fuzz-target.ts';

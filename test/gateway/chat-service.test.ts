@@ -377,14 +377,14 @@ models:
   it('disabled providers: listed with the reason; their models unavailable; unknown names are NOT_FOUND', async () => {
     const svc = start({ env: { HOLYSHEEP_API_KEY: 'k', ANTHROPIC_API_KEY: 'k' } });
     assert.deepEqual(
-      svc.listModels().map((m) => [m.id, m.owned_by, m.herd.providers]),
+      (await svc.listModels()).map((m) => [m.id, m.owned_by, m.herd.providers]),
       [
         ['claude-sonnet-4.5', 'anthropic', ['anthropic']],
         ['gpt-4.1', 'holysheep', ['holysheep']],
       ],
     );
     assert.deepEqual(
-      svc.listModels((m) => m === 'gpt-4.1').map((m) => m.id),
+      (await svc.listModels((m) => m === 'gpt-4.1')).map((m) => m.id),
       ['gpt-4.1'],
     );
     const health = svc.health();

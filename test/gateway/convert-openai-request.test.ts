@@ -3,7 +3,7 @@ import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { convertOpenAIRequest } from '../../src/gateway/providers/openai/convert-openai-request.ts';
 
-it('does not send top_k, thinking, cache_control or the Anthropic client headers to an OpenAI-compatible upstream', () => {
+it('does not send top_k, cache_control or the Anthropic client headers to an OpenAI-compatible upstream, and sends thinking as reasoning_effort', () => {
   const body = convertOpenAIRequest(
     {
       model: 'claude-via-relay',
@@ -17,7 +17,7 @@ it('does not send top_k, thinking, cache_control or the Anthropic client headers
     'upstream-id',
     false,
   );
-  assert.deepEqual(body, { model: 'upstream-id', stream: false, messages: [{ role: 'user', content: 'hi' }], max_tokens: 10 });
+  assert.deepEqual(body, { model: 'upstream-id', stream: false, messages: [{ role: 'user', content: 'hi' }], max_tokens: 10, reasoning_effort: 'low' });
 });
 
 it('keeps replayed reasoning but not its Anthropic signature', () => {

@@ -83,6 +83,7 @@ describe('gemini provider', () => {
       cacheWriteTokens: 0,
       completionTokens: 208,
       reasoningTokens: 185,
+      reportedReasoningTokens: 185,
       estimated: false,
       raw: usageMetadata,
     });

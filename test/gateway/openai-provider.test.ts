@@ -82,6 +82,7 @@ describe('openai provider', () => {
       cacheWriteTokens: 0,
       completionTokens: 10,
       reasoningTokens: 4,
+      reportedReasoningTokens: 4,
       estimated: false,
       raw: completion.usage,
     });

@@ -9,7 +9,7 @@ import type { DataType } from '../../src/core/datatype.ts';
 import { HerdError } from '../../src/core/errors.ts';
 import type { Tensor, TensorData } from '../../src/core/tensor.ts';
 import { classifyTensor, formatFixed6, readLabelFile, readModelLabels } from '../../src/serving/classification.ts';
-import type { ModelConfig } from '../../src/serving/repository/model-config.ts';
+import type { ModelConfig } from '../../src/serving/model-config/model-config.ts';
 
 const decoder = new TextDecoder();
 const strings = (t: Tensor) => (t.data as Uint8Array[]).map((b) => decoder.decode(b));

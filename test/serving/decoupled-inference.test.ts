@@ -5,7 +5,10 @@ import { resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createBackends } from '../../src/app.ts';
 import type { HerdError } from '../../src/core/errors.ts';
-import { InferenceService, type InferAnswer, type InferStreamEvent } from '../../src/serving/inference-service.ts';
+import type { InferAnswer } from '../../src/serving/infer-call.ts';
+import { InferenceService } from '../../src/serving/inference-service.ts';
+import { isDecoupledModel } from '../../src/serving/repository/loaded-model.ts';
+import type { InferStreamEvent } from '../../src/serving/response-stream.ts';
 import { ModelRepositoryManager } from '../../src/serving/repository/model-repository-manager.ts';
 
 let repository: ModelRepositoryManager;
@@ -95,8 +98,8 @@ describe('decoupled models', () => {
       inference.infer({ modelName: 'repeat_int32', id: '', parameters: {}, inputs: [int32([1])], outputs: [] }),
       (err: HerdError) => err.code === 'UNSUPPORTED' && /decoupled/.test(err.message),
     );
-    assert.equal(inference.isDecoupled('repeat_int32'), true);
-    assert.equal(inference.isDecoupled('batch_echo'), false);
+    assert.equal(isDecoupledModel(inference.resolve('repeat_int32')), true);
+    assert.equal(isDecoupledModel(inference.resolve('batch_echo')), false);
   });
 
   it('that answer the ordinary way from execute() send that answer as the final response', async () => {

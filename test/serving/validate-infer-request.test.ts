@@ -4,7 +4,7 @@ import { HerdError } from '../../src/core/errors.ts';
 import type { DataType } from '../../src/core/datatype.ts';
 import { allocateTensorData, elementCount, type Tensor } from '../../src/core/tensor.ts';
 import { validateInferRequest, type ValidationModelConfig } from '../../src/serving/validate-infer-request.ts';
-import type { ConfigDataType } from '../../src/serving/repository/model-config.ts';
+import type { ConfigDataType } from '../../src/serving/model-config/model-config.ts';
 
 type InputOverrides = Partial<ValidationModelConfig['input'][number]>;
 

@@ -4,6 +4,16 @@ import type { Pool } from 'pg';
 import { HerdError } from '../../core/errors.ts';
 import type { SqliteMigration } from '../keys/apply-sqlite-migrations.ts';
 
+/**
+ * The database's schema is newer than this Herd knows (another Herd migrated it): UNAVAILABLE on the wire,
+ * and, as its own kind, something only an upgrade fixes (describe-postgres-failure.ts reads the kind, not the text).
+ */
+export class SchemaNewerError extends HerdError {
+  constructor(message: string) {
+    super('UNAVAILABLE', message);
+  }
+}
+
 /** Any constant works: it only has to be the same in every Herd process. */
 const MIGRATION_LOCK = 0x48657264; // 'Herd'
 
@@ -28,7 +38,7 @@ export async function applyPostgresMigrations(pool: Pool, scope: string, migrati
     const current = rows[0]?.version ?? 0;
     const latest = migrations.at(-1)?.version ?? 0;
     if (current > latest) {
-      throw new HerdError('UNAVAILABLE', `the ${scope} schema in this database is at version ${current}, newer than this Herd knows (${latest}): upgrade Herd`);
+      throw new SchemaNewerError(`the ${scope} schema in this database is at version ${current}, newer than this Herd knows (${latest}): upgrade Herd`);
     }
     const applied: number[] = [];
     for (const migration of migrations) {

@@ -8,7 +8,7 @@ import type { CompletionMeta, ChatMeta } from '../chat-service.ts';
 import type { ChatRequest, Usage } from '../chat-types.ts';
 import type { IngressDialect } from '../ingress-dialect.ts';
 import { UpstreamRouteError } from '../router/attempt-record.ts';
-import type { CatalogModel } from '../router/gateway-catalog.ts';
+import type { CatalogDeployment, CatalogModel } from '../router/gateway-catalog.ts';
 import type { StreamResult } from '../stream-relay.ts';
 import { estimatePromptTokens } from '../usage-estimate.ts';
 import { createLedgerRecords, type AnswerFacts } from './create-ledger-records.ts';
@@ -50,6 +50,8 @@ export interface FinishBase {
   dialect?: IngressDialect | undefined;
   /** The `model` the client sent. */
   requestedModel: string;
+  /** The herd.yaml rule it matched (ResolvedRoute.rule), once routing got that far. */
+  routeRule?: string | undefined;
   priority?: string | undefined;
   /** Epoch ms when the request arrived (prices in force then apply). */
   startedAt: number;
@@ -97,9 +99,15 @@ export class BillingService {
     this.currency = this.rates.currency;
   }
 
-  /** Cost of `usage` on (provider, model) with the price in force at `atMs`. */
-  price(input: { provider: string; model: string; usage: Pick<Usage, 'promptTokens' | 'cachedPromptTokens' | 'cacheWriteTokens' | 'completionTokens'>; atMs?: number }): Cost {
-    const entry = this.catalog.get(input.provider, input.model, input.atMs ?? this.now());
+  /** Cost of `usage` on (provider, model) with the price in force at `atMs`; `upstreamModel`, the id sent, may match billing.prices' `match` entries. */
+  price(input: {
+    provider: string;
+    model: string;
+    upstreamModel?: string | undefined;
+    usage: Pick<Usage, 'promptTokens' | 'cachedPromptTokens' | 'cacheWriteTokens' | 'completionTokens' | 'cacheWrite1hTokens'>;
+    atMs?: number;
+  }): Cost {
+    const entry = this.catalog.get(input.provider, input.model, input.atMs ?? this.now(), input.upstreamModel);
     return priceTokens(input.usage, entry, input.provider, this.rates);
   }
 
@@ -121,12 +129,24 @@ export class BillingService {
     return dearest;
   }
 
-  /** estimate() for the model the flow resolved the request to: its deployments' prices, no name lookup. */
-  estimateForModel(input: { model: CatalogModel; promptTokens: number; maxCompletionTokens?: number | undefined; atMs?: number }): Micros {
+  /**
+   * estimate() for the model the flow resolved the request to: its deployments' prices, no name lookup.
+   * `upstreamModelOf`: the id each deployment would be sent (a pattern route's own id), for `match` prices.
+   */
+  estimateForModel(input: {
+    model: CatalogModel;
+    promptTokens: number;
+    maxCompletionTokens?: number | undefined;
+    atMs?: number;
+    upstreamModelOf?: (deployment: CatalogDeployment) => string;
+  }): Micros {
     const at = input.atMs ?? this.now();
     const usage = { promptTokens: input.promptTokens, cachedPromptTokens: 0, cacheWriteTokens: 0, completionTokens: input.maxCompletionTokens ?? input.promptTokens };
     let dearest = 0;
-    for (const d of input.model.deployments) dearest = Math.max(dearest, this.price({ provider: d.provider.name, model: input.model.name, usage, atMs: at }).costMicros);
+    for (const d of input.model.deployments) {
+      const upstreamModel = input.upstreamModelOf?.(d);
+      dearest = Math.max(dearest, this.price({ provider: d.provider.name, model: input.model.name, upstreamModel, usage, atMs: at }).costMicros);
+    }
     return dearest;
   }
 
@@ -153,9 +173,10 @@ export class BillingService {
   /**
    * finish() in two steps: `committed` settles once the request's rows would survive the process being
    * killed (a transport writes the answer's last byte after it: an answered request is never missing
-   * from the ledger), `done` once the reservation is settled too.
+   * from the ledger), `done` once the reservation is settled too; `cost` is the request's price as its
+   * row records it, known at once.
    */
-  finishDurably(input: FinishInput): { committed: Promise<void>; done: Promise<FinishResult> } {
+  finishDurably(input: FinishInput): { committed: Promise<void>; done: Promise<FinishResult>; cost: Cost | undefined } {
     const finishedAt = this.now();
     const answer = this.describeAnswer(input);
     const { request, attempts } = createLedgerRecords(
@@ -165,6 +186,7 @@ export class BillingService {
         keyName: input.key.name,
         origin: input.origin,
         dialect: input.dialect,
+        routeRule: input.routeRule,
         requestedModel: input.requestedModel,
         priority: input.priority,
         startedAt: input.startedAt,
@@ -183,7 +205,7 @@ export class BillingService {
       committed = Promise.reject(err);
     }
     committed.catch(() => undefined);
-    return { committed, done: this.settleAfter(committed, input, answer, request) };
+    return { committed, done: this.settleAfter(committed, input, answer, request), cost: answer.cost };
   }
 
   /**
@@ -238,26 +260,28 @@ export class BillingService {
   }
 
   private describeAnswer(input: FinishInput): AnswerFacts {
-    const priced = (provider: string, model: string, usage: Usage) => this.price({ provider, model, usage, atMs: input.startedAt });
+    const priced = (provider: string, model: string, upstreamModel: string, usage: Usage) => this.price({ provider, model, upstreamModel, usage, atMs: input.startedAt });
     switch (input.outcome) {
       case 'completion':
       case 'stream': {
         const usage = input.outcome === 'completion' ? input.meta.usage : input.result.usage;
         const status = input.outcome === 'completion' || input.result.outcome === 'completed' ? 'ok' : input.result.outcome;
+        const cost = priced(input.meta.provider, input.meta.model, input.meta.upstreamModel, usage);
         return {
           model: input.meta.model,
           provider: input.meta.provider,
           upstreamModel: input.meta.upstreamModel,
           status,
           usage,
-          cost: priced(input.meta.provider, input.meta.model, usage),
+          cost,
           cacheHit: false,
-          savedMicros: 0,
+          // An upstream answer's saving is its prompt-cache reads' discount (a cache hit's is its whole cost).
+          savedMicros: cost.cacheReadSavedMicros,
           attempts: input.meta.attempts,
         };
       }
       case 'cache-hit': {
-        const cost = priced(input.provider, input.model, input.usage);
+        const cost = priced(input.provider, input.model, input.upstreamModel, input.usage);
         return {
           model: input.model,
           provider: input.provider,

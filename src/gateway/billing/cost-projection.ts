@@ -1,6 +1,6 @@
 // `herd cost`'s arithmetic and output: a month of a usage profile priced through every deployment of each
 // model, the cheapest and dearest route and the saving between them — exact micros, shown to the cent.
-import type { GatewayConfig } from '../../config/gateway-config-schema.ts';
+import { MODEL_PLACEHOLDER, type GatewayConfig } from '../../config/gateway-config-schema.ts';
 import { formatCount, formatReportTable } from './format-report-table.ts';
 import { addMicros, formatMicros, formatMoney, type CurrencyCode, type Micros } from './money.ts';
 import type { PriceCatalog, PriceEntry } from './price-catalog.ts';
@@ -43,8 +43,8 @@ export function projectCosts(input: { profile: UsageProfile; config: Pick<Gatewa
   const models = profile.models.map((p): ModelProjection => {
     const priced = (config.models[p.model]?.deployments ?? [])
       .map((d) => {
-        const upstreamModel = d.upstream_model ?? p.model;
-        return { provider: d.provider, upstreamModel, cost: priceTokens(p.monthly, catalog.get(d.provider, p.model, atMs), d.provider, rates) };
+        const upstreamModel = (d.upstream_model ?? p.model).replaceAll(MODEL_PLACEHOLDER, p.model);
+        return { provider: d.provider, upstreamModel, cost: priceTokens(p.monthly, catalog.get(d.provider, p.model, atMs, upstreamModel), d.provider, rates) };
       })
       .sort((a, b) => a.cost.costMicros - b.cost.costMicros);
     const cheapest = priced[0]?.cost.costMicros ?? 0;

@@ -2,6 +2,7 @@
 // password) and why it failed, with a hint when the cause will not go away without them (a wrong password).
 import pg from 'pg';
 import { HerdError } from '../../core/errors.ts';
+import { SchemaNewerError } from './apply-postgres-migrations.ts';
 
 /** SQLSTATEs meaning the server answered and said no: retrying alone will not help. */
 const NEEDS_OPERATOR: Readonly<Record<string, string>> = {
@@ -37,7 +38,7 @@ export function describePostgresFailure(error: unknown): { reason: string; needs
   const hint = code === undefined ? undefined : NEEDS_OPERATOR[code];
   if (hint !== undefined) return { reason: `${hint}: ${message}`, needsOperator: true };
   // A newer schema (another Herd migrated it) is ours to report, and waits for an upgrade of this one.
-  if (error instanceof HerdError && /newer than this Herd/.test(error.message)) return { reason: error.message, needsOperator: true };
+  if (error instanceof SchemaNewerError) return { reason: error.message, needsOperator: true };
   return { reason: message, needsOperator: false };
 }
 

@@ -2,20 +2,12 @@
 // the process is killed still becomes an attempt row (outcome `interrupted`) at the next start-up.
 import type { CurrencyCode } from './money.ts';
 import type { AttemptRow, RequestRecord } from './ledger.ts';
-import type { LedgerEntry } from './ledger-write-queue.ts';
+import type { AttemptIntent } from './attempt-intent.ts';
+import type { LedgerEntry } from './ledger-entry.ts';
+
+export type { AttemptIntent } from './attempt-intent.ts';
 
 export const INTERRUPTED = 'interrupted';
-
-export interface AttemptIntent {
-  requestId: string;
-  attempt: number;
-  keyId: string;
-  requestedModel: string;
-  model: string;
-  provider: string;
-  upstreamModel: string;
-  startedAt: number;
-}
 
 /** One spool line; an object (not the [request, attempts] array of an entry), so older readers skip it. */
 export function intentLine(i: AttemptIntent): string {

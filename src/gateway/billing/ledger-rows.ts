@@ -192,9 +192,12 @@ export function convertUsageRow(row: Record<string, unknown>): UsageRow {
     cacheWriteTokens: int('cache_write_tokens'),
     completionTokens: int('completion_tokens'),
     reasoningTokens: int('reasoning_tokens'),
+    reportedReasoningTokens: int('reported_reasoning_tokens'),
     costMicros: int('cost_micros'),
     usdMicros: int('usd_micros'),
     listUsdMicros: int('list_usd_micros'),
     savedMicros: int('saved_micros'),
+    cacheWrite1hTokens: int('cache_write_1h_tokens'),
+    cacheReadSavedMicros: int('cache_read_saved_micros'),
   };
 }

@@ -6,7 +6,7 @@ import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, 
 import { join } from 'node:path';
 import { HerdError } from '../../core/errors.ts';
 import { type AttemptIntent, intentLine, parseIntentLine } from './ledger-intents.ts';
-import type { LedgerEntry } from './ledger-write-queue.ts';
+import type { LedgerEntry } from './ledger-entry.ts';
 
 const LOCK = 'owner.pid';
 

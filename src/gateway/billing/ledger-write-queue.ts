@@ -2,13 +2,11 @@
 // survive the process being killed. With a spool, that is one append to a local file per event-loop turn
 // (every request finishing in the turn shares it) and the database gets them in large batches later;
 // without one, the database commit itself is the group commit, one transaction per turn.
+import type { LedgerEntry } from './ledger-entry.ts';
 import type { AttemptRow, LedgerStats, RequestRecord } from './ledger.ts';
 import type { LedgerSpool } from './ledger-spool.ts';
 
-export interface LedgerEntry {
-  request: RequestRecord;
-  attempts: readonly AttemptRow[];
-}
+export type { LedgerEntry } from './ledger-entry.ts';
 
 export interface LedgerWriteQueueOptions {
   /** Writes a batch in one transaction; rows already present must be ignored (a retried batch, a replayed spool). */

@@ -1,7 +1,7 @@
 // The Ledger contract: budget reservations (reserve → settle | release, idempotent by request id),
 // request/attempt rows group-committed before the answer's last byte, and usage reports; SQLite and
 // PostgreSQL implement it on one schema.
-import type { AttemptIntent } from './ledger-intents.ts';
+import type { AttemptIntent } from './attempt-intent.ts';
 import type { CurrencyCode, Micros } from './money.ts';
 
 export interface Budgets {
@@ -121,7 +121,10 @@ export interface RequestRecord extends TokenColumns, CostColumns {
   status: string;
   httpStatus: number | undefined;
   cacheHit: boolean;
-  /** Cache hit: what the answer would have cost (settlement currency). */
+  /**
+   * What a cache saved, in the settlement currency: a cache hit, what the answer would have cost; an upstream
+   * answer, its prompt-cache reads at input less what they cost (no ledger column of its own: same meaning, no migration).
+   */
   savedMicros: Micros;
   priority: string | undefined;
   attempts: number;
@@ -180,10 +183,17 @@ export interface UsageRow {
   cacheWriteTokens: number;
   completionTokens: number;
   reasoningTokens: number;
+  /** Of the rows' reasoning, the sum of the upstreams' own figures (Anthropic reports none apart: 0 there). */
+  reportedReasoningTokens: number;
   costMicros: Micros;
   usdMicros: Micros;
   listUsdMicros: Micros;
+  /** What Herd's own cache saved (cache hits). */
   savedMicros: Micros;
+  /** Of cacheWriteTokens, those written for 1 hour. */
+  cacheWrite1hTokens: number;
+  /** What upstream prompt-cache reads saved: cached tokens at input less what they cost. */
+  cacheReadSavedMicros: Micros;
 }
 
 export interface LedgerStats {

@@ -14,6 +14,8 @@ export interface TokenCounts<T = number> {
   cachedPromptTokens: T;
   cacheWriteTokens: T;
   completionTokens: T;
+  /** Of cacheWriteTokens, those written for 1 hour (priced at cache_write_1h); absent: none. */
+  cacheWrite1hTokens?: T | undefined;
 }
 
 export interface SettlementRates {
@@ -39,6 +41,8 @@ export interface Cost {
   price: PriceEntry;
   /** The provider's rate applied (settlement units per list-price USD), for USD-listed prices. */
   exchangeRate: Rational;
+  /** In the settlement currency: what the cached prompt tokens would have cost at input, less what they cost. */
+  cacheReadSavedMicros: Micros;
 }
 
 export function createSettlementRates(config: {
@@ -59,8 +63,9 @@ export function createSettlementRates(config: {
 
 /**
  * Cost of `tokens` at `price` through `provider`. Uncached prompt tokens (prompt − cached − cache
- * writes) at input, cached reads at cached_input, cache writes at cache_write (both falling back to
- * input), completion (reasoning included) at output. An upstream whose cached + written tokens
+ * writes) at input, cached reads at cached_input, 5-minute cache writes at cache_write, 1-hour ones at
+ * cache_write_1h (falling back to cache_write, all falling back to input), completion (reasoning
+ * included) at output. An upstream whose cached + written tokens
  * exceed its prompt total is trusted for the parts: the uncached part is then zero, never negative.
  *
  * Currency: a USD price × the provider's exchange_rate is the settlement cost; a price listed in the
@@ -69,17 +74,17 @@ export function createSettlementRates(config: {
 export function priceTokens(tokens: TokenCounts<number | Rational>, price: PriceEntry, provider: string, rates: SettlementRates): Cost {
   const listed = listAmount(tokens, price);
   const exchangeRate = rates.providerRates.get(provider) ?? Rational.ONE;
-  let settlement: Rational;
-  let listUsd: Rational;
-  if (price.currency === 'USD') {
-    listUsd = listed;
-    settlement = listed.times(exchangeRate);
-  } else {
+  let toSettlement: Rational;
+  if (price.currency === 'USD') toSettlement = exchangeRate;
+  else {
     const market = rates.market.get(price.currency);
     if (market === undefined) throw new HerdError('INTERNAL', `no market rate for ${price.currency} (set billing.fx.${price.currency})`);
-    settlement = listed.times(market);
-    listUsd = settlement.dividedBy(rates.marketPerUsd);
+    toSettlement = market;
   }
+  const settlement = listed.times(toSettlement);
+  const listUsd = price.currency === 'USD' ? listed : settlement.dividedBy(rates.marketPerUsd);
+  const cached = nonNegative(tokens.cachedPromptTokens);
+  const readSaving = cached.compare(0) === 0 ? Rational.ZERO : cached.times(price.input.minus(price.cachedInput ?? price.input)).times(toSettlement);
   return {
     currency: rates.currency,
     costMicros: roundToMicros(settlement),
@@ -87,6 +92,7 @@ export function priceTokens(tokens: TokenCounts<number | Rational>, price: Price
     listUsdMicros: roundToMicros(listUsd),
     price,
     exchangeRate,
+    cacheReadSavedMicros: roundToMicros(readSaving),
   };
 }
 
@@ -94,11 +100,17 @@ export function priceTokens(tokens: TokenCounts<number | Rational>, price: Price
 function listAmount(tokens: TokenCounts<number | Rational>, price: PriceEntry): Rational {
   const cached = nonNegative(tokens.cachedPromptTokens);
   const written = nonNegative(tokens.cacheWriteTokens);
+  // The 1-hour part is trusted only up to the writes it belongs to.
+  const asked1h = nonNegative(tokens.cacheWrite1hTokens ?? 0);
+  const written1h = asked1h.compare(written) > 0 ? written : asked1h;
+  const written5m = written.minus(written1h);
   const uncached = nonNegative(Rational.of(tokens.promptTokens).minus(cached).minus(written));
+  const write5m = price.cacheWrite ?? price.input;
   return uncached
     .times(price.input)
     .plus(cached.times(price.cachedInput ?? price.input))
-    .plus(written.times(price.cacheWrite ?? price.input))
+    .plus(written5m.times(write5m))
+    .plus(written1h.times(price.cacheWrite1h ?? write5m))
     .plus(nonNegative(tokens.completionTokens).times(price.output));
 }
 

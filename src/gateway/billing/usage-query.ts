@@ -22,7 +22,8 @@ function groupExpression(dialect: SqlDialect, by: UsageGroup): string {
   }
 }
 
-// Cache hits consumed no upstream tokens: they count as requests and savings, not as usage.
+// Cache hits consumed no upstream tokens: they count as requests and savings, not as usage. saved_micros
+// holds a hit's whole cost, and an upstream answer's prompt-cache read discount: reported apart.
 const upstream = (column: string) => `CAST(SUM(CASE WHEN cache_hit = 0 THEN ${column} ELSE 0 END) AS BIGINT) AS ${column}`;
 const total = (column: string) => `CAST(SUM(${column}) AS BIGINT) AS ${column}`;
 
@@ -35,8 +36,11 @@ export function buildUsageQuery(dialect: SqlDialect, by: UsageGroup): string {
       CAST(SUM(cache_hit) AS BIGINT) AS cache_hits,
       ${total('estimated')},
       ${upstream('prompt_tokens')}, ${upstream('cached_prompt_tokens')}, ${upstream('cache_write_tokens')},
-      ${upstream('completion_tokens')}, ${upstream('reasoning_tokens')},
-      ${total('cost_micros')}, ${total('usd_micros')}, ${total('list_usd_micros')}, ${total('saved_micros')}
+      ${upstream('cache_write_1h_tokens')}, ${upstream('completion_tokens')}, ${upstream('reasoning_tokens')},
+      CAST(SUM(CASE WHEN cache_hit = 0 THEN COALESCE(reported_reasoning_tokens, 0) ELSE 0 END) AS BIGINT) AS reported_reasoning_tokens,
+      ${total('cost_micros')}, ${total('usd_micros')}, ${total('list_usd_micros')},
+      CAST(SUM(CASE WHEN cache_hit = 1 THEN saved_micros ELSE 0 END) AS BIGINT) AS saved_micros,
+      CAST(SUM(CASE WHEN cache_hit = 0 THEN saved_micros ELSE 0 END) AS BIGINT) AS cache_read_saved_micros
     FROM ledger_requests
     WHERE started_at >= ${p[0]} AND started_at < ${p[1]}
     GROUP BY 1, currency

@@ -65,10 +65,13 @@ const SUMMED = [
   'cacheWriteTokens',
   'completionTokens',
   'reasoningTokens',
+  'reportedReasoningTokens',
   'costMicros',
   'usdMicros',
   'listUsdMicros',
   'savedMicros',
+  'cacheWrite1hTokens',
+  'cacheReadSavedMicros',
 ] as const satisfies ReadonlyArray<keyof UsageRow>;
 
 /** Exact integers (micros, tokens) for programs; cent-rounded strings for people. */
@@ -81,7 +84,15 @@ export function convertUsageReportToJson(report: UsageReport) {
     failed: r.failed,
     cache_hits: r.cacheHits,
     estimated: r.estimated,
-    tokens: { prompt: r.promptTokens, cached_prompt: r.cachedPromptTokens, cache_write: r.cacheWriteTokens, completion: r.completionTokens, reasoning: r.reasoningTokens },
+    tokens: {
+      prompt: r.promptTokens,
+      cached_prompt: r.cachedPromptTokens,
+      cache_write: r.cacheWriteTokens,
+      cache_write_1h: r.cacheWrite1hTokens,
+      completion: r.completionTokens,
+      reasoning: r.reasoningTokens,
+      reported_reasoning: r.reportedReasoningTokens,
+    },
     cost_micros: r.costMicros,
     cost: formatMicros(r.costMicros),
     usd_micros: r.usdMicros,
@@ -90,6 +101,8 @@ export function convertUsageReportToJson(report: UsageReport) {
     list_usd: formatMicros(r.listUsdMicros),
     saved_micros: r.savedMicros,
     saved: formatMicros(r.savedMicros),
+    cache_read_saved_micros: r.cacheReadSavedMicros,
+    cache_read_saved: formatMicros(r.cacheReadSavedMicros),
   });
   return {
     object: 'usage.report',
@@ -112,22 +125,46 @@ export function formatUsageReport(report: UsageReport): string {
     formatCount(r.cacheHits),
     formatCount(r.promptTokens),
     formatCount(r.cachedPromptTokens),
+    formatCount(r.cacheWriteTokens),
     formatCount(r.completionTokens),
     formatCount(r.reasoningTokens),
     formatBillAmount(r.costMicros, r.currency),
     formatBillAmount(r.usdMicros, 'USD'),
     formatBillAmount(r.listUsdMicros, 'USD'),
     formatBillAmount(r.savedMicros, r.currency),
+    formatBillAmount(r.cacheReadSavedMicros, r.currency),
+  ];
+  const header = [
+    report.by,
+    'requests',
+    'failed',
+    'cache hits',
+    'prompt',
+    'cached',
+    'cache write',
+    'completion',
+    'reasoning',
+    'cost',
+    'true USD',
+    'list USD',
+    'cache saved',
+    'read saved',
   ];
   const table = formatReportTable({
-    header: [report.by, 'requests', 'failed', 'cache hits', 'prompt', 'cached', 'completion', 'reasoning', 'cost', 'true USD', 'list USD', 'cache saved'],
-    align: ['left', ...Array<'right'>(11).fill('right')],
+    header,
+    align: ['left', ...Array<'right'>(header.length - 1).fill('right')],
     rows: report.rows.map(cells),
     footer: report.totals.map(cells),
   });
   const estimated = report.totals.reduce((n, t) => n + t.estimated, 0);
+  const reasoning = report.totals.reduce((n, t) => n + t.reasoningTokens, 0);
+  const reported = report.totals.reduce((n, t) => n + t.reportedReasoningTokens, 0);
   const notes = [
     'cost: what was charged, in the settlement currency; true USD: that at the market rate; list USD: the same tokens at list price.',
+    "cached / cache write: prompt tokens read from / written to the upstream's prompt cache; cache saved: answers from Herd's cache; read saved: cached tokens at the input price less what they cost.",
+    ...(reasoning > 0
+      ? [`reasoning: completion tokens spent reasoning; ${formatCount(reported)} of them as the upstreams reported them, the rest counted by Herd (Anthropic reports none apart).`]
+      : []),
     ...(estimated > 0 ? [`${formatCount(estimated)} request(s) were counted by Herd's tokenizer because the upstream reported no usage.`] : []),
   ];
   return `${title}\n\n${table}\n\n${notes.join('\n')}\n`;

@@ -176,6 +176,8 @@ export interface CacheHitRoute {
   /** The `model` the client sent. */
   requestedModel: string;
   route: RouteKind;
+  /** The herd.yaml rule the requested model matched (x-herd-route). */
+  routeRule: string;
   tier?: TierName;
   /** Herd's time for the request so far, ms. */
   overheadMs?: number;
@@ -186,6 +188,7 @@ export function createCacheHitMeta(answer: Readonly<CachedAnswer>, route: CacheH
   const meta: CompletionMeta = {
     requestedModel: route.requestedModel,
     route: route.route,
+    routeRule: route.routeRule,
     model: answer.model,
     provider: answer.provider,
     upstreamModel: answer.upstreamModel,

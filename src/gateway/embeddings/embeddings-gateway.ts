@@ -26,7 +26,7 @@ import { DeploymentStats } from '../router/deployment-stats.ts';
 import { expandFallbacks } from '../router/expand-fallbacks.ts';
 import { buildGatewayCatalog, type CatalogModel, type GatewayCatalog, type GatewayRoutingConfig } from '../router/gateway-catalog.ts';
 import { PromptTokenEstimate } from '../router/prompt-token-estimate.ts';
-import { resolveRoute } from '../router/resolve-route.ts';
+import { resolveRoute, resolveRouteUpstreamModel } from '../router/resolve-route.ts';
 import { runAttempts, type RoutingState } from '../router/run-attempts.ts';
 import { countTokens } from '../usage-estimate.ts';
 import { shortenEmbedding } from './embedding-codec.ts';
@@ -128,6 +128,7 @@ export class EmbeddingsGateway {
       requestId,
       key: { id: caller.key.id, name: caller.key.name },
       origin: caller.origin,
+      routeRule: route.rule,
       requestedModel: request.model,
       priority,
       startedAt,
@@ -158,6 +159,7 @@ export class EmbeddingsGateway {
           signal,
           deadline,
           priority,
+          upstreamModelOf: (deployment) => resolveRouteUpstreamModel(route, deployment),
           forecastTokens: async () => ({ prompt: counted ?? (await countInputTokens(request.inputs)), completion: 0 }),
           attempt: async (target, attemptSignal) => {
             const embed = target.provider.embed?.bind(target.provider);
@@ -167,7 +169,7 @@ export class EmbeddingsGateway {
             const result = await embed(
               {
                 inputs: request.inputs,
-                upstreamModel: target.deployment.upstreamModel,
+                upstreamModel: target.upstreamModel,
                 ...(request.dimensions !== undefined ? { dimensions: request.dimensions } : {}),
                 timeoutMs: target.timeouts.timeoutMs,
               },
@@ -196,9 +198,10 @@ export class EmbeddingsGateway {
         rawFinishReason: null,
         requestedModel: request.model,
         route: route.kind,
+        routeRule: route.rule,
         model: loop.target.model.name,
         provider: loop.target.deployment.provider.name,
-        upstreamModel: loop.target.deployment.upstreamModel,
+        upstreamModel: loop.target.upstreamModel,
         attempts: loop.attempts,
         upstreamMs: loop.upstreamMs,
         waitedMs: loop.waitedMs,

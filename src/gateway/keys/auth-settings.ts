@@ -1,5 +1,5 @@
 // The `auth` section of herd.yaml as the gateway uses it: which environment variable holds the
-// master key, and where keys are stored. Defaults match DESIGN.md.
+// master key, and where keys are stored. Defaults are documented in docs/configuration.md.
 import type { AuthConfig } from '../../config/gateway-config-schema.ts';
 import { DEFAULT_AUTH_FAILURE_LIMIT, type AuthFailureLimitSettings } from './auth-failure-limiter.ts';
 

@@ -102,6 +102,8 @@ export interface Provider {
   stream(req: ProviderRequest, signal: AbortLink): AsyncIterable<ProviderStreamEvent>;
   /** Embeddings, for providers whose upstream offers them; same error contract as chat(). */
   embed?(req: EmbedRequest, signal: AbortLink): Promise<EmbedResult>;
+  /** The model ids the upstream's own model list names (GET /v1/models or its dialect's own), for pattern routes' listing. */
+  listModels?(signal: AbortLink, timeoutMs: number): Promise<string[]>;
   /** Closes pooled upstream connections. */
   close(): Promise<void>;
 }

@@ -1,16 +1,18 @@
 // The gateway's model catalog, built once from validated config and the environment: providers
 // (enabled, or disabled with the reason), models with their deployments, names and aliases, routes.
-import type {
-  AutoRule,
-  GatewayConfig,
-  ModelKind,
-  OpenAIExtraEndpoint,
-  PriceConfig,
-  PromptTemplateConfig,
-  ProviderConfig,
-  ProviderType,
-  RoutingStrategy,
-  TierName,
+import { parseModelPattern } from '../../config/parse-model-pattern.ts';
+import {
+  MODEL_PLACEHOLDER,
+  type AutoRule,
+  type GatewayConfig,
+  type ModelKind,
+  type OpenAIExtraEndpoint,
+  type PriceConfig,
+  type PromptTemplateConfig,
+  type ProviderConfig,
+  type ProviderType,
+  type RoutingStrategy,
+  type TierName,
 } from '../../config/gateway-config-schema.ts';
 import { describeMissingBaseUrl, resolveProviderEndpoint } from './resolve-provider-endpoint.ts';
 
@@ -37,6 +39,7 @@ export interface CatalogDeployment {
   /** The public model this deployment serves. */
   model: string;
   provider: CatalogProvider;
+  /** As herd.yaml says it: may hold `{model}` (see resolveUpstreamModel). */
   upstreamModel: string;
   /** The list price that applies: the deployment's own, else the model's (USD per million tokens). */
   price: PriceConfig;
@@ -69,15 +72,34 @@ export interface CatalogModel {
   unavailableReasons: string[];
 }
 
+/** routes.patterns, in order: a model id matching `glob` routes to `model` (canonical). */
+export interface CatalogPattern {
+  glob: string;
+  model: string;
+  test(id: string): boolean;
+}
+
 export interface GatewayCatalog {
   providers: ReadonlyMap<string, CatalogProvider>;
   models: ReadonlyMap<string, CatalogModel>;
   /** Tier name → canonical model name, for the tiers that are set. */
   tiers: ReadonlyMap<TierName, string>;
   autoRules: readonly AutoRule[];
+  patterns: readonly CatalogPattern[];
   deadlineMs: number;
   /** A model by its name or one of its aliases. */
   findModel(nameOrAlias: string): CatalogModel | undefined;
+  /** The first pattern `id` matches. */
+  findPattern(id: string): CatalogPattern | undefined;
+}
+
+/**
+ * The id an attempt on `deployment` sends upstream: its upstream_model with `{model}` replaced by
+ * `clientId` (the id a pattern route took in) or else by the model's own name.
+ */
+export function resolveUpstreamModel(deployment: CatalogDeployment, clientId?: string): string {
+  const template = deployment.upstreamModel;
+  return template.includes(MODEL_PLACEHOLDER) ? template.replaceAll(MODEL_PLACEHOLDER, clientId ?? deployment.model) : template;
 }
 
 export function buildGatewayCatalog(config: GatewayRoutingConfig, env: NodeJS.ProcessEnv): GatewayCatalog {
@@ -145,15 +167,18 @@ export function buildGatewayCatalog(config: GatewayRoutingConfig, env: NodeJS.Pr
   for (const [tier, target] of Object.entries(config.routes.tiers) as Array<[TierName, string | undefined]>) {
     if (target !== undefined) tiers.set(tier, canonical(target));
   }
+  const patterns: CatalogPattern[] = (config.routes.patterns ?? []).map((p) => ({ ...parseModelPattern(p.match), model: canonical(p.model) }));
   return {
     providers,
     models,
     tiers,
     autoRules: config.routes.auto,
+    patterns,
     deadlineMs: config.routes.deadline_ms,
     findModel: (nameOrAlias) => {
       const name = byName.get(nameOrAlias);
       return name === undefined ? undefined : models.get(name);
     },
+    findPattern: (id) => patterns.find((p) => p.test(id)),
   };
 }

@@ -1,12 +1,12 @@
 // From the `model` a client sent to a catalog model: exact name, alias, tier (fast, balanced,
-// quality, advanced) or `auto` (first rule whose prompt-size bound fits). Unknown names are an error
-// listing what exists — never a quiet switch to some other model.
+// quality, advanced), `auto` (first rule whose prompt-size bound fits), then the first routes.patterns
+// glob that matches. Unknown names are an error listing what exists — never a quiet switch to some other model.
 import { AUTO_MODEL, TIER_NAMES, type AutoRule, type ModelKind, type TierName } from '../../config/gateway-config-schema.ts';
 import { HerdError, notFound } from '../../core/errors.ts';
-import type { CatalogModel, GatewayCatalog } from './gateway-catalog.ts';
+import { type CatalogDeployment, type CatalogModel, type GatewayCatalog, resolveUpstreamModel } from './gateway-catalog.ts';
 import type { PromptTokenEstimate } from './prompt-token-estimate.ts';
 
-export type RouteKind = 'model' | 'alias' | 'tier' | 'auto';
+export type RouteKind = 'model' | 'alias' | 'tier' | 'auto' | 'pattern';
 
 export interface ResolvedRoute {
   /** The name as the client sent it. */
@@ -15,6 +15,16 @@ export interface ResolvedRoute {
   model: CatalogModel;
   /** The tier a `tier` or `auto` route went through. */
   tier?: TierName;
+  /** The herd.yaml rule that matched, for x-herd-route and the ledger: `model:x`, `alias:x`, `tier:x`, `auto`, `pattern:glob`. */
+  rule: string;
+}
+
+/**
+ * The id an attempt on `deployment` sends upstream: a pattern route hands the client's own id to its
+ * model's `{model}` deployments; fallbacks and every other route use the model's name.
+ */
+export function resolveRouteUpstreamModel(route: Pick<ResolvedRoute, 'kind' | 'requested' | 'model'>, deployment: CatalogDeployment): string {
+  return resolveUpstreamModel(deployment, route.kind === 'pattern' && deployment.model === route.model.name ? route.requested : undefined);
 }
 
 /** Whether the caller's key may use a model (by canonical name); absent means every model. */
@@ -37,7 +47,8 @@ export async function resolveRoute(
       throw new HerdError('PERMISSION_DENIED', `The model \`${requested}\` is not allowed for this key.`, { param: 'model', reason: 'model_not_allowed' });
     }
     checkKind(direct, requested, kind);
-    return { requested, kind: direct.name === requested ? 'model' : 'alias', model: direct };
+    const exact = direct.name === requested;
+    return { requested, kind: exact ? 'model' : 'alias', model: direct, rule: `${exact ? 'model' : 'alias'}:${requested}` };
   }
 
   let tier: TierName | undefined;
@@ -48,9 +59,23 @@ export async function resolveRoute(
     tier = await selectAutoTier(catalog.autoRules, prompt);
   }
   const target = tier === undefined ? undefined : catalog.tiers.get(tier);
-  const model = target === undefined ? undefined : catalog.models.get(target);
+  let model = target === undefined ? undefined : catalog.models.get(target);
+  // Tiers and auto are names the operator set, so they win over globs; an unset tier name may still match one.
+  let rule = routeKind === 'auto' ? AUTO_MODEL : `tier:${requested}`;
   if (model === undefined) {
-    throw notFound(`The model \`${requested}\` does not exist or you do not have access to it. Available models: ${listModelNames(catalog, allowed).join(', ') || 'none'}.`, {
+    const pattern = catalog.findPattern(requested);
+    if (pattern !== undefined) {
+      model = catalog.models.get(pattern.model);
+      routeKind = 'pattern';
+      tier = undefined;
+      rule = `pattern:${pattern.glob}`;
+    }
+  }
+  if (model === undefined) {
+    const names = listModelNames(catalog, allowed);
+    const globs = catalog.patterns.filter((p) => names.includes(p.model)).map((p) => p.glob);
+    const orPattern = globs.length === 0 ? '' : `, or an id matching ${globs.join(', ')}`;
+    throw notFound(`The model \`${requested}\` does not exist or you do not have access to it. Available models: ${names.join(', ') || 'none'}${orPattern}.`, {
       param: 'model',
     });
   }
@@ -58,7 +83,9 @@ export async function resolveRoute(
     throw new HerdError('PERMISSION_DENIED', `\`${requested}\` routes to \`${model.name}\`, which this key may not use.`, { param: 'model', reason: 'model_not_allowed' });
   }
   checkKind(model, requested, kind);
-  return { requested, kind: routeKind, model, tier };
+  const route: ResolvedRoute = { requested, kind: routeKind, model, rule };
+  if (tier !== undefined) route.tier = tier;
+  return route;
 }
 
 const ENDPOINT_OF: Readonly<Record<ModelKind, string>> = { chat: 'POST /v1/chat/completions', embedding: 'POST /v1/embeddings' };

@@ -2,6 +2,7 @@
 // model's strategy among those whose breaker is closed, retries transient failures with backoff and
 // Retry-After, moves on when retrying here cannot help, and stops at once for the client's own errors.
 // With an admission hook, each attempt first waits for a slot on its upstream (and moves on when none comes).
+// With a session identity, the deployment that served the session last goes first (prompt-cache affinity).
 import type { AbortLink } from '../../core/abort-link.ts';
 import type { Clock } from '../../core/clock.ts';
 import { HerdError, unavailable } from '../../core/errors.ts';
@@ -16,14 +17,17 @@ import { decideNextStep } from '../resilience/failure-policy.ts';
 import type { Sleep } from '../resilience/sleep.ts';
 import { AttemptLease } from './attempt-lease.ts';
 import { UpstreamRouteError, type AttemptRecord } from './attempt-record.ts';
+import { createAffinityKey, type AffinityStore, type SessionIdentity } from './cache-affinity.ts';
 import type { DeploymentStats } from './deployment-stats.ts';
 import type { TokenForecast } from './estimate-deployment-cost.ts';
-import type { CatalogDeployment, CatalogModel } from './gateway-catalog.ts';
-import { selectDeployment } from './select-deployment.ts';
+import { type CatalogDeployment, type CatalogModel, resolveUpstreamModel } from './gateway-catalog.ts';
+import { acceptsAffinity, selectDeployment } from './select-deployment.ts';
 
 export interface AttemptTarget {
   model: CatalogModel;
   deployment: CatalogDeployment;
+  /** The id this attempt sends upstream (the deployment's upstream_model, `{model}` resolved). */
+  upstreamModel: string;
   provider: Provider;
   timeouts: AttemptTimeouts;
 }
@@ -38,6 +42,8 @@ export interface RoutingState {
   sleep: Sleep;
   /** Slots per upstream model and provider account, taken before each attempt; absent: none. */
   admission?: Admission | undefined;
+  /** Which deployment served each session last; absent: affinity is off. */
+  affinity?: AffinityStore | undefined;
 }
 
 export interface AttemptLoopInput<T> {
@@ -51,8 +57,12 @@ export interface AttemptLoopInput<T> {
   forecastTokens: () => Promise<TokenForecast>;
   /** Admission class; NORMAL when absent. */
   priority?: Priority | undefined;
+  /** The request's session, computed once by the flow; absent: the strategy alone picks. */
+  session?: SessionIdentity | undefined;
   /** Called synchronously just before each upstream call with its 1-based number among this request's attempts. */
   onAttemptStart?: ((attempt: number, record: AttemptRecord) => void) | undefined;
+  /** The id an attempt on a deployment sends upstream; default: its upstream_model with `{model}` as the model's name. */
+  upstreamModelOf?: ((deployment: CatalogDeployment) => string) | undefined;
   /** One upstream attempt; resolves once it succeeded (chat: the answer; stream: the first event). */
   attempt: (target: AttemptTarget, signal: AbortLink) => Promise<T>;
 }
@@ -110,21 +120,30 @@ class AttemptLoop<T> {
         continue;
       }
       const remaining = [...model.enabledDeployments];
+      // Only the first choice on a model: once the affine deployment failed, the strategy picks the next.
+      let affine = await this.findAffine(model);
       while (remaining.length > 0) {
         for (const d of remaining.filter((d) => !breakerOf(this.state, d).isAvailable())) {
           remaining.splice(remaining.indexOf(d), 1);
           this.noteOpen(d);
         }
         if (remaining.length === 0) break;
-        const deployment = await selectDeployment(model.strategy, remaining, {
-          stats: this.state.stats,
-          random: this.state.random,
-          kind: this.input.stream ? 'stream' : 'chat',
-          forecastTokens: this.input.forecastTokens,
-        });
+        const deployment =
+          affine !== undefined && remaining.includes(affine) && acceptsAffinity(model.strategy, affine, remaining)
+            ? affine
+            : await selectDeployment(model.strategy, remaining, {
+                stats: this.state.stats,
+                random: this.state.random,
+                kind: this.input.stream ? 'stream' : 'chat',
+                forecastTokens: this.input.forecastTokens,
+              });
+        affine = undefined;
         remaining.splice(remaining.indexOf(deployment), 1);
         const outcome = await this.tryDeployment(model, deployment);
-        if (outcome.kind === 'answered') return outcome.result;
+        if (outcome.kind === 'answered') {
+          this.rememberAffine(model, deployment);
+          return outcome.result;
+        }
         if (outcome.kind === 'next-model') {
           this.tooLongFor = model.contextWindow;
           break;
@@ -164,12 +183,13 @@ class AttemptLoop<T> {
       const permit = holdAdmission(breakerPermit, admitted);
       const timeouts = computeAttemptTimeouts({ request: input.request, stream: input.stream, provider: settings, model: { ms_per_token: model.msPerToken } });
       timeouts.timeoutMs = input.deadline.bound(timeouts.timeoutMs);
-      const target: AttemptTarget = { model, deployment, provider, timeouts };
+      const upstreamModel = input.upstreamModelOf?.(deployment) ?? resolveUpstreamModel(deployment);
+      const target: AttemptTarget = { model, deployment, upstreamModel, provider, timeouts };
       const lease = new AttemptLease({ key: deployment.key, permit, stats: state.stats, clientSignal: signal });
       const record: AttemptRecord = {
         model: model.name,
         provider: deployment.provider.name,
-        upstreamModel: deployment.upstreamModel,
+        upstreamModel,
         outcome: 'ok',
         durationMs: 0,
       };
@@ -210,6 +230,24 @@ class AttemptLoop<T> {
         this.waitedMs += clock.now() - sleptFrom;
       }
     }
+  }
+
+  /** The deployment that served this request's session on `model` last, when affinity can choose among several. */
+  private async findAffine(model: CatalogModel): Promise<CatalogDeployment | undefined> {
+    const { affinity } = this.state;
+    const { session } = this.input;
+    if (affinity === undefined || session === undefined || model.enabledDeployments.length < 2) return undefined;
+    // Stores answer undefined when they cannot answer; a store that breaks that promise still must not fail the request.
+    const key = await affinity.get(createAffinityKey(model.name, session)).catch(() => undefined);
+    return key === undefined ? undefined : model.enabledDeployments.find((d) => d.key === key);
+  }
+
+  /** The deployment that answered becomes (or stays) the session's, its lifetime refreshed. */
+  private rememberAffine(model: CatalogModel, deployment: CatalogDeployment): void {
+    const { affinity } = this.state;
+    const { session } = this.input;
+    if (affinity === undefined || session === undefined || model.enabledDeployments.length < 2) return;
+    affinity.set(createAffinityKey(model.name, session), deployment.key, session.ttlMs);
   }
 
   /** A slot for the next attempt on `deployment`; undefined when admission turned it away (busy). */

@@ -1,8 +1,9 @@
 // Picks one deployment of a model by its strategy, among those the breakers let through:
-// cheapest (effective price), weighted (random by weight), least-busy (in flight), lowest-latency (EWMA).
+// cheapest (effective price), weighted (random by weight), least-busy (in flight), lowest-latency (EWMA);
+// and says when a session may stay on the deployment prompt-cache affinity remembers for it.
 import type { RoutingStrategy } from '../../config/gateway-config-schema.ts';
 import type { DeploymentStats, LatencyKind } from './deployment-stats.ts';
-import { estimateDeploymentCost, findDominantDeployment, type TokenForecast } from './estimate-deployment-cost.ts';
+import { effectiveRates, estimateDeploymentCost, findDominantDeployment, type TokenForecast } from './estimate-deployment-cost.ts';
 import type { CatalogDeployment } from './gateway-catalog.ts';
 
 export interface SelectionContext {
@@ -27,6 +28,21 @@ export async function selectDeployment(strategy: RoutingStrategy, candidates: re
     case 'lowest-latency':
       return selectLowestLatency(candidates, context);
   }
+}
+
+/**
+ * Whether a session may stay on `affine`, one of `candidates`. weighted, least-busy and lowest-latency
+ * treat every deployment as fit, so a warm prompt cache decides; cheapest lets it stay only while it is
+ * at the lowest price (no dearer on input and output than any other): affinity never makes a request
+ * dearer by list price, and a session that failed over to a dearer deployment comes back when it can.
+ */
+export function acceptsAffinity(strategy: RoutingStrategy, affine: CatalogDeployment, candidates: readonly CatalogDeployment[]): boolean {
+  if (strategy !== 'cheapest') return true;
+  const own = effectiveRates(affine);
+  return candidates.every((other) => {
+    const rates = effectiveRates(other);
+    return own.input <= rates.input && own.output <= rates.output;
+  });
 }
 
 async function selectCheapest(candidates: readonly CatalogDeployment[], context: SelectionContext): Promise<CatalogDeployment> {

@@ -2,7 +2,7 @@
 // A backend instance is one loaded copy of one model version; it knows nothing about HTTP.
 import type { HerdError } from '../../core/errors.ts';
 import type { Parameters, Tensor } from '../../core/tensor.ts';
-import type { ModelConfig } from '../repository/model-config.ts';
+import type { ModelConfig } from '../model-config/model-config.ts';
 
 export interface InferenceRequest {
   /** Client-supplied id, echoed in the response; '' when none was given. */
@@ -16,6 +16,8 @@ export interface InferenceRequest {
   parameters: Parameters;
   /** Present exactly when the model is decoupled (`model_transaction_policy { decoupled: true }`). */
   responseSender?: ResponseSender;
+  /** The ensemble running this request as one of its steps (InferCall.ensemble). */
+  ensemble?: string;
 }
 
 /** How a decoupled model's backend answers one request: any number of responses, then the final flag. */

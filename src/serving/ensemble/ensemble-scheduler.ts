@@ -6,8 +6,9 @@
 import { HerdError, toHerdError } from '../../core/errors.ts';
 import type { Tensor } from '../../core/tensor.ts';
 import type { ComputeDurations, InferenceRequest, InferenceResult, ResponseSender } from '../backends/backend.ts';
-import type { InferAnswer, InferCall, InferStreamEvent, RequestedOutput } from '../inference-service.ts';
-import type { ModelConfig, ModelEnsembleStep } from '../repository/model-config.ts';
+import type { InferAnswer, InferCall, RequestedOutput } from '../infer-call.ts';
+import type { InferStreamEvent } from '../response-stream.ts';
+import type { ModelConfig, ModelEnsembleStep } from '../model-config/model-config.ts';
 import type { Scheduler } from '../scheduler/model-scheduler.ts';
 import type { ModelStats } from '../stats.ts';
 
@@ -336,7 +337,9 @@ export class EnsembleScheduler implements Scheduler {
       if (plan.addsBatchDim) inputs.push({ ...tensor, name: input, shape: [1, ...tensor.shape] });
       else inputs.push(tensor.name === input ? tensor : { ...tensor, name: input });
     }
-    const call: InferCall = { modelName: plan.step.model_name, id: request.id, parameters: request.parameters, inputs, outputs: plan.requested };
+    const name = this.options.config.name;
+    const ensemble = request.ensemble === undefined ? name : `${request.ensemble}/${name}`;
+    const call: InferCall = { modelName: plan.step.model_name, id: request.id, parameters: request.parameters, inputs, outputs: plan.requested, ensemble };
     if (plan.step.model_version >= 0) call.version = plan.step.model_version;
     return call;
   }

@@ -3,8 +3,8 @@
 // mapped exactly once, and a tensor seen by several models agrees on datatype and shape. Errors carry the
 // offending field path as `param` so the caller can point at config.pbtxt's line and column.
 import { invalidArg } from '../../core/errors.ts';
-import type { ConfigDataType, ModelConfig } from '../repository/model-config.ts';
-import { indexPath, keyPath } from '../repository/model-config-schema.ts';
+import type { ConfigDataType, ModelConfig } from '../model-config/model-config.ts';
+import { indexPath, keyPath } from '../model-config/message-schema.ts';
 
 interface TensorNode {
   model: string;

@@ -2,12 +2,12 @@
 // nothing), then the backend's auto-complete from the model file, then Triton's validation.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { HerdError, toHerdError } from '../../core/errors.ts';
+import { HerdError } from '../../core/errors.ts';
 import type { BackendFactory } from '../backends/backend.ts';
-import type { ModelConfig } from './model-config.ts';
+import type { ModelConfig } from '../model-config/model-config.ts';
 import { listVersionFolders } from './model-versions.ts';
-import { normalizeModelConfig, parseJsonModelConfig, parsePbtxtModelConfig, type ParseModelConfigOptions } from './parse-model-config.ts';
-import { validateModelConfig } from './validate-model-config.ts';
+import { normalizeModelConfig, parseJsonModelConfig, parsePbtxtModelConfig, type ParseModelConfigOptions } from '../model-config/parse-model-config.ts';
+import { validateModelConfig } from '../model-config/validate-model-config.ts';
 
 export interface ConfigSource {
   modelName: string;
@@ -45,14 +45,9 @@ function readConfig(source: ConfigSource, entries: readonly string[], options: P
     try {
       parsed = JSON.parse(source.overrideJson);
     } catch (err) {
-      throw new HerdError('INVALID_ARG', `failed to load '${source.modelName}': the config override is not valid JSON: ${(err as Error).message}`);
+      throw new HerdError('INVALID_ARG', `the config override is not valid JSON: ${(err as Error).message}`);
     }
-    try {
-      return parseJsonModelConfig(withJsBackend(parsed, entries), `config override of '${source.modelName}'`, source.modelName, options);
-    } catch (err) {
-      const e = toHerdError(err);
-      throw new HerdError(e.code, `failed to load '${source.modelName}': ${e.message}`);
-    }
+    return parseJsonModelConfig(withJsBackend(parsed, entries), `config override of '${source.modelName}'`, source.modelName, options);
   }
   const file = join(source.modelPath, 'config.pbtxt');
   if (existsSync(file)) return parsePbtxtModelConfig(readFileSync(file, 'utf8'), file, source.modelName, options);

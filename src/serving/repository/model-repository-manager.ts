@@ -1,40 +1,26 @@
 // The repository manager: which models exist, which versions are loaded, and Triton's control modes
 // (none: load everything once; poll: rescan and reload what changed; explicit: only the load API).
 // A model that fails keeps its reason and every other model keeps serving.
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { HerdError, toHerdError } from '../../core/errors.ts';
 import type { BackendFactory } from '../backends/backend.ts';
 import { readModelLabels } from '../classification.ts';
-import { EnsembleScheduler, type EnsembleStepRunner, type EnsembleStepStreamer } from '../ensemble/ensemble-scheduler.ts';
-import { checkDecoupledLineage, validateEnsembleSteps } from '../ensemble/validate-ensemble-steps.ts';
-import { createModelScheduler } from '../scheduler/create-model-scheduler.ts';
-import type { Scheduler, SchedulerInstance } from '../scheduler/model-scheduler.ts';
+import type { EnsembleStepRunner, EnsembleStepStreamer } from '../ensemble/ensemble-scheduler.ts';
+import { listIgnoredFields } from '../model-config/audit-model-config.ts';
+import type { ModelConfig } from '../model-config/model-config.ts';
+import { listModelConfigWarnings } from '../model-config/validate-model-config.ts';
 import type { RateLimiter } from '../scheduler/rate-limiter.ts';
-import { ModelStats } from '../stats.ts';
-import { runModelWarmup } from '../warmup/run-model-warmup.ts';
-import { listIgnoredFields } from './audit-model-config.ts';
+import { createEnsembleVersions } from './create-ensemble-versions.ts';
 import { loadModelConfig } from './load-model-config.ts';
-import type { ModelConfig } from './model-config.ts';
-import { listModelConfigWarnings } from './validate-model-config.ts';
+import { loadModelVersion } from './load-model-version.ts';
+import type { LoadedModel } from './loaded-model.ts';
 import { fingerprintModelFolder } from './model-fingerprint.ts';
-import { locateConfigField } from './parse-model-config.ts';
 import { listVersionFolders, selectVersions } from './model-versions.ts';
 import { scanRepositories, validateRepositoryPaths, type ModelLocation } from './scan-repositories.ts';
 
+export type { LoadedModel } from './loaded-model.ts';
+
 export type ModelControlMode = 'none' | 'poll' | 'explicit';
 export type ModelState = 'LOADING' | 'READY' | 'UNLOADING' | 'UNAVAILABLE';
-
-/** One loaded, servable model version. */
-export interface LoadedModel {
-  name: string;
-  version: number;
-  config: ModelConfig;
-  scheduler: Scheduler;
-  stats: ModelStats;
-  /** Output name -> labels from its label_filename. */
-  labels: ReadonlyMap<string, readonly string[]>;
-}
 
 export interface RepositoryIndexEntry {
   name: string;
@@ -172,7 +158,7 @@ export class ModelRepositoryManager {
         this.pass = undefined;
       }
       // Whatever failed, the load request is answered INVALID_ARG, as Triton's LoadUnloadModels does.
-      if (error) throw new HerdError('INVALID_ARG', error.message.startsWith('failed to load') ? error.message : `failed to load '${name}': ${error.message}`, { cause: error });
+      if (error) throw new HerdError('INVALID_ARG', `failed to load '${name}': ${error.message}`, { cause: error });
     });
   }
 
@@ -351,7 +337,9 @@ export class ModelRepositoryManager {
     const labels = readModelLabels(config, location.path);
     const loaded = new Map<number, LoadedModel>();
     try {
-      for (const version of versions) loaded.set(version, await this.loadVersion(location, config, factory, version, labels));
+      for (const version of versions) {
+        loaded.set(version, await loadModelVersion({ location, config, factory, version, labels, rateLimiter: this.options.rateLimiter }));
+      }
     } catch (err) {
       await Promise.allSettled([...loaded.values()].map((m) => m.scheduler.close()));
       throw err;
@@ -386,88 +374,15 @@ export class ModelRepositoryManager {
       }
       return this.get(step.model_name, step.model_version >= 0 ? step.model_version : undefined).config;
     });
-    let decoupled: boolean;
-    try {
-      validateEnsembleSteps(config, (i) => stepConfigs[i] as ModelConfig);
-      decoupled = checkDecoupledLineage(config, (i) => stepConfigs[i] as ModelConfig);
-    } catch (err) {
-      const error = toHerdError(err);
-      const file = join(location.path, 'config.pbtxt');
-      const where = !overridden && error.param && existsSync(file) ? locateConfigField(readFileSync(file, 'utf8'), file, error.param) : file;
-      throw new HerdError(error.code, `${where}: ${error.message}`, { param: error.param, cause: error });
-    }
-    // Triton marks an ensemble with a decoupled step decoupled itself (its config answers so too).
-    const effective: ModelConfig = decoupled ? { ...config, model_transaction_policy: { ...config.model_transaction_policy, decoupled: true } } : config;
-    const loaded = new Map<number, LoadedModel>();
-    for (const version of versions) {
-      const stats = new ModelStats(name, version);
-      loaded.set(version, {
-        name,
-        version,
-        config: effective,
-        scheduler: new EnsembleScheduler({
-          config: effective,
-          stats,
-          runStep,
-          stepBatches: stepConfigs.map((c) => c.max_batch_size > 0),
-          stepDecoupled: stepConfigs.map((c) => c.model_transaction_policy?.decoupled === true),
-          ...(this.options.streamEnsembleStep ? { streamStep: this.options.streamEnsembleStep } : {}),
-        }),
-        stats,
-        labels: readModelLabels(config, location.path),
-      });
-    }
-    return loaded;
-  }
-
-  private async loadVersion(
-    location: ModelLocation,
-    config: ModelConfig,
-    factory: BackendFactory,
-    version: number,
-    labels: ReadonlyMap<string, readonly string[]>,
-  ): Promise<LoadedModel> {
-    const instances: SchedulerInstance[] = [];
-    const passive: SchedulerInstance[] = [];
-    const limiter = this.options.rateLimiter;
-    try {
-      for (const group of config.instance_group) {
-        if (group.kind === 'KIND_GPU') {
-          throw new HerdError('INVALID_ARG', `instance group ${group.name} of model ${config.name} specifies KIND_GPU but this machine has no GPU; use KIND_CPU`);
-        }
-        const resources = (group.rate_limiter?.resources ?? []).map((r) => ({ name: r.name, count: r.count }));
-        for (let i = 0; i < group.count; i++) {
-          const name = `${group.name}_${i}`;
-          // As Triton: a passive instance is loaded and initialized, but not registered, warmed or scheduled.
-          if (limiter && resources.length > 0 && !group.passive) limiter.register(resources, name);
-          const backend = await factory.load({
-            config,
-            modelPath: location.path,
-            versionPath: join(location.path, String(version)),
-            version,
-            instanceName: name,
-            instanceKind: group.kind === 'KIND_MODEL' ? 'KIND_MODEL' : 'KIND_CPU',
-          });
-          (group.passive ? passive : instances).push({ name, backend, resources, priority: group.rate_limiter?.priority || 1 });
-        }
-      }
-    } catch (err) {
-      await Promise.allSettled([...instances, ...passive].map((i) => i.backend.unload()));
-      throw err;
-    }
-    if (instances.length === 0) {
-      await Promise.allSettled(passive.map((i) => i.backend.unload()));
-      throw new HerdError('INVALID_ARG', `model '${config.name}' has only passive instances: no instance would receive requests`);
-    }
-    const stats = new ModelStats(config.name, version);
-    const scheduler = createModelScheduler({ config, instances, passiveInstances: passive, stats, rateLimiter: limiter });
-    try {
-      await runModelWarmup({ config, version, versionPath: join(location.path, String(version)), scheduler });
-    } catch (err) {
-      await scheduler.close();
-      throw err;
-    }
-    return { name: config.name, version, config, scheduler, stats, labels };
+    return createEnsembleVersions({
+      location,
+      config,
+      versions,
+      stepConfigs,
+      overridden,
+      runStep,
+      ...(this.options.streamEnsembleStep ? { streamStep: this.options.streamEnsembleStep } : {}),
+    });
   }
 
   private async unloadRecord(name: string, record: ModelRecord, reason: string): Promise<void> {

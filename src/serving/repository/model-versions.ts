@@ -2,7 +2,7 @@
 // the version_policy that picks which of them load.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ModelVersionPolicy } from './model-config.ts';
+import type { ModelVersionPolicy } from '../model-config/model-config.ts';
 
 export function listVersionFolders(modelPath: string): number[] {
   let names: string[];

@@ -2,7 +2,7 @@
 // preferred sizes, delay, priority levels and queue policies; instances with their rate-limiter needs.
 import type { Clock } from '../../core/clock.ts';
 import type { InferenceRequest } from '../backends/backend.ts';
-import type { ModelConfig, ModelQueuePolicy } from '../repository/model-config.ts';
+import type { ModelConfig, ModelQueuePolicy } from '../model-config/model-config.ts';
 import type { ModelStats } from '../stats.ts';
 import { ModelScheduler, type DynamicBatchingOptions, type SchedulerInstance } from './model-scheduler.ts';
 import type { RateLimiter } from './rate-limiter.ts';

@@ -5,7 +5,7 @@
 import { systemClock, type Clock, type Timer } from '../../core/clock.ts';
 import { HerdError, toHerdError } from '../../core/errors.ts';
 import type { Backend, ComputeDurations, ExecutionMarks, InferenceRequest, InferenceResult } from '../backends/backend.ts';
-import type { ModelQueuePolicy } from '../repository/model-config.ts';
+import type { ModelQueuePolicy } from '../model-config/model-config.ts';
 import type { FailureReason, ModelStats } from '../stats.ts';
 import { formDynamicBatch, type BatchPolicy } from './form-dynamic-batch.ts';
 import type { RateLimiter, ResourceNeed } from './rate-limiter.ts';

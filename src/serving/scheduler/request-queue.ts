@@ -1,7 +1,7 @@
 // The scheduler's queue: one FIFO per priority level, each with its queue policy (max size,
 // default timeout, REJECT or DELAY on expiry), walked in priority order — Triton's PriorityQueue.
 import type { InferenceRequest, InferenceResult } from '../backends/backend.ts';
-import type { ModelQueuePolicy } from '../repository/model-config.ts';
+import type { ModelQueuePolicy } from '../model-config/model-config.ts';
 
 export interface QueuedRequest {
   request: InferenceRequest;

@@ -4,7 +4,7 @@
 import { mapConfigTypeToDataType } from '../../core/datatype.ts';
 import { HerdError } from '../../core/errors.ts';
 import type { Parameters, Tensor, TensorData } from '../../core/tensor.ts';
-import type { ModelConfig, ModelSequenceControl } from '../repository/model-config.ts';
+import type { ModelConfig, ModelSequenceControl } from '../model-config/model-config.ts';
 
 export function createSequenceControls(config: ModelConfig, parameters: Parameters, batchSize: number): Tensor[] {
   const batching = config.sequence_batching;

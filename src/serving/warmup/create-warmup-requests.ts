@@ -7,7 +7,7 @@ import { elementByteSize, mapConfigTypeToDataType } from '../../core/datatype.ts
 import { invalidArg } from '../../core/errors.ts';
 import { elementCount, type Tensor, type TensorData } from '../../core/tensor.ts';
 import type { InferenceRequest } from '../backends/backend.ts';
-import type { ModelConfig, ModelWarmup, ModelWarmupInput } from '../repository/model-config.ts';
+import type { ModelConfig, ModelWarmup, ModelWarmupInput } from '../model-config/model-config.ts';
 
 /** Triton's kWarmupDataFolder. */
 export const WARMUP_DATA_FOLDER = 'warmup';

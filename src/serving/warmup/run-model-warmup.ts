@@ -1,7 +1,7 @@
 // Runs a loaded version's warmup samples before it becomes READY, as Triton does at instance load:
 // every instance, every sample, `count` times; the first failing sample fails the load.
 import { HerdError, toHerdError } from '../../core/errors.ts';
-import type { ModelConfig } from '../repository/model-config.ts';
+import type { ModelConfig } from '../model-config/model-config.ts';
 import type { ModelScheduler } from '../scheduler/model-scheduler.ts';
 import { validateInferRequest } from '../validate-infer-request.ts';
 import { createWarmupSamples } from './create-warmup-requests.ts';

@@ -42,6 +42,7 @@ function completionMeta(attempts: AttemptRecord[], u: Usage, provider = 'openai'
   return {
     requestedModel: 'gpt4',
     route: 'alias',
+    routeRule: 'alias:gpt4',
     model: 'gpt-4.1',
     provider,
     upstreamModel: 'gpt-4.1',

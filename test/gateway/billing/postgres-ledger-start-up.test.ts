@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { HerdError } from '../../../src/core/errors.ts';
+import { SchemaNewerError } from '../../../src/gateway/billing/apply-postgres-migrations.ts';
 import { describePostgresFailure, describePostgresUrl } from '../../../src/gateway/billing/describe-postgres-failure.ts';
 import { LedgerSpool } from '../../../src/gateway/billing/ledger-spool.ts';
 import { PostgresLedger } from '../../../src/gateway/billing/postgres-ledger.ts';
@@ -104,6 +105,10 @@ test('describePostgresFailure: a refusal the server meant (password, missing dat
     reason: 'connect ECONNREFUSED 127.0.0.1:5432',
     needsOperator: false,
   });
+  // A schema newer than this Herd is known by its kind, not by its words.
+  const newer = new SchemaNewerError('the ledger schema in this database is at version 9, newer than this Herd knows (4): upgrade Herd');
+  assert.deepEqual(describePostgresFailure(newer), { reason: newer.message, needsOperator: true });
+  assert.equal(describePostgresFailure(new HerdError('UNAVAILABLE', 'a message that says newer than this Herd')).needsOperator, false);
 });
 
 test('a malformed URL refuses to open even with a spool (a config error, not an outage)', async () => {

@@ -30,7 +30,7 @@ describe('non-streaming hit', () => {
   });
 
   it('gets the meta chat.complete would give, with no attempts and no upstream time', () => {
-    const meta = createCacheHitMeta(cached(textResponse()), { requestedModel: 'gpt4', route: 'alias', overheadMs: 0.2 });
+    const meta = createCacheHitMeta(cached(textResponse()), { requestedModel: 'gpt4', route: 'alias', routeRule: 'alias:gpt4', overheadMs: 0.2 });
     assert.deepEqual(
       {
         model: meta.model,

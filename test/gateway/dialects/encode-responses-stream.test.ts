@@ -56,10 +56,10 @@ describe('Responses stream encoder', () => {
       'response.created',
       'response.in_progress',
       'response.output_item.added',
-      'response.content_part.added',
-      'response.reasoning_text.delta',
-      'response.reasoning_text.done',
-      'response.content_part.done',
+      'response.reasoning_summary_part.added',
+      'response.reasoning_summary_text.delta',
+      'response.reasoning_summary_text.done',
+      'response.reasoning_summary_part.done',
       'response.output_item.done',
       'response.output_item.added',
       'response.content_part.added',
@@ -86,7 +86,8 @@ describe('Responses stream encoder', () => {
       output_tokens_details: { reasoning_tokens: 3 },
       total_tokens: 16,
     });
-    assert.deepEqual(final.output[0], { type: 'reasoning', id: final.output[0]?.id, summary: [], content: [{ type: 'reasoning_text', text: 'think' }], status: 'completed' });
+    // As a summary part: the part Responses clients (Codex) display.
+    assert.deepEqual(final.output[0], { type: 'reasoning', id: final.output[0]?.id, summary: [{ type: 'summary_text', text: 'think' }], status: 'completed' });
   });
 
   it('text then two function calls: the message closes before the calls, arguments stream per call', async () => {

@@ -80,7 +80,7 @@ describe('pass-through answers read back as chat', () => {
     assert.equal(read?.rawStatus, 'incomplete');
     assert.deepEqual(
       { ...read?.usage, raw: undefined },
-      { promptTokens: 3, cachedPromptTokens: 1, cacheWriteTokens: 0, completionTokens: 2, reasoningTokens: 1, estimated: false, raw: undefined },
+      { promptTokens: 3, cachedPromptTokens: 1, cacheWriteTokens: 0, completionTokens: 2, reasoningTokens: 1, reportedReasoningTokens: 1, estimated: false, raw: undefined },
     );
     assert.equal(convertResponsesToChat({ object: 'chat.completion', choices: [] }), undefined);
   });

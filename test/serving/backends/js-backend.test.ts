@@ -12,7 +12,7 @@ import type { Tensor } from '../../../src/core/tensor.ts';
 import type { Backend, ExecutionMarks, InferenceRequest, InferenceResult } from '../../../src/serving/backends/backend.ts';
 import { jsBackend } from '../../../src/serving/backends/js/js-backend.ts';
 import { createError, createTensor, decodeBytes, decodeStrings, encodeBytes, modelHelpers, type ModelErrorCode } from '../../../src/serving/backends/js/model-api.ts';
-import type { ConfigDataType, ModelConfig } from '../../../src/serving/repository/model-config.ts';
+import type { ConfigDataType, ModelConfig } from '../../../src/serving/model-config/model-config.ts';
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures/js_models/', import.meta.url));
 const EXAMPLES = fileURLToPath(new URL('../../../examples/model_repository/', import.meta.url));

@@ -13,7 +13,7 @@ import type { Tensor } from '../../../src/core/tensor.ts';
 import type { Backend, InferenceRequest } from '../../../src/serving/backends/backend.ts';
 import { jsBackend } from '../../../src/serving/backends/js/js-backend.ts';
 import { encodeBytes } from '../../../src/serving/backends/js/model-api.ts';
-import { parsePbtxtModelConfig } from '../../../src/serving/repository/parse-model-config.ts';
+import { parsePbtxtModelConfig } from '../../../src/serving/model-config/parse-model-config.ts';
 
 const MODEL_DIR = fileURLToPath(new URL('../../../examples/model_repository/local-embed-tokenizer/', import.meta.url));
 

@@ -9,7 +9,7 @@ import type { OnnxIoInfo, OnnxSignature } from '../../../src/serving/backends/on
 import { onnxRuntimeBackend } from '../../../src/serving/backends/onnxruntime/onnxruntime-backend.ts';
 import { validateOnnxConfig } from '../../../src/serving/backends/onnxruntime/validate-onnx-config.ts';
 import { listSequenceInputs } from '../../../src/serving/backends/onnxruntime/sequence-inputs.ts';
-import type { ConfigDataType, ModelConfig } from '../../../src/serving/repository/model-config.ts';
+import type { ConfigDataType, ModelConfig } from '../../../src/serving/model-config/model-config.ts';
 import { mapConfigTypeToDataType } from '../../../src/core/datatype.ts';
 import { allocateTensorData, elementCount, isBytesData, type Tensor } from '../../../src/core/tensor.ts';
 import { TRITON_REPO, configInput, configOutput, createLoadContext, createRequest, createTestConfig, tritonTestConfigs } from './onnxruntime-fixtures.ts';

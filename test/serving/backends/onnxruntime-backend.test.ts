@@ -9,7 +9,7 @@ import { HerdError } from '../../../src/core/errors.ts';
 import type { Tensor } from '../../../src/core/tensor.ts';
 import type { Backend, InferenceResult } from '../../../src/serving/backends/backend.ts';
 import { onnxRuntimeBackend } from '../../../src/serving/backends/onnxruntime/onnxruntime-backend.ts';
-import type { ModelConfig } from '../../../src/serving/repository/model-config.ts';
+import type { ModelConfig } from '../../../src/serving/model-config/model-config.ts';
 import { computeDenseReference, createMyModelLayers } from '../../../scripts/onnx/example-models.ts';
 import { generateExampleModels } from '../../../scripts/generate-example-models.ts';
 import { TRITON_REPO, configInput, configOutput, createLoadContext, createRequest, createTestConfig, tritonTestConfigs } from './onnxruntime-fixtures.ts';

@@ -12,7 +12,7 @@ import { loadOnnxInstance } from '../../../src/serving/backends/onnxruntime/onnx
 import type { OnnxRuntimeInstance } from '../../../src/serving/backends/onnxruntime/onnx-runtime-instance.ts';
 import { collectOnnxBatchResults, planOnnxBatch } from '../../../src/serving/backends/onnxruntime/plan-onnx-batch.ts';
 import { createOnnxRequestRules } from '../../../src/serving/backends/onnxruntime/validate-onnx-request.ts';
-import type { ModelConfig } from '../../../src/serving/repository/model-config.ts';
+import type { ModelConfig } from '../../../src/serving/model-config/model-config.ts';
 import { generateExampleModels } from '../../../scripts/generate-example-models.ts';
 import { TRITON_REPO, configInput, configOutput, createLoadContext, createRequest, createTestConfig, tritonTestConfigs } from './onnxruntime-fixtures.ts';
 

@@ -10,7 +10,7 @@ import { AUTO_MAIN_THREAD_MAX_FILE_BYTES, chooseAutoExecutionThread, createProbe
 import { countBatchSamples } from '../../../src/serving/backends/onnxruntime/onnx-split-host.ts';
 import { loadOnnxInstance } from '../../../src/serving/backends/onnxruntime/onnxruntime-backend.ts';
 import { createSessionOptions } from '../../../src/serving/backends/onnxruntime/session-options.ts';
-import type { ModelConfig } from '../../../src/serving/repository/model-config.ts';
+import type { ModelConfig } from '../../../src/serving/model-config/model-config.ts';
 import { generateExampleModels } from '../../../scripts/generate-example-models.ts';
 import { TRITON_REPO, configInput, configOutput, createLoadContext, createRequest, createTestConfig, tritonTestConfigs } from './onnxruntime-fixtures.ts';
 

@@ -9,7 +9,7 @@ import type {
   ModelSequenceBatching,
   ModelSequenceControlInput,
   SequenceControlKind,
-} from '../../../src/serving/repository/model-config.ts';
+} from '../../../src/serving/model-config/model-config.ts';
 import type { BackendLoadContext, InferenceRequest } from '../../../src/serving/backends/backend.ts';
 import type { Tensor } from '../../../src/core/tensor.ts';
 import { TRITON_MODEL_REPOSITORY } from '../../triton-testdata.ts';

@@ -11,7 +11,7 @@ import { convertTensorToOrt } from '../../../src/serving/backends/onnxruntime/co
 import { onnxRuntimeBackend } from '../../../src/serving/backends/onnxruntime/onnxruntime-backend.ts';
 import { convertShapeForReshape } from '../../../src/serving/backends/onnxruntime/reshape.ts';
 import { createSessionOptions } from '../../../src/serving/backends/onnxruntime/session-options.ts';
-import type { ConfigDataType } from '../../../src/serving/repository/model-config.ts';
+import type { ConfigDataType } from '../../../src/serving/model-config/model-config.ts';
 import { createNode, createValueInfo, encodeOnnxModel } from '../../../scripts/onnx/onnx-model-writer.ts';
 import { OnnxDataType, type OnnxDataTypeCode } from '../../../scripts/onnx/onnx-schema.ts';
 import { configInput, configOutput, createLoadContext, createRequest, createTestConfig } from './onnxruntime-fixtures.ts';

@@ -39,6 +39,9 @@ test('KServe infer: text_input through the gateway, vLLM-shaped outputs, samplin
     assert.equal(out.get('num_output_tokens'), 3);
     // 12 prompt + 3 completion tokens at $1/$2 per million, exchange rate 1.0 (CNY).
     assert.ok(Math.abs((out.get('cost') as number) - (12 * 1 + 3 * 2) / 1e6) < 1e-9, String(out.get('cost')));
+    // Priced once, by the gateway's settlement: the output is what the ledger row records.
+    const [row] = await herd.waitForLedgerRows(1);
+    assert.equal(Math.round((out.get('cost') as number) * 1e6), row?.['cost_micros']);
     const sent = herd.upstream.requests.at(-1)?.body as ChatBody;
     assert.equal(sent.max_tokens, 7);
     assert.equal(sent.temperature, 0.5);
@@ -125,7 +128,11 @@ test('no provider key: the model loads and answers a clear upstream-unavailable 
   try {
     const res = await postJson(`${bare.httpUrl}/v2/models/chat/generate`, { text_input: 'x' });
     assert.equal(res.status, 503);
-    assert.match((res.json() as { error: string }).error, /the gateway is not configured/);
+    // The backend's own refusals and the conversion's are each named once, by kind, never by reading the text.
+    assert.match((res.json() as { error: string }).error, /^llm model 'chat' cannot call an LLM: the gateway is not configured/);
+    const badSampling = await postJson(`${bare.httpUrl}/v2/models/chat/infer`, { inputs: [bytes('text_input', 'x'), bytes('sampling_parameters', '{"temperature": 9}')] });
+    assert.equal(badSampling.status, 400, badSampling.body.toString());
+    assert.match((badSampling.json() as { error: string }).error, /^llm model 'chat': sampling parameter 'temperature' must be a number/);
   } finally {
     await bare.close();
   }

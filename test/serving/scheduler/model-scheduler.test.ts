@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../../src/core/clock.ts';
 import type { InferenceResult } from '../../../src/serving/backends/backend.ts';
-import type { ModelQueuePolicy } from '../../../src/serving/repository/model-config.ts';
+import type { ModelQueuePolicy } from '../../../src/serving/model-config/model-config.ts';
 import { ModelScheduler, type DynamicBatchingOptions } from '../../../src/serving/scheduler/model-scheduler.ts';
 import { ModelStats } from '../../../src/serving/stats.ts';
 import { gatedBackend, instance, request, settle, type GatedBackend } from './scheduler-fixtures.ts';

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { parsePbtxtModelConfig } from '../../../src/serving/repository/parse-model-config.ts';
+import { parsePbtxtModelConfig } from '../../../src/serving/model-config/parse-model-config.ts';
 import { createWarmupSamples } from '../../../src/serving/warmup/create-warmup-requests.ts';
 
 const versionPath = mkdtempSync(join(tmpdir(), 'herd-warmup-'));

@@ -9,7 +9,7 @@ export function convertResponsesUsage(raw: unknown): Usage | undefined {
   if (!isJsonObject(raw) || typeof raw.input_tokens !== 'number' || typeof raw.output_tokens !== 'number') return undefined;
   const input = isJsonObject(raw.input_tokens_details) ? raw.input_tokens_details : {};
   const output = isJsonObject(raw.output_tokens_details) ? raw.output_tokens_details : {};
-  return {
+  const usage: Usage = {
     promptTokens: raw.input_tokens,
     cachedPromptTokens: numberOr(input.cached_tokens, 0),
     cacheWriteTokens: 0,
@@ -18,6 +18,8 @@ export function convertResponsesUsage(raw: unknown): Usage | undefined {
     estimated: false,
     raw,
   };
+  if (typeof output.reasoning_tokens === 'number') usage.reportedReasoningTokens = output.reasoning_tokens;
+  return usage;
 }
 
 /**

@@ -59,7 +59,7 @@ export function encodeResponsesResponse(response: ChatResponse, usage: Usage, de
   const { status, incomplete } = mapFinishToStatus(choice?.finish_reason ?? null);
   const itemStatus = status === 'completed' ? 'completed' : 'incomplete';
   if (message?.reasoning_content) {
-    output.push({ type: 'reasoning', id: createResponsesId('rs'), summary: [], content: [{ type: 'reasoning_text', text: message.reasoning_content }], status: itemStatus });
+    output.push({ type: 'reasoning', id: createResponsesId('rs'), summary: [{ type: 'summary_text', text: message.reasoning_content }], status: itemStatus });
   }
   if ((message?.content !== null && message?.content !== undefined && message.content.length > 0) || message?.refusal) {
     const content: Extract<ResponsesOutputItem, { type: 'message' }>['content'] = [];

@@ -128,19 +128,20 @@ class ResponsesStreamEncoder implements IngressStreamEncoder {
     return outputIndex;
   }
 
+  /** Reasoning goes out as one summary part, the part Responses clients display. */
   private reasoningDelta(text: string): void {
     this.closeMessage('completed');
     if (this.reasoning === undefined) {
-      const item: ResponsesReasoningItem = { type: 'reasoning', id: createResponsesId('rs'), summary: [], content: [], status: 'in_progress' };
+      const item: ResponsesReasoningItem = { type: 'reasoning', id: createResponsesId('rs'), summary: [], status: 'in_progress' };
       const outputIndex = this.addItem(item);
       this.reasoning = { outputIndex, item };
-      item.content.push({ type: 'reasoning_text', text: '' });
-      this.emit({ type: 'response.content_part.added', item_id: item.id, output_index: outputIndex, content_index: 0, part: { type: 'reasoning_text', text: '' } });
+      item.summary.push({ type: 'summary_text', text: '' });
+      this.emit({ type: 'response.reasoning_summary_part.added', item_id: item.id, output_index: outputIndex, summary_index: 0, part: { type: 'summary_text', text: '' } });
     }
     const { item, outputIndex } = this.reasoning;
-    const part = item.content[0]!;
+    const part = item.summary[0]!;
     part.text += text;
-    this.emit({ type: 'response.reasoning_text.delta', item_id: item.id, output_index: outputIndex, content_index: 0, delta: text });
+    this.emit({ type: 'response.reasoning_summary_text.delta', item_id: item.id, output_index: outputIndex, summary_index: 0, delta: text });
   }
 
   private closeReasoning(status: ItemStatus): void {
@@ -148,9 +149,9 @@ class ResponsesStreamEncoder implements IngressStreamEncoder {
     if (open === undefined) return;
     this.reasoning = undefined;
     const { item, outputIndex } = open;
-    const part = item.content[0]!;
-    this.emit({ type: 'response.reasoning_text.done', item_id: item.id, output_index: outputIndex, content_index: 0, text: part.text });
-    this.emit({ type: 'response.content_part.done', item_id: item.id, output_index: outputIndex, content_index: 0, part });
+    const part = item.summary[0]!;
+    this.emit({ type: 'response.reasoning_summary_text.done', item_id: item.id, output_index: outputIndex, summary_index: 0, text: part.text });
+    this.emit({ type: 'response.reasoning_summary_part.done', item_id: item.id, output_index: outputIndex, summary_index: 0, part });
     item.status = status;
     this.emit({ type: 'response.output_item.done', output_index: outputIndex, item });
   }

@@ -18,6 +18,12 @@ export interface ResponsesReasoningText {
   text: string;
 }
 
+/** A reasoning item's readable text: what Responses clients (Codex) show as the model's reasoning. */
+export interface ResponsesSummaryText {
+  type: 'summary_text';
+  text: string;
+}
+
 export type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
 
 export interface ResponsesMessageItem {
@@ -54,8 +60,9 @@ export interface ResponsesCustomCallItem {
 export interface ResponsesReasoningItem {
   type: 'reasoning';
   id: string;
-  summary: unknown[];
-  content: ResponsesReasoningText[];
+  /** The reasoning text as one summary part (Anthropic thinking and Gemini thoughts are summaries already). */
+  summary: ResponsesSummaryText[];
+  content?: ResponsesReasoningText[];
   status: ItemStatus;
 }
 
@@ -161,6 +168,15 @@ export type ResponsesStreamEventBody =
   | { type: 'response.refusal.done'; item_id: string; output_index: number; content_index: number; refusal: string }
   | { type: 'response.reasoning_text.delta'; item_id: string; output_index: number; content_index: number; delta: string }
   | { type: 'response.reasoning_text.done'; item_id: string; output_index: number; content_index: number; text: string }
+  | {
+      type: 'response.reasoning_summary_part.added' | 'response.reasoning_summary_part.done';
+      item_id: string;
+      output_index: number;
+      summary_index: number;
+      part: ResponsesSummaryText;
+    }
+  | { type: 'response.reasoning_summary_text.delta'; item_id: string; output_index: number; summary_index: number; delta: string }
+  | { type: 'response.reasoning_summary_text.done'; item_id: string; output_index: number; summary_index: number; text: string }
   | { type: 'response.function_call_arguments.delta'; item_id: string; output_index: number; delta: string }
   | { type: 'response.function_call_arguments.done'; item_id: string; output_index: number; name: string; arguments: string }
   | { type: 'response.custom_tool_call_input.delta'; item_id: string; output_index: number; delta: string }

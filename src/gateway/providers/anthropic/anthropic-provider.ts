@@ -7,6 +7,7 @@ import { convertUsageToOpenAI } from '../../convert-usage-to-openai.ts';
 import { isJsonObject, type JsonObject } from '../../check-json-value.ts';
 import { attachUpstreamBytes } from '../../upstream-bytes.ts';
 import { parseMessagesSseChunks } from '../../dialects/anthropic-messages/parse-messages-sse-chunks.ts';
+import { parseUpstreamModelList } from '../parse-upstream-model-list.ts';
 import { HttpUpstream, type SseRead } from '../http-upstream.ts';
 import { bridgeUnmodeled } from '../bridge-unmodeled.ts';
 import type { AnthropicRequest } from './anthropic-types.ts';
@@ -17,12 +18,14 @@ import { UpstreamError } from '../upstream-error.ts';
 import { AnthropicStreamTranslator } from './anthropic-stream-translator.ts';
 import { convertAnthropicClientHeaders, convertAnthropicRequest, DEFAULT_ANTHROPIC_MAX_TOKENS } from './convert-anthropic-request.ts';
 import { convertAnthropicResponse, isAnthropicResponse } from './convert-anthropic-response.ts';
-import { convertAnthropicUsage } from './convert-anthropic-usage.ts';
+import { convertAnthropicUsage, countAnthropicReasoning } from './convert-anthropic-usage.ts';
 import { convertAnthropicStreamError, mapAnthropicErrorType, parseAnthropicErrorBody } from './map-anthropic-error.ts';
 import { AnthropicMessagesPassThrough } from './pass-anthropic-events.ts';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
 const PATH = '/v1/messages';
+// One page: Anthropic's largest; a longer list is cut, which only shortens GET /v1/models.
+const MODELS_PATH = '/v1/models?limit=1000';
 
 export interface AnthropicProviderOptions extends ProviderOptions {
   /** max_tokens sent when the client set neither max_tokens nor max_completion_tokens. */
@@ -67,8 +70,10 @@ class AnthropicProvider implements Provider {
     let usage = convertAnthropicUsage(raw.usage);
     if (typeof raw.usage.input_tokens !== 'number' || typeof raw.usage.output_tokens !== 'number') {
       usage = await estimateUsage(req.request, collectResponseText(response));
-      response.usage = convertUsageToOpenAI(usage);
     }
+    const thinking = response.choices[0]?.message.reasoning_content;
+    if (thinking !== undefined) await countAnthropicReasoning(usage, thinking);
+    if (usage.estimated || thinking !== undefined) response.usage = convertUsageToOpenAI(usage);
     return { response, usage, rawFinishReason: raw.stop_reason, warnings };
   }
 
@@ -135,7 +140,8 @@ class AnthropicProvider implements Provider {
       throw new UpstreamError(`${this.name}: stream ended before message_stop`, { provider: this.name, failure: 'interrupted' });
     }
     // The usage is in the events the client already has; without any, Herd's estimate of what was forwarded.
-    yield { type: 'usage', usage: pass.usage ?? (await estimateUsage(req.request, collectChunksText(parseMessagesSseChunks(forwarded)))), delivered: true };
+    const usage = pass.usage ?? (await estimateUsage(req.request, collectChunksText(parseMessagesSseChunks(forwarded))));
+    yield { type: 'usage', usage: await countAnthropicReasoning(usage, pass.thinking), delivered: true };
     yield { type: 'done', finishReason: pass.finishReason, rawFinishReason: pass.rawStopReason };
   }
 
@@ -168,8 +174,15 @@ class AnthropicProvider implements Provider {
     if (!translator.finished) {
       throw new UpstreamError(`${this.name}: stream ended before message_stop`, { provider: this.name, failure: 'interrupted' });
     }
-    yield { type: 'usage', usage: translator.finalUsage ?? (await estimateUsage(req.request, collector.text())) };
+    const usage = translator.finalUsage ?? (await estimateUsage(req.request, collector.text()));
+    yield { type: 'usage', usage: await countAnthropicReasoning(usage, translator.thinkingText) };
     yield { type: 'done', finishReason: translator.finishReason, rawFinishReason: translator.rawFinishReason };
+  }
+
+  async listModels(signal: AbortLink, timeoutMs: number): Promise<string[]> {
+    const ids = parseUpstreamModelList(await this.upstream.getJson({ path: MODELS_PATH, signal, timeoutMs }));
+    if (ids === undefined) throw this.upstream.malformed('model list is not a list of models');
+    return ids;
   }
 
   close(): Promise<void> {

@@ -30,6 +30,7 @@ export class AnthropicStreamTranslator {
   private usage: AnthropicUsage | undefined;
   private stopReason: string | null = null;
   private stopped = false;
+  private thinking = '';
 
   /** `sanitize` bounds and redacts upstream text before it enters an error message. */
   constructor(provider: string, sanitize: (text: string) => string = (text) => text) {
@@ -53,6 +54,11 @@ export class AnthropicStreamTranslator {
   /** Usage merged from message_start and message_delta; undefined if neither carried any. */
   get finalUsage(): Usage | undefined {
     return this.usage === undefined ? undefined : convertAnthropicUsage(this.usage);
+  }
+
+  /** The thinking text streamed so far, for Herd's count of reasoning tokens. */
+  get thinkingText(): string {
+    return this.thinking;
   }
 
   /** The chunk one event becomes, if any. Throws UpstreamError for an `error` event. */
@@ -116,7 +122,9 @@ export class AnthropicStreamTranslator {
       case 'text_delta':
         return typeof delta.text === 'string' && delta.text !== '' ? this.chunk({ content: delta.text }) : undefined;
       case 'thinking_delta':
-        return typeof delta.thinking === 'string' && delta.thinking !== '' ? this.chunk({ reasoning_content: delta.thinking }) : undefined;
+        if (typeof delta.thinking !== 'string' || delta.thinking === '') return undefined;
+        this.thinking += delta.thinking;
+        return this.chunk({ reasoning_content: delta.thinking });
       case 'input_json_delta': {
         const state = this.toolBlocks.get(typeof event.index === 'number' ? event.index : -1);
         if (state === undefined || typeof delta.partial_json !== 'string' || delta.partial_json === '') return undefined;

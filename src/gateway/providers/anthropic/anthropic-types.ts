@@ -57,6 +57,8 @@ export interface AnthropicRequest {
   top_p?: number;
   top_k?: number;
   thinking?: ThinkingConfig;
+  /** How much the model spends (thinking included): Claude's effort levels. */
+  output_config?: { effort: string };
   cache_control?: CacheControl;
   tools?: AnthropicTool[];
   tool_choice?: AnthropicToolChoice;

@@ -9,6 +9,7 @@ import { parseDataUrl } from '../parse-data-url.ts';
 import { parseToolArguments } from '../parse-tool-arguments.ts';
 import type { ProviderWarning } from '../provider.ts';
 import { splitSystemMessages, type IndexedMessage } from '../split-system-messages.ts';
+import { convertAnthropicReasoning } from './convert-anthropic-reasoning.ts';
 import type { AnthropicContentBlock, AnthropicMessage, AnthropicRequest, AnthropicToolChoice } from './anthropic-types.ts';
 
 /** The client's anthropic-version and anthropic-beta headers, which replace Herd's own version on the upstream call. */
@@ -40,7 +41,6 @@ const UNSUPPORTED_PARAMS = [
   'logprobs',
   'top_logprobs',
   'logit_bias',
-  'reasoning_effort',
   'store',
   'metadata',
   'service_tier',
@@ -66,9 +66,10 @@ export function convertAnthropicRequest(request: ChatRequest, upstreamModel: str
   }
 
   const { system, conversation } = splitSystemMessages(request.messages, 'Anthropic');
+  const clientMaxTokens = request.max_completion_tokens ?? request.max_tokens;
   const body: AnthropicRequest = {
     model: upstreamModel,
-    max_tokens: request.max_completion_tokens ?? request.max_tokens ?? options.defaultMaxTokens,
+    max_tokens: clientMaxTokens ?? options.defaultMaxTokens,
     messages: convertMessages(conversation, warnings),
   };
   const systemText = system.filter((text) => text !== '');
@@ -77,7 +78,6 @@ export function convertAnthropicRequest(request: ChatRequest, upstreamModel: str
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (request.top_p !== undefined) body.top_p = request.top_p;
   if (request.top_k !== undefined) body.top_k = request.top_k;
-  if (request.thinking !== undefined) body.thinking = request.thinking;
   if (request.cache_control !== undefined) body.cache_control = request.cache_control;
   if (request.user !== undefined) body.metadata = { user_id: request.user };
   if (request.tools !== undefined && request.tools.length > 0) {
@@ -95,6 +95,7 @@ export function convertAnthropicRequest(request: ChatRequest, upstreamModel: str
     const choice = convertToolChoice(request.tool_choice, request.parallel_tool_calls);
     if (choice !== undefined) body.tool_choice = choice;
   }
+  convertAnthropicReasoning(request, body, { upstreamModel, clientMaxTokens, defaultMaxTokens: options.defaultMaxTokens }, warnings);
   if (options.stream) body.stream = true;
   return { body, warnings };
 }
@@ -120,7 +121,7 @@ function convertMessages(conversation: IndexedMessage[], warnings: ProviderWarni
     if ('name' in message && message.name !== undefined) {
       warnings.push({ param: `messages[${index}].name`, message: 'Anthropic does not support message names; it was not sent' });
     }
-    if (message.role === 'assistant' && message.reasoning_content !== undefined && message.reasoning_signature === undefined) {
+    if (message.role === 'assistant' && message.reasoning_content !== undefined && !hasSignature(message)) {
       warnings.push({ param: `messages[${index}].reasoning_content`, message: 'Anthropic cannot take replayed reasoning; it was not sent' });
     }
     switch (message.role) {
@@ -158,7 +159,7 @@ function userBlocks(message: UserMessage, index: number): AnthropicContentBlock[
 function assistantBlocks(message: AssistantMessage, index: number): AnthropicContentBlock[] {
   const blocks: AnthropicContentBlock[] = [];
   // Thinking comes first in an assistant turn, as Anthropic answered it.
-  if (message.reasoning_content !== undefined && message.reasoning_signature !== undefined) {
+  if (message.reasoning_content !== undefined && hasSignature(message)) {
     blocks.push({ type: 'thinking', thinking: message.reasoning_content, signature: message.reasoning_signature });
   }
   if (typeof message.content === 'string') blocks.push(...textBlocks(message.content));
@@ -175,6 +176,11 @@ function assistantBlocks(message: AssistantMessage, index: number): AnthropicCon
     });
   });
   return blocks;
+}
+
+/** An empty signature is what a Messages client replays for thinking that came from another vendor: Anthropic would refuse it. */
+function hasSignature(message: AssistantMessage): message is AssistantMessage & { reasoning_signature: string } {
+  return message.reasoning_signature !== undefined && message.reasoning_signature !== '';
 }
 
 /** Anthropic rejects empty text blocks, which OpenAI histories often contain (content: ""). */

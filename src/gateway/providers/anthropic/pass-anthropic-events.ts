@@ -1,7 +1,7 @@
 // Byte pass-through of an Anthropic Messages stream to an Anthropic client: the upstream's named events go
 // on as sent while this reads, from their text, what the ledger and the relay need — usage, stop reason,
-// model, errors, the end. Only message_start, message_delta and error are parsed; content events are
-// checked for framing (a JSON object) and counted, never parsed.
+// model, errors, the end. Only message_start, message_delta, error and thinking deltas (for the count of
+// reasoning tokens) are parsed; other content events are checked for framing (a JSON object) and counted.
 import type { FinishReason, Usage } from '../../chat-types.ts';
 import { isJsonObject, type JsonObject } from '../../check-json-value.ts';
 import { looksLikeObject, parseJsonObject, readStringField } from '../read-sse-event-text.ts';
@@ -33,6 +33,8 @@ export class AnthropicMessagesPassThrough {
   stopped = false;
   /** message_start's usage merged with message_delta's (cumulative; nulls mean "not reported"). */
   private rawUsage: AnthropicUsage | undefined;
+  /** The thinking text streamed (thinking_delta events), for Herd's count of reasoning tokens. */
+  thinking = '';
 
   get usage(): Usage | undefined {
     return this.rawUsage === undefined ? undefined : convertAnthropicUsage(this.rawUsage);
@@ -51,6 +53,7 @@ export class AnthropicMessagesPassThrough {
     const type = block.event ?? readStringField(data, 'type');
     if (type !== undefined && CONTENT_EVENTS.has(type)) {
       this.chunks++;
+      if (type === 'content_block_delta' && data.includes('"thinking_delta"')) this.readThinking(data);
       return { kind: 'forward' };
     }
     switch (type) {
@@ -76,6 +79,11 @@ export class AnthropicMessagesPassThrough {
       default: // ping, and event types added after this code was written: forwarded as sent
         return { kind: 'forward' };
     }
+  }
+
+  private readThinking(data: string): void {
+    const delta = parseJsonObject(data)?.delta;
+    if (isJsonObject(delta) && delta.type === 'thinking_delta' && typeof delta.thinking === 'string') this.thinking += delta.thinking;
   }
 
   private readParsed(data: string, read: (event: JsonObject) => void): AnthropicPassDecision {

@@ -9,6 +9,7 @@ import { parseDataUrl } from '../parse-data-url.ts';
 import { parseToolArguments } from '../parse-tool-arguments.ts';
 import type { ProviderWarning } from '../provider.ts';
 import { splitSystemMessages, type IndexedMessage } from '../split-system-messages.ts';
+import { convertGeminiThinking } from './convert-gemini-thinking.ts';
 import type { GeminiContent, GeminiGenerationConfig, GeminiPart, GeminiRequest } from './gemini-types.ts';
 
 const UNSUPPORTED_PARAMS = [
@@ -17,7 +18,6 @@ const UNSUPPORTED_PARAMS = [
   'logit_bias',
   'user',
   'parallel_tool_calls',
-  'reasoning_effort',
   'store',
   'metadata',
   'service_tier',
@@ -25,7 +25,6 @@ const UNSUPPORTED_PARAMS = [
   'safety_identifier',
   'verbosity',
   'top_k',
-  'thinking',
   'cache_control',
 ] as const;
 
@@ -68,6 +67,8 @@ export function convertGeminiRequest(request: ChatRequest, upstreamModel: string
     if (request.tool_choice !== undefined) body.toolConfig = { functionCallingConfig: convertToolChoice(request.tool_choice) };
   }
   const config = convertGenerationConfig(request);
+  const thinking = convertGeminiThinking(request, upstreamModel, warnings);
+  if (thinking !== undefined) config.thinkingConfig = thinking;
   if (Object.keys(config).length > 0) body.generationConfig = config;
   return { body, warnings };
 }

@@ -8,7 +8,7 @@ import type { GeminiUsageMetadata } from './gemini-types.ts';
  */
 export function convertGeminiUsage(raw: GeminiUsageMetadata): Usage {
   const thoughts = raw.thoughtsTokenCount ?? 0;
-  return {
+  const usage: Usage = {
     promptTokens: (raw.promptTokenCount ?? 0) + (raw.toolUsePromptTokenCount ?? 0),
     // promptTokenCount already includes cached content, as OpenAI's prompt_tokens does.
     cachedPromptTokens: raw.cachedContentTokenCount ?? 0,
@@ -18,4 +18,6 @@ export function convertGeminiUsage(raw: GeminiUsageMetadata): Usage {
     estimated: false,
     raw,
   };
+  if (raw.thoughtsTokenCount !== undefined) usage.reportedReasoningTokens = raw.thoughtsTokenCount;
+  return usage;
 }

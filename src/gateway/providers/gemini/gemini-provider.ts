@@ -4,6 +4,7 @@ import type { AbortLink } from '../../../core/abort-link.ts';
 import { isJsonObject } from '../../check-json-value.ts';
 import { convertUsageToOpenAI } from '../../convert-usage-to-openai.ts';
 import { collectResponseText, CompletionTextCollector, countTokens, estimateUsage } from '../../usage-estimate.ts';
+import { parseUpstreamModelList } from '../parse-upstream-model-list.ts';
 import { HttpUpstream } from '../http-upstream.ts';
 import { bridgeUnmodeled } from '../bridge-unmodeled.ts';
 import type { EmbedRequest, EmbedResult, Provider, ProviderRequest, ProviderResult, ProviderStreamEvent, ProviderWarning } from '../provider.ts';
@@ -108,6 +109,12 @@ class GeminiProvider implements Provider {
     let promptTokens = 0;
     for (const text of req.inputs) promptTokens += await countTokens(text);
     return { vectors, usage: { promptTokens, estimated: true } };
+  }
+
+  async listModels(signal: AbortLink, timeoutMs: number): Promise<string[]> {
+    const ids = parseUpstreamModelList(await this.upstream.getJson({ path: `/${this.apiVersion}/models?pageSize=1000`, signal, timeoutMs }));
+    if (ids === undefined) throw this.upstream.malformed('model list is not a list of models');
+    return ids;
   }
 
   close(): Promise<void> {

@@ -23,6 +23,14 @@ export interface GeminiFunctionDeclaration {
   parametersJsonSchema?: JsonSchema;
 }
 
+/** thinkingLevel (Gemini 3) and thinkingBudget (2.5; 0 off, -1 dynamic) are exclusive: Gemini refuses both. */
+export interface GeminiThinkingConfig {
+  thinkingBudget?: number;
+  thinkingLevel?: 'minimal' | 'low' | 'medium' | 'high';
+  /** Return thought summaries as parts with thought: true. */
+  includeThoughts?: boolean;
+}
+
 export interface GeminiGenerationConfig {
   temperature?: number;
   topP?: number;
@@ -34,6 +42,7 @@ export interface GeminiGenerationConfig {
   seed?: number;
   responseMimeType?: string;
   responseJsonSchema?: JsonSchema;
+  thinkingConfig?: GeminiThinkingConfig;
 }
 
 export interface GeminiRequest {

@@ -9,7 +9,7 @@ export function convertOpenAIUsage(raw: unknown): Usage | undefined {
   }
   const promptDetails = isJsonObject(raw.prompt_tokens_details) ? raw.prompt_tokens_details : {};
   const completionDetails = isJsonObject(raw.completion_tokens_details) ? raw.completion_tokens_details : {};
-  return {
+  const usage: Usage = {
     promptTokens: raw.prompt_tokens,
     // OpenAI: prompt_tokens_details.cached_tokens. DeepSeek reports prompt_cache_hit_tokens instead
     // (prompt_tokens = hit + miss there, so the OpenAI meaning holds).
@@ -21,6 +21,9 @@ export function convertOpenAIUsage(raw: unknown): Usage | undefined {
     estimated: false,
     raw,
   };
+  // The upstream's own figure, kept apart from the normalised one (the ledger's reported_reasoning_tokens).
+  if (typeof completionDetails.reasoning_tokens === 'number') usage.reportedReasoningTokens = completionDetails.reasoning_tokens;
+  return usage;
 }
 
 function numberOr(value: unknown, fallback: number): number {

@@ -13,6 +13,7 @@ import { convertResponsesToChat } from '../../dialects/openai-responses/convert-
 import { parseResponsesSseChunks } from '../../dialects/openai-responses/parse-responses-sse-chunks.ts';
 import { collectChunksText, collectResponseText, CompletionTextCollector, countTokens, estimateUsage } from '../../usage-estimate.ts';
 import { attachUpstreamBytes } from '../../upstream-bytes.ts';
+import { parseUpstreamModelList } from '../parse-upstream-model-list.ts';
 import { HttpUpstream, type SseRead } from '../http-upstream.ts';
 import { SseEventSplitter } from '../split-sse-events.ts';
 import { OpenAIChatPassThrough } from './pass-openai-chat-events.ts';
@@ -22,6 +23,7 @@ import { DEFAULT_TIMEOUT_MS, type ProviderOptions } from '../provider-options.ts
 import { UpstreamError } from '../upstream-error.ts';
 import { convertOpenAIEmbeddingsRequest, convertOpenAIEmbeddingsResponse } from './convert-openai-embeddings.ts';
 import { bridgeUnmodeled } from '../bridge-unmodeled.ts';
+import { convertOpenAIReasoning } from './convert-openai-reasoning.ts';
 import { convertOpenAIRequest } from './convert-openai-request.ts';
 import { createPassThroughBody } from './create-pass-through-body.ts';
 import { convertOpenAIUsage } from './convert-openai-usage.ts';
@@ -29,6 +31,7 @@ import { mapOpenAIFinishReason } from './map-openai-finish-reason.ts';
 import { parseOpenAIErrorBody } from './parse-openai-error.ts';
 
 const PATH = '/chat/completions';
+const MODELS_PATH = '/models';
 const EMBEDDINGS_PATH = '/embeddings';
 const RESPONSES_PATH = '/responses';
 const COMPLETIONS_PATH = '/completions';
@@ -85,7 +88,10 @@ class OpenAIProvider implements Provider {
 
   /** A client of another dialect bridged onto chat: what its body has that chat cannot carry. */
   private bridgeWarnings(req: ProviderRequest): ProviderWarning[] {
-    return req.passThrough?.dialect === 'openai-chat' ? [] : bridgeUnmodeled(req, this.name);
+    if (req.passThrough?.dialect === 'openai-chat') return [];
+    const dropped = bridgeUnmodeled(req, this.name);
+    const reasoning = convertOpenAIReasoning(req.request)?.warnings ?? [];
+    return reasoning.length === 0 ? dropped : [...dropped, ...reasoning];
   }
 
   stream(req: ProviderRequest, signal: AbortLink): AsyncGenerator<ProviderStreamEvent> {
@@ -303,6 +309,12 @@ class OpenAIProvider implements Provider {
     let promptTokens = 0;
     for (const text of req.inputs) promptTokens += await countTokens(text);
     return { vectors: answer.vectors, usage: { promptTokens, estimated: true } };
+  }
+
+  async listModels(signal: AbortLink, timeoutMs: number): Promise<string[]> {
+    const ids = parseUpstreamModelList(await this.upstream.getJson({ path: MODELS_PATH, signal, timeoutMs }));
+    if (ids === undefined) throw this.upstream.malformed('model list is not a list of models');
+    return ids;
   }
 
   close(): Promise<void> {

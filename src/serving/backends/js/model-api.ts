@@ -3,7 +3,7 @@
 import { isDataType, type DataType } from '../../../core/datatype.ts';
 import { HerdError, type ErrorCode } from '../../../core/errors.ts';
 import { elementCount, type Parameters, type Tensor, type TensorData } from '../../../core/tensor.ts';
-import type { ModelConfig } from '../../repository/model-config.ts';
+import type { ModelConfig } from '../../model-config/model-config.ts';
 import { loadTokenizer, type ModelTokenizer, type TokenizerEncoding } from './model-tokenizer.ts';
 
 /**

@@ -5,7 +5,7 @@ import { mapConfigTypeToDataType, type DataType } from '../../../core/datatype.t
 import { HerdError } from '../../../core/errors.ts';
 import { elementCount, type Parameters, type Tensor } from '../../../core/tensor.ts';
 import type { InferenceResult } from '../backend.ts';
-import type { ModelConfig } from '../../repository/model-config.ts';
+import type { ModelConfig } from '../../model-config/model-config.ts';
 import { TYPED_ARRAYS } from './model-api.ts';
 
 export interface OutputSpec {

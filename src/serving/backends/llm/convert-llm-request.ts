@@ -36,7 +36,8 @@ const SAMPLING_KEYS = new Set(['max_tokens', 'temperature', 'top_p', 'stop', 'se
 export function convertLlmRequest(request: InferenceRequest, defaults: LlmDefaults, origin: string): LlmCall {
   const input = (name: string) => request.inputs.find((t) => t.name === name);
   const prompt = firstString(input('text_input'));
-  if (prompt === undefined) throw new HerdError('INVALID_ARG', `llm model '${request.modelName}': input 'text_input' must hold one string`);
+  // llm-backend.ts names the model in front of every conversion error.
+  if (prompt === undefined) throw new HerdError('INVALID_ARG', "input 'text_input' must hold one string");
   const stream = firstBool(input('stream')) ?? false;
   const exclude = firstBool(input('exclude_input_in_output'));
   const prependInput = exclude !== undefined ? !exclude : !stream && !defaults.excludeInputInOutput;

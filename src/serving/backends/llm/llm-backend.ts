@@ -33,6 +33,12 @@ class LlmInstance implements Backend {
     this.origin = `triton:${context.config.name}/${context.version}`;
   }
 
+  /** The ledger's name for the caller: `triton:chat/1` called directly, `triton:smart_chat/chat:1` as an ensemble's step. */
+  private originOf(request: InferenceRequest): string {
+    if (request.ensemble === undefined) return this.origin;
+    return `triton:${request.ensemble}/${this.context.config.name}:${this.context.version}`;
+  }
+
   execute(requests: InferenceRequest[]): Promise<InferenceResult[]> {
     return Promise.all(requests.map((request) => this.complete(request)));
   }
@@ -43,17 +49,31 @@ class LlmInstance implements Backend {
 
   async unload(): Promise<void> {}
 
-  private chatPort(): ChatPort {
-    const port = this.port();
-    if (!port) throw new HerdError('UNAVAILABLE', `llm model '${this.context.config.name}' cannot call an LLM: the gateway is not configured (herd.yaml names no models)`);
-    return port;
+  /** The call a request asks for; a request that does not convert is refused, named. */
+  private convert(request: InferenceRequest): LlmCall | HerdError {
+    try {
+      return convertLlmRequest(request, this.defaults, this.originOf(request));
+    } catch (err) {
+      return this.named(err);
+    }
   }
 
+  /** The gateway's chat flow, or the refusal when there is none. */
+  private chatPort(): ChatPort | HerdError {
+    return this.port() ?? new HerdError('UNAVAILABLE', `llm model '${this.context.config.name}' cannot call an LLM: the gateway is not configured (herd.yaml names no models)`);
+  }
+
+  // The backend's own refusals are worded with the model's name where they are made; only what comes
+  // back from the conversion and the gateway is named by named().
   private async complete(request: InferenceRequest): Promise<InferenceResult> {
+    const call = this.convert(request);
+    if (call instanceof HerdError) return { ok: false, error: call };
+    if (call.stream)
+      return { ok: false, error: new HerdError('INVALID_ARG', `llm model '${request.modelName}' is not decoupled: streaming needs model_transaction_policy { decoupled: true }`) };
+    const port = this.chatPort();
+    if (port instanceof HerdError) return { ok: false, error: port };
     try {
-      const call = convertLlmRequest(request, this.defaults, this.origin);
-      if (call.stream) throw new HerdError('INVALID_ARG', `llm model '${request.modelName}' is not decoupled: streaming needs model_transaction_policy { decoupled: true }`);
-      const result = await this.chatPort().complete(call.chat);
+      const result = await port.complete(call.chat);
       return { ok: true, outputs: createOutputs(call, result, (call.prependInput ? call.prompt : '') + result.text) };
     } catch (err) {
       return { ok: false, error: this.named(err) };
@@ -62,29 +82,34 @@ class LlmInstance implements Backend {
 
   private async answerDecoupled(request: InferenceRequest): Promise<void> {
     const sender = request.responseSender as ResponseSender;
+    const refuse = (error: HerdError) => {
+      if (!sender.closed) sender.send({ ok: false, error }, true);
+    };
+    const call = this.convert(request);
+    if (call instanceof HerdError) return refuse(call);
+    const port = this.chatPort();
+    if (port instanceof HerdError) return refuse(port);
     try {
-      const call = convertLlmRequest(request, this.defaults, this.origin);
       call.chat.signal = sender.signal;
       if (!call.stream) {
-        const result = await this.chatPort().complete(call.chat);
+        const result = await port.complete(call.chat);
         sender.send({ ok: true, outputs: createOutputs(call, result, (call.prependInput ? call.prompt : '') + result.text) }, true);
         return;
       }
-      for await (const event of this.chatPort().stream(call.chat)) {
+      for await (const event of port.stream(call.chat)) {
         if (sender.closed) break;
         if (event.type === 'delta') sender.send({ ok: true, outputs: [textTensor(event.text)] });
         else sender.send({ ok: true, outputs: createOutputs(call, event.result, '') }, true);
       }
       if (!sender.closed) sender.close();
     } catch (err) {
-      if (!sender.closed) sender.send({ ok: false, error: this.named(err) }, true);
+      refuse(this.named(err));
     }
   }
 
-  /** Gateway errors keep their code; the message says which model called. */
+  /** Gateway and conversion errors keep their code; the message says which model called. */
   private named(err: unknown): HerdError {
     const error = toHerdError(err);
-    if (error.message.startsWith('llm model ')) return error;
     return new HerdError(error.code, `llm model '${this.context.config.name}': ${error.message}`, { cause: error, retryAfterSeconds: error.retryAfterSeconds });
   }
 }

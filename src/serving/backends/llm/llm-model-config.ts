@@ -3,7 +3,7 @@
 // `parameters` read once at load: which gateway model to call and the defaults of every call.
 import { HerdError } from '../../../core/errors.ts';
 import type { ChatPortPriority } from '../../../core/chat-port.ts';
-import type { ConfigDataType, ModelConfig, ModelInput, ModelOutput } from '../../repository/model-config.ts';
+import type { ConfigDataType, ModelConfig, ModelInput, ModelOutput } from '../../model-config/model-config.ts';
 
 const input = (name: string, data_type: ConfigDataType, dims: number[], optional: boolean): ModelInput => ({
   name,

@@ -7,7 +7,7 @@ import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { mapConfigTypeToDataType } from '../../../core/datatype.ts';
 import { allocateTensorData, elementCount, type Tensor } from '../../../core/tensor.ts';
-import type { ModelConfig } from '../../repository/model-config.ts';
+import type { ModelConfig } from '../../model-config/model-config.ts';
 import { OnnxMainThreadHost } from './onnx-main-thread-host.ts';
 import type { HostedRun } from './onnx-session-host.ts';
 import type { OnnxWorkerData } from './onnx-worker-protocol.ts';

@@ -1,6 +1,6 @@
 // The `execution_thread` model parameter: where an instance's session runs, "auto" (default), "worker" or "main".
 import { invalidArg } from '../../../core/errors.ts';
-import type { ModelConfig } from '../../repository/model-config.ts';
+import type { ModelConfig } from '../../model-config/model-config.ts';
 
 export type ExecutionThread = 'auto' | 'worker' | 'main';
 

@@ -2,7 +2,7 @@
 // and the model's signature: fills inputs/outputs and, when every tensor has a variable first dim,
 // max_batch_size (Triton's default 4) plus an empty dynamic_batching. User-given fields are never changed.
 import { invalidArg, unsupported } from '../../../core/errors.ts';
-import type { ModelConfig, ModelDynamicBatching, ModelInput, ModelOutput } from '../../repository/model-config.ts';
+import type { ModelConfig, ModelDynamicBatching, ModelInput, ModelOutput } from '../../model-config/model-config.ts';
 import type { OnnxIoInfo, OnnxSignature } from './onnx-model-file.ts';
 import { mapOrtTypeToConfigType } from './ort-datatype.ts';
 import { listSequenceInputs } from './sequence-inputs.ts';

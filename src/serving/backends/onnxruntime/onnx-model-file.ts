@@ -4,7 +4,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { HerdError, internal, notFound } from '../../../core/errors.ts';
-import type { ModelConfig } from '../../repository/model-config.ts';
+import type { ModelConfig } from '../../model-config/model-config.ts';
 
 export const DEFAULT_ONNX_FILENAME = 'model.onnx';
 

@@ -1,7 +1,7 @@
 // One loaded instance of an ONNX model, as the scheduler sees it: a Backend that validates a batch's requests,
 // concatenates them into as few session runs as possible, runs those on its session host and splits the outputs.
 import { unavailable } from '../../../core/errors.ts';
-import type { ModelConfig } from '../../repository/model-config.ts';
+import type { ModelConfig } from '../../model-config/model-config.ts';
 import type { Backend, ExecutionMarks, InferenceRequest, InferenceResult } from '../backend.ts';
 import type { ExecutionSide, OnnxSessionHost } from './onnx-session-host.ts';
 import { collectOnnxBatchResults, planOnnxBatch } from './plan-onnx-batch.ts';

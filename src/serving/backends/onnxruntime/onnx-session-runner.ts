@@ -5,7 +5,7 @@ import type { DataType } from '../../../core/datatype.ts';
 import { mapConfigTypeToDataType } from '../../../core/datatype.ts';
 import { HerdError, internal } from '../../../core/errors.ts';
 import type { Tensor } from '../../../core/tensor.ts';
-import type { ModelConfig } from '../../repository/model-config.ts';
+import type { ModelConfig } from '../../model-config/model-config.ts';
 import { convertOrtToTensor, convertTensorToOrt } from './convert-ort-tensor.ts';
 import { createOnnxSession, readOnnxSignature, type OnnxSignature } from './onnx-model-file.ts';
 import type { OnnxWorkerData } from './onnx-worker-protocol.ts';

@@ -4,7 +4,7 @@ import type { InferenceSession } from 'onnxruntime-node';
 import type { DataType } from '../../../core/datatype.ts';
 import { HerdError, type ErrorCode } from '../../../core/errors.ts';
 import type { NumericTensorData } from '../../../core/tensor.ts';
-import type { ModelConfig } from '../../repository/model-config.ts';
+import type { ModelConfig } from '../../model-config/model-config.ts';
 
 /** What a worker is started with (its `workerData`). */
 export interface OnnxWorkerData {

@@ -4,7 +4,7 @@
 import type { InferenceSession } from 'onnxruntime-node';
 import type { Clock } from '../../../core/clock.ts';
 import { unsupported } from '../../../core/errors.ts';
-import type { ModelConfig } from '../../repository/model-config.ts';
+import type { ModelConfig } from '../../model-config/model-config.ts';
 import type { BackendFactory, BackendLoadContext } from '../backend.ts';
 import { autoCompleteOnnxConfig, fillOnnxBackendFields, needsOnnxSignature } from './onnx-auto-complete.ts';
 import { createOnnxSession, readOnnxSignature, resolveOnnxModelPath, type OnnxSignature } from './onnx-model-file.ts';

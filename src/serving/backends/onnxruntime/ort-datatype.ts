@@ -1,7 +1,7 @@
 // Maps between Herd's wire datatypes, config TYPE_* names and onnxruntime-node tensor type strings.
 // One table so the three vocabularies cannot drift apart.
 import type { DataType } from '../../../core/datatype.ts';
-import type { ConfigDataType } from '../../repository/model-config.ts';
+import type { ConfigDataType } from '../../model-config/model-config.ts';
 
 /** The onnxruntime-node tensor types Herd can exchange (ort's `Tensor.Type` minus int4/uint4). */
 export type OrtTensorType = 'bool' | 'uint8' | 'uint16' | 'uint32' | 'uint64' | 'int8' | 'int16' | 'int32' | 'int64' | 'float16' | 'float32' | 'float64' | 'string';

@@ -1,6 +1,6 @@
 // The model inputs a sequence batcher feeds (control tensors START/END/READY/CORRID and implicit state):
 // they are real ONNX inputs but not config `input` entries, so auto-complete and validation must know them.
-import type { ConfigDataType, ModelConfig, ModelSequenceControl } from '../../repository/model-config.ts';
+import type { ConfigDataType, ModelConfig, ModelSequenceControl } from '../../model-config/model-config.ts';
 
 export interface SequenceInput {
   name: string;

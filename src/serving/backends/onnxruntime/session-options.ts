@@ -3,7 +3,7 @@
 // session.* config entries) and optimization { graph { level } }.
 import type { InferenceSession } from 'onnxruntime-node';
 import { invalidArg } from '../../../core/errors.ts';
-import type { ModelConfig } from '../../repository/model-config.ts';
+import type { ModelConfig } from '../../model-config/model-config.ts';
 
 // Defaults that differ from ORT's own, for a server sharing a few cores with the Node event loop:
 // ORT's default intra-op pool takes every core and spins between ops, which starves the event loop on a

@@ -1,7 +1,7 @@
 // Checks a (completed) config against the ONNX model at load time, after Triton's ValidateInputs /
 // ValidateOutputs: names exist, datatypes match, dims (or reshape) fit the model's shape, batching is possible.
 import { invalidArg } from '../../../core/errors.ts';
-import type { ConfigDataType, ModelConfig } from '../../repository/model-config.ts';
+import type { ConfigDataType, ModelConfig } from '../../model-config/model-config.ts';
 import type { OnnxIoInfo, OnnxSignature } from './onnx-model-file.ts';
 import { mapConfigTypeToOrtType } from './ort-datatype.ts';
 import { listSequenceInputs } from './sequence-inputs.ts';

@@ -2,7 +2,7 @@
 // only fail inside session.run (and then fail every request run with it) is caught here, per request.
 import { mapConfigTypeToDataType, type DataType } from '../../../core/datatype.ts';
 import { internal, invalidArg } from '../../../core/errors.ts';
-import type { ModelConfig } from '../../repository/model-config.ts';
+import type { ModelConfig } from '../../model-config/model-config.ts';
 import type { InferenceRequest } from '../backend.ts';
 import { validateTensorForOrt } from './convert-ort-tensor.ts';
 import { convertShapeForReshape, type ReshapeRule } from './reshape.ts';

@@ -3,7 +3,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { HerdError } from '../../../core/errors.ts';
-import type { ModelConfig } from '../../repository/model-config.ts';
+import type { ModelConfig } from '../../model-config/model-config.ts';
 
 export interface PythonBackendSettings {
   /** Interpreter for every model that names none of its own; `python3` on PATH by default. */

@@ -4,9 +4,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HerdError } from '../../../core/errors.ts';
-import { convertModelConfigToJson } from '../../repository/convert-model-config-to-json.ts';
-import type { ModelConfig } from '../../repository/model-config.ts';
-import { parseJsonModelConfig } from '../../repository/parse-model-config.ts';
+import { convertModelConfigToJson } from '../../model-config/convert-model-config-to-json.ts';
+import type { ModelConfig } from '../../model-config/model-config.ts';
+import { parseJsonModelConfig } from '../../model-config/parse-model-config.ts';
 import type { BackendFactory, BackendLoadContext } from '../backend.ts';
 import type { BlsInference } from './python-bls-bridge.ts';
 import { DEFAULT_PYTHON_SETTINGS, resolvePythonExecutable, type PythonBackendSettings } from './python-backend-options.ts';

@@ -12,7 +12,7 @@ import { parsePythonBackendSettings, resolvePythonExecutable } from '../../../..
 import { decodeStubTensors, encodeStubTensors } from '../../../../src/serving/backends/python/convert-stub-tensors.ts';
 import { encodeStubFrame, StubFrameReader } from '../../../../src/serving/backends/python/stub-wire.ts';
 import { ModelRepositoryManager } from '../../../../src/serving/repository/model-repository-manager.ts';
-import { parsePbtxtModelConfig } from '../../../../src/serving/repository/parse-model-config.ts';
+import { parsePbtxtModelConfig } from '../../../../src/serving/model-config/parse-model-config.ts';
 
 describe('stub wire', () => {
   it('reassembles frames whatever the chunking, with the body bytes intact', () => {

@@ -4,7 +4,10 @@ import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createBackends } from '../../../../src/app.ts';
-import { InferenceService, type InferAnswer, type InferStreamEvent } from '../../../../src/serving/inference-service.ts';
+import type { InferAnswer } from '../../../../src/serving/infer-call.ts';
+import { InferenceService } from '../../../../src/serving/inference-service.ts';
+import { isDecoupledModel } from '../../../../src/serving/repository/loaded-model.ts';
+import type { InferStreamEvent } from '../../../../src/serving/response-stream.ts';
 import { ModelRepositoryManager } from '../../../../src/serving/repository/model-repository-manager.ts';
 import { PYTHON_BACKEND_CONFIG } from '../../../python-interpreter.ts';
 
@@ -57,7 +60,7 @@ describe('decoupled python models', () => {
       [false, false, false, true],
     );
     assert.equal(events[0]?.answer?.id, 'd1');
-    assert.equal((inference as InferenceService).isDecoupled('repeat_py'), true);
+    assert.equal(isDecoupledModel((inference as InferenceService).resolve('repeat_py')), true);
   });
 
   it('an error response with the final flag ends the request with that error and code', async () => {

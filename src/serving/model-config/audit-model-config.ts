@@ -3,7 +3,8 @@
 // docs/serving.md "Model configuration fields" is the full table; a test keeps the two in step.
 import { invalidArg } from '../../core/errors.ts';
 import type { ModelConfig } from './model-config.ts';
-import { ModelConfigSchema, zeroValue, type FieldSchema, type MessageSchema, type MessageValue } from './model-config-schema.ts';
+import { zeroValue, type FieldSchema, type MessageSchema, type MessageValue } from './message-schema.ts';
+import { ModelConfigSchema } from './model-config-schema.ts';
 
 export interface FieldRule {
   /** Dotted field path without indexes, e.g. `optimization.cuda.graphs`. */

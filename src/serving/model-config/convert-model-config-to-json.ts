@@ -2,7 +2,8 @@
 // ModelConfigToJson): protobuf JSON with proto field names, every field without presence printed (zero
 // values, [] and {}), unset messages left out, enums by name, fields in .proto declaration order.
 import type { ModelConfig } from './model-config.ts';
-import { type FieldSchema, type MessageSchema, type MessageValue, type SingleValue, ModelConfigSchema, zeroValue } from './model-config-schema.ts';
+import { type FieldSchema, type MessageSchema, type MessageValue, type SingleValue, zeroValue } from './message-schema.ts';
+import { ModelConfigSchema } from './model-config-schema.ts';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | JsonObject;
 export interface JsonObject {

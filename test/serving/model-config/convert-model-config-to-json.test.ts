@@ -1,8 +1,8 @@
 // GET /config bodies byte-for-byte as Triton prints them, including Triton's 64-bit-integer quirks.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { convertModelConfigToJson } from '../../../src/serving/repository/convert-model-config-to-json.ts';
-import { parsePbtxtModelConfig } from '../../../src/serving/repository/parse-model-config.ts';
+import { convertModelConfigToJson } from '../../../src/serving/model-config/convert-model-config-to-json.ts';
+import { parsePbtxtModelConfig } from '../../../src/serving/model-config/parse-model-config.ts';
 
 const render = (text: string, name = 'm') => JSON.stringify(convertModelConfigToJson(parsePbtxtModelConfig(text, 'config.pbtxt', name)));
 

@@ -16,7 +16,7 @@ import {
   roundToFloat32,
   setMapEntry,
   zeroValue,
-} from './model-config-schema.ts';
+} from './message-schema.ts';
 
 export interface SourceLocation {
   line: number;

@@ -3,8 +3,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { HerdError } from '../../../src/core/errors.ts';
-import { ModelConfigSchema, type MessageValue } from '../../../src/serving/repository/model-config-schema.ts';
-import { parseTextFormat } from '../../../src/serving/repository/pbtxt-parser.ts';
+import type { MessageValue } from '../../../src/serving/model-config/message-schema.ts';
+import { ModelConfigSchema } from '../../../src/serving/model-config/model-config-schema.ts';
+import { parseTextFormat } from '../../../src/serving/model-config/pbtxt-parser.ts';
 
 const FILE = 'models/foo/config.pbtxt';
 const parse = (text: string): MessageValue => parseTextFormat(text, ModelConfigSchema, FILE).message;

@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { HerdError } from '../../../src/core/errors.ts';
-import { convertModelConfigToJson } from '../../../src/serving/repository/convert-model-config-to-json.ts';
-import type { ModelConfig } from '../../../src/serving/repository/model-config.ts';
-import { normalizeInstanceGroups, normalizeModelConfig, parseJsonModelConfig, parsePbtxtModelConfig } from '../../../src/serving/repository/parse-model-config.ts';
+import { convertModelConfigToJson } from '../../../src/serving/model-config/convert-model-config-to-json.ts';
+import type { ModelConfig } from '../../../src/serving/model-config/model-config.ts';
+import { normalizeInstanceGroups, normalizeModelConfig, parseJsonModelConfig, parsePbtxtModelConfig } from '../../../src/serving/model-config/parse-model-config.ts';
 import { TRITON_MODEL_REPOSITORY } from '../../triton-testdata.ts';
 
 const REPOSITORY = TRITON_MODEL_REPOSITORY;

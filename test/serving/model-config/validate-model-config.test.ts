@@ -2,11 +2,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { HerdError } from '../../../src/core/errors.ts';
-import type { ModelConfig } from '../../../src/serving/repository/model-config.ts';
-import { ModelConfigSchema, fillDefaults } from '../../../src/serving/repository/model-config-schema.ts';
-import { autoCompleteBackendFields, normalizeInstanceGroups, normalizeModelConfig } from '../../../src/serving/repository/parse-model-config.ts';
-import { parseTextFormat } from '../../../src/serving/repository/pbtxt-parser.ts';
-import { listModelConfigWarnings, validateModelConfig, validateModelIOConfig } from '../../../src/serving/repository/validate-model-config.ts';
+import type { ModelConfig } from '../../../src/serving/model-config/model-config.ts';
+import { fillDefaults } from '../../../src/serving/model-config/message-schema.ts';
+import { ModelConfigSchema } from '../../../src/serving/model-config/model-config-schema.ts';
+import { autoCompleteBackendFields, normalizeInstanceGroups, normalizeModelConfig } from '../../../src/serving/model-config/parse-model-config.ts';
+import { parseTextFormat } from '../../../src/serving/model-config/pbtxt-parser.ts';
+import { listModelConfigWarnings, validateModelConfig, validateModelIOConfig } from '../../../src/serving/model-config/validate-model-config.ts';
 
 /** pbtxt -> normalized ModelConfig without validation, so broken configs can be built. */
 function build(text: string, name: string): ModelConfig {

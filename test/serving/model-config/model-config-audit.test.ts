@@ -7,10 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { jsBackend } from '../../../src/serving/backends/js/js-backend.ts';
-import { IGNORED_FIELDS, REFUSED_FIELDS, listIgnoredFields } from '../../../src/serving/repository/audit-model-config.ts';
-import { ModelConfigSchema, type MessageSchema } from '../../../src/serving/repository/model-config-schema.ts';
+import { IGNORED_FIELDS, REFUSED_FIELDS, listIgnoredFields } from '../../../src/serving/model-config/audit-model-config.ts';
+import type { MessageSchema } from '../../../src/serving/model-config/message-schema.ts';
+import { ModelConfigSchema } from '../../../src/serving/model-config/model-config-schema.ts';
 import { ModelRepositoryManager } from '../../../src/serving/repository/model-repository-manager.ts';
-import { parsePbtxtModelConfig } from '../../../src/serving/repository/parse-model-config.ts';
+import { parsePbtxtModelConfig } from '../../../src/serving/model-config/parse-model-config.ts';
 
 const BASE = [
   'name: "m"',

@@ -3,7 +3,7 @@
 // plus the few rules Herd adds (marked). Errors are INVALID_ARG whose `param` is the offending field path.
 import { HerdError, internal, invalidArg } from '../../core/errors.ts';
 import type { ModelConfig, ModelInput, ModelOutput, SequenceControlKind } from './model-config.ts';
-import { indexPath, keyPath } from './model-config-schema.ts';
+import { indexPath, keyPath } from './message-schema.ts';
 
 export interface ValidateModelConfigOptions {
   /** The model's folder name; the config's `name` must equal it (Triton's repository rule). */

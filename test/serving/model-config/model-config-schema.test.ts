@@ -2,8 +2,9 @@
 // and nothing else is (the `satisfies` literals fail to compile when a type gains or loses a field).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type * as T from '../../../src/serving/repository/model-config.ts';
-import { type MessageSchema, ModelConfigSchema, defineMessage, scalarField } from '../../../src/serving/repository/model-config-schema.ts';
+import type * as T from '../../../src/serving/model-config/model-config.ts';
+import { type MessageSchema, defineMessage, scalarField } from '../../../src/serving/model-config/message-schema.ts';
+import { ModelConfigSchema } from '../../../src/serving/model-config/model-config-schema.ts';
 
 type Keys<M> = Record<keyof M, true>;
 

@@ -8,8 +8,6 @@ import {
   type MessageSchema,
   type MessageValue,
   type SingleValue,
-  InstanceGroupSchema,
-  ModelConfigSchema,
   checkIntegerRange,
   fillDefaults,
   indexPath,
@@ -17,7 +15,8 @@ import {
   keyPath,
   roundToFloat32,
   setMapEntry,
-} from './model-config-schema.ts';
+} from './message-schema.ts';
+import { InstanceGroupSchema, ModelConfigSchema } from './model-config-schema.ts';
 import { refuseUnhonouredFields } from './audit-model-config.ts';
 import { type SourceLocation, parseTextFormat } from './pbtxt-parser.ts';
 import { validateModelConfig } from './validate-model-config.ts';
@@ -65,7 +64,7 @@ export function parseJsonModelConfig(json: unknown, source: string, expectedName
 }
 
 function completeModelConfig(message: MessageValue, expectedName: string | undefined, options: ParseModelConfigOptions, where: (err: HerdError) => string): ModelConfig {
-  // The schema mirrors ModelConfig field by field (test/serving/repository/model-config-schema.test.ts
+  // The schema mirrors ModelConfig field by field (test/serving/model-config/model-config-schema.test.ts
   // keeps them in step), so after fillDefaults the object has exactly the typed shape.
   const config = fillDefaults(ModelConfigSchema, message) as unknown as ModelConfig;
   try {

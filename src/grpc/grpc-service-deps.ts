@@ -1,0 +1,29 @@
+// What the gRPC services are built from (the serving side's pieces, readiness, logging, stream tracking):
+// its own module so the unary service and the stream handler share it without importing each other.
+import type { InferenceService } from '../serving/inference-service.ts';
+import type { LogSettings } from '../serving/log-settings.ts';
+import type { ModelRepositoryManager } from '../serving/repository/model-repository-manager.ts';
+import type { SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
+import type { TraceSettings } from '../serving/trace-settings.ts';
+
+export interface GrpcServiceDeps {
+  inference: InferenceService;
+  repository: ModelRepositoryManager;
+  sharedMemory: SystemSharedMemoryRegistry;
+  traceSettings: TraceSettings;
+  logSettings: LogSettings;
+  /** Server readiness (strict readiness and shutdown folded in by the caller). */
+  isReady: () => boolean;
+  serverId: string;
+  log?: (line: string) => void;
+  /** Open streams register here so shutdown can drain them. */
+  trackStream: (stream: TrackedStream) => void;
+}
+
+/** An open ModelStreamInfer call as shutdown sees it. */
+export interface TrackedStream {
+  /** Answer what was received, refuse the rest, end the stream. */
+  drain(): void;
+  /** Settles when the stream has ended, however it ended. */
+  done: Promise<void>;
+}

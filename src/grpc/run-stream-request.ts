@@ -1,0 +1,94 @@
+// One request of a ModelStreamInfer stream run to its final event: converted on the model resolved when it
+// arrived, answered through InferenceService.streamInfer, each response (or failure) handed to the stream.
+import { HerdError, toHerdError } from '../core/errors.ts';
+import type { InferAnswer } from '../serving/infer-call.ts';
+import type { LoadedModel } from '../serving/repository/loaded-model.ts';
+import type { InferStreamEvent } from '../serving/response-stream.ts';
+import { convertGrpcInferRequest, resolveGrpcModel } from './convert-grpc-infer-request.ts';
+import { convertGrpcInferResponse } from './convert-grpc-infer-response.ts';
+import type { ModelInferRequestMessage, ModelInferResponseMessage, ModelStreamInferResponseMessage } from './grpc-messages.ts';
+import type { GrpcServiceDeps } from './grpc-service-deps.ts';
+
+export type Write = (response: ModelStreamInferResponseMessage) => void;
+export type Fail = (error: HerdError, request: ModelInferRequestMessage, final: boolean) => void;
+/** A request's model, resolved once when it arrives, or why it could not be. */
+export type Resolved = { model: LoadedModel } | { error: unknown };
+export type StreamRequestDeps = Pick<GrpcServiceDeps, 'inference' | 'sharedMemory' | 'log'>;
+
+/** A request's model as it arrives (resolved once: the decoupled test, the conversion and the infer share it), or why not. */
+export function resolveStreamRequest(inference: StreamRequestDeps['inference'], request: ModelInferRequestMessage): Resolved {
+  try {
+    return { model: resolveGrpcModel(inference, request) };
+  } catch (error) {
+    return { error };
+  }
+}
+
+/** Runs one request to its final event, writing each response; resolves when it is complete. */
+export async function runStreamRequest(
+  deps: StreamRequestDeps,
+  request: ModelInferRequestMessage,
+  resolved: Resolved,
+  signal: AbortSignal,
+  write: Write,
+  fail: Fail,
+): Promise<void> {
+  const { inference, sharedMemory: shm } = deps;
+  let events: AsyncIterator<InferStreamEvent<InferAnswer>>;
+  let outputRegions: ReturnType<typeof convertGrpcInferRequest>['outputRegions'];
+  try {
+    if ('error' in resolved) throw resolved.error;
+    const converted = convertGrpcInferRequest(request, resolved.model, shm);
+    outputRegions = converted.outputRegions;
+    events = inference.streamInfer(converted.call, signal, resolved.model)[Symbol.asyncIterator]();
+  } catch (err) {
+    fail(asHerdError(err, deps.log), request, true);
+    return;
+  }
+  const emptyFinal = request.parameters['triton_enable_empty_final_response']?.bool_param === true;
+  // The first step runs now, synchronously up to the scheduler: arrival order is submission order.
+  let next = events.next();
+  for (;;) {
+    let step: IteratorResult<InferStreamEvent<InferAnswer>>;
+    try {
+      step = await next;
+    } catch (err) {
+      fail(asHerdError(err, deps.log), request, true);
+      return;
+    }
+    if (step.done) return;
+    const event = step.value;
+    if (event.error) {
+      fail(event.error, request, event.final);
+    } else if (event.answer) {
+      try {
+        const response = convertGrpcInferResponse(event.answer, outputRegions, shm);
+        response.parameters['triton_final_response'] = { bool_param: event.final };
+        write({ error_message: '', infer_response: response });
+      } catch (err) {
+        fail(asHerdError(err, deps.log), request, event.final);
+      }
+    } else if (emptyFinal) {
+      write({ error_message: '', infer_response: identityOf(request, true) });
+    }
+    if (event.final) return;
+    next = events.next();
+  }
+}
+
+function asHerdError(err: unknown, log: ((line: string) => void) | undefined): HerdError {
+  if (!(err instanceof HerdError)) log?.(`internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  return toHerdError(err);
+}
+
+/** A response that only names its request (a failure, or a decoupled model's bare final flag), as Triton fills it. */
+export function identityOf(request: ModelInferRequestMessage, final: boolean): ModelInferResponseMessage {
+  return {
+    model_name: request.model_name,
+    model_version: request.model_version,
+    id: request.id,
+    parameters: { triton_final_response: { bool_param: final } },
+    outputs: [],
+    raw_output_contents: [],
+  };
+}

@@ -1,0 +1,17 @@
+// What the OpenAI and Anthropic routes and the exchanges' table are built from: its own module so
+// those route files need not import each other for it.
+import type { ChatGateway } from '../gateway/chat-gateway.ts';
+import type { LedgerHealth } from '../gateway/describe-gateway.ts';
+import type { EmbeddingsGateway } from '../gateway/embeddings/embeddings-gateway.ts';
+import type { Authenticator } from '../gateway/keys/authenticator.ts';
+
+export interface OpenAIDeps {
+  /** The request flow (limits, cache, budget, routing, billing), model listing and health. */
+  gateway: ChatGateway;
+  authenticator: Authenticator;
+  /** /health's ledger section (absent with billing.ledger: off). */
+  ledgerHealth?: () => LedgerHealth;
+  /** POST /v1/embeddings; absent: the route is not registered. */
+  embeddings?: EmbeddingsGateway;
+  log?: (line: string) => void;
+}

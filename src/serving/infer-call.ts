@@ -1,0 +1,35 @@
+// An inference request and its answer as the serving side's callers write them (transports, ensembles,
+// the inference port): plain data, so a caller needs none of the service that runs it.
+import type { Parameters, Tensor } from '../core/tensor.ts';
+import type { ComputeDurations } from './backends/backend.ts';
+
+export interface RequestedOutput {
+  name: string;
+  /** Top-k classification instead of raw values (classification extension). */
+  classCount?: number;
+}
+
+export interface InferCall {
+  modelName: string;
+  version?: number;
+  id: string;
+  parameters: Parameters;
+  inputs: Tensor[];
+  /** Empty: every output of the model. */
+  outputs: RequestedOutput[];
+  /**
+   * Set when an ensemble runs this call as one of its steps: the ensemble's name (outer ones first,
+   * `outer/inner`), so whatever the step shows a user (an llm step's ledger origin) names the ensemble.
+   */
+  ensemble?: string;
+}
+
+export interface InferAnswer {
+  modelName: string;
+  modelVersion: number;
+  id: string;
+  outputs: Tensor[];
+  parameters?: Parameters;
+  /** The compute time of the execution that answered (an ensemble sums its steps'), for ensemble statistics. */
+  compute?: ComputeDurations;
+}
