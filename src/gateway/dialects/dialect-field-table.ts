@@ -12,6 +12,14 @@ export type FieldFate = { bridged: 'mapped'; note: string } | { bridged: 'drop' 
  */
 export type FieldTable = Readonly<Record<string, FieldFate>>;
 
+/** What a fate says: what a mapped member becomes, or why a member is dropped or refused. */
+export function describeFate(fate: FieldFate): string {
+  return fate.bridged === 'mapped' ? fate.note : fate.reason;
+}
+
+/** How docs/fields/*.md write each fate. */
+export const FATE_WORDS = { mapped: 'mapped', drop: 'dropped', refuse: 'refused' } as const;
+
 export const UNKNOWN_MEMBER = '(unknown member)';
 export const NOT_MODELLED = 'not modelled by Herd';
 

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import type { ChatRequest } from '../../../src/gateway/chat-types.ts';
-import type { FieldTable } from '../../../src/gateway/dialects/dialect-field-table.ts';
+import { describeFate, FATE_WORDS, type FieldTable } from '../../../src/gateway/dialects/dialect-field-table.ts';
 import { CHAT_FIELDS } from '../../../src/gateway/dialects/openai-chat/chat-field-table.ts';
 import { decodeCompletionsRequest } from '../../../src/gateway/dialects/openai-completions/completions-codec.ts';
 import { COMPLETIONS_FIELDS } from '../../../src/gateway/dialects/openai-completions/completions-field-table.ts';
@@ -244,11 +244,7 @@ for (const { name, doc, table, samples, base, decode } of DIALECTS) {
         .map((line) => /^\| `([^`]+)` \| (mapped|dropped|refused) \| (.*) \|$/.exec(line))
         .filter((m) => m !== null)
         .map((m) => [m[1], m[2], m[3]]);
-      const expected = Object.entries(table).map(([k, f]) => [
-        k,
-        f.bridged === 'mapped' ? 'mapped' : f.bridged === 'drop' ? 'dropped' : 'refused',
-        f.bridged === 'mapped' ? f.note : f.reason,
-      ]);
+      const expected = Object.entries(table).map(([k, f]) => [k, FATE_WORDS[f.bridged], describeFate(f)]);
       assert.deepEqual(rows, expected);
     });
   });

@@ -21,7 +21,7 @@ const MESSAGE_ONLY = ['max_tokens', 'stream', 'temperature', 'top_p', 'top_k', '
 const READ = new Set(['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'output_config', 'output_format', 'cache_control', ...MESSAGE_ONLY]);
 /** The top-level rows with a fate of their own (the rest of the table is about nested members). */
 const TOP_LEVEL_ROWS: Readonly<Record<string, FieldRow>> = Object.fromEntries(
-  Object.entries(REQUEST_FIELDS).filter(([name, row]) => row.fate !== 'mapped' && /^[a-z_]+$/.test(name)),
+  Object.entries(REQUEST_FIELDS).filter(([name, row]) => row.bridged !== 'mapped' && /^[a-z_]+$/.test(name)),
 );
 const METADATA = new Set(['user_id']);
 const OUTPUT_CONFIG = new Set(['effort', 'format']);

@@ -3,17 +3,14 @@
 // dropped (named in x-herd-dropped) or refused — and why. Pass-through routes send the client's body as is.
 // The decoder reads its reasons from here; docs/fields/anthropic-messages.md shows the same rows (a test compares).
 
-export type FieldFate = 'mapped' | 'dropped' | 'refused';
+import type { FieldFate } from '../dialect-field-table.ts';
 
-export interface FieldRow {
-  fate: FieldFate;
-  /** mapped: what it becomes in the canonical request; dropped / refused: why. */
-  note: string;
-}
+/** A row of the table: the shared fate type every dialect's table uses (dialect-field-table.ts). */
+export type FieldRow = FieldFate;
 
-const mapped = (note: string): FieldRow => ({ fate: 'mapped', note });
-const dropped = (note: string): FieldRow => ({ fate: 'dropped', note });
-const refused = (note: string): FieldRow => ({ fate: 'refused', note });
+const mapped = (note: string): FieldRow => ({ bridged: 'mapped', note });
+const dropped = (reason: string): FieldRow => ({ bridged: 'drop', reason });
+const refused = (reason: string): FieldRow => ({ bridged: 'refuse', reason });
 
 const SERVER_RESULT = dropped("the result of an Anthropic server tool in an earlier turn, which other upstreams cannot replay; the turn's text is carried");
 const ANTHROPIC_SETTING = (what: string) => dropped(`${what}; other upstreams have no such setting`);

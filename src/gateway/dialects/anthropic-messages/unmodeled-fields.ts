@@ -2,6 +2,7 @@
 // its row of the field table (dropped or refused on bridged routes), instead of being refused at the edge.
 import type { UnmodeledField } from '../../chat-types.ts';
 import type { JsonObject } from '../../check-json-value.ts';
+import { describeFate } from '../dialect-field-table.ts';
 import { type FieldRow, REQUEST_FIELDS } from './messages-field-table.ts';
 
 export class UnmodeledFields {
@@ -9,8 +10,8 @@ export class UnmodeledFields {
 
   /** Records `value` at `param` unless the row maps it (then the decoder carried it). */
   add(param: string, row: FieldRow, value: unknown): void {
-    if (row.fate === 'mapped') return;
-    this.fields.push({ param, bridged: row.fate === 'refused' ? 'refuse' : 'drop', reason: row.note, value });
+    if (row.bridged === 'mapped') return;
+    this.fields.push({ param, bridged: row.bridged, reason: row.reason, value });
   }
 
   /**
@@ -22,7 +23,7 @@ export class UnmodeledFields {
       if (known.has(key) || value === null) continue;
       // Own rows only (a member named `constructor` is no row), and never a mapped one: unread means not carried.
       const row = Object.hasOwn(rows, key) ? rows[key] : undefined;
-      this.add(`${param === '' ? '' : `${param}.`}${key}`, row !== undefined && row.fate !== 'mapped' ? row : fallback, value);
+      this.add(`${param === '' ? '' : `${param}.`}${key}`, row !== undefined && row.bridged !== 'mapped' ? row : fallback, value);
     }
   }
 
@@ -31,7 +32,7 @@ export class UnmodeledFields {
     for (const field of this.fields) {
       if (!params.has(field.param)) continue;
       field.bridged = 'refuse';
-      field.reason = row.note;
+      field.reason = describeFate(row);
     }
   }
 }

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { ChatRequest } from '../../../../src/gateway/chat-types.ts';
 import { decodeMessagesRequest } from '../../../../src/gateway/dialects/anthropic-messages/decode-messages-request.ts';
 import { type FieldRow, MESSAGES_FIELD_TABLE } from '../../../../src/gateway/dialects/anthropic-messages/messages-field-table.ts';
+import { describeFate, FATE_WORDS } from '../../../../src/gateway/dialects/dialect-field-table.ts';
 
 type Body = Record<string, unknown>;
 /** A request exercising one row: for mapped rows, `carried` checks where it landed; otherwise `param` is where it is recorded. */
@@ -79,7 +80,7 @@ const REQUEST: Record<string, Sample> = {
 };
 // Top-level settings only Anthropic has: each recorded under its own name.
 for (const [name, row] of Object.entries(MESSAGES_FIELD_TABLE['Request fields'])) {
-  if (row.fate !== 'mapped' && /^[a-z_]+$/.test(name)) REQUEST[name] = top({ [name]: { some: 'value' } }, name);
+  if (row.bridged !== 'mapped' && /^[a-z_]+$/.test(name)) REQUEST[name] = top({ [name]: { some: 'value' } }, name);
 }
 
 const MESSAGE: Record<string, Sample> = {
@@ -213,7 +214,7 @@ const SAMPLES: Record<keyof typeof MESSAGES_FIELD_TABLE, Record<string, Sample>>
 
 function check(name: string, row: FieldRow, sample: Sample): void {
   const request = decodeMessagesRequest(sample.body);
-  if (row.fate === 'mapped') {
+  if (row.bridged === 'mapped') {
     assert.ok(sample.carried, `${name}: a mapped row's sample says where it lands`);
     sample.carried(request);
     assert.deepEqual(request.unmodeled ?? [], [], `${name}: a mapped member is not recorded as unmodeled`);
@@ -221,8 +222,8 @@ function check(name: string, row: FieldRow, sample: Sample): void {
   }
   const found = request.unmodeled?.find((f) => f.param === sample.param);
   assert.ok(found, `${name}: expected '${sample.param}' in unmodeled, got ${JSON.stringify(request.unmodeled?.map((f) => f.param))}`);
-  assert.equal(found.bridged, row.fate === 'refused' ? 'refuse' : 'drop', name);
-  assert.equal(found.reason, row.note, name);
+  assert.equal(found.bridged, row.bridged, name);
+  assert.equal(found.reason, describeFate(row), name);
 }
 
 describe('the Anthropic Messages field table', () => {
@@ -243,7 +244,7 @@ describe('the Anthropic Messages field table', () => {
       else if (line.startsWith('| `')) shown.set(section, [...(shown.get(section) ?? []), line]);
     }
     for (const [name, rows] of Object.entries(MESSAGES_FIELD_TABLE)) {
-      const expected = Object.entries(rows).map(([field, row]) => `| \`${field}\` | ${row.fate} | ${row.note} |`);
+      const expected = Object.entries(rows).map(([field, row]) => `| \`${field}\` | ${FATE_WORDS[row.bridged]} | ${describeFate(row)} |`);
       assert.deepEqual(shown.get(name), expected, `section '${name}' of docs/fields/anthropic-messages.md differs from messages-field-table.ts`);
     }
     assert.deepEqual([...shown.keys()], Object.keys(MESSAGES_FIELD_TABLE));
