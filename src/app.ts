@@ -245,12 +245,15 @@ export function createGatewayFlow(config: HerdConfig, parts: GatewayFlowParts): 
     observer,
     errorStatus: (error, dialect) => (dialect === 'anthropic-messages' ? mapErrorToAnthropic(error) : mapErrorToOpenAI(error)).status,
   });
-  // The same catalog and provider pools as chat: one connection pool per upstream, built once.
+  // The same catalog, provider pools, breakers and load figures as chat: one connection pool per
+  // upstream, and /health shows embedding deployments' breakers beside the chat ones.
   const embeddings = new EmbeddingsGateway({
     config,
     env,
     catalog: chat.catalog,
     providers: chat.providers,
+    breakers: chat.breakers,
+    stats: chat.stats,
     admission: parts.admission === false ? undefined : limits.admission,
     billing,
     keyLimits: limits.keys,

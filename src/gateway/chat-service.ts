@@ -130,6 +130,9 @@ export interface ChatService {
   readonly catalog: GatewayCatalog;
   /** The provider instances by name (their pools), for the other flows over the same catalog (embeddings). */
   readonly providers: Readonly<Record<string, Provider>>;
+  /** The breakers and load figures health() describes, likewise shared: one set per deployment key for every flow. */
+  readonly breakers: BreakerRegistry;
+  readonly stats: DeploymentStats;
   close(): Promise<void>;
 }
 
@@ -206,6 +209,8 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   return {
     catalog,
     providers: Object.fromEntries(providers.byName),
+    breakers: state.breakers,
+    stats: state.stats,
 
     async complete(request, context = {}) {
       const { loop, meta } = await route<ProviderResult>(request, context, false, (target, signal) =>

@@ -1,6 +1,7 @@
 // POST /v1/embeddings through the real server with the official `openai` SDK as the client, in front
 // of local upstreams speaking OpenAI's and Gemini's embeddings wire formats: encodings, dimensions,
-// array input, retries and fallbacks, the ledger's rows and their cost, and the errors a client sees.
+// array input, retries and fallbacks, the ledger's rows (dialect included) and their cost, the errors a
+// client sees, and an embedding deployment's breaker in GET /health.
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -30,6 +31,7 @@ interface RequestRow {
   http_status: number;
   attempts: number;
   request_id: string;
+  dialect: string;
 }
 
 const assertClose = (actual: ArrayLike<number>, expected: ArrayLike<number>) => {
@@ -50,6 +52,11 @@ describe('POST /v1/embeddings', () => {
   before(async () => {
     relay = await startMockUpstream((req, res) => {
       if (req.url.endsWith('/embeddings')) {
+        // The `flaky` provider's only model: every request fails, to open its breaker.
+        if ((req.body as { model?: unknown }).model === 'always-fails') {
+          sendJson(res, 500, { error: { message: 'down', type: 'server_error', param: null, code: null } });
+          return;
+        }
         const failure = relayFailures.shift();
         if (failure !== undefined) sendJson(res, failure, { error: { message: `failure ${failure}`, type: 'server_error', param: null, code: null } });
         else answerOpenAIEmbeddings(req, res);
@@ -68,6 +75,7 @@ billing: { currency: USD, ledger: "sqlite:${db}", flush_interval_ms: 10 }
 providers:
   relay: { type: openai, base_url: "${relay.url}/v1", timeout_ms: 2000, retry: { attempts: 2, base_ms: 1, cap_ms: 5 } }
   gemini: { type: gemini, base_url: "${gemini.url}", timeout_ms: 2000, retry: { attempts: 1 } }
+  flaky: { type: openai, base_url: "${relay.url}/v1", api_key_env: RELAY_API_KEY, timeout_ms: 2000, retry: { attempts: 1 }, breaker: { min_requests: 2, failure_ratio: 0.5 } }
 models:
   text-embedding-3-small:
     kind: embedding
@@ -84,6 +92,10 @@ models:
     kind: embedding
     price: { input: 100, output: 0 }
     deployments: [{ provider: relay, upstream_model: text-embedding-ada-002 }]
+  flaky-embedding:
+    kind: embedding
+    price: { input: 1, output: 0 }
+    deployments: [{ provider: flaky, upstream_model: always-fails }]
   gpt-4.1:
     price: { input: 2, output: 8 }
     deployments: [{ provider: relay }]
@@ -152,6 +164,7 @@ models:
     assert.equal(row.provider, 'relay');
     assert.equal(row.status, 'ok');
     assert.equal(row.http_status, 200);
+    assert.equal(row.dialect, 'openai-embeddings');
     assert.equal(row.prompt_tokens, 3);
     assert.equal(row.completion_tokens, 0);
     assert.equal(row.cost_micros, 300, '3 tokens at $100 per million');
@@ -294,5 +307,37 @@ models:
         assert.equal(other.text, plain!.text, other.entry);
       }
     }
+  });
+
+  it("an embedding deployment's breaker is the one GET /health shows: it opens after its failures", async () => {
+    type Breaker = { key: string; models: string[]; breaker: string; requests: number; failures: number };
+    const breakers = async () => ((await (await fetch(`${server.httpUrl}/health`)).json()) as { breakers: Breaker[] }).breakers;
+    const before = await breakers();
+    // Earlier tests' answers count in the breaker /health reads: one registry for every flow.
+    const used = before.find((b) => b.key === 'relay/text-embedding-3-small');
+    assert.ok(used !== undefined && used.requests > 0, JSON.stringify(used));
+    assert.deepEqual(
+      before.find((b) => b.key === 'flaky/always-fails'),
+      {
+        key: 'flaky/always-fails',
+        provider: 'flaky',
+        upstreamModel: 'always-fails',
+        models: ['flaky-embedding'],
+        breaker: 'closed',
+        requests: 0,
+        failures: 0,
+        inFlight: 0,
+        latencyMs: {},
+      },
+    );
+
+    for (let i = 0; i < 2; i++) await assert.rejects(client.embeddings.create({ model: 'flaky-embedding', input: 'x' }), (err: unknown) => err instanceof OpenAI.APIError);
+    assert.equal(relay.requests.length, 2);
+    const flaky = (await breakers()).find((b) => b.key === 'flaky/always-fails');
+    assert.equal(flaky?.breaker, 'open');
+    assert.equal(flaky?.failures, 2);
+    // Open: the next request is refused without reaching the upstream.
+    await assert.rejects(client.embeddings.create({ model: 'flaky-embedding', input: 'x' }), (err: unknown) => err instanceof OpenAI.APIError);
+    assert.equal(relay.requests.length, 2);
   });
 });

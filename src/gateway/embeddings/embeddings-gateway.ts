@@ -41,6 +41,9 @@ export interface EmbeddingsGatewayOptions {
   catalog?: GatewayCatalog;
   /** Provider instances by name instead of building them from config (the chat service's, tests). */
   providers?: Readonly<Record<string, Provider>>;
+  /** The chat service's breakers and load figures, so /health describes one set; absent: own (tests). */
+  breakers?: BreakerRegistry;
+  stats?: DeploymentStats;
   admission?: Admission;
   billing?: BillingService;
   keyLimits?: KeyLimiter;
@@ -76,8 +79,8 @@ export class EmbeddingsGateway {
     this.owned = providers.owned;
     this.state = {
       providers: providers.byName,
-      breakers: new BreakerRegistry(() => clock.now()),
-      stats: new DeploymentStats(),
+      breakers: options.breakers ?? new BreakerRegistry(() => clock.now()),
+      stats: options.stats ?? new DeploymentStats(),
       clock,
       random: options.random ?? Math.random,
       sleep: options.sleep ?? realSleep,
@@ -128,6 +131,8 @@ export class EmbeddingsGateway {
       requestId,
       key: { id: caller.key.id, name: caller.key.name },
       origin: caller.origin,
+      // This flow reads only OpenAI's embeddings body, whatever the caller says it spoke.
+      dialect: 'openai-embeddings',
       routeRule: route.rule,
       requestedModel: request.model,
       priority,

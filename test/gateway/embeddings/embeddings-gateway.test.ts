@@ -1,5 +1,6 @@
 // The embeddings flow on its own, in front of a local OpenAI-wire upstream: the key's allowed models,
-// TPM and budget (real limiter and SQLite ledger), kinds and tiers refused, a budget refusal on record.
+// TPM and budget (real limiter and SQLite ledger), kinds and tiers refused, a budget refusal on record,
+// and the breakers and load figures it is given (the chat service's) are the ones it uses.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +17,8 @@ import type { GatewayRequestEvent } from '../../../src/gateway/gateway-observer.
 import type { KeyInfo } from '../../../src/gateway/keys/key-store.ts';
 import { KeyLimiter } from '../../../src/gateway/limits/key-limiter.ts';
 import { MemoryLimitStore } from '../../../src/gateway/limits/memory-limit-store.ts';
+import { BreakerRegistry } from '../../../src/gateway/resilience/circuit-breaker.ts';
+import { DeploymentStats } from '../../../src/gateway/router/deployment-stats.ts';
 import { answerOpenAIEmbeddings } from '../helpers/embedding-upstreams.ts';
 import { startMockUpstream, type MockUpstream } from '../helpers/mock-upstream.ts';
 
@@ -29,6 +32,8 @@ describe('EmbeddingsGateway', () => {
   let ledger: Ledger;
   let gateway: EmbeddingsGateway;
   const events: GatewayRequestEvent[] = [];
+  const breakers = new BreakerRegistry(() => performance.now());
+  const stats = new DeploymentStats();
 
   before(async () => {
     upstream = await startMockUpstream((req, res) => answerOpenAIEmbeddings(req, res));
@@ -64,6 +69,8 @@ billing: { currency: USD }
       billing: new BillingService({ config, ledger }),
       keyLimits: new KeyLimiter({ store: new MemoryLimitStore() }),
       observer: { onRequestFinished: (e) => events.push(e) },
+      breakers,
+      stats,
     });
   });
   after(async () => {
@@ -86,6 +93,11 @@ billing: { currency: USD }
     assert.equal(events.length, 1);
     assert.equal(events[0]!.statusClass, '2xx');
     assert.equal(events[0]!.usdMicros, 3_000_000, '3 tokens at $1 per token');
+    // The breaker and the latency are recorded in the registry and stats it was given.
+    const breaker = breakers.snapshot().find((b) => b.key === 'relay/emb');
+    assert.equal(breaker?.snapshot.state, 'closed');
+    assert.equal(breaker?.snapshot.requests, 1);
+    assert.ok(stats.latencyMs('relay/emb', 'chat') !== undefined);
   });
 
   it('the key decides: models it may not use are a 403, a chat model or a tier a 400', async () => {
