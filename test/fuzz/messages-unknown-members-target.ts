@@ -2,13 +2,14 @@
 // decoder never refuses them and records each one (or a dropped ancestor) in `unmodeled`; pass-through
 // forwards every one as sent; the bridged conversions (OpenAI-compatible, Gemini) return or refuse with a 4xx HerdError.
 import fc from 'fast-check';
-import { isJsonObject, type JsonObject } from '../../src/gateway/check-json-value.ts';
+import type { JsonObject } from '../../src/gateway/check-json-value.ts';
 import type { ChatRequest } from '../../src/gateway/chat-types.ts';
 import { decodeMessagesRequest } from '../../src/gateway/dialects/anthropic-messages/decode-messages-request.ts';
 import { convertPassThroughBody } from '../../src/gateway/providers/anthropic/anthropic-provider.ts';
 import { bridgeUnmodeled } from '../../src/gateway/providers/bridge-unmodeled.ts';
 import { convertGeminiRequest } from '../../src/gateway/providers/gemini/convert-gemini-request.ts';
 import { convertOpenAIRequest } from '../../src/gateway/providers/openai/convert-openai-request.ts';
+import { type JsonObjectNode, listJsonObjects, valueAt } from './json-object-walk.ts';
 import { type FuzzTarget, parseOrReject } from './fuzz-target.ts';
 
 const png = { type: 'base64', media_type: 'image/png', data: 'iVBORw0=' };
@@ -87,29 +88,6 @@ interface Insertion {
   value: unknown;
 }
 
-interface Node {
-  object: JsonObject;
-  /** The keys from the body down to it (a key may itself hold a dot). */
-  keys: string[];
-}
-
-/** Every object in the body a client could add a member to. */
-function objectsOf(value: unknown, keys: string[], out: Node[]): Node[] {
-  if (Array.isArray(value)) {
-    value.forEach((item, i) => {
-      objectsOf(item, [...keys, String(i)], out);
-    });
-  } else if (isJsonObject(value)) {
-    out.push({ object: value, keys });
-    for (const [key, inner] of Object.entries(value)) if (!VERBATIM.has(key)) objectsOf(inner, [...keys, key], out);
-  }
-  return out;
-}
-
-function at(body: unknown, keys: string[]): unknown {
-  return keys.reduce<unknown>((node, key) => (isJsonObject(node) || Array.isArray(node) ? (node as Record<string, unknown>)[key] : undefined), body);
-}
-
 interface Added {
   /** As the decoder names it: the keys joined with dots. */
   path: string;
@@ -128,10 +106,10 @@ export function createMessagesUnknownMembersTarget(): FuzzTarget {
       check: (input: unknown) => {
         const { base, insertions } = input as { base: number; insertions: Insertion[] };
         const body = structuredClone(BASES[base]) as JsonObject;
-        const nodes = objectsOf(body, [], []);
+        const nodes = listJsonObjects(body, VERBATIM);
         const added: Added[] = [];
         for (const { node, key, value } of insertions) {
-          const target = nodes[node % nodes.length] as Node;
+          const target = nodes[node % nodes.length] as JsonObjectNode;
           // A key the object already has would change a known member, not add an unknown one.
           if (Object.hasOwn(target.object, key)) continue;
           // defineProperty: a plain assignment to `__proto__` would set the prototype, not add a member as JSON.parse does.
@@ -166,6 +144,6 @@ function checkRecorded(request: ChatRequest, added: Added[]): void {
 function checkPassedThrough(body: JsonObject, added: Added[]): void {
   const sent = JSON.parse(JSON.stringify(convertPassThroughBody(body, 'upstream-model', false))) as unknown;
   for (const { path, keys, value } of added) {
-    if (JSON.stringify(at(sent, keys)) !== JSON.stringify(value)) throw new Error(`pass-through lost '${path}'`);
+    if (JSON.stringify(valueAt(sent, keys)) !== JSON.stringify(value)) throw new Error(`pass-through lost '${path}'`);
   }
 }

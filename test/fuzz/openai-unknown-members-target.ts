@@ -3,7 +3,7 @@
 // pass-through body carries every one as sent; bridging (the refusal check, then the OpenAI, Anthropic and Gemini
 // conversions) returns or fails with a 4xx HerdError only.
 import fc from 'fast-check';
-import { isJsonObject, type JsonObject } from '../../src/gateway/check-json-value.ts';
+import type { JsonObject } from '../../src/gateway/check-json-value.ts';
 import type { ChatRequest } from '../../src/gateway/chat-types.ts';
 import { decodeCompletionsRequest } from '../../src/gateway/dialects/openai-completions/completions-codec.ts';
 import { decodeResponsesRequest } from '../../src/gateway/dialects/openai-responses/decode-responses-request.ts';
@@ -13,6 +13,7 @@ import { convertGeminiRequest } from '../../src/gateway/providers/gemini/convert
 import { convertOpenAIRequest } from '../../src/gateway/providers/openai/convert-openai-request.ts';
 import { createPassThroughBody } from '../../src/gateway/providers/openai/create-pass-through-body.ts';
 import { validateChatRequest } from '../../src/gateway/validate-chat-request.ts';
+import { type JsonObjectNode, listJsonObjects, valueAt } from './json-object-walk.ts';
 import { type FuzzTarget, parseOrReject } from './fuzz-target.ts';
 
 const fn = { type: 'function', function: { name: 'read', description: 'Read', parameters: { type: 'object' }, strict: true } };
@@ -107,27 +108,6 @@ const KEYS = fc.oneof(
   fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty', 'tools[type=web_search]', '(unknown member)', '*', 'ünïcode', ''),
 );
 
-interface Node {
-  object: JsonObject;
-  keys: string[];
-}
-
-function objectsOf(value: unknown, keys: string[], out: Node[]): Node[] {
-  if (Array.isArray(value)) {
-    value.forEach((item, i) => {
-      objectsOf(item, [...keys, String(i)], out);
-    });
-  } else if (isJsonObject(value)) {
-    out.push({ object: value, keys });
-    for (const [key, inner] of Object.entries(value)) if (!VERBATIM.has(key)) objectsOf(inner, [...keys, key], out);
-  }
-  return out;
-}
-
-function at(body: unknown, keys: string[]): unknown {
-  return keys.reduce<unknown>((node, key) => (isJsonObject(node) || Array.isArray(node) ? (node as Record<string, unknown>)[key] : undefined), body);
-}
-
 function decode(dialect: 'chat' | 'responses' | 'completions', body: JsonObject): ChatRequest {
   if (dialect === 'chat') return validateChatRequest(body);
   if (dialect === 'responses') return decodeResponsesRequest(body).request;
@@ -146,10 +126,10 @@ export function createOpenAIUnknownMembersTarget(): FuzzTarget {
         const { base, insertions } = input as { base: number; insertions: Array<{ node: number; key: string; value: unknown }> };
         const { dialect, body: original } = BASES[base] as (typeof BASES)[number];
         const body = structuredClone(original);
-        const nodes = objectsOf(body, [], []);
+        const nodes = listJsonObjects(body, VERBATIM);
         const added: Array<{ path: string; keys: string[]; value: unknown }> = [];
         for (const { node, key, value } of insertions) {
-          const target = nodes[node % nodes.length] as Node;
+          const target = nodes[node % nodes.length] as JsonObjectNode;
           if (Object.hasOwn(target.object, key)) continue;
           // defineProperty: a plain assignment to `__proto__` would set the prototype, not add a member as JSON.parse does.
           Object.defineProperty(target.object, key, { value, enumerable: true, writable: true, configurable: true });
@@ -164,7 +144,7 @@ export function createOpenAIUnknownMembersTarget(): FuzzTarget {
         }
         const sent = JSON.parse(JSON.stringify(createPassThroughBody(body, 'upstream-model', body.stream === true))) as unknown;
         for (const { path, keys, value } of added) {
-          if (JSON.stringify(at(sent, keys)) !== JSON.stringify(value)) throw new Error(`pass-through lost '${path}'`);
+          if (JSON.stringify(valueAt(sent, keys)) !== JSON.stringify(value)) throw new Error(`pass-through lost '${path}'`);
         }
         parseOrReject(() => bridgeUnmodeled({ request, upstreamModel: 'up' }, 'anthropic'), ['UNSUPPORTED']);
         parseOrReject(() => bridgeUnmodeled({ request, upstreamModel: 'up', strict: true }, 'anthropic'), ['UNSUPPORTED']);

@@ -2,6 +2,7 @@
 // through one ioredis client that fails fast instead of queueing while Redis is away.
 import { Redis } from 'ioredis';
 import type { RedisCacheConfig } from '../../config/cache-config-schema.ts';
+import { waitUntilRedisReady } from '../limits/wait-until-redis-ready.ts';
 
 export interface RedisTierOptions {
   client: Redis;
@@ -41,17 +42,7 @@ export class RedisCacheTier {
 
   /** Resolves when connected, or false after timeoutMs (the cache works meanwhile, memory only). */
   waitUntilReady(timeoutMs: number): Promise<boolean> {
-    if (this.connected) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const done = (ready: boolean) => {
-        clearTimeout(timer);
-        this.client.off('ready', onReady);
-        resolve(ready);
-      };
-      const onReady = () => done(true);
-      const timer = setTimeout(() => done(false), timeoutMs);
-      this.client.on('ready', onReady);
-    });
+    return this.connected ? Promise.resolve(true) : waitUntilRedisReady(this.client, timeoutMs);
   }
 
   async close(): Promise<void> {

@@ -9,6 +9,7 @@ import type { LimitStore } from './limit-store.ts';
 import { MemoryLimitStore } from './memory-limit-store.ts';
 import { PriorityAdmission } from './priority-admission.ts';
 import { ProviderLimiter } from './provider-limiter.ts';
+import { waitUntilRedisReady } from './wait-until-redis-ready.ts';
 
 export interface GatewayLimits {
   store: LimitStore;
@@ -57,21 +58,7 @@ export async function createGatewayLimits(config: LimitsConfig, options: Gateway
     store,
     keys: new KeyLimiter({ store, clock, leaseMs }),
     admission: new GatewayAdmission({ models, providers, clock }),
-    ready: (timeoutMs) => (client ? waitUntilReady(client, timeoutMs) : Promise.resolve(true)),
+    ready: (timeoutMs) => (client ? waitUntilRedisReady(client, timeoutMs) : Promise.resolve(true)),
     close: () => store.close(),
   };
-}
-
-function waitUntilReady(client: Redis, timeoutMs: number): Promise<boolean> {
-  if (client.status === 'ready') return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const done = (ready: boolean) => {
-      clearTimeout(timer);
-      client.off('ready', onReady);
-      resolve(ready);
-    };
-    const onReady = () => done(true);
-    const timer = setTimeout(() => done(false), timeoutMs);
-    client.on('ready', onReady);
-  });
 }

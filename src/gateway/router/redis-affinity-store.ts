@@ -2,6 +2,7 @@
 // (with the session's TTL) after it answered. Redis trouble never fails a request: a lookup that fails
 // is "no choice remembered" and the strategy picks; a failed write is forgotten.
 import type { Redis } from 'ioredis';
+import { waitUntilRedisReady } from '../limits/wait-until-redis-ready.ts';
 import type { AffinityStore } from './cache-affinity.ts';
 
 // One line per outage and then one per this long, not one per request.
@@ -56,18 +57,7 @@ export class RedisAffinityStore implements AffinityStore {
   }
 
   ready(timeoutMs: number): Promise<boolean> {
-    const { client } = this;
-    if (client.status === 'ready') return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const done = (ready: boolean) => {
-        clearTimeout(timer);
-        client.off('ready', onReady);
-        resolve(ready);
-      };
-      const onReady = () => done(true);
-      const timer = setTimeout(() => done(false), timeoutMs);
-      client.on('ready', onReady);
-    });
+    return waitUntilRedisReady(this.client, timeoutMs);
   }
 
   async close(): Promise<void> {
