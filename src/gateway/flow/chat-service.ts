@@ -4,12 +4,16 @@
 import { type AbortLink, LightAbortController } from '../../core/abort-link.ts';
 import type { InferencePort } from '../../core/inference-port.ts';
 import { systemClock, type Clock } from '../../core/clock.ts';
+import type { ModelKind } from '../../config/gateway-config-schema.ts';
 import type { ChatRequest, ChatResponse } from '../protocol/chat-types.ts';
+import type { EmbeddingsRequest } from '../protocol/embeddings-request.ts';
+import { shortenEmbedding } from '../wire/openai-embeddings/embedding-codec.ts';
+import { attemptEmbeddings, embeddingUsage } from './attempt-embeddings.ts';
 import { createProviders } from './create-providers.ts';
 import { describeGatewayHealth, listGatewayModels, listPatternProviders, type GatewayHealth } from './describe-gateway.ts';
 import type { Admission } from '../limits/admission.ts';
 import type { Priority } from '../limits/priority.ts';
-import type { PassThrough, Provider, ProviderResult, ProviderWarning } from '../providers/provider.ts';
+import type { EmbedResult, PassThrough, Provider, ProviderResult, ProviderWarning } from '../providers/provider.ts';
 import { BreakerRegistry } from '../resilience/circuit-breaker.ts';
 import { computeAttemptTimeouts, Deadline } from '../resilience/deadline.ts';
 import { realSleep, type Sleep } from '../resilience/sleep.ts';
@@ -77,6 +81,12 @@ export interface ChatCompletion {
   meta: CompletionMeta;
 }
 
+/** An embeddings answer: one vector per input, in order (shortened to `dimensions` when asked). */
+export interface EmbeddingsCompletion {
+  vectors: Float32Array[];
+  meta: CompletionMeta;
+}
+
 /** A stream whose first chunk is ready: send headers from `meta`, then forward `chunks`. */
 export interface ChatStream extends StreamRelay {
   meta: ChatMeta;
@@ -87,6 +97,11 @@ export interface ChatService {
   complete(request: ChatRequest, context?: ChatContext): Promise<ChatCompletion>;
   /** Resolves at the first chunk; rejects (as complete() does) when no upstream got that far. */
   stream(request: ChatRequest, context?: ChatContext): Promise<ChatStream>;
+  /**
+   * The same attempts for an embeddings request; `routing` is how the router sees it (embeddingsRoutingRequest:
+   * its model, no completion). Rejects as complete() does.
+   */
+  embed(request: EmbeddingsRequest, routing: ChatRequest, context?: ChatContext): Promise<EmbeddingsCompletion>;
   /**
    * The request's session identity, when prompt-cache affinity is on and the route can choose between
    * deployments; the flow computes it once and passes it in ChatContext.session.
@@ -127,12 +142,19 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   const created = Math.floor(Date.now() / 1000);
   const modelLists = new UpstreamModelLists({ clock, ...options.modelLists });
 
-  async function route<T>(request: ChatRequest, context: ChatContext, stream: boolean, attempt: (target: AttemptTarget, signal: AbortLink) => Promise<T>) {
+  async function route<T>(
+    request: ChatRequest,
+    context: ChatContext,
+    stream: boolean,
+    attempt: (target: AttemptTarget, signal: AbortLink) => Promise<T>,
+    kind: ModelKind = 'chat',
+    texts?: readonly string[],
+  ) {
     const startedAt = clock.now();
     const signal = context.signal ?? NEVER_ABORTED;
     if (signal.aborted) throw signal.reason;
-    const prompt = context.prompt ?? new PromptTokenEstimate(request);
-    const resolved = context.route ?? (await resolveRoute(catalog, request.model, prompt, context.allowModel));
+    const prompt = context.prompt ?? new PromptTokenEstimate(texts ?? request);
+    const resolved = context.route ?? (await resolveRoute(catalog, request.model, prompt, context.allowModel, kind));
     const chain = expandFallbacks(catalog, resolved.model, context.allowModel);
     const deadline = new Deadline(context.deadlineMs ?? defaultDeadlineMs(catalog, resolved.model, request, stream), now);
     const loop = await runAttempts(state, {
@@ -221,6 +243,15 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         clock,
       });
       return { meta: meta(loop.value.warnings), ...relay };
+    },
+
+    async embed(request, routing, context = {}) {
+      const { loop, meta } = await route<EmbedResult>(routing, context, false, (target, signal) => attemptEmbeddings(target, request, signal), 'embedding', request.inputs);
+      loop.lease.succeed();
+      const result = loop.value;
+      const { dimensions } = request;
+      const vectors = dimensions === undefined ? result.vectors : result.vectors.map((v) => shortenEmbedding(v, dimensions));
+      return { vectors, meta: { usage: embeddingUsage(result.usage.promptTokens, result.usage.estimated === true), rawFinishReason: null, ...meta([]) } };
     },
 
     resolveSession(request, sources, resolved) {
