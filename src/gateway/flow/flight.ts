@@ -1,6 +1,7 @@
 // The shapes one gateway request carries through the flow (chat-gateway.ts): who calls, what admission
 // decided (Flight), how the request ended (Ending, settle()'s one input) and what was known when it failed.
 import type { AbortLink } from '../../core/abort-link.ts';
+import type { CacheScopeSetting } from '../../config/cache-config-schema.ts';
 import type { HerdError } from '../../core/errors.ts';
 import type { BillingService, FinishBase } from '../billing/billing-service.ts';
 import type { Cost } from '../billing/price-usage.ts';
@@ -19,8 +20,8 @@ import type { ResolvedRoute } from '../router/resolve-route.ts';
 import type { ChatCompletion, ChatContext, ChatService, ChatStream } from './chat-service.ts';
 import type { CacheOutcome, GatewayObserver } from './gateway-observer.ts';
 
-/** Who is shared across keys: `key` (the default) gives every key its own entries; `shared` one set for all. */
-export type CacheScope = 'key' | 'shared';
+/** Who shares cache entries (cache.scope): `key` (the default) gives every key its own; `shared`, one set for all. */
+export type CacheScope = CacheScopeSetting;
 
 export interface ChatGatewayDeps {
   chat: ChatService;
