@@ -117,6 +117,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     runEnsembleStep: (call) => (inference as InferenceService).infer(call),
     streamEnsembleStep: (call, signal) => (inference as InferenceService).streamInfer(call, signal),
     onWarning: (message) => options.log?.(`warning: ${message}`),
+    allowFilesOutsideModelDir: config.serving.allow_files_outside_model_dir,
   });
   inference = new InferenceService(repository, responseCache);
   try {

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { HerdError } from '../../core/errors.ts';
 import type { BackendFactory } from '../backends/backend.ts';
 import type { ModelConfig } from '../model-config/model-config.ts';
-import { listVersionFolders } from './model-versions.ts';
+import { checkModelFiles } from './check-model-files.ts';
+import { listVersionFolders, selectVersions } from './model-versions.ts';
 import { normalizeModelConfig, parseJsonModelConfig, parsePbtxtModelConfig, type ParseModelConfigOptions } from '../model-config/parse-model-config.ts';
 import { validateModelConfig } from '../model-config/validate-model-config.ts';
 
@@ -16,6 +17,8 @@ export interface ConfigSource {
   overrideJson?: string;
   /** Whether a model of that name exists (ensemble steps are checked against it). */
   modelExists?: (name: string) => boolean;
+  /** serving.allow_files_outside_model_dir; never applied to an override, whatever is passed. */
+  allowFilesOutsideModelDir?: boolean;
 }
 
 export interface ResolvedModel {
@@ -32,9 +35,18 @@ export async function loadModelConfig(source: ConfigSource, backends: ReadonlyMa
   const options: ParseModelConfigOptions = { versionDirectoryEntries: entries, validateIO: false, modelExists: source.modelExists, refuseUnhonoured: true };
   const config = readConfig(source, entries, options);
   const factory = config.platform === 'ensemble' ? undefined : resolveBackend(config, source, backends);
+  // Before auto-complete, which may start the model's own code (a Python model's auto_complete_config).
+  const files = {
+    modelName: source.modelName,
+    modelPath: source.modelPath,
+    versions: selectVersions(config.version_policy, versions),
+    allowOutside: source.allowFilesOutsideModelDir === true && source.overrideJson === undefined,
+  };
+  checkModelFiles(config, files);
   const completed = factory?.autoCompleteConfig && versionPath !== undefined ? await factory.autoCompleteConfig(config, source.modelPath, versionPath) : config;
   // As Triton's UpdateModelConfig: what auto-complete filled (max_batch_size...) gets its defaults too.
   normalizeModelConfig(completed);
+  if (completed !== config) checkModelFiles(completed, { ...files, versions: selectVersions(completed.version_policy, versions) });
   validateModelConfig(completed, { expectedName: source.modelName, file: join(source.modelPath, 'config.pbtxt'), modelExists: source.modelExists });
   return { config: completed, factory };
 }
