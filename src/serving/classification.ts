@@ -5,7 +5,6 @@ import { readFileSync } from 'node:fs';
 import { HerdError } from '../core/errors.ts';
 import { elementCount, type Tensor } from '../core/tensor.ts';
 import type { ModelConfig } from './model-config/model-config.ts';
-import { confineModelFile } from './repository/confine-model-file.ts';
 
 export interface ClassifyOptions {
   /** Requested class count k (the "classification" output parameter); an integer >= 1. */
@@ -136,26 +135,4 @@ export function readLabelFile(path: string): string[] {
   const lines = text.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
   return lines.map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line));
-}
-
-/**
- * Labels of every output that names a label_filename, resolved against the model directory (not the
- * version folder), as Triton does; a path that resolves outside it is refused (confineModelFile) unless
- * the operator allows outside files for on-disk configs.
- */
-export function readModelLabels(config: ModelConfig, modelPath: string, allowOutside = false): Map<string, readonly string[]> {
-  const labels = new Map<string, readonly string[]>();
-  for (const output of config.output) {
-    if (!output.label_filename) continue;
-    const path = confineModelFile({
-      modelName: config.name,
-      modelPath,
-      field: `output '${output.name}' label_filename`,
-      value: output.label_filename,
-      base: modelPath,
-      allowOutside,
-    });
-    labels.set(output.name, readLabelFile(path));
-  }
-  return labels;
 }

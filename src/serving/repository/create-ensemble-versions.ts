@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HerdError, toHerdError } from '../../core/errors.ts';
-import { readModelLabels } from '../classification.ts';
+import { readModelLabels } from './read-model-labels.ts';
 import { EnsembleScheduler, type EnsembleStepRunner, type EnsembleStepStreamer } from '../ensemble/ensemble-scheduler.ts';
 import { checkDecoupledLineage, validateEnsembleSteps } from '../ensemble/validate-ensemble-steps.ts';
 import type { ModelConfig } from '../model-config/model-config.ts';

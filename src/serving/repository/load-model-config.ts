@@ -4,6 +4,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HerdError } from '../../core/errors.ts';
 import type { BackendFactory } from '../backends/backend.ts';
+import { CHILD_ENV_PARAMETER, readChildEnvNames } from '../backends/child-process-env.ts';
 import type { ModelConfig } from '../model-config/model-config.ts';
 import { checkModelFiles } from './check-model-files.ts';
 import { listVersionFolders, selectVersions } from './model-versions.ts';
@@ -43,6 +44,7 @@ export async function loadModelConfig(source: ConfigSource, backends: ReadonlyMa
     allowOutside: source.allowFilesOutsideModelDir === true && source.overrideJson === undefined,
   };
   checkModelFiles(config, files);
+  if (source.overrideJson !== undefined) checkOverrideChildEnv(config, source, options);
   const completed = factory?.autoCompleteConfig && versionPath !== undefined ? await factory.autoCompleteConfig(config, source.modelPath, versionPath) : config;
   // As Triton's UpdateModelConfig: what auto-complete filled (max_batch_size...) gets its defaults too.
   normalizeModelConfig(completed);
@@ -66,6 +68,30 @@ function readConfig(source: ConfigSource, entries: readonly string[], options: P
   // No config.pbtxt: Triton auto-completes from the model files.
   const backend = hasJsModel(entries) ? 'backend: "js"\n' : '';
   return parsePbtxtModelConfig(`name: "${source.modelName}"\n${backend}`, file, source.modelName, options);
+}
+
+/**
+ * A load-API override passes no variable to the model's processes that its config.pbtxt does not: whoever
+ * may call the load API must not be able to hand a model more of Herd's environment than the operator did.
+ */
+function checkOverrideChildEnv(config: ModelConfig, source: ConfigSource, options: ParseModelConfigOptions): void {
+  const named = readChildEnvNames(config);
+  if (named.length === 0) return;
+  const file = join(source.modelPath, 'config.pbtxt');
+  let onDisk: readonly string[] = [];
+  try {
+    if (existsSync(file)) onDisk = readChildEnvNames(parsePbtxtModelConfig(readFileSync(file, 'utf8'), file, source.modelName, options));
+  } catch {
+    // A config.pbtxt that does not parse names nothing.
+  }
+  const extra = named.filter((n) => !onDisk.includes(n));
+  if (extra.length > 0) {
+    throw new HerdError(
+      'INVALID_ARG',
+      `model '${source.modelName}': parameter ${CHILD_ENV_PARAMETER} of a load-API config override names ${extra.join(', ')}, which the model's config.pbtxt does not; only the repository's config can pass variables to a model's processes`,
+      { param: CHILD_ENV_PARAMETER },
+    );
+  }
 }
 
 /** Triton infers the backend of a config without one from the model file; Herd's own js files count too. */

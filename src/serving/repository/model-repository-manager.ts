@@ -3,7 +3,7 @@
 // A model that fails keeps its reason and every other model keeps serving.
 import { HerdError, toHerdError } from '../../core/errors.ts';
 import type { BackendFactory } from '../backends/backend.ts';
-import { readModelLabels } from '../classification.ts';
+import { readModelLabels } from './read-model-labels.ts';
 import type { EnsembleStepRunner, EnsembleStepStreamer } from '../ensemble/ensemble-scheduler.ts';
 import { listIgnoredFields } from '../model-config/audit-model-config.ts';
 import type { ModelConfig } from '../model-config/model-config.ts';
