@@ -4,7 +4,6 @@
 import { readFileSync } from 'node:fs';
 import { HerdError } from '../core/errors.ts';
 import { elementCount, type Tensor } from '../core/tensor.ts';
-import type { ModelConfig } from './model-config/model-config.ts';
 
 export interface ClassifyOptions {
   /** Requested class count k (the "classification" output parameter); an integer >= 1. */

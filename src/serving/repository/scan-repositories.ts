@@ -51,7 +51,7 @@ export function scanRepositories(repositories: readonly string[]): RepositorySca
  * Later scans (poll mode) only report a repository that went away.
  */
 export function validateRepositoryPaths(repositories: readonly string[]): void {
-  for (const [index, repo] of repositories.entries()) {
+  for (const repo of repositories) {
     const root = resolve(repo);
     let directory: boolean;
     try {
