@@ -1,11 +1,13 @@
 // One embeddings attempt on a routed deployment (chat-service.ts runs it through the same attempt loop as
-// chat): the texts to the provider's embeddings API, one vector per text back, or an UpstreamError.
+// chat): the texts to the provider's embeddings API, one vector per text back, or an UpstreamError; then
+// the vectors and usage as the flow answers them.
 import type { AbortLink } from '../../core/abort-link.ts';
 import type { Usage } from '../protocol/chat-types.ts';
 import type { EmbeddingsRequest } from '../protocol/embeddings-request.ts';
 import { UpstreamError } from '../protocol/upstream-error.ts';
 import type { EmbedResult } from '../providers/provider.ts';
 import type { AttemptTarget } from '../router/run-attempts.ts';
+import { shortenEmbedding } from '../wire/openai-embeddings/embedding-codec.ts';
 
 export async function attemptEmbeddings(target: AttemptTarget, request: EmbeddingsRequest, signal: AbortLink): Promise<EmbedResult> {
   const embed = target.provider.embed?.bind(target.provider);
@@ -30,7 +32,21 @@ export async function attemptEmbeddings(target: AttemptTarget, request: Embeddin
   return result;
 }
 
+/** The vectors as the client asked for them: cut to `dimensions` (and renormalised) when it set one. */
+export function shortenEmbeddings(result: EmbedResult, request: EmbeddingsRequest): Float32Array[] {
+  const { dimensions } = request;
+  return dimensions === undefined ? result.vectors : result.vectors.map((v) => shortenEmbedding(v, dimensions));
+}
+
 /** Embeddings bill input only: every token is a prompt token. */
-export function embeddingUsage(promptTokens: number, estimated: boolean): Usage {
-  return { promptTokens, cachedPromptTokens: 0, cacheWriteTokens: 0, completionTokens: 0, reasoningTokens: 0, estimated, raw: undefined };
+export function embeddingUsage(usage: EmbedResult['usage']): Usage {
+  return {
+    promptTokens: usage.promptTokens,
+    cachedPromptTokens: 0,
+    cacheWriteTokens: 0,
+    completionTokens: 0,
+    reasoningTokens: 0,
+    estimated: usage.estimated === true,
+    raw: undefined,
+  };
 }
