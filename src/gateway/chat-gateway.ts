@@ -32,6 +32,7 @@ import { PromptTokenEstimate } from './router/prompt-token-estimate.ts';
 import { resolveRoute, resolveRouteUpstreamModel, type ModelFilter, type ResolvedRoute } from './router/resolve-route.ts';
 import type { StreamResult } from './stream-relay.ts';
 import { readUpstreamBytesOf } from './upstream-bytes.ts';
+import { escapeLogText } from '../core/escape-log-text.ts';
 
 export interface ChatGatewayDeps {
   chat: ChatService;
@@ -329,7 +330,7 @@ export class ChatGateway {
   private settle(flight: Flight, ending: Ending): Settled {
     const finishing = this.deps.billing?.finishDurably(this.describeFinish(flight, ending));
     const billed = finishing?.done;
-    void billed?.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
+    void billed?.catch((err: unknown) => this.deps.log?.(`ledger: ${escapeLogText(String(err))}`));
     if (ending.outcome === 'error') {
       // A failure is counted by handle()'s catch; the ticket is released there.
       return { committed: Promise.resolve(), cost: undefined };
@@ -339,7 +340,7 @@ export class ChatGateway {
       try {
         this.afterAnswer(flight, ending, billed);
       } catch (err) {
-        this.deps.log?.(`settling request ${flight.base.requestId}: ${String(err)}`);
+        this.deps.log?.(`settling request ${escapeLogText(flight.base.requestId)}: ${escapeLogText(String(err))}`);
       }
     });
     return { committed: finishing ? finishing.committed.catch(() => undefined) : Promise.resolve(), cost: finishing?.cost };
@@ -456,7 +457,7 @@ export class ChatGateway {
         const bytes = captureCachedBytes(response, captured, describeByteReplay(flight.context.passThrough, flight.request));
         return cache.store(cacheKey, { response, bytes, usage, provider: meta.provider, upstreamModel: meta.upstreamModel, costMicros });
       })
-      .catch((err: unknown) => this.deps.log?.(`cache: ${String(err)}`));
+      .catch((err: unknown) => this.deps.log?.(`cache: ${escapeLogText(String(err))}`));
   }
 
   /**
@@ -520,7 +521,7 @@ export class ChatGateway {
     try {
       this.deps.observer?.onRequestFinished(event);
     } catch (err) {
-      this.deps.log?.(`gateway observer: ${String(err)}`);
+      this.deps.log?.(`gateway observer: ${escapeLogText(String(err))}`);
     }
   }
 
