@@ -4,7 +4,9 @@
 import { HerdError } from './errors.ts';
 
 // C0 controls, DEL, C1 controls, and the Unicode line and paragraph separators.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this module's job
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: as above
 const CONTROL_BUT_LF = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029]/g;
 
 const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\u001b': '\\e' };
