@@ -92,8 +92,14 @@ function formatZodError(error: ZodError, file: string, doc: Document, lines: Lin
       const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
       const field = formatPath(path);
       let message = redactSubstitutions(issue.message, all);
+      const names = new Set<string>();
       for (const [where, here] of substituted) {
-        if (where === field || where.startsWith(`${field}.`) || where.startsWith(`${field}[`)) message = redactSubstitutions(message, here, true);
+        if (where !== field && !where.startsWith(`${field}.`) && !where.startsWith(`${field}[`)) continue;
+        message = redactSubstitutions(message, here, true);
+        for (const name of here.values()) names.add(name);
+      }
+      if (names.size > 0 && ![...names].every((name) => message.includes(`$${name}`))) {
+        message += ` (the value comes from ${[...names].map((name) => `$${name}`).join(', ')})`;
       }
       return `${locate(file, doc, lines, path)}: ${message}`;
     })
