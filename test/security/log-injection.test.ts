@@ -13,6 +13,7 @@ const FORGED = 'herd_key\r\n2026-12-06T00:00:00Z INFO admin logged in\u001b[2J\u
 /** A log line is clean when it holds no control character but LF, and every line after the first is indented. */
 function assertClean(lines: readonly string[]): void {
   for (const line of lines) {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for control characters is the test
     assert.doesNotMatch(line, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/, `control character in ${JSON.stringify(line)}`);
     for (const rest of line.split('\n').slice(1)) assert.match(rest, /^[ \t]/, `a continuation line that could pass for a record: ${JSON.stringify(rest)}`);
   }
