@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { parseCidr } from '../../src/config/server-limits-config-schema.ts';
 import { ClientAddressResolver } from '../../src/http/resolve-client-address.ts';
+import { openAICompletion } from '../gateway/helpers/gateway-fixtures.ts';
+import { pause, sendJson } from '../gateway/helpers/mock-upstream.ts';
 import { chat, type SecurityHerd, send, startSecurityHerd } from './security-herd.ts';
 
 const MASTER = 'sk-herd-proxies-master-0123456789abcdef';
@@ -136,6 +138,16 @@ describe('server limits', () => {
     socket.write('POST /v2/repository/index HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{');
     const answer = await closed;
     assert.match(answer, /^HTTP\/1\.1 408 /);
+  });
+
+  it('an answer slower than the request deadline is not cut: the deadline covers receiving the request only', async () => {
+    herd.upstream.setHandler(async (req, res) => {
+      await pause(900);
+      sendJson(res, 200, openAICompletion(String((req.body as { model?: unknown }).model), 'slow'));
+    });
+    const answer = await chat(herd);
+    assert.equal(answer.status, 200, answer.body);
+    assert.match(answer.body, /slow/);
   });
 
   it('an idle keep-alive connection is closed after keep_alive_timeout_ms', async () => {
