@@ -32,19 +32,29 @@ export class ClientAddressResolver {
     const xff = req.headers['x-forwarded-for'];
     const forwarded = req.headers.forwarded;
     if (xff === undefined && forwarded === undefined) return { address: peer };
-    // X-Forwarded-For first: it is what most proxies append to; Forwarded only when it is absent.
-    const hops = xff !== undefined ? parseXForwardedFor(xff) : parseForwarded(forwarded ?? '');
     if (!this.isTrusted(peer)) {
-      // Headers from an untrusted peer are ignored, but a local one naming another machine is a proxy on this host.
-      if (isLoopbackAddress(peer) && hops.some((hop) => !isLoopbackAddress(hop))) return { address: peer, forwardedByUntrustedPeer: true };
+      // Headers from an untrusted peer are ignored, but a local one naming another machine in either header is
+      // a proxy on this host (which of the two it writes is unknown, so both count).
+      const named = [...(xff !== undefined ? parseXForwardedFor(xff) : []), ...(forwarded !== undefined ? parseForwarded(forwarded) : [])];
+      if (isLoopbackAddress(peer) && named.some((hop) => !isLoopbackAddress(hop))) return { address: peer, forwardedByUntrustedPeer: true };
       return { address: peer };
     }
+    // X-Forwarded-For first: it is what most proxies append to; Forwarded only when it is absent, or when
+    // X-Forwarded-For says local and Forwarded does not (a client may have sent the header its proxy does not write).
+    const fromXff = xff !== undefined ? this.rightmostUntrusted(parseXForwardedFor(xff), peer) : undefined;
+    const fromForwarded = forwarded !== undefined ? this.rightmostUntrusted(parseForwarded(forwarded), peer) : undefined;
+    if (fromXff === undefined) return { address: fromForwarded ?? peer };
+    if (fromForwarded !== undefined && isLoopbackAddress(fromXff) && !isLoopbackAddress(fromForwarded)) return { address: fromForwarded };
+    return { address: fromXff };
+  }
+
+  private rightmostUntrusted(hops: readonly string[], peer: string): string {
     let client = peer;
     for (const hop of hops.slice(-MAX_HOPS).reverse()) {
       client = hop;
       if (!this.isTrusted(hop)) break;
     }
-    return { address: client };
+    return client;
   }
 
   private isTrusted(address: string): boolean {

@@ -34,6 +34,10 @@ describe('open mode behind a proxy on the same machine', () => {
     assert.equal((await chat(herd)).status, 200);
     assert.equal((await chat(herd, { 'x-forwarded-for': '127.0.0.1' })).status, 200);
   });
+
+  it('a local X-Forwarded-For does not hide a Forwarded header naming another machine (an unlisted proxy may write either)', async () => {
+    assert.equal((await chat(herd, { 'x-forwarded-for': '127.0.0.1', forwarded: 'for=203.0.113.9' })).status, 401);
+  });
 });
 
 describe('behind a trusted proxy', () => {
@@ -56,6 +60,8 @@ describe('behind a trusted proxy', () => {
     // A local client through the proxy (and a chain of trusted proxies) is local.
     assert.equal((await chat(open, { 'x-forwarded-for': '127.0.0.1' })).status, 200);
     assert.equal((await chat(open, { 'x-forwarded-for': '127.0.0.1, 10.1.2.3' })).status, 200);
+    // A proxy that writes only Forwarded, passing on the client's own X-Forwarded-For: not local either.
+    assert.equal((await chat(open, { 'x-forwarded-for': '127.0.0.1', forwarded: 'for=198.51.100.7' })).status, 401);
   });
 
   it('headers from a peer that is not a trusted proxy are ignored (127.0.0.2 is not listed)', async () => {
