@@ -1,5 +1,6 @@
 // The flow's cache branch: the entry key of a request (partitioned per gateway key unless cache.scope is
 // shared), the answer from a hit (settled as one), and the write of an answered request the policy allows.
+import { escapeLogText } from '../../core/escape-log-text.ts';
 import type { ChatRequest, ChatResponse, Usage } from '../protocol/chat-types.ts';
 import type { FinishResult } from '../billing/billing-service.ts';
 import { captureCachedBytes, type CapturedBytes } from '../cache/cached-bytes.ts';
@@ -79,5 +80,5 @@ export function writeFlightCache(
       const bytes = captureCachedBytes(response, captured, describeByteReplay(flight.context.passThrough, flight.request));
       return cache.store(cacheKey, { response, bytes, usage, provider: meta.provider, upstreamModel: meta.upstreamModel, costMicros });
     })
-    .catch((err: unknown) => deps.log?.(`cache: ${String(err)}`));
+    .catch((err: unknown) => deps.log?.(`cache: ${escapeLogText(String(err))}`));
 }

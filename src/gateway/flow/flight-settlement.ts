@@ -1,5 +1,6 @@
 // The flow's one settlement, however a request ended (answer, stream, cache hit, embeddings, error): its
 // ledger rows, the reservation, the TPM correction, the cache write and the metrics event, in that order.
+import { escapeLogText } from '../../core/escape-log-text.ts';
 import { type HerdError, toHerdError } from '../../core/errors.ts';
 import type { FinishInput, FinishResult } from '../billing/billing-service.ts';
 import type { Cost } from '../billing/price-usage.ts';
@@ -25,7 +26,7 @@ export class FlightSettlement {
   settle(flight: Flight, ending: Ending): Settled {
     const finishing = this.deps.billing?.finishDurably(this.describeFinish(flight, ending));
     const billed = finishing?.done;
-    void billed?.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
+    void billed?.catch((err: unknown) => this.deps.log?.(`ledger: ${escapeLogText(String(err))}`));
     if (ending.outcome === 'error') {
       // A failure is counted by the flow's catch (reportFailure); the ticket is released there.
       return { committed: Promise.resolve(), cost: undefined };
@@ -35,7 +36,7 @@ export class FlightSettlement {
       try {
         this.afterAnswer(flight, ending, billed);
       } catch (err) {
-        this.deps.log?.(`settling request ${flight.base.requestId}: ${String(err)}`);
+        this.deps.log?.(`settling request ${escapeLogText(flight.base.requestId)}: ${escapeLogText(String(err))}`);
       }
     });
     return { committed: finishing ? finishing.committed.catch(() => undefined) : Promise.resolve(), cost: finishing?.cost };
@@ -192,7 +193,7 @@ export class FlightSettlement {
     try {
       this.deps.observer?.onRequestFinished(event);
     } catch (err) {
-      this.deps.log?.(`gateway observer: ${String(err)}`);
+      this.deps.log?.(`gateway observer: ${escapeLogText(String(err))}`);
     }
   }
 
