@@ -59,10 +59,13 @@ export class ChatGateway {
     try {
       const flight = await admitFlight(this.deps, request, caller, t0, progress);
       try {
-        const hit = await answerFromCache(this.deps, flight, this.settle);
-        if (hit !== undefined) return hit;
-        progress.cache = flight.policy?.read ? 'miss' : 'off';
-        await reserveFlightBudget(this.deps, flight, this.settle);
+        // Each step is entered only when it has work (a cache read, a budget): the flow's common case skips both.
+        if (flight.policy?.read) {
+          const hit = await answerFromCache(this.deps, flight, this.settle);
+          if (hit !== undefined) return hit;
+          progress.cache = 'miss';
+        }
+        if (flight.base.reserved) await reserveFlightBudget(this.deps, flight, this.settle);
         progress.calledUpstream = true;
         return request.stream ? await this.stream(flight, progress.cache) : await this.complete(flight, progress.cache);
       } catch (err) {
@@ -92,7 +95,7 @@ export class ChatGateway {
         check: (route) => checkEmbeddingDimensions(route.model, request),
       });
       try {
-        await reserveFlightBudget(this.deps, flight, this.settle);
+        if (flight.base.reserved) await reserveFlightBudget(this.deps, flight, this.settle);
         progress.calledUpstream = true;
         let answer: EmbeddingsAnswer;
         try {
