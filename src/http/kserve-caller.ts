@@ -1,0 +1,26 @@
+// Who pays for a KServe HTTP request to a model that spends (an llm model, an ensemble with one): the
+// key from `Authorization: Bearer` or `x-api-key`, admitted by the gateway's chat port before any work.
+import type { IncomingHttpHeaders } from 'node:http';
+import type { ChatCaller, ChatCallerGate } from '../core/chat-port.ts';
+import { HerdError } from '../core/errors.ts';
+import { readCallerKey } from '../gateway/serving-chat-port.ts';
+import type { LoadedModel } from '../serving/repository/loaded-model.ts';
+
+export type CallerGate = ChatCallerGate;
+
+/**
+ * The caller for a request to `model`, or undefined for a model that does not spend (one property read:
+ * local models pay nothing for this). Throws the refusal (UNAUTHENTICATED, RATE_LIMITED).
+ */
+export function admitKserveCaller(gate: CallerGate | undefined, model: LoadedModel, headers: IncomingHttpHeaders, remoteAddress: string | undefined): ChatCaller | undefined {
+  const spending = model.spending;
+  if (spending === undefined || gate === undefined) return undefined;
+  const apiKey = readCallerKey(single(headers['authorization']), single(headers['x-api-key']));
+  const admitted = gate.admit({ apiKey, remoteAddress }, spending);
+  if (admitted instanceof HerdError) throw admitted;
+  return admitted;
+}
+
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
