@@ -99,18 +99,18 @@ export function createServingChatPort(options: ServingChatPortOptions): ChatPort
 
   return {
     admit(credentials: ChatCredentials, spending: ModelSpending): ChatCaller | HerdError {
-      if (credentials.apiKey !== undefined) {
-        // As /v1 does: the same key store, lockout and open-mode rule (the key is ignored while open).
+      // While open (no keys exist) a sent key means nothing, as on /v1: the call is keyless.
+      const open = authenticator.isOpen();
+      if (credentials.apiKey !== undefined && !open) {
+        // As /v1 does: the same key store, masking and wrong-key lockout.
         const result = authenticator.authenticate(`Bearer ${credentials.apiKey}`, credentials.remoteAddress);
         return result instanceof HerdError ? result : issue(result.key);
       }
       if (spending.ownKey) return ownKeyCaller;
       if (identity !== undefined) return issue(identity);
-      if (authenticator.isOpen()) {
-        if (credentials.remoteAddress === undefined || isLoopbackAddress(credentials.remoteAddress)) return issue(openKey);
-        return new HerdError('UNAUTHENTICATED', KSERVE_NOT_LOCAL_MESSAGE);
-      }
-      return new HerdError('UNAUTHENTICATED', KSERVE_MISSING_KEY_MESSAGE);
+      if (!open) return new HerdError('UNAUTHENTICATED', KSERVE_MISSING_KEY_MESSAGE);
+      if (credentials.remoteAddress === undefined || isLoopbackAddress(credentials.remoteAddress)) return issue(openKey);
+      return new HerdError('UNAUTHENTICATED', KSERVE_NOT_LOCAL_MESSAGE);
     },
 
     async complete(request) {

@@ -177,7 +177,8 @@ describe('keyed gateway (master key set): who pays on /v2 and gRPC', () => {
     const client = new KserveGrpcClient({ url: herd.server.grpcUrl as string, headers: { authorization: `Bearer ${clientKey}` } });
     try {
       const answer = await client.infer('chat', [textInput('hi')]);
-      assert.match(new TextDecoder().decode((answer.outputs[0]?.data as Uint8Array[])[0]), /^echo\(balanced-up\)/);
+      const text = answer.outputs[0]?.data as Uint8Array[] | undefined;
+      assert.match(new TextDecoder().decode(text?.[0]), /^echo\(balanced-up\)/);
       const stream = client.streamInfer();
       stream.send('chat_stream', [textInput('hi')]);
       stream.end();
