@@ -60,7 +60,7 @@ export function createFastInferHandler(options: FastInferOptions): (req: Incomin
     try {
       loaded = resolveInferModel(options.inference, model, version);
       // A model that spends refuses a caller nobody pays for before its body is read.
-      caller = admitKserveCaller(options.callers, loaded, headers, req.socket.remoteAddress);
+      caller = admitKserveCaller(options.callers, loaded, req);
       refusal = options.inference.refuseIfQueueFull(loaded);
     } catch (err) {
       refusal = err;

@@ -1,6 +1,6 @@
 // Who pays for a KServe HTTP request to a model that spends (an llm model, an ensemble with one): the
 // key from `Authorization: Bearer` or `x-api-key`, admitted by the gateway's chat port before any work.
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { ChatCaller, ChatCallerGate } from '../core/chat-port.ts';
 import { HerdError } from '../core/errors.ts';
 import { readCallerKey } from '../gateway/serving-chat-port.ts';
@@ -12,11 +12,13 @@ export type CallerGate = ChatCallerGate;
  * The caller for a request to `model`, or undefined for a model that does not spend (one property read:
  * local models pay nothing for this). Throws the refusal (UNAUTHENTICATED, RATE_LIMITED).
  */
-export function admitKserveCaller(gate: CallerGate | undefined, model: LoadedModel, headers: IncomingHttpHeaders, remoteAddress: string | undefined): ChatCaller | undefined {
+export function admitKserveCaller(gate: CallerGate | undefined, model: LoadedModel, req: IncomingMessage): ChatCaller | undefined {
   const spending = model.spending;
   if (spending === undefined || gate === undefined) return undefined;
+  // Read only here: the peer's address is a getter over the socket, not free on every local model's request.
+  const headers = req.headers;
   const apiKey = readCallerKey(single(headers['authorization']), single(headers['x-api-key']));
-  const admitted = gate.admit({ apiKey, remoteAddress }, spending);
+  const admitted = gate.admit({ apiKey, remoteAddress: req.socket.remoteAddress }, spending);
   if (admitted instanceof HerdError) throw admitted;
   return admitted;
 }

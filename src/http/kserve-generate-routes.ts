@@ -2,7 +2,7 @@
 // Thin: the body is converted by core/codecs/kserve-generate.ts, run by the serving side, and each
 // response written back as one JSON object (generate) or one `data:` event (generate_stream, SSE).
 // Every error, answered or in-band, is built and logged as map-kserve-error.ts says.
-import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createGenerateResponse, parseGenerateRequest, type GenerateInputSpec } from '../core/codecs/kserve-generate.ts';
 import { isDataType } from '../core/datatype.ts';
@@ -26,12 +26,6 @@ export interface GenerateDeps {
   callers?: CallerGate | undefined;
 }
 
-/** What a generate request shows of its sender: headers for the key, the peer's address. */
-export interface GenerateSender {
-  headers: IncomingHttpHeaders;
-  remoteAddress: string | undefined;
-}
-
 type ModelParams = { model: string; version?: string };
 
 /** A decoded generate request and the model it was resolved to, once. */
@@ -42,7 +36,7 @@ export interface GenerateCall {
 
 export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps, allow: (url: string, methods: string[]) => void): void {
   const route = (streaming: boolean) => async (req: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply) => {
-    const call = decodeGenerateCall(deps, req.params, req.body, { headers: req.headers, remoteAddress: req.socket.remoteAddress });
+    const call = decodeGenerateCall(deps, req.params, req.body, req.raw);
     reply.hijack();
     await answerGenerateCall(deps, call, streaming, reply.raw);
   };
@@ -81,9 +75,10 @@ function logged(answer: KserveErrorAnswer, log: GenerateDeps['log']): KserveErro
 }
 
 /** Everything that can fail before inference starts: the caller answers it as a plain JSON error. */
-export function decodeGenerateCall(deps: GenerateDeps, params: ModelParams, body: unknown, sender: GenerateSender): GenerateCall {
+/** `sender`: the request, read for its key and address only when the model spends. */
+export function decodeGenerateCall(deps: GenerateDeps, params: ModelParams, body: unknown, sender: IncomingMessage): GenerateCall {
   const model = resolveInferModel(deps.inference, params.model, params.version);
-  const caller = admitKserveCaller(deps.callers, model, sender.headers, sender.remoteAddress);
+  const caller = admitKserveCaller(deps.callers, model, sender);
   const decoded = parseGenerateRequest(parseBody(body), inputSpecs(model.config), deps.maxInputSize);
   const call: InferCall = { modelName: model.name, version: model.version, id: decoded.id, parameters: decoded.parameters, inputs: decoded.inputs, outputs: [] };
   if (caller !== undefined) call.caller = caller;

@@ -66,7 +66,7 @@ export function registerKserveRoutes(app: FastifyInstance, deps: KserveDeps, all
 
   const infer = async (req: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply) => {
     const model = resolveInferModel(inference, req.params.model, req.params.version);
-    const caller = admitKserveCaller(deps.callers, model, req.headers, req.socket.remoteAddress);
+    const caller = admitKserveCaller(deps.callers, model, req.raw);
     const answer = await runInferExchange(inference, deps.sharedMemory, model, bodyBuffer(req.body), req.headers[HEADER_LENGTH], caller);
     if (answer.headerLength !== undefined) reply.header('Inference-Header-Content-Length', String(answer.headerLength));
     return reply.code(200).header('Content-Type', answer.contentType).send(answer.body);
