@@ -7,8 +7,8 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type * as RequestModule from '../../src/gateway/providers/openai/convert-openai-request.ts';
-import type * as PassBodyModule from '../../src/gateway/providers/openai/create-pass-through-body.ts';
-import type * as ValidateModule from '../../src/gateway/validate-chat-request.ts';
+import type * as PassBodyModule from '../../src/gateway/wire/openai-chat/create-pass-through-body.ts';
+import type * as ValidateModule from '../../src/gateway/ingress/openai-chat/validate-chat-request.ts';
 import { createBenchChatBody } from './bench-chat-request.ts';
 
 const args = process.argv.slice(2);

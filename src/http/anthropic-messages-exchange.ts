@@ -2,18 +2,18 @@
 // or Bearer), decode the Anthropic body, run the same gateway flow as OpenAI chat, then one Message or
 // Anthropic's named SSE events. An Anthropic upstream's own bytes (JSON or events) go on as sent; other
 // upstreams' answers are encoded from the canonical shape. Never throws: every failure is an answer in Anthropic's shape.
-import { RawSse } from '../gateway/raw-sse.ts';
+import { RawSse } from '../gateway/protocol/raw-sse.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HerdError, toHerdError } from '../core/errors.ts';
-import type { GatewayAnswer } from '../gateway/chat-gateway.ts';
-import type { ChatStream } from '../gateway/chat-service.ts';
-import type { AnthropicClientHeaders } from '../gateway/chat-types.ts';
-import { decodeMessagesRequest } from '../gateway/dialects/anthropic-messages/decode-messages-request.ts';
-import { encodeMessagesResponse } from '../gateway/dialects/anthropic-messages/encode-messages-response.ts';
-import { formatMessagesEvent, MessagesStreamEncoder } from '../gateway/dialects/anthropic-messages/encode-messages-stream.ts';
-import { isJsonObject } from '../gateway/check-json-value.ts';
-import { readUpstreamBytes } from '../gateway/upstream-bytes.ts';
-import { estimatePromptTokens } from '../gateway/usage-estimate.ts';
+import type { GatewayAnswer } from '../gateway/flow/chat-gateway.ts';
+import type { ChatStream } from '../gateway/flow/chat-service.ts';
+import type { AnthropicClientHeaders } from '../gateway/protocol/chat-types.ts';
+import { decodeMessagesRequest } from '../gateway/ingress/anthropic-messages/decode-messages-request.ts';
+import { encodeMessagesResponse } from '../gateway/wire/anthropic-messages/encode-messages-response.ts';
+import { formatMessagesEvent, MessagesStreamEncoder } from '../gateway/wire/anthropic-messages/encode-messages-stream.ts';
+import { isJsonObject } from '../gateway/protocol/check-json-value.ts';
+import { readUpstreamBytes } from '../gateway/protocol/upstream-bytes.ts';
+import { estimatePromptTokens } from '../gateway/protocol/usage-estimate.ts';
 import { abortOnClientClose, type ChatExchangeDeps, herdErrorHeaders, herdHeaders, openSseAnswer, writeJson } from './chat-completion-exchange.ts';
 import { mapErrorToAnthropic } from './map-anthropic-error.ts';
 

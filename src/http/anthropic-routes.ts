@@ -3,7 +3,7 @@
 // Thin: errors in Anthropic's shape, including Fastify's own (body too large, unknown Content-Encoding).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HerdError, toHerdError } from '../core/errors.ts';
-import { convertModelsToMessagesList } from '../gateway/dialects/anthropic-messages/convert-models-to-messages-list.ts';
+import { convertModelsToMessagesList } from '../gateway/ingress/anthropic-messages/convert-models-to-messages-list.ts';
 import { resolveAuthorization } from './anthropic-messages-exchange.ts';
 import { type GatewayExchanges, registerExchangeRoute } from './gateway-exchanges.ts';
 import { mapErrorToAnthropic } from './map-anthropic-error.ts';

@@ -4,17 +4,18 @@
 import { type AbortLink, LightAbortController } from '../core/abort-link.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HerdError, toHerdError } from '../core/errors.ts';
-import type { ChatGateway, GatewayAnswer } from '../gateway/chat-gateway.ts';
-import type { ChatMeta, ChatStream } from '../gateway/chat-service.ts';
-import { encodeOpenAIChatChunk, encodeOpenAIChatCompletion } from '../gateway/dialects/openai-chat/encode-openai-chat.ts';
-import { NO_PROVIDER } from '../gateway/gateway-observer.ts';
-import { RawSse } from '../gateway/raw-sse.ts';
+import type { ChatGateway, GatewayAnswer } from '../gateway/flow/chat-gateway.ts';
+import type { ChatStream } from '../gateway/flow/chat-service.ts';
+import { encodeOpenAIChatChunk, encodeOpenAIChatCompletion } from '../gateway/wire/openai-chat/encode-openai-chat.ts';
+import { NO_PROVIDER } from '../gateway/flow/gateway-observer.ts';
+import { RawSse } from '../gateway/protocol/raw-sse.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
 import { UpstreamRouteError } from '../gateway/router/attempt-record.ts';
-import type { JsonObject } from '../gateway/check-json-value.ts';
-import { validateChatRequest } from '../gateway/validate-chat-request.ts';
+import type { JsonObject } from '../gateway/protocol/check-json-value.ts';
+import { validateChatRequest } from '../gateway/ingress/openai-chat/validate-chat-request.ts';
 import { COMPRESS_MIN_BYTES, compressBody, parseAcceptEncoding } from './accept-encoding.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';
+import type { ChatMeta } from '../gateway/router/chat-meta.ts';
 
 export interface ChatExchangeDeps {
   gateway: ChatGateway;

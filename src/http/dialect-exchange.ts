@@ -2,13 +2,13 @@
 // node:http's response: authenticate, parse, decode with the dialect's codec, run the gateway, then one
 // JSON body or SSE events: an upstream's own bytes when it spoke the dialect (pass-through), else the
 // codec's encoding of the canonical answer. Never throws: every failure is an answer in OpenAI's error shape.
-import { canonicalChunk, RawSse, type StreamPiece } from '../gateway/raw-sse.ts';
+import { canonicalChunk, RawSse, type StreamPiece } from '../gateway/protocol/raw-sse.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HerdError, toHerdError } from '../core/errors.ts';
-import type { ChatStream } from '../gateway/chat-service.ts';
-import { isJsonObject } from '../gateway/check-json-value.ts';
-import type { IngressCodec, IngressStreamEncoder, SseEvent, StreamFailure } from '../gateway/dialects/ingress-codec.ts';
-import { readUpstreamBytes } from '../gateway/upstream-bytes.ts';
+import type { ChatStream } from '../gateway/flow/chat-service.ts';
+import { isJsonObject } from '../gateway/protocol/check-json-value.ts';
+import type { IngressCodec, IngressStreamEncoder, SseEvent, StreamFailure } from '../gateway/protocol/ingress-codec.ts';
+import { readUpstreamBytes } from '../gateway/protocol/upstream-bytes.ts';
 import { abortOnClientClose, type ChatExchangeDeps, herdErrorHeaders, herdHeaders, openSseAnswer, parseJson, writeJson } from './chat-completion-exchange.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';
 

@@ -3,9 +3,9 @@
 // with the x-herd-* headers. Never throws: every failure is an answer in OpenAI's error shape.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HerdError, toHerdError } from '../core/errors.ts';
-import { convertEmbeddingsResponse } from '../gateway/embeddings/convert-embeddings-response.ts';
-import type { EmbeddingsGateway } from '../gateway/embeddings/embeddings-gateway.ts';
-import { validateEmbeddingsRequest } from '../gateway/embeddings/validate-embeddings-request.ts';
+import { convertEmbeddingsResponse } from '../gateway/ingress/openai-embeddings/convert-embeddings-response.ts';
+import type { EmbeddingsGateway } from '../gateway/flow/embeddings-gateway.ts';
+import { validateEmbeddingsRequest } from '../gateway/ingress/openai-embeddings/validate-embeddings-request.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
 import { abortOnClientClose, herdErrorHeaders, herdHeaders, parseJson, writeJson } from './chat-completion-exchange.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';

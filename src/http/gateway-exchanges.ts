@@ -6,8 +6,8 @@ import { runMessagesExchange } from './anthropic-messages-exchange.ts';
 import { runChatCompletionExchange, type ChatExchangeDeps } from './chat-completion-exchange.ts';
 import { runDialectExchange } from './dialect-exchange.ts';
 import { EMBEDDINGS_PATH, runEmbeddingsExchange } from './embeddings-exchange.ts';
-import { completionsCodec } from '../gateway/dialects/openai-completions/completions-codec.ts';
-import { responsesCodec } from '../gateway/dialects/openai-responses/responses-codec.ts';
+import { completionsCodec } from '../gateway/ingress/openai-completions/completions-codec.ts';
+import { responsesCodec } from '../gateway/ingress/openai-responses/responses-codec.ts';
 import type { OpenAIDeps } from './openai-deps.ts';
 
 /** Answers `req` on `res`; `body` is the whole request body, already decoded. Never throws. */

@@ -2,7 +2,7 @@
 // with the statuses Anthropic's API answers (529 overloaded), so the Anthropic SDKs raise their usual classes.
 // Like the OpenAI mapping, the kind is the code, refined by reason or upstream failure, never by the message.
 import type { ErrorCode, ErrorReason, HerdError } from '../core/errors.ts';
-import { UpstreamError, type UpstreamFailure } from '../gateway/providers/upstream-error.ts';
+import { UpstreamError, type UpstreamFailure } from '../gateway/protocol/upstream-error.ts';
 
 export type AnthropicErrorType =
   | 'invalid_request_error'

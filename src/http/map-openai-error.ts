@@ -2,7 +2,7 @@
 // with OpenAI's statuses, and Retry-After where a client should wait (rate limits, not budgets).
 // The kind is the error's code, refined by its reason or, for upstream failures, by the failure: never by its message.
 import type { ErrorCode, ErrorReason, HerdError } from '../core/errors.ts';
-import { UpstreamError, type UpstreamFailure } from '../gateway/providers/upstream-error.ts';
+import { UpstreamError, type UpstreamFailure } from '../gateway/protocol/upstream-error.ts';
 
 export interface OpenAIErrorAnswer {
   status: number;

@@ -1,8 +1,8 @@
 // What the OpenAI and Anthropic routes and the exchanges' table are built from: its own module so
 // those route files need not import each other for it.
-import type { ChatGateway } from '../gateway/chat-gateway.ts';
-import type { LedgerHealth } from '../gateway/describe-gateway.ts';
-import type { EmbeddingsGateway } from '../gateway/embeddings/embeddings-gateway.ts';
+import type { ChatGateway } from '../gateway/flow/chat-gateway.ts';
+import type { LedgerHealth } from '../gateway/flow/describe-gateway.ts';
+import type { EmbeddingsGateway } from '../gateway/flow/embeddings-gateway.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
 
 export interface OpenAIDeps {

@@ -1,9 +1,9 @@
 // POST /v1/responses and POST /v1/completions: OpenAI's Responses and legacy completions dialects,
-// bridged onto the chat gateway through their codecs (gateway/dialects/) by dialect-exchange.ts, the same
+// bridged onto the chat gateway through their codecs (gateway/ingress/) by dialect-exchange.ts, the same
 // exchange the fast path calls (gateway-exchanges.ts). Thin; errors in OpenAI's shape.
 import type { FastifyInstance } from 'fastify';
 import { HerdError, toHerdError } from '../core/errors.ts';
-import type { ChatGateway } from '../gateway/chat-gateway.ts';
+import type { ChatGateway } from '../gateway/flow/chat-gateway.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
 import { type GatewayExchanges, registerExchangeRoute } from './gateway-exchanges.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';

@@ -155,7 +155,7 @@ test('inside a folder with a layer table, a part imports only the parts its row 
   assert.deepEqual(inFolder('src/serving/top.ts', "import { a } from './middle/a.ts';\nimport { b } from './ground/b.ts';\nimport { c } from '../core/c.ts';\n"), []);
   assert.deepEqual(inFolder('src/serving/middle/a.ts', "import { d } from './deep/d.ts';\nimport { g } from '../ground/g.ts';\n"), []);
   // Another folder has no table, so no rule inside it.
-  assert.deepEqual(check('src/gateway/router/x.ts', "import { y } from '../billing/y.ts';\n"), []);
+  assert.deepEqual(check('src/metrics/router/x.ts', "import { y } from '../billing/y.ts';\n"), []);
 });
 
 test("serving/'s table: model-config/ is the ground and repository/ the roof", () => {
@@ -173,6 +173,33 @@ test("serving/'s table: model-config/ is the ground and repository/ the roof", (
     serving(
       'src/serving/repository/model-repository-manager.ts',
       "import type { ModelConfig } from '../model-config/model-config.ts';\nimport { EnsembleScheduler } from '../ensemble/ensemble-scheduler.ts';\n",
+    ),
+    [],
+  );
+});
+
+test("gateway/'s table: protocol/ at the bottom, wire/ under providers/, ingress/ on wire/ only, flow/ on top", () => {
+  const gateway = (path: string, text: string) => checkImports([{ path, text }], { ...rules, folderLayers: FOLDER_LAYERS }).map((v) => formatViolation(v).slice(path.length + 1));
+  assert.deepEqual(gateway('src/gateway/protocol/chat-types.ts', "import type { Provider } from '../providers/provider.ts';\n"), [
+    "1 import type '../providers/provider.ts' goes gateway/protocol/ → gateway/providers/, against gateway's layer table",
+  ]);
+  assert.deepEqual(gateway('src/gateway/wire/anthropic-messages/anthropic-stream-translator.ts', "import type { HttpUpstream } from '../../providers/http-upstream.ts';\n"), [
+    "1 import type '../../providers/http-upstream.ts' goes gateway/wire/ → gateway/providers/, against gateway's layer table",
+  ]);
+  assert.deepEqual(gateway('src/gateway/ingress/openai-chat/validate-chat-request.ts', "import type { ChatMeta } from '../../router/chat-meta.ts';\n"), [
+    "1 import type '../../router/chat-meta.ts' goes gateway/ingress/ → gateway/router/, against gateway's layer table",
+  ]);
+  assert.deepEqual(gateway('src/gateway/billing/billing-service.ts', "import type { ChatStream } from '../flow/chat-service.ts';\n"), [
+    "1 import type '../flow/chat-service.ts' goes gateway/billing/ → gateway/flow/, against gateway's layer table",
+  ]);
+  assert.deepEqual(gateway('src/gateway/resilience/deadline.ts', "import { runAttempts } from '../router/run-attempts.ts';\n"), [
+    "1 import '../router/run-attempts.ts' goes gateway/resilience/ → gateway/router/, against gateway's layer table",
+  ]);
+  assert.deepEqual(gateway('src/gateway/chat-gateway.ts', ''), ["1 chat-gateway.ts is not in gateway's layer table: add it to FOLDER_LAYERS and to docs/architecture.md"]);
+  assert.deepEqual(
+    gateway(
+      'src/gateway/flow/chat-gateway.ts',
+      "import type { BillingService } from '../billing/billing-service.ts';\nimport type { RawSse } from '../protocol/raw-sse.ts';\nimport { splitSseEvents } from '../wire/split-sse-events.ts';\n",
     ),
     [],
   );

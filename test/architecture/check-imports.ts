@@ -121,7 +121,29 @@ export const SERVING_LAYERS: Record<string, readonly string[]> = {
   'serving-inference-port.ts': ['infer-call.ts', 'inference-service.ts'],
 };
 
-export const FOLDER_LAYERS: ImportRules['folderLayers'] = { serving: SERVING_LAYERS };
+/**
+ * gateway/'s own layers, bottom up: protocol/ (the canonical types every part speaks) ← wire/ (pure parse
+ * and encode of each wire format) ← providers/ (HTTP to an upstream) ← resilience/ ← router/ (routes,
+ * attempts, deployments) ← billing/ and cache/; ingress/ (one codec per client dialect) sits on wire/ only;
+ * flow/ runs an operation end to end over all of them. limits/ is a leaf; keys/ names a key's priority.
+ */
+const GATEWAY_BASE = ['protocol/'];
+export const GATEWAY_LAYERS: Record<string, readonly string[]> = {
+  'protocol/': [],
+  'limits/': [],
+  'keys/': ['limits/'],
+  'wire/': GATEWAY_BASE,
+  'ingress/': ['wire/', ...GATEWAY_BASE],
+  'providers/': ['wire/', ...GATEWAY_BASE],
+  'resilience/': ['providers/', 'wire/', ...GATEWAY_BASE],
+  'router/': ['limits/', 'resilience/', 'providers/', 'wire/', ...GATEWAY_BASE],
+  // billing/ reuses keys/' SQLite migration runner; cache/ and router/ wait for Redis as limits/ does.
+  'billing/': ['keys/', 'router/', 'resilience/', 'providers/', 'wire/', ...GATEWAY_BASE],
+  'cache/': ['limits/', 'router/', 'providers/', 'wire/', ...GATEWAY_BASE],
+  'flow/': ['billing/', 'cache/', 'keys/', 'limits/', 'router/', 'resilience/', 'providers/', 'wire/', ...GATEWAY_BASE],
+};
+
+export const FOLDER_LAYERS: ImportRules['folderLayers'] = { serving: SERVING_LAYERS, gateway: GATEWAY_LAYERS };
 
 /**
  * Circles that stay because breaking them means editing a file another change owns right now; each

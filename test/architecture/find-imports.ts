@@ -4,7 +4,7 @@
 import ts from 'typescript';
 
 export interface SourceText {
-  /** Repository-relative, '/'-separated: 'src/gateway/chat-gateway.ts'. */
+  /** Repository-relative, '/'-separated: 'src/gateway/flow/chat-gateway.ts'. */
   path: string;
   text: string;
 }

@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import OpenAI from 'openai';
 import { startHerd, type HerdServer } from '../../src/app.ts';
 import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
-import { countTokens } from '../../src/gateway/usage-estimate.ts';
+import { countTokens } from '../../src/gateway/protocol/usage-estimate.ts';
 import { anthropicMessage, openAIChunk } from '../gateway/helpers/gateway-fixtures.ts';
 import { sendJson, sendSse, startMockUpstream, type MockUpstream, type SseFrame } from '../gateway/helpers/mock-upstream.ts';
 

@@ -1,6 +1,6 @@
 // The unknown-member fuzz targets' walk over a request body: every object a client could add a member to,
 // and the value at a key path. Members named in `verbatim` (JSON Schemas, free maps) are not walked into.
-import { isJsonObject, type JsonObject } from '../../src/gateway/check-json-value.ts';
+import { isJsonObject, type JsonObject } from '../../src/gateway/protocol/check-json-value.ts';
 
 export interface JsonObjectNode {
   object: JsonObject;

@@ -2,9 +2,9 @@
 // decoder never refuses them and records each one (or a dropped ancestor) in `unmodeled`; pass-through
 // forwards every one as sent; the bridged conversions (OpenAI-compatible, Gemini) return or refuse with a 4xx HerdError.
 import fc from 'fast-check';
-import type { JsonObject } from '../../src/gateway/check-json-value.ts';
-import type { ChatRequest } from '../../src/gateway/chat-types.ts';
-import { decodeMessagesRequest } from '../../src/gateway/dialects/anthropic-messages/decode-messages-request.ts';
+import type { JsonObject } from '../../src/gateway/protocol/check-json-value.ts';
+import type { ChatRequest } from '../../src/gateway/protocol/chat-types.ts';
+import { decodeMessagesRequest } from '../../src/gateway/ingress/anthropic-messages/decode-messages-request.ts';
 import { convertPassThroughBody } from '../../src/gateway/providers/anthropic/anthropic-provider.ts';
 import { bridgeUnmodeled } from '../../src/gateway/providers/bridge-unmodeled.ts';
 import { convertGeminiRequest } from '../../src/gateway/providers/gemini/convert-gemini-request.ts';

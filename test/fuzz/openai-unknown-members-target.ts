@@ -3,16 +3,16 @@
 // pass-through body carries every one as sent; bridging (the refusal check, then the OpenAI, Anthropic and Gemini
 // conversions) returns or fails with a 4xx HerdError only.
 import fc from 'fast-check';
-import type { JsonObject } from '../../src/gateway/check-json-value.ts';
-import type { ChatRequest } from '../../src/gateway/chat-types.ts';
-import { decodeCompletionsRequest } from '../../src/gateway/dialects/openai-completions/completions-codec.ts';
-import { decodeResponsesRequest } from '../../src/gateway/dialects/openai-responses/decode-responses-request.ts';
+import type { JsonObject } from '../../src/gateway/protocol/check-json-value.ts';
+import type { ChatRequest } from '../../src/gateway/protocol/chat-types.ts';
+import { decodeCompletionsRequest } from '../../src/gateway/ingress/openai-completions/completions-codec.ts';
+import { decodeResponsesRequest } from '../../src/gateway/ingress/openai-responses/decode-responses-request.ts';
 import { convertAnthropicRequest } from '../../src/gateway/providers/anthropic/convert-anthropic-request.ts';
 import { bridgeUnmodeled } from '../../src/gateway/providers/bridge-unmodeled.ts';
 import { convertGeminiRequest } from '../../src/gateway/providers/gemini/convert-gemini-request.ts';
 import { convertOpenAIRequest } from '../../src/gateway/providers/openai/convert-openai-request.ts';
-import { createPassThroughBody } from '../../src/gateway/providers/openai/create-pass-through-body.ts';
-import { validateChatRequest } from '../../src/gateway/validate-chat-request.ts';
+import { createPassThroughBody } from '../../src/gateway/wire/openai-chat/create-pass-through-body.ts';
+import { validateChatRequest } from '../../src/gateway/ingress/openai-chat/validate-chat-request.ts';
 import { type JsonObjectNode, listJsonObjects, valueAt } from './json-object-walk.ts';
 import { type FuzzTarget, parseOrReject } from './fuzz-target.ts';
 

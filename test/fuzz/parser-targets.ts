@@ -9,7 +9,7 @@ import { parseLosslessJson } from '../../src/core/codecs/lossless-json.ts';
 import { isBytesData, type TensorData } from '../../src/core/tensor.ts';
 import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
 import { parseGenerateRequest, type GenerateInputSpec } from '../../src/core/codecs/kserve-generate.ts';
-import { validateChatRequest } from '../../src/gateway/validate-chat-request.ts';
+import { validateChatRequest } from '../../src/gateway/ingress/openai-chat/validate-chat-request.ts';
 import { mapErrorToOpenAI } from '../../src/http/map-openai-error.ts';
 import { parseJsonModelConfig, parsePbtxtModelConfig } from '../../src/serving/model-config/parse-model-config.ts';
 import { mapErrorToKserve } from '../../src/http/map-kserve-error.ts';

@@ -3,13 +3,13 @@
 // stream ends (no hang), either with the contract's usage + done, or by throwing an UpstreamError.
 import fc from 'fast-check';
 import { LightAbortController } from '../../src/core/abort-link.ts';
-import type { ChatRequest } from '../../src/gateway/chat-types.ts';
+import type { ChatRequest } from '../../src/gateway/protocol/chat-types.ts';
 import { createAnthropicProvider } from '../../src/gateway/providers/anthropic/anthropic-provider.ts';
 import { createGeminiProvider } from '../../src/gateway/providers/gemini/gemini-provider.ts';
 import { createOpenAIProvider } from '../../src/gateway/providers/openai/openai-provider.ts';
 import type { PassThrough, Provider } from '../../src/gateway/providers/provider.ts';
 import type { ProviderOptions } from '../../src/gateway/providers/provider-options.ts';
-import { UpstreamError } from '../../src/gateway/providers/upstream-error.ts';
+import { UpstreamError } from '../../src/gateway/protocol/upstream-error.ts';
 import { openAIStreamFrames } from '../gateway/helpers/gateway-fixtures.ts';
 import { encodeSse, startMockUpstream, type SseFrame } from '../gateway/helpers/mock-upstream.ts';
 import { describeThrown, type FuzzTarget } from './fuzz-target.ts';

@@ -3,11 +3,11 @@
 // and the failures that must still reach the retry loop as UpstreamErrors.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChatRequest } from '../../src/gateway/chat-types.ts';
+import type { ChatRequest } from '../../src/gateway/protocol/chat-types.ts';
 import { createAnthropicProvider, convertPassThroughBody } from '../../src/gateway/providers/anthropic/anthropic-provider.ts';
 import type { Provider, ProviderStreamEvent } from '../../src/gateway/providers/provider.ts';
-import { UpstreamError } from '../../src/gateway/providers/upstream-error.ts';
-import { readUpstreamBytes, renameModel } from '../../src/gateway/upstream-bytes.ts';
+import { UpstreamError } from '../../src/gateway/protocol/upstream-error.ts';
+import { readUpstreamBytes, renameModel } from '../../src/gateway/protocol/upstream-bytes.ts';
 import { collect, startMockUpstream, type MockUpstream } from './helpers/mock-upstream.ts';
 
 const MODEL = 'claude-sonnet-4-5-20250929';

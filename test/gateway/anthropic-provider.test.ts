@@ -2,10 +2,10 @@
 // the full streaming event sequence (shapes as recorded from the live API), and faults.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChatChunk, ChatRequest } from '../../src/gateway/chat-types.ts';
+import type { ChatChunk, ChatRequest } from '../../src/gateway/protocol/chat-types.ts';
 import { createAnthropicProvider } from '../../src/gateway/providers/anthropic/anthropic-provider.ts';
 import type { Provider, ProviderStreamEvent } from '../../src/gateway/providers/provider.ts';
-import { UpstreamError } from '../../src/gateway/providers/upstream-error.ts';
+import { UpstreamError } from '../../src/gateway/protocol/upstream-error.ts';
 import { collect, sendJson, sendSse, startMockUpstream, type MockUpstream, type SseFrame } from './helpers/mock-upstream.ts';
 
 const KEY = 'sk-ant-api03-test-key';

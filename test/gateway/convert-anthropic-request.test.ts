@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { HerdError } from '../../src/core/errors.ts';
-import type { ChatRequest } from '../../src/gateway/chat-types.ts';
+import type { ChatRequest } from '../../src/gateway/protocol/chat-types.ts';
 import { convertAnthropicClientHeaders, convertAnthropicRequest } from '../../src/gateway/providers/anthropic/convert-anthropic-request.ts';
 
 const options = { defaultMaxTokens: 4096, stream: false };

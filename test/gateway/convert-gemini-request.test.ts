@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { HerdError } from '../../src/core/errors.ts';
-import type { ChatRequest } from '../../src/gateway/chat-types.ts';
+import type { ChatRequest } from '../../src/gateway/protocol/chat-types.ts';
 import { convertGeminiRequest, SKIP_THOUGHT_SIGNATURE } from '../../src/gateway/providers/gemini/convert-gemini-request.ts';
 
 const convert = (request: Omit<ChatRequest, 'model'>, model = 'gemini-2.5-flash') => convertGeminiRequest({ model: 'g', ...request }, model);

@@ -3,14 +3,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { HerdError } from '../../src/core/errors.ts';
-import type { ChatRequest } from '../../src/gateway/chat-types.ts';
+import type { ChatRequest } from '../../src/gateway/protocol/chat-types.ts';
 import { DeploymentStats } from '../../src/gateway/router/deployment-stats.ts';
 import { expandFallbacks } from '../../src/gateway/router/expand-fallbacks.ts';
 import { buildGatewayCatalog, type CatalogDeployment } from '../../src/gateway/router/gateway-catalog.ts';
 import { PromptTokenEstimate } from '../../src/gateway/router/prompt-token-estimate.ts';
 import { resolveRoute } from '../../src/gateway/router/resolve-route.ts';
 import { selectDeployment, type SelectionContext } from '../../src/gateway/router/select-deployment.ts';
-import { estimatePromptTokens } from '../../src/gateway/usage-estimate.ts';
+import { estimatePromptTokens } from '../../src/gateway/protocol/usage-estimate.ts';
 import { gatewayConfig, seededRandom } from './helpers/gateway-fixtures.ts';
 
 const config = gatewayConfig(`

@@ -2,10 +2,10 @@
 // (response shapes as recorded from the live API), including safety blocks and Google error bodies.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChatRequest } from '../../src/gateway/chat-types.ts';
+import type { ChatRequest } from '../../src/gateway/protocol/chat-types.ts';
 import { createGeminiProvider } from '../../src/gateway/providers/gemini/gemini-provider.ts';
 import type { Provider, ProviderStreamEvent } from '../../src/gateway/providers/provider.ts';
-import { UpstreamError } from '../../src/gateway/providers/upstream-error.ts';
+import { UpstreamError } from '../../src/gateway/protocol/upstream-error.ts';
 import { collect, sendJson, sendSse, startMockUpstream, type MockUpstream, type SseFrame } from './helpers/mock-upstream.ts';
 
 const KEY = 'AIzaSy-test-key';

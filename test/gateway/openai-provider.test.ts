@@ -2,10 +2,10 @@
 // including the faults the router has to see as typed errors.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChatRequest } from '../../src/gateway/chat-types.ts';
+import type { ChatRequest } from '../../src/gateway/protocol/chat-types.ts';
 import { createOpenAIProvider } from '../../src/gateway/providers/openai/openai-provider.ts';
 import type { Provider, ProviderStreamEvent } from '../../src/gateway/providers/provider.ts';
-import { UpstreamError } from '../../src/gateway/providers/upstream-error.ts';
+import { UpstreamError } from '../../src/gateway/protocol/upstream-error.ts';
 import { collect, encodeSse, pause, sendJson, sendSse, startMockUpstream, type MockUpstream, type SseFrame } from './helpers/mock-upstream.ts';
 
 const KEY = 'sk-test-secret-key-123';

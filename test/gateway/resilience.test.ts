@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/core/clock.ts';
-import { UpstreamError, type UpstreamFailure } from '../../src/gateway/providers/upstream-error.ts';
+import { UpstreamError, type UpstreamFailure } from '../../src/gateway/protocol/upstream-error.ts';
 import { computeBackoffMs } from '../../src/gateway/resilience/backoff.ts';
 import { CircuitBreaker } from '../../src/gateway/resilience/circuit-breaker.ts';
 import { computeAttemptTimeouts } from '../../src/gateway/resilience/deadline.ts';

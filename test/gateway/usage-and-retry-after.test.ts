@@ -1,11 +1,11 @@
 // Retry-After parsing, usage normalisation per dialect, and the tokenizer-based estimate.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseDurationSeconds, parseRetryAfter } from '../../src/gateway/providers/parse-retry-after.ts';
-import { convertOpenAIUsage } from '../../src/gateway/providers/openai/convert-openai-usage.ts';
-import { convertAnthropicUsage } from '../../src/gateway/providers/anthropic/convert-anthropic-usage.ts';
-import { convertGeminiUsage } from '../../src/gateway/providers/gemini/convert-gemini-usage.ts';
-import { countTokens, estimatePromptTokens, estimateUsage } from '../../src/gateway/usage-estimate.ts';
+import { parseDurationSeconds, parseRetryAfter } from '../../src/gateway/wire/parse-retry-after.ts';
+import { convertOpenAIUsage } from '../../src/gateway/wire/openai-chat/convert-openai-usage.ts';
+import { convertAnthropicUsage } from '../../src/gateway/wire/anthropic-messages/convert-anthropic-usage.ts';
+import { convertGeminiUsage } from '../../src/gateway/wire/gemini/convert-gemini-usage.ts';
+import { countTokens, estimatePromptTokens, estimateUsage } from '../../src/gateway/protocol/usage-estimate.ts';
 
 describe('parseRetryAfter', () => {
   const now = Date.parse('2025-01-01T00:00:00Z');

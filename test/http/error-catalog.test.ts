@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { ERROR_CODES, ERROR_REASONS, HerdError, type ErrorCode, type ErrorReason } from '../../src/core/errors.ts';
-import { UPSTREAM_FAILURES, UpstreamError, type UpstreamFailure } from '../../src/gateway/providers/upstream-error.ts';
+import { UPSTREAM_FAILURES, UpstreamError, type UpstreamFailure } from '../../src/gateway/protocol/upstream-error.ts';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { convertErrorToServiceError } from '../../src/grpc/map-grpc-status.ts';
 import { mapErrorToAnthropic, mapErrorToAnthropicShape } from '../../src/http/map-anthropic-error.ts';

@@ -4,18 +4,18 @@ import type { AttemptIntent } from './ledger-intents.ts';
 import type { BillingConfig } from '../../config/billing-config-schema.ts';
 import { AUTO_MODEL, type GatewayConfig, type TierName } from '../../config/gateway-config-schema.ts';
 import type { HerdError } from '../../core/errors.ts';
-import type { CompletionMeta, ChatMeta } from '../chat-service.ts';
-import type { ChatRequest, Usage } from '../chat-types.ts';
-import type { IngressDialect } from '../ingress-dialect.ts';
+import type { ChatRequest, Usage } from '../protocol/chat-types.ts';
+import type { IngressDialect } from '../protocol/ingress-dialect.ts';
 import { UpstreamRouteError } from '../router/attempt-record.ts';
 import type { CatalogDeployment, CatalogModel } from '../router/gateway-catalog.ts';
-import type { StreamResult } from '../stream-relay.ts';
-import { estimatePromptTokens } from '../usage-estimate.ts';
+import { estimatePromptTokens } from '../protocol/usage-estimate.ts';
 import { createLedgerRecords, type AnswerFacts } from './create-ledger-records.ts';
 import type { Ledger, ReleaseResult, RequestRecord, Reservation, ReserveInput, SettleResult } from './ledger.ts';
 import type { CurrencyCode, Micros } from './money.ts';
 import { createPriceCatalog, type PriceCatalog } from './price-catalog.ts';
 import { createSettlementRates, priceTokens, type Cost, type SettlementRates } from './price-usage.ts';
+import type { CompletionMeta, ChatMeta } from '../router/chat-meta.ts';
+import type { StreamResult } from '../protocol/stream-relay-types.ts';
 
 /** How often settlements that failed (the ledger unreachable) are tried again, and how many are kept. */
 const SETTLE_RETRY_MS = 2000;

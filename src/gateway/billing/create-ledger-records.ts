@@ -1,6 +1,6 @@
 // Turns what the chat service reports about a finished request (its attempts, the usage and cost
 // of the answer) into the ledger's rows: one per client request, one per upstream attempt.
-import type { Usage } from '../chat-types.ts';
+import type { Usage } from '../protocol/chat-types.ts';
 import type { AttemptRecord } from '../router/attempt-record.ts';
 import type { AttemptRow, CostColumns, RequestRecord, TokenColumns } from './ledger.ts';
 import type { CurrencyCode } from './money.ts';

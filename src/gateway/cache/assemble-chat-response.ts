@@ -1,7 +1,7 @@
 // Rebuilds the chat.completion a stream delivered, from its chunks, so a streamed answer can be
 // cached like a non-streamed one (and replayed either way). Deltas concatenate as OpenAI's SDK
 // accumulates them: text fields appended, tool calls merged by index.
-import type { ChatChoice, ChatChunk, ChatResponse, ChatUsage, ToolCall } from '../chat-types.ts';
+import type { ChatChoice, ChatChunk, ChatResponse, ChatUsage, ToolCall } from '../protocol/chat-types.ts';
 
 interface ChoiceDraft {
   index: number;

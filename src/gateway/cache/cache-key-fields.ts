@@ -4,7 +4,7 @@
 // Canonical forms make equal requests written differently share an entry. A default is made
 // explicit only where every provider Herd speaks to treats the two spellings alike; where one of
 // them does not, both spellings stay distinct (see the notes on each field).
-import type { AssistantMessage, ChatMessage, ChatRequest, ChatTool, ResponseFormat, TextPart, UserContentPart } from '../chat-types.ts';
+import type { AssistantMessage, ChatMessage, ChatRequest, ChatTool, ResponseFormat, TextPart, UserContentPart } from '../protocol/chat-types.ts';
 
 export interface CacheKeyContext {
   /** The canonical model the request resolves to (alias, tier and `auto` already resolved). */

@@ -13,7 +13,7 @@
 // Tool-call answers only when the request opted in with `use`: replaying a call can replay an action.
 import type { CacheMode } from '../../config/cache-config-schema.ts';
 import { HerdError } from '../../core/errors.ts';
-import type { ChatRequest, ChatResponse } from '../chat-types.ts';
+import type { ChatRequest, ChatResponse } from '../protocol/chat-types.ts';
 
 export const CACHE_HEADER = 'x-herd-cache';
 export const CACHE_DIRECTIVES = ['use', 'bypass', 'no-store'] as const;

@@ -1,7 +1,7 @@
 // What one cache entry holds — the answer as the client first got it plus what billing and the
 // x-herd-* headers need on a hit — and its JSON form, identical in memory and in Redis.
-import type { ChatResponse, Usage } from '../chat-types.ts';
-import type { IngressDialect } from '../ingress-dialect.ts';
+import type { ChatResponse, Usage } from '../protocol/chat-types.ts';
+import type { IngressDialect } from '../protocol/ingress-dialect.ts';
 import type { ByteMode } from './describe-byte-replay.ts';
 
 /** 2: `bytes` became CachedBytes (dialect, mode, variant; streams too), was the OpenAI chat JSON text. */

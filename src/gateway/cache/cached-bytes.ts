@@ -1,8 +1,8 @@
 // The two ends of byte replay: which upstream bytes a miss may store beside its answer (captureCachedBytes),
 // and whether a hit may have them back (selectCachedBytes) — same dialect, mode and variant — with a fresh
 // identity written into them (rewriteCachedTexts).
-import type { ChatResponse } from '../chat-types.ts';
-import type { IngressDialect } from '../ingress-dialect.ts';
+import type { ChatResponse } from '../protocol/chat-types.ts';
+import type { IngressDialect } from '../protocol/ingress-dialect.ts';
 import type { CachedAnswer, CachedBytes } from './cached-answer.ts';
 import type { ByteReplayTarget } from './describe-byte-replay.ts';
 import { type AnswerIdentity, containsCreated, containsJsonString, rewriteAnswerIdentity } from './rewrite-answer-identity.ts';

@@ -1,7 +1,7 @@
 // The exact-match cache key: SHA-256 (hex) of a canonical JSON of the fields that change the answer
 // (see cache-key-fields.ts), so equal requests written differently share an entry.
 import { createHash } from 'node:crypto';
-import type { ChatRequest } from '../chat-types.ts';
+import type { ChatRequest } from '../protocol/chat-types.ts';
 import { CACHE_KEY_FIELDS } from './cache-key-fields.ts';
 
 /** Bumped whenever the canonical form changes, so old entries (in Redis) are never read with new meaning. */

@@ -3,9 +3,9 @@
 // of the cache key because it does not change the answer (e.g. whether OpenAI chat's stream ends with a
 // usage event). A request that differs in any of the three gets the canonical replay instead.
 import { createHash } from 'node:crypto';
-import type { ChatRequest } from '../chat-types.ts';
-import type { JsonObject } from '../check-json-value.ts';
-import type { IngressDialect } from '../ingress-dialect.ts';
+import type { ChatRequest } from '../protocol/chat-types.ts';
+import type { JsonObject } from '../protocol/check-json-value.ts';
+import type { IngressDialect } from '../protocol/ingress-dialect.ts';
 import type { PassThrough } from '../providers/provider.ts';
 import { stringifyCanonical } from './compute-cache-key.ts';
 

@@ -11,19 +11,19 @@
 // Each text field (reasoning, content, refusal) is replayed as one delta and each tool call as one
 // delta carrying id, name and the whole arguments: the answer is already complete, so splitting it
 // would only add bytes and chunks; every client accumulates deltas of any size.
-import type { ChatChunk, ChatChunkChoice, ChatChunkDelta, ChatChoice, ChatResponse, ChatUsage } from '../chat-types.ts';
-import type { CompletionMeta } from '../chat-service.ts';
-import { convertUsageToOpenAI } from '../convert-usage-to-openai.ts';
-import { createCompletionId, nowSeconds } from '../providers/create-ids.ts';
-import { RawSse, type StreamPiece } from '../raw-sse.ts';
-import { attachUpstreamBytes } from '../upstream-bytes.ts';
+import type { ChatChunk, ChatChunkChoice, ChatChunkDelta, ChatChoice, ChatResponse, ChatUsage } from '../protocol/chat-types.ts';
+import { convertUsageToOpenAI } from '../wire/openai-chat/convert-usage-to-openai.ts';
+import { createCompletionId, nowSeconds } from '../wire/create-ids.ts';
+import { RawSse, type StreamPiece } from '../protocol/raw-sse.ts';
+import { attachUpstreamBytes } from '../protocol/upstream-bytes.ts';
 import type { TierName } from '../../config/gateway-config-schema.ts';
 import type { RouteKind } from '../router/resolve-route.ts';
-import type { StreamRelay, StreamResult } from '../stream-relay.ts';
 import type { CachedAnswer } from './cached-answer.ts';
 import { rewriteCachedTexts, selectCachedBytes } from './cached-bytes.ts';
 import type { ByteReplayTarget } from './describe-byte-replay.ts';
 import { createIdLike } from './rewrite-answer-identity.ts';
+import type { CompletionMeta } from '../router/chat-meta.ts';
+import type { StreamRelay, StreamResult } from '../protocol/stream-relay-types.ts';
 
 export interface ReplayIdentity {
   /** Default: a new id (shaped like the stored bytes' id when they are replayed, else chatcmpl-). */

@@ -6,7 +6,7 @@
 // `"created"` or `"created_at"` holds exactly that number. Inside a JSON string every quote is escaped,
 // so text an answer merely contains cannot match.
 import { randomBytes } from 'node:crypto';
-import { createCompletionId } from '../providers/create-ids.ts';
+import { createCompletionId } from '../wire/create-ids.ts';
 
 export interface AnswerIdentity {
   id: string;

@@ -1,13 +1,13 @@
 // Watches a live stream on its way to the client so that, if it completes, the whole answer can be
 // assembled as a chat.completion — how a streaming miss gets stored — together with the pass-through
 // SSE text the client got, for a later hit of the same dialect. The flow asks once the stream ended.
-import type { ChatResponse } from '../chat-types.ts';
-import { convertUsageToOpenAI } from '../convert-usage-to-openai.ts';
-import { parseRawStreamChunks } from '../dialects/parse-raw-stream-chunks.ts';
-import type { IngressDialect } from '../ingress-dialect.ts';
-import { RawSse, type StreamPiece } from '../raw-sse.ts';
-import type { StreamRelay, StreamResult } from '../stream-relay.ts';
+import type { ChatResponse } from '../protocol/chat-types.ts';
+import { convertUsageToOpenAI } from '../wire/openai-chat/convert-usage-to-openai.ts';
+import { parseRawStreamChunks } from '../wire/parse-raw-stream-chunks.ts';
+import type { IngressDialect } from '../protocol/ingress-dialect.ts';
+import { RawSse, type StreamPiece } from '../protocol/raw-sse.ts';
 import { ChatResponseAssembler } from './assemble-chat-response.ts';
+import type { StreamRelay, StreamResult } from '../protocol/stream-relay-types.ts';
 
 export interface TappedStream {
   /** The same relay, its chunks observed. */

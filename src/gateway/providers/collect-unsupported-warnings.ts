@@ -1,6 +1,6 @@
 // Settings an upstream has no equivalent for are dropped with a warning the caller can surface
 // (never silently): one ProviderWarning per setting the request actually used.
-import type { ChatRequest } from '../chat-types.ts';
+import type { ChatRequest } from '../protocol/chat-types.ts';
 import type { ProviderWarning } from './provider.ts';
 
 export function collectUnsupportedWarnings(request: ChatRequest, params: ReadonlyArray<keyof ChatRequest>, upstream: string): ProviderWarning[] {

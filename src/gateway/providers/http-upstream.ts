@@ -4,17 +4,8 @@ import type { AbortLink } from '../../core/abort-link.ts';
 import { Pool } from 'undici';
 import { createParser } from 'eventsource-parser';
 import { AttemptTimer } from './attempt-timer.ts';
-import { parseRetryAfter } from './parse-retry-after.ts';
-import { mapStatusToFailure, UpstreamError, type UpstreamFailure } from './upstream-error.ts';
-
-/** What a provider reads out of its own error body (each dialect nests these differently). */
-export interface UpstreamErrorBody {
-  type?: string;
-  message?: string;
-  /** Overrides the failure the HTTP status implies (e.g. context_length for a 400). */
-  failure?: UpstreamFailure;
-  retryAfterSeconds?: number;
-}
+import { parseRetryAfter } from '../wire/parse-retry-after.ts';
+import { mapStatusToFailure, UpstreamError, type UpstreamErrorBody } from '../protocol/upstream-error.ts';
 
 export interface HttpUpstreamOptions {
   /** Provider name, prefixed to every error message. */

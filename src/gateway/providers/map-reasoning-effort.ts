@@ -1,7 +1,7 @@
 // The one table between the dialects' reasoning settings: OpenAI's reasoning_effort (and Anthropic's
 // output_config.effort, decoded into it), Anthropic's thinking budget, Gemini's thinkingBudget/Level.
 // Pure functions; each provider's convert-*-reasoning.ts applies them (docs/gateway.md, "Reasoning across dialects").
-import type { ChatRequest } from '../chat-types.ts';
+import type { ChatRequest } from '../protocol/chat-types.ts';
 
 /** OpenAI's effort names, plus Anthropic's `max`. `none` is "off", never the same as absent. */
 export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';

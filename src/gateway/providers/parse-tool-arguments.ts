@@ -1,6 +1,6 @@
 // Tool-call arguments travel as a JSON string in OpenAI's format; Anthropic and Gemini want the object.
 import { HerdError } from '../../core/errors.ts';
-import { isJsonObject } from '../check-json-value.ts';
+import { isJsonObject } from '../protocol/check-json-value.ts';
 
 /** The arguments object; an empty string (some clients send it for no-argument calls) is {}. */
 export function parseToolArguments(text: string, param: string): Record<string, unknown> {

@@ -1,6 +1,6 @@
 // The model ids in an upstream's own model list: OpenAI's and Anthropic's `{data: [{id}]}`, Gemini's
 // `{models: [{name: 'models/…'}]}` (prefix dropped, as deployments name them). Malformed members are skipped.
-import { isJsonObject } from '../check-json-value.ts';
+import { isJsonObject } from '../protocol/check-json-value.ts';
 
 export function parseUpstreamModelList(body: unknown): string[] | undefined {
   if (!isJsonObject(body)) return undefined;

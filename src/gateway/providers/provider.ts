@@ -1,9 +1,9 @@
 // The contract every upstream adapter (openai, anthropic, gemini) implements: canonical chat data in,
 // canonical chat data, normalised usage and a typed stream of events out. No HTTP types cross it.
 import type { AbortLink } from '../../core/abort-link.ts';
-import type { ChatChunk, ChatRequest, ChatResponse, FinishReason, Usage } from '../chat-types.ts';
-import type { JsonObject } from '../check-json-value.ts';
-import type { IngressDialect } from '../ingress-dialect.ts';
+import type { ChatChunk, ChatRequest, ChatResponse, FinishReason, Usage } from '../protocol/chat-types.ts';
+import type { JsonObject } from '../protocol/check-json-value.ts';
+import type { IngressDialect } from '../protocol/ingress-dialect.ts';
 
 export interface ProviderRequest {
   /** Validated canonical request. `stream` and `stream_options` are the client's; providers ignore them. */

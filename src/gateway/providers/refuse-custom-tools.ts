@@ -2,7 +2,7 @@
 // takes free text, so a request carrying one is refused with a 400 naming the param, before anything
 // is sent. These narrow the canonical tool shapes to the function ones those converters understand.
 import { HerdError } from '../../core/errors.ts';
-import type { ChatRequest, ChatTool, FunctionTool, FunctionToolCall, ToolCall, ToolChoice } from '../chat-types.ts';
+import type { ChatRequest, ChatTool, FunctionTool, FunctionToolCall, ToolCall, ToolChoice } from '../protocol/chat-types.ts';
 
 function refuse(param: string, upstream: string): HerdError {
   return new HerdError('UNSUPPORTED', `${upstream} has no custom (freeform) tools: only OpenAI-compatible upstreams take them; use a function tool instead.`, {

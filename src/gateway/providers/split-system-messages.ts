@@ -2,7 +2,7 @@
 // become that field. A system message later in the conversation is refused, not silently moved, unless
 // the caller asks for it as a user turn in place (Gemini, whose contents have no system role).
 import { HerdError } from '../../core/errors.ts';
-import type { ChatMessage } from '../chat-types.ts';
+import type { ChatMessage } from '../protocol/chat-types.ts';
 import { contentText } from './content-text.ts';
 
 export interface IndexedMessage {

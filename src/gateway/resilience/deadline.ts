@@ -1,7 +1,7 @@
 // Time limits of a routed request: each attempt's timeout (scaled with max_tokens where the model
 // says how fast it writes) and the total deadline that bounds retries, waits and fallbacks together.
-import { DEFAULT_ANTHROPIC_MAX_TOKENS } from '../providers/anthropic/convert-anthropic-request.ts';
-import type { ChatRequest } from '../chat-types.ts';
+import { DEFAULT_ANTHROPIC_MAX_TOKENS } from '../wire/anthropic-messages/anthropic-types.ts';
+import type { ChatRequest } from '../protocol/chat-types.ts';
 
 export interface AttemptTimeoutInput {
   request: ChatRequest;

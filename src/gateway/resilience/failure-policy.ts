@@ -1,6 +1,6 @@
 // What the router does after a failed attempt — retry here, try the next deployment, skip to the next
 // fallback model, or answer the client now — and what the failure says about the upstream's health.
-import type { UpstreamError, UpstreamFailure } from '../providers/upstream-error.ts';
+import type { UpstreamError, UpstreamFailure } from '../protocol/upstream-error.ts';
 import { computeBackoffMs, type BackoffPolicy } from './backoff.ts';
 
 export interface RetryPolicy extends BackoffPolicy {

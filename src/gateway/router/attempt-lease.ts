@@ -3,7 +3,7 @@
 import { type AbortLink, LightAbortController } from '../../core/abort-link.ts';
 import type { BreakerPermit } from '../resilience/circuit-breaker.ts';
 import { mapFailureToHealth } from '../resilience/failure-policy.ts';
-import type { UpstreamError } from '../providers/upstream-error.ts';
+import type { UpstreamError } from '../protocol/upstream-error.ts';
 import type { DeploymentStats } from './deployment-stats.ts';
 
 export class AttemptLease {

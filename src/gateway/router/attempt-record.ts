@@ -1,6 +1,6 @@
 // The trail of upstream attempts behind one request (for x-herd-attempts, logs and tests), and the
 // error a routed request fails with, which keeps that trail beside the upstream failure it ends on.
-import { UpstreamError, type UpstreamErrorOptions, type UpstreamFailure } from '../providers/upstream-error.ts';
+import { UpstreamError, type UpstreamErrorOptions, type UpstreamFailure } from '../protocol/upstream-error.ts';
 
 export interface AttemptRecord {
   /** Public model name. */

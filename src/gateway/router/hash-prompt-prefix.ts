@@ -1,7 +1,7 @@
 // A session identity for requests that name none: a digest of the opening every later turn of the
 // conversation repeats — tools, the leading system messages and the first user message — up to a bound.
 import { createHash, type Hash } from 'node:crypto';
-import type { ChatMessage, ChatRequest } from '../chat-types.ts';
+import type { ChatMessage, ChatRequest } from '../protocol/chat-types.ts';
 
 /**
  * SHA-256 (hex) of the request's opening, read in the order upstream prompt caches read a prompt (tools,

@@ -1,7 +1,7 @@
 // A request's prompt size, computed at most once and only when a decision needs it: tokenizing a
 // long prompt costs far more CPU than relaying it, so a cheap byte bound answers first where it can.
-import type { ChatRequest } from '../chat-types.ts';
-import { estimatePromptTokens, toolCallText } from '../usage-estimate.ts';
+import type { ChatRequest } from '../protocol/chat-types.ts';
+import { estimatePromptTokens, toolCallText } from '../protocol/usage-estimate.ts';
 
 // Framing that estimatePromptTokens adds per message and per reply (see usage-estimate.ts), rounded up.
 const FRAMING_PER_MESSAGE = 4;

@@ -2,9 +2,9 @@
 // x-herd-session header, Claude Code's session (its header, or the session part of metadata.user_id),
 // OpenAI's prompt_cache_key, else a digest of the prompt's opening (docs/gateway.md, "Prompt-cache affinity").
 import { createHash } from 'node:crypto';
-import type { ChatRequest } from '../chat-types.ts';
-import { isJsonObject, type JsonObject } from '../check-json-value.ts';
-import type { IngressDialect } from '../ingress-dialect.ts';
+import type { ChatRequest } from '../protocol/chat-types.ts';
+import { isJsonObject, type JsonObject } from '../protocol/check-json-value.ts';
+import type { IngressDialect } from '../protocol/ingress-dialect.ts';
 import type { SessionIdentity, SessionSource } from './cache-affinity.ts';
 import { hashPromptPrefix } from './hash-prompt-prefix.ts';
 

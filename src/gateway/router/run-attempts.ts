@@ -6,11 +6,11 @@
 import type { AbortLink } from '../../core/abort-link.ts';
 import type { Clock } from '../../core/clock.ts';
 import { HerdError, unavailable } from '../../core/errors.ts';
-import type { ChatRequest } from '../chat-types.ts';
+import type { ChatRequest } from '../protocol/chat-types.ts';
 import { holdAdmission, NO_ADMISSION, type Admission, type AdmissionPermit } from '../limits/admission.ts';
 import type { Priority } from '../limits/priority.ts';
 import type { Provider } from '../providers/provider.ts';
-import { UpstreamError } from '../providers/upstream-error.ts';
+import { UpstreamError } from '../protocol/upstream-error.ts';
 import type { BreakerRegistry, CircuitBreaker } from '../resilience/circuit-breaker.ts';
 import { computeAttemptTimeouts, type AttemptTimeouts, type Deadline } from '../resilience/deadline.ts';
 import { decideNextStep } from '../resilience/failure-policy.ts';

@@ -10,12 +10,12 @@ import Database from 'better-sqlite3';
 import { HerdError } from '../../../src/core/errors.ts';
 import { BillingService } from '../../../src/gateway/billing/billing-service.ts';
 import { SqliteLedger } from '../../../src/gateway/billing/sqlite-ledger.ts';
-import type { CompletionMeta } from '../../../src/gateway/chat-service.ts';
-import type { Usage } from '../../../src/gateway/chat-types.ts';
-import { UpstreamError } from '../../../src/gateway/providers/upstream-error.ts';
+import type { Usage } from '../../../src/gateway/protocol/chat-types.ts';
+import { UpstreamError } from '../../../src/gateway/protocol/upstream-error.ts';
 import { UpstreamRouteError, type AttemptRecord } from '../../../src/gateway/router/attempt-record.ts';
 import { mapErrorToOpenAI } from '../../../src/http/map-openai-error.ts';
 import { billingTestConfig } from './billing-fixtures.ts';
+import type { CompletionMeta } from '../../../src/gateway/router/chat-meta.ts';
 
 const START = Date.parse('2026-05-20T10:00:00Z');
 

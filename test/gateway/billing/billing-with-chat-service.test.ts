@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { toHerdError } from '../../../src/core/errors.ts';
 import { BillingService } from '../../../src/gateway/billing/billing-service.ts';
 import { SqliteLedger } from '../../../src/gateway/billing/sqlite-ledger.ts';
-import { createChatService } from '../../../src/gateway/chat-service.ts';
-import type { ChatRequest, Usage } from '../../../src/gateway/chat-types.ts';
+import { createChatService } from '../../../src/gateway/flow/chat-service.ts';
+import type { ChatRequest, Usage } from '../../../src/gateway/protocol/chat-types.ts';
 import type { Provider, ProviderStreamEvent } from '../../../src/gateway/providers/provider.ts';
-import { UpstreamError } from '../../../src/gateway/providers/upstream-error.ts';
+import { UpstreamError } from '../../../src/gateway/protocol/upstream-error.ts';
 import { billingTestConfig } from './billing-fixtures.ts';
 
 const ENV = { HOLYSHEEP_API_KEY: 'x', OPENAI_API_KEY: 'x', ANTHROPIC_API_KEY: 'x', GEMINI_API_KEY: 'x', DEEPSEEK_API_KEY: 'x' };

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createPriceCatalog } from '../../../src/gateway/billing/price-catalog.ts';
 import { createSettlementRates, priceTokens, type TokenCounts } from '../../../src/gateway/billing/price-usage.ts';
 import { parseHerdConfig } from '../../../src/config/load-herd-config.ts';
-import { convertAnthropicUsage } from '../../../src/gateway/providers/anthropic/convert-anthropic-usage.ts';
+import { convertAnthropicUsage } from '../../../src/gateway/wire/anthropic-messages/convert-anthropic-usage.ts';
 
 const config = parseHerdConfig(
   `

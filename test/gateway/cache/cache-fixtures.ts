@@ -1,5 +1,5 @@
 // Answers to cache in tests: plain text, tool calls, several choices, about 2 KB when asked.
-import type { ChatResponse, Usage } from '../../../src/gateway/chat-types.ts';
+import type { ChatResponse, Usage } from '../../../src/gateway/protocol/chat-types.ts';
 import type { CachedAnswerInput } from '../../../src/gateway/cache/cached-answer.ts';
 
 export const USAGE: Usage = {

@@ -3,10 +3,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import type { ChatRequest } from '../../../src/gateway/chat-types.ts';
+import type { ChatRequest } from '../../../src/gateway/protocol/chat-types.ts';
 import { CACHE_KEY_FIELD_NAMES, CACHE_KEY_FIELDS } from '../../../src/gateway/cache/cache-key-fields.ts';
 import { canonicalizeCacheRequest, computeCacheKey, stringifyCanonical } from '../../../src/gateway/cache/compute-cache-key.ts';
-import { validateChatRequest } from '../../../src/gateway/validate-chat-request.ts';
+import { validateChatRequest } from '../../../src/gateway/ingress/openai-chat/validate-chat-request.ts';
 
 const MODEL = 'gpt-4.1';
 const key = (request: ChatRequest, model = MODEL) => computeCacheKey({ request, model });
@@ -87,7 +87,7 @@ const ANTHROPIC_ONLY_IGNORED: Record<string, Partial<ChatRequest>> = {
 describe('cache key fields', () => {
   it('classify every field the request validator accepts (a new one cannot be forgotten)', () => {
     // validate-chat-request.ts keeps its KNOWN_KEYS private; read the literal from the source.
-    const source = readFileSync('src/gateway/validate-chat-request.ts', 'utf8');
+    const source = readFileSync('src/gateway/ingress/openai-chat/validate-chat-request.ts', 'utf8');
     const literal = /const KNOWN_KEYS = new Set\(\[([^\]]*)\]\)/.exec(source);
     assert.ok(literal, 'KNOWN_KEYS literal not found in validate-chat-request.ts');
     const accepted = [...literal[1]!.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]).sort();

@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { HerdError } from '../../../src/core/errors.ts';
-import type { ChatChoice, ChatRequest, ChatResponse } from '../../../src/gateway/chat-types.ts';
+import type { ChatChoice, ChatRequest, ChatResponse } from '../../../src/gateway/protocol/chat-types.ts';
 import { evaluateCachedAnswer, evaluateCachePolicy, parseCacheDirectives, type CacheBasis } from '../../../src/gateway/cache/cache-policy.ts';
 
 const request = (fields: Partial<ChatRequest>): ChatRequest => ({ model: 'gpt4', messages: [{ role: 'user', content: 'Hi' }], ...fields });

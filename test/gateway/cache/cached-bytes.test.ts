@@ -3,17 +3,17 @@
 // everywhere in them and nothing else.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChatRequest, ChatResponse } from '../../../src/gateway/chat-types.ts';
+import type { ChatRequest, ChatResponse } from '../../../src/gateway/protocol/chat-types.ts';
 import { CACHED_ANSWER_VERSION, decodeCachedAnswer, encodeCachedAnswer, OtherVersionEntry, type CachedAnswer } from '../../../src/gateway/cache/cached-answer.ts';
 import { captureCachedBytes, selectCachedBytes } from '../../../src/gateway/cache/cached-bytes.ts';
 import { describeByteReplay, type ByteReplayTarget } from '../../../src/gateway/cache/describe-byte-replay.ts';
 import { convertCachedToResponse, createCachedStream } from '../../../src/gateway/cache/replay-cached-answer.ts';
 import { containsJsonString, createIdLike, rewriteAnswerIdentity } from '../../../src/gateway/cache/rewrite-answer-identity.ts';
 import { tapStreamForCache } from '../../../src/gateway/cache/tap-stream-for-cache.ts';
-import { RawSse, type StreamPiece } from '../../../src/gateway/raw-sse.ts';
-import type { StreamRelay, StreamResult } from '../../../src/gateway/stream-relay.ts';
-import { readUpstreamBytes } from '../../../src/gateway/upstream-bytes.ts';
+import { RawSse, type StreamPiece } from '../../../src/gateway/protocol/raw-sse.ts';
+import { readUpstreamBytes } from '../../../src/gateway/protocol/upstream-bytes.ts';
 import { answerInput, textResponse, USAGE } from './cache-fixtures.ts';
+import type { StreamRelay, StreamResult } from '../../../src/gateway/protocol/stream-relay-types.ts';
 
 const ID = 'chatcmpl-s1';
 const CREATED = 1694268190;

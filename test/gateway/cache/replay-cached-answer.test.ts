@@ -1,17 +1,17 @@
 // Replaying a cached answer: a fresh id for non-streaming hits, and a chunk sequence that the
 // openai SDK (over real SSE) and Herd's own assembler both put back together into the same answer.
-import { canonicalChunk } from '../../../src/gateway/raw-sse.ts';
+import { canonicalChunk } from '../../../src/gateway/protocol/raw-sse.ts';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import OpenAI from 'openai';
-import type { ChatChunk, ChatResponse } from '../../../src/gateway/chat-types.ts';
+import type { ChatChunk, ChatResponse } from '../../../src/gateway/protocol/chat-types.ts';
 import { ChatResponseAssembler } from '../../../src/gateway/cache/assemble-chat-response.ts';
 import { encodeCachedAnswer, type CachedAnswer } from '../../../src/gateway/cache/cached-answer.ts';
 import { convertCachedToResponse, createCachedStream, createCacheHitMeta, replayCachedChunks } from '../../../src/gateway/cache/replay-cached-answer.ts';
 import { tapStreamForCache } from '../../../src/gateway/cache/tap-stream-for-cache.ts';
-import type { StreamRelay, StreamResult } from '../../../src/gateway/stream-relay.ts';
 import { answerInput, richResponse, textResponse, toolCallResponse, USAGE } from './cache-fixtures.ts';
+import type { StreamRelay, StreamResult } from '../../../src/gateway/protocol/stream-relay-types.ts';
 
 const cached = (response: ChatResponse): Readonly<CachedAnswer> => encodeCachedAnswer(answerInput(response), Date.now(), 60_000).answer;
 

@@ -3,8 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HerdError } from '../../../src/core/errors.ts';
-import { decodeEmbeddingBase64, encodeEmbedding, encodeEmbeddingBase64, shortenEmbedding } from '../../../src/gateway/embeddings/embedding-codec.ts';
-import { MAX_EMBEDDING_INPUTS, validateEmbeddingsRequest } from '../../../src/gateway/embeddings/validate-embeddings-request.ts';
+import { decodeEmbeddingBase64, encodeEmbedding, encodeEmbeddingBase64, shortenEmbedding } from '../../../src/gateway/wire/openai-embeddings/embedding-codec.ts';
+import { MAX_EMBEDDING_INPUTS, validateEmbeddingsRequest } from '../../../src/gateway/ingress/openai-embeddings/validate-embeddings-request.ts';
 import { convertGeminiEmbeddingsRequest, convertGeminiEmbeddingsResponse } from '../../../src/gateway/providers/gemini/convert-gemini-embeddings.ts';
 import { convertOpenAIEmbeddingsRequest, convertOpenAIEmbeddingsResponse } from '../../../src/gateway/providers/openai/convert-openai-embeddings.ts';
 

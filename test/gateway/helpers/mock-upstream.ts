@@ -1,7 +1,7 @@
 // A local HTTP server (port 0) standing in for an upstream LLM API: records each request and lets a
 // test answer it with exact wire bytes — JSON, SSE, hangs, resets.
-import type { ChatChunk } from '../../../src/gateway/chat-types.ts';
-import { canonicalChunk, type StreamPiece } from '../../../src/gateway/raw-sse.ts';
+import type { ChatChunk } from '../../../src/gateway/protocol/chat-types.ts';
+import { canonicalChunk, type StreamPiece } from '../../../src/gateway/protocol/raw-sse.ts';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 

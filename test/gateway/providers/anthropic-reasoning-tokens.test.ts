@@ -2,10 +2,10 @@
 // translated stream), and counted by Herd into reasoningTokens on every path (Anthropic reports none apart).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChatRequest } from '../../../src/gateway/chat-types.ts';
+import type { ChatRequest } from '../../../src/gateway/protocol/chat-types.ts';
 import { createAnthropicProvider } from '../../../src/gateway/providers/anthropic/anthropic-provider.ts';
 import type { Provider, ProviderStreamEvent } from '../../../src/gateway/providers/provider.ts';
-import { countTokens } from '../../../src/gateway/usage-estimate.ts';
+import { countTokens } from '../../../src/gateway/protocol/usage-estimate.ts';
 import { collect, sendJson, sendSse, startMockUpstream, type MockUpstream, type SseFrame } from '../helpers/mock-upstream.ts';
 
 const MODEL = 'claude-sonnet-4-5-20250929';

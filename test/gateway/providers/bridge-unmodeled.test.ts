@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { HerdError } from '../../../src/core/errors.ts';
-import type { ChatRequest, UnmodeledField } from '../../../src/gateway/chat-types.ts';
+import type { ChatRequest, UnmodeledField } from '../../../src/gateway/protocol/chat-types.ts';
 import { bridgeUnmodeled } from '../../../src/gateway/providers/bridge-unmodeled.ts';
 
 const request = (unmodeled?: UnmodeledField[]): ChatRequest => ({ model: 'm', messages: [{ role: 'user', content: 'hi' }], ...(unmodeled ? { unmodeled } : {}) });

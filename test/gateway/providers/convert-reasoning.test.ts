@@ -2,7 +2,7 @@
 // the constraints thinking puts on the body), Gemini thinkingConfig, OpenAI reasoning_effort from thinking.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChatRequest } from '../../../src/gateway/chat-types.ts';
+import type { ChatRequest } from '../../../src/gateway/protocol/chat-types.ts';
 import { convertAnthropicRequest } from '../../../src/gateway/providers/anthropic/convert-anthropic-request.ts';
 import { takesAdaptiveThinking } from '../../../src/gateway/providers/anthropic/convert-anthropic-reasoning.ts';
 import { convertGeminiRequest } from '../../../src/gateway/providers/gemini/convert-gemini-request.ts';

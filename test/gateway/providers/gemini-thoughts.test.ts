@@ -2,9 +2,9 @@
 // normalised reasoning figure and as the upstream's own.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { convertGeminiResponse } from '../../../src/gateway/providers/gemini/convert-gemini-response.ts';
-import { convertGeminiUsage } from '../../../src/gateway/providers/gemini/convert-gemini-usage.ts';
-import { GeminiStreamTranslator } from '../../../src/gateway/providers/gemini/gemini-stream-translator.ts';
+import { convertGeminiResponse } from '../../../src/gateway/wire/gemini/convert-gemini-response.ts';
+import { convertGeminiUsage } from '../../../src/gateway/wire/gemini/convert-gemini-usage.ts';
+import { GeminiStreamTranslator } from '../../../src/gateway/wire/gemini/gemini-stream-translator.ts';
 
 describe('Gemini thoughts', () => {
   it('an answer: thought parts are reasoning_content, the rest content', () => {

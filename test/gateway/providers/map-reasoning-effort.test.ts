@@ -2,7 +2,7 @@
 // each dialect's setting reads as (budget_tokens 0 and disabled are "off", never "not set").
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChatRequest } from '../../../src/gateway/chat-types.ts';
+import type { ChatRequest } from '../../../src/gateway/protocol/chat-types.ts';
 import {
   BUDGET_EFFORT_BOUNDS,
   EFFORT_BUDGETS,

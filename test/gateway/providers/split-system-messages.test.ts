@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { HerdError } from '../../../src/core/errors.ts';
-import type { ChatMessage } from '../../../src/gateway/chat-types.ts';
+import type { ChatMessage } from '../../../src/gateway/protocol/chat-types.ts';
 import { convertGeminiRequest } from '../../../src/gateway/providers/gemini/convert-gemini-request.ts';
 import { splitSystemMessages } from '../../../src/gateway/providers/split-system-messages.ts';
 

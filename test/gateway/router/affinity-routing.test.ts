@@ -5,8 +5,8 @@
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../../src/core/clock.ts';
-import type { ChatRequest } from '../../../src/gateway/chat-types.ts';
-import { createChatService, type ChatService, type ChatServiceOptions } from '../../../src/gateway/chat-service.ts';
+import type { ChatRequest } from '../../../src/gateway/protocol/chat-types.ts';
+import { createChatService, type ChatService, type ChatServiceOptions } from '../../../src/gateway/flow/chat-service.ts';
 import type { AffinityStore } from '../../../src/gateway/router/cache-affinity.ts';
 import { resolveRoute } from '../../../src/gateway/router/resolve-route.ts';
 import { PromptTokenEstimate } from '../../../src/gateway/router/prompt-token-estimate.ts';

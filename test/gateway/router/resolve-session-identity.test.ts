@@ -3,7 +3,7 @@
 // opening's digest stable across the turns of one conversation, and the TTL from cache_control.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChatMessage, ChatRequest } from '../../../src/gateway/chat-types.ts';
+import type { ChatMessage, ChatRequest } from '../../../src/gateway/protocol/chat-types.ts';
 import { hashPromptPrefix } from '../../../src/gateway/router/hash-prompt-prefix.ts';
 import { parseClaudeCodeSession, resolveSessionIdentity, type SessionSources } from '../../../src/gateway/router/resolve-session-identity.ts';
 

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HerdError } from '../../../src/core/errors.ts';
-import type { ChatMessage } from '../../../src/gateway/chat-types.ts';
+import type { ChatMessage } from '../../../src/gateway/protocol/chat-types.ts';
 import { DEFAULT_PROMPT_TEMPLATE, parsePromptTemplateParameter, renderChatPrompt, resolvePromptTemplate } from '../../../src/gateway/providers/triton/render-chat-prompt.ts';
 
 const conversation: ChatMessage[] = [

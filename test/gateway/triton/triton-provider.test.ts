@@ -12,7 +12,7 @@ import { createLocalTritonClient } from '../../../src/gateway/providers/triton/l
 import { createRemoteTritonClient } from '../../../src/gateway/providers/triton/remote-triton-client.ts';
 import { createTritonProvider } from '../../../src/gateway/providers/triton/triton-provider.ts';
 import type { Provider } from '../../../src/gateway/providers/provider.ts';
-import { UpstreamError } from '../../../src/gateway/providers/upstream-error.ts';
+import { UpstreamError } from '../../../src/gateway/protocol/upstream-error.ts';
 import { startTestServer } from '../../e2e/start-test-server.ts';
 import { sendJson, startMockUpstream } from '../helpers/mock-upstream.ts';
 

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { InferencePortModel } from '../../../src/core/inference-port.ts';
-import { UpstreamError } from '../../../src/gateway/providers/upstream-error.ts';
+import { UpstreamError } from '../../../src/gateway/protocol/upstream-error.ts';
 import { createTextRequest, decodeTextOutput, mapTritonFinishReason, readTextContract } from '../../../src/gateway/providers/triton/triton-text-contract.ts';
 import { parseUpstreamModel } from '../../../src/gateway/providers/triton/triton-provider.ts';
 

@@ -1,9 +1,9 @@
 // A bridged request's reasoning setting as Anthropic's thinking (and output_config.effort), by the table in
 // map-reasoning-effort.ts, with the constraints Anthropic puts on thinking applied to the rest of the body.
-import type { ChatMessage, ChatRequest } from '../../chat-types.ts';
+import type { ChatMessage, ChatRequest } from '../../protocol/chat-types.ts';
 import { mapEffortToAnthropic, mapEffortToBudget, MIN_THINKING_BUDGET, readReasoningIntent, type ReasoningEffort } from '../map-reasoning-effort.ts';
 import type { ProviderWarning } from '../provider.ts';
-import type { AnthropicRequest } from './anthropic-types.ts';
+import type { AnthropicRequest } from '../../wire/anthropic-messages/anthropic-types.ts';
 
 /** Claude 4.6 and later think adaptively (budget_tokens is deprecated there and gone from 4.7). */
 const ADAPTIVE_FROM = { major: 4, minor: 6 };

@@ -2,7 +2,7 @@
 // blocks, same-role turns merged (roles must alternate), tools and tool_choice translated.
 import { asFunctionCall, asFunctionTool, functionChoiceName, refuseCustomTools } from '../refuse-custom-tools.ts';
 import { HerdError } from '../../../core/errors.ts';
-import type { AssistantMessage, ChatRequest, ToolChoice, UserMessage } from '../../chat-types.ts';
+import type { AssistantMessage, ChatRequest, ToolChoice, UserMessage } from '../../protocol/chat-types.ts';
 import { collectUnsupportedWarnings } from '../collect-unsupported-warnings.ts';
 import { contentText } from '../content-text.ts';
 import { parseDataUrl } from '../parse-data-url.ts';
@@ -10,7 +10,7 @@ import { parseToolArguments } from '../parse-tool-arguments.ts';
 import type { ProviderWarning } from '../provider.ts';
 import { splitSystemMessages, type IndexedMessage } from '../split-system-messages.ts';
 import { convertAnthropicReasoning } from './convert-anthropic-reasoning.ts';
-import type { AnthropicContentBlock, AnthropicMessage, AnthropicRequest, AnthropicToolChoice } from './anthropic-types.ts';
+import type { AnthropicContentBlock, AnthropicMessage, AnthropicRequest, AnthropicToolChoice } from '../../wire/anthropic-messages/anthropic-types.ts';
 
 /** The client's anthropic-version and anthropic-beta headers, which replace Herd's own version on the upstream call. */
 export function convertAnthropicClientHeaders(request: ChatRequest): Record<string, string> | undefined {
@@ -21,13 +21,6 @@ export function convertAnthropicClientHeaders(request: ChatRequest): Record<stri
   if (client.beta !== undefined) headers['anthropic-beta'] = client.beta;
   return headers;
 }
-
-/**
- * Anthropic requires max_tokens; OpenAI clients usually omit it. 4096 is the default the Vercel AI
- * SDK and LiteLLM used for Claude for years, and every current Claude model accepts it; providers can
- * configure another. Herd never lowers a value the client set.
- */
-export const DEFAULT_ANTHROPIC_MAX_TOKENS = 4096;
 
 export interface AnthropicConversionOptions {
   defaultMaxTokens: number;

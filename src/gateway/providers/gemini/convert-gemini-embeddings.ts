@@ -1,7 +1,7 @@
 // Gemini's embeddings wire format: POST /{version}/models/{model}:batchEmbedContents with one
 // EmbedContentRequest per text ({model: "models/…", content: {parts: [{text}]}, outputDimensionality}),
 // answered with {embeddings: [{values: [...]}]} in request order. The API reports no token usage.
-import { isJsonObject } from '../../check-json-value.ts';
+import { isJsonObject } from '../../protocol/check-json-value.ts';
 import type { EmbedRequest } from '../provider.ts';
 
 export function convertGeminiEmbeddingsRequest(req: EmbedRequest): { requests: Record<string, unknown>[] } {

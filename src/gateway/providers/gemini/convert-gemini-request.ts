@@ -2,7 +2,7 @@
 // functionCall / functionResponse parts, and OpenAI sampling parameters as generationConfig.
 import { asFunctionCall, asFunctionTool, functionChoiceName, refuseCustomTools } from '../refuse-custom-tools.ts';
 import { HerdError } from '../../../core/errors.ts';
-import type { AssistantMessage, ChatRequest, ToolChoice, UserMessage } from '../../chat-types.ts';
+import type { AssistantMessage, ChatRequest, ToolChoice, UserMessage } from '../../protocol/chat-types.ts';
 import { collectUnsupportedWarnings } from '../collect-unsupported-warnings.ts';
 import { contentText } from '../content-text.ts';
 import { parseDataUrl } from '../parse-data-url.ts';
@@ -10,7 +10,7 @@ import { parseToolArguments } from '../parse-tool-arguments.ts';
 import type { ProviderWarning } from '../provider.ts';
 import { splitSystemMessages, type IndexedMessage } from '../split-system-messages.ts';
 import { convertGeminiThinking } from './convert-gemini-thinking.ts';
-import type { GeminiContent, GeminiGenerationConfig, GeminiPart, GeminiRequest } from './gemini-types.ts';
+import type { GeminiContent, GeminiGenerationConfig, GeminiPart, GeminiRequest } from '../../wire/gemini/gemini-types.ts';
 
 const UNSUPPORTED_PARAMS = [
   'logprobs',

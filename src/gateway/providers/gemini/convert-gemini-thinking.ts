@@ -1,9 +1,9 @@
 // A bridged request's reasoning setting as Gemini's generationConfig.thinkingConfig, by the table in
 // map-reasoning-effort.ts: thinkingLevel for Gemini 3, thinkingBudget for 2.5 and the rest.
-import type { ChatRequest } from '../../chat-types.ts';
+import type { ChatRequest } from '../../protocol/chat-types.ts';
 import { mapBudgetToEffort, mapEffortToBudget, readReasoningIntent, type ReasoningEffort } from '../map-reasoning-effort.ts';
 import type { ProviderWarning } from '../provider.ts';
-import type { GeminiThinkingConfig } from './gemini-types.ts';
+import type { GeminiThinkingConfig } from '../../wire/gemini/gemini-types.ts';
 
 type Effort = Exclude<ReasoningEffort, 'none'>;
 type GeminiLevel = 'minimal' | 'low' | 'medium' | 'high';

@@ -1,22 +1,22 @@
 // Provider for the Gemini API: POST /{version}/models/{model}:generateContent, and
 // :streamGenerateContent?alt=sse for streams; the key travels in the x-goog-api-key header.
 import type { AbortLink } from '../../../core/abort-link.ts';
-import { isJsonObject } from '../../check-json-value.ts';
-import { convertUsageToOpenAI } from '../../convert-usage-to-openai.ts';
-import { collectResponseText, CompletionTextCollector, countTokens, estimateUsage } from '../../usage-estimate.ts';
+import { isJsonObject } from '../../protocol/check-json-value.ts';
+import { convertUsageToOpenAI } from '../../wire/openai-chat/convert-usage-to-openai.ts';
+import { collectResponseText, CompletionTextCollector, countTokens, estimateUsage } from '../../protocol/usage-estimate.ts';
 import { parseUpstreamModelList } from '../parse-upstream-model-list.ts';
 import { HttpUpstream } from '../http-upstream.ts';
 import { bridgeUnmodeled } from '../bridge-unmodeled.ts';
 import type { EmbedRequest, EmbedResult, Provider, ProviderRequest, ProviderResult, ProviderStreamEvent, ProviderWarning } from '../provider.ts';
 import { DEFAULT_TIMEOUT_MS, type ProviderOptions } from '../provider-options.ts';
-import { mapStatusToFailure, UpstreamError } from '../upstream-error.ts';
+import { mapStatusToFailure, UpstreamError } from '../../protocol/upstream-error.ts';
 import { convertGeminiEmbeddingsRequest, convertGeminiEmbeddingsResponse } from './convert-gemini-embeddings.ts';
 import { convertGeminiRequest } from './convert-gemini-request.ts';
-import type { GeminiRequest } from './gemini-types.ts';
-import { convertGeminiResponse, findGeminiFailure, isGeminiResponse } from './convert-gemini-response.ts';
-import { convertGeminiUsage } from './convert-gemini-usage.ts';
-import { GeminiStreamTranslator } from './gemini-stream-translator.ts';
-import { parseGeminiErrorBody } from './parse-gemini-error.ts';
+import type { GeminiRequest } from '../../wire/gemini/gemini-types.ts';
+import { convertGeminiResponse, findGeminiFailure, isGeminiResponse } from '../../wire/gemini/convert-gemini-response.ts';
+import { convertGeminiUsage } from '../../wire/gemini/convert-gemini-usage.ts';
+import { GeminiStreamTranslator } from '../../wire/gemini/gemini-stream-translator.ts';
+import { parseGeminiErrorBody } from '../../wire/gemini/parse-gemini-error.ts';
 
 export interface GeminiProviderOptions extends ProviderOptions {
   /** API version path segment; default v1beta (where systemInstruction, tools and thinking live). */

@@ -1,8 +1,8 @@
 // OpenAI's embeddings wire format (POST {base}/embeddings), for OpenAI and compatible relays: the body
 // Herd sends (vectors asked for in base64, a quarter of the JSON to parse) and the list it reads back,
 // whose vectors may be base64 or, from a relay that ignores encoding_format, arrays of numbers.
-import { isJsonObject } from '../../check-json-value.ts';
-import { decodeEmbeddingBase64 } from '../../embeddings/embedding-codec.ts';
+import { isJsonObject } from '../../protocol/check-json-value.ts';
+import { decodeEmbeddingBase64 } from '../../wire/openai-embeddings/embedding-codec.ts';
 import type { EmbedRequest } from '../provider.ts';
 
 export function convertOpenAIEmbeddingsRequest(req: EmbedRequest): Record<string, unknown> {

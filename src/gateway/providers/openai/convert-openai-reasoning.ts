@@ -1,6 +1,6 @@
 // An Anthropic Messages client's thinking as OpenAI's reasoning_effort, by the table in map-reasoning-effort.ts.
 // Only a request carrying `thinking` is touched: an OpenAI client's own reasoning_effort goes up as it sent it.
-import type { ChatRequest } from '../../chat-types.ts';
+import type { ChatRequest } from '../../protocol/chat-types.ts';
 import { mapBudgetToEffort, mapEffortToOpenAI, readReasoningIntent } from '../map-reasoning-effort.ts';
 import type { ProviderWarning } from '../provider.ts';
 

@@ -1,6 +1,6 @@
 // The canonical request is already OpenAI's shape: pass it through with the upstream's model id, and
 // force stream_options.include_usage on streams so Herd learns the real token counts.
-import type { AssistantMessage, ChatMessage, ChatRequest } from '../../chat-types.ts';
+import type { AssistantMessage, ChatMessage, ChatRequest } from '../../protocol/chat-types.ts';
 import { convertOpenAIReasoning } from './convert-openai-reasoning.ts';
 
 export type OpenAIWireRequest = Omit<ChatRequest, 'stream' | 'stream_options' | 'top_k' | 'thinking' | 'anthropic_headers' | 'cache_control' | 'unmodeled'> & {

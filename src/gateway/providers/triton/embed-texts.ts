@@ -1,9 +1,9 @@
 // Embeddings from a Triton model with a BYTES input and an FP32 output: one request per text, all sent
 // at once so the model's dynamic batcher forms the batch; each answer's FP32 output is that text's vector.
 import type { InferencePortModel } from '../../../core/inference-port.ts';
-import { countTokens } from '../../usage-estimate.ts';
+import { countTokens } from '../../protocol/usage-estimate.ts';
 import type { EmbedRequest, EmbedResult } from '../provider.ts';
-import { UpstreamError } from '../upstream-error.ts';
+import { UpstreamError } from '../../protocol/upstream-error.ts';
 import type { TritonCallOptions, TritonModelClient } from './triton-model-client.ts';
 
 export interface EmbedTarget {

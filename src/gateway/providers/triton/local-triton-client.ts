@@ -2,7 +2,7 @@
 // HTTP hop), with the attempt's timeout and the caller's abort applied around it.
 import type { InferencePort, InferencePortAnswer, InferencePortModel, InferencePortRequest } from '../../../core/inference-port.ts';
 import { AttemptTimer } from '../attempt-timer.ts';
-import { UpstreamError } from '../upstream-error.ts';
+import { UpstreamError } from '../../protocol/upstream-error.ts';
 import { mapTritonError } from './map-triton-error.ts';
 import type { TritonCallOptions, TritonModelClient } from './triton-model-client.ts';
 

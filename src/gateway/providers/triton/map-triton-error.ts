@@ -1,7 +1,7 @@
 // A serving-side HerdError (in process, or a remote server's HTTP status) as the UpstreamError the
 // router reads: an unloaded model or a full queue is `unavailable`, so fallbacks to hosted APIs work.
 import { type ErrorCode, HerdError, toHerdError } from '../../../core/errors.ts';
-import { UpstreamError, type UpstreamFailure } from '../upstream-error.ts';
+import { UpstreamError, type UpstreamFailure } from '../../protocol/upstream-error.ts';
 
 const FAILURE_BY_CODE: Partial<Record<ErrorCode, UpstreamFailure>> = {
   NOT_FOUND: 'unavailable',

@@ -5,9 +5,10 @@ import type { InferencePortAnswer, InferencePortModel, InferencePortRequest } fr
 import { convertTensorToJsonData, parseJsonTensorData } from '../../../core/codecs/kserve-json-tensor.ts';
 import { isDataType } from '../../../core/datatype.ts';
 import type { Tensor } from '../../../core/tensor.ts';
-import { isJsonObject } from '../../check-json-value.ts';
-import { HttpUpstream, type UpstreamErrorBody } from '../http-upstream.ts';
-import { UpstreamError } from '../upstream-error.ts';
+import { isJsonObject } from '../../protocol/check-json-value.ts';
+import { HttpUpstream } from '../http-upstream.ts';
+import type { UpstreamErrorBody } from '../../protocol/upstream-error.ts';
+import { UpstreamError } from '../../protocol/upstream-error.ts';
 import type { TritonCallOptions, TritonModelClient } from './triton-model-client.ts';
 
 export interface RemoteTritonOptions {

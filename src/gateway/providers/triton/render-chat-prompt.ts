@@ -2,7 +2,7 @@
 // preset (plain, raw, chatml, llama3) or a template of per-role formats with a {content} placeholder.
 import { PROMPT_TEMPLATE_PRESETS, type PromptTemplateConfig } from '../../../config/gateway-config-schema.ts';
 import { HerdError } from '../../../core/errors.ts';
-import type { ChatMessage } from '../../chat-types.ts';
+import type { ChatMessage } from '../../protocol/chat-types.ts';
 
 export interface PromptTemplate {
   system: string;

@@ -3,9 +3,9 @@
 // tensors for one prompt, and text_output (with finish_reason and token counts when present) back.
 import type { InferencePortAnswer, InferencePortModel } from '../../../core/inference-port.ts';
 import type { Tensor } from '../../../core/tensor.ts';
-import type { ChatRequest, FinishReason } from '../../chat-types.ts';
+import type { ChatRequest, FinishReason } from '../../protocol/chat-types.ts';
 import type { ProviderWarning } from '../provider.ts';
-import { UpstreamError } from '../upstream-error.ts';
+import { UpstreamError } from '../../protocol/upstream-error.ts';
 
 type Spec = InferencePortModel['inputs'][number];
 

@@ -1,0 +1,258 @@
+// The routed attempts behind the gateway flow (chat-gateway.ts, the one entry point): for a route the flow
+// resolved, runs the attempts (strategy, retries, breakers, fallbacks, deadlines) and returns the answer
+// or the opened stream plus what headers and the ledger need (model, provider, attempts, upstream time).
+import { type AbortLink, LightAbortController } from '../../core/abort-link.ts';
+import type { InferencePort } from '../../core/inference-port.ts';
+import { systemClock, type Clock } from '../../core/clock.ts';
+import type { ChatRequest, ChatResponse } from '../protocol/chat-types.ts';
+import { createProviders } from './create-providers.ts';
+import { describeGatewayHealth, listGatewayModels, listPatternProviders, type GatewayHealth } from './describe-gateway.ts';
+import type { Admission } from '../limits/admission.ts';
+import type { Priority } from '../limits/priority.ts';
+import type { PassThrough, Provider, ProviderResult, ProviderWarning } from '../providers/provider.ts';
+import { BreakerRegistry } from '../resilience/circuit-breaker.ts';
+import { computeAttemptTimeouts, Deadline } from '../resilience/deadline.ts';
+import { realSleep, type Sleep } from '../resilience/sleep.ts';
+import type { AttemptRecord } from '../router/attempt-record.ts';
+import type { ChatMeta, CompletionMeta } from '../router/chat-meta.ts';
+import { MemoryAffinityStore, type AffinityStore, type SessionIdentity } from '../router/cache-affinity.ts';
+import { DeploymentStats } from '../router/deployment-stats.ts';
+import { expandFallbacks } from '../router/expand-fallbacks.ts';
+import { buildGatewayCatalog, type CatalogModel, type GatewayCatalog, type GatewayRoutingConfig } from '../router/gateway-catalog.ts';
+import { PromptTokenEstimate } from '../router/prompt-token-estimate.ts';
+import { resolveRoute, resolveRouteUpstreamModel, type ModelFilter, type ResolvedRoute } from '../router/resolve-route.ts';
+import { resolveSessionIdentity, type SessionSources } from '../router/resolve-session-identity.ts';
+import { runAttempts, type AttemptTarget, type RoutingState } from '../router/run-attempts.ts';
+import { UpstreamModelLists, type UpstreamModelListsOptions } from '../router/upstream-model-lists.ts';
+import { renameModel } from '../protocol/upstream-bytes.ts';
+import { createStreamRelay, openProviderStream, type OpenedStream } from './stream-relay.ts';
+import type { ModelListEntry } from '../protocol/model-list-entry.ts';
+import type { StreamRelay } from '../protocol/stream-relay-types.ts';
+
+export interface ChatServiceOptions {
+  /** Validated config (a HerdConfig will do): providers, models, routes. */
+  config: GatewayRoutingConfig;
+  /** Where providers' keys are read (and whether each provider is enabled). */
+  env: NodeJS.ProcessEnv;
+  clock?: Clock;
+  /** Provider instances by provider name, used instead of building them from config (tests). */
+  providers?: Readonly<Record<string, Provider>>;
+  /** Uniform in [0, 1): jitter and weighted choice. */
+  random?: () => number;
+  /** The wait between retries. */
+  sleep?: Sleep;
+  /** Waits for a slot on the upstream model and provider before each attempt (see createGatewayLimits). */
+  admission?: Admission;
+  /** This Herd's models, for `type: triton` providers without base_url; absent: such deployments are unavailable. */
+  inference?: InferencePort;
+  /** Where prompt-cache affinity keeps its choices (createAffinityStore); absent: this process's memory, when routes.affinity is on. */
+  affinity?: AffinityStore;
+  /** How upstreams' own model lists are cached for GET /v1/models (tests shorten them). */
+  modelLists?: Omit<UpstreamModelListsOptions, 'clock'>;
+}
+
+export interface ChatContext {
+  /** Aborted when the client goes away: stops the upstream call and any retry. */
+  signal?: AbortLink;
+  /** Whether the caller's key may use a model (canonical names); absent: every model. */
+  allowModel?: ModelFilter;
+  /** Total time for this request, replacing routes.deadline_ms. */
+  deadlineMs?: number;
+  /** Admission class (resolvePriority: x-herd-priority, else the key's default); NORMAL when absent. */
+  priority?: Priority;
+  /** The caller's estimate of this request's prompt, so a prompt already tokenized is not tokenized again. */
+  prompt?: PromptTokenEstimate;
+  /** The route the flow already resolved (access checked): used as is. Absent: resolved here (direct callers, tests). */
+  route?: ResolvedRoute;
+  /** Just before each upstream call (the ledger's attempt intent); synchronous. */
+  onAttemptStart?: (attempt: number, record: AttemptRecord) => void;
+  /** The client takes a same-dialect upstream's own bytes (JSON, or RawSse pieces for streams). */
+  passThrough?: PassThrough;
+  /** The request's session for prompt-cache affinity (resolveSession); absent: the strategy alone picks. */
+  session?: SessionIdentity;
+}
+
+export interface ChatCompletion {
+  response: ChatResponse;
+  meta: CompletionMeta;
+}
+
+/** A stream whose first chunk is ready: send headers from `meta`, then forward `chunks`. */
+export interface ChatStream extends StreamRelay {
+  meta: ChatMeta;
+}
+
+export interface ChatService {
+  /** Rejects with HerdError: NOT_FOUND, PERMISSION_DENIED, UNAVAILABLE, or UpstreamRouteError; or the signal's reason when aborted. */
+  complete(request: ChatRequest, context?: ChatContext): Promise<ChatCompletion>;
+  /** Resolves at the first chunk; rejects (as complete() does) when no upstream got that far. */
+  stream(request: ChatRequest, context?: ChatContext): Promise<ChatStream>;
+  /**
+   * The request's session identity, when prompt-cache affinity is on and the route can choose between
+   * deployments; the flow computes it once and passes it in ChatContext.session.
+   */
+  resolveSession?(request: ChatRequest, sources: SessionSources, route: ResolvedRoute): SessionIdentity | undefined;
+  /** Configured names, and what pattern routes' upstreams list (cached; waits briefly at most). */
+  listModels(allowed?: ModelFilter): Promise<ModelListEntry[]>;
+  health(): GatewayHealth;
+  readonly catalog: GatewayCatalog;
+  /** The provider instances by name (their pools), for the other flows over the same catalog (embeddings). */
+  readonly providers: Readonly<Record<string, Provider>>;
+  /** The breakers and load figures health() describes, likewise shared: one set per deployment key for every flow. */
+  readonly breakers: BreakerRegistry;
+  readonly stats: DeploymentStats;
+  close(): Promise<void>;
+}
+
+const NEVER_ABORTED = new LightAbortController().signal;
+
+export function createChatService(options: ChatServiceOptions): ChatService {
+  const clock = options.clock ?? systemClock;
+  const catalog = buildGatewayCatalog(options.config, options.env);
+  const providers = createProviders(catalog, options.env, options.providers, options.inference);
+  const now = () => clock.now();
+  const affinitySettings = options.config.routes.affinity;
+  const affinity = affinitySettings.enabled ? (options.affinity ?? new MemoryAffinityStore(clock)) : undefined;
+  const sessionSettings = { prefixChars: affinitySettings.prefix_kb * 1024, ttlMs: affinitySettings.ttl_s * 1000 };
+  const state: RoutingState = {
+    providers: providers.byName,
+    breakers: new BreakerRegistry(now),
+    stats: new DeploymentStats(),
+    clock,
+    random: options.random ?? Math.random,
+    sleep: options.sleep ?? realSleep,
+    admission: options.admission,
+    affinity,
+  };
+  const created = Math.floor(Date.now() / 1000);
+  const modelLists = new UpstreamModelLists({ clock, ...options.modelLists });
+
+  async function route<T>(request: ChatRequest, context: ChatContext, stream: boolean, attempt: (target: AttemptTarget, signal: AbortLink) => Promise<T>) {
+    const startedAt = clock.now();
+    const signal = context.signal ?? NEVER_ABORTED;
+    if (signal.aborted) throw signal.reason;
+    const prompt = context.prompt ?? new PromptTokenEstimate(request);
+    const resolved = context.route ?? (await resolveRoute(catalog, request.model, prompt, context.allowModel));
+    const chain = expandFallbacks(catalog, resolved.model, context.allowModel);
+    const deadline = new Deadline(context.deadlineMs ?? defaultDeadlineMs(catalog, resolved.model, request, stream), now);
+    const loop = await runAttempts(state, {
+      chain,
+      request,
+      stream,
+      signal,
+      deadline,
+      attempt,
+      priority: context.priority,
+      session: context.session,
+      onAttemptStart: context.onAttemptStart,
+      upstreamModelOf: (deployment) => resolveRouteUpstreamModel(resolved, deployment),
+      forecastTokens: async () => {
+        const promptTokens = await prompt.exact();
+        return { prompt: promptTokens, completion: request.max_completion_tokens ?? request.max_tokens ?? promptTokens };
+      },
+    });
+    const meta = (warnings: ProviderWarning[]): ChatMeta => {
+      const m: ChatMeta = {
+        requestedModel: request.model,
+        route: resolved.kind,
+        routeRule: resolved.rule,
+        model: loop.target.model.name,
+        provider: loop.target.deployment.provider.name,
+        upstreamModel: loop.target.upstreamModel,
+        attempts: loop.attempts,
+        upstreamMs: loop.upstreamMs,
+        waitedMs: loop.waitedMs,
+        queuedMs: loop.queuedMs,
+        overheadMs: Math.max(0, clock.now() - startedAt - loop.upstreamMs - loop.waitedMs),
+        warnings,
+      };
+      if (resolved.tier !== undefined) m.tier = resolved.tier;
+      const counted = prompt.known();
+      if (counted !== undefined) m.estimatedPromptTokens = counted;
+      return m;
+    };
+    return { loop, meta, signal };
+  }
+
+  return {
+    catalog,
+    providers: Object.fromEntries(providers.byName),
+    breakers: state.breakers,
+    stats: state.stats,
+
+    async complete(request, context = {}) {
+      const { loop, meta } = await route<ProviderResult>(request, context, false, (target, signal) =>
+        target.provider.chat(
+          { request, upstreamModel: target.upstreamModel, timeoutMs: target.timeouts.timeoutMs, passThrough: context.passThrough, strict: target.model.strict },
+          signal,
+        ),
+      );
+      loop.lease.succeed();
+      const result = loop.value;
+      renameModel(result.response, loop.target.model.name);
+      // New fields before the spread, never after it: on Node 20, `{ ...a, b }` allocates more and lands in
+      // the old generation (docs/decisions/hot-path-allocation-shapes.md). Hot-path merges in the gateway follow this order.
+      return { response: result.response, meta: { usage: result.usage, rawFinishReason: result.rawFinishReason, ...meta(result.warnings) } };
+    },
+
+    async stream(request, context = {}) {
+      const { loop, meta, signal } = await route<OpenedStream>(request, context, true, (target, attemptSignal) =>
+        openProviderStream(
+          target.provider.stream(
+            {
+              request,
+              upstreamModel: target.upstreamModel,
+              timeoutMs: target.timeouts.timeoutMs,
+              idleTimeoutMs: target.timeouts.idleTimeoutMs,
+              passThrough: context.passThrough,
+              strict: target.model.strict,
+            },
+            attemptSignal,
+          ),
+        ),
+      );
+      const relay = createStreamRelay({
+        opened: loop.value,
+        lease: loop.lease,
+        request,
+        model: loop.target.model.name,
+        signal,
+        attempts: loop.attempts,
+        clock,
+      });
+      return { meta: meta(loop.value.warnings), ...relay };
+    },
+
+    resolveSession(request, sources, resolved) {
+      if (affinity === undefined) return undefined;
+      const model = resolved.model;
+      // Nothing to choose between: no need to read the request.
+      if (model.enabledDeployments.length < 2 && model.fallbacks.length === 0) return undefined;
+      return resolveSessionIdentity(request, sources, sessionSettings);
+    },
+    async listModels(allowed) {
+      const upstreamIds = new Map<string, readonly string[]>();
+      await Promise.all(
+        listPatternProviders(catalog).map(async (name) => {
+          const provider = providers.byName.get(name);
+          if (provider !== undefined) upstreamIds.set(name, await modelLists.get(provider));
+        }),
+      );
+      return listGatewayModels(catalog, created, allowed, upstreamIds);
+    },
+    health: () => describeGatewayHealth(catalog, state.breakers, state.stats),
+    async close() {
+      await Promise.all(providers.owned.map((p) => p.close()));
+    },
+  };
+}
+
+/** routes.deadline_ms, but never shorter than one attempt on the primary model: it bounds retries, not a single long answer. */
+function defaultDeadlineMs(catalog: GatewayCatalog, model: CatalogModel, request: ChatRequest, stream: boolean): number {
+  let longest = 0;
+  for (const d of model.enabledDeployments) {
+    const t = computeAttemptTimeouts({ request, stream, provider: d.provider.settings, model: { ms_per_token: model.msPerToken } });
+    longest = Math.max(longest, t.timeoutMs);
+  }
+  return Math.max(catalog.deadlineMs, longest);
+}

@@ -1,0 +1,40 @@
+// What OpenAI chat pass-through reads from the events it forwards unparsed: finish reason, model, usage
+// (the one parsed event), errors and framing.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { convertOpenAIUsage } from '../../../../src/gateway/wire/openai-chat/convert-openai-usage.ts';
+import { OpenAIChatPassThrough } from '../../../../src/gateway/wire/openai-chat/pass-openai-chat-events.ts';
+
+const block = (data: string | undefined) => ({ text: data === undefined ? ': c\n\n' : `data: ${data}\n\n`, event: undefined, data });
+const chunk = (delta: string, finish = 'null', model = 'gpt-4.1-2025-04-14') =>
+  `{"id":"c","object":"chat.completion.chunk","model": "${model}","choices":[{"index":0,"delta":${delta},"finish_reason": ${finish}}],"usage":null}`;
+const usage = '{"id":"c","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":2,"total_tokens":11}}';
+
+describe('OpenAIChatPassThrough', () => {
+  it('forwards content events unparsed and reads model, finish reason and usage from their text', () => {
+    const pass = new OpenAIChatPassThrough(false, convertOpenAIUsage);
+    assert.equal(pass.read(block(undefined)).kind, 'forward');
+    assert.equal(pass.read(block(chunk('{"content":"a \\"finish_reason\\":\\"x\\""}'))).kind, 'forward');
+    assert.equal(pass.read(block(chunk('{}', '"length"'))).kind, 'forward');
+    assert.equal(pass.read(block(usage)).kind, 'drop');
+    assert.equal(pass.read(block('[DONE]')).kind, 'done');
+    assert.deepEqual([pass.chunks, pass.model, pass.finishReason, pass.rawFinishReason], [2, 'gpt-4.1-2025-04-14', 'length', 'length']);
+    assert.deepEqual([pass.usage?.promptTokens, pass.usage?.completionTokens], [9, 2]);
+  });
+
+  it('forwards the usage chunk under include_usage; a chunk with choices and usage loses the usage otherwise', () => {
+    assert.equal(new OpenAIChatPassThrough(true, convertOpenAIUsage).read(block(usage)).kind, 'forward');
+    const both = '{"id":"c","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}';
+    const decision = new OpenAIChatPassThrough(false, convertOpenAIUsage).read(block(both));
+    assert.equal(decision.kind, 'replace');
+    if (decision.kind === 'replace') assert.equal(decision.text, 'data: {"id":"c","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}\n\n');
+  });
+
+  it('refuses an error object and anything that is not a JSON object', () => {
+    const pass = new OpenAIChatPassThrough(false, convertOpenAIUsage);
+    assert.equal(pass.read(block('{"error": {"message": "overloaded"}}')).kind, 'error');
+    assert.equal(pass.read(block('not json')).kind, 'malformed');
+    assert.equal(pass.read(block('{"error":{"message":"cut')).kind, 'malformed');
+    assert.equal(pass.read(block('{"usage":{"prompt_tokens":1}')).kind, 'malformed');
+  });
+});
