@@ -6,6 +6,7 @@ import { cacheConfigShape } from './cache-config-schema.ts';
 import { servingCacheSchema } from './serving-cache-config-schema.ts';
 import { checkLimitsConfig, limitsConfigShape } from './limits-config-schema.ts';
 import { checkGatewayConfig, gatewayConfigShape } from './gateway-config-schema.ts';
+import { serverLimitsSchema, trustedProxiesSchema } from './server-limits-config-schema.ts';
 
 const port = z.number().int().min(0).max(65535);
 
@@ -61,6 +62,8 @@ export const serverSchema = z.strictObject({
     .array(z.string())
     .default([])
     .describe('tritonserver --grpc-restricted-protocol=<groups>:<key>=<value>: gRPC calls to those groups need metadata triton-grpc-protocol-<key> (UNAVAILABLE otherwise)'),
+  trusted_proxies: trustedProxiesSchema,
+  limits: serverLimitsSchema,
 });
 
 const amount = z.union([z.string(), z.number()]).transform(String);
@@ -129,7 +132,7 @@ export const servingSchema = z.strictObject({
 
 export const herdConfigSchema = z
   .strictObject({
-    server: serverSchema.default(serverSchema.parse({})).describe('Listening addresses, request size and shutdown.'),
+    server: serverSchema.default(serverSchema.parse({})).describe('Listening addresses, request size, shutdown, proxies and connection limits.'),
     serving: servingSchema.default(servingSchema.parse({})).describe('The Triton-compatible side: where models come from and how they are loaded.'),
     ...gatewayConfigShape,
     ...cacheConfigShape,

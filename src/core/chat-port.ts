@@ -62,8 +62,10 @@ export type ChatPortEvent =
 export interface ChatCredentials {
   /** `Authorization: Bearer <key>` or `x-api-key: <key>`, as HTTP headers or gRPC metadata; undefined when none was sent. */
   apiKey: string | undefined;
-  /** The peer's address; undefined when the transport cannot tell. */
+  /** The client's address (behind a trusted proxy, the hop it names); undefined when the transport cannot tell. */
   remoteAddress: string | undefined;
+  /** A loopback peer that is no trusted proxy forwarded it from another machine (open mode refuses it, as /v1 does). */
+  forwardedByUntrustedPeer?: boolean;
 }
 
 /**

@@ -17,6 +17,7 @@ import { createStreamInferHandler } from './stream-infer-handler.ts';
 import type { ApiGroup, ApiGroupGuard } from '../core/api-groups.ts';
 import { checkGrpcApiGroup } from './grpc-api-guard.ts';
 import { admitGrpcCaller } from './grpc-caller.ts';
+import { formatErrorForLog } from '../core/escape-log-text.ts';
 
 type Message = Record<string, unknown>;
 type Handler = (request: Message, call: ServerUnaryCall<Message, unknown>) => unknown;
@@ -129,7 +130,7 @@ export function createHealthService(isReady: () => boolean, apiGuard?: ApiGroupG
 
 function fail(callback: sendUnaryData<unknown>, err: unknown, log: ((line: string) => void) | undefined): void {
   const error = convertErrorToServiceError(err);
-  if (!(err instanceof HerdError)) log?.(`internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  if (!(err instanceof HerdError)) log?.(`internal error: ${formatErrorForLog(err)}`);
   callback(error, null);
 }
 

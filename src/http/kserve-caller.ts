@@ -5,6 +5,7 @@ import type { ChatCaller, ChatCallerGate } from '../core/chat-port.ts';
 import { HerdError } from '../core/errors.ts';
 import { readCallerKey } from '../gateway/flow/serving-chat-port.ts';
 import type { LoadedModel } from '../serving/repository/loaded-model.ts';
+import { clientAddressOf } from './resolve-client-address.ts';
 
 export type CallerGate = ChatCallerGate;
 
@@ -18,7 +19,9 @@ export function admitKserveCaller(gate: CallerGate | undefined, model: LoadedMod
   // Read only here: the peer's address is a getter over the socket, not free on every local model's request.
   const headers = req.headers;
   const apiKey = readCallerKey(single(headers['authorization']), single(headers['x-api-key']));
-  const admitted = gate.admit({ apiKey, remoteAddress: req.socket.remoteAddress }, spending);
+  // The address /v1 uses too: the peer's, or behind a trusted proxy the hop it names.
+  const client = clientAddressOf(req);
+  const admitted = gate.admit({ apiKey, remoteAddress: client.address, forwardedByUntrustedPeer: client.forwardedByUntrustedPeer === true }, spending);
   if (admitted instanceof HerdError) throw admitted;
   return admitted;
 }

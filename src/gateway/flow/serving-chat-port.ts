@@ -103,13 +103,16 @@ export function createServingChatPort(options: ServingChatPortOptions): ChatPort
       const open = authenticator.isOpen();
       if (credentials.apiKey !== undefined && !open) {
         // As /v1 does: the same key store, masking and wrong-key lockout.
-        const result = authenticator.authenticate(`Bearer ${credentials.apiKey}`, credentials.remoteAddress);
+        const client =
+          credentials.remoteAddress === undefined ? undefined : { address: credentials.remoteAddress, forwardedByUntrustedPeer: credentials.forwardedByUntrustedPeer === true };
+        const result = authenticator.authenticate(`Bearer ${credentials.apiKey}`, client);
         return result instanceof HerdError ? result : issue(result.key);
       }
       if (spending.ownKey) return ownKeyCaller;
       if (identity !== undefined) return issue(identity);
       if (!open) return new HerdError('UNAUTHENTICATED', KSERVE_MISSING_KEY_MESSAGE);
-      if (credentials.remoteAddress === undefined || isLoopbackAddress(credentials.remoteAddress)) return issue(openKey);
+      const local = credentials.remoteAddress === undefined || isLoopbackAddress(credentials.remoteAddress);
+      if (local && credentials.forwardedByUntrustedPeer !== true) return issue(openKey);
       return new HerdError('UNAUTHENTICATED', KSERVE_NOT_LOCAL_MESSAGE);
     },
 
