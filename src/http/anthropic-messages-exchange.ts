@@ -16,6 +16,8 @@ import { readUpstreamBytes } from '../gateway/protocol/upstream-bytes.ts';
 import { estimatePromptTokens } from '../gateway/protocol/usage-estimate.ts';
 import { abortOnClientClose, type ChatExchangeDeps, herdErrorHeaders, herdHeaders, openSseAnswer, writeJson } from './chat-completion-exchange.ts';
 import { mapErrorToAnthropic } from './map-anthropic-error.ts';
+import { clientAddressOf } from './resolve-client-address.ts';
+import { formatErrorForLog } from '../core/escape-log-text.ts';
 
 export type MessagesEndpoint = 'messages' | 'count_tokens';
 
@@ -38,7 +40,7 @@ export async function runMessagesExchange(
   // Until the gateway has the request, a failure is this exchange's to count (the gateway counts the rest).
   let handedOver = false;
   try {
-    const auth = deps.authenticator.authenticate(resolveAuthorization(req.headers), req.socket.remoteAddress);
+    const auth = deps.authenticator.authenticate(resolveAuthorization(req.headers), clientAddressOf(req));
     if (auth instanceof HerdError) throw auth;
     const parsed = parseJson(body);
     const headers = clientHeaders(req.headers);
@@ -66,7 +68,7 @@ export async function runMessagesExchange(
   } catch (err) {
     const error = toHerdError(err);
     if (!handedOver && endpoint === 'messages') deps.gateway.reportRefused(error, false, 'anthropic-messages');
-    if (error.code === 'INTERNAL') deps.log?.(`gateway error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    if (error.code === 'INTERNAL') deps.log?.(`gateway error: ${formatErrorForLog(err)}`);
     if (res.headersSent) {
       if (!res.writableEnded) res.end();
       return;

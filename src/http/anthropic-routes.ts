@@ -8,13 +8,15 @@ import { resolveAuthorization } from './anthropic-messages-exchange.ts';
 import { type GatewayExchanges, registerExchangeRoute } from './gateway-exchanges.ts';
 import { mapErrorToAnthropic } from './map-anthropic-error.ts';
 import type { OpenAIDeps } from './openai-deps.ts';
+import { clientAddressOf } from './resolve-client-address.ts';
+import { formatErrorForLog } from '../core/escape-log-text.ts';
 
 export function registerAnthropicRoutes(app: FastifyInstance, deps: OpenAIDeps, exchanges: GatewayExchanges, allow: (url: string, methods: string[]) => void): void {
   void app.register(async (scope) => {
     scope.setErrorHandler((error: Error & { code?: string; statusCode?: number }, request, reply) => {
       const herd = toHerdError(error instanceof HerdError ? error : fastifyErrorToHerd(error));
       if (request.url.split('?')[0] === '/v1/messages') deps.gateway.reportRefused(herd, false, 'anthropic-messages');
-      if (herd.code === 'INTERNAL') deps.log?.(`gateway error: ${error.stack ?? error.message}`);
+      if (herd.code === 'INTERNAL') deps.log?.(`gateway error: ${formatErrorForLog(error)}`);
       sendAnthropicError(reply, herd);
     });
     registerExchangeRoute(scope, exchanges, '/v1/messages', allow);
@@ -29,7 +31,7 @@ export function isAnthropicClient(headers: FastifyRequest['headers']): boolean {
 
 /** GET /v1/models for an Anthropic client: the same models the key may use, in Anthropic's list shape. */
 export async function sendAnthropicModelList(deps: OpenAIDeps, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const auth = deps.authenticator.authenticate(resolveAuthorization(req.headers), req.socket.remoteAddress);
+  const auth = deps.authenticator.authenticate(resolveAuthorization(req.headers), clientAddressOf(req.raw));
   if (auth instanceof HerdError) return sendAnthropicError(reply, auth);
   const models = await deps.gateway.listModels((model) => !deps.authenticator.authorizeModel(auth.key, model));
   return reply

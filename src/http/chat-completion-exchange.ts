@@ -15,6 +15,8 @@ import type { JsonObject } from '../gateway/protocol/check-json-value.ts';
 import { validateChatRequest } from '../gateway/ingress/openai-chat/validate-chat-request.ts';
 import { COMPRESS_MIN_BYTES, compressBody, parseAcceptEncoding } from './accept-encoding.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';
+import { clientAddressOf } from './resolve-client-address.ts';
+import { formatErrorForLog } from '../core/escape-log-text.ts';
 import type { ChatMeta } from '../gateway/router/chat-meta.ts';
 
 export interface ChatExchangeDeps {
@@ -32,7 +34,7 @@ export async function runChatCompletionExchange(deps: ChatExchangeDeps, req: Inc
   // Until the gateway has the request, a failure is this exchange's to count (the gateway counts the rest).
   let handedOver = false;
   try {
-    const auth = deps.authenticator.authenticate(req.headers.authorization, req.socket.remoteAddress);
+    const auth = deps.authenticator.authenticate(req.headers.authorization, clientAddressOf(req));
     if (auth instanceof HerdError) throw auth;
     const parsed = parseJson(body);
     const request = validateChatRequest(parsed);
@@ -51,7 +53,7 @@ export async function runChatCompletionExchange(deps: ChatExchangeDeps, req: Inc
   } catch (err) {
     const error = toHerdError(err);
     if (!handedOver) deps.gateway.reportRefused(error, false);
-    if (error.code === 'INTERNAL') deps.log?.(`gateway error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    if (error.code === 'INTERNAL') deps.log?.(`gateway error: ${formatErrorForLog(err)}`);
     if (res.headersSent) {
       if (!res.writableEnded) res.end();
       return;

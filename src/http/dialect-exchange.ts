@@ -11,6 +11,8 @@ import type { IngressCodec, IngressStreamEncoder, SseEvent, StreamFailure } from
 import { readUpstreamBytes } from '../gateway/protocol/upstream-bytes.ts';
 import { abortOnClientClose, type ChatExchangeDeps, herdErrorHeaders, herdHeaders, openSseAnswer, parseJson, writeJson } from './chat-completion-exchange.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';
+import { clientAddressOf } from './resolve-client-address.ts';
+import { formatErrorForLog } from '../core/escape-log-text.ts';
 
 export type DialectExchangeDeps = ChatExchangeDeps;
 
@@ -27,7 +29,7 @@ export async function runDialectExchange<D>(
   let handedOver = false;
   let stream = false;
   try {
-    const auth = deps.authenticator.authenticate(req.headers.authorization, req.socket.remoteAddress);
+    const auth = deps.authenticator.authenticate(req.headers.authorization, clientAddressOf(req));
     if (auth instanceof HerdError) throw auth;
     const parsed = parseJson(body);
     const { request, decoded } = codec.decode(parsed);
@@ -56,7 +58,7 @@ export async function runDialectExchange<D>(
   } catch (err) {
     const error = toHerdError(err);
     if (!handedOver) deps.gateway.reportRefused(error, stream);
-    if (error.code === 'INTERNAL') deps.log?.(`gateway error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    if (error.code === 'INTERNAL') deps.log?.(`gateway error: ${formatErrorForLog(err)}`);
     if (res.headersSent) {
       if (!res.writableEnded) res.end();
       return;

@@ -9,6 +9,8 @@ import { validateEmbeddingsRequest } from '../gateway/ingress/openai-embeddings/
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
 import { abortOnClientClose, herdErrorHeaders, herdHeaders, parseJson, writeJson } from './chat-completion-exchange.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';
+import { clientAddressOf } from './resolve-client-address.ts';
+import { formatErrorForLog } from '../core/escape-log-text.ts';
 
 export interface EmbeddingsExchangeDeps {
   embeddings: EmbeddingsGateway;
@@ -24,7 +26,7 @@ export const EMBEDDINGS_PATH = '/v1/embeddings';
 export async function runEmbeddingsExchange(deps: EmbeddingsExchangeDeps, req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, started: number): Promise<void> {
   let handedOver = false;
   try {
-    const auth = deps.authenticator.authenticate(req.headers.authorization, req.socket.remoteAddress);
+    const auth = deps.authenticator.authenticate(req.headers.authorization, clientAddressOf(req));
     if (auth instanceof HerdError) throw auth;
     const request = validateEmbeddingsRequest(parseJson(body));
     const signal = abortOnClientClose(res);
@@ -34,7 +36,7 @@ export async function runEmbeddingsExchange(deps: EmbeddingsExchangeDeps, req: I
   } catch (err) {
     const error = toHerdError(err);
     if (!handedOver) deps.embeddings.reportRefused(error);
-    if (error.code === 'INTERNAL') deps.log?.(`gateway error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    if (error.code === 'INTERNAL') deps.log?.(`gateway error: ${formatErrorForLog(err)}`);
     if (res.headersSent) {
       if (!res.writableEnded) res.end();
       return;

@@ -7,6 +7,7 @@ import type { ChatGateway } from '../gateway/flow/chat-gateway.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
 import { type GatewayExchanges, registerExchangeRoute } from './gateway-exchanges.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';
+import { formatErrorForLog } from '../core/escape-log-text.ts';
 
 export interface OpenAIDialectDeps {
   gateway: ChatGateway;
@@ -27,7 +28,7 @@ export function registerOpenAIDialectRoutes(app: FastifyInstance, deps: OpenAIDi
               ? new HerdError('INVALID_ARG', error.message)
               : toHerdError(error);
       deps.gateway.reportRefused(herd, false);
-      if (herd.code === 'INTERNAL') deps.log?.(`gateway error: ${error.stack ?? error.message}`);
+      if (herd.code === 'INTERNAL') deps.log?.(`gateway error: ${formatErrorForLog(error)}`);
       const answer = mapErrorToOpenAI(herd);
       void reply.code(answer.status).headers(answer.headers).header('content-type', 'application/json').send(JSON.stringify(answer.body));
     });

@@ -10,6 +10,8 @@ import { EMBEDDINGS_PATH } from './embeddings-exchange.ts';
 import { type GatewayExchanges, registerExchangeRoute } from './gateway-exchanges.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';
 import type { OpenAIDeps } from './openai-deps.ts';
+import { clientAddressOf } from './resolve-client-address.ts';
+import { formatErrorForLog } from '../core/escape-log-text.ts';
 
 // anthropic-routes.ts still names the type here; the circle that keeps is listed in ALLOWED_CYCLES.
 
@@ -21,7 +23,7 @@ export function registerOpenAIRoutes(app: FastifyInstance, deps: OpenAIDeps, exc
       const path = request.url.split('?')[0];
       if (path === '/v1/chat/completions') deps.gateway.reportRefused(herd, false);
       else if (path === EMBEDDINGS_PATH) deps.embeddings?.reportRefused(herd);
-      if (herd.code === 'INTERNAL') deps.log?.(`gateway error: ${error.stack ?? error.message}`);
+      if (herd.code === 'INTERNAL') deps.log?.(`gateway error: ${formatErrorForLog(error)}`);
       sendError(reply, herd);
     });
 
@@ -54,7 +56,7 @@ export function registerOpenAIRoutes(app: FastifyInstance, deps: OpenAIDeps, exc
 }
 
 function authenticate(authenticator: Authenticator, req: FastifyRequest): KeyInfo {
-  const result = authenticator.authenticate(req.headers.authorization, req.socket.remoteAddress);
+  const result = authenticator.authenticate(req.headers.authorization, clientAddressOf(req.raw));
   if (result instanceof HerdError) throw result;
   return result.key;
 }
