@@ -83,9 +83,7 @@ describe('gemini provider on recorded fixtures', () => {
     }
   });
 
-  it('treats 400 API_KEY_INVALID as an auth failure, not a bad request', {
-    todo: 'parse-gemini-error.ts reads no google.rpc.ErrorInfo reason: an invalid key is `invalid_request`',
-  }, async () => {
+  it('treats 400 API_KEY_INVALID as an auth failure, not a bad request', async () => {
     upstream.setHandler(serveFixture('gemini', 'error-400-api-key-invalid.json'));
     const err = await failure(provider.chat({ request, upstreamModel: MODEL }, signal));
     assert.equal(err.failure, 'auth');
