@@ -16,7 +16,6 @@ const LONG_FUNCTIONS: Record<string, string> = {
 };
 /** Files allowed over the limit for now, and why. */
 const LONG_FILES: Record<string, string> = {
-  'src/gateway/billing/postgres-ledger.ts': 'being split along its seams (start-up, writes, queries)',
 };
 
 function sources(dir: string): string[] {
