@@ -3,7 +3,7 @@
 import type { Metadata } from '@grpc/grpc-js';
 import type { ChatCaller, ChatCallerGate } from '../core/chat-port.ts';
 import { HerdError } from '../core/errors.ts';
-import { readCallerKey } from '../gateway/flow/serving-chat-port.ts';
+import { readCallerKey } from '../gateway/flow/serving-principals.ts';
 import type { LoadedModel } from '../serving/repository/loaded-model.ts';
 
 /** The caller for a request to `model`, or undefined when it does not spend; throws the refusal. */

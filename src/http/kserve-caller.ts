@@ -3,7 +3,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { ChatCaller, ChatCallerGate } from '../core/chat-port.ts';
 import { HerdError } from '../core/errors.ts';
-import { readCallerKey } from '../gateway/flow/serving-chat-port.ts';
+import { readCallerKey } from '../gateway/flow/serving-principals.ts';
 import type { LoadedModel } from '../serving/repository/loaded-model.ts';
 import { clientAddressOf } from './resolve-client-address.ts';
 
