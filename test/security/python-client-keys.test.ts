@@ -140,7 +140,7 @@ routes:
     assert.equal(report.grpc.stream.code, 'OK', JSON.stringify(report.grpc.stream));
     const events = report.grpc.stream.events;
     assert.ok(events.length > 0 && events.every((e) => e.error === ''), JSON.stringify(events));
-    assert.match(events.flatMap((e) => e.text).join(''), /hello from python/);
+    assert.match(events.flatMap((e) => e.text).join(''), /echo\(balanced-up\): hello from python/);
     assert.equal(upstream.requests.length, 3);
     await server.close();
     const rows = ledgerRows(ledgerPath);
