@@ -289,22 +289,9 @@ export function createGatewayFlow(config: HerdConfig, parts: GatewayFlowParts): 
     observer,
     errorStatus: (error, dialect) => (dialect === 'anthropic-messages' ? mapErrorToAnthropic(error) : mapErrorToOpenAI(error)).status,
   });
-  // The same catalog, provider pools, breakers and load figures as chat: one connection pool per
-  // upstream, and /health shows embedding deployments' breakers beside the chat ones.
-  const embeddings = new EmbeddingsGateway({
-    config,
-    env,
-    catalog: chat.catalog,
-    providers: chat.providers,
-    breakers: chat.breakers,
-    stats: chat.stats,
-    admission: parts.admission === false ? undefined : limits.admission,
-    billing,
-    keyLimits: limits.keys,
-    observer,
-    log,
-    errorStatus: (error) => mapErrorToOpenAI(error).status,
-  });
+  // Embeddings run through the same flow: the chat service's catalog, provider pools, breakers and load
+  // figures, so /health shows embedding deployments' breakers beside the chat ones.
+  const embeddings = new EmbeddingsGateway(flow);
   return { chat, flow, embeddings };
 }
 
