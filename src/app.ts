@@ -118,39 +118,9 @@ function listSecretEnvNames(config: HerdConfig): string[] {
 export async function startHerd(config: HerdConfig, options: StartOptions = {}): Promise<HerdServer> {
   // Every component logs through one sink that keeps each record on lines of its own (escape-log-text.ts).
   const log = options.log ? createSafeLog(options.log) : () => undefined;
-  const loadSeconds = new WeakMap<LoadedModel, number>();
-  const responseCache = await createInferenceResponseCache({ config: config.serving.cache, env: options.env ?? process.env, log });
-  // Python models call back into inference (BLS); the service exists once the repository does.
-  let inference: InferenceService | undefined;
+  // Python models call back into inference (BLS) and llm models into the gateway, which starts after serving.
   let chatPort: ChatPort | undefined;
-  const repository: ModelRepositoryManager = new ModelRepositoryManager({
-    hasResponseCache: responseCache !== undefined,
-    repositories: config.serving.model_repository,
-    controlMode: config.serving.model_control_mode,
-    backends: createBackends({
-      backendConfig: config.serving.backend_config,
-      log,
-      inference: () => inference,
-      chatPort: () => chatPort,
-      env: options.env ?? process.env,
-      protectedEnvNames: listSecretEnvNames(config),
-    }),
-    rateLimiter: config.serving.rate_limit === 'execution_count' ? new RateLimiter(new Map(Object.entries(config.serving.rate_limit_resources))) : undefined,
-    onLoaded: (model, seconds) => loadSeconds.set(model, seconds),
-    // Ensemble steps take the same inference path as a client's request (called only once loading starts).
-    runEnsembleStep: (call) => (inference as InferenceService).infer(call),
-    streamEnsembleStep: (call, signal) => (inference as InferenceService).streamInfer(call, signal),
-    onWarning: (message) => log(`warning: ${message}`),
-    allowFilesOutsideModelDir: config.serving.allow_files_outside_model_dir,
-  });
-  inference = new InferenceService(repository, responseCache);
-  try {
-    await repository.start(config.serving.load_model);
-  } catch (err) {
-    await responseCache?.close();
-    throw err;
-  }
-  if (config.serving.model_control_mode === 'poll') repository.startPolling(config.serving.repository_poll_secs);
+  const { repository, inference, responseCache, loadSeconds } = await startServing(config, options.env ?? process.env, log, () => chatPort);
 
   const registry = createMetricsRegistry();
   // The gateway exists when herd.yaml names models: a serving-only deployment opens no key store.
@@ -162,14 +132,8 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     chatPort = createServingChatPort({ flow: gateway.flow, authenticator: gateway.auth.authenticator, identity: config.serving.identity, env });
   }
 
-  // Triton's API groups per transport: the master key guards the ones that change the server (docs/security.md).
-  const masterKeySet = Boolean(env[config.auth.master_key_env]);
-  const guardFor = (transport: 'http' | 'grpc') => {
-    const flags = transport === 'http' ? config.server.http_restricted_api : config.server.grpc_restricted_protocol;
-    return createApiGroupGuard(resolveApiGroupRules({ configured: config.server.restricted_api, flags, transport, masterKeySet }), env[config.auth.master_key_env]);
-  };
-  const httpGuard = guardFor('http');
-  const grpcGuard = guardFor('grpc');
+  const httpGuard = createTransportApiGuard(config, env, 'http');
+  const grpcGuard = createTransportApiGuard(config, env, 'grpc');
 
   let closing = false;
   const sharedMemory = new SystemSharedMemoryRegistry();
@@ -247,6 +211,58 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   };
   const grpcUrl = grpc?.address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '[::1]');
   return { httpUrl, grpcUrl, metricsUrl: metrics.url, repository, gateway: gateway?.flow, gatewayWarning: gateway?.auth.openWarning, isReady, close };
+}
+
+interface StartedServing {
+  repository: ModelRepositoryManager;
+  inference: InferenceService;
+  responseCache: Awaited<ReturnType<typeof createInferenceResponseCache>>;
+  /** How long each loaded version took to load (the load-time metric). */
+  loadSeconds: WeakMap<LoadedModel, number>;
+}
+
+/** The serving side: response cache, repository (models loaded, polling started) and the inference service. */
+async function startServing(config: HerdConfig, env: NodeJS.ProcessEnv, log: (line: string) => void, chatPort: () => ChatPort | undefined): Promise<StartedServing> {
+  const loadSeconds = new WeakMap<LoadedModel, number>();
+  const responseCache = await createInferenceResponseCache({ config: config.serving.cache, env, log });
+  // Python models call back into inference (BLS); the service exists once the repository does.
+  let inference: InferenceService | undefined;
+  const repository: ModelRepositoryManager = new ModelRepositoryManager({
+    hasResponseCache: responseCache !== undefined,
+    repositories: config.serving.model_repository,
+    controlMode: config.serving.model_control_mode,
+    backends: createBackends({
+      backendConfig: config.serving.backend_config,
+      log,
+      inference: () => inference,
+      chatPort,
+      env,
+      protectedEnvNames: listSecretEnvNames(config),
+    }),
+    rateLimiter: config.serving.rate_limit === 'execution_count' ? new RateLimiter(new Map(Object.entries(config.serving.rate_limit_resources))) : undefined,
+    onLoaded: (model, seconds) => loadSeconds.set(model, seconds),
+    // Ensemble steps take the same inference path as a client's request (called only once loading starts).
+    runEnsembleStep: (call) => (inference as InferenceService).infer(call),
+    streamEnsembleStep: (call, signal) => (inference as InferenceService).streamInfer(call, signal),
+    onWarning: (message) => log(`warning: ${message}`),
+    allowFilesOutsideModelDir: config.serving.allow_files_outside_model_dir,
+  });
+  inference = new InferenceService(repository, responseCache);
+  try {
+    await repository.start(config.serving.load_model);
+  } catch (err) {
+    await responseCache?.close();
+    throw err;
+  }
+  if (config.serving.model_control_mode === 'poll') repository.startPolling(config.serving.repository_poll_secs);
+  return { repository, inference, responseCache, loadSeconds };
+}
+
+/** Triton's API groups on one transport: the master key guards the ones that change the server (docs/security.md). */
+function createTransportApiGuard(config: HerdConfig, env: NodeJS.ProcessEnv, transport: 'http' | 'grpc') {
+  const masterKeySet = Boolean(env[config.auth.master_key_env]);
+  const flags = transport === 'http' ? config.server.http_restricted_api : config.server.grpc_restricted_protocol;
+  return createApiGroupGuard(resolveApiGroupRules({ configured: config.server.restricted_api, flags, transport, masterKeySet }), env[config.auth.master_key_env]);
 }
 
 export interface GatewayFlowParts {
