@@ -29,7 +29,8 @@ import { mapErrorToAnthropic } from './http/map-anthropic-error.ts';
 import { mapErrorToOpenAI } from './http/map-openai-error.ts';
 import { startMetricsServer } from './http/metrics-server.ts';
 import { createMetricsRegistry } from './metrics/create-metrics-registry.ts';
-import { registerGatewayRequestMetrics, registerGatewayStateMetrics } from './metrics/gateway-metrics.ts';
+import { registerGatewayRequestMetrics } from './metrics/gateway-metrics.ts';
+import { registerGatewayStateMetrics } from './metrics/gateway-state-metrics.ts';
 import { registerInferenceMetrics } from './metrics/inference-metrics.ts';
 import type { BackendFactory } from './serving/backends/backend.ts';
 import { jsBackend } from './serving/backends/js/js-backend.ts';
@@ -77,6 +78,10 @@ export interface BackendOptions {
   inference?: () => BlsInference | undefined;
   /** Read per llm call: the gateway starts after the repository has loaded its models. */
   chatPort?: () => ChatPort | undefined;
+  /** Where child processes' allow-listed variables come from (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Variables holding Herd's secrets, which a model config may not pass to its processes. */
+  protectedEnvNames?: readonly string[];
 }
 
 export function createBackends(options: BackendOptions = {}): ReadonlyMap<string, BackendFactory> {
@@ -92,11 +97,20 @@ export function createBackends(options: BackendOptions = {}): ReadonlyMap<string
           settings: pythonSettings,
           log,
           inference: options.inference,
+          ...(options.env ? { env: options.env } : {}),
+          protectedEnvNames: options.protectedEnvNames ?? [],
         }),
       ),
     ],
     ['llm', createLlmBackend(options.chatPort ?? (() => undefined))],
   ]);
+}
+
+/** The variables herd.yaml reads secrets from: no model may pass them to its processes. */
+function listSecretEnvNames(config: HerdConfig): string[] {
+  const names = [config.auth.master_key_env, ...Object.values(config.providers).flatMap((p) => (p.api_key_env ? [p.api_key_env] : []))];
+  if (config.serving.cache?.redis?.password_env) names.push(config.serving.cache.redis.password_env);
+  return names;
 }
 
 export async function startHerd(config: HerdConfig, options: StartOptions = {}): Promise<HerdServer> {
@@ -110,13 +124,21 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     hasResponseCache: responseCache !== undefined,
     repositories: config.serving.model_repository,
     controlMode: config.serving.model_control_mode,
-    backends: createBackends({ backendConfig: config.serving.backend_config, log, inference: () => inference, chatPort: () => chatPort }),
+    backends: createBackends({
+      backendConfig: config.serving.backend_config,
+      log,
+      inference: () => inference,
+      chatPort: () => chatPort,
+      env: options.env ?? process.env,
+      protectedEnvNames: listSecretEnvNames(config),
+    }),
     rateLimiter: config.serving.rate_limit === 'execution_count' ? new RateLimiter(new Map(Object.entries(config.serving.rate_limit_resources))) : undefined,
     onLoaded: (model, seconds) => loadSeconds.set(model, seconds),
     // Ensemble steps take the same inference path as a client's request (called only once loading starts).
     runEnsembleStep: (call) => (inference as InferenceService).infer(call),
     streamEnsembleStep: (call, signal) => (inference as InferenceService).streamInfer(call, signal),
     onWarning: (message) => options.log?.(`warning: ${message}`),
+    allowFilesOutsideModelDir: config.serving.allow_files_outside_model_dir,
   });
   inference = new InferenceService(repository, responseCache);
   try {

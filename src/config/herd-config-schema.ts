@@ -79,6 +79,12 @@ export const servingSchema = z.strictObject({
     .record(z.string(), z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String)))
     .default({})
     .describe("Triton's --backend-config=<backend>,<key>=<value>: per backend, its settings (e.g. python: { python-executable: /usr/bin/python3 })"),
+  allow_files_outside_model_dir: z
+    .boolean()
+    .default(false)
+    .describe(
+      "let model configs on disk name files outside their model's folder (default_model_filename, label_filename, warmup input_data_file, EXECUTION_ENV_PATH, symlinks that lead out); a load-API config override never may",
+    ),
   identity: z.string().min(1).default('triton-serving').describe('the principal llm models call the gateway as when their config names no gateway key (the ledger key_name)'),
 });
 

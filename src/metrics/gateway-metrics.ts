@@ -1,7 +1,7 @@
 // The LLM gateway's herd_gateway_* families on the shared registry: per-request counters and histograms
-// fed one plain-data sample per finished request, and gauges read at scrape time from cache, queue and breaker state.
+// fed one plain-data sample per finished request (gauges read from live state: gateway-state-metrics.ts).
 import { Histogram, type Registry } from 'prom-client';
-import { createComputedCounter, createComputedGauge, type Sample } from './computed-metric.ts';
+import { createComputedCounter, type Sample } from './computed-metric.ts';
 
 export type StatusClassLabel = '2xx' | '4xx' | '5xx';
 export type CacheLabel = 'hit' | 'miss' | 'off';
@@ -75,77 +75,9 @@ export function registerGatewayRequestMetrics(options: GatewayMetricsOptions): G
   const models = new Set(options.models);
   const providers = new Set([...options.providers, NO_PROVIDER]);
   const totals = new Map<string, Totals>();
-  const all = () => totals.values();
 
-  createComputedCounter<ModelProvider | 'status_class' | 'cache'>({
-    registry,
-    name: 'herd_gateway_requests_total',
-    help: 'Chat completion requests through the gateway, by answering (or last tried) model and provider, HTTP status class and cache outcome',
-    labelNames: ['model', 'provider', 'status_class', 'cache'],
-    read: function* () {
-      for (const t of all()) for (const r of t.requests.values()) yield { labels: { ...t.labels, status_class: r.statusClass, cache: r.cache }, value: r.count };
-    },
-  });
-  createComputedCounter<ModelProvider | 'kind'>({
-    registry,
-    name: 'herd_gateway_tokens_total',
-    help: 'Tokens used upstream, by kind (prompt includes cached_prompt and cache_write; completion includes reasoning); cache hits excluded',
-    labelNames: ['model', 'provider', 'kind'],
-    read: function* () {
-      for (const t of all()) {
-        if (t.tokens) for (let i = 0; i < TOKEN_KINDS.length; i++) yield { labels: { ...t.labels, kind: TOKEN_KINDS[i] as string }, value: t.tokens[i] ?? 0 };
-      }
-    },
-  });
-  const usd = (pick: (t: Totals) => number | undefined) =>
-    function* (): Iterable<Sample<ModelProvider>> {
-      for (const t of all()) {
-        const micros = pick(t);
-        if (micros !== undefined) yield { labels: t.labels, value: micros / 1e6 };
-      }
-    };
-  createComputedCounter<ModelProvider>({
-    registry,
-    name: 'herd_gateway_cost_usd_total',
-    help: "What answered requests cost, in true USD (billing's price at the market rate)",
-    labelNames: ['model', 'provider'],
-    read: usd((t) => t.usdMicros),
-  });
-  createComputedCounter<ModelProvider>({
-    registry,
-    name: 'herd_gateway_cache_saved_usd_total',
-    help: 'What the answers served from the cache cost when first bought, in USD',
-    labelNames: ['model', 'provider'],
-    read: usd((t) => t.savedUsdMicros),
-  });
-
-  const upstream = new Histogram<'provider'>({
-    name: 'herd_gateway_upstream_latency_seconds',
-    help: 'Time waiting on upstreams per answered request, failed attempts included; a stream until its last chunk',
-    labelNames: ['provider'],
-    buckets: UPSTREAM_BUCKETS_S,
-    registers: [registry],
-  });
-  const ttft = new Histogram<'provider'>({
-    name: 'herd_gateway_time_to_first_token_seconds',
-    help: 'Streamed requests: from arrival to the first chunk being ready',
-    labelNames: ['provider'],
-    buckets: TTFT_BUCKETS_S,
-    registers: [registry],
-  });
-  const queueWait = new Histogram({
-    name: 'herd_gateway_queue_wait_seconds',
-    help: 'Time a request that went upstream spent queued for admission (priority queue and provider limits)',
-    buckets: QUEUE_WAIT_BUCKETS_S,
-    registers: [registry],
-  });
-  const overhead = new Histogram<'cache'>({
-    name: 'herd_gateway_overhead_seconds',
-    help: "Herd's own time per request in the request flow: elapsed minus upstream and queue/retry waits",
-    labelNames: ['cache'],
-    buckets: OVERHEAD_BUCKETS_S,
-    registers: [registry],
-  });
+  registerRequestCounters(registry, () => totals.values());
+  const { upstream, ttft, queueWait, overhead } = createLatencyHistograms(registry);
   // prom-client hashes the label object on every observe; reusing one object per value at least spares the allocation.
   const providerLabels = new Map<string, { provider: string }>();
   const providerLabel = (provider: string) => {
@@ -195,162 +127,79 @@ export function registerGatewayRequestMetrics(options: GatewayMetricsOptions): G
   };
 }
 
-/** The response cache's counters (the gateway's CacheStats fits). */
-export interface CacheStatsSample {
-  readonly memoryHits: number;
-  readonly redisHits: number;
-  readonly misses: number;
-  readonly evictions: number;
-  readonly entries: number;
-  readonly bytes: number;
+/** The per-request counters, read from the totals at scrape time. */
+function registerRequestCounters(registry: Registry, all: () => Iterable<Totals>): void {
+  createComputedCounter<ModelProvider | 'status_class' | 'cache'>({
+    registry,
+    name: 'herd_gateway_requests_total',
+    help: 'Chat completion requests through the gateway, by answering (or last tried) model and provider, HTTP status class and cache outcome',
+    labelNames: ['model', 'provider', 'status_class', 'cache'],
+    read: function* () {
+      for (const t of all()) for (const r of t.requests.values()) yield { labels: { ...t.labels, status_class: r.statusClass, cache: r.cache }, value: r.count };
+    },
+  });
+  createComputedCounter<ModelProvider | 'kind'>({
+    registry,
+    name: 'herd_gateway_tokens_total',
+    help: 'Tokens used upstream, by kind (prompt includes cached_prompt and cache_write; completion includes reasoning); cache hits excluded',
+    labelNames: ['model', 'provider', 'kind'],
+    read: function* () {
+      for (const t of all()) {
+        if (t.tokens) for (let i = 0; i < TOKEN_KINDS.length; i++) yield { labels: { ...t.labels, kind: TOKEN_KINDS[i] as string }, value: t.tokens[i] ?? 0 };
+      }
+    },
+  });
+  const usd = (pick: (t: Totals) => number | undefined) =>
+    function* (): Iterable<Sample<ModelProvider>> {
+      for (const t of all()) {
+        const micros = pick(t);
+        if (micros !== undefined) yield { labels: t.labels, value: micros / 1e6 };
+      }
+    };
+  createComputedCounter<ModelProvider>({
+    registry,
+    name: 'herd_gateway_cost_usd_total',
+    help: "What answered requests cost, in true USD (billing's price at the market rate)",
+    labelNames: ['model', 'provider'],
+    read: usd((t) => t.usdMicros),
+  });
+  createComputedCounter<ModelProvider>({
+    registry,
+    name: 'herd_gateway_cache_saved_usd_total',
+    help: 'What the answers served from the cache cost when first bought, in USD',
+    labelNames: ['model', 'provider'],
+    read: usd((t) => t.savedUsdMicros),
+  });
 }
 
-export interface QueueSample {
-  /** Requests waiting, by priority class. */
-  waiting: Readonly<Record<string, number>>;
-}
-
-export type BreakerStateLabel = 'closed' | 'half_open' | 'open';
-
-export interface GatewayStateSources {
-  cache?: () => CacheStatsSample;
-  /** One entry per upstream model queue (`provider/upstream_model`), as priority admission keeps them. */
-  modelQueues?: () => Iterable<QueueSample & { upstreamModel: string }>;
-  /** One entry per provider account with limits. */
-  providerQueues?: () => Iterable<QueueSample & { provider: string }>;
-  /** One entry per configured deployment. */
-  breakers?: () => Iterable<{ provider: string; upstreamModel: string; breaker: BreakerStateLabel }>;
-  /** The ledger's write queue (LedgerStats fits): how far its database is behind. */
-  ledger?: () => LedgerBacklogSample;
-  /** Limit checks answered without Redis (fail_open / fail_closed), by mode. */
-  limitsUnavailable?: () => Iterable<{ mode: string; count: number }>;
-}
-
-export interface LedgerBacklogSample {
-  behindRows: number;
-  behindMs: number;
-  failedFlushes: number;
-  dropped: number;
-  /** Set while the database has not been reached since start-up. */
-  waitingForDatabase?: string | undefined;
-}
-
-/** Gauge values of herd_gateway_breaker_state. */
-export const BREAKER_STATE_VALUES: Readonly<Record<BreakerStateLabel, number>> = { closed: 0, half_open: 1, open: 2 };
-
-/** Registers the families read from live gateway state at scrape time; a missing source registers nothing. */
-export function registerGatewayStateMetrics(registry: Registry, sources: GatewayStateSources): void {
-  const { cache, modelQueues, providerQueues, breakers, ledger, limitsUnavailable } = sources;
-  if (cache) {
-    createComputedCounter<'tier'>({
-      registry,
-      name: 'herd_gateway_cache_hits_total',
-      help: 'Exact-match cache lookups answered, by the tier that had the entry',
-      labelNames: ['tier'],
-      read: () => {
-        const s = cache();
-        return [
-          { labels: { tier: 'memory' }, value: s.memoryHits },
-          { labels: { tier: 'redis' }, value: s.redisHits },
-        ];
-      },
-    });
-    const read = (value: (s: CacheStatsSample) => number) => () => [{ labels: {}, value: value(cache()) }];
-    createComputedCounter({
-      registry,
-      name: 'herd_gateway_cache_misses_total',
-      help: 'Exact-match cache lookups that found nothing this request may be served',
-      labelNames: [],
-      read: read((s) => s.misses),
-    });
-    createComputedCounter({
-      registry,
-      name: 'herd_gateway_cache_evictions_total',
-      help: 'Entries the memory tier dropped to stay within its size bounds',
-      labelNames: [],
-      read: read((s) => s.evictions),
-    });
-    createComputedGauge({ registry, name: 'herd_gateway_cache_entries', help: 'Entries in the memory tier', labelNames: [], read: read((s) => s.entries) });
-    createComputedGauge({ registry, name: 'herd_gateway_cache_bytes', help: 'Size of the answers in the memory tier, in bytes', labelNames: [], read: read((s) => s.bytes) });
-  }
-  if (modelQueues) {
-    createComputedGauge<'upstream'>({
-      registry,
-      name: 'herd_gateway_queue_depth',
-      help: 'Requests waiting for a slot on an upstream model (provider/upstream_model), all priorities',
-      labelNames: ['upstream'],
-      read: () => [...modelQueues()].map((q) => ({ labels: { upstream: q.upstreamModel }, value: sumWaiting(q) })),
-    });
-  }
-  if (providerQueues) {
-    createComputedGauge<'provider'>({
-      registry,
-      name: 'herd_gateway_provider_queue_depth',
-      help: "Requests waiting for a provider account's RPM or concurrency limit, all priorities",
-      labelNames: ['provider'],
-      read: () => [...providerQueues()].map((q) => ({ labels: { provider: q.provider }, value: sumWaiting(q) })),
-    });
-  }
-  if (breakers) {
-    createComputedGauge<'provider' | 'upstream_model'>({
-      registry,
-      name: 'herd_gateway_breaker_state',
-      help: 'Circuit breaker of each deployment: 0 closed, 1 half-open, 2 open',
-      labelNames: ['provider', 'upstream_model'],
-      read: () => [...breakers()].map((b) => ({ labels: { provider: b.provider, upstream_model: b.upstreamModel }, value: BREAKER_STATE_VALUES[b.breaker] })),
-    });
-  }
-  if (ledger) {
-    const read = (value: (s: LedgerBacklogSample) => number) => () => [{ labels: {}, value: value(ledger()) }];
-    createComputedGauge({
-      registry,
-      name: 'herd_gateway_ledger_behind_rows',
-      help: 'Ledger rows the database does not hold yet (kept in the local spool while it is unreachable)',
-      labelNames: [],
-      read: read((s) => s.behindRows),
-    });
-    createComputedGauge({
-      registry,
-      name: 'herd_gateway_ledger_behind_seconds',
-      help: 'Age of the oldest ledger row the database does not hold yet; 0 when it is up to date',
-      labelNames: [],
-      read: read((s) => s.behindMs / 1000),
-    });
-    createComputedGauge({
-      registry,
-      name: 'herd_gateway_ledger_ready',
-      help: 'Whether the ledger has reached its database since start-up (migrations, spool replay and recovery done): 0 while it serves from the local spool alone',
-      labelNames: [],
-      read: read((s) => (s.waitingForDatabase === undefined ? 1 : 0)),
-    });
-    createComputedCounter({
-      registry,
-      name: 'herd_gateway_ledger_failed_writes_total',
-      help: 'Batches of ledger rows the database refused or did not answer (retried)',
-      labelNames: [],
-      read: read((s) => s.failedFlushes),
-    });
-    createComputedCounter({
-      registry,
-      name: 'herd_gateway_ledger_dropped_rows_total',
-      help: 'Ledger rows dropped from memory because the queue hit its bound during an outage (their spool files keep them for the next start)',
-      labelNames: [],
-      read: read((s) => s.dropped),
-    });
-  }
-  if (limitsUnavailable) {
-    createComputedCounter<'mode'>({
-      registry,
-      name: 'herd_gateway_limit_store_unavailable_total',
-      help: 'Key limit checks decided without the limit store (Redis unreachable): allowed (fail_open) or refused (fail_closed)',
-      labelNames: ['mode'],
-      read: () => [...limitsUnavailable()].map((m) => ({ labels: { mode: m.mode }, value: m.count })),
-    });
-  }
-}
-
-function sumWaiting(queue: QueueSample): number {
-  let n = 0;
-  for (const key in queue.waiting) n += queue.waiting[key] ?? 0;
-  return n;
+/** The latency histograms (prom-client's own, observed per request). */
+function createLatencyHistograms(registry: Registry) {
+  const upstream = new Histogram<'provider'>({
+    name: 'herd_gateway_upstream_latency_seconds',
+    help: 'Time waiting on upstreams per answered request, failed attempts included; a stream until its last chunk',
+    labelNames: ['provider'],
+    buckets: UPSTREAM_BUCKETS_S,
+    registers: [registry],
+  });
+  const ttft = new Histogram<'provider'>({
+    name: 'herd_gateway_time_to_first_token_seconds',
+    help: 'Streamed requests: from arrival to the first chunk being ready',
+    labelNames: ['provider'],
+    buckets: TTFT_BUCKETS_S,
+    registers: [registry],
+  });
+  const queueWait = new Histogram({
+    name: 'herd_gateway_queue_wait_seconds',
+    help: 'Time a request that went upstream spent queued for admission (priority queue and provider limits)',
+    buckets: QUEUE_WAIT_BUCKETS_S,
+    registers: [registry],
+  });
+  const overhead = new Histogram<'cache'>({
+    name: 'herd_gateway_overhead_seconds',
+    help: "Herd's own time per request in the request flow: elapsed minus upstream and queue/retry waits",
+    labelNames: ['cache'],
+    buckets: OVERHEAD_BUCKETS_S,
+    registers: [registry],
+  });
+  return { upstream, ttft, queueWait, overhead };
 }

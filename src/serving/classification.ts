@@ -2,10 +2,8 @@
 // BYTES tensor of "value:index[:label]" strings, the top k per batch element, instead of raw values.
 // Semantics follow Triton's server (classification.cc and its HTTP/gRPC callers), noted where they bite.
 import { readFileSync } from 'node:fs';
-import { isAbsolute, join, relative, sep } from 'node:path';
 import { HerdError } from '../core/errors.ts';
 import { elementCount, type Tensor } from '../core/tensor.ts';
-import type { ModelConfig } from './model-config/model-config.ts';
 
 export interface ClassifyOptions {
   /** Requested class count k (the "classification" output parameter); an integer >= 1. */
@@ -136,22 +134,4 @@ export function readLabelFile(path: string): string[] {
   const lines = text.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
   return lines.map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line));
-}
-
-/**
- * Labels of every output that names a label_filename, resolved against the model directory (not the
- * version folder), as Triton does; a path escaping the model directory is UNSUPPORTED, as in Triton.
- */
-export function readModelLabels(config: ModelConfig, modelPath: string): Map<string, readonly string[]> {
-  const labels = new Map<string, readonly string[]>();
-  for (const output of config.output) {
-    if (!output.label_filename) continue;
-    const path = join(modelPath, output.label_filename);
-    const inside = relative(modelPath, path);
-    if (inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside)) {
-      throw new HerdError('UNSUPPORTED', `label file path '${path}' for output '${output.name}' in model '${config.name}' is outside model directory`);
-    }
-    labels.set(output.name, readLabelFile(path));
-  }
-  return labels;
 }

@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
-import { registerGatewayRequestMetrics, registerGatewayStateMetrics, type GatewayRequestSample, type GatewayStateSources } from '../../src/metrics/gateway-metrics.ts';
+import { registerGatewayRequestMetrics, type GatewayRequestSample } from '../../src/metrics/gateway-metrics.ts';
+import { registerGatewayStateMetrics, type GatewayStateSources } from '../../src/metrics/gateway-state-metrics.ts';
 import { parseExposition, sampleValue, type ExpositionFamily } from './parse-exposition.ts';
 
 const tokens = { promptTokens: 12, cachedPromptTokens: 4, cacheWriteTokens: 0, completionTokens: 3, reasoningTokens: 1 };

@@ -8,7 +8,8 @@ import { after, describe, it } from 'node:test';
 import type { DataType } from '../../src/core/datatype.ts';
 import { HerdError } from '../../src/core/errors.ts';
 import type { Tensor, TensorData } from '../../src/core/tensor.ts';
-import { classifyTensor, formatFixed6, readLabelFile, readModelLabels } from '../../src/serving/classification.ts';
+import { classifyTensor, formatFixed6, readLabelFile } from '../../src/serving/classification.ts';
+import { readModelLabels } from '../../src/serving/repository/read-model-labels.ts';
 import type { ModelConfig } from '../../src/serving/model-config/model-config.ts';
 
 const decoder = new TextDecoder();
@@ -173,6 +174,13 @@ describe('label files', () => {
     assert.deepEqual([...labels.entries()], [['probs', ['a', 'b']]]);
 
     const escaping = { name: 'classifier', output: [output('probs', '../secrets.txt')] } as ModelConfig;
-    throwsHerd(() => readModelLabels(escaping, modelPath), 'UNSUPPORTED', /for output 'probs' in model 'classifier' is outside model directory/);
+    throwsHerd(
+      () => readModelLabels(escaping, modelPath),
+      'INVALID_ARG',
+      /model 'classifier': output 'probs' label_filename '\.\.\/secrets\.txt' resolves outside the model directory/,
+    );
+    // serving.allow_files_outside_model_dir (on-disk configs only) lets the operator share a label file.
+    writeFileSync(join(root, 'secrets.txt'), 'shared\n');
+    assert.deepEqual(readModelLabels(escaping, modelPath, true).get('probs'), ['shared']);
   });
 });

@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HerdError, toHerdError } from '../../core/errors.ts';
-import { readModelLabels } from '../classification.ts';
+import { readModelLabels } from './read-model-labels.ts';
 import { EnsembleScheduler, type EnsembleStepRunner, type EnsembleStepStreamer } from '../ensemble/ensemble-scheduler.ts';
 import { checkDecoupledLineage, validateEnsembleSteps } from '../ensemble/validate-ensemble-steps.ts';
 import type { ModelConfig } from '../model-config/model-config.ts';
@@ -20,11 +20,13 @@ export interface EnsembleToBuild {
   stepConfigs: readonly ModelConfig[];
   /** The config came from the load API's override, so there is no config.pbtxt line to point at. */
   overridden: boolean;
+  /** serving.allow_files_outside_model_dir, already false for an override. */
+  allowFilesOutside: boolean;
   runStep: EnsembleStepRunner;
   streamStep?: EnsembleStepStreamer;
 }
 
-export function createEnsembleVersions({ location, config, versions, stepConfigs, overridden, runStep, streamStep }: EnsembleToBuild): Map<number, LoadedModel> {
+export function createEnsembleVersions({ location, config, versions, stepConfigs, overridden, allowFilesOutside, runStep, streamStep }: EnsembleToBuild): Map<number, LoadedModel> {
   const name = config.name;
   let decoupled: boolean;
   try {
@@ -54,7 +56,7 @@ export function createEnsembleVersions({ location, config, versions, stepConfigs
         ...(streamStep ? { streamStep } : {}),
       }),
       stats,
-      labels: readModelLabels(config, location.path),
+      labels: readModelLabels(config, location.path, allowFilesOutside),
     });
   }
   return loaded;

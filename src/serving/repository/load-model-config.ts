@@ -4,8 +4,10 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HerdError } from '../../core/errors.ts';
 import type { BackendFactory } from '../backends/backend.ts';
+import { CHILD_ENV_PARAMETER, readChildEnvNames } from '../backends/child-process-env.ts';
 import type { ModelConfig } from '../model-config/model-config.ts';
-import { listVersionFolders } from './model-versions.ts';
+import { checkModelFiles } from './check-model-files.ts';
+import { listVersionFolders, selectVersions } from './model-versions.ts';
 import { normalizeModelConfig, parseJsonModelConfig, parsePbtxtModelConfig, type ParseModelConfigOptions } from '../model-config/parse-model-config.ts';
 import { validateModelConfig } from '../model-config/validate-model-config.ts';
 
@@ -16,6 +18,8 @@ export interface ConfigSource {
   overrideJson?: string;
   /** Whether a model of that name exists (ensemble steps are checked against it). */
   modelExists?: (name: string) => boolean;
+  /** serving.allow_files_outside_model_dir; never applied to an override, whatever is passed. */
+  allowFilesOutsideModelDir?: boolean;
 }
 
 export interface ResolvedModel {
@@ -32,9 +36,19 @@ export async function loadModelConfig(source: ConfigSource, backends: ReadonlyMa
   const options: ParseModelConfigOptions = { versionDirectoryEntries: entries, validateIO: false, modelExists: source.modelExists, refuseUnhonoured: true };
   const config = readConfig(source, entries, options);
   const factory = config.platform === 'ensemble' ? undefined : resolveBackend(config, source, backends);
+  // Before auto-complete, which may start the model's own code (a Python model's auto_complete_config).
+  const files = {
+    modelName: source.modelName,
+    modelPath: source.modelPath,
+    versions: selectVersions(config.version_policy, versions),
+    allowOutside: source.allowFilesOutsideModelDir === true && source.overrideJson === undefined,
+  };
+  checkModelFiles(config, files);
+  if (source.overrideJson !== undefined) checkOverrideChildEnv(config, source, options);
   const completed = factory?.autoCompleteConfig && versionPath !== undefined ? await factory.autoCompleteConfig(config, source.modelPath, versionPath) : config;
   // As Triton's UpdateModelConfig: what auto-complete filled (max_batch_size...) gets its defaults too.
   normalizeModelConfig(completed);
+  if (completed !== config) checkModelFiles(completed, { ...files, versions: selectVersions(completed.version_policy, versions) });
   validateModelConfig(completed, { expectedName: source.modelName, file: join(source.modelPath, 'config.pbtxt'), modelExists: source.modelExists });
   return { config: completed, factory };
 }
@@ -54,6 +68,30 @@ function readConfig(source: ConfigSource, entries: readonly string[], options: P
   // No config.pbtxt: Triton auto-completes from the model files.
   const backend = hasJsModel(entries) ? 'backend: "js"\n' : '';
   return parsePbtxtModelConfig(`name: "${source.modelName}"\n${backend}`, file, source.modelName, options);
+}
+
+/**
+ * A load-API override passes no variable to the model's processes that its config.pbtxt does not: whoever
+ * may call the load API must not be able to hand a model more of Herd's environment than the operator did.
+ */
+function checkOverrideChildEnv(config: ModelConfig, source: ConfigSource, options: ParseModelConfigOptions): void {
+  const named = readChildEnvNames(config);
+  if (named.length === 0) return;
+  const file = join(source.modelPath, 'config.pbtxt');
+  let onDisk: readonly string[] = [];
+  try {
+    if (existsSync(file)) onDisk = readChildEnvNames(parsePbtxtModelConfig(readFileSync(file, 'utf8'), file, source.modelName, options));
+  } catch {
+    // A config.pbtxt that does not parse names nothing.
+  }
+  const extra = named.filter((n) => !onDisk.includes(n));
+  if (extra.length > 0) {
+    throw new HerdError(
+      'INVALID_ARG',
+      `model '${source.modelName}': parameter ${CHILD_ENV_PARAMETER} of a load-API config override names ${extra.join(', ')}, which the model's config.pbtxt does not; only the repository's config can pass variables to a model's processes`,
+      { param: CHILD_ENV_PARAMETER },
+    );
+  }
 }
 
 /** Triton infers the backend of a config without one from the model file; Herd's own js files count too. */

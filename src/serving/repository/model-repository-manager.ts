@@ -3,7 +3,7 @@
 // A model that fails keeps its reason and every other model keeps serving.
 import { HerdError, toHerdError } from '../../core/errors.ts';
 import type { BackendFactory } from '../backends/backend.ts';
-import { readModelLabels } from '../classification.ts';
+import { readModelLabels } from './read-model-labels.ts';
 import type { EnsembleStepRunner, EnsembleStepStreamer } from '../ensemble/ensemble-scheduler.ts';
 import { listIgnoredFields } from '../model-config/audit-model-config.ts';
 import type { ModelConfig } from '../model-config/model-config.ts';
@@ -15,6 +15,7 @@ import { loadModelVersion } from './load-model-version.ts';
 import type { LoadedModel } from './loaded-model.ts';
 import { fingerprintModelFolder } from './model-fingerprint.ts';
 import { listVersionFolders, selectVersions } from './model-versions.ts';
+import { createRepositoryPathRedactor, redactError } from './redact-repository-paths.ts';
 import { scanRepositories, validateRepositoryPaths, type ModelLocation } from './scan-repositories.ts';
 
 export type { LoadedModel } from './loaded-model.ts';
@@ -59,6 +60,11 @@ export interface RepositoryManagerOptions {
   runEnsembleStep?: EnsembleStepRunner;
   /** The streaming inference path, which an ensemble's decoupled steps run through. */
   streamEnsembleStep?: EnsembleStepStreamer;
+  /**
+   * serving.allow_files_outside_model_dir: on-disk configs may name files outside their model's folder.
+   * A load-API override never may (confineModelFile).
+   */
+  allowFilesOutsideModelDir?: boolean;
 }
 
 /**
@@ -80,7 +86,11 @@ export class ModelRepositoryManager {
   /** Repository-level problems seen by the last scan. */
   repositoryErrors: string[] = [];
 
-  constructor(private readonly options: RepositoryManagerOptions) {}
+  private readonly redact: (message: string) => string;
+
+  constructor(private readonly options: RepositoryManagerOptions) {
+    this.redact = createRepositoryPathRedactor(options.repositories);
+  }
 
   get controlMode(): ModelControlMode {
     return this.options.controlMode;
@@ -291,7 +301,7 @@ export class ModelRepositoryManager {
       if (problem) throw new HerdError('INVALID_ARG', problem);
       loaded = await this.loadVersions(location, overrideJson);
     } catch (err) {
-      const error = toHerdError(err);
+      const error = redactError(toHerdError(err), this.redact);
       if (previous && previous.state === 'READY') {
         previous.fingerprint = fingerprint;
         if (!fromApi) previous.reason = `reload failed, still serving the previous version: ${error.message}`;
@@ -324,7 +334,11 @@ export class ModelRepositoryManager {
   }
 
   private async loadVersions(location: ModelLocation, overrideJson: string | undefined): Promise<Map<number, LoadedModel>> {
-    const { config, factory } = await loadModelConfig({ modelName: location.name, modelPath: location.path, overrideJson }, this.options.backends);
+    const allowOutside = this.options.allowFilesOutsideModelDir === true && overrideJson === undefined;
+    const { config, factory } = await loadModelConfig(
+      { modelName: location.name, modelPath: location.path, overrideJson, allowFilesOutsideModelDir: allowOutside },
+      this.options.backends,
+    );
     for (const warning of listModelConfigWarnings(config)) this.options.onWarning?.(warning);
     for (const warning of listIgnoredFields(config, { hasResponseCache: this.options.hasResponseCache === true })) {
       this.options.onWarning?.(`model '${location.name}': ${warning.message}`);
@@ -333,8 +347,8 @@ export class ModelRepositoryManager {
     if (versions.length === 0) {
       throw new HerdError('INVALID_ARG', `at least one version must be available under the version policy of model '${location.name}'`);
     }
-    if (!factory) return this.loadEnsemble(location, config, versions, overrideJson !== undefined);
-    const labels = readModelLabels(config, location.path);
+    if (!factory) return this.loadEnsemble(location, config, versions, overrideJson !== undefined, allowOutside);
+    const labels = readModelLabels(config, location.path, allowOutside);
     const loaded = new Map<number, LoadedModel>();
     try {
       for (const version of versions) {
@@ -348,7 +362,7 @@ export class ModelRepositoryManager {
   }
 
   /** Loads the step models first (Triton's dependency graph), checks the steps against them, then one scheduler per version. */
-  private async loadEnsemble(location: ModelLocation, config: ModelConfig, versions: number[], overridden: boolean): Promise<Map<number, LoadedModel>> {
+  private async loadEnsemble(location: ModelLocation, config: ModelConfig, versions: number[], overridden: boolean, allowFilesOutside: boolean): Promise<Map<number, LoadedModel>> {
     const name = config.name;
     const runStep = this.options.runEnsembleStep;
     if (!runStep) throw new HerdError('UNSUPPORTED', `ensemble '${name}' cannot be loaded: this server has no inference path for its steps`);
@@ -380,6 +394,7 @@ export class ModelRepositoryManager {
       versions,
       stepConfigs,
       overridden,
+      allowFilesOutside,
       runStep,
       ...(this.options.streamEnsembleStep ? { streamStep: this.options.streamEnsembleStep } : {}),
     });

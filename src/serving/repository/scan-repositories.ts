@@ -1,7 +1,7 @@
 // Finds the models in one or more Triton model repositories: every sub-folder of a repository is a
 // model. A name found in two repositories is reported with both paths instead of picking one.
 import { readdirSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { HerdError } from '../../core/errors.ts';
 
 export interface ModelLocation {
@@ -18,9 +18,10 @@ export interface RepositoryScan {
 }
 
 export function scanRepositories(repositories: readonly string[]): RepositoryScan {
-  const seen = new Map<string, string[]>();
+  // Model name -> the repositories (index in `repositories`) holding it.
+  const seen = new Map<string, number[]>();
   const errors: string[] = [];
-  for (const repo of repositories) {
+  for (const [index, repo] of repositories.entries()) {
     const root = resolve(repo);
     let names: string[];
     try {
@@ -29,13 +30,16 @@ export function scanRepositories(repositories: readonly string[]): RepositorySca
       errors.push(`failed to read model repository '${root}': ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
       continue;
     }
-    for (const name of names) seen.set(name, [...(seen.get(name) ?? []), join(root, name)]);
+    for (const name of names) seen.set(name, [...(seen.get(name) ?? []), index]);
   }
   const models = new Map<string, ModelLocation>();
   const problems = new Map<string, string>();
-  for (const [name, paths] of [...seen].sort(([a], [b]) => a.localeCompare(b))) {
-    if (paths.length > 1) problems.set(name, `model '${name}' exists in multiple model repositories: ${paths.join(', ')}`);
-    models.set(name, { name, path: paths[0] as string });
+  for (const [name, indexes] of [...seen].sort(([a], [b]) => a.localeCompare(b))) {
+    // Named by their place in the list: the message reaches clients, who need not know server paths.
+    if (indexes.length > 1) {
+      problems.set(name, `model '${name}' exists in multiple model repositories: ${indexes.map((i) => `#${i + 1} (${basename(resolve(repositories[i] as string))})`).join(', ')}`);
+    }
+    models.set(name, { name, path: join(resolve(repositories[indexes[0] as number] as string), name) });
   }
   return { models, problems, errors };
 }

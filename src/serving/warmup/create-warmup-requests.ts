@@ -69,7 +69,8 @@ function createData(warmup: ModelWarmup, name: string, input: ModelWarmupInput, 
     try {
       bytes = readFileSync(file);
     } catch (err) {
-      throw invalidArg(`warmup sample '${warmup.name}' input '${name}': cannot read ${file}: ${(err as Error).message}`);
+      // The code, not the message: Node's message repeats the path.
+      throw invalidArg(`warmup sample '${warmup.name}' input '${name}': cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
     }
     if (size === undefined) return parseLengthPrefixedStrings(bytes, count, warmup.name, name);
     if (bytes.length < count * size) {

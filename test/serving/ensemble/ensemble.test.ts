@@ -119,7 +119,7 @@ test('load-time validation: a datatype mismatch, with the line and column of the
   const reason = await loadReason(models, 'diamond');
   assert.match(
     reason,
-    /\/diamond\/config\.pbtxt:10:87: in ensemble diamond, ensemble tensor plus_one: inconsistent data type: TYPE_INT32 is inferred from model add_one while TYPE_FP32 is inferred from model sum$/,
+    /^diamond\/config\.pbtxt:10:87: in ensemble diamond, ensemble tensor plus_one: inconsistent data type: TYPE_INT32 is inferred from model add_one while TYPE_FP32 is inferred from model sum$/,
   );
 });
 

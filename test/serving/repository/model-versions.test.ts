@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { listVersionFolders, selectVersions } from '../../../src/serving/repository/model-versions.ts';
 import { scanRepositories } from '../../../src/serving/repository/scan-repositories.ts';
 
@@ -23,7 +23,7 @@ test('version_policy latest / all / specific', () => {
   assert.deepEqual(selectVersions({ specific: { versions: [2, 3, 7] } }, available), [2, 7]);
 });
 
-test('a model name in two repositories is a problem naming both paths', () => {
+test('a model name in two repositories is a problem naming both repositories by place, not by absolute path', () => {
   const a = mkdtempSync(join(tmpdir(), 'herd-repo-a-'));
   const b = mkdtempSync(join(tmpdir(), 'herd-repo-b-'));
   mkdirSync(join(a, 'm'));
@@ -31,6 +31,7 @@ test('a model name in two repositories is a problem naming both paths', () => {
   mkdirSync(join(b, 'other'));
   const scan = scanRepositories([a, b, '/nonexistent-repo']);
   assert.deepEqual([...scan.models.keys()], ['m', 'other']);
-  assert.match(scan.problems.get('m') ?? '', new RegExp(`multiple model repositories: ${join(a, 'm')}, ${join(b, 'm')}`));
+  assert.equal(scan.problems.get('m'), `model 'm' exists in multiple model repositories: #1 (${basename(a)}), #2 (${basename(b)})`);
+  assert.equal(scan.models.get('m')?.path, join(a, 'm'));
   assert.match(scan.errors[0] ?? '', /failed to read model repository '\/nonexistent-repo': ENOENT/);
 });

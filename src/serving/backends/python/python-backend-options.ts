@@ -1,7 +1,7 @@
 // The python backend's settings from Triton's `--backend-config=python,<key>=<value>` (or herd.yaml's
 // serving.backend_config.python), and the interpreter one model uses (its EXECUTION_ENV_PATH parameter).
 import { existsSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { HerdError } from '../../../core/errors.ts';
 import type { ModelConfig } from '../../model-config/model-config.ts';
 
@@ -65,20 +65,26 @@ function parsePositive(key: string, value: string): number {
 export function resolvePythonExecutable(config: ModelConfig, modelPath: string, settings: PythonBackendSettings): string {
   const raw = config.parameters['EXECUTION_ENV_PATH']?.string_value;
   if (!raw) return settings.executable;
-  const path = raw.replaceAll('$$TRITON_MODEL_DIRECTORY', modelPath);
+  const path = expandExecutionEnvPath(raw, modelPath);
+  // Messages quote the config's value: the expanded path would show where the repository lives.
   if (/\.(tar\.gz|tgz)$/.test(path)) {
     throw new HerdError(
       'UNSUPPORTED',
-      `model '${config.name}': EXECUTION_ENV_PATH ${path} is a packed environment; unpack it (tar -xzf) and point EXECUTION_ENV_PATH at the folder`,
+      `model '${config.name}': EXECUTION_ENV_PATH '${raw}' is a packed environment; unpack it (tar -xzf) and point EXECUTION_ENV_PATH at the folder`,
     );
   }
-  if (!existsSync(path)) throw new HerdError('INVALID_ARG', `model '${config.name}': EXECUTION_ENV_PATH ${path} does not exist`);
+  if (!existsSync(path)) throw new HerdError('INVALID_ARG', `model '${config.name}': EXECUTION_ENV_PATH '${raw}' does not exist`);
   if (statSync(path).isDirectory()) {
     for (const name of ['bin/python3', 'bin/python']) {
       const candidate = join(path, name);
       if (existsSync(candidate)) return candidate;
     }
-    throw new HerdError('INVALID_ARG', `model '${config.name}': EXECUTION_ENV_PATH ${path} has no bin/python3`);
+    throw new HerdError('INVALID_ARG', `model '${config.name}': EXECUTION_ENV_PATH '${raw}' has no bin/python3`);
   }
   return path;
+}
+
+/** EXECUTION_ENV_PATH as a path: `$$TRITON_MODEL_DIRECTORY` is the model's folder, and a relative path starts there too. */
+export function expandExecutionEnvPath(value: string, modelPath: string): string {
+  return resolve(modelPath, value.replaceAll('$$TRITON_MODEL_DIRECTORY', modelPath));
 }

@@ -8,6 +8,7 @@ import { convertModelConfigToJson } from '../../model-config/convert-model-confi
 import type { ModelConfig } from '../../model-config/model-config.ts';
 import { parseJsonModelConfig } from '../../model-config/parse-model-config.ts';
 import type { BackendFactory, BackendLoadContext } from '../backend.ts';
+import { createChildProcessEnv, readChildEnvNames } from '../child-process-env.ts';
 import type { BlsInference } from './python-bls-bridge.ts';
 import { DEFAULT_PYTHON_SETTINGS, resolvePythonExecutable, type PythonBackendSettings } from './python-backend-options.ts';
 import { startPythonInstance } from './python-model-instance.ts';
@@ -18,14 +19,19 @@ export interface PythonBackendOptions {
   log?: (line: string) => void;
   /** Runs BLS calls; resolved when a call arrives, so app.ts can plug in a service built after the backends. */
   inference?: () => BlsInference | undefined;
+  /** Where the stub's allow-listed variables come from (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Variables that hold Herd's secrets (configured key and password variables): a model may not name them. */
+  protectedEnvNames?: readonly string[];
 }
 
 export function createPythonBackend(options: PythonBackendOptions = {}): BackendFactory {
   const settings = options.settings ?? DEFAULT_PYTHON_SETTINGS;
   const log = options.log ?? (() => undefined);
+  const childEnv = (config: ModelConfig) => createChildProcessEnv(options.env ?? process.env, readChildEnvNames(config, { protectedNames: options.protectedEnvNames ?? [] }));
   return {
     name: 'python',
-    autoCompleteConfig: (config, modelPath, versionPath) => autoCompletePythonConfig(config, modelPath, versionPath, settings, log),
+    autoCompleteConfig: (config, modelPath, versionPath) => autoCompletePythonConfig(config, modelPath, versionPath, settings, log, childEnv(config)),
     async load(context: BackendLoadContext) {
       const { config } = context;
       const modelFile = findModelFile(config, context.versionPath, context.version);
@@ -33,6 +39,7 @@ export function createPythonBackend(options: PythonBackendOptions = {}): Backend
       return startPythonInstance({
         executable: resolvePythonExecutable(config, context.modelPath, settings),
         modelFile,
+        env: childEnv(config),
         label,
         args: {
           model_config: JSON.stringify(convertModelConfigToJson(config)),
@@ -72,6 +79,7 @@ async function autoCompletePythonConfig(
   versionPath: string,
   settings: PythonBackendSettings,
   log: (line: string) => void,
+  env: Readonly<Record<string, string>>,
 ): Promise<ModelConfig> {
   const modelFile = findModelFile(config, versionPath, Number(versionPath.split('/').at(-1)));
   if (!readFileSync(modelFile, 'utf8').includes('auto_complete_config')) return config;
@@ -79,6 +87,7 @@ async function autoCompletePythonConfig(
   const stub = new PythonStubProcess({
     executable: resolvePythonExecutable(config, modelPath, settings),
     modelFile,
+    env,
     label,
     log,
     onFrame: (frame) => {

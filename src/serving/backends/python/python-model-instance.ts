@@ -12,6 +12,8 @@ import type { StubFrame } from './stub-wire.ts';
 export interface PythonInstanceOptions {
   executable: string;
   modelFile: string;
+  /** The stub's whole environment (createChildProcessEnv): never Herd's own. */
+  env: Readonly<Record<string, string>>;
   /** `<model>/<version>/<instance>` for log lines and errors. */
   label: string;
   /** Triton's initialize(args) dict. */
@@ -233,6 +235,7 @@ export class PythonModelInstance implements Backend {
     const stub: PythonStubProcess = new PythonStubProcess({
       executable: this.options.executable,
       modelFile: this.options.modelFile,
+      env: this.options.env,
       label,
       log,
       onFrame: (frame) => this.onFrame(stub, frame),

@@ -16,6 +16,8 @@ export const STUB_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'stub',
 export interface StubProcessOptions {
   executable: string;
   modelFile: string;
+  /** The allow-listed environment (createChildProcessEnv); Herd's own holds secrets the model must not see. */
+  env: Readonly<Record<string, string>>;
   /** Names the instance in log lines and errors, e.g. `simple_identity_0` (model/version/instance). */
   label: string;
   log: (line: string) => void;
@@ -46,7 +48,7 @@ export class PythonStubProcess {
       stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
       // Unbuffered so a model's print() reaches the log when it happens; no __pycache__ in the
       // model folder, whose fingerprint poll mode watches.
-      env: { ...process.env, PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' },
+      env: { ...options.env, PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' },
     });
     this.toStub = this.child.stdio[3] as Writable;
     const fromStub = this.child.stdio[4] as Readable;
