@@ -70,7 +70,7 @@ test('three unread 32 MB streams: the upstream is paused, memory stays bounded, 
   const config = join(dir, 'herd.yaml');
   writeFileSync(
     config,
-    `server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0, stream_idle_reader_ms: 4000 }
+    `server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0, stream_idle_reader_ms: 8000 }
 billing: { ledger: "sqlite:./herd.db", flush_interval_ms: 100 }
 providers:
   fake: { type: openai, base_url: "${upstream.url}/v1", api_key_env: SLOW_UPSTREAM_KEY }
@@ -106,13 +106,20 @@ models:
     sockets.push(socket);
   }
 
-  // Wait until every slow stream has started and the upstream has stopped sending (two equal readings in a row).
+  // Wait until every slow stream has started and the upstream has sent nothing for 1.5 s (paused), or has sent
+  // everything (what a server without backpressure does: the assertions below then fail).
   let last = '';
-  for (let i = 0; i < 600; i++) {
+  let since = Date.now();
+  for (let i = 0; i < 1200; i++) {
     await sleep(100);
     const now = JSON.stringify(sent);
-    if (sent.length === CLIENTS + 1 && now === last) break;
-    last = now;
+    if (now !== last) {
+      last = now;
+      since = Date.now();
+    }
+    const slowSent = sent.slice(1);
+    if (slowSent.length === CLIENTS && slowSent.every((b) => b >= STREAM_BYTES)) break;
+    if (slowSent.length === CLIENTS && Date.now() - since >= 1500) break;
   }
   const during = rssMb(pid);
   const slow = sent.slice(1);
