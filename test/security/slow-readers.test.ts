@@ -123,11 +123,11 @@ models:
   }
   const during = rssMb(pid);
   const slow = sent.slice(1);
-  assert.equal(slow.length, CLIENTS, 'every slow client reached the upstream');
-  for (const bytes of slow) assert.ok(bytes < STREAM_BYTES, `the upstream was paused: it sent ${(bytes / 1048576).toFixed(1)} MB of ${STREAM_BYTES / 1048576} MB`);
   t.diagnostic(
     `RSS ${before.toFixed(1)} MB before, ${during.toFixed(1)} MB with ${CLIENTS} unread streams (+${(during - before).toFixed(1)} MB); upstream sent ${slow.map((b) => (b / 1048576).toFixed(2)).join(', ')} MB`,
   );
+  assert.equal(slow.length, CLIENTS, 'every slow client reached the upstream');
+  for (const bytes of slow) assert.ok(bytes < STREAM_BYTES, `the upstream was paused: it sent ${(bytes / 1048576).toFixed(1)} MB of ${STREAM_BYTES / 1048576} MB`);
   assert.ok(during - before <= RSS_BOUND_MB, `${CLIENTS} unread streams added ${(during - before).toFixed(1)} MB (bound ${RSS_BOUND_MB} MB)`);
 
   // The idle-reader timeout drops each client and cancels its upstream; the ledger gets a row for what was delivered.
