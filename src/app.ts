@@ -45,6 +45,7 @@ import { TraceSettings } from './serving/trace-settings.ts';
 import { ModelRepositoryManager, type LoadedModel } from './serving/repository/model-repository-manager.ts';
 import { createInferenceResponseCache } from './serving/response-cache/create-inference-response-cache.ts';
 import { RateLimiter } from './serving/scheduler/rate-limiter.ts';
+import { createSafeLog } from './core/escape-log-text.ts';
 
 export interface HerdServer {
   /** Base URL of the KServe HTTP endpoint, e.g. http://127.0.0.1:8000 */
@@ -114,7 +115,8 @@ function listSecretEnvNames(config: HerdConfig): string[] {
 }
 
 export async function startHerd(config: HerdConfig, options: StartOptions = {}): Promise<HerdServer> {
-  const log = options.log ?? (() => undefined);
+  // Every component logs through one sink that keeps each record on lines of its own (escape-log-text.ts).
+  const log = options.log ? createSafeLog(options.log) : () => undefined;
   const loadSeconds = new WeakMap<LoadedModel, number>();
   const responseCache = await createInferenceResponseCache({ config: config.serving.cache, env: options.env ?? process.env, log });
   // Python models call back into inference (BLS); the service exists once the repository does.
@@ -137,7 +139,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     // Ensemble steps take the same inference path as a client's request (called only once loading starts).
     runEnsembleStep: (call) => (inference as InferenceService).infer(call),
     streamEnsembleStep: (call, signal) => (inference as InferenceService).streamInfer(call, signal),
-    onWarning: (message) => options.log?.(`warning: ${message}`),
+    onWarning: (message) => log(`warning: ${message}`),
     allowFilesOutsideModelDir: config.serving.allow_files_outside_model_dir,
   });
   inference = new InferenceService(repository, responseCache);
@@ -179,6 +181,8 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       maxInputSize: config.server.http_max_input_size,
       streams: { idleReaderMs: config.server.stream_idle_reader_ms, maxBufferedBytes: config.server.stream_max_buffered_bytes },
       log,
+      trustedProxies: config.server.trusted_proxies,
+      limits: config.server.limits,
       ...(gateway
         ? {
             gateway: { gateway: gateway.flow, embeddings: gateway.embeddings, authenticator: gateway.auth.authenticator, ...ledgerHealthOf(gateway.ledger, config), log },
@@ -199,7 +203,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
         { host: config.server.grpc_address ?? config.server.host, port: config.server.grpc_port, keepalive: config.server.grpc_keepalive },
       );
     }
-    metrics = await startMetricsServer({ registry, host: config.server.host, port: config.server.metrics_port, log });
+    metrics = await startMetricsServer({ registry, host: config.server.host, port: config.server.metrics_port, log, limits: config.server.limits });
   } catch (err) {
     await grpc?.close();
     await http.close();

@@ -27,6 +27,11 @@ export function registerCheckCommand(program: Command, write: (text: string) => 
 export function formatCheckReport(file: string, config: HerdConfig, catalog: GatewayCatalog): string {
   const out: string[] = [`${file}: OK`, ''];
   out.push(`server: http ${config.server.host}:${config.server.http_port}, grpc :${config.server.grpc_port}, metrics :${config.server.metrics_port}`);
+  const limits = config.server.limits;
+  out.push(
+    `  limits: headers ${limits.headers_timeout_ms} ms, request ${limits.request_timeout_ms || 'no'} ms, keep-alive ${limits.keep_alive_timeout_ms} ms, connections ${limits.max_connections || 'unlimited'} (${limits.max_connections_per_address || 'unlimited'} per address)`,
+  );
+  out.push(`  trusted proxies: ${config.server.trusted_proxies.length > 0 ? config.server.trusted_proxies.join(', ') : 'none'}`);
   out.push(
     `serving: ${config.serving.model_repository.length > 0 ? config.serving.model_repository.join(', ') : '(no model repository)'}; control mode ${config.serving.model_control_mode}`,
   );

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { type HerdServer, startHerd } from '../app.ts';
 import type { HerdConfig } from '../config/herd-config-schema.ts';
+import { redactEnvValues } from '../config/interpolate-env.ts';
 import { defaultHerdConfig, loadHerdConfigFile } from '../config/load-herd-config.ts';
 import { HerdError } from '../core/errors.ts';
 import { formatModelTable } from './format-model-table.ts';
@@ -135,7 +136,7 @@ export function resolveServeConfig(flags: ServeFlags): HerdConfig {
 }
 
 async function runServer(config: HerdConfig): Promise<void> {
-  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const log = (line: string) => process.stderr.write(`${redactEnvValues(line)}\n`);
   const server = await startHerd(config, { log });
   process.stdout.write(`${formatModelTable(server.repository.summary())}\n`);
   for (const problem of server.repository.repositoryErrors) process.stdout.write(`warning: ${problem}\n`);

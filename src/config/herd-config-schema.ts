@@ -6,6 +6,7 @@ import { cacheConfigShape } from './cache-config-schema.ts';
 import { servingCacheSchema } from './serving-cache-config-schema.ts';
 import { checkLimitsConfig, limitsConfigShape } from './limits-config-schema.ts';
 import { checkGatewayConfig, gatewayConfigShape } from './gateway-config-schema.ts';
+import { serverLimitsSchema, trustedProxiesSchema } from './server-limits-config-schema.ts';
 
 const port = z.number().int().min(0).max(65535);
 
@@ -55,6 +56,8 @@ export const serverSchema = z.strictObject({
     .default(8 * 1024 * 1024)
     .describe('bytes one streamed answer may hold queued for its client (Herd and socket buffers) before the stream is dropped as above'),
   exit_timeout_secs: z.number().int().min(0).default(30).describe('seconds to wait for in-flight requests on SIGINT/SIGTERM (tritonserver --exit-timeout-secs)'),
+  trusted_proxies: trustedProxiesSchema,
+  limits: serverLimitsSchema,
 });
 
 export const servingSchema = z.strictObject({
@@ -90,7 +93,7 @@ export const servingSchema = z.strictObject({
 
 export const herdConfigSchema = z
   .strictObject({
-    server: serverSchema.default(serverSchema.parse({})).describe('Listening addresses, request size and shutdown.'),
+    server: serverSchema.default(serverSchema.parse({})).describe('Listening addresses, request size, shutdown, proxies and connection limits.'),
     serving: servingSchema.default(servingSchema.parse({})).describe('The Triton-compatible side: where models come from and how they are loaded.'),
     ...gatewayConfigShape,
     ...cacheConfigShape,

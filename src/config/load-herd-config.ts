@@ -5,7 +5,7 @@ import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type
 import type { ZodError } from 'zod';
 import { HerdError } from '../core/errors.ts';
 import { herdConfigSchema, type HerdConfig } from './herd-config-schema.ts';
-import { interpolateEnv } from './interpolate-env.ts';
+import { interpolateEnv, redactSubstitutions, type Substitutions } from './interpolate-env.ts';
 
 export interface LoadedConfig {
   config: HerdConfig;
@@ -35,9 +35,10 @@ export function parseHerdConfig(text: string, file: string, env: NodeJS.ProcessE
     const pos = lines.linePos(problem.pos[0]);
     throw new HerdError('INVALID_ARG', `${file}:${pos.line}:${pos.col}: ${problem.message.split('\n')[0]}`);
   }
-  const raw = interpolateTree(readYamlValue(doc, file) ?? {}, env, file, doc, lines, []);
+  const substituted: SubstitutionsByPath = new Map();
+  const raw = interpolateTree(readYamlValue(doc, file) ?? {}, env, file, doc, lines, [], substituted);
   const parsed = herdConfigSchema.safeParse(raw);
-  if (!parsed.success) throw new HerdError('INVALID_ARG', formatZodError(parsed.error, file, doc, lines));
+  if (!parsed.success) throw new HerdError('INVALID_ARG', formatZodError(parsed.error, file, doc, lines, substituted));
   return resolvePaths(parsed.data, dirname(resolve(file)));
 }
 
@@ -53,20 +54,54 @@ function readYamlValue(doc: Document, file: string): unknown {
   }
 }
 
-function interpolateTree(value: unknown, env: NodeJS.ProcessEnv, file: string, doc: Document, lines: LineCounter, path: (string | number)[]): unknown {
-  if (typeof value === 'string') return interpolateEnv(value, env, locate(file, doc, lines, path));
-  if (Array.isArray(value)) return value.map((v, i) => interpolateTree(v, env, file, doc, lines, [...path, i]));
+/** Where environment values went: the formatted path of each field → what was substituted into it. */
+type SubstitutionsByPath = Map<string, Substitutions>;
+
+function interpolateTree(
+  value: unknown,
+  env: NodeJS.ProcessEnv,
+  file: string,
+  doc: Document,
+  lines: LineCounter,
+  path: (string | number)[],
+  substituted: SubstitutionsByPath,
+): unknown {
+  if (typeof value === 'string') {
+    if (!value.includes('${')) return value;
+    const here: Substitutions = new Map();
+    const out = interpolateEnv(value, env, locate(file, doc, lines, path), here);
+    if (here.size > 0) substituted.set(formatPath(path), here);
+    return out;
+  }
+  if (Array.isArray(value)) return value.map((v, i) => interpolateTree(v, env, file, doc, lines, [...path, i], substituted));
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolateTree(v, env, file, doc, lines, [...path, k])]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolateTree(v, env, file, doc, lines, [...path, k], substituted)]));
   }
   return value;
 }
 
-function formatZodError(error: ZodError, file: string, doc: Document, lines: LineCounter): string {
+/**
+ * Schema errors name the field and the variable, never an environment value: a value is redacted in every
+ * message, and even a short one in the messages about the field it was written into (or a field inside it).
+ */
+function formatZodError(error: ZodError, file: string, doc: Document, lines: LineCounter, substituted: SubstitutionsByPath): string {
+  const all: Substitutions = new Map();
+  for (const here of substituted.values()) for (const [value, name] of here) all.set(value, name);
   return error.issues
     .map((issue) => {
       const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
-      return `${locate(file, doc, lines, path)}: ${issue.message}`;
+      const field = formatPath(path);
+      let message = redactSubstitutions(issue.message, all);
+      const names = new Set<string>();
+      for (const [where, here] of substituted) {
+        if (where !== field && !where.startsWith(`${field}.`) && !where.startsWith(`${field}[`)) continue;
+        message = redactSubstitutions(message, here, true);
+        for (const name of here.values()) names.add(name);
+      }
+      if (names.size > 0 && ![...names].every((name) => message.includes(`$${name}`))) {
+        message += ` (the value comes from ${[...names].map((name) => `$${name}`).join(', ')})`;
+      }
+      return `${locate(file, doc, lines, path)}: ${message}`;
     })
     .join('\n');
 }

@@ -14,6 +14,7 @@ import type { ModelInferRequestMessage } from './grpc-messages.ts';
 import { convertErrorToServiceError } from './map-grpc-status.ts';
 import type { GrpcServiceDeps } from './grpc-service-deps.ts';
 import { createStreamInferHandler } from './stream-infer-handler.ts';
+import { formatErrorForLog } from '../core/escape-log-text.ts';
 
 type Message = Record<string, unknown>;
 type Handler = (request: Message) => unknown;
@@ -116,7 +117,7 @@ export function createHealthService(isReady: () => boolean): UntypedServiceImple
 
 function fail(callback: sendUnaryData<unknown>, err: unknown, log: ((line: string) => void) | undefined): void {
   const error = convertErrorToServiceError(err);
-  if (!(err instanceof HerdError)) log?.(`internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  if (!(err instanceof HerdError)) log?.(`internal error: ${formatErrorForLog(err)}`);
   callback(error, null);
 }
 

@@ -8,6 +8,7 @@ import { convertGrpcInferRequest, resolveGrpcModel } from './convert-grpc-infer-
 import { convertGrpcInferResponse } from './convert-grpc-infer-response.ts';
 import type { ModelInferRequestMessage, ModelInferResponseMessage, ModelStreamInferResponseMessage } from './grpc-messages.ts';
 import type { GrpcServiceDeps } from './grpc-service-deps.ts';
+import { formatErrorForLog } from '../core/escape-log-text.ts';
 
 export type Write = (response: ModelStreamInferResponseMessage) => void;
 export type Fail = (error: HerdError, request: ModelInferRequestMessage, final: boolean) => void;
@@ -77,7 +78,7 @@ export async function runStreamRequest(
 }
 
 function asHerdError(err: unknown, log: ((line: string) => void) | undefined): HerdError {
-  if (!(err instanceof HerdError)) log?.(`internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  if (!(err instanceof HerdError)) log?.(`internal error: ${formatErrorForLog(err)}`);
   return toHerdError(err);
 }
 

@@ -6,6 +6,8 @@ import type { Ledger } from '../gateway/billing/ledger.ts';
 import { buildUsageReport, convertUsageReportToJson, parseSince, parseUsageGroup } from '../gateway/billing/usage-report.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';
+import { clientAddressOf } from './resolve-client-address.ts';
+import { formatErrorForLog } from '../core/escape-log-text.ts';
 
 export interface AdminDeps {
   authenticator: Authenticator;
@@ -28,7 +30,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps, allow
   void app.register(async (scope) => {
     scope.setErrorHandler((error: Error, _request, reply) => {
       const herd = toHerdError(error);
-      if (herd.code === 'INTERNAL') deps.log?.(`admin error: ${error.stack ?? error.message}`);
+      if (herd.code === 'INTERNAL') deps.log?.(`admin error: ${formatErrorForLog(error)}`);
       sendError(reply, herd);
     });
 
@@ -50,7 +52,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps, allow
 }
 
 function requireAdmin(deps: AdminDeps, req: FastifyRequest): void {
-  const result = deps.authenticator.authenticate(req.headers.authorization, req.socket.remoteAddress);
+  const result = deps.authenticator.authenticate(req.headers.authorization, clientAddressOf(req.raw));
   if (result instanceof HerdError) throw result;
   if (result.key.role !== 'admin') {
     throw new HerdError(

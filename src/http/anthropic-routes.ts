@@ -6,6 +6,7 @@ import { convertModelsToMessagesList } from '../gateway/ingress/anthropic-messag
 import { resolveAnthropicAuthorization } from './dialect-edge.ts';
 import { mapErrorToAnthropic } from './map-anthropic-error.ts';
 import type { OpenAIDeps } from './openai-deps.ts';
+import { clientAddressOf } from './resolve-client-address.ts';
 
 /** A request from an Anthropic client (its SDKs always send anthropic-version; Claude Code sends x-api-key). */
 export function isAnthropicClient(headers: FastifyRequest['headers']): boolean {
@@ -14,7 +15,7 @@ export function isAnthropicClient(headers: FastifyRequest['headers']): boolean {
 
 /** GET /v1/models for an Anthropic client: the same models the key may use, in Anthropic's list shape. */
 export async function sendAnthropicModelList(deps: OpenAIDeps, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const auth = deps.authenticator.authenticate(resolveAnthropicAuthorization(req.headers), req.socket.remoteAddress);
+  const auth = deps.authenticator.authenticate(resolveAnthropicAuthorization(req.headers), clientAddressOf(req.raw));
   if (auth instanceof HerdError) return sendAnthropicError(reply, auth);
   const models = await deps.gateway.listModels((model) => !deps.authenticator.authorizeModel(auth.key, model));
   return reply

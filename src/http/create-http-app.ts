@@ -3,7 +3,7 @@
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { createServer } from 'node:http';
+import { type ServerLimits, serverLimitsSchema } from '../config/server-limits-config-schema.ts';
 import { HerdError } from '../core/errors.ts';
 import { COMPRESS_MIN_BYTES, compressBody, parseAcceptEncoding } from './accept-encoding.ts';
 import { decodeContentEncoding } from './decode-request-body.ts';
@@ -21,6 +21,8 @@ import { registerOpenAIRoutes } from './openai-routes.ts';
 import { registerSharedMemoryRoutes } from './shared-memory-routes.ts';
 import type { StreamLimits } from './sse-writer.ts';
 import { registerTraceAndLoggingRoutes } from './trace-and-logging-routes.ts';
+import { createLimitedServer } from './create-limited-server.ts';
+import { ClientAddressResolver, useClientAddressResolver } from './resolve-client-address.ts';
 
 export interface HttpAppOptions {
   maxInputSize: number;
@@ -31,6 +33,10 @@ export interface HttpAppOptions {
   /** Slow readers of streamed answers (server.stream_idle_reader_ms, server.stream_max_buffered_bytes). */
   streams?: StreamLimits;
   log?: (line: string) => void;
+  /** server.trusted_proxies: peers whose forwarding headers name the client. */
+  trustedProxies?: readonly string[];
+  /** server.limits: deadlines and connection caps (the schema's defaults when absent). */
+  limits?: ServerLimits;
 }
 
 export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): FastifyInstance {
@@ -42,6 +48,7 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   const gateway = options.gateway;
   const exchanges = gateway ? createGatewayExchanges(gateway, isClosing, options.streams) : undefined;
   const fastGateway = exchanges ? createFastGatewayHandler(exchanges, { maxInputSize: options.maxInputSize, isClosing }) : () => false;
+  const clients = new ClientAddressResolver(options.trustedProxies);
   const app = Fastify({
     logger: false,
     bodyLimit: options.maxInputSize,
@@ -49,9 +56,13 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
     forceCloseConnections: 'idle',
     clientErrorHandler: handleClientError,
     serverFactory: (handler) =>
-      createServer((req, res) => {
-        if (!fastInfer(req, res) && !fastGateway(req, res) && !fastGenerate(req, res)) handler(req, res);
-      }),
+      createLimitedServer(
+        options.limits ?? serverLimitsSchema.parse(undefined),
+        (req, res) => {
+          if (!fastInfer(req, res) && !fastGateway(req, res) && !fastGenerate(req, res)) handler(req, res);
+        },
+        (socket) => useClientAddressResolver(socket, clients),
+      ),
   });
   const routes: { pattern: RegExp; methods: string[] }[] = [];
   const allow = (url: string, methods: string[]) => {

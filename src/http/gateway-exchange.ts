@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type AbortLink, LightAbortController } from '../core/abort-link.ts';
 import { HerdError, toHerdError } from '../core/errors.ts';
+import { formatErrorForLog } from '../core/escape-log-text.ts';
 import type { ChatGateway } from '../gateway/flow/chat-gateway.ts';
 import type { EmbeddingsGateway } from '../gateway/flow/embeddings-gateway.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
@@ -15,6 +16,7 @@ import { readUpstreamBytes } from '../gateway/protocol/upstream-bytes.ts';
 import type { DialectEdge } from './dialect-edge.ts';
 import { herdErrorHeaders, herdHeaders, type OutHeaders } from './herd-headers.ts';
 import { parseJsonBody } from './parse-json-body.ts';
+import { clientAddressOf } from './resolve-client-address.ts';
 import type { StreamLimits } from './sse-writer.ts';
 import { type GatewayStreamAnswer, writeGatewayStream } from './write-gateway-stream.ts';
 import { writeJsonAnswer } from './write-json-answer.ts';
@@ -66,7 +68,7 @@ export async function runGatewayExchange<F>(
     return abortOnClientClose(res);
   };
   try {
-    const auth = deps.authenticator.authenticate(operation.edge.authorization(req.headers), req.socket.remoteAddress);
+    const auth = deps.authenticator.authenticate(operation.edge.authorization(req.headers), clientAddressOf(req));
     if (auth instanceof HerdError) throw auth;
     const answer = await operation.run(deps, { req, key: auth.key, body: parseJsonBody(body), started, handOver });
     if (answer.kind === 'json') await writeJsonAnswer(req, res, deps.isClosing(), 200, answer.headers, answer.text);
@@ -74,7 +76,7 @@ export async function runGatewayExchange<F>(
   } catch (err) {
     const error = toHerdError(err);
     if (!handedOver) operation.refused(deps, error);
-    if (error.code === 'INTERNAL') deps.log?.(`gateway error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    if (error.code === 'INTERNAL') deps.log?.(`gateway error: ${formatErrorForLog(err)}`);
     if (res.headersSent) {
       if (!res.writableEnded) res.end();
       return;

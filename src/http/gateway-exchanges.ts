@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { HerdError, toHerdError } from '../core/errors.ts';
+import { formatErrorForLog } from '../core/escape-log-text.ts';
 import { decodeMessagesRequest } from '../gateway/ingress/anthropic-messages/decode-messages-request.ts';
 import { messagesCodec, readAnthropicHeaders, type MessagesFailure } from '../gateway/ingress/anthropic-messages/messages-codec.ts';
 import { chatCodec } from '../gateway/ingress/openai-chat/chat-codec.ts';
@@ -63,7 +64,7 @@ export function createGatewayExchanges(deps: OpenAIDeps, isClosing: () => boolea
     exchange: (req, res, body, started) => runGatewayExchange(exchangeDeps, operation, req, res, body, started),
     refuse(error) {
       operation.refused(exchangeDeps, error);
-      if (error.code === 'INTERNAL') deps.log?.(`gateway error: ${error.stack ?? error.message}`);
+      if (error.code === 'INTERNAL') deps.log?.(`gateway error: ${formatErrorForLog(error)}`);
       const answer = operation.edge.mapError(error);
       return { status: answer.status, headers: answer.headers, text: JSON.stringify(answer.body) };
     },

@@ -3,6 +3,7 @@
 // UNAVAILABLE 503, UNSUPPORTED 501, ALREADY_EXISTS 400, INTERNAL 500). Every KServe-shaped error answer, on :8000 and
 // :8002, is built here, and here alone decides which ones are logged.
 import { type ErrorCode, toHerdError } from '../core/errors.ts';
+import { escapeLogText, formatErrorForLog } from '../core/escape-log-text.ts';
 
 const STATUS: Readonly<Record<ErrorCode, number>> = {
   INVALID_ARG: 400,
@@ -35,7 +36,8 @@ export interface KserveErrorAnswer {
 export function createKserveErrorAnswer(status: number, message: string, cause?: unknown): KserveErrorAnswer {
   // 501 and 503 are expected refusals (not implemented, overloaded, unloading): the client is told, the log stays quiet.
   const logged = status >= 500 && status !== 501 && status !== 503;
-  const detail = cause instanceof Error ? (cause.stack ?? cause.message) : message;
+  // Herd's own faults keep their stack; the message (which may quote client text) is escaped either way.
+  const detail = cause instanceof Error ? formatErrorForLog(cause) : escapeLogText(message);
   return { status, body: JSON.stringify({ error: message }), logLine: logged ? `internal error: ${detail}` : undefined };
 }
 

@@ -1,11 +1,13 @@
 // The metrics endpoint on its own port (Triton's :8002): GET /metrics in Prometheus text format from
 // the shared registry; other paths 404 and other methods 405, in Herd's `{"error"}` shape.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { renderMetrics } from '../metrics/create-metrics-registry.ts';
 import { createKserveErrorAnswer } from './map-kserve-error.ts';
 import { COMPRESS_MIN_BYTES, compressBody, parseAcceptEncoding } from './accept-encoding.ts';
+import { type ServerLimits, serverLimitsSchema } from '../config/server-limits-config-schema.ts';
+import { createLimitedServer } from './create-limited-server.ts';
 
 const ALLOWED_METHODS = 'GET, HEAD';
 
@@ -15,6 +17,8 @@ export interface MetricsServerOptions {
   /** 0 picks a free port. */
   port: number;
   log?: (line: string) => void;
+  /** server.limits, shared with the HTTP port (the schema's defaults when absent). */
+  limits?: ServerLimits;
 }
 
 export interface MetricsServer {
@@ -26,7 +30,7 @@ export interface MetricsServer {
 
 export async function startMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
   let closing = false;
-  const server = createServer((request, response) => {
+  const server = createLimitedServer(options.limits ?? serverLimitsSchema.parse(undefined), (request, response) => {
     // A scrape has no body; read whatever came so the connection can be reused.
     request.resume();
     if (closing) response.setHeader('Connection', 'close');

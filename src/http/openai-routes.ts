@@ -2,18 +2,20 @@
 // OpenAI's shape. Every POST route is in the exchanges' table (gateway-exchanges.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HerdError } from '../core/errors.ts';
+import { formatErrorForLog } from '../core/escape-log-text.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
 import type { KeyInfo } from '../gateway/keys/key-store.ts';
 import { isAnthropicClient, sendAnthropicModelList } from './anthropic-routes.ts';
 import { fastifyErrorToHerd } from './gateway-exchanges.ts';
 import { mapErrorToOpenAI } from './map-openai-error.ts';
 import type { OpenAIDeps } from './openai-deps.ts';
+import { clientAddressOf } from './resolve-client-address.ts';
 
 export function registerOpenAIRoutes(app: FastifyInstance, deps: OpenAIDeps, allow: (url: string, methods: string[]) => void): void {
   void app.register(async (scope) => {
     scope.setErrorHandler((error: Error, _request, reply) => {
       const herd = fastifyErrorToHerd(error);
-      if (herd.code === 'INTERNAL') deps.log?.(`gateway error: ${error.stack ?? error.message}`);
+      if (herd.code === 'INTERNAL') deps.log?.(`gateway error: ${formatErrorForLog(error)}`);
       sendError(reply, herd);
     });
 
@@ -43,7 +45,7 @@ export function registerOpenAIRoutes(app: FastifyInstance, deps: OpenAIDeps, all
 }
 
 function authenticate(authenticator: Authenticator, req: FastifyRequest): KeyInfo {
-  const result = authenticator.authenticate(req.headers.authorization, req.socket.remoteAddress);
+  const result = authenticator.authenticate(req.headers.authorization, clientAddressOf(req.raw));
   if (result instanceof HerdError) throw result;
   return result.key;
 }

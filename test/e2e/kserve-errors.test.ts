@@ -426,8 +426,9 @@ test('a config.pbtxt with a syntax error: UNAVAILABLE in the index with file:lin
   const index = (await postJson(`${url}/v2/repository/index`, {})).json() as { name: string; state?: string; reason?: string }[];
   const broken = index.find((e) => e.name === 'broken_config');
   assert.equal(broken?.state, 'UNAVAILABLE');
-  const where = join(tempRepository, 'broken_config', 'config.pbtxt');
-  assert.ok(broken?.reason?.includes(`${where}:4:`), broken?.reason);
+  // Repository-relative, never the absolute path (docs/security.md: errors show repository-relative paths).
+  assert.ok(broken?.reason?.includes('broken_config/config.pbtxt:4:'), broken?.reason);
+  assert.ok(!broken?.reason?.includes(tempRepository), broken?.reason);
   assert.match(broken?.reason ?? '', /config\.pbtxt:4:\d+: /);
   assert.equal(index.find((e) => e.name === 'echo_int32')?.state, 'READY');
 

@@ -1,12 +1,13 @@
-// The Anthropic provider against a local server speaking the Messages API wire format: responses,
-// the full streaming event sequence (shapes as recorded from the live API), and faults.
+// The Anthropic provider against a local server replaying recorded Messages API bodies
+// (test/fixtures/anthropic/): responses, the full streaming event sequence, error bodies and faults.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChatChunk, ChatRequest } from '../../src/gateway/protocol/chat-types.ts';
 import { createAnthropicProvider } from '../../src/gateway/providers/anthropic/anthropic-provider.ts';
 import type { Provider, ProviderStreamEvent } from '../../src/gateway/providers/provider.ts';
 import { UpstreamError } from '../../src/gateway/protocol/upstream-error.ts';
-import { collect, sendJson, sendSse, startMockUpstream, type MockUpstream, type SseFrame } from './helpers/mock-upstream.ts';
+import { collect, encodeSse, startMockUpstream, type MockUpstream } from './helpers/mock-upstream.ts';
+import { offsetAfterEvents, readFixture, readFixtureJson, readFixtureSseData, replayFixture, serveFixture } from './helpers/replay-fixture.ts';
 
 const KEY = 'sk-ant-api03-test-key';
 const request: ChatRequest = {
@@ -18,52 +19,8 @@ const request: ChatRequest = {
   tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
 };
 
-const message = {
-  id: 'msg_01XFDUDYJgAACzvnptvVoYEL',
-  type: 'message',
-  role: 'assistant',
-  model: 'claude-sonnet-4-5-20250929',
-  content: [
-    { type: 'text', text: "I'll check the weather." },
-    { type: 'tool_use', id: 'toolu_01A09q90qw90lq917835lq9', name: 'get_weather', input: { city: 'Paris' } },
-  ],
-  stop_reason: 'tool_use',
-  stop_sequence: null,
-  usage: { input_tokens: 50, cache_creation_input_tokens: 20, cache_read_input_tokens: 100, output_tokens: 30, service_tier: 'standard' },
-};
-
-/** Anthropic frames carry both the SSE event name and the same `type` in the data. */
-const frame = (data: { type: string } & Record<string, unknown>): SseFrame => ({ event: data.type, data });
-
-const toolStream: SseFrame[] = [
-  frame({
-    type: 'message_start',
-    message: {
-      id: 'msg_014p7gG3wDgGV9EUtLvnow3U',
-      type: 'message',
-      role: 'assistant',
-      model: 'claude-sonnet-4-5-20250929',
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: { input_tokens: 472, cache_creation_input_tokens: 0, cache_read_input_tokens: 128, output_tokens: 2 },
-    },
-  }),
-  frame({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
-  frame({ type: 'ping' }),
-  frame({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Let me ' } }),
-  frame({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'check.' } }),
-  frame({ type: 'content_block_stop', index: 0 }),
-  frame({ type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', name: 'get_weather', input: {} } }),
-  frame({ type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '' } }),
-  frame({ type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"city": "Pa' } }),
-  frame({ type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: 'ris"}' } }),
-  frame({ type: 'content_block_stop', index: 1 }),
-  frame({ type: 'content_block_start', index: 2, content_block: { type: 'tool_use', id: 'toolu_02', name: 'now', input: {} } }),
-  frame({ type: 'content_block_stop', index: 2 }),
-  frame({ type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 89 } }),
-  frame({ type: 'message_stop' }),
-];
+const message = readFixtureJson('anthropic', 'message.json') as { usage: unknown };
+const toolStream = readFixture('anthropic', 'messages-tool-use.sse');
 
 describe('anthropic provider', () => {
   let upstream: MockUpstream;
@@ -71,7 +28,7 @@ describe('anthropic provider', () => {
   const signal = new AbortController().signal;
 
   before(async () => {
-    upstream = await startMockUpstream((_req, res) => sendJson(res, 200, message));
+    upstream = await startMockUpstream(serveFixture('anthropic', 'message.json'));
     provider = createAnthropicProvider({ name: 'anthropic', baseUrl: upstream.url, apiKey: KEY, timeoutMs: 2000 });
   });
   after(async () => {
@@ -80,7 +37,7 @@ describe('anthropic provider', () => {
   });
 
   it('posts to /v1/messages with x-api-key and anthropic-version, and converts the message', async () => {
-    upstream.setHandler((_req, res) => sendJson(res, 200, message));
+    upstream.setHandler(serveFixture('anthropic', 'message.json'));
     const result = await provider.chat({ request, upstreamModel: 'claude-sonnet-4-5' }, signal);
     const sent = upstream.requests.at(-1)!;
     assert.equal(sent.url, '/v1/messages');
@@ -117,7 +74,7 @@ describe('anthropic provider', () => {
   });
 
   it('translates the full streaming event sequence into OpenAI chunks with tool-call deltas', async () => {
-    upstream.setHandler((_req, res) => sendSse(res, toolStream));
+    upstream.setHandler(serveFixture('anthropic', 'messages-tool-use.sse'));
     const events = await collect(provider.stream({ request, upstreamModel: 'claude-sonnet-4-5' }, signal));
     assert.equal((upstream.requests.at(-1)!.body as { stream: boolean }).stream, true);
     const chunks = events.flatMap((e) => (e.type === 'chunk' ? [e.chunk] : []));
@@ -138,13 +95,13 @@ describe('anthropic provider', () => {
   });
 
   it('emits warnings first for settings Anthropic ignores', async () => {
-    upstream.setHandler((_req, res) => sendSse(res, toolStream));
+    upstream.setHandler(serveFixture('anthropic', 'messages-tool-use.sse'));
     const events = await collect(provider.stream({ request: { ...request, seed: 7 }, upstreamModel: 'claude-sonnet-4-5' }, signal));
     assert.deepEqual(events[0], { type: 'warnings', warnings: [{ param: 'seed', message: "Anthropic does not support 'seed'; it was not sent" }] });
   });
 
   it('turns an `error` event mid-stream into an UpstreamError after the chunks already sent', async () => {
-    upstream.setHandler((_req, res) => sendSse(res, [...toolStream.slice(0, 4), frame({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })]));
+    upstream.setHandler(serveFixture('anthropic', 'messages-error-mid-stream.sse'));
     const seen: ProviderStreamEvent[] = [];
     const err = await rejection(
       (async () => {
@@ -158,43 +115,39 @@ describe('anthropic provider', () => {
   });
 
   it('maps HTTP 529 overloaded, 429 with retry-after, and a too-long prompt', async () => {
-    upstream.setHandler((_req, res) => sendJson(res, 529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' }, request_id: 'req_1' }));
+    upstream.setHandler(serveFixture('anthropic', 'error-529-overloaded.json'));
     let err = await rejection(provider.chat({ request, upstreamModel: 'c' }, signal));
     assert.equal(err.code, 'UPSTREAM_UNAVAILABLE');
     assert.equal(err.status, 529);
 
-    upstream.setHandler((_req, res) =>
-      sendJson(
-        res,
-        429,
-        { type: 'error', error: { type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit' } },
-        { 'retry-after': '12' },
-      ),
-    );
+    upstream.setHandler(serveFixture('anthropic', 'error-429-rate-limit.json'));
     err = await rejection(provider.chat({ request, upstreamModel: 'c' }, signal));
     assert.equal(err.code, 'UPSTREAM_RATE_LIMITED');
     assert.equal(err.retryAfterSeconds, 12);
 
-    upstream.setHandler((_req, res) =>
-      sendJson(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 215000 tokens > 200000 maximum' } }),
-    );
+    upstream.setHandler(serveFixture('anthropic', 'error-400-prompt-too-long.json'));
     err = await rejection(provider.chat({ request, upstreamModel: 'c' }, signal));
     assert.equal(err.failure, 'context_length');
     assert.equal(err.transient, false);
   });
 
   it('fails a stream that ends before message_stop', async () => {
-    upstream.setHandler((_req, res) => sendSse(res, toolStream.slice(0, 5)));
+    upstream.setHandler(serveFixture('anthropic', 'messages-cut.sse'));
     const err = await rejection(collect(provider.stream({ request, upstreamModel: 'c' }, signal)));
     assert.equal(err.failure, 'interrupted');
     assert.match(err.message, /before message_stop/);
   });
 
   it('fails a connection reset mid-stream and malformed event data', async () => {
-    upstream.setHandler((_req, res) => sendSse(res, toolStream, { resetAfter: 3 }));
+    upstream.setHandler(serveFixture('anthropic', 'messages-tool-use.sse', { resetAfterBytes: offsetAfterEvents(toolStream, 3) }));
     let err = await rejection(collect(provider.stream({ request, upstreamModel: 'c' }, signal)));
     assert.equal(err.failure, 'interrupted');
-    upstream.setHandler((_req, res) => sendSse(res, [toolStream[0], { event: 'content_block_delta', data: '{"type": "content_block_delta", "index": 0, "delta": {' }]));
+    const start = readFixtureSseData('anthropic', 'messages-tool-use.sse')[0]!;
+    const broken = encodeSse([
+      { event: 'message_start', data: start },
+      { event: 'content_block_delta', data: '{"type": "content_block_delta", "index": 0, "delta": {' },
+    ]);
+    upstream.setHandler((_req, res) => replayFixture(res, { ...toolStream, body: Buffer.from(broken), text: broken }));
     err = await rejection(collect(provider.stream({ request, upstreamModel: 'c' }, signal)));
     assert.equal(err.failure, 'malformed');
   });

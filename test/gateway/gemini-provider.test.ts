@@ -1,52 +1,19 @@
-// The Gemini provider against a local server speaking generateContent / streamGenerateContent?alt=sse
-// (response shapes as recorded from the live API), including safety blocks and Google error bodies.
+// The Gemini provider against a local server replaying recorded generateContent / streamGenerateContent?alt=sse
+// bodies (test/fixtures/gemini/), including safety blocks and Google error bodies.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChatRequest } from '../../src/gateway/protocol/chat-types.ts';
 import { createGeminiProvider } from '../../src/gateway/providers/gemini/gemini-provider.ts';
 import type { Provider, ProviderStreamEvent } from '../../src/gateway/providers/provider.ts';
 import { UpstreamError } from '../../src/gateway/protocol/upstream-error.ts';
-import { collect, sendJson, sendSse, startMockUpstream, type MockUpstream, type SseFrame } from './helpers/mock-upstream.ts';
+import { collect, sendJson, sendSse, startMockUpstream, type MockUpstream } from './helpers/mock-upstream.ts';
+import { readFixtureJson, serveFixture } from './helpers/replay-fixture.ts';
 
 const KEY = 'AIzaSy-test-key';
 const request: ChatRequest = { model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'How many r in strawberry?' }] };
 
-const usageMetadata = {
-  promptTokenCount: 9,
-  candidatesTokenCount: 23,
-  totalTokenCount: 217,
-  cachedContentTokenCount: 4,
-  promptTokensDetails: [{ modality: 'TEXT', tokenCount: 9 }],
-  thoughtsTokenCount: 185,
-};
-const generateResponse = {
-  candidates: [{ content: { parts: [{ text: 'There are **3** "r"s in strawberry.' }], role: 'model' }, finishReason: 'STOP', index: 0 }],
-  usageMetadata,
-  modelVersion: 'gemini-2.5-flash',
-  responseId: 'bH6LaZW8Fp_3nsEPqtaSwQ4',
-};
-
-const textStream: SseFrame[] = [
-  {
-    data: {
-      candidates: [{ content: { parts: [{ text: 'There are **3**' }], role: 'model' }, index: 0 }],
-      usageMetadata: { ...usageMetadata, candidatesTokenCount: 5 },
-      modelVersion: 'gemini-2.5-flash',
-      responseId: 'r1',
-    },
-  },
-  {
-    data: { candidates: [{ content: { parts: [{ text: ' "r"s in strawberry.' }], role: 'model' }, index: 0 }], usageMetadata, modelVersion: 'gemini-2.5-flash', responseId: 'r1' },
-  },
-  {
-    data: {
-      candidates: [{ content: { parts: [{ text: '', thoughtSignature: 'EqsFCqgF' }], role: 'model' }, finishReason: 'STOP', index: 0 }],
-      usageMetadata,
-      modelVersion: 'gemini-2.5-flash',
-      responseId: 'r1',
-    },
-  },
-];
+const generateResponse = readFixtureJson('gemini', 'generate-content.json') as { usageMetadata: unknown };
+const usageMetadata = generateResponse.usageMetadata;
 
 describe('gemini provider', () => {
   let upstream: MockUpstream;
@@ -54,7 +21,7 @@ describe('gemini provider', () => {
   const signal = new AbortController().signal;
 
   before(async () => {
-    upstream = await startMockUpstream((_req, res) => sendJson(res, 200, generateResponse));
+    upstream = await startMockUpstream(serveFixture('gemini', 'generate-content.json'));
     provider = createGeminiProvider({ name: 'gemini', baseUrl: upstream.url, apiKey: KEY, timeoutMs: 2000 });
   });
   after(async () => {
@@ -63,7 +30,7 @@ describe('gemini provider', () => {
   });
 
   it('calls generateContent with the key in x-goog-api-key and maps usage (thoughts count as completion)', async () => {
-    upstream.setHandler((_req, res) => sendJson(res, 200, generateResponse));
+    upstream.setHandler(serveFixture('gemini', 'generate-content.json'));
     const result = await provider.chat({ request, upstreamModel: 'gemini-2.5-flash' }, signal);
     const sent = upstream.requests.at(-1)!;
     assert.equal(sent.url, '/v1beta/models/gemini-2.5-flash:generateContent');
@@ -126,7 +93,7 @@ describe('gemini provider', () => {
   });
 
   it('streams over alt=sse (CRLF framing) into chunks, last usageMetadata wins', async () => {
-    upstream.setHandler((_req, res) => sendSse(res, textStream, { lineEnd: '\r\n' }));
+    upstream.setHandler(serveFixture('gemini', 'stream-text.sse'));
     const events = await collect(provider.stream({ request, upstreamModel: 'gemini-2.5-flash' }, signal));
     assert.equal(upstream.requests.at(-1)!.url, '/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
     const chunks = events.flatMap((e) => (e.type === 'chunk' ? [e.chunk] : []));
@@ -140,24 +107,7 @@ describe('gemini provider', () => {
   });
 
   it('streams whole function calls as tool-call deltas and finishes with tool_calls', async () => {
-    upstream.setHandler((_req, res) =>
-      sendSse(res, [
-        {
-          data: {
-            candidates: [
-              { content: { parts: [{ functionCall: { name: 'weather', args: { location: 'San Francisco' } }, thoughtSignature: 'EqUCCqIC' }], role: 'model' }, index: 0 },
-            ],
-            usageMetadata: { promptTokenCount: 29, candidatesTokenCount: 15, totalTokenCount: 89, thoughtsTokenCount: 45 },
-          },
-        },
-        {
-          data: {
-            candidates: [{ content: { parts: [{ text: '' }], role: 'model' }, finishReason: 'STOP', index: 0 }],
-            usageMetadata: { promptTokenCount: 29, candidatesTokenCount: 15, totalTokenCount: 89, thoughtsTokenCount: 45 },
-          },
-        },
-      ]),
-    );
+    upstream.setHandler(serveFixture('gemini', 'stream-tool-call.sse'));
     const events = await collect(provider.stream({ request, upstreamModel: 'gemini-2.5-flash' }, signal));
     const chunks = events.flatMap((e) => (e.type === 'chunk' ? [e.chunk] : []));
     const call = chunks[0].choices[0].delta.tool_calls![0];
@@ -174,19 +124,7 @@ describe('gemini provider', () => {
   });
 
   it('maps 429 RESOURCE_EXHAUSTED with google.rpc.RetryInfo to a retry delay', async () => {
-    upstream.setHandler((_req, res) =>
-      sendJson(res, 429, {
-        error: {
-          code: 429,
-          message: 'You exceeded your current quota, please check your plan.',
-          status: 'RESOURCE_EXHAUSTED',
-          details: [
-            { '@type': 'type.googleapis.com/google.rpc.QuotaFailure', violations: [{ quotaId: 'GenerateRequestsPerMinutePerProjectPerModel-FreeTier' }] },
-            { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '34.4s' },
-          ],
-        },
-      }),
-    );
+    upstream.setHandler(serveFixture('gemini', 'error-429-resource-exhausted.json'));
     const err = await rejection(provider.chat({ request, upstreamModel: 'gemini-2.5-flash' }, signal));
     assert.equal(err.code, 'UPSTREAM_RATE_LIMITED');
     assert.equal(err.upstreamType, 'RESOURCE_EXHAUSTED');
@@ -194,18 +132,16 @@ describe('gemini provider', () => {
   });
 
   it('maps 400 INVALID_ARGUMENT for too many tokens to context_length, and 503 UNAVAILABLE', async () => {
-    upstream.setHandler((_req, res) =>
-      sendJson(res, 400, { error: { code: 400, message: 'The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).', status: 'INVALID_ARGUMENT' } }),
-    );
+    upstream.setHandler(serveFixture('gemini', 'error-400-token-limit.json'));
     let err = await rejection(provider.chat({ request, upstreamModel: 'gemini-2.5-flash' }, signal));
     assert.equal(err.failure, 'context_length');
-    upstream.setHandler((_req, res) => sendJson(res, 503, { error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } }));
+    upstream.setHandler(serveFixture('gemini', 'error-503-unavailable.json'));
     err = await rejection(collect(provider.stream({ request, upstreamModel: 'gemini-2.5-flash' }, signal)));
     assert.equal(err.code, 'UPSTREAM_UNAVAILABLE');
   });
 
   it('fails a stream that ends without a finishReason, and one that never answers', async () => {
-    upstream.setHandler((_req, res) => sendSse(res, textStream.slice(0, 2)));
+    upstream.setHandler(serveFixture('gemini', 'stream-cut.sse'));
     let err = await rejection(collect(provider.stream({ request, upstreamModel: 'gemini-2.5-flash' }, signal)));
     assert.equal(err.failure, 'interrupted');
     upstream.setHandler((_req, res) => {

@@ -1,5 +1,5 @@
-// The OpenAI-compatible provider against a local server speaking OpenAI's exact wire format,
-// including the faults the router has to see as typed errors.
+// The OpenAI-compatible provider against a local server replaying OpenAI's recorded wire bodies
+// (test/fixtures/openai/), and the faults the router has to see as typed errors.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChatRequest } from '../../src/gateway/protocol/chat-types.ts';
@@ -7,50 +7,15 @@ import { createOpenAIProvider } from '../../src/gateway/providers/openai/openai-
 import type { Provider, ProviderStreamEvent } from '../../src/gateway/providers/provider.ts';
 import { UpstreamError } from '../../src/gateway/protocol/upstream-error.ts';
 import { collect, encodeSse, pause, sendJson, sendSse, startMockUpstream, type MockUpstream, type SseFrame } from './helpers/mock-upstream.ts';
+import { offsetAfterEvents, readFixture, readFixtureJson, readFixtureSseData, replayFixture, serveFixture } from './helpers/replay-fixture.ts';
 
 const KEY = 'sk-test-secret-key-123';
 const request: ChatRequest = { model: 'gpt-4.1', messages: [{ role: 'user', content: 'Say hello' }], temperature: 0.2 };
 
-const completion = {
-  id: 'chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT',
-  object: 'chat.completion',
-  created: 1741569952,
-  model: 'gpt-4.1-2025-04-14',
-  choices: [
-    {
-      index: 0,
-      message: { role: 'assistant', content: 'Hello! How can I help?', refusal: null, annotations: [] },
-      logprobs: null,
-      finish_reason: 'stop',
-    },
-  ],
-  usage: {
-    prompt_tokens: 19,
-    completion_tokens: 10,
-    total_tokens: 29,
-    prompt_tokens_details: { cached_tokens: 6, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: 4, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
-  },
-  service_tier: 'default',
-  system_fingerprint: 'fp_1',
-};
-
-function chunk(choices: unknown[], extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { id: 'chatcmpl-123', object: 'chat.completion.chunk', created: 1694268190, model: 'gpt-4.1', system_fingerprint: 'fp_1', choices, usage: null, ...extra };
-}
-
-const streamFrames: SseFrame[] = [
-  { data: chunk([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }]) },
-  { data: chunk([{ index: 0, delta: { content: 'Hel' }, logprobs: null, finish_reason: null }]) },
-  { data: chunk([{ index: 0, delta: { content: 'lo' }, logprobs: null, finish_reason: null }]) },
-  { data: chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]) },
-  {
-    data: chunk([], {
-      usage: { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } },
-    }),
-  },
-  { data: '[DONE]' },
-];
+const completion = readFixtureJson('openai', 'chat-completion.json') as { usage: unknown } & Record<string, unknown>;
+const textStream = readFixture('openai', 'chat-text.sse');
+/** The recorded text stream's events, for tests that cut or slow them. */
+const streamFrames: SseFrame[] = readFixtureSseData('openai', 'chat-text.sse').map((data) => ({ data }));
 
 describe('openai provider', () => {
   let upstream: MockUpstream;
@@ -58,7 +23,7 @@ describe('openai provider', () => {
   const signal = new AbortController().signal;
 
   before(async () => {
-    upstream = await startMockUpstream((_req, res) => sendJson(res, 200, completion));
+    upstream = await startMockUpstream(serveFixture('openai', 'chat-completion.json'));
     provider = createOpenAIProvider({ name: 'holysheep', baseUrl: `${upstream.url}/v1`, apiKey: KEY, timeoutMs: 2000 });
   });
   after(async () => {
@@ -67,7 +32,7 @@ describe('openai provider', () => {
   });
 
   it('passes the request through with the upstream model and bearer key, and normalises usage', async () => {
-    upstream.setHandler((_req, res) => sendJson(res, 200, completion));
+    upstream.setHandler(serveFixture('openai', 'chat-completion.json'));
     const result = await provider.chat({ request, upstreamModel: 'gpt-4.1-2025-04-14' }, signal);
     const sent = upstream.requests.at(-1)!;
     assert.equal(sent.url, '/v1/chat/completions');
@@ -113,7 +78,7 @@ describe('openai provider', () => {
   });
 
   it('streams chunks without usage, then usage, then done; include_usage is forced upstream', async () => {
-    upstream.setHandler((_req, res) => sendSse(res, streamFrames));
+    upstream.setHandler(serveFixture('openai', 'chat-text.sse'));
     const events = await collect(provider.stream({ request: { ...request, stream: true }, upstreamModel: 'gpt-4.1' }, signal));
     assert.deepEqual((upstream.requests.at(-1)!.body as Record<string, unknown>).stream_options, { include_usage: true });
     assert.deepEqual(
@@ -129,40 +94,32 @@ describe('openai provider', () => {
     assert.deepEqual(events.at(-1), { type: 'done', finishReason: 'stop', rawFinishReason: 'stop' });
   });
 
-  it('passes tool-call deltas through (and skips SSE comments)', async () => {
-    upstream.setHandler((_req, res) =>
-      sendSse(res, [
-        { comment: 'keep-alive' },
-        {
-          data: chunk([
-            {
-              index: 0,
-              delta: { role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_abc', type: 'function', function: { name: 'get_weather', arguments: '' } }] },
-              finish_reason: null,
-            },
-          ]),
-        },
-        { data: chunk([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }, finish_reason: null }]) },
-        { data: chunk([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }, finish_reason: null }]) },
-        { data: chunk([{ index: 0, delta: {}, finish_reason: 'tool_calls' }]) },
-        { data: '[DONE]' },
-      ]),
-    );
+  it('passes parallel tool-call deltas through (and skips SSE comments)', async () => {
+    upstream.setHandler(serveFixture('openai', 'chat-tool-calls.sse'));
     const events = await collect(provider.stream({ request, upstreamModel: 'gpt-4.1' }, signal));
-    const args = events
-      .flatMap((e) => (e.type === 'chunk' ? (e.chunk.choices[0].delta.tool_calls ?? []) : []))
-      .map((t) => t.function?.arguments ?? '')
-      .join('');
-    assert.equal(args, '{"city":"Paris"}');
+    const calls = new Map<number, string>();
+    for (const e of events) {
+      for (const t of e.type === 'chunk' ? (e.chunk.choices[0].delta.tool_calls ?? []) : []) calls.set(t.index, (calls.get(t.index) ?? '') + (t.function?.arguments ?? ''));
+    }
+    assert.deepEqual([...calls.values()], ['{"city":"Paris"}', '{"tz":"Europe/Paris"}']);
+    const usage = events.find((e) => e.type === 'usage');
+    assert.ok(usage?.type === 'usage' && !usage.usage.estimated && usage.usage.promptTokens === 82 && usage.usage.completionTokens === 45);
+    assert.deepEqual(events.at(-1), { type: 'done', finishReason: 'tool_calls', rawFinishReason: 'tool_calls' });
+  });
+
+  it('estimates the usage of a stream from an upstream that ignores include_usage', async () => {
+    const recorded = readFixture('openai', 'chat-tool-calls.sse');
+    const text = recorded.text.replace(/data: \{[^\n]*"choices":\[\],"usage":\{[^\n]*\n\n/, '');
+    assert.notEqual(text, recorded.text);
+    upstream.setHandler((_req, res) => replayFixture(res, { ...recorded, body: Buffer.from(text), text }));
+    const events = await collect(provider.stream({ request, upstreamModel: 'gpt-4.1' }, signal));
     const usage = events.find((e) => e.type === 'usage');
     assert.ok(usage?.type === 'usage' && usage.usage.estimated, 'no usage upstream: estimated');
     assert.deepEqual(events.at(-1), { type: 'done', finishReason: 'tool_calls', rawFinishReason: 'tool_calls' });
   });
 
   it('maps 429 with Retry-After seconds to UPSTREAM_RATE_LIMITED', async () => {
-    upstream.setHandler((_req, res) =>
-      sendJson(res, 429, { error: { message: 'Rate limit reached for gpt-4.1', type: 'requests', param: null, code: 'rate_limit_exceeded' } }, { 'retry-after': '7' }),
-    );
+    upstream.setHandler(serveFixture('openai', 'error-429-rate-limit.json'));
     const err = await rejection(provider.chat({ request, upstreamModel: 'gpt-4.1' }, signal));
     assert.equal(err.code, 'UPSTREAM_RATE_LIMITED');
     assert.equal(err.failure, 'rate_limited');
@@ -179,29 +136,27 @@ describe('openai provider', () => {
     assert.ok(err.retryAfterSeconds! >= 28 && err.retryAfterSeconds! <= 31, String(err.retryAfterSeconds));
   });
 
-  it('maps insufficient_quota, context_length_exceeded, 500 and 503', async () => {
-    const cases: Array<[number, unknown, string, string]> = [
-      [429, { error: { message: 'You exceeded your current quota', type: 'insufficient_quota', code: 'insufficient_quota' } }, 'UPSTREAM_RATE_LIMITED', 'quota_exceeded'],
-      [
-        400,
-        { error: { message: "This model's maximum context length is 128000 tokens", type: 'invalid_request_error', code: 'context_length_exceeded' } },
-        'UPSTREAM_ERROR',
-        'context_length',
-      ],
-      [500, { error: { message: 'The server had an error', type: 'server_error' } }, 'UPSTREAM_ERROR', 'server_error'],
-      [503, 'Service Unavailable', 'UPSTREAM_UNAVAILABLE', 'unavailable'],
+  it('maps insufficient_quota, context_length_exceeded, 401, 500 and 503 (recorded bodies), and a plain-text 503', async () => {
+    const cases: Array<[string, string, string]> = [
+      ['error-429-insufficient-quota.json', 'UPSTREAM_RATE_LIMITED', 'quota_exceeded'],
+      ['error-400-context-length.json', 'UPSTREAM_ERROR', 'context_length'],
+      ['error-401-invalid-api-key.json', 'UPSTREAM_ERROR', 'auth'],
+      ['error-500-server-error.json', 'UPSTREAM_ERROR', 'server_error'],
+      ['error-503-overloaded.json', 'UPSTREAM_UNAVAILABLE', 'unavailable'],
     ];
-    for (const [status, body, code, failure] of cases) {
-      upstream.setHandler((_req, res) => {
-        if (typeof body !== 'string') return sendJson(res, status, body);
-        res.writeHead(status, { 'content-type': 'text/plain' });
-        res.end(body);
-      });
+    for (const [file, code, failure] of cases) {
+      upstream.setHandler(serveFixture('openai', file));
       const err = await rejection(provider.chat({ request, upstreamModel: 'gpt-4.1' }, signal));
-      assert.equal(err.code, code, `${status}`);
-      assert.equal(err.failure, failure, `${status}`);
-      assert.equal(err.status, status);
+      assert.equal(err.code, code, file);
+      assert.equal(err.failure, failure, file);
+      assert.equal(err.status, readFixture('openai', file).status);
     }
+    upstream.setHandler((_req, res) => {
+      res.writeHead(503, { 'content-type': 'text/plain' });
+      res.end('Service Unavailable');
+    });
+    const err = await rejection(provider.chat({ request, upstreamModel: 'gpt-4.1' }, signal));
+    assert.deepEqual([err.code, err.failure, err.status], ['UPSTREAM_UNAVAILABLE', 'unavailable', 503]);
   });
 
   it('never repeats the API key, even when the upstream echoes it', async () => {
@@ -233,7 +188,7 @@ describe('openai provider', () => {
   });
 
   it('reports a connection reset mid-stream as UPSTREAM_ERROR interrupted', async () => {
-    upstream.setHandler((_req, res) => sendSse(res, streamFrames, { resetAfter: 2 }));
+    upstream.setHandler(serveFixture('openai', 'chat-text.sse', { resetAfterBytes: offsetAfterEvents(textStream, 2) }));
     const seen: ProviderStreamEvent[] = [];
     const err = await rejection(
       (async () => {
@@ -261,15 +216,13 @@ describe('openai provider', () => {
   });
 
   it('rejects a stream that ends before [DONE] or a finish_reason', async () => {
-    upstream.setHandler((_req, res) => sendSse(res, streamFrames.slice(0, 2)));
+    upstream.setHandler(serveFixture('openai', 'chat-cut.sse'));
     const err = await rejection(collect(provider.stream({ request, upstreamModel: 'gpt-4.1' }, signal)));
     assert.equal(err.failure, 'interrupted');
   });
 
   it('turns an error object inside the stream into an UpstreamError', async () => {
-    upstream.setHandler((_req, res) =>
-      sendSse(res, [streamFrames[0], { data: { error: { message: 'The server had an error while processing your request.', type: 'server_error' } } }]),
-    );
+    upstream.setHandler(serveFixture('openai', 'chat-error-mid-stream.sse'));
     const err = await rejection(collect(provider.stream({ request, upstreamModel: 'gpt-4.1' }, signal)));
     assert.equal(err.failure, 'server_error');
     assert.match(err.message, /server had an error/);
@@ -336,7 +289,8 @@ describe('openai provider', () => {
   });
 
   it('reuses one keep-alive connection for sequential requests and streams', async (t) => {
-    const fresh = await startMockUpstream((req, res) => ((req.body as { stream: boolean }).stream ? sendSse(res, streamFrames) : sendJson(res, 200, completion)));
+    const json = readFixture('openai', 'chat-completion.json');
+    const fresh = await startMockUpstream((req, res) => replayFixture(res, (req.body as { stream: boolean }).stream ? textStream : json));
     const p = createOpenAIProvider({ name: 'ka', baseUrl: fresh.url, apiKey: KEY });
     t.after(async () => {
       await p.close();

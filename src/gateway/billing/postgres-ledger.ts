@@ -1,10 +1,8 @@
 // The Ledger on PostgreSQL (pg), for several replicas sharing one ledger; budget checks stay exact
 // across replicas because every spend change holds the key's day and month rows locked (see below).
-import pg from 'pg';
-import { findInlineAttempt } from './inline-attempt.ts';
 import type { AttemptIntent } from './ledger-intents.ts';
 import { LedgerSpool } from './ledger-spool.ts';
-import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { HerdError } from '../../core/errors.ts';
 import type { BackoffPolicy } from '../resilience/backoff.ts';
 import { applyPostgresMigrations, quoteIdentifier } from './apply-postgres-migrations.ts';
@@ -30,10 +28,27 @@ import type {
   UsageRow,
 } from './ledger.ts';
 import { LEDGER_SCOPE, ledgerMigrations } from './ledger-migrations.ts';
-import { ATTEMPT_COLUMNS, REQUEST_COLUMNS, type DbRow, convertAttemptToRow, convertRequestToRow, convertUsageRow } from './ledger-rows.ts';
+import { convertUsageRow } from './ledger-rows.ts';
 import { LedgerWriteQueue, type LedgerEntry } from './ledger-write-queue.ts';
 import { toSafeMicros } from './money.ts';
 import { buildUsageQuery } from './usage-query.ts';
+import { createPostgresPool } from './create-postgres-pool.ts';
+import { PostgresRunner } from './postgres-runner.ts';
+import { writePostgresEntries } from './write-postgres-entries.ts';
+import {
+  ANSWERED_OPEN,
+  FIND_RESERVATION,
+  HOLD,
+  LOCK_SPEND,
+  type LockedSpendRow,
+  READ_SPEND,
+  RELEASE,
+  RELEASE_STALE,
+  type ReleasedRow,
+  SETTLE,
+  SETTLE_UNRESERVED,
+  SUBTRACT_SPEND,
+} from './postgres-ledger-sql.ts';
 
 export interface PostgresLedgerOptions extends LedgerOptions {
   /** postgres://user:pass@host:port/db */
@@ -54,92 +69,7 @@ export interface PostgresLedgerOptions extends LedgerOptions {
   startUpBackoff?: BackoffPolicy;
 }
 
-/** What recover() reads back from the reservations it releases. */
-interface ReleasedRow {
-  key_id: string;
-  estimate_micros: string;
-  day_period: string;
-  month_period: string;
-}
-
-// Every statement below that changes ledger_spend upserts the (key, day) row before the (key, month)
-// row, so they take row locks in one order and two transactions cannot deadlock on them.
-
-/** Creates the key's spend rows if needed, locks them, returns their latest totals, and any reservation of this id. */
-const LOCK_SPEND = `
-  WITH locked AS (
-    INSERT INTO ledger_spend (key_id, period, micros) VALUES ($1, $2, 0), ($1, $3, 0)
-    ON CONFLICT (key_id, period) DO UPDATE SET micros = ledger_spend.micros
-    RETURNING period, micros)
-  SELECT l.period, l.micros, r.key_id AS r_key_id, r.state AS r_state, r.estimate_micros AS r_estimate,
-    r.actual_micros AS r_actual, r.day_period AS r_day, r.month_period AS r_month
-  FROM locked l LEFT JOIN ledger_reservations r ON r.request_id = $4`;
-
-interface LockedSpendRow {
-  period: string;
-  micros: string;
-  r_key_id: string | null;
-  r_state: string | null;
-  r_estimate: string | null;
-  r_actual: string | null;
-  r_day: string | null;
-  r_month: string | null;
-}
-
-/** The open reservation and its estimate added to the (already locked) spend rows. */
-const HOLD = `
-  WITH r AS (
-    INSERT INTO ledger_reservations (request_id, key_id, state, estimate_micros, day_period, month_period, created_at)
-    VALUES ($1, $2, 'open', $3::bigint, $4, $5, $6))
-  INSERT INTO ledger_spend (key_id, period, micros) VALUES ($2, $4, $3::bigint), ($2, $5, $3::bigint)
-  ON CONFLICT (key_id, period) DO UPDATE SET micros = ledger_spend.micros + EXCLUDED.micros`;
-
-// settle and release are one statement each, hence one transaction and one round trip: the CTE locks
-// the reservation (FOR UPDATE sees the latest committed state), changes it only from the states the
-// transition allows, and moves the difference into the spend rows; the final SELECT shows the state before.
-const SETTLE = `
-  WITH old AS (
-    SELECT request_id, key_id, state, estimate_micros, actual_micros, day_period, month_period
-    FROM ledger_reservations WHERE request_id = $1 FOR UPDATE),
-  upd AS (
-    UPDATE ledger_reservations r SET state = 'settled', actual_micros = $2::bigint, resolved_at = $3
-    FROM old WHERE r.request_id = old.request_id AND old.state <> 'settled'
-    RETURNING old.key_id, old.day_period, old.month_period,
-      $2::bigint - CASE WHEN old.state = 'open' THEN old.estimate_micros ELSE 0 END AS delta),
-  spend AS (
-    INSERT INTO ledger_spend (key_id, period, micros)
-    SELECT key_id, day_period, delta FROM upd UNION ALL SELECT key_id, month_period, delta FROM upd
-    ON CONFLICT (key_id, period) DO UPDATE SET micros = ledger_spend.micros + EXCLUDED.micros)
-  SELECT state, actual_micros FROM old`;
-
-/** A settlement with no reservation (the request skipped reserve): recorded as settled, charged once. */
-const SETTLE_UNRESERVED = `
-  WITH ins AS (
-    INSERT INTO ledger_reservations (request_id, key_id, state, estimate_micros, actual_micros, day_period, month_period, created_at, resolved_at)
-    VALUES ($1, $2, 'settled', 0, $3::bigint, $4, $5, $6, $6) ON CONFLICT (request_id) DO NOTHING RETURNING key_id),
-  spend AS (
-    INSERT INTO ledger_spend (key_id, period, micros)
-    SELECT key_id, $4, $3::bigint FROM ins UNION ALL SELECT key_id, $5, $3::bigint FROM ins
-    ON CONFLICT (key_id, period) DO UPDATE SET micros = ledger_spend.micros + EXCLUDED.micros)
-  SELECT COUNT(*) AS inserted FROM ins`;
-
-const RELEASE = `
-  WITH old AS (
-    SELECT request_id, key_id, state, estimate_micros, day_period, month_period
-    FROM ledger_reservations WHERE request_id = $1 FOR UPDATE),
-  upd AS (
-    UPDATE ledger_reservations r SET state = 'released', resolved_at = $2
-    FROM old WHERE r.request_id = old.request_id AND old.state = 'open'
-    RETURNING old.key_id, old.day_period, old.month_period, old.estimate_micros),
-  spend AS (
-    INSERT INTO ledger_spend (key_id, period, micros)
-    SELECT key_id, day_period, -estimate_micros FROM upd UNION ALL SELECT key_id, month_period, -estimate_micros FROM upd
-    ON CONFLICT (key_id, period) DO UPDATE SET micros = ledger_spend.micros + EXCLUDED.micros)
-  SELECT state FROM old`;
-
 const COMMIT_WAIT_MS = 1_000;
-
-const RETRYABLE = new Set(['40001', '40P01', '23505']); // serialization failure, deadlock, a racing duplicate insert
 
 /**
  * Budget atomicity: a reservation first upserts the key's day and month spend rows with
@@ -153,6 +83,7 @@ const RETRYABLE = new Set(['40001', '40P01', '23505']); // serialization failure
 export class PostgresLedger implements Ledger {
   readonly kind = 'postgres' as const;
   private readonly queue: LedgerWriteQueue;
+  private readonly runner: PostgresRunner;
   private readonly now: () => number;
   private closed = false;
 
@@ -164,21 +95,8 @@ export class PostgresLedger implements Ledger {
    */
   static async open(options: PostgresLedgerOptions): Promise<PostgresLedger> {
     const target = describePostgresUrl(options.url);
-    const schema = options.schema;
-    if (schema !== undefined) quoteIdentifier(schema);
-    const queryTimeoutMs = options.queryTimeoutMs ?? 5000;
-    const serverOptions = [`-c statement_timeout=${queryTimeoutMs}`, ...(schema !== undefined ? [`-c search_path=${schema}`] : [])];
-    const pool = new pg.Pool({
-      connectionString: options.url,
-      max: options.poolSize ?? 10,
-      // Bounded everywhere: the network to the server may vanish without a reset (a cut cable, a dropped route).
-      connectionTimeoutMillis: options.connectTimeoutMs ?? 2000,
-      query_timeout: queryTimeoutMs + 1000,
-      keepAlive: true,
-      options: serverOptions.join(' '),
-    });
-    // An idle connection dropped by the server must not crash the process; the next query reconnects.
-    pool.on('error', (err) => options.onError?.(err));
+    if (options.schema !== undefined) quoteIdentifier(options.schema);
+    const pool = createPostgresPool(options);
     let taken: ReturnType<typeof LedgerSpool.open> | undefined;
     try {
       // The folder first: a second server on it is refused at once, and rows spool from the first request.
@@ -209,6 +127,7 @@ export class PostgresLedger implements Ledger {
     private readonly target: string,
     taken: ReturnType<typeof LedgerSpool.open> | undefined,
   ) {
+    this.runner = new PostgresRunner(pool, () => this.closed);
     this.now = options.now ?? Date.now;
     this.log = options.log ?? (() => undefined);
     this.queue = new LedgerWriteQueue({
@@ -249,7 +168,7 @@ export class PostgresLedger implements Ledger {
     this.requireOpened();
     const at = Math.round(input.atMs ?? this.now());
     const periods = budgetPeriods(at);
-    return this.transaction(async (c) => {
+    return this.runner.transaction(async (c) => {
       const { rows } = await c.query<LockedSpendRow>(LOCK_SPEND, [input.keyId, periods.day, periods.month, input.requestId]);
       const existing = rows[0]?.r_state === null || rows[0] === undefined ? undefined : rows[0];
       if (existing) return this.replay(c, input, existing);
@@ -259,11 +178,7 @@ export class PostgresLedger implements Ledger {
       if (over) {
         // LOCK_SPEND's join read its snapshot before waiting for the lock, so a reservation of this id
         // committed while we waited is invisible to it; a fresh statement sees it (READ COMMITTED).
-        const again = await c.query<LockedSpendRow>(
-          `SELECT key_id AS r_key_id, state AS r_state, estimate_micros AS r_estimate, actual_micros AS r_actual,
-          day_period AS r_day, month_period AS r_month FROM ledger_reservations WHERE request_id = $1`,
-          [input.requestId],
-        );
+        const again = await c.query<LockedSpendRow>(FIND_RESERVATION, [input.requestId]);
         if (again.rows[0]) return this.replay(c, input, again.rows[0]);
         throw over;
       }
@@ -299,7 +214,7 @@ export class PostgresLedger implements Ledger {
     this.requireOpened();
     const at = Math.round(actual.atMs ?? this.now());
     for (let attempt = 1; ; attempt++) {
-      const { rows } = await this.statement<{ state: ReservationState; actual_micros: string | null }>(SETTLE, [requestId, actual.costMicros, at]);
+      const { rows } = await this.runner.statement<{ state: ReservationState; actual_micros: string | null }>(SETTLE, [requestId, actual.costMicros, at]);
       const row = rows[0];
       if (row) {
         if (row.state === 'settled') return { state: 'settled', actualMicros: toSafeMicros(row.actual_micros), changed: false };
@@ -308,7 +223,7 @@ export class PostgresLedger implements Ledger {
       if (actual.keyId === undefined) throw new HerdError('NOT_FOUND', `no reservation for request ${requestId} and no key to charge`);
       if (actual.costMicros === 0) return { state: 'none', actualMicros: 0, changed: false };
       const periods = budgetPeriods(at);
-      const created = await this.statement<{ inserted: string }>(SETTLE_UNRESERVED, [requestId, actual.keyId, actual.costMicros, periods.day, periods.month, at]);
+      const created = await this.runner.statement<{ inserted: string }>(SETTLE_UNRESERVED, [requestId, actual.keyId, actual.costMicros, periods.day, periods.month, at]);
       if (toSafeMicros(created.rows[0]?.inserted) === 1) return { state: 'settled', actualMicros: actual.costMicros, changed: true };
       // A reservation for this id appeared meanwhile: settle that one.
       if (attempt >= 3) throw new HerdError('UNAVAILABLE', `the PostgreSQL ledger could not settle ${requestId}: it kept changing`);
@@ -317,7 +232,7 @@ export class PostgresLedger implements Ledger {
 
   async release(requestId: string): Promise<ReleaseResult> {
     this.requireOpened();
-    const { rows } = await this.statement<{ state: ReservationState }>(RELEASE, [requestId, Math.round(this.now())]);
+    const { rows } = await this.runner.statement<{ state: ReservationState }>(RELEASE, [requestId, Math.round(this.now())]);
     const row = rows[0];
     if (!row) return { state: 'none', changed: false };
     return row.state === 'open' ? { state: 'released', changed: true } : { state: row.state, changed: false };
@@ -327,12 +242,8 @@ export class PostgresLedger implements Ledger {
     this.requireOpened();
     const now = Math.round(options.nowMs ?? this.now());
     const settled = await this.settleAnswered(now);
-    const released = await this.transaction(async (c) => {
-      const { rows } = await c.query<ReleasedRow>(
-        `UPDATE ledger_reservations SET state = 'released', resolved_at = $1 WHERE state = 'open' AND created_at < $2
-         RETURNING key_id, estimate_micros, day_period, month_period`,
-        [now, now - options.olderThanMs],
-      );
+    const released = await this.runner.transaction(async (c) => {
+      const { rows } = await c.query<ReleasedRow>(RELEASE_STALE, [now, now - options.olderThanMs]);
       const deltas = new Map<string, { key: string; period: string; micros: number }>();
       let releasedMicros = 0;
       for (const row of rows) {
@@ -348,11 +259,7 @@ export class PostgresLedger implements Ledger {
       // Sorted by key, then period ('d:' before 'm:'): the lock order reservations use.
       const sorted = [...deltas.values()].filter((d) => d.micros !== 0).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.period < b.period ? -1 : 1));
       if (sorted.length > 0) {
-        await c.query(
-          `INSERT INTO ledger_spend (key_id, period, micros) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
-          ON CONFLICT (key_id, period) DO UPDATE SET micros = ledger_spend.micros + EXCLUDED.micros`,
-          [sorted.map((d) => d.key), sorted.map((d) => d.period), sorted.map((d) => String(d.micros))],
-        );
+        await c.query(SUBTRACT_SPEND, [sorted.map((d) => d.key), sorted.map((d) => d.period), sorted.map((d) => String(d.micros))]);
       }
       return { released: rows.length, releasedMicros };
     });
@@ -361,12 +268,7 @@ export class PostgresLedger implements Ledger {
 
   /** Open reservations whose request row committed: the answer went out; settle (or, if nothing answered, release) each through the usual statements. */
   private async settleAnswered(now: number): Promise<Pick<RecoverResult, 'settled' | 'settledMicros'>> {
-    const { rows } = await this.guard(() =>
-      this.pool.query<{ request_id: string; model: string | null; cost_micros: string }>(
-        `SELECT q.request_id, q.model, q.cost_micros FROM ledger_reservations r JOIN ledger_requests q ON q.request_id = r.request_id
-       WHERE r.state = 'open' ORDER BY r.created_at`,
-      ),
-    );
+    const { rows } = await this.runner.guard(() => this.pool.query<{ request_id: string; model: string | null; cost_micros: string }>(ANSWERED_OPEN));
     let settled = 0,
       settledMicros = 0;
     for (const row of rows) {
@@ -387,7 +289,7 @@ export class PostgresLedger implements Ledger {
   async spend(keyId: string, atMs?: number): Promise<Spend> {
     this.requireOpened();
     const periods = budgetPeriods(atMs ?? this.now());
-    return this.guard(() => this.readSpend(this.pool, keyId, periods.day, periods.month));
+    return this.runner.guard(() => this.readSpend(this.pool, keyId, periods.day, periods.month));
   }
 
   intend(intent: AttemptIntent): void {
@@ -418,7 +320,7 @@ export class PostgresLedger implements Ledger {
 
   async usage(query: UsageQuery): Promise<UsageRow[]> {
     this.requireOpened();
-    return this.guard(async () => {
+    return this.runner.guard(async () => {
       const { rows } = await this.pool.query(buildUsageQuery('postgres', query.by), [Math.round(query.sinceMs), Math.round(query.untilMs ?? this.now())]);
       return rows.map(convertUsageRow);
     });
@@ -451,86 +353,14 @@ export class PostgresLedger implements Ledger {
     }
   }
 
-  /** One transaction per batch; json_populate_recordset turns the whole batch into rows with one parameter. A single attempt rides in its request row. */
-  private async writeEntries(entries: readonly LedgerEntry[]): Promise<void> {
-    const requests: DbRow[] = [];
-    const attempts: DbRow[] = [];
-    for (const { request, attempts: tried } of entries) {
-      const inline = findInlineAttempt(request, tried);
-      requests.push(convertRequestToRow(request, inline));
-      if (!inline) for (const attempt of tried) attempts.push(convertAttemptToRow(attempt));
-    }
-    await this.transaction(async (c) => {
-      await c.query(
-        `INSERT INTO ledger_requests (${REQUEST_COLUMNS.join(', ')}) SELECT ${REQUEST_COLUMNS.join(', ')}
-        FROM json_populate_recordset(NULL::ledger_requests, $1) ON CONFLICT DO NOTHING`,
-        [JSON.stringify(requests)],
-      );
-      if (attempts.length > 0) {
-        await c.query(
-          `INSERT INTO ledger_attempts (${ATTEMPT_COLUMNS.join(', ')}) SELECT ${ATTEMPT_COLUMNS.join(', ')}
-          FROM json_populate_recordset(NULL::ledger_attempts, $1) a
-          WHERE NOT EXISTS (SELECT 1 FROM ledger_requests r WHERE r.request_id = a.request_id AND r.attempt_outcome IS NOT NULL)
-          ON CONFLICT DO NOTHING`,
-          [JSON.stringify(attempts)],
-        );
-      }
-    });
+  /** One transaction per batch (see writePostgresEntries). */
+  private writeEntries(entries: readonly LedgerEntry[]): Promise<void> {
+    return writePostgresEntries(this.runner, entries);
   }
 
   private async readSpend(c: Pick<Pool, 'query'>, keyId: string, day: string, month: string): Promise<Spend> {
-    const { rows } = await c.query<{ period: string; micros: string }>('SELECT period, micros FROM ledger_spend WHERE key_id = $1 AND period IN ($2, $3)', [keyId, day, month]);
+    const { rows } = await c.query<{ period: string; micros: string }>(READ_SPEND, [keyId, day, month]);
     const find = (period: string) => toSafeMicros(rows.find((r) => r.period === period)?.micros ?? 0);
     return { dayMicros: find(day), monthMicros: find(month) };
   }
-
-  /** One statement (its own transaction), retried like a transaction. */
-  private async statement<R extends QueryResultRow>(sql: string, params: unknown[]): Promise<QueryResult<R>> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.pool.query<R>(sql, params);
-      } catch (err) {
-        if (attempt < 5 && RETRYABLE.has((err as { code?: string }).code ?? '')) continue;
-        if (err instanceof HerdError) throw err;
-        throw new HerdError('UNAVAILABLE', `the PostgreSQL ledger failed: ${messageOf(err)}`, { cause: err });
-      }
-    }
-  }
-
-  /** BEGIN … COMMIT on one pooled connection; retried (up to 5 times) on deadlock, serialization failure or a racing insert. */
-  private async transaction<T>(body: (client: PoolClient) => Promise<T>): Promise<T> {
-    if (this.closed && this.pool.ended) throw new HerdError('UNAVAILABLE', 'the PostgreSQL ledger is closed');
-    for (let attempt = 1; ; attempt++) {
-      const client = await this.guard(() => this.pool.connect());
-      let broken: Error | undefined;
-      try {
-        await client.query('BEGIN');
-        const result = await body(client);
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        await client.query('ROLLBACK').catch((rollbackError: Error) => {
-          broken = rollbackError;
-        });
-        if (attempt < 5 && RETRYABLE.has((err as { code?: string }).code ?? '')) continue;
-        if (err instanceof HerdError) throw err;
-        throw new HerdError('UNAVAILABLE', `the PostgreSQL ledger failed: ${messageOf(err)}`, { cause: err });
-      } finally {
-        client.release(broken);
-      }
-    }
-  }
-
-  private async guard<T>(body: () => Promise<T>): Promise<T> {
-    try {
-      return await body();
-    } catch (err) {
-      if (err instanceof HerdError) throw err;
-      throw new HerdError('UNAVAILABLE', `the PostgreSQL ledger failed: ${messageOf(err)}`, { cause: err });
-    }
-  }
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -34,6 +34,7 @@ import { readUpstreamBytesOf } from '../protocol/upstream-bytes.ts';
 import type { CompletionMeta } from '../router/chat-meta.ts';
 import type { ModelListEntry } from '../protocol/model-list-entry.ts';
 import type { StreamResult } from '../protocol/stream-relay-types.ts';
+import { escapeLogText } from '../../core/escape-log-text.ts';
 
 export interface ChatGatewayDeps {
   chat: ChatService;
@@ -331,7 +332,7 @@ export class ChatGateway {
   private settle(flight: Flight, ending: Ending): Settled {
     const finishing = this.deps.billing?.finishDurably(this.describeFinish(flight, ending));
     const billed = finishing?.done;
-    void billed?.catch((err: unknown) => this.deps.log?.(`ledger: ${String(err)}`));
+    void billed?.catch((err: unknown) => this.deps.log?.(`ledger: ${escapeLogText(String(err))}`));
     if (ending.outcome === 'error') {
       // A failure is counted by handle()'s catch; the ticket is released there.
       return { committed: Promise.resolve(), cost: undefined };
@@ -341,7 +342,7 @@ export class ChatGateway {
       try {
         this.afterAnswer(flight, ending, billed);
       } catch (err) {
-        this.deps.log?.(`settling request ${flight.base.requestId}: ${String(err)}`);
+        this.deps.log?.(`settling request ${escapeLogText(flight.base.requestId)}: ${escapeLogText(String(err))}`);
       }
     });
     return { committed: finishing ? finishing.committed.catch(() => undefined) : Promise.resolve(), cost: finishing?.cost };
@@ -458,7 +459,7 @@ export class ChatGateway {
         const bytes = captureCachedBytes(response, captured, describeByteReplay(flight.context.passThrough, flight.request));
         return cache.store(cacheKey, { response, bytes, usage, provider: meta.provider, upstreamModel: meta.upstreamModel, costMicros });
       })
-      .catch((err: unknown) => this.deps.log?.(`cache: ${String(err)}`));
+      .catch((err: unknown) => this.deps.log?.(`cache: ${escapeLogText(String(err))}`));
   }
 
   /**
@@ -522,7 +523,7 @@ export class ChatGateway {
     try {
       this.deps.observer?.onRequestFinished(event);
     } catch (err) {
-      this.deps.log?.(`gateway observer: ${String(err)}`);
+      this.deps.log?.(`gateway observer: ${escapeLogText(String(err))}`);
     }
   }
 

@@ -31,6 +31,7 @@ import { countTokens } from '../protocol/usage-estimate.ts';
 import { shortenEmbedding } from '../wire/openai-embeddings/embedding-codec.ts';
 import type { EmbeddingsRequest } from '../protocol/embeddings-request.ts';
 import type { CompletionMeta } from '../router/chat-meta.ts';
+import { escapeLogText } from '../../core/escape-log-text.ts';
 
 const EMBEDDING: ModelKind = 'embedding';
 
@@ -219,7 +220,7 @@ export class EmbeddingsGateway {
       setImmediate(() => {
         void ticket?.settle(usage.promptTokens);
         const billed = finishing?.done;
-        void billed?.catch((err: unknown) => this.options.log?.(`ledger: ${String(err)}`));
+        void billed?.catch((err: unknown) => this.options.log?.(`ledger: ${escapeLogText(String(err))}`));
         this.reportAnswer(
           {
             model: meta.model,
@@ -277,7 +278,7 @@ export class EmbeddingsGateway {
     try {
       this.options.observer?.onRequestFinished(event);
     } catch (err) {
-      this.options.log?.(`gateway observer: ${String(err)}`);
+      this.options.log?.(`gateway observer: ${escapeLogText(String(err))}`);
     }
   }
 
@@ -285,7 +286,7 @@ export class EmbeddingsGateway {
     const error = toHerdError(err);
     void this.options.billing
       ?.finish({ outcome: 'error', error, httpStatus: this.statusOf(error), latencyMs: performance.now() - t0, ...base })
-      .catch((e: unknown) => this.options.log?.(`ledger: ${String(e)}`));
+      .catch((e: unknown) => this.options.log?.(`ledger: ${escapeLogText(String(e))}`));
   }
 
   private statusOf(error: HerdError): number {

@@ -3,6 +3,7 @@
 // (UNAUTHENTICATED → 401, PERMISSION_DENIED → 403); nothing here knows about HTTP.
 import { HerdError, toHerdError } from '../../core/errors.ts';
 import { AuthFailureLimiter, type AuthFailureLimitSettings } from './auth-failure-limiter.ts';
+import { type ClientAddress, isLoopbackAddress } from './client-address.ts';
 import { constantTimeEqualHex, hashKeySecret } from './create-key-secret.ts';
 import type { KeyInfo, KeyStore } from './key-store.ts';
 import { maskKey, quoteUntrusted } from './mask-key.ts';
@@ -24,6 +25,8 @@ export interface AuthenticatorOptions {
 export const MISSING_KEY_MESSAGE =
   "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).";
 const NOT_LOCAL_MESSAGE = 'This Herd gateway has no API keys configured, so it only accepts requests from the machine it runs on. Ask its administrator for a key.';
+const FORWARDED_MESSAGE =
+  'This Herd gateway has no API keys configured, so it only accepts requests from the machine it runs on; this one was forwarded from another machine by a proxy Herd does not trust. List the proxy in server.trusted_proxies, or give the gateway keys.';
 
 /** Who an unauthenticated request runs as while the gateway is open. */
 export const ANONYMOUS_KEY: KeyInfo = Object.freeze({ id: 'anonymous', name: 'anonymous', prefix: '', allowedModels: '*', role: 'client' });
@@ -61,13 +64,17 @@ export class Authenticator {
   }
 
   /**
-   * `remoteAddress`, when given, lets open mode refuse clients from other machines even if the
-   * server listens on every interface (the KServe side may need to).
+   * `client`, when given, lets open mode refuse clients from other machines even if the server listens
+   * on every interface (the KServe side may need to), and keys the wrong-key lockout. A string is the
+   * peer's address as the socket gives it; HTTP passes the resolved address (resolve-client-address.ts).
    */
-  authenticate(authorizationHeader: string | undefined, remoteAddress?: string): AuthResult {
+  authenticate(authorizationHeader: string | undefined, client?: string | ClientAddress): AuthResult {
+    const from = typeof client === 'string' ? { address: client } : client;
+    const remoteAddress = from?.address;
     try {
       if (this.isOpen()) {
         if (remoteAddress !== undefined && !isLoopbackAddress(remoteAddress)) return new HerdError('UNAUTHENTICATED', NOT_LOCAL_MESSAGE);
+        if (from?.forwardedByUntrustedPeer === true) return new HerdError('UNAUTHENTICATED', FORWARDED_MESSAGE);
         // Clients such as the openai SDK always send some key; in open mode it is ignored.
         return { key: ANONYMOUS_KEY };
       }
@@ -108,6 +115,4 @@ export function parseBearerToken(header: string | undefined): string | undefined
   return token ? token : undefined;
 }
 
-export function isLoopbackAddress(address: string): boolean {
-  return address === '::1' || /^(?:::ffff:)?127\./i.test(address);
-}
+export { isLoopbackAddress };

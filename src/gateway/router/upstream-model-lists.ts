@@ -3,6 +3,7 @@
 import { LightAbortController } from '../../core/abort-link.ts';
 import type { Clock, Timer } from '../../core/clock.ts';
 import type { Provider } from '../providers/provider.ts';
+import { escapeLogText } from '../../core/escape-log-text.ts';
 
 export interface UpstreamModelListsOptions {
   clock: Clock;
@@ -72,7 +73,7 @@ export class UpstreamModelLists {
         },
         (err: unknown) => {
           entry.staleAt = this.options.clock.now() + this.settings.retryMs;
-          this.options.log?.(`model list of ${name}: ${err instanceof Error ? err.message : String(err)}`);
+          this.options.log?.(`model list of ${name}: ${escapeLogText(err instanceof Error ? err.message : String(err))}`);
         },
       )
       .finally(() => {

@@ -125,6 +125,13 @@ export class SystemSharedMemoryRegistry {
 function validateKey(name: string, key: string): void {
   const bare = key.replace(/^\/+/, '');
   if (bare === '') throw invalidArg(`cannot register shared memory region '${name}' - invalid shm key '${key}'`);
+  // A client's key names a file under /dev/shm: one path component of printable characters, as shm_open takes.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+  if (bare.includes('/') || /[\u0000-\u001f\u007f-\u009f]/.test(bare) || Buffer.byteLength(bare) > 255) {
+    throw invalidArg(
+      `cannot register shared memory region '${name}' - invalid shm key ${JSON.stringify(key)}: a key is one name of at most 255 bytes without '/' or control characters`,
+    );
+  }
   if (bare.startsWith(RESERVED_PREFIX)) {
     throw invalidArg(`cannot register shared memory region '${name}' with key '${key}' as the key contains the reserved prefix '${RESERVED_PREFIX}'`);
   }

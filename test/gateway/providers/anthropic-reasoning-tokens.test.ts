@@ -6,7 +6,8 @@ import type { ChatRequest } from '../../../src/gateway/protocol/chat-types.ts';
 import { createAnthropicProvider } from '../../../src/gateway/providers/anthropic/anthropic-provider.ts';
 import type { Provider, ProviderStreamEvent } from '../../../src/gateway/providers/provider.ts';
 import { countTokens } from '../../../src/gateway/protocol/usage-estimate.ts';
-import { collect, sendJson, sendSse, startMockUpstream, type MockUpstream, type SseFrame } from '../helpers/mock-upstream.ts';
+import { collect, sendJson, startMockUpstream, type MockUpstream } from '../helpers/mock-upstream.ts';
+import { readFixture, replayFixture } from '../helpers/replay-fixture.ts';
 
 const MODEL = 'claude-sonnet-4-5-20250929';
 const THINKING = ['The user asks about Paris. ', 'Weather needs a tool; answer briefly.'];
@@ -25,20 +26,10 @@ const message = {
   stop_sequence: null,
   usage: { input_tokens: 20, output_tokens: 60 },
 };
-const frame = (data: { type: string } & Record<string, unknown>): SseFrame => ({ event: data.type, data });
-const stream: SseFrame[] = [
-  frame({ type: 'message_start', message: { id: 'msg_2', type: 'message', role: 'assistant', model: MODEL, content: [], usage: { input_tokens: 20, output_tokens: 1 } } }),
-  frame({ type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } }),
-  frame({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: THINKING[0] } }),
-  frame({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: THINKING[1] } }),
-  frame({ type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'sig-2' } }),
-  frame({ type: 'content_block_stop', index: 0 }),
-  frame({ type: 'content_block_start', index: 1, content_block: { type: 'text', text: '' } }),
-  frame({ type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: 'Sunny.' } }),
-  frame({ type: 'content_block_stop', index: 1 }),
-  frame({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 60 } }),
-  frame({ type: 'message_stop' }),
-];
+/** A recorded thinking stream (test/fixtures/anthropic/messages-thinking.sse) and the thinking it carries. */
+const stream = readFixture('anthropic', 'messages-thinking.sse');
+const STREAM_THINKING = ['The user asks 27 * 453. ', '27 * 453 = 12231.'];
+const STREAM_SIGNATURE = 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds';
 
 const usageOf = (events: ProviderStreamEvent[]) => events.find((e): e is Extract<ProviderStreamEvent, { type: 'usage' }> => e.type === 'usage')!.usage;
 
@@ -46,11 +37,13 @@ describe('anthropic provider: thinking carried and counted', () => {
   let upstream: MockUpstream;
   let provider: Provider;
   let expected: number;
+  let streamExpected: number;
   const signal = new AbortController().signal;
 
   before(async () => {
     expected = await countTokens(THINKING.join(''));
-    upstream = await startMockUpstream((req, res) => ((req.body as { stream?: boolean }).stream === true ? sendSse(res, stream) : sendJson(res, 200, message)));
+    streamExpected = await countTokens(STREAM_THINKING.join(''));
+    upstream = await startMockUpstream((req, res) => ((req.body as { stream?: boolean }).stream === true ? replayFixture(res, stream) : sendJson(res, 200, message)));
     provider = createAnthropicProvider({ name: 'anthropic', baseUrl: upstream.url, apiKey: 'sk-ant-test', timeoutMs: 2000 });
   });
   after(async () => {
@@ -76,18 +69,19 @@ describe('anthropic provider: thinking carried and counted', () => {
     const deltas = events.flatMap((e) => (e.type === 'chunk' ? [e.chunk.choices[0]!.delta] : []));
     assert.deepEqual(
       deltas.filter((d) => d.reasoning_content !== undefined).map((d) => d.reasoning_content),
-      THINKING,
+      STREAM_THINKING,
     );
-    const signature = deltas.findIndex((d) => d.reasoning_signature === 'sig-2');
-    assert.ok(signature > 0 && signature < deltas.findIndex((d) => d.content === 'Sunny.'));
-    assert.equal(usageOf(events).reasoningTokens, expected);
+    const signature = deltas.findIndex((d) => d.reasoning_signature === STREAM_SIGNATURE);
+    assert.ok(signature > 0 && signature < deltas.findIndex((d) => d.content === '27 × 453 = 12,231'));
+    assert.ok(streamExpected > 0 && streamExpected < 62);
+    assert.equal(usageOf(events).reasoningTokens, streamExpected);
   });
 
   it("a Messages client's pass-through stream: the raw events go on, the thinking is still counted", async () => {
     const body = { model: 'claude', max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 2000 }, messages: [{ role: 'user', content: 'Weather in Paris?' }] };
     const events = await collect(provider.stream({ request, upstreamModel: MODEL, passThrough: { dialect: 'anthropic-messages', body } }, signal));
     assert.ok(events.some((e) => e.type === 'raw'));
-    assert.equal(usageOf(events).reasoningTokens, expected);
+    assert.equal(usageOf(events).reasoningTokens, streamExpected);
     assert.equal(usageOf(events).reportedReasoningTokens, undefined);
   });
 });

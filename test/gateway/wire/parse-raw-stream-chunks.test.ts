@@ -6,6 +6,7 @@ import { ChatResponseAssembler } from '../../../src/gateway/cache/assemble-chat-
 import { convertCompletionsToChat } from '../../../src/gateway/wire/openai-completions/convert-completions-to-chat.ts';
 import { convertResponsesToChat } from '../../../src/gateway/wire/openai-responses/convert-responses-to-chat.ts';
 import { parseRawStreamChunks } from '../../../src/gateway/wire/parse-raw-stream-chunks.ts';
+import { readFixture, readFixtureJson } from '../helpers/replay-fixture.ts';
 
 const ev = (body: Record<string, unknown>) => `event: ${String(body.type)}\ndata: ${JSON.stringify(body)}\n\n`;
 
@@ -53,7 +54,34 @@ describe('parseRawStreamChunks', () => {
   });
 });
 
+describe('parseRawStreamChunks on recorded streams', () => {
+  it('reads the recorded Responses and completions streams the same at any cut', () => {
+    const cases = [
+      ['openai-responses', readFixture('openai', 'responses-text.sse').text, 'Hello there!', 'stop'],
+      ['openai-completions', readFixture('openai', 'completions-text.sse').text, '\n\nHello!', 'stop'],
+    ] as const;
+    for (const [dialect, text, content, finish] of cases) {
+      for (const cut of [0, 1, 200, text.length - 3]) {
+        const assembler = new ChatResponseAssembler();
+        for (const chunk of parseRawStreamChunks(dialect, [text.slice(0, cut), text.slice(cut)])) assembler.add(chunk);
+        const response = assembler.build(undefined);
+        assert.ok(!(response instanceof Error));
+        assert.equal(response.choices[0]!.message.content, content, `${dialect} cut ${cut}`);
+        assert.equal(response.choices[0]!.finish_reason, finish, `${dialect} cut ${cut}`);
+      }
+    }
+  });
+});
+
 describe('pass-through answers read back as chat', () => {
+  it('the recorded Responses and text_completion answers, unknown fields ignored', () => {
+    const read = convertResponsesToChat(readFixtureJson('openai', 'responses.json'));
+    assert.equal(read?.response.choices[0]?.message.content, 'Hello there!');
+    assert.deepEqual([read?.usage?.promptTokens, read?.usage?.completionTokens], [11, 4]);
+    const completion = convertCompletionsToChat(readFixtureJson('openai', 'completions.json'));
+    assert.equal(completion?.choices[0]?.message.content, '\n\nHello!');
+  });
+
   it('a Responses object: text, refusal, tool calls, incomplete at the token limit, usage', () => {
     const read = convertResponsesToChat({
       id: 'resp_1',

@@ -31,15 +31,7 @@ function parseKserveErrorBody(body: unknown): UpstreamErrorBody {
 
 export function createRemoteTritonClient(options: RemoteTritonOptions): TritonModelClient {
   const { provider } = options;
-  const upstream = new HttpUpstream({
-    provider,
-    baseUrl: options.baseUrl,
-    headers: { ...options.headers, ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}) },
-    secrets: options.apiKey ? [options.apiKey] : [],
-    parseErrorBody: parseKserveErrorBody,
-    timeoutMs: options.timeoutMs,
-    connections: options.connections,
-  });
+  const upstream = createKserveUpstream(options);
   const described = new Map<string, { model: InferencePortModel; at: number }>();
   // Models whose server answered generate with 404: they are called through infer from then on.
   const noGenerate = new Set<string>();
@@ -99,37 +91,60 @@ export function createRemoteTritonClient(options: RemoteTritonOptions): TritonMo
       yield await infer(request, model, call);
       return;
     }
-    const path = modelPath(request.model, request.version);
-    let events: AsyncGenerator<{ data: string }>;
-    try {
-      events = upstream.postSse({
-        path: `${path}/generate_stream`,
-        body: createGenerateBody(request),
-        signal: call.signal,
-        timeoutMs: call.timeoutMs,
-        idleTimeoutMs: call.idleTimeoutMs,
-      });
-      for await (const event of events) {
-        const data = upstream.parseJson(event.data, 'generate_stream event');
-        if (isJsonObject(data) && typeof data.error === 'string') {
-          throw new UpstreamError(`${provider}: model '${request.model}': ${upstream.safe(data.error)}`, { provider, failure: 'server_error' });
-        }
-        yield convertGenerateAnswer(upstream, request, model, data);
-      }
-    } catch (err) {
-      if (err instanceof UpstreamError && err.status === 404) {
-        throw new UpstreamError(`${provider}: model '${request.model}' is decoupled and the server has no generate_stream (Triton's generate extension), which streaming needs`, {
-          provider,
-          failure: 'invalid_request',
-          status: 404,
-          cause: err,
-        });
-      }
-      throw err;
-    }
+    yield* streamGenerate(upstream, request, model, call, modelPath(request.model, request.version));
   }
 
   return { describe, infer, stream, close: () => upstream.close() };
+}
+
+function createKserveUpstream(options: RemoteTritonOptions): HttpUpstream {
+  return new HttpUpstream({
+    provider: options.provider,
+    baseUrl: options.baseUrl,
+    headers: { ...options.headers, ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}) },
+    secrets: options.apiKey ? [options.apiKey] : [],
+    parseErrorBody: parseKserveErrorBody,
+    timeoutMs: options.timeoutMs,
+    connections: options.connections,
+  });
+}
+
+/** A decoupled model's answers over generate_stream SSE, one answer per event. */
+async function* streamGenerate(
+  upstream: HttpUpstream,
+  request: InferencePortRequest,
+  model: InferencePortModel,
+  call: TritonCallOptions,
+  path: string,
+): AsyncGenerator<InferencePortAnswer> {
+  const provider = upstream.provider;
+  let events: AsyncGenerator<{ data: string }>;
+  try {
+    events = upstream.postSse({
+      path: `${path}/generate_stream`,
+      body: createGenerateBody(request),
+      signal: call.signal,
+      timeoutMs: call.timeoutMs,
+      idleTimeoutMs: call.idleTimeoutMs,
+    });
+    for await (const event of events) {
+      const data = upstream.parseJson(event.data, 'generate_stream event');
+      if (isJsonObject(data) && typeof data.error === 'string') {
+        throw new UpstreamError(`${provider}: model '${request.model}': ${upstream.safe(data.error)}`, { provider, failure: 'server_error' });
+      }
+      yield convertGenerateAnswer(upstream, request, model, data);
+    }
+  } catch (err) {
+    if (err instanceof UpstreamError && err.status === 404) {
+      throw new UpstreamError(`${provider}: model '${request.model}' is decoupled and the server has no generate_stream (Triton's generate extension), which streaming needs`, {
+        provider,
+        failure: 'invalid_request',
+        status: 404,
+        cause: err,
+      });
+    }
+    throw err;
+  }
 }
 
 function createGenerateBody(request: InferencePortRequest): Record<string, unknown> {

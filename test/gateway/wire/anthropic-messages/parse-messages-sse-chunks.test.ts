@@ -1,36 +1,33 @@
-// Anthropic pass-through pieces read back as canonical chunks (the estimate and the cache's copy), and the
-// message_stop piece the transport holds back until the stream has settled.
+// Anthropic pass-through pieces (a recorded stream, test/fixtures/anthropic/) read back as canonical chunks
+// (the estimate and the cache's copy), and the message_stop piece the transport holds back until the stream has settled.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { isMessageStopPiece } from '../../../../src/gateway/wire/anthropic-messages/is-message-stop-piece.ts';
 import { parseRawStreamChunks } from '../../../../src/gateway/wire/parse-raw-stream-chunks.ts';
 import { ChatResponseAssembler } from '../../../../src/gateway/cache/assemble-chat-response.ts';
 import { RawSse } from '../../../../src/gateway/protocol/raw-sse.ts';
+import { readFixture } from '../../helpers/replay-fixture.ts';
 
 const event = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
-const TEXT = [
-  event('message_start', { type: 'message_start', message: { id: 'msg_1', model: 'claude', usage: { input_tokens: 5 } } }),
-  event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
-  event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Bon' } }),
-  event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'jour' } }),
-  event('content_block_stop', { type: 'content_block_stop', index: 0 }),
-  event('content_block_start', { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: {} } }),
-  event('content_block_delta', { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"city":"Paris"}' } }),
-  event('content_block_stop', { type: 'content_block_stop', index: 1 }),
-  event('message_delta', { type: 'message_delta', delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 9 } }),
-].join('');
+/** A recorded stream (text, then two tool_use blocks), message_stop held back as the transport does. */
+const TEXT = readFixture('anthropic', 'messages-tool-use.sse').text.replace('event: message_stop\ndata: {"type":"message_stop"}\n\n', '');
+const CALLS = [
+  { id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } },
+  { id: 'toolu_02', type: 'function', function: { name: 'now', arguments: '{}' } },
+];
 
 describe('parseRawStreamChunks for anthropic-messages', () => {
   it('reads the pieces, cut anywhere, into the chunks the translated path gives', () => {
+    assert.ok(!TEXT.includes('message_stop'));
     for (const cut of [0, 7, 100, TEXT.length - 2]) {
       const chunks = parseRawStreamChunks('anthropic-messages', [TEXT.slice(0, cut), TEXT.slice(cut)]);
       const assembler = new ChatResponseAssembler();
       for (const chunk of chunks) assembler.add(chunk);
-      const response = assembler.build({ prompt_tokens: 5, completion_tokens: 9, total_tokens: 14 });
+      const response = assembler.build({ prompt_tokens: 600, completion_tokens: 89, total_tokens: 689 });
       assert.ok(!(response instanceof Error));
       const message = response.choices[0]?.message;
-      assert.equal(message?.content, 'Bonjour');
-      assert.deepEqual(message?.tool_calls, [{ id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }]);
+      assert.equal(message?.content, 'Let me check.', `cut ${cut}`);
+      assert.deepEqual(message?.tool_calls, CALLS, `cut ${cut}`);
       assert.equal(response.choices[0]?.finish_reason, 'tool_calls');
     }
   });
@@ -41,7 +38,7 @@ describe('parseRawStreamChunks for anthropic-messages', () => {
       event('error', { type: 'error', error: { type: 'api_error', message: 'x' } }),
       event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'lost' } }),
     ]);
-    assert.equal(chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), 'Bonjour');
+    assert.equal(chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), 'Let me check.');
   });
 });
 

@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { AnthropicMessagesPassThrough, type AnthropicPassDecision } from '../../../../src/gateway/wire/anthropic-messages/pass-anthropic-events.ts';
 import { SseEventSplitter } from '../../../../src/gateway/wire/split-sse-events.ts';
+import { readFixture } from '../../helpers/replay-fixture.ts';
 
 const MODEL = 'claude-sonnet-4-5-20250929';
 const event = (name: string, data: string, lineEnd = '\n') => `event: ${name}${lineEnd}data: ${data}${lineEnd}${lineEnd}`;
@@ -96,5 +97,25 @@ describe('AnthropicMessagesPassThrough', () => {
     assert.equal(pass.read({ text: '', event: 'message_delta', data: '{"type":"message_delta",}' }).kind, 'malformed');
     assert.equal(pass.read({ text: '', event: 'error', data: '{"type":"error",,}' }).kind, 'malformed');
     assert.equal(pass.chunks, 0);
+  });
+});
+
+describe('AnthropicMessagesPassThrough on recorded streams', () => {
+  it('forwards every recorded event but message_stop as sent, at any cut, and reads their usage', () => {
+    const cases = [
+      ['messages-text.sse', 12, 14, 'end_turn'],
+      ['messages-tool-use.sse', 600, 89, 'tool_use'],
+      ['messages-thinking.sse', 46, 62, 'end_turn'],
+    ] as const;
+    for (const [file, prompt, completion, stop] of cases) {
+      const text = readFixture('anthropic', file).text;
+      for (const cut of [1, 97, text.length - 5]) {
+        const reading = readPieces([text.slice(0, cut), text.slice(cut)]);
+        assert.equal(reading.forwarded + reading.stop, text, `${file} cut ${cut}`);
+        assert.match(reading.stop, /^event: message_stop\n/);
+        assert.deepEqual([reading.pass.usage?.promptTokens, reading.pass.usage?.completionTokens], [prompt, completion], file);
+        assert.equal(reading.pass.rawStopReason, stop, file);
+      }
+    }
   });
 });

@@ -4,6 +4,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { convertOpenAIUsage } from '../../../../src/gateway/wire/openai-chat/convert-openai-usage.ts';
 import { OpenAIChatPassThrough } from '../../../../src/gateway/wire/openai-chat/pass-openai-chat-events.ts';
+import { SseEventSplitter } from '../../../../src/gateway/wire/split-sse-events.ts';
+import { readFixture } from '../../helpers/replay-fixture.ts';
 
 const block = (data: string | undefined) => ({ text: data === undefined ? ': c\n\n' : `data: ${data}\n\n`, event: undefined, data });
 const chunk = (delta: string, finish = 'null', model = 'gpt-4.1-2025-04-14') =>
@@ -36,5 +38,33 @@ describe('OpenAIChatPassThrough', () => {
     assert.equal(pass.read(block('not json')).kind, 'malformed');
     assert.equal(pass.read(block('{"error":{"message":"cut')).kind, 'malformed');
     assert.equal(pass.read(block('{"usage":{"prompt_tokens":1}')).kind, 'malformed');
+  });
+});
+
+describe('OpenAIChatPassThrough on recorded streams', () => {
+  it('forwards every recorded event before [DONE] as sent under include_usage, and reads finish and usage', () => {
+    const cases = [
+      ['chat-text.sse', 'stop', 9, 2],
+      ['chat-tool-calls.sse', 'tool_calls', 82, 45],
+      ['chat-reasoning.sse', 'stop', 14, 40],
+    ] as const;
+    for (const [file, finish, prompt, completion] of cases) {
+      const text = readFixture('openai', file).text;
+      const pass = new OpenAIChatPassThrough(true, convertOpenAIUsage);
+      const splitter = new SseEventSplitter();
+      let forwarded = '';
+      let done = false;
+      for (const piece of [text.slice(0, 50), text.slice(50)]) {
+        for (const event of splitter.feed(piece)) {
+          const decision = pass.read(event);
+          if (decision.kind === 'forward') forwarded += event.text;
+          else if (decision.kind === 'done') done = true;
+          else assert.fail(`${file}: ${decision.kind}`);
+        }
+      }
+      assert.ok(done, file);
+      assert.equal(forwarded, text.replace('data: [DONE]\n\n', ''), file);
+      assert.deepEqual([pass.finishReason, pass.usage?.promptTokens, pass.usage?.completionTokens], [finish, prompt, completion], file);
+    }
   });
 });
