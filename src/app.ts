@@ -8,6 +8,7 @@ import type { Ledger } from './gateway/billing/ledger.ts';
 import { openLedger } from './gateway/billing/open-ledger.ts';
 import { createResponseCache } from './gateway/cache/create-response-cache.ts';
 import type { ResponseCache } from './gateway/cache/response-cache.ts';
+import { createApiGroupGuard, resolveApiGroupRules } from './core/api-groups.ts';
 import type { ChatPort } from './core/chat-port.ts';
 import { ChatGateway } from './gateway/flow/chat-gateway.ts';
 import { describeLedgerHealth, type LedgerHealth } from './gateway/flow/describe-gateway.ts';
@@ -161,6 +162,15 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     chatPort = createServingChatPort({ flow: gateway.flow, authenticator: gateway.auth.authenticator, identity: config.serving.identity, env });
   }
 
+  // Triton's API groups per transport: the master key guards the ones that change the server (docs/security.md).
+  const masterKeySet = Boolean(env[config.auth.master_key_env]);
+  const guardFor = (transport: 'http' | 'grpc') => {
+    const flags = transport === 'http' ? config.server.http_restricted_api : config.server.grpc_restricted_protocol;
+    return createApiGroupGuard(resolveApiGroupRules({ configured: config.server.restricted_api, flags, transport, masterKeySet }), env[config.auth.master_key_env]);
+  };
+  const httpGuard = guardFor('http');
+  const grpcGuard = guardFor('grpc');
+
   let closing = false;
   const sharedMemory = new SystemSharedMemoryRegistry();
   // One store each for HTTP and gRPC: a setting made over one transport is answered over the other.
@@ -176,11 +186,13 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       isReady,
       traceSettings,
       logSettings,
+      callers: chatPort,
     },
     {
       maxInputSize: config.server.http_max_input_size,
       streams: { idleReaderMs: config.server.stream_idle_reader_ms, maxBufferedBytes: config.server.stream_max_buffered_bytes },
       log,
+      apiGuard: httpGuard,
       trustedProxies: config.server.trusted_proxies,
       limits: config.server.limits,
       ...(gateway
@@ -196,14 +208,20 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   let address: string;
   let grpc: RunningGrpcServer | undefined;
   try {
-    address = await http.listen({ host: config.server.host, port: config.server.http_port });
+    address = await http.listen({ host: config.server.http_address ?? config.server.host, port: config.server.http_port });
     if (config.server.allow_grpc) {
       grpc = await startGrpcServer(
-        { inference, repository, sharedMemory, traceSettings, logSettings, isReady, serverId: config.server.id, log },
+        { inference, repository, sharedMemory, traceSettings, logSettings, isReady, serverId: config.server.id, log, callers: chatPort, apiGuard: grpcGuard },
         { host: config.server.grpc_address ?? config.server.host, port: config.server.grpc_port, keepalive: config.server.grpc_keepalive },
       );
     }
-    metrics = await startMetricsServer({ registry, host: config.server.host, port: config.server.metrics_port, log, limits: config.server.limits });
+    metrics = await startMetricsServer({
+      registry,
+      host: config.server.metrics_address ?? config.server.host,
+      port: config.server.metrics_port,
+      log,
+      limits: config.server.limits,
+    });
   } catch (err) {
     await grpc?.close();
     await http.close();
@@ -272,22 +290,9 @@ export function createGatewayFlow(config: HerdConfig, parts: GatewayFlowParts): 
     observer,
     errorStatus: (error, dialect) => (dialect === 'anthropic-messages' ? mapErrorToAnthropic(error) : mapErrorToOpenAI(error)).status,
   });
-  // The same catalog, provider pools, breakers and load figures as chat: one connection pool per
-  // upstream, and /health shows embedding deployments' breakers beside the chat ones.
-  const embeddings = new EmbeddingsGateway({
-    config,
-    env,
-    catalog: chat.catalog,
-    providers: chat.providers,
-    breakers: chat.breakers,
-    stats: chat.stats,
-    admission: parts.admission === false ? undefined : limits.admission,
-    billing,
-    keyLimits: limits.keys,
-    observer,
-    log,
-    errorStatus: (error) => mapErrorToOpenAI(error).status,
-  });
+  // Embeddings run through the same flow: the chat service's catalog, provider pools, breakers and load
+  // figures, so /health shows embedding deployments' breakers beside the chat ones.
+  const embeddings = new EmbeddingsGateway(flow);
   return { chat, flow, embeddings };
 }
 

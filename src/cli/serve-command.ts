@@ -18,6 +18,10 @@ export interface ServeFlags {
   httpPort?: string;
   grpcPort?: string;
   grpcAddress?: string;
+  httpAddress?: string;
+  metricsAddress?: string;
+  httpRestrictedApi?: string[];
+  grpcRestrictedProtocol?: string[];
   allowGrpc?: string | boolean;
   grpcInferAllocationPoolSize?: string;
   grpcKeepaliveTime?: string;
@@ -61,6 +65,10 @@ export function registerServeCommand(program: Command): void {
     .option('--grpc-http2-min-recv-ping-interval-without-data <ms>', 'least interval between client pings with no data (default 300000)')
     .option('--grpc-http2-max-ping-strikes <n>', 'bad pings tolerated before closing (default 2)')
     .option('--metrics-port <port>', 'Prometheus metrics port (default 8002)')
+    .option('--http-address <address>', 'address the HTTP port listens on (default: --host)')
+    .option('--metrics-address <address>', 'address the metrics port listens on, e.g. 127.0.0.1 (default: --host)')
+    .option('--http-restricted-api <groups:header=value>', "tritonserver's: HTTP requests to those API groups need that header (repeatable)", collect)
+    .option('--grpc-restricted-protocol <groups:key=value>', "tritonserver's: gRPC calls to those groups need metadata triton-grpc-protocol-<key> (repeatable)", collect)
     .option('--model-control-mode <mode>', 'none | poll | explicit')
     .option('--load-model <name>', "model to load at start in explicit mode, '*' for all (repeatable)", collect)
     .option('--repository-poll-secs <secs>', 'poll interval in poll mode')
@@ -98,6 +106,10 @@ export function resolveServeConfig(flags: ServeFlags): HerdConfig {
   }
   server.grpc_keepalive = resolveKeepalive(server.grpc_keepalive, flags);
   if (flags.metricsPort !== undefined) server.metrics_port = parseInteger('--metrics-port', flags.metricsPort, 0, 65535);
+  if (flags.httpAddress) server.http_address = flags.httpAddress;
+  if (flags.metricsAddress) server.metrics_address = flags.metricsAddress;
+  if (flags.httpRestrictedApi) server.http_restricted_api = flags.httpRestrictedApi;
+  if (flags.grpcRestrictedProtocol) server.grpc_restricted_protocol = flags.grpcRestrictedProtocol;
   if (flags.modelControlMode !== undefined) {
     const mode = flags.modelControlMode.toLowerCase();
     if (mode !== 'none' && mode !== 'poll' && mode !== 'explicit')
@@ -140,9 +152,9 @@ async function runServer(config: HerdConfig): Promise<void> {
   const server = await startHerd(config, { log });
   process.stdout.write(`${formatModelTable(server.repository.summary())}\n`);
   for (const problem of server.repository.repositoryErrors) process.stdout.write(`warning: ${problem}\n`);
-  process.stdout.write(`Started HTTPService at ${config.server.host}:${config.server.http_port} (${server.httpUrl})\n`);
+  process.stdout.write(`Started HTTPService at ${config.server.http_address ?? config.server.host}:${config.server.http_port} (${server.httpUrl})\n`);
   if (server.grpcUrl) process.stdout.write(`Started GRPCInferenceService at ${config.server.grpc_address ?? config.server.host}:${config.server.grpc_port} (${server.grpcUrl})\n`);
-  process.stdout.write(`Started Metrics Service at ${config.server.host}:${config.server.metrics_port} (${server.metricsUrl}/metrics)\n`);
+  process.stdout.write(`Started Metrics Service at ${config.server.metrics_address ?? config.server.host}:${config.server.metrics_port} (${server.metricsUrl}/metrics)\n`);
   if (server.gateway) {
     const health = server.gateway.health();
     const enabled = health.providers.filter((p) => p.enabled).map((p) => p.name);

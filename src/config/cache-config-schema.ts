@@ -7,6 +7,10 @@ const positiveInt = z.number().int().positive();
 export const CACHE_MODES = ['deterministic', 'off'] as const;
 export type CacheMode = (typeof CACHE_MODES)[number];
 
+// `team` joins once keys belong to teams (issue 28).
+export const CACHE_SCOPES = ['key', 'shared'] as const;
+export type CacheScopeSetting = (typeof CACHE_SCOPES)[number];
+
 export const memoryCacheSchema = z.strictObject({
   max_entries: positiveInt.default(10_000).describe("answers kept in this replica's memory"),
   ttl_s: positiveInt.default(300).describe("seconds an answer is served from this replica's memory after it was stored"),
@@ -32,6 +36,10 @@ export const cacheConfigSchema = z.strictObject({
     .enum(CACHE_MODES)
     .default('deterministic')
     .describe('requests without an x-herd-cache header: deterministic caches those with temperature 0 and n 1; off caches nothing unless the client sends x-herd-cache: use'),
+  scope: z
+    .enum(CACHE_SCOPES)
+    .default('key')
+    .describe("who shares entries: key gives every gateway key its own (another key's identical request misses); shared lets every key hit every entry"),
 });
 
 /** Spread into herdConfigSchema, as gatewayConfigShape is. */

@@ -56,9 +56,58 @@ export const serverSchema = z.strictObject({
     .default(8 * 1024 * 1024)
     .describe('bytes one streamed answer may hold queued for its client (Herd and socket buffers) before the stream is dropped as above'),
   exit_timeout_secs: z.number().int().min(0).default(30).describe('seconds to wait for in-flight requests on SIGINT/SIGTERM (tritonserver --exit-timeout-secs)'),
+  http_address: z.string().min(1).optional().describe('address the HTTP port listens on (tritonserver --http-address); `host` when unset'),
+  metrics_address: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('address the metrics port listens on (tritonserver --metrics-address), e.g. 127.0.0.1 for a private /metrics; `host` when unset'),
+  restricted_api: z
+    .record(z.string(), z.string().min(1))
+    .default({})
+    .describe(
+      "who may call each of Triton's API groups (health, metadata, inference, shared-memory, model-config, model-repository, statistics, trace, logging) over HTTP and gRPC: master (the master key), open, or <header>=<value> (Triton's restricted-API header; over gRPC the metadata key is triton-grpc-protocol-<header>). With a master key set, model-repository, shared-memory, trace and logging default to master",
+    ),
+  http_restricted_api: z
+    .array(z.string())
+    .default([])
+    .describe('tritonserver --http-restricted-api=<groups>:<header>=<value>: HTTP requests to those groups need that header (403 otherwise)'),
+  grpc_restricted_protocol: z
+    .array(z.string())
+    .default([])
+    .describe('tritonserver --grpc-restricted-protocol=<groups>:<key>=<value>: gRPC calls to those groups need metadata triton-grpc-protocol-<key> (UNAVAILABLE otherwise)'),
   trusted_proxies: trustedProxiesSchema,
   limits: serverLimitsSchema,
 });
+
+const amount = z.union([z.string(), z.number()]).transform(String);
+
+/** `serving.identity`: a plain name (every model, no limits) or a principal with a key's allowed models, limits and budget. */
+export interface ServingIdentity {
+  name: string;
+  models: '*' | string[];
+  rpm?: number | undefined;
+  tpm?: number | undefined;
+  max_concurrency?: number | undefined;
+  budget_day?: string | undefined;
+  budget_month?: string | undefined;
+}
+
+const servingIdentitySchema = z.union([
+  z
+    .string()
+    .min(1)
+    .transform((name): ServingIdentity => ({ name, models: '*' })),
+  z.strictObject({
+    name: z.string().min(1).describe('the ledger key_name'),
+    models: z.union([z.literal('*'), z.array(z.string().min(1))]).describe("gateway models it may call, or '*'"),
+    rpm: z.number().int().positive().optional(),
+    tpm: z.number().int().positive().optional(),
+    max_concurrency: z.number().int().positive().optional(),
+    budget_day: amount.optional().describe('spend per UTC day, settlement currency'),
+    budget_month: amount.optional().describe('spend per UTC month, settlement currency'),
+  }),
+]);
 
 export const servingSchema = z.strictObject({
   model_repository: z.array(z.string()).default([]).describe('Triton model repositories (config.pbtxt plus numbered version folders), relative to herd.yaml'),
@@ -88,7 +137,11 @@ export const servingSchema = z.strictObject({
     .describe(
       "let model configs on disk name files outside their model's folder (default_model_filename, label_filename, warmup input_data_file, EXECUTION_ENV_PATH, symlinks that lead out); a load-API config override never may",
     ),
-  identity: z.string().min(1).default('triton-serving').describe('the principal llm models call the gateway as when their config names no gateway key (the ledger key_name)'),
+  identity: servingIdentitySchema
+    .optional()
+    .describe(
+      "who a keyless request to an llm model (or an ensemble with one) pays as: a principal like any key, with its allowed models, limits and budget (a plain name: every model, no limits). Unset: such a request needs the caller's key (or the model's gateway_key_env), except in open mode from this machine",
+    ),
 });
 
 export const herdConfigSchema = z

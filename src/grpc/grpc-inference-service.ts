@@ -14,17 +14,26 @@ import type { ModelInferRequestMessage } from './grpc-messages.ts';
 import { convertErrorToServiceError } from './map-grpc-status.ts';
 import type { GrpcServiceDeps } from './grpc-service-deps.ts';
 import { createStreamInferHandler } from './stream-infer-handler.ts';
+import type { ApiGroup, ApiGroupGuard } from '../core/api-groups.ts';
+import { checkGrpcApiGroup } from './grpc-api-guard.ts';
+import { admitGrpcCaller } from './grpc-caller.ts';
 import { formatErrorForLog } from '../core/escape-log-text.ts';
 
 type Message = Record<string, unknown>;
-type Handler = (request: Message) => unknown;
+type Handler = (request: Message, call: ServerUnaryCall<Message, unknown>) => unknown;
 
 export function createGrpcInferenceService(deps: GrpcServiceDeps): UntypedServiceImplementation {
   const { inference, repository, sharedMemory: shm } = deps;
   const serverMetadata = createServerMetadata(deps.serverId);
-  const unary = (handler: Handler) => (call: ServerUnaryCall<Message, unknown>, callback: sendUnaryData<unknown>) => {
+  // Each method is checked against its Triton API group (grpc-api-guard.ts) before its handler runs.
+  const unary = (group: ApiGroup, handler: Handler) => (call: ServerUnaryCall<Message, unknown>, callback: sendUnaryData<unknown>) => {
+    const refusal = checkGrpcApiGroup(deps.apiGuard, group, call.metadata);
+    if (refusal !== undefined) {
+      callback(refusal, null);
+      return;
+    }
     try {
-      const result = handler(call.request);
+      const result = handler(call.request, call);
       if (result instanceof Promise)
         result.then(
           (value) => callback(null, value),
@@ -39,44 +48,46 @@ export function createGrpcInferenceService(deps: GrpcServiceDeps): UntypedServic
   const name = (request: Message) => String(request['name'] ?? '');
 
   return {
-    ServerLive: unary(() => ({ live: true })),
-    ServerReady: unary(() => ({ ready: deps.isReady() })),
-    ModelReady: unary((r) => ({ ready: inference.isModelReady(name(r), version(r)) })),
-    ServerMetadata: unary(() => serverMetadata),
-    ModelMetadata: unary((r) => inference.metadata(name(r), version(r))),
-    ModelConfig: unary((r) => ({ config: convertModelConfigToJson(inference.config(name(r), version(r))) })),
-    ModelStatistics: unary((r) => ({ model_stats: inference.statistics(name(r) || undefined, name(r) ? version(r) : undefined) })),
-    RepositoryIndex: unary((r) => ({ models: repository.index(r['ready'] === true) })),
-    RepositoryModelLoad: unary(async (r) => {
+    ServerLive: unary('health', () => ({ live: true })),
+    ServerReady: unary('health', () => ({ ready: deps.isReady() })),
+    ModelReady: unary('health', (r) => ({ ready: inference.isModelReady(name(r), version(r)) })),
+    ServerMetadata: unary('metadata', () => serverMetadata),
+    ModelMetadata: unary('metadata', (r) => inference.metadata(name(r), version(r))),
+    ModelConfig: unary('model-config', (r) => ({ config: convertModelConfigToJson(inference.config(name(r), version(r))) })),
+    ModelStatistics: unary('statistics', (r) => ({ model_stats: inference.statistics(name(r) || undefined, name(r) ? version(r) : undefined) })),
+    RepositoryIndex: unary('model-repository', (r) => ({ models: repository.index(r['ready'] === true) })),
+    RepositoryModelLoad: unary('model-repository', async (r) => {
       await repository.load(String(r['model_name'] ?? ''), parseLoadOverride(r['parameters'] as Record<string, Message> | undefined));
       return {};
     }),
-    RepositoryModelUnload: unary(async (r) => {
+    RepositoryModelUnload: unary('model-repository', async (r) => {
       await repository.unload(String(r['model_name'] ?? ''));
       return {};
     }),
-    ModelInfer: unary(async (r) => {
+    ModelInfer: unary('inference', async (r, unaryCall) => {
       const request = r as unknown as ModelInferRequestMessage;
       const model = resolveGrpcModel(inference, request);
+      const caller = admitGrpcCaller(deps.callers, model, unaryCall.metadata, unaryCall.getPeer());
       const { call, outputRegions } = convertGrpcInferRequest(request, model, shm);
+      if (caller !== undefined) call.caller = caller;
       return convertGrpcInferResponse(await inference.infer(call, model), outputRegions, shm);
     }),
     ModelStreamInfer: createStreamInferHandler(deps),
-    SystemSharedMemoryStatus: unary((r) => ({
+    SystemSharedMemoryStatus: unary('shared-memory', (r) => ({
       regions: Object.fromEntries(shm.status(name(r)).map((s) => [s.name, s])),
     })),
-    SystemSharedMemoryRegister: unary((r) => {
+    SystemSharedMemoryRegister: unary('shared-memory', (r) => {
       shm.register(name(r), String(r['key'] ?? ''), Number(r['offset'] ?? 0), Number(r['byte_size'] ?? 0));
       return {};
     }),
-    SystemSharedMemoryUnregister: unary((r) => {
+    SystemSharedMemoryUnregister: unary('shared-memory', (r) => {
       shm.unregister(name(r));
       return {};
     }),
-    CudaSharedMemoryStatus: unary((r) => ({ regions: Object.fromEntries(describeCudaSharedMemory(name(r)).map((s) => [s.name, s])) })),
-    CudaSharedMemoryRegister: unary((r) => registerCudaSharedMemory(name(r))),
-    CudaSharedMemoryUnregister: unary(() => ({})),
-    TraceSetting: unary((r) => {
+    CudaSharedMemoryStatus: unary('shared-memory', (r) => ({ regions: Object.fromEntries(describeCudaSharedMemory(name(r)).map((s) => [s.name, s])) })),
+    CudaSharedMemoryRegister: unary('shared-memory', (r) => registerCudaSharedMemory(name(r))),
+    CudaSharedMemoryUnregister: unary('shared-memory', () => ({})),
+    TraceSetting: unary('trace', (r) => {
       const model = String(r['model_name'] ?? '');
       if (model !== '' && !inference.isModelReady(model)) throw invalidArg(`Request for unknown model : ${model}`);
       const settings = r['settings'] as Record<string, { value: string[] }> | undefined;
@@ -84,7 +95,7 @@ export function createGrpcInferenceService(deps: GrpcServiceDeps): UntypedServic
       const current = Object.keys(update).length > 0 ? deps.traceSettings.update(update, model || undefined) : deps.traceSettings.get(model || undefined);
       return { settings: Object.fromEntries(Object.entries(current).map(([k, v]) => [k, { value: v }])) };
     }),
-    LogSettings: unary((r) => {
+    LogSettings: unary('logging', (r) => {
       const settings = r['settings'] as Record<string, Message & { parameter_choice?: string }> | undefined;
       const update: LogSettingUpdate = {};
       for (const [key, value] of Object.entries(settings ?? {})) {
@@ -107,10 +118,12 @@ export function createGrpcInferenceService(deps: GrpcServiceDeps): UntypedServic
 }
 
 /** grpc.health.v1.Health/Check: SERVING while the server is ready. */
-export function createHealthService(isReady: () => boolean): UntypedServiceImplementation {
+export function createHealthService(isReady: () => boolean, apiGuard?: ApiGroupGuard): UntypedServiceImplementation {
   return {
-    Check: (_call: ServerUnaryCall<Message, unknown>, callback: sendUnaryData<unknown>) => {
-      callback(null, { status: isReady() ? 'SERVING' : 'NOT_SERVING' });
+    Check: (call: ServerUnaryCall<Message, unknown>, callback: sendUnaryData<unknown>) => {
+      const refusal = checkGrpcApiGroup(apiGuard, 'health', call.metadata);
+      if (refusal !== undefined) callback(refusal, null);
+      else callback(null, { status: isReady() ? 'SERVING' : 'NOT_SERVING' });
     },
   };
 }

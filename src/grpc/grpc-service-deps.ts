@@ -1,5 +1,7 @@
 // What the gRPC services are built from (the serving side's pieces, readiness, logging, stream tracking):
 // its own module so the unary service and the stream handler share it without importing each other.
+import type { ApiGroupGuard } from '../core/api-groups.ts';
+import type { ChatCallerGate } from '../core/chat-port.ts';
 import type { InferenceService } from '../serving/inference-service.ts';
 import type { LogSettings } from '../serving/log-settings.ts';
 import type { ModelRepositoryManager } from '../serving/repository/model-repository-manager.ts';
@@ -16,6 +18,10 @@ export interface GrpcServiceDeps {
   isReady: () => boolean;
   serverId: string;
   log?: (line: string) => void;
+  /** Admits callers of models that spend (an llm model, an ensemble with one); absent: no gateway, nothing spends. */
+  callers?: ChatCallerGate | undefined;
+  /** Who may call each Triton API group; absent: every group open. */
+  apiGuard?: ApiGroupGuard | undefined;
   /** Open streams register here so shutdown can drain them. */
   trackStream: (stream: TrackedStream) => void;
 }

@@ -1,5 +1,6 @@
 // One request of a ModelStreamInfer stream run to its final event: converted on the model resolved when it
 // arrived, answered through InferenceService.streamInfer, each response (or failure) handed to the stream.
+import type { ChatCaller } from '../core/chat-port.ts';
 import { HerdError, toHerdError } from '../core/errors.ts';
 import type { InferAnswer } from '../serving/infer-call.ts';
 import type { LoadedModel } from '../serving/repository/loaded-model.ts';
@@ -12,14 +13,19 @@ import { formatErrorForLog } from '../core/escape-log-text.ts';
 
 export type Write = (response: ModelStreamInferResponseMessage) => void;
 export type Fail = (error: HerdError, request: ModelInferRequestMessage, final: boolean) => void;
-/** A request's model, resolved once when it arrives, or why it could not be. */
-export type Resolved = { model: LoadedModel } | { error: unknown };
+/** A request's model (and who pays, for one that spends), resolved once when it arrives, or why it could not be. */
+export type Resolved = { model: LoadedModel; caller: ChatCaller | undefined } | { error: unknown };
 export type StreamRequestDeps = Pick<GrpcServiceDeps, 'inference' | 'sharedMemory' | 'log'>;
 
 /** A request's model as it arrives (resolved once: the decoupled test, the conversion and the infer share it), or why not. */
-export function resolveStreamRequest(inference: StreamRequestDeps['inference'], request: ModelInferRequestMessage): Resolved {
+export function resolveStreamRequest(
+  inference: StreamRequestDeps['inference'],
+  request: ModelInferRequestMessage,
+  admit: (model: LoadedModel) => ChatCaller | undefined,
+): Resolved {
   try {
-    return { model: resolveGrpcModel(inference, request) };
+    const model = resolveGrpcModel(inference, request);
+    return { model, caller: admit(model) };
   } catch (error) {
     return { error };
   }
@@ -40,6 +46,7 @@ export async function runStreamRequest(
   try {
     if ('error' in resolved) throw resolved.error;
     const converted = convertGrpcInferRequest(request, resolved.model, shm);
+    if (resolved.caller !== undefined) converted.call.caller = resolved.caller;
     outputRegions = converted.outputRegions;
     events = inference.streamInfer(converted.call, signal, resolved.model)[Symbol.asyncIterator]();
   } catch (err) {

@@ -54,7 +54,7 @@ export async function startGrpcServer(deps: Omit<GrpcServiceDeps, 'trackStream'>
   const inference = (proto['inference'] as GrpcObject)['GRPCInferenceService'] as ServiceClientConstructor;
   const health = ((proto['grpc'] as GrpcObject)['health'] as GrpcObject)['v1'] as GrpcObject;
   server.addService(inference.service, createGrpcInferenceService({ ...deps, trackStream }));
-  server.addService((health['Health'] as ServiceClientConstructor).service, createHealthService(deps.isReady));
+  server.addService((health['Health'] as ServiceClientConstructor).service, createHealthService(deps.isReady, deps.apiGuard));
 
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   const port = await new Promise<number>((resolve, reject) => {

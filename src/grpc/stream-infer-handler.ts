@@ -9,15 +9,24 @@ import { HerdError } from '../core/errors.ts';
 import { isDecoupledModel } from '../serving/repository/loaded-model.ts';
 import type { ModelInferRequestMessage, ModelStreamInferResponseMessage } from './grpc-messages.ts';
 import type { GrpcServiceDeps } from './grpc-service-deps.ts';
+import { checkGrpcApiGroup } from './grpc-api-guard.ts';
+import { admitGrpcCaller } from './grpc-caller.ts';
 import { convertErrorToServiceError } from './map-grpc-status.ts';
 import { type Fail, identityOf, resolveStreamRequest, runStreamRequest, type Write } from './run-stream-request.ts';
 
 type StreamCall = ServerDuplexStream<ModelInferRequestMessage, ModelStreamInferResponseMessage>;
 
-export function createStreamInferHandler(deps: Pick<GrpcServiceDeps, 'inference' | 'sharedMemory' | 'trackStream' | 'log'>) {
+export function createStreamInferHandler(deps: Pick<GrpcServiceDeps, 'inference' | 'sharedMemory' | 'trackStream' | 'log' | 'callers' | 'apiGuard'>) {
   const { inference } = deps;
 
   return (call: StreamCall) => {
+    // As Triton: a restricted inference group ends the stream with its status before any request is read.
+    const refusal = checkGrpcApiGroup(deps.apiGuard, 'inference', call.metadata);
+    if (refusal !== undefined) {
+      call.emit('error', refusal);
+      return;
+    }
+    const peer = call.getPeer();
     const raiseErrors = call.metadata.get('triton_grpc_error')[0] === 'true';
     const aborts = new Set<AbortController>();
     // Ordinary models answer in request order: each waits for the one before it.
@@ -69,7 +78,7 @@ export function createStreamInferHandler(deps: Pick<GrpcServiceDeps, 'inference'
       aborts.add(abort);
       let task: Promise<void>;
       // Resolved once: the decoupled test, the conversion and the infer share the handle (or its error).
-      const resolved = resolveStreamRequest(inference, request);
+      const resolved = resolveStreamRequest(inference, request, (model) => admitGrpcCaller(deps.callers, model, call.metadata, peer));
       if ('model' in resolved && isDecoupledModel(resolved.model)) {
         task = runStreamRequest(deps, request, resolved, abort.signal, write, fail);
       } else {

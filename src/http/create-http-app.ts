@@ -11,6 +11,8 @@ import { createFastGatewayHandler } from './fast-gateway-path.ts';
 import { createFastGenerateHandler } from './fast-generate-path.ts';
 import { createFastInferHandler } from './fast-infer-path.ts';
 import { registerGenerateRoutes } from './kserve-generate-routes.ts';
+import type { ApiGroupGuard } from '../core/api-groups.ts';
+import { registerKserveApiGuard } from './kserve-api-guard.ts';
 import { registerKserveRoutes, type KserveDeps } from './kserve-routes.ts';
 import { createKserveErrorAnswer, mapErrorToKserve, type KserveErrorAnswer } from './map-kserve-error.ts';
 import { createOpenAIErrorAnswer } from './map-openai-error.ts';
@@ -33,6 +35,8 @@ export interface HttpAppOptions {
   /** Slow readers of streamed answers (server.stream_idle_reader_ms, server.stream_max_buffered_bytes). */
   streams?: StreamLimits;
   log?: (line: string) => void;
+  /** Who may call each Triton API group (kserve-api-guard.ts); absent: every group open. */
+  apiGuard?: ApiGroupGuard | undefined;
   /** server.trusted_proxies: peers whose forwarding headers name the client. */
   trustedProxies?: readonly string[];
   /** server.limits: deadlines and connection caps (the schema's defaults when absent). */
@@ -43,8 +47,14 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   // During shutdown, answers close their connection so keep-alive clients do not hold the drain open.
   let closing = false;
   const isClosing = () => closing;
-  const fastInfer = createFastInferHandler({ inference: deps.inference, sharedMemory: deps.sharedMemory, maxInputSize: options.maxInputSize, isClosing, log: options.log });
-  const fastGenerate = createFastGenerateHandler({ inference: deps.inference, maxInputSize: options.maxInputSize, isClosing, log: options.log });
+  // A restricted inference group is checked by Fastify's hook: the fast paths step aside.
+  const inferenceOpen = options.apiGuard?.isRestricted('inference') !== true;
+  const fastInfer = inferenceOpen
+    ? createFastInferHandler({ inference: deps.inference, sharedMemory: deps.sharedMemory, maxInputSize: options.maxInputSize, isClosing, log: options.log, callers: deps.callers })
+    : () => false;
+  const fastGenerate = inferenceOpen
+    ? createFastGenerateHandler({ inference: deps.inference, maxInputSize: options.maxInputSize, isClosing, log: options.log, callers: deps.callers })
+    : () => false;
   const gateway = options.gateway;
   const exchanges = gateway ? createGatewayExchanges(gateway, isClosing, options.streams) : undefined;
   const fastGateway = exchanges ? createFastGatewayHandler(exchanges, { maxInputSize: options.maxInputSize, isClosing }) : () => false;
@@ -140,10 +150,11 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
     void reply.code(answer.status).header('Content-Type', 'application/json').send(answer.body);
   });
 
+  registerKserveApiGuard(app, options.apiGuard);
   registerKserveRoutes(app, deps, allow);
   registerSharedMemoryRoutes(app, deps.sharedMemory, allow);
   registerTraceAndLoggingRoutes(app, deps, allow);
-  registerGenerateRoutes(app, { inference: deps.inference, maxInputSize: options.maxInputSize, log: options.log }, allow);
+  registerGenerateRoutes(app, { inference: deps.inference, maxInputSize: options.maxInputSize, log: options.log, callers: deps.callers }, allow);
   if (gateway && exchanges) {
     registerExchangeRoutes(app, exchanges, allow);
     registerOpenAIRoutes(app, gateway, allow);

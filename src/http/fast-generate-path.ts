@@ -39,7 +39,7 @@ export function createFastGenerateHandler(options: FastGenerateOptions): (req: I
     readBody(req, (body) => {
       let call: GenerateCall;
       try {
-        call = decodeGenerateCall(options, version === undefined ? { model } : { model, version }, body);
+        call = decodeGenerateCall(options, version === undefined ? { model } : { model, version }, body, req);
       } catch (err) {
         sendError(err);
         return;

@@ -11,6 +11,8 @@ import { resolveInferModel, runInferExchange } from './kserve-infer-exchange.ts'
 import { mapErrorToKserve } from './map-kserve-error.ts';
 import type { SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
 import { hasPlainBody, readBody } from './plain-body.ts';
+import { admitKserveCaller, type CallerGate } from './kserve-caller.ts';
+import type { ChatCaller } from '../core/chat-port.ts';
 
 const INFER_PATH = /^\/v2\/models\/([^/?]+)(?:\/versions\/([^/?]+))?\/infer$/;
 
@@ -21,6 +23,8 @@ export interface FastInferOptions {
   /** True once shutdown began: then Fastify answers (503 for new requests, Connection: close). */
   isClosing: () => boolean;
   log?: (line: string) => void;
+  /** Admits callers of models that spend; absent: no gateway, nothing spends. */
+  callers?: CallerGate | undefined;
 }
 
 /** Returns true when it took the request. */
@@ -52,8 +56,11 @@ export function createFastInferHandler(options: FastInferOptions): (req: Incomin
     // accepted ones needed.
     let loaded: LoadedModel;
     let refusal: unknown;
+    let caller: ChatCaller | undefined;
     try {
       loaded = resolveInferModel(options.inference, model, version);
+      // A model that spends refuses a caller nobody pays for before its body is read.
+      caller = admitKserveCaller(options.callers, loaded, req);
       refusal = options.inference.refuseIfQueueFull(loaded);
     } catch (err) {
       refusal = err;
@@ -64,7 +71,7 @@ export function createFastInferHandler(options: FastInferOptions): (req: Incomin
       return true;
     }
     readBody(req, (body) => {
-      runInferExchange(options.inference, options.sharedMemory, loaded, body, headers['inference-header-content-length']).then((reply) => {
+      runInferExchange(options.inference, options.sharedMemory, loaded, body, headers['inference-header-content-length'], caller).then((reply) => {
         const out: Record<string, string | number> = { 'content-type': reply.contentType, 'content-length': reply.body.length };
         if (reply.headerLength !== undefined) out['inference-header-content-length'] = reply.headerLength;
         if (options.isClosing()) out['connection'] = 'close';

@@ -2,7 +2,7 @@
 // Thin: the body is converted by core/codecs/kserve-generate.ts, run by the serving side, and each
 // response written back as one JSON object (generate) or one `data:` event (generate_stream, SSE).
 // Every error, answered or in-band, is built and logged as map-kserve-error.ts says.
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createGenerateResponse, parseGenerateRequest, type GenerateInputSpec } from '../core/codecs/kserve-generate.ts';
 import { isDataType } from '../core/datatype.ts';
@@ -13,6 +13,7 @@ import { isDecoupledModel, type LoadedModel } from '../serving/repository/loaded
 import type { InferStreamEvent } from '../serving/response-stream.ts';
 import { createModelMetadata } from '../serving/model-metadata.ts';
 import type { ModelConfig } from '../serving/model-config/model-config.ts';
+import { admitKserveCaller, type CallerGate } from './kserve-caller.ts';
 import { resolveInferModel } from './kserve-infer-exchange.ts';
 import { createKserveErrorAnswer, type KserveErrorAnswer, mapErrorToKserve } from './map-kserve-error.ts';
 
@@ -21,6 +22,8 @@ export interface GenerateDeps {
   maxInputSize: number;
   /** Where the error answers map-kserve-error.ts marks for the operator go. */
   log?: ((line: string) => void) | undefined;
+  /** Admits callers of models that spend; absent: no gateway, nothing spends. */
+  callers?: CallerGate | undefined;
 }
 
 type ModelParams = { model: string; version?: string };
@@ -33,7 +36,7 @@ export interface GenerateCall {
 
 export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps, allow: (url: string, methods: string[]) => void): void {
   const route = (streaming: boolean) => async (req: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply) => {
-    const call = decodeGenerateCall(deps, req.params, req.body);
+    const call = decodeGenerateCall(deps, req.params, req.body, req.raw);
     reply.hijack();
     await answerGenerateCall(deps, call, streaming, reply.raw);
   };
@@ -72,10 +75,13 @@ function logged(answer: KserveErrorAnswer, log: GenerateDeps['log']): KserveErro
 }
 
 /** Everything that can fail before inference starts: the caller answers it as a plain JSON error. */
-export function decodeGenerateCall(deps: GenerateDeps, params: ModelParams, body: unknown): GenerateCall {
+/** `sender`: the request, read for its key and address only when the model spends. */
+export function decodeGenerateCall(deps: GenerateDeps, params: ModelParams, body: unknown, sender: IncomingMessage): GenerateCall {
   const model = resolveInferModel(deps.inference, params.model, params.version);
+  const caller = admitKserveCaller(deps.callers, model, sender);
   const decoded = parseGenerateRequest(parseBody(body), inputSpecs(model.config), deps.maxInputSize);
-  const call = { modelName: model.name, version: model.version, id: decoded.id, parameters: decoded.parameters, inputs: decoded.inputs, outputs: [] };
+  const call: InferCall = { modelName: model.name, version: model.version, id: decoded.id, parameters: decoded.parameters, inputs: decoded.inputs, outputs: [] };
+  if (caller !== undefined) call.caller = caller;
   return { call, model };
 }
 

@@ -5,7 +5,8 @@ import { convertTensorDataToBinary } from '../core/codecs/kserve-binary-tensor.t
 import { parseInferRequestBody, type DecodedInferRequest } from '../core/codecs/kserve-infer-request.ts';
 import { createInferResponseBody } from '../core/codecs/kserve-infer-response.ts';
 import { HerdError, invalidArg } from '../core/errors.ts';
-import type { RequestedOutput } from '../serving/infer-call.ts';
+import type { ChatCaller } from '../core/chat-port.ts';
+import type { InferCall, RequestedOutput } from '../serving/infer-call.ts';
 import type { InferenceService } from '../serving/inference-service.ts';
 import { isDecoupledModel, type LoadedModel } from '../serving/repository/loaded-model.ts';
 import type { SharedMemoryRef, SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
@@ -32,6 +33,8 @@ export async function runInferExchange(
   model: LoadedModel,
   body: Buffer,
   headerLength: string | string[] | undefined,
+  /** Who pays, for a model that spends (kserve-caller.ts). */
+  caller?: ChatCaller,
 ): Promise<InferReply> {
   if (isDecoupledModel(model)) {
     throw new HerdError('UNSUPPORTED', "HTTP end point doesn't support models with decoupled transaction policy");
@@ -40,7 +43,7 @@ export async function runInferExchange(
   checkJsonDepth(body, jsonHeaderEnd(body, headerLength));
   const decoded = parseInferRequestBody(body, headerLength, { modelName, rawInput: model.config, readSharedMemory: (ref) => shm.read(ref) });
   const outputRegions = findOutputRegions(decoded, shm);
-  const call = {
+  const call: InferCall = {
     modelName,
     version: model.version,
     id: decoded.id,
@@ -48,6 +51,7 @@ export async function runInferExchange(
     inputs: decoded.inputs,
     outputs: decoded.outputs.length === 0 ? NO_OUTPUTS : decoded.outputs.map(toRequestedOutput),
   };
+  if (caller !== undefined) call.caller = caller;
   const answer = await inference.infer(call, model);
   if (outputRegions) {
     for (const tensor of answer.outputs) {

@@ -10,6 +10,7 @@ import { convertModelConfigToJson } from '../serving/model-config/convert-model-
 import { resolveLoadOverride } from '../serving/repository/resolve-load-override.ts';
 import { createServerMetadata } from '../serving/server-metadata.ts';
 import { parseVersion, resolveInferModel, runInferExchange } from './kserve-infer-exchange.ts';
+import { admitKserveCaller, type CallerGate } from './kserve-caller.ts';
 import { sendJson } from './send-body.ts';
 
 export interface KserveDeps {
@@ -24,6 +25,8 @@ export interface KserveDeps {
   /** The trace and log settings (the stores gRPC's TraceSetting and LogSettings share). */
   traceSettings: TraceSettings;
   logSettings: LogSettings;
+  /** Admits callers of models that spend (an llm model, an ensemble with one); absent: no gateway, nothing spends. */
+  callers?: CallerGate | undefined;
 }
 
 type ModelParams = { model: string; version?: string; region?: string };
@@ -63,7 +66,8 @@ export function registerKserveRoutes(app: FastifyInstance, deps: KserveDeps, all
 
   const infer = async (req: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply) => {
     const model = resolveInferModel(inference, req.params.model, req.params.version);
-    const answer = await runInferExchange(inference, deps.sharedMemory, model, bodyBuffer(req.body), req.headers[HEADER_LENGTH]);
+    const caller = admitKserveCaller(deps.callers, model, req.raw);
+    const answer = await runInferExchange(inference, deps.sharedMemory, model, bodyBuffer(req.body), req.headers[HEADER_LENGTH], caller);
     if (answer.headerLength !== undefined) reply.header('Inference-Header-Content-Length', String(answer.headerLength));
     return reply.code(200).header('Content-Type', answer.contentType).send(answer.body);
   };

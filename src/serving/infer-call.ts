@@ -1,5 +1,6 @@
 // An inference request and its answer as the serving side's callers write them (transports, ensembles,
 // the inference port): plain data, so a caller needs none of the service that runs it.
+import type { ChatCaller } from '../core/chat-port.ts';
 import type { Parameters, Tensor } from '../core/tensor.ts';
 import type { ComputeDurations } from './backends/backend.ts';
 
@@ -22,6 +23,8 @@ export interface InferCall {
    * `outer/inner`), so whatever the step shows a user (an llm step's ledger origin) names the ensemble.
    */
   ensemble?: string;
+  /** Set by a transport for a model that spends (LoadedModel.spending): who pays; ensemble steps inherit it. */
+  caller?: ChatCaller;
 }
 
 export interface InferAnswer {

@@ -112,6 +112,7 @@ export class InferenceService {
     };
     if (responseSender) request.responseSender = responseSender;
     if (call.ensemble !== undefined) request.ensemble = call.ensemble;
+    if (call.caller !== undefined) request.caller = call.caller;
     return model.scheduler.submit(request);
   }
 

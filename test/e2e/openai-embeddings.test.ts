@@ -32,6 +32,7 @@ interface RequestRow {
   attempts: number;
   request_id: string;
   dialect: string;
+  route_rule: string | null;
 }
 
 const assertClose = (actual: ArrayLike<number>, expected: ArrayLike<number>) => {
@@ -165,6 +166,7 @@ models:
     assert.equal(row.status, 'ok');
     assert.equal(row.http_status, 200);
     assert.equal(row.dialect, 'openai-embeddings');
+    assert.equal(row.route_rule, 'model:text-embedding-3-small');
     assert.equal(row.prompt_tokens, 3);
     assert.equal(row.completion_tokens, 0);
     assert.equal(row.cost_micros, 300, '3 tokens at $100 per million');
@@ -339,5 +341,23 @@ models:
     // Open: the next request is refused without reaching the upstream.
     await assert.rejects(client.embeddings.create({ model: 'flaky-embedding', input: 'x' }), (err: unknown) => err instanceof OpenAI.APIError);
     assert.equal(relay.requests.length, 2);
+    // Each failure is settled on the flow's one path: an error row in the embeddings dialect, its route on record.
+    for (let i = 0; ; i++) {
+      const sqlite = new Database(db, { readonly: true });
+      const rows = sqlite
+        .prepare("SELECT status, http_status, dialect, route_rule FROM ledger_requests WHERE model_requested = 'flaky-embedding' ORDER BY started_at")
+        .all() as Pick<RequestRow, 'status' | 'http_status' | 'dialect' | 'route_rule'>[];
+      sqlite.close();
+      if (rows.length === 3 || i === 200) {
+        assert.equal(rows.length, 3);
+        for (const row of rows) assert.deepEqual([row.dialect, row.route_rule], ['openai-embeddings', 'model:flaky-embedding']);
+        assert.ok(
+          rows.every((row) => row.status !== 'ok' && row.http_status >= 500),
+          JSON.stringify(rows),
+        );
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 10));
+    }
   });
 });

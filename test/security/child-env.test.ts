@@ -20,6 +20,8 @@ const SECRETS: Record<string, string> = {
   UPSTREAM_CREDENTIAL: 'sentinel-configured-provider-key',
   UNRELATED_SETTING: 'sentinel-unrelated',
 };
+/** With a master key set, the model-repository API needs it (control-apis.test.ts). */
+const MASTER = { authorization: `Bearer ${SECRETS['HERD_MASTER_KEY']}` };
 const PASSED: Record<string, string> = { HF_HOME: '/opt/hf-cache', PYTHONIOENCODING: 'utf-8', LC_ALL: 'C.UTF-8', TRITON_SERVER_VERSION: '2.59.0' };
 
 const ENV_MODEL = `import json, os
@@ -113,7 +115,7 @@ it('a variable the on-disk config names is passed; an unset one is simply absent
 });
 
 it('a config naming a provider key, a configured key variable or a database URL is refused with the parameter named', async () => {
-  const index = (await postJson(`${server.httpUrl}/v2/repository/index`, {})).json() as { name: string; state?: string; reason?: string }[];
+  const index = (await postJson(`${server.httpUrl}/v2/repository/index`, {}, MASTER)).json() as { name: string; state?: string; reason?: string }[];
   for (const [model, variable] of [
     ['env_wants_key', 'OPENAI_API_KEY'],
     ['env_wants_configured', 'UPSTREAM_CREDENTIAL'],
@@ -134,7 +136,7 @@ it('a load-API override cannot name a variable its config.pbtxt does not', async
     output: [{ name: 'ENV', data_type: 'TYPE_STRING', dims: [1] }],
     parameters: { HERD_CHILD_ENV: { string_value: 'HF_HOME' } },
   });
-  const res = await postJson(`${server.httpUrl}/v2/repository/models/env_plain/load`, { parameters: { config } });
+  const res = await postJson(`${server.httpUrl}/v2/repository/models/env_plain/load`, { parameters: { config } }, MASTER);
   assert.equal(res.status, 400, res.body.toString());
   assert.match((res.json() as { error: string }).error, /HERD_CHILD_ENV of a load-API config override names HF_HOME, which the model's config.pbtxt does not/);
   const env = await environmentOf('env_plain');

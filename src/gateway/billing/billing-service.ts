@@ -1,14 +1,13 @@
-// Billing as the request path uses it: estimate() and reserve() before going upstream, then one finish()
+// Billing as the request path uses it: estimateForModel() and reserve() before going upstream, then one finish()
 // that prices what happened, settles or releases the reservation, and queues the ledger rows.
 import type { AttemptIntent } from './ledger-intents.ts';
 import type { BillingConfig } from '../../config/billing-config-schema.ts';
-import { AUTO_MODEL, type GatewayConfig, type TierName } from '../../config/gateway-config-schema.ts';
+import type { GatewayConfig } from '../../config/gateway-config-schema.ts';
 import type { HerdError } from '../../core/errors.ts';
-import type { ChatRequest, Usage } from '../protocol/chat-types.ts';
+import type { Usage } from '../protocol/chat-types.ts';
 import type { IngressDialect } from '../protocol/ingress-dialect.ts';
 import { UpstreamRouteError } from '../router/attempt-record.ts';
 import type { CatalogDeployment, CatalogModel } from '../router/gateway-catalog.ts';
-import { estimatePromptTokens } from '../protocol/usage-estimate.ts';
 import { createLedgerRecords, type AnswerFacts } from './create-ledger-records.ts';
 import type { Ledger, ReleaseResult, RequestRecord, Reservation, ReserveInput, SettleResult } from './ledger.ts';
 import type { CurrencyCode, Micros } from './money.ts';
@@ -28,17 +27,6 @@ export interface BillingServiceOptions {
   ledger: Ledger;
   /** Wall clock, epoch ms. */
   now?: () => number;
-}
-
-export interface EstimateInput {
-  /** As the client sent it: a model, an alias, a tier or `auto`. */
-  model: string;
-  promptTokens: number;
-  /** max_completion_tokens ?? max_tokens; absent: as many as the prompt (the router's own forecast). */
-  maxCompletionTokens?: number | undefined;
-  /** Only these providers (e.g. the enabled ones); default every deployment. */
-  providers?: readonly string[];
-  atMs?: number;
 }
 
 export interface FinishBase {
@@ -85,13 +73,11 @@ export class BillingService {
   readonly catalog: PriceCatalog;
   readonly rates: SettlementRates;
   readonly ledger: Ledger;
-  private readonly config: BillableConfig;
   private readonly now: () => number;
   private readonly unresolved = new Map<string, () => Promise<unknown>>();
   private retryTimer: NodeJS.Timeout | undefined;
 
   constructor(options: BillingServiceOptions) {
-    this.config = options.config;
     this.ledger = options.ledger;
     this.now = options.now ?? Date.now;
     this.catalog = createPriceCatalog(options.config);
@@ -112,26 +98,10 @@ export class BillingService {
   }
 
   /**
-   * What to reserve: the dearest deployment's cost for the prompt plus the completion limit. Tiers
-   * resolve through routes.tiers; `auto` takes the dearest of its rules' tiers. 0 for an unknown
-   * model (the chat service answers 404 for it anyway).
-   */
-  estimate(input: EstimateInput): Micros {
-    const at = input.atMs ?? this.now();
-    const usage = { promptTokens: input.promptTokens, cachedPromptTokens: 0, cacheWriteTokens: 0, completionTokens: input.maxCompletionTokens ?? input.promptTokens };
-    let dearest = 0;
-    for (const model of this.candidateModels(input.model)) {
-      for (const d of this.config.models[model]?.deployments ?? []) {
-        if (input.providers && !input.providers.includes(d.provider)) continue;
-        dearest = Math.max(dearest, this.price({ provider: d.provider, model, usage, atMs: at }).costMicros);
-      }
-    }
-    return dearest;
-  }
-
-  /**
-   * estimate() for the model the flow resolved the request to: its deployments' prices, no name lookup.
-   * `upstreamModelOf`: the id each deployment would be sent (a pattern route's own id), for `match` prices.
+   * What to reserve: the dearest deployment's cost for the prompt plus the completion limit (absent: as
+   * many completion tokens as prompt tokens), on the model the flow's route resolved — the one price,
+   * never a second name lookup. `upstreamModelOf`: the id each deployment would be sent (a pattern
+   * route's own id), for `match` prices.
    */
   estimateForModel(input: {
     model: CatalogModel;
@@ -148,12 +118,6 @@ export class BillingService {
       dearest = Math.max(dearest, this.price({ provider: d.provider.name, model: input.model.name, upstreamModel, usage, atMs: at }).costMicros);
     }
     return dearest;
-  }
-
-  /** estimate() for a request, counting its prompt with Herd's tokenizer. */
-  async estimateRequest(request: ChatRequest, providers?: readonly string[]): Promise<Micros> {
-    const promptTokens = await estimatePromptTokens(request);
-    return this.estimate({ model: request.model, promptTokens, maxCompletionTokens: request.max_completion_tokens ?? request.max_tokens, ...(providers ? { providers } : {}) });
   }
 
   reserve(input: Omit<ReserveInput, 'currency'>): Promise<Reservation> {
@@ -307,20 +271,6 @@ export class BillingService {
           attempts: input.error instanceof UpstreamRouteError ? input.error.attempts : [],
         };
     }
-  }
-
-  /** Canonical models a requested name may end up on. */
-  private candidateModels(requested: string): string[] {
-    const { models, routes } = this.config;
-    if (requested in models) return [requested];
-    for (const [name, model] of Object.entries(models)) if (model.aliases.includes(requested)) return [name];
-    const tierTarget = (tier: TierName) => {
-      const target = routes?.tiers[tier];
-      return target === undefined ? [] : this.candidateModels(target);
-    };
-    if (requested === AUTO_MODEL) return (routes?.auto ?? []).flatMap((rule) => tierTarget(rule.tier));
-    if (routes && requested in routes.tiers) return tierTarget(requested as TierName);
-    return [];
   }
 }
 

@@ -12,9 +12,8 @@ export interface CacheKeyInput {
   /** The canonical model name the request resolves to (after alias, tier or `auto`). */
   model: string;
   /**
-   * Entries are shared by every gateway key by default: that is what saves money, and a key can only
-   * reach models it may use (the model is in the key, and authorization runs first). A partition
-   * (a key or team id) gives a tenant entries no one else can hit or probe.
+   * Whose entry this is: the flow passes the caller's key (cache.scope `key`, the default), so a tenant's
+   * entries are ones no one else can hit or probe; absent (scope `shared`): every key shares them.
    */
   partition?: string;
   /**

@@ -2,27 +2,30 @@
 // resolved, runs the attempts (strategy, retries, breakers, fallbacks, deadlines) and returns the answer
 // or the opened stream plus what headers and the ledger need (model, provider, attempts, upstream time).
 import { type AbortLink, LightAbortController } from '../../core/abort-link.ts';
+import type { ModelKind } from '../../config/gateway-config-schema.ts';
+import type { Priority } from '../limits/priority.ts';
+import type { AttemptRecord } from '../router/attempt-record.ts';
+import { computeAttemptTimeouts, Deadline } from '../resilience/deadline.ts';
+import { expandFallbacks } from '../router/expand-fallbacks.ts';
+import { PromptTokenEstimate } from '../router/prompt-token-estimate.ts';
 import type { InferencePort } from '../../core/inference-port.ts';
 import { systemClock, type Clock } from '../../core/clock.ts';
 import type { ChatRequest, ChatResponse } from '../protocol/chat-types.ts';
+import type { EmbeddingsRequest } from '../protocol/embeddings-request.ts';
+import { attemptEmbeddings, embeddingUsage, shortenEmbeddings } from './attempt-embeddings.ts';
 import { createProviders } from './create-providers.ts';
 import { describeGatewayHealth, listGatewayModels, listPatternProviders, type GatewayHealth } from './describe-gateway.ts';
 import type { Admission } from '../limits/admission.ts';
-import type { Priority } from '../limits/priority.ts';
-import type { PassThrough, Provider, ProviderResult, ProviderWarning } from '../providers/provider.ts';
+import type { EmbedResult, PassThrough, Provider, ProviderResult, ProviderWarning } from '../providers/provider.ts';
 import { BreakerRegistry } from '../resilience/circuit-breaker.ts';
-import { computeAttemptTimeouts, Deadline } from '../resilience/deadline.ts';
 import { realSleep, type Sleep } from '../resilience/sleep.ts';
-import type { AttemptRecord } from '../router/attempt-record.ts';
 import type { ChatMeta, CompletionMeta } from '../router/chat-meta.ts';
 import { MemoryAffinityStore, type AffinityStore, type SessionIdentity } from '../router/cache-affinity.ts';
 import { DeploymentStats } from '../router/deployment-stats.ts';
-import { expandFallbacks } from '../router/expand-fallbacks.ts';
 import { buildGatewayCatalog, type CatalogModel, type GatewayCatalog, type GatewayRoutingConfig } from '../router/gateway-catalog.ts';
-import { PromptTokenEstimate } from '../router/prompt-token-estimate.ts';
 import { resolveRoute, resolveRouteUpstreamModel, type ModelFilter, type ResolvedRoute } from '../router/resolve-route.ts';
 import { resolveSessionIdentity, type SessionSources } from '../router/resolve-session-identity.ts';
-import { runAttempts, type AttemptTarget, type RoutingState } from '../router/run-attempts.ts';
+import { runAttempts, type AttemptLoopResult, type AttemptTarget, type RoutingState } from '../router/run-attempts.ts';
 import { UpstreamModelLists, type UpstreamModelListsOptions } from '../router/upstream-model-lists.ts';
 import { renameModel } from '../protocol/upstream-bytes.ts';
 import { createStreamRelay, openProviderStream, type OpenedStream } from './stream-relay.ts';
@@ -77,6 +80,12 @@ export interface ChatCompletion {
   meta: CompletionMeta;
 }
 
+/** An embeddings answer: one vector per input, in order (shortened to `dimensions` when asked). */
+export interface EmbeddingsCompletion {
+  vectors: Float32Array[];
+  meta: CompletionMeta;
+}
+
 /** A stream whose first chunk is ready: send headers from `meta`, then forward `chunks`. */
 export interface ChatStream extends StreamRelay {
   meta: ChatMeta;
@@ -87,6 +96,11 @@ export interface ChatService {
   complete(request: ChatRequest, context?: ChatContext): Promise<ChatCompletion>;
   /** Resolves at the first chunk; rejects (as complete() does) when no upstream got that far. */
   stream(request: ChatRequest, context?: ChatContext): Promise<ChatStream>;
+  /**
+   * The same attempts for an embeddings request; `routing` is how the router sees it (embeddingsRoutingRequest:
+   * its model, no completion). Rejects as complete() does.
+   */
+  embed(request: EmbeddingsRequest, routing: ChatRequest, context?: ChatContext): Promise<EmbeddingsCompletion>;
   /**
    * The request's session identity, when prompt-cache affinity is on and the route can choose between
    * deployments; the flow computes it once and passes it in ChatContext.session.
@@ -103,8 +117,6 @@ export interface ChatService {
   readonly stats: DeploymentStats;
   close(): Promise<void>;
 }
-
-const NEVER_ABORTED = new LightAbortController().signal;
 
 export function createChatService(options: ChatServiceOptions): ChatService {
   const clock = options.clock ?? systemClock;
@@ -127,52 +139,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   const created = Math.floor(Date.now() / 1000);
   const modelLists = new UpstreamModelLists({ clock, ...options.modelLists });
 
-  async function route<T>(request: ChatRequest, context: ChatContext, stream: boolean, attempt: (target: AttemptTarget, signal: AbortLink) => Promise<T>) {
-    const startedAt = clock.now();
-    const signal = context.signal ?? NEVER_ABORTED;
-    if (signal.aborted) throw signal.reason;
-    const prompt = context.prompt ?? new PromptTokenEstimate(request);
-    const resolved = context.route ?? (await resolveRoute(catalog, request.model, prompt, context.allowModel));
-    const chain = expandFallbacks(catalog, resolved.model, context.allowModel);
-    const deadline = new Deadline(context.deadlineMs ?? defaultDeadlineMs(catalog, resolved.model, request, stream), now);
-    const loop = await runAttempts(state, {
-      chain,
-      request,
-      stream,
-      signal,
-      deadline,
-      attempt,
-      priority: context.priority,
-      session: context.session,
-      onAttemptStart: context.onAttemptStart,
-      upstreamModelOf: (deployment) => resolveRouteUpstreamModel(resolved, deployment),
-      forecastTokens: async () => {
-        const promptTokens = await prompt.exact();
-        return { prompt: promptTokens, completion: request.max_completion_tokens ?? request.max_tokens ?? promptTokens };
-      },
-    });
-    const meta = (warnings: ProviderWarning[]): ChatMeta => {
-      const m: ChatMeta = {
-        requestedModel: request.model,
-        route: resolved.kind,
-        routeRule: resolved.rule,
-        model: loop.target.model.name,
-        provider: loop.target.deployment.provider.name,
-        upstreamModel: loop.target.upstreamModel,
-        attempts: loop.attempts,
-        upstreamMs: loop.upstreamMs,
-        waitedMs: loop.waitedMs,
-        queuedMs: loop.queuedMs,
-        overheadMs: Math.max(0, clock.now() - startedAt - loop.upstreamMs - loop.waitedMs),
-        warnings,
-      };
-      if (resolved.tier !== undefined) m.tier = resolved.tier;
-      const counted = prompt.known();
-      if (counted !== undefined) m.estimatedPromptTokens = counted;
-      return m;
-    };
-    return { loop, meta, signal };
-  }
+  const routing = { catalog, state };
 
   return {
     catalog,
@@ -181,12 +148,16 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     stats: state.stats,
 
     async complete(request, context = {}) {
-      const { loop, meta } = await route<ProviderResult>(request, context, false, (target, signal) =>
-        target.provider.chat(
-          { request, upstreamModel: target.upstreamModel, timeoutMs: target.timeouts.timeoutMs, passThrough: context.passThrough, strict: target.model.strict },
-          signal,
-        ),
-      );
+      const { loop, meta } = await routeAttempts<ProviderResult>(routing, {
+        request,
+        context,
+        stream: false,
+        attempt: (target, signal) =>
+          target.provider.chat(
+            { request, upstreamModel: target.upstreamModel, timeoutMs: target.timeouts.timeoutMs, passThrough: context.passThrough, strict: target.model.strict },
+            signal,
+          ),
+      });
       loop.lease.succeed();
       const result = loop.value;
       renameModel(result.response, loop.target.model.name);
@@ -196,21 +167,16 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     },
 
     async stream(request, context = {}) {
-      const { loop, meta, signal } = await route<OpenedStream>(request, context, true, (target, attemptSignal) =>
-        openProviderStream(
-          target.provider.stream(
-            {
-              request,
-              upstreamModel: target.upstreamModel,
-              timeoutMs: target.timeouts.timeoutMs,
-              idleTimeoutMs: target.timeouts.idleTimeoutMs,
-              passThrough: context.passThrough,
-              strict: target.model.strict,
-            },
-            attemptSignal,
-          ),
-        ),
-      );
+      const { loop, meta, signal } = await routeAttempts<OpenedStream>(routing, {
+        request,
+        context,
+        stream: true,
+        attempt: (target, attemptSignal) => {
+          const { timeoutMs, idleTimeoutMs } = target.timeouts;
+          const call = { request, upstreamModel: target.upstreamModel, timeoutMs, idleTimeoutMs, passThrough: context.passThrough, strict: target.model.strict };
+          return openProviderStream(target.provider.stream(call, attemptSignal));
+        },
+      });
       const relay = createStreamRelay({
         opened: loop.value,
         lease: loop.lease,
@@ -221,6 +187,13 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         clock,
       });
       return { meta: meta(loop.value.warnings), ...relay };
+    },
+
+    async embed(request, asRouted, context = {}) {
+      const attempt = (target: AttemptTarget, signal: AbortLink) => attemptEmbeddings(target, request, signal);
+      const { loop, meta } = await routeAttempts<EmbedResult>(routing, { request: asRouted, context, stream: false, attempt, kind: 'embedding', texts: request.inputs });
+      loop.lease.succeed();
+      return { vectors: shortenEmbeddings(loop.value, request), meta: { usage: embeddingUsage(loop.value.usage), rawFinishReason: null, ...meta([]) } };
     },
 
     resolveSession(request, sources, resolved) {
@@ -245,6 +218,76 @@ export function createChatService(options: ChatServiceOptions): ChatService {
       await Promise.all(providers.owned.map((p) => p.close()));
     },
   };
+}
+
+const NEVER_ABORTED = new LightAbortController().signal;
+
+export interface RouteAttemptsInput<T> {
+  request: ChatRequest;
+  context: ChatContext;
+  stream: boolean;
+  attempt: (target: AttemptTarget, signal: AbortLink) => Promise<T>;
+  /** The model kind a route resolved here must have; default chat. */
+  kind?: ModelKind | undefined;
+  /** An embeddings request's inputs: the prompt counted instead of the request's messages. */
+  texts?: readonly string[] | undefined;
+}
+
+export interface RoutedAttempts<T> {
+  loop: AttemptLoopResult<T>;
+  /** The answer's meta, with the provider's warnings; overhead measured when called. */
+  meta: (warnings: ProviderWarning[]) => ChatMeta;
+  signal: AbortLink;
+}
+
+export async function routeAttempts<T>(service: { catalog: GatewayCatalog; state: RoutingState }, input: RouteAttemptsInput<T>): Promise<RoutedAttempts<T>> {
+  const { catalog, state } = service;
+  const { request, context, stream } = input;
+  const { clock } = state;
+  const startedAt = clock.now();
+  const signal = context.signal ?? NEVER_ABORTED;
+  if (signal.aborted) throw signal.reason;
+  const prompt = context.prompt ?? new PromptTokenEstimate(input.texts ?? request);
+  const resolved = context.route ?? (await resolveRoute(catalog, request.model, prompt, context.allowModel, input.kind));
+  const chain = expandFallbacks(catalog, resolved.model, context.allowModel);
+  const deadline = new Deadline(context.deadlineMs ?? defaultDeadlineMs(catalog, resolved.model, request, stream), () => clock.now());
+  const loop = await runAttempts(state, {
+    chain,
+    request,
+    stream,
+    signal,
+    deadline,
+    attempt: input.attempt,
+    priority: context.priority,
+    session: context.session,
+    onAttemptStart: context.onAttemptStart,
+    upstreamModelOf: (deployment) => resolveRouteUpstreamModel(resolved, deployment),
+    forecastTokens: async () => {
+      const promptTokens = await prompt.exact();
+      return { prompt: promptTokens, completion: request.max_completion_tokens ?? request.max_tokens ?? promptTokens };
+    },
+  });
+  const meta = (warnings: ProviderWarning[]): ChatMeta => {
+    const m: ChatMeta = {
+      requestedModel: request.model,
+      route: resolved.kind,
+      routeRule: resolved.rule,
+      model: loop.target.model.name,
+      provider: loop.target.deployment.provider.name,
+      upstreamModel: loop.target.upstreamModel,
+      attempts: loop.attempts,
+      upstreamMs: loop.upstreamMs,
+      waitedMs: loop.waitedMs,
+      queuedMs: loop.queuedMs,
+      overheadMs: Math.max(0, clock.now() - startedAt - loop.upstreamMs - loop.waitedMs),
+      warnings,
+    };
+    if (resolved.tier !== undefined) m.tier = resolved.tier;
+    const counted = prompt.known();
+    if (counted !== undefined) m.estimatedPromptTokens = counted;
+    return m;
+  };
+  return { loop, meta, signal };
 }
 
 /** routes.deadline_ms, but never shorter than one attempt on the primary model: it bounds retries, not a single long answer. */

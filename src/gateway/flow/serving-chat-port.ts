@@ -1,55 +1,33 @@
 // The gateway side of core/chat-port.ts: a serving-side `llm` model's call becomes an ordinary request
 // through ChatGateway (routing, fallbacks, retries, breakers, cache, admission, the key's limits and
-// budget, the ledger), run as the key the model names or as the serving side's own identity.
+// budget, the ledger), run as the principal serving-principals.ts decided at admission.
 import { canonicalChunk } from '../protocol/raw-sse.ts';
 import { LightAbortController, type AbortLink } from '../../core/abort-link.ts';
 import type { ChatPort, ChatPortCost, ChatPortEvent, ChatPortRequest, ChatPortResult } from '../../core/chat-port.ts';
 import { HerdError } from '../../core/errors.ts';
 import type { Cost } from '../billing/price-usage.ts';
 import type { ChatGateway } from './chat-gateway.ts';
+import type { GatewayAnswer } from './flight.ts';
+import { createServingPrincipals, type ServingPrincipalsOptions } from './serving-principals.ts';
 import type { ChatRequest } from '../protocol/chat-types.ts';
-import type { Authenticator } from '../keys/authenticator.ts';
-import type { KeyInfo } from '../keys/key-store.ts';
 import { PRIORITY_HEADER } from '../limits/priority.ts';
 
-export interface ServingChatPortOptions {
+export interface ServingChatPortOptions extends ServingPrincipalsOptions {
   flow: ChatGateway;
-  authenticator: Authenticator;
-  /** The serving side's own principal (herd.yaml `serving.identity`). */
-  identity: string;
-  env: NodeJS.ProcessEnv;
 }
 
 export function createServingChatPort(options: ServingChatPortOptions): ChatPort {
-  const self: KeyInfo = Object.freeze({ id: `serving:${options.identity}`, name: options.identity, prefix: '', allowedModels: '*', role: 'client' });
-
-  const principal = (request: ChatPortRequest): KeyInfo => {
-    if (request.keyEnv === undefined) return self;
-    const secret = options.env[request.keyEnv];
-    if (!secret) throw new HerdError('UNAUTHENTICATED', `the gateway key variable ${request.keyEnv} named by model parameter gateway_key_env is not set`);
-    const result = options.authenticator.authenticate(`Bearer ${secret}`);
-    if (result instanceof HerdError) throw result;
-    return result.key;
-  };
-
-  const call = (request: ChatPortRequest, stream: boolean) => {
-    const key = principal(request);
-    const chat: ChatRequest = {
-      model: request.model,
-      messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
-      ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
-      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-      ...(request.topP !== undefined ? { top_p: request.topP } : {}),
-      ...(request.stop !== undefined && request.stop.length > 0 ? { stop: request.stop } : {}),
-      ...(request.seed !== undefined ? { seed: request.seed } : {}),
-      ...(request.presencePenalty !== undefined ? { presence_penalty: request.presencePenalty } : {}),
-      ...(request.frequencyPenalty !== undefined ? { frequency_penalty: request.frequencyPenalty } : {}),
-      ...(stream ? { stream: true } : {}),
-    };
-    return options.flow.handle(chat, { key, headers: { [PRIORITY_HEADER]: request.priority }, signal: linkSignal(request.signal), origin: request.origin });
-  };
+  const principals = createServingPrincipals(options);
+  const call = (request: ChatPortRequest, stream: boolean) =>
+    options.flow.handle(convertPortRequest(request, stream), {
+      key: principals.principal(request),
+      headers: { [PRIORITY_HEADER]: request.priority },
+      signal: linkSignal(request.signal),
+      origin: request.origin,
+    });
 
   return {
+    admit: (credentials, spending) => principals.admit(credentials, spending),
     async complete(request) {
       const answer = await call(request, false);
       if (answer.kind !== 'completion') throw new HerdError('INTERNAL', 'the gateway answered a completion request with a stream');
@@ -69,39 +47,60 @@ export function createServingChatPort(options: ServingChatPortOptions): ChatPort
     async *stream(request): AsyncIterable<ChatPortEvent> {
       const answer = await call(request, true);
       if (answer.kind !== 'stream') throw new HerdError('INTERNAL', 'the gateway answered a stream request with a completion');
-      const { stream } = answer;
-      let text = '';
-      let finishReason: string | null = null;
-      let finished = false;
-      try {
-        for await (const piece of stream.chunks) {
-          const choice = canonicalChunk(piece).choices[0];
-          if (choice?.finish_reason) finishReason = choice.finish_reason;
-          const delta = choice?.delta.content;
-          if (typeof delta === 'string' && delta !== '') {
-            text += delta;
-            yield { type: 'delta', text: delta };
-          }
-        }
-        finished = true;
-      } finally {
-        // A consumer that stops early (the Triton client went away) stops the upstream too.
-        if (!finished) stream.cancel();
-      }
-      const result = await stream.result;
-      if (result.outcome === 'failed') throw result.error ?? new HerdError('UPSTREAM_ERROR', 'the upstream stream failed');
-      const { usage } = result;
-      const priced = costOf(await answer.cost, false);
-      const done: ChatPortResult = {
-        text,
-        finishReason: finishReason ?? result.finishReason ?? 'stop',
-        model: stream.meta.model,
-        provider: stream.meta.provider,
-        usage: { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens },
-        ...(priced ? { cost: priced } : {}),
-      };
-      yield { type: 'done', result: done };
+      yield* relayStream(answer);
     },
+  };
+}
+
+/** A gateway stream as the port's events: each text delta, then the result with its price. */
+async function* relayStream(answer: Extract<GatewayAnswer, { kind: 'stream' }>): AsyncIterable<ChatPortEvent> {
+  const { stream } = answer;
+  let text = '';
+  let finishReason: string | null = null;
+  let finished = false;
+  try {
+    for await (const piece of stream.chunks) {
+      const choice = canonicalChunk(piece).choices[0];
+      if (choice?.finish_reason) finishReason = choice.finish_reason;
+      const delta = choice?.delta.content;
+      if (typeof delta === 'string' && delta !== '') {
+        text += delta;
+        yield { type: 'delta', text: delta };
+      }
+    }
+    finished = true;
+  } finally {
+    // A consumer that stops early (the Triton client went away) stops the upstream too.
+    if (!finished) stream.cancel();
+  }
+  const result = await stream.result;
+  if (result.outcome === 'failed') throw result.error ?? new HerdError('UPSTREAM_ERROR', 'the upstream stream failed');
+  const { usage } = result;
+  const priced = costOf(await answer.cost, false);
+  const done: ChatPortResult = {
+    text,
+    finishReason: finishReason ?? result.finishReason ?? 'stop',
+    model: stream.meta.model,
+    provider: stream.meta.provider,
+    usage: { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens },
+    ...(priced ? { cost: priced } : {}),
+  };
+  yield { type: 'done', result: done };
+}
+
+/** The port's request as the gateway's canonical chat request. */
+function convertPortRequest(request: ChatPortRequest, stream: boolean): ChatRequest {
+  return {
+    model: request.model,
+    messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+    ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
+    ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    ...(request.topP !== undefined ? { top_p: request.topP } : {}),
+    ...(request.stop !== undefined && request.stop.length > 0 ? { stop: request.stop } : {}),
+    ...(request.seed !== undefined ? { seed: request.seed } : {}),
+    ...(request.presencePenalty !== undefined ? { presence_penalty: request.presencePenalty } : {}),
+    ...(request.frequencyPenalty !== undefined ? { frequency_penalty: request.frequencyPenalty } : {}),
+    ...(stream ? { stream: true } : {}),
   };
 }
 

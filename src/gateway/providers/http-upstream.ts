@@ -6,6 +6,8 @@ import { createParser } from 'eventsource-parser';
 import { AttemptTimer } from './attempt-timer.ts';
 import { parseRetryAfter } from '../wire/parse-retry-after.ts';
 import { mapStatusToFailure, UpstreamError, type UpstreamErrorBody } from '../protocol/upstream-error.ts';
+import { HerdError } from '../../core/errors.ts';
+import { encodeUpstreamBody } from './encode-upstream-body.ts';
 
 export interface HttpUpstreamOptions {
   /** Provider name, prefixed to every error message. */
@@ -206,12 +208,14 @@ export class HttpUpstream {
   }
 
   private async send(call: UpstreamCall, timer: AttemptTimer, headers: Record<string, string>, method: 'POST' | 'GET' = 'POST'): Promise<UndiciResponse> {
+    // Encoded outside the transport's try: a body Herd cannot encode never reached the upstream.
+    const body = method === 'GET' ? null : encodeUpstreamBody(call.body);
     try {
       return await this.pool.request({
         method,
         path: this.pathPrefix + call.path,
         headers: call.headers === undefined ? headers : { ...headers, ...call.headers },
-        body: method === 'GET' ? null : JSON.stringify(call.body),
+        body,
         signal: timer.signal,
       });
     } catch (err) {
@@ -219,9 +223,12 @@ export class HttpUpstream {
     }
   }
 
-  /** Maps a thrown transport error; a caller abort passes through as the caller's own reason. */
+  /**
+   * Maps a thrown transport error; a caller abort passes through as the caller's own reason, and so does
+   * Herd's own HerdError (a body it could not encode): neither says anything about the upstream.
+   */
   private translate(err: unknown, call: UpstreamCall, timer: AttemptTimer, phase: 'connect' | 'body'): unknown {
-    if (err instanceof UpstreamError) return err;
+    if (err instanceof HerdError) return err;
     if (call.signal.aborted) return call.signal.reason;
     const code = errorCode(err);
     if (timer.timedOut || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {

@@ -1,20 +1,21 @@
 // A request's prompt size, computed at most once and only when a decision needs it: tokenizing a
 // long prompt costs far more CPU than relaying it, so a cheap byte bound answers first where it can.
 import type { ChatRequest } from '../protocol/chat-types.ts';
-import { estimatePromptTokens, toolCallText } from '../protocol/usage-estimate.ts';
+import { countTokens, estimatePromptTokens, toolCallText } from '../protocol/usage-estimate.ts';
 
 // Framing that estimatePromptTokens adds per message and per reply (see usage-estimate.ts), rounded up.
 const FRAMING_PER_MESSAGE = 4;
 const FRAMING_PER_REQUEST = 3;
 
 export class PromptTokenEstimate {
-  private readonly request: ChatRequest;
+  /** A chat request (its messages, framing and tools), or plain texts with no framing (embeddings' inputs). */
+  private readonly source: ChatRequest | readonly string[];
   private bound: number | undefined;
   private exactCount: Promise<number> | undefined;
   private exactValue: number | undefined;
 
-  constructor(request: ChatRequest) {
-    this.request = request;
+  constructor(source: ChatRequest | readonly string[]) {
+    this.source = source;
   }
 
   /**
@@ -22,13 +23,13 @@ export class PromptTokenEstimate {
    * than UTF-8 bytes. (There is no useful lower bound the same way.)
    */
   upperBound(): number {
-    this.bound ??= computeUpperBound(this.request);
+    this.bound ??= isTexts(this.source) ? sumBytes(this.source) : computeUpperBound(this.source);
     return this.bound;
   }
 
   /** The tokenizer's count (gpt-tokenizer, o200k_base), as usage estimates use. */
   exact(): Promise<number> {
-    this.exactCount ??= estimatePromptTokens(this.request).then((count) => {
+    this.exactCount ??= (isTexts(this.source) ? countTexts(this.source) : estimatePromptTokens(this.source)).then((count) => {
       this.exactValue = count;
       return count;
     });
@@ -39,6 +40,22 @@ export class PromptTokenEstimate {
   known(): number | undefined {
     return this.exactValue;
   }
+}
+
+function isTexts(source: ChatRequest | readonly string[]): source is readonly string[] {
+  return Array.isArray(source);
+}
+
+function sumBytes(texts: readonly string[]): number {
+  let total = 0;
+  for (const text of texts) total += Buffer.byteLength(text, 'utf8');
+  return total;
+}
+
+async function countTexts(texts: readonly string[]): Promise<number> {
+  let total = 0;
+  for (const text of texts) total += await countTokens(text);
+  return total;
 }
 
 function computeUpperBound(request: ChatRequest): number {

@@ -1,5 +1,6 @@
 // The contract between the scheduler and a backend (ONNX Runtime, in-process JS, ...).
 // A backend instance is one loaded copy of one model version; it knows nothing about HTTP.
+import type { ChatCaller, ModelSpending } from '../../core/chat-port.ts';
 import type { HerdError } from '../../core/errors.ts';
 import type { Parameters, Tensor } from '../../core/tensor.ts';
 import type { ModelConfig } from '../model-config/model-config.ts';
@@ -18,6 +19,8 @@ export interface InferenceRequest {
   responseSender?: ResponseSender;
   /** The ensemble running this request as one of its steps (InferCall.ensemble). */
   ensemble?: string;
+  /** Who pays for a spending model's call (InferCall.caller). */
+  caller?: ChatCaller;
 }
 
 /** How a decoupled model's backend answers one request: any number of responses, then the final flag. */
@@ -85,4 +88,6 @@ export interface BackendFactory {
   /** Fills what config.pbtxt leaves out from the model file itself (Triton's auto-complete). */
   autoCompleteConfig?(config: ModelConfig, modelPath: string, versionPath: string): Promise<ModelConfig>;
   load(context: BackendLoadContext): Promise<Backend>;
+  /** How a model of this backend spends on a paid upstream; undefined (or no method): it never does. */
+  describeSpending?(config: ModelConfig): ModelSpending | undefined;
 }

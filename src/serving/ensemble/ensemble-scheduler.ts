@@ -341,6 +341,7 @@ export class EnsembleScheduler implements Scheduler {
     const ensemble = request.ensemble === undefined ? name : `${request.ensemble}/${name}`;
     const call: InferCall = { modelName: plan.step.model_name, id: request.id, parameters: request.parameters, inputs, outputs: plan.requested, ensemble };
     if (plan.step.model_version >= 0) call.version = plan.step.model_version;
+    if (request.caller !== undefined) call.caller = request.caller;
     return call;
   }
 

@@ -2,6 +2,7 @@
 // failure located in config.pbtxt), decoupled when a step is, and one ensemble scheduler per version.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ModelSpending } from '../../core/chat-port.ts';
 import { HerdError, toHerdError } from '../../core/errors.ts';
 import { readModelLabels } from './read-model-labels.ts';
 import { EnsembleScheduler, type EnsembleStepRunner, type EnsembleStepStreamer } from '../ensemble/ensemble-scheduler.ts';
@@ -24,9 +25,21 @@ export interface EnsembleToBuild {
   allowFilesOutside: boolean;
   runStep: EnsembleStepRunner;
   streamStep?: EnsembleStepStreamer;
+  /** How its step models spend (LoadedModel.spending), in step order. */
+  stepSpending?: readonly (ModelSpending | undefined)[];
 }
 
-export function createEnsembleVersions({ location, config, versions, stepConfigs, overridden, allowFilesOutside, runStep, streamStep }: EnsembleToBuild): Map<number, LoadedModel> {
+export function createEnsembleVersions({
+  location,
+  config,
+  versions,
+  stepConfigs,
+  overridden,
+  allowFilesOutside,
+  runStep,
+  streamStep,
+  stepSpending = [],
+}: EnsembleToBuild): Map<number, LoadedModel> {
   const name = config.name;
   let decoupled: boolean;
   try {
@@ -40,6 +53,9 @@ export function createEnsembleVersions({ location, config, versions, stepConfigs
   }
   // Triton marks an ensemble with a decoupled step decoupled itself (its config answers so too).
   const effective: ModelConfig = decoupled ? { ...config, model_transaction_policy: { ...config.model_transaction_policy, decoupled: true } } : config;
+  // An ensemble spends when a step does; a keyless caller may run it only when every spending step names its own key.
+  const spenders = stepSpending.filter((s): s is ModelSpending => s !== undefined);
+  const spending: ModelSpending | undefined = spenders.length > 0 ? { ownKey: spenders.every((s) => s.ownKey) } : undefined;
   const loaded = new Map<number, LoadedModel>();
   for (const version of versions) {
     const stats = new ModelStats(name, version);
@@ -57,6 +73,7 @@ export function createEnsembleVersions({ location, config, versions, stepConfigs
       }),
       stats,
       labels: readModelLabels(config, location.path, allowFilesOutside),
+      ...(spending ? { spending } : {}),
     });
   }
   return loaded;

@@ -62,5 +62,6 @@ export async function loadModelVersion({ location, config, factory, version, lab
     await scheduler.close();
     throw err;
   }
-  return { name: config.name, version, config, scheduler, stats, labels };
+  const spending = factory.describeSpending?.(config);
+  return spending ? { name: config.name, version, config, scheduler, stats, labels, spending } : { name: config.name, version, config, scheduler, stats, labels };
 }

@@ -386,13 +386,14 @@ export class ModelRepositoryManager {
       if (step.model_version >= 0 && !record.versions.has(step.model_version)) {
         throw new HerdError('INVALID_ARG', `ensemble '${name}' depends on '${step.model_name}' whose required version ${step.model_version} is not loaded.`);
       }
-      return this.get(step.model_name, step.model_version >= 0 ? step.model_version : undefined).config;
+      return this.get(step.model_name, step.model_version >= 0 ? step.model_version : undefined);
     });
     return createEnsembleVersions({
       location,
       config,
       versions,
-      stepConfigs,
+      stepConfigs: stepConfigs.map((m) => m.config),
+      stepSpending: stepConfigs.map((m) => m.spending),
       overridden,
       allowFilesOutside,
       runStep,

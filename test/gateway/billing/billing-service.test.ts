@@ -1,5 +1,5 @@
 // The request path's billing calls end to end on a real SQLite ledger: the reserve estimate (dearest
-// deployment; aliases, tiers and auto resolved), finish() for a completion, a cut-off stream, a
+// deployment of the model the route resolved: aliases, tiers and auto), finish() for a completion, a cut-off stream, a
 // failure after retries, and a cache hit — costs, settlements, request and attempt rows.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +14,9 @@ import type { Usage } from '../../../src/gateway/protocol/chat-types.ts';
 import { UpstreamError } from '../../../src/gateway/protocol/upstream-error.ts';
 import { UpstreamRouteError, type AttemptRecord } from '../../../src/gateway/router/attempt-record.ts';
 import { mapErrorToOpenAI } from '../../../src/http/map-openai-error.ts';
+import { buildGatewayCatalog } from '../../../src/gateway/router/gateway-catalog.ts';
+import { PromptTokenEstimate } from '../../../src/gateway/router/prompt-token-estimate.ts';
+import { resolveRoute, resolveRouteUpstreamModel } from '../../../src/gateway/router/resolve-route.ts';
 import { billingTestConfig } from './billing-fixtures.ts';
 import type { CompletionMeta } from '../../../src/gateway/router/chat-meta.ts';
 
@@ -25,6 +28,15 @@ function setup() {
   const ledger = SqliteLedger.open(file, { flushIntervalMs: 60_000, now: () => now.ms });
   const billing = new BillingService({ config: billingTestConfig(), ledger, now: () => now.ms });
   return { file, now, ledger, billing };
+}
+
+const catalog = buildGatewayCatalog(billingTestConfig(), {});
+
+/** The flow's reserve estimate (admit-flight.ts): the route resolved once, then its model's dearest deployment. */
+async function estimate(billing: BillingService, requested: string, promptTokens: number, maxCompletionTokens?: number): Promise<number> {
+  // One token per word: the prompt `auto` sees is as long as the count priced.
+  const route = await resolveRoute(catalog, requested, new PromptTokenEstimate([' word'.repeat(promptTokens)]));
+  return billing.estimateForModel({ model: route.model, upstreamModelOf: (d) => resolveRouteUpstreamModel(route, d), promptTokens, maxCompletionTokens });
 }
 
 const usage = (over: Partial<Usage> = {}): Usage => ({
@@ -58,20 +70,19 @@ function completionMeta(attempts: AttemptRecord[], u: Usage, provider = 'openai'
 
 const attempt = (over: Partial<AttemptRecord>): AttemptRecord => ({ model: 'gpt-4.1', provider: 'openai', upstreamModel: 'gpt-4.1', outcome: 'ok', durationMs: 600, ...over });
 
-test('the reserve estimate: prompt + completion limit on the dearest deployment; aliases, tiers and auto resolved', async () => {
+test('the reserve estimate: prompt + completion limit on the dearest deployment of the resolved model; aliases, tiers and auto', async () => {
   const { billing, ledger } = setup();
   try {
     // gpt-4.1: openai at ¥7.3/$ is dearest: 1 000 × $2 × 7.3 + 500 × $8 × 7.3 = 14 600 + 29 200 µ¥.
-    assert.equal(billing.estimate({ model: 'gpt-4.1', promptTokens: 1_000, maxCompletionTokens: 500 }), 43_800);
-    assert.equal(billing.estimate({ model: 'gpt4', promptTokens: 1_000, maxCompletionTokens: 500 }), 43_800);
-    assert.equal(billing.estimate({ model: 'advanced', promptTokens: 1_000, maxCompletionTokens: 500 }), 43_800);
-    assert.equal(billing.estimate({ model: 'gpt-4.1', promptTokens: 1_000, maxCompletionTokens: 500, providers: ['holysheep'] }), 6_000);
-    assert.equal(billing.estimate({ model: 'gpt-4.1', promptTokens: 1_000 }), 73_000, 'no limit: as many completion tokens as prompt tokens');
-    // auto → fast (gemini: 1000 × 0.30 + 500 × 2.50 = 1 550 µ$) or quality (claude: 3 000 + 7 500 = 10 500 µ$): the dearer, × 7.3.
-    assert.equal(billing.estimate({ model: 'auto', promptTokens: 1_000, maxCompletionTokens: 500 }), 76_650);
-    assert.equal(billing.estimate({ model: 'nope', promptTokens: 1_000 }), 0);
-    const counted = await billing.estimateRequest({ model: 'gpt-4.1', messages: [{ role: 'user', content: 'Hello there' }], max_tokens: 10 });
-    assert.ok(counted > 10 * 8 * 7.3 && counted < 100 * 73, `tokenizer-based estimate ${counted}`);
+    assert.equal(await estimate(billing, 'gpt-4.1', 1_000, 500), 43_800);
+    assert.equal(await estimate(billing, 'gpt4', 1_000, 500), 43_800);
+    assert.equal(await estimate(billing, 'advanced', 1_000, 500), 43_800);
+    assert.equal(await estimate(billing, 'gpt-4.1', 1_000), 73_000, 'no limit: as many completion tokens as prompt tokens');
+    // auto: 1 000 prompt tokens are past the fast rule's 500, so quality (claude: 3 000 + 7 500 = 10 500 µ$), × 7.3.
+    assert.equal(await estimate(billing, 'auto', 1_000, 500), 76_650);
+    // …and a short prompt is fast's (gemini on its official API: 100 × 0.30 + 500 × 2.50 = 1 280 µ$), × 7.3.
+    assert.equal(await estimate(billing, 'auto', 100, 500), 9_344);
+    await assert.rejects(estimate(billing, 'nope', 1_000), (err: unknown) => err instanceof HerdError && err.code === 'NOT_FOUND');
   } finally {
     await ledger.close();
   }
@@ -81,8 +92,8 @@ test('a completion after a retry: settled at its real cost, one request row and 
   const { billing, ledger, file } = setup();
   try {
     const key = { id: 'key_a', name: 'team a' };
-    const estimate = billing.estimate({ model: 'gpt4', promptTokens: 1_000, maxCompletionTokens: 500 });
-    await billing.reserve({ keyId: key.id, requestId: 'r1', estimateMicros: estimate, budgets: { dayMicros: 100_000 } });
+    const estimateMicros = await estimate(billing, 'gpt4', 1_000, 500);
+    await billing.reserve({ keyId: key.id, requestId: 'r1', estimateMicros, budgets: { dayMicros: 100_000 } });
     const meta = completionMeta(
       [attempt({ outcome: 'rate_limited', status: 429, durationMs: 50, next: 'retry', waitMs: 250 }), attempt({ durationMs: 600 })],
       usage({ cachedPromptTokens: 400, reasoningTokens: 120 }),

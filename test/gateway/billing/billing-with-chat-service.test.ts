@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { toHerdError } from '../../../src/core/errors.ts';
 import { BillingService } from '../../../src/gateway/billing/billing-service.ts';
 import { SqliteLedger } from '../../../src/gateway/billing/sqlite-ledger.ts';
-import { createChatService } from '../../../src/gateway/flow/chat-service.ts';
+import { createChatService, type ChatService } from '../../../src/gateway/flow/chat-service.ts';
+import { PromptTokenEstimate } from '../../../src/gateway/router/prompt-token-estimate.ts';
+import { resolveRoute, resolveRouteUpstreamModel } from '../../../src/gateway/router/resolve-route.ts';
 import type { ChatRequest, Usage } from '../../../src/gateway/protocol/chat-types.ts';
 import type { Provider, ProviderStreamEvent } from '../../../src/gateway/providers/provider.ts';
 import { UpstreamError } from '../../../src/gateway/protocol/upstream-error.ts';
@@ -64,6 +66,18 @@ function setup(providers: Record<string, Provider>) {
   return { chat, ledger, billing: new BillingService({ config, ledger }) };
 }
 
+/** What the flow reserves (admit-flight.ts): the route resolved once, its prompt counted, the dearest deployment's price. */
+async function estimateRequest(billing: BillingService, chat: ChatService, request: ChatRequest): Promise<number> {
+  const prompt = new PromptTokenEstimate(request);
+  const route = await resolveRoute(chat.catalog, request.model, prompt);
+  return billing.estimateForModel({
+    model: route.model,
+    upstreamModelOf: (d) => resolveRouteUpstreamModel(route, d),
+    promptTokens: await prompt.exact(),
+    maxCompletionTokens: request.max_completion_tokens ?? request.max_tokens,
+  });
+}
+
 const ask: ChatRequest = { model: 'gpt4', messages: [{ role: 'user', content: 'Say hello' }], max_tokens: 400 };
 const key = { id: 'key_team', name: 'team' };
 
@@ -71,7 +85,7 @@ test('completion after a 503 retry on the relay: reserve, complete, finish — s
   const { chat, ledger, billing } = setup({ holysheep: fakeProvider('holysheep', { failures: 1 }), openai: fakeProvider('openai') });
   try {
     const startedAt = Date.now();
-    const estimate = await billing.estimateRequest(ask);
+    const estimate = await estimateRequest(billing, chat, ask);
     const held = await billing.reserve({ keyId: key.id, requestId: 'req-c', estimateMicros: estimate, budgets: { dayMicros: 10_000_000 } });
     assert.equal(held.spent.dayMicros, estimate);
     const { meta } = await chat.complete(ask);
@@ -91,7 +105,7 @@ test('a stream the client cancels mid-way is billed from what was delivered, mar
   const { chat, ledger, billing } = setup({ holysheep: fakeProvider('holysheep', { chunks: 2, hangAfterChunks: true }), openai: fakeProvider('openai') });
   try {
     const startedAt = Date.now();
-    await billing.reserve({ keyId: key.id, requestId: 'req-s', estimateMicros: await billing.estimateRequest(ask), budgets: {} });
+    await billing.reserve({ keyId: key.id, requestId: 'req-s', estimateMicros: await estimateRequest(billing, chat, ask), budgets: {} });
     const controller = new AbortController();
     const stream = await chat.stream({ ...ask, stream: true }, { signal: controller.signal });
     const ttftMs = Date.now() - startedAt;

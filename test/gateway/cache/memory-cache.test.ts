@@ -156,11 +156,14 @@ describe('response cache, memory only', () => {
 });
 
 describe('cache config schema', () => {
-  it('defaults to a memory-only cache for deterministic requests', () => {
+  it('defaults to a memory-only cache for deterministic requests, partitioned per key', () => {
     assert.deepEqual(cacheConfigSchema.parse({}), {
       memory: { max_entries: 10_000, ttl_s: 300, max_bytes: 64 * 1024 * 1024 },
       default_mode: 'deterministic',
+      scope: 'key',
     });
+    assert.equal(cacheConfigSchema.parse({ scope: 'shared' }).scope, 'shared');
+    assert.throws(() => cacheConfigSchema.parse({ scope: 'everyone' }));
   });
 
   it('fills Redis defaults and rejects what is not a Redis URL or a known key', () => {

@@ -1,6 +1,6 @@
 // The embeddings flow on its own, in front of a local OpenAI-wire upstream: the key's allowed models,
 // TPM and budget (real limiter and SQLite ledger), kinds and tiers refused, a budget refusal on record,
-// and the breakers and load figures it is given (the chat service's) are the ones it uses.
+// and its attempts recorded in the chat service's breakers and load figures (one set for every flow).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,13 +12,13 @@ import { HerdError } from '../../../src/core/errors.ts';
 import { BillingService } from '../../../src/gateway/billing/billing-service.ts';
 import type { Ledger } from '../../../src/gateway/billing/ledger.ts';
 import { openLedger } from '../../../src/gateway/billing/open-ledger.ts';
+import { ChatGateway } from '../../../src/gateway/flow/chat-gateway.ts';
+import { createChatService, type ChatService } from '../../../src/gateway/flow/chat-service.ts';
 import { EmbeddingsGateway } from '../../../src/gateway/flow/embeddings-gateway.ts';
 import type { GatewayRequestEvent } from '../../../src/gateway/flow/gateway-observer.ts';
 import type { KeyInfo } from '../../../src/gateway/keys/key-store.ts';
 import { KeyLimiter } from '../../../src/gateway/limits/key-limiter.ts';
 import { MemoryLimitStore } from '../../../src/gateway/limits/memory-limit-store.ts';
-import { BreakerRegistry } from '../../../src/gateway/resilience/circuit-breaker.ts';
-import { DeploymentStats } from '../../../src/gateway/router/deployment-stats.ts';
 import { answerOpenAIEmbeddings } from '../helpers/embedding-upstreams.ts';
 import { startMockUpstream, type MockUpstream } from '../helpers/mock-upstream.ts';
 
@@ -31,9 +31,8 @@ describe('EmbeddingsGateway', () => {
   let dir: string;
   let ledger: Ledger;
   let gateway: EmbeddingsGateway;
+  let chat: ChatService;
   const events: GatewayRequestEvent[] = [];
-  const breakers = new BreakerRegistry(() => performance.now());
-  const stats = new DeploymentStats();
 
   before(async () => {
     upstream = await startMockUpstream((req, res) => answerOpenAIEmbeddings(req, res));
@@ -63,18 +62,17 @@ billing: { currency: USD }
       {},
     );
     ledger = await openLedger(`sqlite:${join(dir, 'ledger.db')}`);
-    gateway = new EmbeddingsGateway({
-      config,
-      env: { RELAY_KEY: 'sk-relay' },
+    chat = createChatService({ config, env: { RELAY_KEY: 'sk-relay' } });
+    const flow = new ChatGateway({
+      chat,
       billing: new BillingService({ config, ledger }),
       keyLimits: new KeyLimiter({ store: new MemoryLimitStore() }),
       observer: { onRequestFinished: (e) => events.push(e) },
-      breakers,
-      stats,
     });
+    gateway = new EmbeddingsGateway(flow);
   });
   after(async () => {
-    await gateway?.close();
+    await chat?.close();
     await ledger?.close();
     await upstream?.close();
     rmSync(dir, { recursive: true, force: true });
@@ -93,11 +91,11 @@ billing: { currency: USD }
     assert.equal(events.length, 1);
     assert.equal(events[0]!.statusClass, '2xx');
     assert.equal(events[0]!.usdMicros, 3_000_000, '3 tokens at $1 per token');
-    // The breaker and the latency are recorded in the registry and stats it was given.
-    const breaker = breakers.snapshot().find((b) => b.key === 'relay/emb');
+    // The breaker and the latency are recorded in the chat service's registry and stats.
+    const breaker = chat.breakers.snapshot().find((b) => b.key === 'relay/emb');
     assert.equal(breaker?.snapshot.state, 'closed');
     assert.equal(breaker?.snapshot.requests, 1);
-    assert.ok(stats.latencyMs('relay/emb', 'chat') !== undefined);
+    assert.ok(chat.stats.latencyMs('relay/emb', 'chat') !== undefined);
   });
 
   it('the key decides: models it may not use are a 403, a chat model or a tier a 400', async () => {

@@ -17,6 +17,8 @@ export function createLlmBackend(port: () => ChatPort | undefined): BackendFacto
     async load(context: BackendLoadContext): Promise<Backend> {
       return new LlmInstance(context, parseLlmDefaults(context.config), port);
     },
+    // Every llm model calls an upstream that may be paid; the load has parsed its parameters already.
+    describeSpending: (config) => ({ ownKey: parseLlmDefaults(config).keyEnv !== undefined }),
   };
 }
 
@@ -52,7 +54,9 @@ class LlmInstance implements Backend {
   /** The call a request asks for; a request that does not convert is refused, named. */
   private convert(request: InferenceRequest): LlmCall | HerdError {
     try {
-      return convertLlmRequest(request, this.defaults, this.originOf(request));
+      const call = convertLlmRequest(request, this.defaults, this.originOf(request));
+      if (request.caller !== undefined) call.chat.caller = request.caller;
+      return call;
     } catch (err) {
       return this.named(err);
     }
