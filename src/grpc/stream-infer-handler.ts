@@ -16,9 +16,7 @@ import { type Fail, identityOf, resolveStreamRequest, runStreamRequest, type Wri
 
 type StreamCall = ServerDuplexStream<ModelInferRequestMessage, ModelStreamInferResponseMessage>;
 
-export function createStreamInferHandler(deps: Pick<GrpcServiceDeps, 'inference' | 'sharedMemory' | 'trackStream' | 'log' | 'callers' | 'apiGuard'>) {
-  const { inference } = deps;
-
+export function createStreamInferHandler(deps: HandlerDeps) {
   return (call: StreamCall) => {
     // As Triton: a restricted inference group ends the stream with its status before any request is read.
     const refusal = checkGrpcApiGroup(deps.apiGuard, 'inference', call.metadata);
@@ -76,26 +74,8 @@ export function createStreamInferHandler(deps: Pick<GrpcServiceDeps, 'inference'
       }
       const abort = new AbortController();
       aborts.add(abort);
-      let task: Promise<void>;
-      // Resolved once: the decoupled test, the conversion and the infer share the handle (or its error).
-      const resolved = resolveStreamRequest(inference, request, (model) => admitGrpcCaller(deps.callers, model, call.metadata, peer));
-      if ('model' in resolved && isDecoupledModel(resolved.model)) {
-        task = runStreamRequest(deps, request, resolved, abort.signal, write, fail);
-      } else {
-        // Buffer this request's responses until the requests before it are answered.
-        const held: (() => void)[] = [];
-        const result = runStreamRequest(
-          deps,
-          request,
-          resolved,
-          abort.signal,
-          (r) => held.push(() => write(r)),
-          (e, q, f) => held.push(() => fail(e, q, f)),
-        );
-        task = ordered = Promise.all([ordered, result]).then(() => {
-          for (const flush of held) flush();
-        });
-      }
+      const { task, inOrder } = submitRequest(deps, call, peer, request, ordered, abort.signal, write, fail);
+      if (inOrder) ordered = task;
       pending.add(task);
       void task.finally(() => {
         pending.delete(task);
@@ -118,4 +98,38 @@ export function createStreamInferHandler(deps: Pick<GrpcServiceDeps, 'inference'
       settle();
     });
   };
+}
+
+type HandlerDeps = Pick<GrpcServiceDeps, 'inference' | 'sharedMemory' | 'trackStream' | 'log' | 'callers' | 'apiGuard'>;
+
+/**
+ * Runs one request of the stream. A decoupled model answers as its responses come; any other model's
+ * responses are held until `ordered` (the requests before it) is answered, and its task joins that order.
+ */
+function submitRequest(
+  deps: HandlerDeps,
+  call: StreamCall,
+  peer: string,
+  request: ModelInferRequestMessage,
+  ordered: Promise<void>,
+  signal: AbortSignal,
+  write: Write,
+  fail: Fail,
+): { task: Promise<void>; inOrder: boolean } {
+  // Resolved once: the decoupled test, the conversion and the infer share the handle (or its error).
+  const resolved = resolveStreamRequest(deps.inference, request, (model) => admitGrpcCaller(deps.callers, model, call.metadata, peer));
+  if ('model' in resolved && isDecoupledModel(resolved.model)) return { task: runStreamRequest(deps, request, resolved, signal, write, fail), inOrder: false };
+  const held: (() => void)[] = [];
+  const result = runStreamRequest(
+    deps,
+    request,
+    resolved,
+    signal,
+    (r) => held.push(() => write(r)),
+    (e, q, f) => held.push(() => fail(e, q, f)),
+  );
+  const task = Promise.all([ordered, result]).then(() => {
+    for (const flush of held) flush();
+  });
+  return { task, inOrder: true };
 }
