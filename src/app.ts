@@ -154,6 +154,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     },
     {
       maxInputSize: config.server.http_max_input_size,
+      streams: { idleReaderMs: config.server.stream_idle_reader_ms, maxBufferedBytes: config.server.stream_max_buffered_bytes },
       log,
       apiGuard: httpGuard,
       trustedProxies: config.server.trusted_proxies,

@@ -41,6 +41,20 @@ export const serverSchema = z.strictObject({
     .positive()
     .default(64 * 1024 * 1024)
     .describe('largest request body accepted, in bytes, after decompression (tritonserver --http-max-input-size)'),
+  stream_idle_reader_ms: z
+    .number()
+    .int()
+    .positive()
+    .default(30_000)
+    .describe(
+      "a streamed answer's client that has not read for this long (its socket buffer full) is dropped, the upstream cancelled and the ledger row written for what was delivered",
+    ),
+  stream_max_buffered_bytes: z
+    .number()
+    .int()
+    .positive()
+    .default(8 * 1024 * 1024)
+    .describe('bytes one streamed answer may hold queued for its client (Herd and socket buffers) before the stream is dropped as above'),
   exit_timeout_secs: z.number().int().min(0).default(30).describe('seconds to wait for in-flight requests on SIGINT/SIGTERM (tritonserver --exit-timeout-secs)'),
   http_address: z.string().min(1).optional().describe('address the HTTP port listens on (tritonserver --http-address); `host` when unset'),
   metrics_address: z

@@ -16,13 +16,12 @@ import { registerKserveApiGuard } from './kserve-api-guard.ts';
 import { registerKserveRoutes, type KserveDeps } from './kserve-routes.ts';
 import { createKserveErrorAnswer, mapErrorToKserve, type KserveErrorAnswer } from './map-kserve-error.ts';
 import { createOpenAIErrorAnswer } from './map-openai-error.ts';
-import { createGatewayExchanges } from './gateway-exchanges.ts';
+import { createGatewayExchanges, registerExchangeRoutes } from './gateway-exchanges.ts';
 import { registerAdminRoutes, type AdminDeps } from './admin-routes.ts';
-import { registerAnthropicRoutes } from './anthropic-routes.ts';
-import { registerOpenAIDialectRoutes } from './openai-dialect-routes.ts';
 import type { OpenAIDeps } from './openai-deps.ts';
 import { registerOpenAIRoutes } from './openai-routes.ts';
 import { registerSharedMemoryRoutes } from './shared-memory-routes.ts';
+import type { StreamLimits } from './sse-writer.ts';
 import { registerTraceAndLoggingRoutes } from './trace-and-logging-routes.ts';
 import { createLimitedServer } from './create-limited-server.ts';
 import { ClientAddressResolver, useClientAddressResolver } from './resolve-client-address.ts';
@@ -33,6 +32,8 @@ export interface HttpAppOptions {
   gateway?: OpenAIDeps;
   /** /admin/* (usage reports), when the gateway keeps a ledger. */
   admin?: AdminDeps;
+  /** Slow readers of streamed answers (server.stream_idle_reader_ms, server.stream_max_buffered_bytes). */
+  streams?: StreamLimits;
   log?: (line: string) => void;
   /** Who may call each Triton API group (kserve-api-guard.ts); absent: every group open. */
   apiGuard?: ApiGroupGuard | undefined;
@@ -55,7 +56,7 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
     ? createFastGenerateHandler({ inference: deps.inference, maxInputSize: options.maxInputSize, isClosing, log: options.log, callers: deps.callers })
     : () => false;
   const gateway = options.gateway;
-  const exchanges = gateway ? createGatewayExchanges(gateway, isClosing) : undefined;
+  const exchanges = gateway ? createGatewayExchanges(gateway, isClosing, options.streams) : undefined;
   const fastGateway = exchanges ? createFastGatewayHandler(exchanges, { maxInputSize: options.maxInputSize, isClosing }) : () => false;
   const clients = new ClientAddressResolver(options.trustedProxies);
   const app = Fastify({
@@ -155,9 +156,8 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   registerTraceAndLoggingRoutes(app, deps, allow);
   registerGenerateRoutes(app, { inference: deps.inference, maxInputSize: options.maxInputSize, log: options.log, callers: deps.callers }, allow);
   if (gateway && exchanges) {
-    registerOpenAIRoutes(app, gateway, exchanges, allow);
-    registerOpenAIDialectRoutes(app, gateway, exchanges, allow);
-    registerAnthropicRoutes(app, gateway, exchanges, allow);
+    registerExchangeRoutes(app, exchanges, allow);
+    registerOpenAIRoutes(app, gateway, allow);
   }
   if (options.admin) registerAdminRoutes(app, options.admin, allow);
   return app;

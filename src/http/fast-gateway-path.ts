@@ -15,10 +15,10 @@ export interface FastGatewayOptions {
 export function createFastGatewayHandler(exchanges: GatewayExchanges, options: FastGatewayOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
   return (req, res) => {
     if (req.method !== 'POST' || options.isClosing()) return false;
-    const exchange = exchanges.get(req.url ?? '');
-    if (exchange === undefined || !hasPlainBody(req, options.maxInputSize)) return false;
+    const route = exchanges.get(req.url ?? '');
+    if (route === undefined || !hasPlainBody(req, options.maxInputSize)) return false;
     const started = performance.now();
-    readBody(req, (body) => void exchange(req, res, body, started));
+    readBody(req, (body) => void route.exchange(req, res, body, started));
     return true;
   };
 }

@@ -10,6 +10,7 @@ import type { InferCall, RequestedOutput } from '../serving/infer-call.ts';
 import type { InferenceService } from '../serving/inference-service.ts';
 import { isDecoupledModel, type LoadedModel } from '../serving/repository/loaded-model.ts';
 import type { SharedMemoryRef, SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
+import { checkJsonDepth } from './parse-json-body.ts';
 
 export interface InferReply {
   body: Buffer;
@@ -39,6 +40,7 @@ export async function runInferExchange(
     throw new HerdError('UNSUPPORTED', "HTTP end point doesn't support models with decoupled transaction policy");
   }
   const modelName = model.name;
+  checkJsonDepth(body, jsonHeaderEnd(body, headerLength));
   const decoded = parseInferRequestBody(body, headerLength, { modelName, rawInput: model.config, readSharedMemory: (ref) => shm.read(ref) });
   const outputRegions = findOutputRegions(decoded, shm);
   const call: InferCall = {
@@ -62,6 +64,13 @@ export async function runInferExchange(
 }
 
 const NO_OUTPUTS: RequestedOutput[] = [];
+
+/** Where the JSON header ends: the whole body, or Inference-Header-Content-Length when valid (the codec refuses an invalid one). */
+function jsonHeaderEnd(body: Buffer, headerLength: string | string[] | undefined): number {
+  if (headerLength === undefined) return body.length;
+  const n = Number(headerLength);
+  return Number.isSafeInteger(n) && n >= 0 && n <= body.length ? n : 0;
+}
 
 /** Requested outputs to write into shared memory regions, checked before inference as Triton checks them. */
 function findOutputRegions(decoded: DecodedInferRequest, shm: SystemSharedMemoryRegistry): Map<string, SharedMemoryRef> | undefined {

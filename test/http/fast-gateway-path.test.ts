@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createFastGatewayHandler } from '../../src/http/fast-gateway-path.ts';
-import type { GatewayExchange } from '../../src/http/gateway-exchanges.ts';
+import type { GatewayRoute } from '../../src/http/gateway-exchanges.ts';
 
 const LIMIT = 64;
 let closing = false;
@@ -14,12 +14,13 @@ let server: Server;
 let port = 0;
 
 /** Each exchange answers 200 with its name and the body it was given. */
-const exchange =
-  (name: string): GatewayExchange =>
-  async (_req, res, body) => {
+const exchange = (name: string): GatewayRoute => ({
+  exchange: async (_req, res, body) => {
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end(`${name}:${body?.toString('utf8') ?? ''}`);
-  };
+  },
+  refuse: () => ({ status: 500, headers: {}, text: 'not used' }),
+});
 
 before(async () => {
   const exchanges = new Map([

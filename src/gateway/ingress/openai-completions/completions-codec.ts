@@ -154,6 +154,7 @@ class CompletionsStreamEncoder implements IngressStreamEncoder {
 export const completionsCodec: IngressCodec<CompletionsDecoded> = {
   dialect: 'openai-completions',
   decode: decodeCompletionsRequest,
+  passThrough: true,
   encodeResponse: (response, usage) => encodeCompletionsResponse(response, usage),
   createStreamEncoder: (decoded: CompletionsDecoded, context: EncodeContext) => new CompletionsStreamEncoder(decoded, context.model),
   // Passed through from an upstream's /completions: Herd writes the [DONE] (held until the ledger has

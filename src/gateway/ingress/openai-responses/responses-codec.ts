@@ -9,6 +9,7 @@ import type { ResponsesDecoded } from '../../wire/openai-responses/responses-typ
 
 export const responsesCodec: IngressCodec<ResponsesDecoded> = {
   dialect: 'openai-responses',
+  passThrough: true,
   decode: decodeResponsesRequest,
   encodeResponse: encodeResponsesResponse,
   createStreamEncoder: createResponsesStreamEncoder,

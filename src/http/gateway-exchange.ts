@@ -1,0 +1,127 @@
+// One gateway exchange on node:http's response, for every dialect and both entries (the fast path and
+// the Fastify routes): authenticate → parse the JSON body (depth-limited) → the route's operation (decode
+// with the dialect's codec, run the gateway) → one JSON body or an SSE stream → one error tail in the
+// dialect's own shape. Never throws: every failure is an answer.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type AbortLink, LightAbortController } from '../core/abort-link.ts';
+import { HerdError, toHerdError } from '../core/errors.ts';
+import { formatErrorForLog } from '../core/escape-log-text.ts';
+import type { ChatGateway } from '../gateway/flow/chat-gateway.ts';
+import type { EmbeddingsGateway } from '../gateway/flow/embeddings-gateway.ts';
+import type { Authenticator } from '../gateway/keys/authenticator.ts';
+import type { KeyInfo } from '../gateway/keys/key-store.ts';
+import { isJsonObject } from '../gateway/protocol/check-json-value.ts';
+import type { IngressCodec } from '../gateway/protocol/ingress-codec.ts';
+import { readUpstreamBytes } from '../gateway/protocol/upstream-bytes.ts';
+import type { DialectEdge } from './dialect-edge.ts';
+import { herdErrorHeaders, herdHeaders, type OutHeaders } from './herd-headers.ts';
+import { parseJsonBody } from './parse-json-body.ts';
+import { clientAddressOf } from './resolve-client-address.ts';
+import type { StreamLimits } from './sse-writer.ts';
+import { type GatewayStreamAnswer, writeGatewayStream } from './write-gateway-stream.ts';
+import { writeJsonAnswer } from './write-json-answer.ts';
+
+export interface ExchangeDeps {
+  gateway: ChatGateway;
+  embeddings?: EmbeddingsGateway | undefined;
+  authenticator: Authenticator;
+  log?: ((line: string) => void) | undefined;
+  /** True once shutdown began: answers then close their connection. */
+  isClosing: () => boolean;
+  streams: StreamLimits;
+}
+
+/** An authenticated request with its parsed body, as an operation gets it. */
+export interface ExchangeCall {
+  req: IncomingMessage;
+  key: KeyInfo;
+  body: unknown;
+  /** performance.now() at arrival. */
+  started: number;
+  /** Marks the request as the flow's (the flow counts its failures from now on); the signal aborts when the client leaves. */
+  handOver(): AbortLink;
+}
+
+export type ExchangeAnswer<F> = { kind: 'json'; headers: OutHeaders; text: string } | GatewayStreamAnswer<F>;
+
+/** What one route does between parsing and answering. */
+export interface ExchangeOperation<F> {
+  edge: DialectEdge<F>;
+  /** Counts a request refused before it was handed over (no valid key, a body that does not parse or decode). */
+  refused(deps: ExchangeDeps, error: HerdError): void;
+  run(deps: ExchangeDeps, call: ExchangeCall): Promise<ExchangeAnswer<F>>;
+}
+
+/** Answers `req` on `res`; `body` is the whole request body, already decoded. `started` is performance.now() at arrival. */
+export async function runGatewayExchange<F>(
+  deps: ExchangeDeps,
+  operation: ExchangeOperation<F>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Buffer | undefined,
+  started: number,
+): Promise<void> {
+  // Until the flow has the request, a failure is this exchange's to count (the flow counts the rest).
+  let handedOver = false;
+  const handOver = () => {
+    handedOver = true;
+    return abortOnClientClose(res);
+  };
+  try {
+    const auth = deps.authenticator.authenticate(operation.edge.authorization(req.headers), clientAddressOf(req));
+    if (auth instanceof HerdError) throw auth;
+    const answer = await operation.run(deps, { req, key: auth.key, body: parseJsonBody(body), started, handOver });
+    if (answer.kind === 'json') await writeJsonAnswer(req, res, deps.isClosing(), 200, answer.headers, answer.text);
+    else await writeGatewayStream(answer, operation.edge, res, { limits: deps.streams, closing: deps.isClosing(), started });
+  } catch (err) {
+    const error = toHerdError(err);
+    if (!handedOver) operation.refused(deps, error);
+    if (error.code === 'INTERNAL') deps.log?.(`gateway error: ${formatErrorForLog(err)}`);
+    if (res.headersSent) {
+      if (!res.writableEnded) res.end();
+      return;
+    }
+    const answer = operation.edge.mapError(error);
+    await writeJsonAnswer(req, res, deps.isClosing(), answer.status, { ...answer.headers, ...herdErrorHeaders(error, started) }, JSON.stringify(answer.body)).catch(() =>
+      res.destroy(),
+    );
+  }
+}
+
+/** A client that goes away aborts the upstream call and any retries. */
+function abortOnClientClose(res: ServerResponse): AbortLink {
+  const controller = new LightAbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) controller.abort(new HerdError('UNAVAILABLE', 'client closed the connection'));
+  });
+  return controller.signal;
+}
+
+/**
+ * A chat-flow dialect (chat, Messages, Responses, completions): decode with its codec, run the gateway,
+ * then the upstream's own JSON bytes when it spoke the dialect, else the codec's encoding.
+ */
+export function createCodecOperation<D, F>(codec: IngressCodec<D, F>, edge: DialectEdge<F>): ExchangeOperation<F> {
+  return {
+    edge,
+    refused: (deps, error) => deps.gateway.reportRefused(error, false, codec.dialect),
+    async run(deps, call) {
+      const { request, decoded } = codec.decode(call.body, call.req.headers);
+      const signal = call.handOver();
+      // The body goes along as sent: an upstream offering this dialect's endpoint gets it unchanged but for the model.
+      const body = codec.passThrough && isJsonObject(call.body) ? call.body : undefined;
+      const answer = await deps.gateway.handle(request, { key: call.key, headers: call.req.headers, signal, dialect: codec.dialect, passThrough: body !== undefined, body });
+      if (answer.kind === 'stream') {
+        const meta = answer.stream.meta;
+        const encoder = codec.createStreamEncoder(decoded, { model: meta.model, estimatedPromptTokens: meta.estimatedPromptTokens });
+        return { kind: 'stream', stream: answer.stream, cache: answer.cache, encoder, raw: codec.raw };
+      }
+      const headers = herdHeaders(answer.meta, call.started);
+      headers['x-herd-cache'] = answer.cache;
+      const text =
+        readUpstreamBytes(answer.response, codec.dialect) ??
+        JSON.stringify(codec.encodeResponse(answer.response, answer.meta.usage, decoded, { rawFinishReason: answer.meta.rawFinishReason }));
+      return { kind: 'json', headers, text };
+    },
+  };
+}
