@@ -86,6 +86,24 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   app.addHook('preClose', async () => {
     closing = true;
   });
+  registerBodyCodings(app, options.maxInputSize, isClosing);
+  registerErrorAnswers(app, routes, options);
+
+  registerKserveApiGuard(app, options.apiGuard);
+  registerKserveRoutes(app, deps, allow);
+  registerSharedMemoryRoutes(app, deps.sharedMemory, allow);
+  registerTraceAndLoggingRoutes(app, deps, allow);
+  registerGenerateRoutes(app, { inference: deps.inference, maxInputSize: options.maxInputSize, log: options.log, callers: deps.callers }, allow);
+  if (gateway && exchanges) {
+    registerExchangeRoutes(app, exchanges, allow);
+    registerOpenAIRoutes(app, gateway, allow);
+  }
+  if (options.admin) registerAdminRoutes(app, options.admin, allow);
+  return app;
+}
+
+/** Bodies as bytes, content codings undone on the way in (size-limited) and applied on the way out when asked. */
+function registerBodyCodings(app: FastifyInstance, maxInputSize: number, isClosing: () => boolean): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   // Hooks are callback-style with early returns: they run on every request, and async hooks cost
@@ -97,7 +115,7 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
       return;
     }
     try {
-      done(null, decodeContentEncoding(payload, encoding, options.maxInputSize));
+      done(null, decodeContentEncoding(payload, encoding, maxInputSize));
     } catch (err) {
       // Like Triton, name the encodings that would have been accepted.
       if (err instanceof HerdError && err.code === 'UNSUPPORTED') reply.header('Accept-Encoding', 'gzip, deflate');
@@ -106,7 +124,7 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   });
 
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (closing) reply.header('Connection', 'close');
+    if (isClosing()) reply.header('Connection', 'close');
     const accept = request.headers['accept-encoding'];
     if (accept === undefined || !(typeof payload === 'string' || Buffer.isBuffer(payload)) || Buffer.byteLength(payload) < COMPRESS_MIN_BYTES) {
       done(null, payload);
@@ -124,7 +142,10 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
       (err: Error) => done(err),
     );
   });
+}
 
+/** The one error tail of the Fastify routes, and the 404/405 answers in the shape of the path's API. */
+function registerErrorAnswers(app: FastifyInstance, routes: readonly { pattern: RegExp; methods: string[] }[], options: HttpAppOptions): void {
   app.setErrorHandler((error: FastifyError | HerdError, _request, reply) => {
     const { status, body, logLine } = describeError(error, options.maxInputSize);
     if (logLine !== undefined) options.log?.(logLine);
@@ -149,18 +170,6 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
     const answer = createKserveErrorAnswer(404, `Not Found: no route for ${request.method} ${path}`);
     void reply.code(answer.status).header('Content-Type', 'application/json').send(answer.body);
   });
-
-  registerKserveApiGuard(app, options.apiGuard);
-  registerKserveRoutes(app, deps, allow);
-  registerSharedMemoryRoutes(app, deps.sharedMemory, allow);
-  registerTraceAndLoggingRoutes(app, deps, allow);
-  registerGenerateRoutes(app, { inference: deps.inference, maxInputSize: options.maxInputSize, log: options.log, callers: deps.callers }, allow);
-  if (gateway && exchanges) {
-    registerExchangeRoutes(app, exchanges, allow);
-    registerOpenAIRoutes(app, gateway, allow);
-  }
-  if (options.admin) registerAdminRoutes(app, options.admin, allow);
-  return app;
 }
 
 /** Node's HTTP parser errors with a status and message of their own; any other is a plain 400. */
