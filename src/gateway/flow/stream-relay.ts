@@ -15,7 +15,7 @@ import { UpstreamRouteError, type AttemptRecord } from '../router/attempt-record
 import { RawSse, type StreamPiece } from '../protocol/raw-sse.ts';
 import type { StreamOutcome, StreamRelay, StreamResult } from '../protocol/stream-relay-types.ts';
 import { attachUpstreamBytes, dropUpstreamBytes, renameModel, renameModelInText, rewriteField } from '../protocol/upstream-bytes.ts';
-import { collectChunksText, CompletionTextCollector, estimateUsage } from '../protocol/usage-estimate.ts';
+import { collectChunksText, type CompletionSample, CompletionTextCollector, estimateUsage, SAMPLE_CHARS } from '../protocol/usage-estimate.ts';
 
 /** A provider stream up to and including its first chunk (or its `done`, for an empty answer). */
 export interface OpenedStream {
@@ -58,6 +58,9 @@ export function createStreamRelay(options: StreamRelayOptions): StreamRelay {
   return { chunks: relayChunks(run), cancel: run.cancel, result: run.result };
 }
 
+/** Raw pieces carry their SSE framing: keep about as many as give SAMPLE_CHARS of text. */
+const RAW_SAMPLE_CHARS = 4 * SAMPLE_CHARS;
+
 /**
  * One stream's state. The generator below takes it as an argument rather than closing over it: on
  * Node 20 a generator closure that captures its creator's variables drags everything they reach into
@@ -73,8 +76,10 @@ class RelayRun {
   private finishReason: FinishReason | null = null;
   private rawFinishReason: string | null = null;
   private lastChunk: ChatChunk | undefined;
-  /** Raw pieces forwarded, kept (not copied) for an estimate if the stream ends without usage. */
+  /** The first raw pieces forwarded (up to RAW_SAMPLE_CHARS), kept for an estimate if the stream ends without usage. */
   private rawTexts: string[] | undefined;
+  private rawKeptChars = 0;
+  private rawTotalChars = 0;
   private rawDialect: IngressDialect = 'openai-chat';
   /** The `model` the upstream's chunks carry, for rewriting its usage chunk's bytes. */
   private upstreamModelName: string | undefined;
@@ -103,8 +108,12 @@ class RelayRun {
     else void estimateUsage(request, this.forwardedText()).then((estimated) => this.settle({ usage: estimated, ...base }));
   }
 
-  private forwardedText(): string {
-    return this.rawTexts === undefined ? this.collector.text() : collectChunksText(parseRawStreamChunks(this.rawDialect, this.rawTexts));
+  /** What was forwarded, as a bounded sample: a stream can be any size, its estimate's memory and time may not. */
+  private forwardedText(): CompletionSample {
+    if (this.rawTexts === undefined) return this.collector.sample();
+    const text = collectChunksText(parseRawStreamChunks(this.rawDialect, this.rawTexts));
+    const scale = this.rawKeptChars > 0 ? this.rawTotalChars / this.rawKeptChars : 1;
+    return { text, totalChars: Math.round(text.length * scale) };
   }
 
   readonly cancel = (): void => {
@@ -123,7 +132,11 @@ class RelayRun {
       case 'raw': {
         this.chunks += event.chunks;
         const text = event.model === undefined || event.model === model ? event.text : renameModelInText(event.text, event.model, model);
-        (this.rawTexts ??= []).push(text);
+        this.rawTotalChars += text.length;
+        if (this.rawKeptChars < RAW_SAMPLE_CHARS) {
+          (this.rawTexts ??= []).push(text);
+          this.rawKeptChars += text.length;
+        }
         this.rawDialect = event.dialect;
         return new RawSse(text, event.dialect);
       }

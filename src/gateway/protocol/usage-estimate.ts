@@ -9,9 +9,35 @@ type CountTokens = (text: string) => number;
 let tokenizer: Promise<CountTokens> | undefined;
 
 function loadTokenizer(): Promise<CountTokens> {
-  tokenizer ??= import('gpt-tokenizer/encoding/o200k_base').then((module) => (text: string) => module.countTokens(text));
+  tokenizer ??= import('gpt-tokenizer/encoding/o200k_base').then((module) => (text: string) => countInSlices(text, module.countTokens));
   return tokenizer;
 }
+
+/**
+ * The BPE's time grows with the square of a run without spaces (128,000 'x' took 15 s in one call, 10 ms in
+ * 2,048-character slices), and that text comes from clients and upstreams: count long texts slice by slice,
+ * cut at a space near each slice's end where there is one (never inside a surrogate pair).
+ */
+const SLICE_CHARS = 2048;
+const SPACE_SEARCH = 256;
+
+function countInSlices(text: string, count: CountTokens): number {
+  if (text.length <= SLICE_CHARS) return count(text);
+  let total = 0;
+  for (let start = 0; start < text.length; ) {
+    let end = Math.min(start + SLICE_CHARS, text.length);
+    if (end < text.length) {
+      const space = text.lastIndexOf(' ', end);
+      if (space > end - SPACE_SEARCH && space > start) end = space;
+      else if (isHighSurrogate(text.charCodeAt(end - 1))) end--;
+    }
+    total += count(text.slice(start, end));
+    start = end;
+  }
+  return total;
+}
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
 
 export async function countTokens(text: string): Promise<number> {
   if (text === '') return 0;
@@ -53,9 +79,23 @@ function messageText(message: ChatMessage): string {
   return parts.join('\n');
 }
 
-/** Usage counted by Herd for a request and the text the model produced. */
-export async function estimateUsage(request: ChatRequest, completionText: string): Promise<Usage> {
-  const [promptTokens, completionTokens] = await Promise.all([estimatePromptTokens(request), countTokens(completionText)]);
+/** What a stream produced, for counting: the text kept (at most SAMPLE_CHARS) and how long all of it was. */
+export interface CompletionSample {
+  text: string;
+  totalChars: number;
+}
+
+/**
+ * Text a stream keeps for a usage estimate: a stream's answer can be any size, so memory and counting time
+ * stay bounded and tokens beyond the sample are extrapolated at the sample's tokens per character.
+ */
+export const SAMPLE_CHARS = 256 * 1024;
+
+/** Usage counted by Herd for a request and the text the model produced (whole, or a sample of it). */
+export async function estimateUsage(request: ChatRequest, completion: string | CompletionSample): Promise<Usage> {
+  const sample = typeof completion === 'string' ? { text: completion, totalChars: completion.length } : completion;
+  const [promptTokens, sampleTokens] = await Promise.all([estimatePromptTokens(request), countTokens(sample.text)]);
+  const completionTokens = sample.totalChars > sample.text.length && sample.text.length > 0 ? Math.round((sampleTokens * sample.totalChars) / sample.text.length) : sampleTokens;
   return {
     promptTokens,
     cachedPromptTokens: 0,
@@ -73,24 +113,39 @@ export async function estimateUsage(request: ChatRequest, completionText: string
  */
 export class CompletionTextCollector {
   private readonly pieces: string[] = [];
+  private kept = 0;
+  private total = 0;
 
   addChunk(chunk: ChatChunk): void {
     for (const choice of chunk.choices) {
       const delta = choice.delta;
-      if (delta.content) this.pieces.push(delta.content);
-      if (delta.reasoning_content) this.pieces.push(delta.reasoning_content);
-      if (delta.refusal) this.pieces.push(delta.refusal);
+      if (delta.content) this.add(delta.content);
+      if (delta.reasoning_content) this.add(delta.reasoning_content);
+      if (delta.refusal) this.add(delta.refusal);
       for (const call of delta.tool_calls ?? []) {
-        if (call.function?.name) this.pieces.push(call.function.name);
-        if (call.function?.arguments) this.pieces.push(call.function.arguments);
-        if (call.custom?.name) this.pieces.push(call.custom.name);
-        if (call.custom?.input) this.pieces.push(call.custom.input);
+        if (call.function?.name) this.add(call.function.name);
+        if (call.function?.arguments) this.add(call.function.arguments);
+        if (call.custom?.name) this.add(call.custom.name);
+        if (call.custom?.input) this.add(call.custom.input);
       }
     }
   }
 
+  /** Counted always; kept only up to SAMPLE_CHARS. */
+  add(text: string): void {
+    this.total += text.length;
+    if (this.kept >= SAMPLE_CHARS) return;
+    const piece = text.length <= SAMPLE_CHARS - this.kept ? text : text.slice(0, SAMPLE_CHARS - this.kept);
+    this.pieces.push(piece);
+    this.kept += piece.length;
+  }
+
   text(): string {
     return this.pieces.join('');
+  }
+
+  sample(): CompletionSample {
+    return { text: this.text(), totalChars: this.total };
   }
 }
 
