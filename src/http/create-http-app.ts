@@ -53,7 +53,7 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
     ? createFastInferHandler({ inference: deps.inference, sharedMemory: deps.sharedMemory, maxInputSize: options.maxInputSize, isClosing, log: options.log, callers: deps.callers })
     : () => false;
   const fastGenerate = inferenceOpen
-    ? createFastGenerateHandler({ inference: deps.inference, maxInputSize: options.maxInputSize, isClosing, log: options.log, callers: deps.callers })
+    ? createFastGenerateHandler({ inference: deps.inference, maxInputSize: options.maxInputSize, isClosing, log: options.log, callers: deps.callers, streams: options.streams })
     : () => false;
   const gateway = options.gateway;
   const exchanges = gateway ? createGatewayExchanges(gateway, isClosing, options.streams) : undefined;
@@ -93,7 +93,7 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   registerKserveRoutes(app, deps, allow);
   registerSharedMemoryRoutes(app, deps.sharedMemory, allow);
   registerTraceAndLoggingRoutes(app, deps, allow);
-  registerGenerateRoutes(app, { inference: deps.inference, maxInputSize: options.maxInputSize, log: options.log, callers: deps.callers }, allow);
+  registerGenerateRoutes(app, { inference: deps.inference, maxInputSize: options.maxInputSize, log: options.log, callers: deps.callers, streams: options.streams }, allow);
   if (gateway && exchanges) {
     registerExchangeRoutes(app, exchanges, allow);
     registerOpenAIRoutes(app, gateway, allow);

@@ -1,7 +1,6 @@
-// Triton's generate extension: POST /v2/models/{m}[/versions/{v}]/generate and /generate_stream.
-// Thin: the body is converted by core/codecs/kserve-generate.ts, run by the serving side, and each
-// response written back as one JSON object (generate) or one `data:` event (generate_stream, SSE).
-// Every error, answered or in-band, is built and logged as map-kserve-error.ts says.
+// Triton's generate extension: POST /v2/models/{m}[/versions/{v}]/generate and /generate_stream. Thin: the
+// body is converted by core/codecs/kserve-generate.ts, each response written back as one JSON object or one
+// `data:` event (through sse-writer.ts: a client that does not read pauses the model); errors as map-kserve-error.ts says.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createGenerateResponse, parseGenerateRequest, type GenerateInputSpec } from '../core/codecs/kserve-generate.ts';
@@ -11,6 +10,7 @@ import type { InferAnswer, InferCall } from '../serving/infer-call.ts';
 import type { InferenceService } from '../serving/inference-service.ts';
 import { isDecoupledModel, type LoadedModel } from '../serving/repository/loaded-model.ts';
 import type { InferStreamEvent } from '../serving/response-stream.ts';
+import { DEFAULT_STREAM_LIMITS, SseWriter, type StreamLimits } from './sse-writer.ts';
 import { createModelMetadata } from '../serving/model-metadata.ts';
 import type { ModelConfig } from '../serving/model-config/model-config.ts';
 import { admitKserveCaller, type CallerGate } from './kserve-caller.ts';
@@ -24,6 +24,8 @@ export interface GenerateDeps {
   log?: ((line: string) => void) | undefined;
   /** Admits callers of models that spend; absent: no gateway, nothing spends. */
   callers?: CallerGate | undefined;
+  /** generate_stream's slow-reader bounds (server.stream_*); absent: the defaults. */
+  streams?: StreamLimits | undefined;
 }
 
 type ModelParams = { model: string; version?: string };
@@ -64,7 +66,7 @@ export async function answerGenerateCall(deps: GenerateDeps, { call, model }: Ge
   }
   const events = deps.inference.streamInfer(call, signal, model);
   const fail = (err: unknown) => logged(mapErrorToKserve(err), deps.log);
-  if (streaming) await writeStream(res, events, fail);
+  if (streaming) await writeStream(new SseWriter(res, deps.streams ?? DEFAULT_STREAM_LIMITS, NO_ACTION), res, events, fail);
   else await writeSingle(res, events, fail);
 }
 
@@ -149,26 +151,31 @@ async function writeSingle(res: ServerResponse, events: AsyncIterable<InferStrea
  * generate_stream: the first response sets the status (an error first is a non-200 SSE answer, as in
  * Triton); later errors arrive as `data: {"error"}` inside the 200 stream. No `event:` lines, no [DONE].
  */
-async function writeStream(res: ServerResponse, events: AsyncIterable<InferStreamEvent<InferAnswer>>, fail: Fail): Promise<void> {
+async function writeStream(writer: SseWriter, res: ServerResponse, events: AsyncIterable<InferStreamEvent<InferAnswer>>, fail: Fail): Promise<void> {
   let started = false;
   const send = (text: string, status: number) => {
-    if (res.destroyed) return;
+    if (writer.closed) return;
     if (!started) {
       started = true;
       res.writeHead(status, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
     }
-    res.write(`data: ${text}\n\n`);
+    writer.send(`data: ${text}\n\n`);
   };
   try {
     for await (const event of events) {
       const body = eventBody(event, fail);
       if (body !== undefined) send(body.text, body.status);
-      if (res.destroyed) break;
+      // A client that does not read stops the model's next response (a dropped one ends the stream).
+      const wait = writer.waitForReader();
+      if (writer.closed || (wait !== undefined && !(await wait))) break;
     }
   } catch (err) {
     const answer = fail(err);
     send(answer.body, answer.status);
   }
   if (!started && !res.destroyed) res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-  res.end();
+  writer.end();
 }
+
+/** A dropped generate_stream needs nothing more: destroying the response aborts a decoupled model's request ('close'). */
+const NO_ACTION = () => undefined;
