@@ -1,6 +1,6 @@
 // A node:http server with Herd's deliberate limits (server.limits): header and request deadlines, the
 // keep-alive timeout, and connection caps in all and per peer address, so slow or greedy clients cannot
-// hold sockets for Node's defaults (a header trickle survived ~89 s, a 1 byte/s body past 100 s).
+// hold sockets for as long as Node's defaults allow (measured in docs/security.md, "Server limits").
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ServerLimits } from '../config/server-limits-config-schema.ts';

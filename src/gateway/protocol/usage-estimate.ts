@@ -14,9 +14,9 @@ function loadTokenizer(): Promise<CountTokens> {
 }
 
 /**
- * The BPE's time grows with the square of a run without spaces (128,000 'x' took 15 s in one call, 10 ms in
- * 2,048-character slices), and that text comes from clients and upstreams: count long texts slice by slice,
- * cut at a space near each slice's end where there is one (never inside a surrogate pair).
+ * The BPE's time grows with the square of a run without spaces, and that text comes from clients and
+ * upstreams: count long texts slice by slice (docs/decisions/token-count-slices.md), cut at a space near each
+ * slice's end where there is one (never inside a surrogate pair).
  */
 const SLICE_CHARS = 2048;
 const SPACE_SEARCH = 256;

@@ -4,10 +4,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChatRequest } from '../../../src/gateway/protocol/chat-types.ts';
 import { readUpstreamBytes } from '../../../src/gateway/protocol/upstream-bytes.ts';
-import { UpstreamError } from '../../../src/gateway/protocol/upstream-error.ts';
 import { createAnthropicProvider } from '../../../src/gateway/providers/anthropic/anthropic-provider.ts';
 import type { Provider, ProviderStreamEvent } from '../../../src/gateway/providers/provider.ts';
 import { collect, startMockUpstream, type MockUpstream } from '../helpers/mock-upstream.ts';
+import { usageOf, deltasOf, failure } from '../helpers/provider-events.ts';
 import { readFixture, serveFixture } from '../helpers/replay-fixture.ts';
 
 const MODEL = 'claude-sonnet-4-5-20250929';
@@ -15,17 +15,6 @@ const request: ChatRequest = { model: 'claude-sonnet-4.5', messages: [{ role: 'u
 const body = { model: 'claude-sonnet-4.5', max_tokens: 1024, messages: [{ role: 'user', content: 'What is 27 * 453?' }] };
 const signal = new AbortController().signal;
 type Raw = Extract<ProviderStreamEvent, { type: 'raw' }>;
-const usageOf = (events: ProviderStreamEvent[]) => events.find((e): e is Extract<ProviderStreamEvent, { type: 'usage' }> => e.type === 'usage')?.usage;
-const deltasOf = (events: ProviderStreamEvent[]) => events.flatMap((e) => (e.type === 'chunk' ? [e.chunk.choices[0]!.delta] : []));
-
-async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
-  const err = await promise.then(
-    () => assert.fail('expected a rejection'),
-    (e: unknown) => e,
-  );
-  assert.ok(err instanceof UpstreamError, String(err));
-  return err;
-}
 
 describe('anthropic provider on recorded fixtures', () => {
   let upstream: MockUpstream;

@@ -3,26 +3,15 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChatRequest } from '../../../src/gateway/protocol/chat-types.ts';
-import { UpstreamError } from '../../../src/gateway/protocol/upstream-error.ts';
 import { createGeminiProvider } from '../../../src/gateway/providers/gemini/gemini-provider.ts';
 import type { Provider, ProviderStreamEvent } from '../../../src/gateway/providers/provider.ts';
 import { collect, startMockUpstream, type MockUpstream } from '../helpers/mock-upstream.ts';
+import { usageOf, deltasOf, failure } from '../helpers/provider-events.ts';
 import { readFixture, serveFixture } from '../helpers/replay-fixture.ts';
 
 const MODEL = 'gemini-2.5-flash';
 const request: ChatRequest = { model: MODEL, messages: [{ role: 'user', content: 'How many r in strawberry?' }] };
 const signal = new AbortController().signal;
-const usageOf = (events: ProviderStreamEvent[]) => events.find((e): e is Extract<ProviderStreamEvent, { type: 'usage' }> => e.type === 'usage')?.usage;
-const deltasOf = (events: ProviderStreamEvent[]) => events.flatMap((e) => (e.type === 'chunk' ? [e.chunk.choices[0]!.delta] : []));
-
-async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
-  const err = await promise.then(
-    () => assert.fail('expected a rejection'),
-    (e: unknown) => e,
-  );
-  assert.ok(err instanceof UpstreamError, String(err));
-  return err;
-}
 
 describe('gemini provider on recorded fixtures', () => {
   let upstream: MockUpstream;

@@ -4,10 +4,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChatRequest } from '../../../src/gateway/protocol/chat-types.ts';
 import { readUpstreamBytes } from '../../../src/gateway/protocol/upstream-bytes.ts';
-import { UpstreamError } from '../../../src/gateway/protocol/upstream-error.ts';
 import { createOpenAIProvider } from '../../../src/gateway/providers/openai/openai-provider.ts';
 import type { Provider, ProviderStreamEvent } from '../../../src/gateway/providers/provider.ts';
 import { collect, startMockUpstream, type MockUpstream } from '../helpers/mock-upstream.ts';
+import { usageOf, failure } from '../helpers/provider-events.ts';
 import { readFixture, serveFixture } from '../helpers/replay-fixture.ts';
 
 const request: ChatRequest = { model: 'gpt-4.1', messages: [{ role: 'user', content: 'How many r in strawberry?' }] };
@@ -18,16 +18,6 @@ const rawText = (events: ProviderStreamEvent[]) =>
     .filter((e): e is Raw => e.type === 'raw')
     .map((e) => e.text)
     .join('');
-const usageOf = (events: ProviderStreamEvent[]) => events.find((e): e is Extract<ProviderStreamEvent, { type: 'usage' }> => e.type === 'usage')?.usage;
-
-async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
-  const err = await promise.then(
-    () => assert.fail('expected a rejection'),
-    (e: unknown) => e,
-  );
-  assert.ok(err instanceof UpstreamError, String(err));
-  return err;
-}
 
 describe('openai provider on recorded fixtures', () => {
   let upstream: MockUpstream;

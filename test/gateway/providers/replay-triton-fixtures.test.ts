@@ -4,24 +4,15 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { LightAbortController } from '../../../src/core/abort-link.ts';
 import type { ChatRequest } from '../../../src/gateway/protocol/chat-types.ts';
-import { UpstreamError } from '../../../src/gateway/protocol/upstream-error.ts';
 import type { Provider, ProviderStreamEvent } from '../../../src/gateway/providers/provider.ts';
 import { createRemoteTritonClient } from '../../../src/gateway/providers/triton/remote-triton-client.ts';
 import { createTritonProvider } from '../../../src/gateway/providers/triton/triton-provider.ts';
 import { collect, startMockUpstream, type MockUpstream } from '../helpers/mock-upstream.ts';
+import { failure } from '../helpers/provider-events.ts';
 import { readFixture, replayFixture } from '../helpers/replay-fixture.ts';
 
 const request: ChatRequest = { model: 'vllm', messages: [{ role: 'user', content: 'Say hello' }] };
 const signal = new LightAbortController().signal;
-
-async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
-  const err = await promise.then(
-    () => assert.fail('expected a rejection'),
-    (e: unknown) => e,
-  );
-  assert.ok(err instanceof UpstreamError, String(err));
-  return err;
-}
 
 describe('triton provider (remote) on recorded fixtures', () => {
   let upstream: MockUpstream;
