@@ -4,23 +4,27 @@
 import type { AttemptIntent } from './attempt-intent.ts';
 import type { CurrencyCode, Micros } from './money.ts';
 
-export interface Budgets {
-  /** Per UTC day, settlement micro-units. */
-  dayMicros?: number | undefined;
-  /** Per UTC calendar month. */
-  monthMicros?: number | undefined;
-}
-
-export interface ReserveInput {
-  keyId: string;
-  requestId: string;
-  /** What the request may cost at most (see BillingService.estimate): held against the budgets until settled. */
-  estimateMicros: Micros;
-  budgets: Budgets;
-  /** Only for the BUDGET_EXCEEDED message. */
-  currency?: CurrencyCode;
-  /** Epoch ms; default now. Decides the day and month the reservation (and its settlement) count in. */
-  atMs?: number;
+/**
+ * One budget a request counts against, resolved at admission (plan-budgets.ts) for the key, its team, and
+ * any per-model rule: whose spend, in which calendar bucket, capped at what. The ledger holds and settles
+ * a reservation on every line at once, atomically, and records the alert thresholds a settlement crosses.
+ */
+export interface BudgetLine {
+  /** Whose spend: a key's public id, `team:<id>`, either with `#<model pattern>` for a per-model rule. */
+  subject: string;
+  /** The calendar bucket, in the owner's zone: `d:2026-12-06`, `w:2026-W49`, `m:2026-12` (+ `@<zone>` unless UTC). */
+  bucket: string;
+  limitMicros: Micros;
+  /** For messages and alerts. */
+  owner: { kind: 'key' | 'team'; id: string; name: string };
+  period: 'day' | 'week' | 'month';
+  /** The model pattern of a per-model rule. */
+  model?: string | undefined;
+  timezone: string;
+  /** Epoch ms when the bucket ends. */
+  resetsAt: number;
+  /** Percent thresholds that raise an alert when settled spend crosses them; empty: none. */
+  thresholds: readonly number[];
 }
 
 export type ReservationState = 'open' | 'settled' | 'released';
