@@ -5,7 +5,7 @@ import type { AttemptIntent } from './attempt-intent.ts';
 import type { CurrencyCode, Micros } from './money.ts';
 
 /**
- * One budget a request counts against, resolved at admission (plan-budgets.ts) for the key, its team, and
+ * One budget a request counts against, resolved at admission (plan-budgets.ts: planBudgets(key, atMs, model?)) for the key, its team, and
  * any per-model rule: whose spend, in which calendar bucket, capped at what. The ledger holds and settles
  * a reservation on every line at once, atomically, and records the alert thresholds a settlement crosses.
  */
@@ -243,6 +243,8 @@ export interface Ledger {
   release(requestId: string): Promise<ReleaseResult>;
   /** Settles open reservations whose request row exists; releases those without one older than RecoverOptions.olderThanMs. */
   recover(options: RecoverOptions): Promise<RecoverResult>;
+  /** Settled spend plus open reservations of each line's subject in its bucket, in the order given (one query). */
+  budgetSpend(lines: readonly BudgetLine[]): Promise<Micros[]>;
   /** The key's settled spend plus open reservations in the day and month of `atMs`. */
   spend(keyId: string, atMs?: number): Promise<Spend>;
   /**
