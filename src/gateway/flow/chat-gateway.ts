@@ -65,7 +65,7 @@ export class ChatGateway {
           if (hit !== undefined) return hit;
           progress.cache = 'miss';
         }
-        if (flight.base.reserved) await reserveFlightBudget(this.deps, flight, this.settle);
+        if (flight.base.reserved) await reserveFlightBudget(this.deps, flight);
         progress.calledUpstream = true;
         return request.stream ? await this.stream(flight, progress.cache) : await this.complete(flight, progress.cache);
       } catch (err) {
@@ -95,7 +95,7 @@ export class ChatGateway {
         check: (route) => checkEmbeddingDimensions(route.model, request),
       });
       try {
-        if (flight.base.reserved) await reserveFlightBudget(this.deps, flight, this.settle);
+        if (flight.base.reserved) await reserveFlightBudget(this.deps, flight);
         progress.calledUpstream = true;
         let answer: EmbeddingsAnswer;
         try {
@@ -129,6 +129,7 @@ export class ChatGateway {
     // The answer waits for its rows' commit (group commit: one transaction per event-loop turn), never
     // for the reservation's settlement, the cache write or metrics.
     const { meta } = completion;
+    if (flight.maxTokensCapped !== undefined) meta.maxTokensCapped = flight.maxTokensCapped;
     const overheadMs = Math.max(0, performance.now() - flight.t0 - meta.upstreamMs - meta.waitedMs);
     const { committed, cost } = this.settle(flight, { outcome: 'completion', completion, overheadMs, cache });
     await committed;
@@ -145,6 +146,7 @@ export class ChatGateway {
     }
     const ttftMs = performance.now() - flight.t0;
     const { meta } = opened;
+    if (flight.maxTokensCapped !== undefined) meta.maxTokensCapped = flight.maxTokensCapped;
     // Herd's part of the time to first chunk; the rest of a stream's life is the upstream's and the client's.
     const overheadMs = Math.max(0, ttftMs - meta.upstreamMs - meta.waitedMs);
     const writing = flight.policy?.write === true && flight.cacheKey !== undefined && this.deps.cache !== undefined;
