@@ -19,10 +19,6 @@ import { type AdminRouteSpec, answer, defineAdminRoute } from './admin-route-spe
 const KEYS = '/admin/v1/keys';
 const KEY = `${KEYS}/:ref`;
 
-/** A replayed create answers without the secret: Herd keeps only its hash, so it cannot be shown twice. */
-const REPLAYED_CREATE_NOTE =
-  'This is a replay of an earlier create with the same Idempotency-Key: the key exists, and its secret was in the first answer only. If that answer was lost, rotate the key for a new secret.';
-
 export function parseListLimit(text: string | undefined): number | undefined {
   return text === undefined ? undefined : Math.min(500, Math.max(1, Number(text)));
 }
@@ -58,7 +54,8 @@ export const ADMIN_KEY_ROUTES: readonly AdminRouteSpec[] = [
     response: createdKeyJson,
     handle: async ({ ctx, service, body, now }) => {
       const created = await service.createKey(ctx, parseKeyFields(body, now));
-      return { status: 201, body: { key: created.key, secret: created.secret }, stored: { key: created.key, secret: null, note: REPLAYED_CREATE_NOTE } };
+      // The store keeps this answer sealed under the Idempotency-Key (seal-replay.ts): a lost answer is recovered by retrying.
+      return answer(201, { key: created.key, secret: created.secret });
     },
   }),
   defineAdminRoute({
@@ -102,8 +99,6 @@ export const ADMIN_KEY_ROUTES: readonly AdminRouteSpec[] = [
     body: rotateKeyBody,
     response: rotatedKeyJson,
     handle: rotate,
-    // The store returns the same secret for the same rotation id: a lost answer is recovered, never re-minted.
-    replay: rotate,
   }),
   ...(['block', 'unblock'] as const).map((action) =>
     defineAdminRoute({
@@ -122,5 +117,5 @@ export const ADMIN_KEY_ROUTES: readonly AdminRouteSpec[] = [
 async function rotate({ ctx, service, params, body, idempotencyKey }: Parameters<AdminRouteSpec['handle']>[0] & { params: { ref: string }; body: { grace?: number | string | undefined; rotation_id?: string | undefined } }) {
   const rotated = await service.rotateKey(ctx, params.ref, { graceMs: parseGraceMs(body.grace), rotationId: body.rotation_id ?? idempotencyKey });
   const json = { key: rotated.key, secret: rotated.secret, grace_until: rotated.graceUntil.toISOString(), replayed: rotated.replayed };
-  return { status: 200, body: json, stored: { ...json, secret: null } };
+  return answer(200, json);
 }

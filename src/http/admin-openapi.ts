@@ -38,7 +38,7 @@ function operationOf(spec: AdminRouteSpec): JsonSchema {
       in: 'header',
       required: spec.idempotency === 'required',
       description: 'A retry with the same key and body gets the first answer (Idempotent-Replayed: true); another body with the same key is 409',
-      schema: { type: 'string', minLength: 1, maxLength: 200 },
+      schema: { type: 'string', minLength: 1, maxLength: 255 },
     });
   }
   const error = { description: 'An error, in OpenAI\'s shape', content: { 'application/json': { schema: toJsonSchema(errorJson, 'output') } } };

@@ -24,8 +24,6 @@ export interface AdminCall<P, Q, B> {
 export interface AdminAnswer {
   status: number;
   body: unknown;
-  /** What an Idempotency-Key replay answers instead of `body` (the secret left out: Herd keeps no copy). */
-  stored?: unknown;
 }
 
 export interface AdminRouteSpec {
@@ -43,8 +41,6 @@ export interface AdminRouteSpec {
   status: number;
   response: z.ZodType;
   handle(call: AdminCall<unknown, unknown, unknown>): Promise<AdminAnswer>;
-  /** On an Idempotency-Key replay: rebuild the answer instead of the stored one (a rotation re-reads its secret). */
-  replay?: ((call: AdminCall<unknown, unknown, unknown>) => Promise<AdminAnswer>) | undefined;
 }
 
 interface RouteInput<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
@@ -60,7 +56,6 @@ interface RouteInput<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodTy
   status?: number;
   response: z.ZodType;
   handle(call: AdminCall<z.output<P>, z.output<Q>, z.output<B>>): Promise<AdminAnswer>;
-  replay?(call: AdminCall<z.output<P>, z.output<Q>, z.output<B>>): Promise<AdminAnswer>;
 }
 
 /** A typed route: the handler sees its schemas' outputs; registration validates before it runs. */
@@ -82,7 +77,6 @@ export function defineAdminRoute<P extends z.ZodType = z.ZodUndefined, Q extends
     response: input.response,
     // The registration validated params, query and body with these very schemas.
     handle: input.handle as AdminRouteSpec['handle'],
-    replay: input.replay as AdminRouteSpec['replay'],
   };
 }
 

@@ -103,15 +103,14 @@ function registerSpec(scope: FastifyInstance, spec: AdminRouteSpec, service: Adm
       const ctx = spec.auth ? signIn(req, deps) : { actor: { id: 'anonymous', name: 'anonymous', role: 'client' as const } };
       const idempotencyKey = readIdempotencyKey(req, spec);
       const call = { ctx, service, params: req.params, query: req.query, body: req.body, idempotencyKey, now: (deps.now ?? Date.now)() };
-      if (idempotencyKey === undefined) return send(reply, await spec.handle(call), false);
-      let live: AdminAnswer | undefined;
+      if (idempotencyKey === undefined) return send(reply, await spec.handle(call));
+      // The store seals the answer (a new secret included) under the key: only the same caller with the same key opens it.
       const result = await service.idempotent(ctx, idempotencyKey, fingerprintOf(req, req.body), async () => {
-        live = await spec.handle(call);
-        return { status: live.status, body: JSON.stringify(live.stored ?? live.body) };
+        const live = await spec.handle(call);
+        return { status: live.status, body: JSON.stringify(live.body) };
       });
-      if (!result.replayed && live) return send(reply, live, false);
-      if (spec.replay) return send(reply, await spec.replay(call), true);
-      return reply.code(result.status).header('content-type', 'application/json').header(REPLAYED_HEADER, 'true').send(result.body);
+      if (result.replayed) reply.header(REPLAYED_HEADER, 'true');
+      return reply.code(result.status).header('content-type', 'application/json').send(result.body);
     },
   });
 }
@@ -143,8 +142,8 @@ function readIdempotencyKey(req: FastifyRequest, spec: AdminRouteSpec): string |
     }
     return undefined;
   }
-  if (typeof value !== 'string' || value.trim() === '' || value.length > 200) {
-    throw new HerdError('INVALID_ARG', 'the Idempotency-Key header must be one non-empty value of at most 200 characters', { param: 'Idempotency-Key' });
+  if (typeof value !== 'string' || value.trim() === '' || value.length > 255) {
+    throw new HerdError('INVALID_ARG', 'the Idempotency-Key header must be one non-empty value of at most 255 characters', { param: 'Idempotency-Key' });
   }
   return value.trim();
 }
@@ -183,7 +182,6 @@ function validatePart(schema: z.ZodType, part: string, data: unknown): { value: 
   return { error: new HerdError('INVALID_ARG', `Invalid ${message}.`, where === undefined ? {} : { param: where }) };
 }
 
-function send(reply: FastifyReply, answer: AdminAnswer, replayed: boolean): FastifyReply {
-  if (replayed) reply.header(REPLAYED_HEADER, 'true');
+function send(reply: FastifyReply, answer: AdminAnswer): FastifyReply {
   return reply.code(answer.status).header('content-type', 'application/json').send(JSON.stringify(answer.body));
 }

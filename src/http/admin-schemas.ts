@@ -85,7 +85,7 @@ const policyJson = {
   tpm: z.int().nullable(),
   max_concurrency: z.int().nullable(),
 };
-const periodSpend = z.object({ period: z.enum(['day', 'week', 'month']), spent_micros: z.int(), spent: z.string(), limit_micros: z.int().nullable(), resets_at: z.string() });
+const periodSpend = z.object({ period: z.enum(['day', 'week', 'month']), spent_micros: z.int(), spent: z.string(), limit_micros: z.int(), limit: z.string(), resets_at: z.string() });
 export const keyJson = z.object({
   id: z.string(),
   name: z.string(),
@@ -106,7 +106,7 @@ export const keyJson = z.object({
   revoked_at: isoOrNull,
   rotated_at: isoOrNull,
   last_used_at: isoOrNull,
-  spend: periodSpend.nullable().optional().describe("this period's spend: absent without a ledger, null without a line"),
+  spend: periodSpend.nullable().optional().describe("spend in the period of the key's shortest own budget: absent without a ledger, null when the key has no budget of its own"),
 });
 export const teamJson = z.object({ id: z.string(), name: z.string(), ...policyJson, created_at: z.string(), updated_at: z.string() });
 export const auditJson = z.object({
@@ -130,8 +130,7 @@ export const teamPage = page(teamJson);
 export const auditPage = page(auditJson);
 export const createdKeyJson = z.object({
   key: keyJson,
-  secret: z.string().nullable().describe('shown once; null on an Idempotency-Key replay of a create (Herd keeps no copy)'),
-  note: z.string().optional(),
+  secret: z.string().describe('shown in this answer only (and to a retry with the same Idempotency-Key within 24 h)'),
 });
 export const rotatedKeyJson = z.object({ key: keyJson, secret: z.string(), grace_until: z.string(), replayed: z.boolean() });
 export const revokedKeyJson = z.object({ key: keyJson, already_revoked: z.boolean() });

@@ -17,13 +17,12 @@ export interface BudgetStatus {
   remainingMicros: Micros;
 }
 
-/** A key's spend in its current period: the period of its shortest own budget, else the calendar month. */
+/** A key's spend in its current period: that of its shortest budget of its own (not per model). */
 export interface KeyPeriodSpend {
   period: BudgetLine['period'];
   bucket: string;
   spentMicros: Micros;
-  /** The key's own budget for the period; undefined when it has none (the month is shown for reference). */
-  limitMicros: Micros | undefined;
+  limitMicros: Micros;
   resetsAt: number;
 }
 
@@ -42,30 +41,23 @@ export async function readBudgetStatus(key: KeyInfo, atMs: number, plan: BudgetP
 
 /**
  * Each key's spend this period, for a list page: the lines of all keys go to the ledger in ONE query
- * (never one per row). A key without a budget of its own gets an unlimited month line, so its month's
- * spend is shown; the team's lines are left out (the team's spend is the team's row).
+ * (never one per row). Only a key with a budget of its own has one: the ledger keeps per-period spend
+ * only for requests that count against a budget (`herd usage --by key` has everyone's).
  */
 export async function readPeriodSpend(keys: readonly KeyInfo[], atMs: number, plan: BudgetPlanner, ledger: BudgetSpendReader): Promise<Map<string, KeyPeriodSpend>> {
-  const chosen: { keyId: string; line: BudgetLine; limited: boolean }[] = [];
+  const chosen: { keyId: string; line: BudgetLine }[] = [];
   for (const key of keys) {
     const own = key.budgets.filter((b) => b.model === undefined);
-    const limited = own.length > 0;
-    const probe: KeyInfo = { ...key, team: undefined, budgets: limited ? own : [{ period: 'month', amountMicros: Number.MAX_SAFE_INTEGER }] };
-    const lines = plan(probe, atMs).filter((l) => l.owner.kind === 'key' && l.model === undefined);
+    if (own.length === 0) continue;
+    const lines = plan({ ...key, team: undefined, budgets: own }, atMs).filter((l) => l.owner.kind === 'key' && l.model === undefined);
     const line = lines.sort((a, b) => PERIOD_ORDER[a.period] - PERIOD_ORDER[b.period])[0];
-    if (line) chosen.push({ keyId: key.id, line, limited });
+    if (line) chosen.push({ keyId: key.id, line });
   }
   const result = new Map<string, KeyPeriodSpend>();
   if (chosen.length === 0) return result;
   const spent = await ledger.budgetSpend(chosen.map((c) => c.line));
   chosen.forEach((c, i) => {
-    result.set(c.keyId, {
-      period: c.line.period,
-      bucket: c.line.bucket,
-      spentMicros: spent[i] ?? 0,
-      limitMicros: c.limited ? c.line.limitMicros : undefined,
-      resetsAt: c.line.resetsAt,
-    });
+    result.set(c.keyId, { period: c.line.period, bucket: c.line.bucket, spentMicros: spent[i] ?? 0, limitMicros: c.line.limitMicros, resetsAt: c.line.resetsAt });
   });
   return result;
 }

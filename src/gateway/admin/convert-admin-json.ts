@@ -38,12 +38,13 @@ export function convertPeriodSpendToJson(spend: KeyPeriodSpend) {
     period: spend.period,
     spent_micros: spend.spentMicros,
     spent: formatBudgetAmount(spend.spentMicros),
-    limit_micros: spend.limitMicros ?? null,
+    limit_micros: spend.limitMicros,
+    limit: formatBudgetAmount(spend.limitMicros),
     resets_at: new Date(spend.resetsAt).toISOString(),
   };
 }
 
-/** `spend`: undefined when no ledger is open (billing.ledger: off), null when the key has no line this period. */
+/** `spend`: undefined when no ledger is open (billing.ledger: off), null when the key has no budget of its own. */
 export function convertKeyToJson(key: StoredKey, nowMs: number, spend?: KeyPeriodSpend | null) {
   return {
     id: key.id,
