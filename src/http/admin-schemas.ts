@@ -40,7 +40,7 @@ export const createKeyBody = z.strictObject({ name: z.string().min(1), ...policy
 export const updateKeyBody = z.strictObject(nullable({ name: z.string().min(1).optional(), ...policyFields, ...keyFields }));
 export const rotateKeyBody = z.strictObject({
   grace: z.union([z.int().min(0), z.string().min(1)]).optional().describe('how long the old secret keeps working: seconds, or 30m, 24h, 7d (default 24h)'),
-  rotation_id: z.string().min(1).max(200).optional().describe('retrying with the same id returns the same new secret (default: the Idempotency-Key)'),
+  rotation_id: z.string().min(16).max(200).optional().describe('16–200 random characters (a UUID): rotating again with the same id returns the same new secret, whatever the Idempotency-Key'),
 });
 export const createTeamBody = z.strictObject({ name: z.string().min(1), ...policyFields });
 export const updateTeamBody = z.strictObject(nullable({ name: z.string().min(1).optional(), ...policyFields }));

@@ -17,6 +17,7 @@ import { openKeyStore } from '../../src/gateway/keys/open-key-store.ts';
 import { buildGatewayCatalog } from '../../src/gateway/router/gateway-catalog.ts';
 import { registerAdminRoutes } from '../../src/http/admin-routes.ts';
 import { registerMeRoute } from '../../src/http/me-route.ts';
+import { gatewayConfig } from '../gateway/helpers/gateway-fixtures.ts';
 
 export const MASTER = 'master-secret-for-tests-0123456789';
 
@@ -65,11 +66,15 @@ export async function setupAdmin(options: { now?: () => number; listen?: boolean
   const store = await openKeyStore(join(dir, 'keys.db'), { now });
   const ledger = SqliteLedger.open(join(dir, 'ledger.db'));
   const catalog = buildGatewayCatalog(
-    {
-      providers: { openai: { type: 'openai', base_url: 'http://127.0.0.1:9/v1', api_key_env: 'TEST_OPENAI_KEY' } },
-      models: { 'gpt-4o': { deployments: [{ provider: 'openai', upstream_model: 'gpt-4o-2024' }], aliases: ['4o'] } },
-      routes: {},
-    } as unknown as Parameters<typeof buildGatewayCatalog>[0],
+    gatewayConfig(`
+providers:
+  openai: { type: openai, api_key_env: TEST_OPENAI_KEY }
+models:
+  gpt-4o:
+    aliases: ['4o']
+    price: { input: 2.5, output: 10 }
+    deployments: [{ provider: openai, upstream_model: gpt-4o-2024 }]
+`),
     { TEST_OPENAI_KEY: 'x' },
   );
   const service = new AdminService({
