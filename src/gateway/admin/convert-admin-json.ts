@@ -19,7 +19,7 @@ export function convertBudgetRuleToJson(rule: BudgetRule) {
 
 function convertPolicyToJson(policy: AccessPolicy) {
   return {
-    allowed_models: policy.allowedModels === '*' ? '*' : [...policy.allowedModels],
+    allowed_models: policy.allowedModels === '*' ? ('*' as const) : [...policy.allowedModels],
     budgets: policy.budgets.map(convertBudgetRuleToJson),
     timezone: policy.timezone,
     alert_thresholds: [...policy.alertThresholds],
