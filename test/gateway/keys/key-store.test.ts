@@ -228,3 +228,38 @@ testBothEngines('touch is written in batches, at close at the latest', async (h)
     assert.equal((await store.findKey(keyId)).lastUsedAt?.getTime(), 5_000);
   });
 });
+
+testBothEngines('two stores on one database: changes on one are seen by the other, the audit chain stays one chain under concurrent writers', async (h) => {
+  const a = await h.open();
+  const b = await h.open();
+  try {
+    const made = await a.createKey({ name: 'shared' }, ctx);
+    // SQLite: B's next lookup notices A's commit by data_version; PostgreSQL: refresh() stands in for the notification.
+    if (h.kind === 'postgres') await b.refresh();
+    assert.equal(b.lookup(made.secret).state, 'active');
+    assert.equal(b.hasActiveKeys(), true);
+    await a.setBlocked(made.key.id, true, ctx);
+    if (h.kind === 'postgres') await b.refresh();
+    assert.equal(b.lookup(made.secret).state, 'blocked');
+
+    await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b).createTeam({ name: `team-${i}` }, ctx)));
+    await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 ? a : b).appendAudit([{ action: 'admin.signin', object: 'admin' }], ctx)));
+    assert.deepEqual(await b.verifyAudit(), { ok: true, rows: 16 });
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+testBothEngines('an unreachable or closed store says where it is, never a password', async (h) => {
+  if (h.kind === 'postgres') {
+    const { openKeyStore } = await import('../../../src/gateway/keys/open-key-store.ts');
+    await assert.rejects(
+      openKeyStore('postgres://herd:s3cret-pw@127.0.0.1:1/herd', { schema: 'h_store_nowhere' }),
+      (err: HerdError) => err.code === 'UNAVAILABLE' && err.message.includes('postgres://herd@127.0.0.1:1/herd') && !err.message.includes('s3cret'),
+    );
+  }
+  const store = await h.open();
+  await store.close();
+  await assert.rejects(store.createKey({ name: 'late' }, ctx), rejectsWith('UNAVAILABLE', 'closed'));
+});

@@ -1,0 +1,67 @@
+// Two key stores on one PostgreSQL database, B in a child process with its own pool: a key created,
+// rotated, blocked or revoked on A shows in B's in-memory lookup within a second (LISTEN/NOTIFY; the
+// periodic re-read is only the safety net). Prints the measured delays.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { test } from 'node:test';
+import { openKeyStore } from '../../../src/gateway/keys/open-key-store.ts';
+import { DATABASE_URL, dropSchema, skipWithoutPostgres, uniqueSchema } from '../billing/pg-test-schema.ts';
+import { ctx } from './key-store-harness.ts';
+
+const CHILD = join(import.meta.dirname, 'fixtures', 'key-store-replica.ts');
+const LIMIT_MS = 1000;
+
+test('a change on replica A reaches replica B (another process) within a second', { skip: skipWithoutPostgres('key store replicas') }, async (t) => {
+  const url = DATABASE_URL as string;
+  const schema = uniqueSchema('h_store_rep');
+  // A first, so the schema exists (migrated once) before B opens it.
+  const a = await openKeyStore(url, { schema, pollMs: 60_000 });
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, url, schema], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const next = async () => {
+    const { value, done } = await lines.next();
+    if (done) throw new Error('replica B exited');
+    return value as string;
+  };
+  try {
+    assert.equal(await next(), 'ready');
+    /** Starts B watching, runs the change on A, returns ms from the change's start until B saw it. */
+    const measure = async (watch: { secret?: string; state: string }, change: () => Promise<unknown>) => {
+      child.stdin.write(`${JSON.stringify(watch)}\n`);
+      await new Promise((r) => setTimeout(r, 20));
+      const started = Date.now();
+      await change();
+      const committed = Date.now() - started;
+      const { seenAt } = JSON.parse(await next()) as { seenAt: number | null };
+      assert.notEqual(seenAt, null, `B never saw ${watch.state}`);
+      return { delay: (seenAt as number) - started, committed };
+    };
+    let secret = '';
+    let keyId = '';
+    const created = await measure({ state: 'first key' }, async () => {
+      const made = await a.createKey({ name: 'replicated' }, ctx);
+      secret = made.secret;
+      keyId = made.key.id;
+    });
+    const oldSecret = secret;
+    const rotated = await measure({ secret: oldSecret, state: 'rotated' }, async () => {
+      secret = (await a.rotateKey(keyId, { graceMs: 0 }, ctx)).secret;
+    });
+    const blocked = await measure({ secret, state: 'blocked' }, () => a.setBlocked(keyId, true, ctx));
+    const revoked = await measure({ secret, state: 'revoked' }, () => a.revokeKey(keyId, ctx));
+    const results = { created, rotated, blocked, revoked };
+    t.diagnostic(
+      `A→B delay, ms from the change's start (of which the commit on A): ${Object.entries(results)
+        .map(([k, v]) => `${k} ${v.delay} (${v.committed})`)
+        .join(', ')}`,
+    );
+    for (const [what, { delay }] of Object.entries(results)) assert.ok(delay < LIMIT_MS, `${what} took ${delay} ms to reach B`);
+  } finally {
+    child.stdin.end('exit\n');
+    await new Promise((r) => child.once('exit', r));
+    await a.close();
+    await dropSchema(schema);
+  }
+});
