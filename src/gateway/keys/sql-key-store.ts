@@ -12,7 +12,7 @@ import { runIdempotent } from './idempotency.ts';
 import { createKeyIn, revokeKeyIn, rotateKeyIn, setBlockedIn, updateKeyIn } from './key-changes.ts';
 import { DIRECTORY_SQL, KeyDirectory, type SecretRow } from './key-directory.ts';
 import { listKeyPage, listTeamPage } from './key-queries.ts';
-import { KEY_SELECT, type KeyRow } from './key-rows.ts';
+import type { KeyRow } from './key-rows.ts';
 import type * as C from './key-store.ts';
 import { createTeamIn, deleteTeamIn, findTeamByRef, updateTeamIn } from './team-changes.ts';
 
@@ -44,6 +44,8 @@ export class SqlKeyStore implements C.KeyStore {
   private readonly lastUsed = new Map<string, number>();
   private readonly timers: NodeJS.Timeout[] = [];
   private listener: PostgresListener | undefined;
+  /** PostgreSQL: the next reload reads every key (the LISTEN connection was away: a change may be missed, a deletion by hand too). */
+  private wholeReloadDue = false;
   private closed = false;
 
   /** Loads the directory and, on PostgreSQL, starts listening; the driver is the store's from here on. */
@@ -81,7 +83,10 @@ export class SqlKeyStore implements C.KeyStore {
         channel: KEY_STORE_CHANNEL,
         onNotify: () => void this.reload().catch((err) => this.report('re-reading keys', err)),
         // Notifications sent while the connection was down are lost: read everything once more.
-        onConnected: () => void this.reload().catch((err) => this.report('re-reading keys', err)),
+        onConnected: () => {
+          this.wholeReloadDue = true;
+          void this.reload().catch((err) => this.report('re-reading keys', err));
+        },
         onError: (err) => this.report('listening for key changes', err),
       });
       await this.listener.start();
@@ -114,23 +119,23 @@ export class SqlKeyStore implements C.KeyStore {
   }
 
   createKey(fields: C.KeyFields, ctx: C.ChangeContext): Promise<C.CreatedKey> {
-    return this.change((tx, now) => createKeyIn(tx, fields, ctx, now));
+    return this.change((tx, now, rev) => createKeyIn(tx, fields, ctx, now, rev));
   }
 
   updateKey(ref: string, patch: C.KeyPatch, ctx: C.ChangeContext): Promise<C.StoredKey> {
-    return this.change((tx, now) => updateKeyIn(tx, ref, patch, ctx, now));
+    return this.change((tx, now, rev) => updateKeyIn(tx, ref, patch, ctx, now, rev));
   }
 
   rotateKey(ref: string, options: C.RotateOptions, ctx: C.ChangeContext): Promise<C.RotatedKey> {
-    return this.change((tx, now) => rotateKeyIn(tx, ref, options, ctx, now));
+    return this.change((tx, now, rev) => rotateKeyIn(tx, ref, options, ctx, now, rev));
   }
 
   setBlocked(ref: string, blocked: boolean, ctx: C.ChangeContext): Promise<C.StoredKey> {
-    return this.change((tx, now) => setBlockedIn(tx, ref, blocked, ctx, now));
+    return this.change((tx, now, rev) => setBlockedIn(tx, ref, blocked, ctx, now, rev));
   }
 
   revokeKey(ref: string, ctx: C.ChangeContext): Promise<C.RevokeResult> {
-    return this.change((tx, now) => revokeKeyIn(tx, ref, ctx, now));
+    return this.change((tx, now, rev) => revokeKeyIn(tx, ref, ctx, now, rev));
   }
 
   findKey(ref: string): Promise<C.StoredKey> {
@@ -142,11 +147,11 @@ export class SqlKeyStore implements C.KeyStore {
   }
 
   createTeam(fields: C.TeamFields, ctx: C.ChangeContext): Promise<C.StoredTeam> {
-    return this.change((tx, now) => createTeamIn(tx, fields, ctx, now));
+    return this.change((tx, now, rev) => createTeamIn(tx, fields, ctx, now, rev));
   }
 
   updateTeam(ref: string, patch: C.TeamPatch, ctx: C.ChangeContext): Promise<C.StoredTeam> {
-    return this.change((tx, now) => updateTeamIn(tx, ref, patch, ctx, now));
+    return this.change((tx, now, rev) => updateTeamIn(tx, ref, patch, ctx, now, rev));
   }
 
   deleteTeam(ref: string, ctx: C.ChangeContext): Promise<C.StoredTeam> {
@@ -187,13 +192,18 @@ export class SqlKeyStore implements C.KeyStore {
     await this.db.close();
   }
 
-  /** One transaction: the change, its audit row, the revision bump and (PostgreSQL) the notification; then this replica's view. */
-  private async change<T>(body: (tx: SqlRunner, now: number) => Promise<T>): Promise<T> {
+  /**
+   * One transaction: the revision bump first (on PostgreSQL its row lock orders every change, so revisions
+   * commit in order and "stamped after what I saw" is exact), the change stamped with it, its audit row and
+   * (PostgreSQL) the notification, sent at commit; then this replica's own view.
+   */
+  private async change<T>(body: (tx: SqlRunner, now: number, rev: number) => Promise<T>): Promise<T> {
     if (this.closed) throw new HerdError('UNAVAILABLE', `key store ${this.location} is closed`);
     const result = await this.db.transaction(async (tx) => {
-      const value = await body(tx, this.now());
       const [row] = await tx.query<{ revision: number | string }>('UPDATE gateway_keys_revision SET revision = revision + 1 WHERE id = 1 RETURNING revision');
-      await tx.notify(KEY_STORE_CHANNEL, String(row?.revision ?? ''));
+      const rev = Number(row?.revision);
+      const value = await body(tx, this.now(), rev);
+      await tx.notify(KEY_STORE_CHANNEL, String(rev));
       return value;
     });
     await this.refresh();
@@ -217,13 +227,26 @@ export class SqlKeyStore implements C.KeyStore {
     return this.queued;
   }
 
+  /**
+   * PostgreSQL: only the keys stamped after the revision this replica holds (a change costs a few rows,
+   * however many keys there are); everything at start and after the LISTEN connection came back.
+   */
   private async loadAsyncDirectory(): Promise<void> {
     const [rev] = await this.db.query<{ revision: number | string }>(DIRECTORY_SQL.revision);
     const revision = Number(rev?.revision ?? 0);
-    if (revision === this.directory.revision) return;
-    const keys = await this.db.query<KeyRow>(KEY_SELECT);
-    const secrets = await this.db.query<SecretRow>(DIRECTORY_SQL.secrets);
-    this.directory = new KeyDirectory(revision, keys, secrets);
+    const held = this.directory;
+    if (revision === held.revision && !this.wholeReloadDue) return;
+    if (held === KeyDirectory.EMPTY || this.wholeReloadDue) {
+      this.wholeReloadDue = false;
+      const keys = await this.db.query<KeyRow>(DIRECTORY_SQL.allKeys);
+      this.directory = KeyDirectory.build(revision, keys, await this.db.query<SecretRow>(DIRECTORY_SQL.allSecrets));
+      return;
+    }
+    const since = [held.revision, held.revision];
+    const keys = await this.db.query<KeyRow>(DIRECTORY_SQL.changedKeys, since);
+    const secrets = await this.db.query<SecretRow>(DIRECTORY_SQL.changedSecrets, since);
+    // A reload that started earlier may have finished in between with a newer view: never step back.
+    if (this.directory === held) this.directory = held.withChanges(revision, keys, secrets);
   }
 
   /**
@@ -243,7 +266,9 @@ export class SqlKeyStore implements C.KeyStore {
     const version = db.dataVersion();
     const [rev] = db.querySync<{ revision: number }>(DIRECTORY_SQL.revision);
     const revision = Number(rev?.revision ?? 0);
-    if (revision !== this.directory.revision) this.directory = new KeyDirectory(revision, db.querySync<KeyRow>(KEY_SELECT), db.querySync<SecretRow>(DIRECTORY_SQL.secrets));
+    // Whole: a change made by hand with the sqlite3 shell moves the revision (triggers) but stamps no row.
+    if (revision !== this.directory.revision)
+      this.directory = KeyDirectory.build(revision, db.querySync<KeyRow>(DIRECTORY_SQL.allKeys), db.querySync<SecretRow>(DIRECTORY_SQL.allSecrets));
     this.seenDataVersion = version;
   }
 

@@ -241,10 +241,19 @@ testBothEngines('two stores on one database: changes on one are seen by the othe
     await a.setBlocked(made.key.id, true, ctx);
     if (h.kind === 'postgres') await b.refresh();
     assert.equal(b.lookup(made.secret).state, 'blocked');
+    // Incremental re-reads on PostgreSQL: a team's change reaches its keys, a rotation brings the new secret.
+    await a.createTeam({ name: 'ops', rpm: 10 }, ctx);
+    const member = await a.createKey({ name: 'member', team: 'ops' }, ctx);
+    await a.updateTeam('ops', { rpm: 20 }, ctx);
+    const rotated = await a.rotateKey('ops/member', { graceMs: 60_000 }, ctx);
+    if (h.kind === 'postgres') await b.refresh();
+    const seen = b.lookup(rotated.secret);
+    assert.equal(seen.state === 'active' && seen.key.team?.rpm, 20);
+    assert.equal(b.lookup(member.secret).state, 'grace');
 
     await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b).createTeam({ name: `team-${i}` }, ctx)));
     await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 ? a : b).appendAudit([{ action: 'admin.signin', object: 'admin' }], ctx)));
-    assert.deepEqual(await b.verifyAudit(), { ok: true, rows: 16 });
+    assert.deepEqual(await b.verifyAudit(), { ok: true, rows: 20 });
   } finally {
     await a.close();
     await b.close();
