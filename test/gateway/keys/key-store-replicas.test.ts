@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import pg from 'pg';
 import { test } from 'node:test';
 import { openKeyStore } from '../../../src/gateway/keys/open-key-store.ts';
 import { DATABASE_URL, dropSchema, skipWithoutPostgres, uniqueSchema } from '../billing/pg-test-schema.ts';
@@ -62,6 +63,33 @@ test('a change on replica A reaches replica B (another process) within a second'
     child.stdin.end('exit\n');
     await new Promise((r) => child.once('exit', r));
     await a.close();
+    await dropSchema(schema);
+  }
+});
+
+test('a replica whose LISTEN connection was cut reconnects and catches up without a refresh', { skip: skipWithoutPostgres('key store replicas') }, async (t) => {
+  const url = DATABASE_URL as string;
+  const schema = uniqueSchema('h_store_listen');
+  const listeners = async () =>
+    new Set((await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN herd_keys' AND datname = current_database()")).rows.map((r) => r.pid));
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  const a = await openKeyStore(url, { schema, pollMs: 60_000 });
+  const before = await listeners();
+  const b = await openKeyStore(url, { schema, pollMs: 60_000 });
+  try {
+    const mine = [...(await listeners())].filter((pid) => !before.has(pid));
+    assert.ok(mine.length >= 1, "B's LISTEN connection is visible");
+    for (const pid of mine) await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+    const started = Date.now();
+    const { secret } = await a.createKey({ name: 'after-the-cut' }, ctx);
+    while (b.lookup(secret).state !== 'active' && Date.now() - started < 10_000) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(b.lookup(secret).state, 'active', 'B caught up by itself (the 60 s re-read was not due)');
+    t.diagnostic(`B saw the change ${Date.now() - started} ms after its LISTEN connection was cut`);
+  } finally {
+    await a.close();
+    await b.close();
+    await admin.end();
     await dropSchema(schema);
   }
 });
