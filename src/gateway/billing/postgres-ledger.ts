@@ -5,8 +5,8 @@ import { LedgerSpool } from './ledger-spool.ts';
 import type { Pool, PoolClient } from 'pg';
 import { HerdError } from '../../core/errors.ts';
 import type { BackoffPolicy } from '../resilience/backoff.ts';
-import { applyPostgresMigrations, quoteIdentifier } from './apply-postgres-migrations.ts';
-import { describePostgresUrl } from './describe-postgres-failure.ts';
+import { applyPostgresMigrations, quoteIdentifier } from '../storage/apply-postgres-migrations.ts';
+import { describePostgresUrl } from '../storage/describe-postgres-failure.ts';
 import { PostgresStartUp } from './postgres-start-up.ts';
 import { budgetPeriods, checkBudgets } from './check-budgets.ts';
 import type {
@@ -32,7 +32,7 @@ import { convertUsageRow } from './ledger-rows.ts';
 import { LedgerWriteQueue, type LedgerEntry } from './ledger-write-queue.ts';
 import { toSafeMicros } from './money.ts';
 import { buildUsageQuery } from './usage-query.ts';
-import { createPostgresPool } from './create-postgres-pool.ts';
+import { createPostgresPool } from '../storage/create-postgres-pool.ts';
 import { PostgresRunner } from './postgres-runner.ts';
 import { writePostgresEntries } from './write-postgres-entries.ts';
 import {
