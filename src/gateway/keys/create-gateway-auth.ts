@@ -5,8 +5,7 @@ import type { AuthConfig } from '../../config/gateway-config-schema.ts';
 import { formatOpenGatewayWarning, readMasterKey, resolveAuthSettings, type AuthSettings } from './auth-settings.ts';
 import { Authenticator } from './authenticator.ts';
 import type { KeyStore } from './key-store.ts';
-import { openKeyStore } from './open-key-store.ts';
-import type { SqliteKeyStoreOptions } from './sqlite-key-store.ts';
+import { type OpenKeyStoreOptions, openKeyStore } from './open-key-store.ts';
 
 export interface GatewayAuth {
   authenticator: Authenticator;
@@ -17,7 +16,7 @@ export interface GatewayAuth {
   close(): Promise<void>;
 }
 
-export async function createGatewayAuth(auth: Partial<AuthConfig> | undefined, env: NodeJS.ProcessEnv = process.env, options: SqliteKeyStoreOptions = {}): Promise<GatewayAuth> {
+export async function createGatewayAuth(auth: Partial<AuthConfig> | undefined, env: NodeJS.ProcessEnv = process.env, options: OpenKeyStoreOptions = {}): Promise<GatewayAuth> {
   const settings = resolveAuthSettings(auth);
   const store = await openKeyStore(settings.keyStore, options);
   try {

@@ -95,6 +95,7 @@ export class SqlKeyStore implements C.KeyStore {
   }
 
   lookup(secret: string): C.KeyLookup {
+    this.checkOpen();
     this.checkSqliteFreshness();
     // A Map lookup is not constant-time, and need not be: the map key is the SHA-256 of what the client
     // sent, so timing can at best reveal how a *hash* compares, and steering a hash toward a stored one is a preimage search.
@@ -102,6 +103,7 @@ export class SqlKeyStore implements C.KeyStore {
   }
 
   hasActiveKeys(): boolean {
+    this.checkOpen();
     this.checkSqliteFreshness();
     return this.directory.liveKeys > 0;
   }
@@ -198,7 +200,7 @@ export class SqlKeyStore implements C.KeyStore {
    * (PostgreSQL) the notification, sent at commit; then this replica's own view.
    */
   private async change<T>(body: (tx: SqlRunner, now: number, rev: number) => Promise<T>): Promise<T> {
-    if (this.closed) throw new HerdError('UNAVAILABLE', `key store ${this.location} is closed`);
+    this.checkOpen();
     const result = await this.db.transaction(async (tx) => {
       const [row] = await tx.query<{ revision: number | string }>('UPDATE gateway_keys_revision SET revision = revision + 1 WHERE id = 1 RETURNING revision');
       const rev = Number(row?.revision);
@@ -286,6 +288,11 @@ export class SqlKeyStore implements C.KeyStore {
         );
       }
     });
+  }
+
+  /** A closed store answers nothing, not even from memory: the gateway fails closed. */
+  private checkOpen(): void {
+    if (this.closed) throw new HerdError('UNAVAILABLE', `key store ${this.location} is closed`);
   }
 
   private report(what: string, err: unknown): void {
