@@ -1,7 +1,5 @@
-// The key changes, each run inside the store's change transaction with its audit row: create, update,
-// rotate (the public id, and so spend and budget windows, stay), block, revoke. Every changed key row is
-// stamped with the transaction's store revision (`rev`): replicas re-read the keys stamped after theirs, and a
-// key's secrets come with it, so secret rows need no stamp of their own.
+// The key changes (create, update, rotate keeping the public id, block, revoke), each in the store's change
+// transaction with its audit row; changed key rows are stamped with its revision (`rev`) for incremental re-reads.
 import { hash } from 'node:crypto';
 import { HerdError } from '../../core/errors.ts';
 import type { SqlRunner, SqlValue } from '../storage/sql-driver.ts';

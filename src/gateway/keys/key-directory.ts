@@ -1,6 +1,5 @@
-// The in-memory view every request is answered from: secret hash → key id and the secret's own validity,
-// key id → the key. Immutable: a reload builds a new one (whole, or the previous one plus the keys changed
-// since its revision), so a lookup always sees one consistent state.
+// The in-memory view requests are answered from (secret hash → key id and validity; key id → key). Immutable:
+// a reload builds a new one, whole or as the previous plus the changed keys, so a lookup sees one state.
 import type { KeyInfo, KeyLookup, StoredKey, TeamInfo } from './key-store.ts';
 import { convertKeyRow, KEY_SELECT, type KeyRow, toOptionalMs } from './key-rows.ts';
 

@@ -1,6 +1,5 @@
-// The KeyStore, written once over SqlDriver (storage/sql-driver.ts) for SQLite and PostgreSQL. Requests are
-// answered from an in-memory KeyDirectory; it stays fresh by data_version on use (SQLite: another process
-// committed) or LISTEN/NOTIFY plus a periodic re-read (PostgreSQL: another replica committed).
+// The KeyStore, written once over SqlDriver for SQLite and PostgreSQL: requests answered from an in-memory KeyDirectory,
+// kept fresh by data_version on use (SQLite) or LISTEN/NOTIFY plus a periodic re-read (PostgreSQL).
 import { HerdError } from '../../core/errors.ts';
 import { PostgresListener } from '../storage/postgres-listener.ts';
 import type { SqlDriver, SqlRunner } from '../storage/sql-driver.ts';
@@ -18,6 +17,8 @@ import { createTeamIn, deleteTeamIn, findTeamByRef, updateTeamIn } from './team-
 
 /** The PostgreSQL channel every key-store change is announced on (payload: the new revision). */
 export const KEY_STORE_CHANNEL = 'herd_keys';
+/** Last-used rows per INSERT: one round trip for many keys, well under SQLite's 32 766 parameters. */
+const TOUCH_ROWS_PER_STATEMENT = 500;
 
 export interface SqlKeyStoreOptions {
   now?: () => number;
@@ -280,11 +281,12 @@ export class SqlKeyStore implements C.KeyStore {
     const batch = [...this.lastUsed];
     this.lastUsed.clear();
     await this.db.transaction(async (tx) => {
-      for (const [keyId, at] of batch) {
+      for (let i = 0; i < batch.length; i += TOUCH_ROWS_PER_STATEMENT) {
+        const rows = batch.slice(i, i + TOUCH_ROWS_PER_STATEMENT);
         await tx.query(
-          `INSERT INTO key_last_used (key_id, last_used_at) VALUES (?, ?)
+          `INSERT INTO key_last_used (key_id, last_used_at) VALUES ${rows.map(() => '(?, ?)').join(', ')}
            ON CONFLICT (key_id) DO UPDATE SET last_used_at = excluded.last_used_at WHERE key_last_used.last_used_at < excluded.last_used_at`,
-          [keyId, at],
+          rows.flat(),
         );
       }
     });

@@ -1,6 +1,5 @@
-// SqlDriver on one better-sqlite3 connection (WAL). Statements are synchronous underneath; a transaction
-// that spans awaits holds a mutex (one per file in this process, so two connections to one file cannot
-// deadlock the thread), and BEGIN IMMEDIATE takes SQLite's write lock at once: other processes wait (busy_timeout).
+// SqlDriver on one better-sqlite3 connection (WAL): a transaction spanning awaits holds a per-file mutex (two connections
+// of one process cannot deadlock the thread) and BEGIN IMMEDIATE's write lock (other processes wait, busy_timeout).
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';

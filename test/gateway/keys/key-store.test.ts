@@ -272,3 +272,16 @@ testBothEngines('an unreachable or closed store says where it is, never a passwo
   await store.close();
   await assert.rejects(store.createKey({ name: 'late' }, ctx), rejectsWith('UNAVAILABLE', 'closed'));
 });
+
+testBothEngines('last-used times of many keys are written in a few statements, never backwards', async (h) => {
+  const ids = Array.from({ length: 1203 }, (_, i) => `hk_touch${i}`);
+  await withStore(h.open, async (store) => {
+    for (const id of ids) store.touch(id, 10_000);
+  });
+  await withStore(h.open, async (store) => {
+    store.touch('hk_touch0', 5_000);
+  });
+  const rows = await h.sql('SELECT COUNT(*) AS n, MIN(last_used_at) AS low FROM key_last_used');
+  assert.equal(Number(rows[0]?.n), ids.length);
+  assert.equal(Number(rows[0]?.low), 10_000, 'an older time never overwrites a newer one');
+});
