@@ -72,7 +72,7 @@ export class SqlKeyStore implements C.KeyStore {
   }
 
   private async start(options: SqlKeyStoreOptions): Promise<void> {
-    await this.refresh();
+    await this.catchUp();
     const flush = setInterval(() => void this.flushTouches().catch((err) => this.report('writing last-used times', err)), options.touchFlushMs ?? 30_000);
     this.timers.push(flush);
     if (this.kind !== 'postgres') return;
@@ -109,12 +109,21 @@ export class SqlKeyStore implements C.KeyStore {
     return this.directory.liveKeys > 0;
   }
 
+  /** Everything, whatever the revision says (a row edited by hand on PostgreSQL moves no revision). */
   async refresh(): Promise<void> {
+    this.checkOpen();
     if (this.sqlite) {
-      this.loadSqliteDirectory();
+      this.loadSqliteDirectory(true);
       return;
     }
+    this.wholeReloadDue = true;
     await this.reload();
+  }
+
+  /** After a change: what committed since this replica's revision (SQLite: the whole table, see loadSqliteDirectory). */
+  private async catchUp(): Promise<void> {
+    if (this.sqlite) this.loadSqliteDirectory(false);
+    else await this.reload();
   }
 
   touch(keyId: string, atMs: number): void {
@@ -209,7 +218,7 @@ export class SqlKeyStore implements C.KeyStore {
       await tx.notify(KEY_STORE_CHANNEL, String(rev));
       return value;
     });
-    await this.refresh();
+    await this.catchUp();
     return result;
   }
 
@@ -260,17 +269,17 @@ export class SqlKeyStore implements C.KeyStore {
     const db = this.sqlite;
     if (db === undefined || this.closed || db.inTransaction) return;
     if (db.dataVersion() === this.seenDataVersion) return;
-    this.loadSqliteDirectory();
+    this.loadSqliteDirectory(false);
   }
 
-  private loadSqliteDirectory(): void {
+  private loadSqliteDirectory(force: boolean): void {
     const db = this.sqlite as SqliteDriver;
     if (db.inTransaction) return;
     const version = db.dataVersion();
     const [rev] = db.querySync<{ revision: number }>(DIRECTORY_SQL.revision);
     const revision = Number(rev?.revision ?? 0);
     // Whole: a change made by hand with the sqlite3 shell moves the revision (triggers) but stamps no row.
-    if (revision !== this.directory.revision)
+    if (force || revision !== this.directory.revision)
       this.directory = KeyDirectory.build(revision, db.querySync<KeyRow>(DIRECTORY_SQL.allKeys), db.querySync<SecretRow>(DIRECTORY_SQL.allSecrets));
     this.seenDataVersion = version;
   }
