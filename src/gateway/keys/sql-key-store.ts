@@ -73,26 +73,29 @@ export class SqlKeyStore implements C.KeyStore {
 
   private async start(options: SqlKeyStoreOptions): Promise<void> {
     await this.catchUp();
-    const flush = setInterval(() => void this.flushTouches().catch((err) => this.report('writing last-used times', err)), options.touchFlushMs ?? 30_000);
+    // Unreferenced: a process with nothing else to do (the CLI) may exit; close() writes what is left.
+    const flush = setInterval(() => void this.flushTouches().catch((err) => this.report('writing last-used times', err)), options.touchFlushMs ?? 30_000).unref();
     this.timers.push(flush);
     if (this.kind !== 'postgres') return;
-    const poll = setInterval(() => void this.reload().catch((err) => this.report('re-reading keys', err)), options.pollMs ?? 5000);
+    const poll = setInterval(() => void this.reload().catch((err) => this.report('re-reading keys', err)), options.pollMs ?? 5000).unref();
     this.timers.push(poll);
     if (options.listenUrl !== undefined) {
+      let reconnect = false;
       this.listener = new PostgresListener({
         url: options.listenUrl,
         channel: KEY_STORE_CHANNEL,
         onNotify: () => void this.reload().catch((err) => this.report('re-reading keys', err)),
-        // Notifications sent while the connection was down are lost: read everything once more.
+        // Changes committed before LISTEN took effect were not announced: catch up by revision after the first
+        // connect, and read everything after a reconnect (the connection may have been away for long).
         onConnected: () => {
-          this.wholeReloadDue = true;
+          this.wholeReloadDue ||= reconnect;
+          reconnect = true;
           void this.reload().catch((err) => this.report('re-reading keys', err));
         },
         onError: (err) => this.report('listening for key changes', err),
       });
       await this.listener.start();
     }
-    for (const t of this.timers) t.unref();
   }
 
   lookup(secret: string): C.KeyLookup {
