@@ -45,8 +45,12 @@ export class SqlKeyStore implements C.KeyStore {
   private readonly lastUsed = new Map<string, number>();
   private readonly timers: NodeJS.Timeout[] = [];
   private listener: PostgresListener | undefined;
-  /** PostgreSQL: the next reload reads every key (the LISTEN connection was away: a change may be missed, a deletion by hand too). */
-  private wholeReloadDue = false;
+  /**
+   * PostgreSQL: whole re-reads asked for (refresh(), a LISTEN reconnect: changes may have been missed) and
+   * done; counted, so one asked for while another runs is not lost.
+   */
+  private wholeReloadsAsked = 0;
+  private wholeReloadsDone = 0;
   private closed = false;
 
   /** Loads the directory and, on PostgreSQL, starts listening; the driver is the store's from here on. */
@@ -88,7 +92,7 @@ export class SqlKeyStore implements C.KeyStore {
         // Changes committed before LISTEN took effect were not announced: catch up by revision after the first
         // connect, and read everything after a reconnect (the connection may have been away for long).
         onConnected: () => {
-          this.wholeReloadDue ||= reconnect;
+          if (reconnect) this.wholeReloadsAsked++;
           reconnect = true;
           void this.reload().catch((err) => this.report('re-reading keys', err));
         },
@@ -119,7 +123,7 @@ export class SqlKeyStore implements C.KeyStore {
       this.loadSqliteDirectory(true);
       return;
     }
-    this.wholeReloadDue = true;
+    this.wholeReloadsAsked++;
     await this.reload();
   }
 
@@ -250,11 +254,14 @@ export class SqlKeyStore implements C.KeyStore {
     const [rev] = await this.db.query<{ revision: number | string }>(DIRECTORY_SQL.revision);
     const revision = Number(rev?.revision ?? 0);
     const held = this.directory;
-    if (revision === held.revision && !this.wholeReloadDue) return;
-    if (held === KeyDirectory.EMPTY || this.wholeReloadDue) {
-      this.wholeReloadDue = false;
+    const asked = this.wholeReloadsAsked;
+    const whole = held === KeyDirectory.EMPTY || asked > this.wholeReloadsDone;
+    if (revision === held.revision && !whole) return;
+    if (whole) {
       const keys = await this.db.query<KeyRow>(DIRECTORY_SQL.allKeys);
       this.directory = KeyDirectory.build(revision, keys, await this.db.query<SecretRow>(DIRECTORY_SQL.allSecrets));
+      // Only what was asked before this read began counts as done (a failed read leaves it due).
+      this.wholeReloadsDone = asked;
       return;
     }
     const since = [held.revision, held.revision];
