@@ -125,20 +125,22 @@ export const SERVING_LAYERS: Record<string, readonly string[]> = {
  * gateway/'s own layers, bottom up: protocol/ (the canonical types every part speaks) ← wire/ (pure parse
  * and encode of each wire format) ← providers/ (HTTP to an upstream) ← resilience/ ← router/ (routes,
  * attempts, deployments) ← billing/ and cache/; ingress/ (one codec per client dialect) sits on wire/ only;
- * flow/ runs an operation end to end over all of them. limits/ is a leaf; keys/ names a key's priority.
+ * flow/ runs an operation end to end over all of them. limits/ and storage/ are leaves; keys/ names a key's priority.
  */
 const GATEWAY_BASE = ['protocol/'];
 export const GATEWAY_LAYERS: Record<string, readonly string[]> = {
   'protocol/': [],
   'limits/': [],
-  'keys/': ['limits/'],
+  // storage/: SQLite and PostgreSQL plumbing (migrations, pools, drivers) shared by keys/ and billing/; a leaf.
+  'storage/': [],
+  'keys/': ['limits/', 'storage/'],
   'wire/': GATEWAY_BASE,
   'ingress/': ['wire/', ...GATEWAY_BASE],
   'providers/': ['wire/', ...GATEWAY_BASE],
   'resilience/': ['providers/', 'wire/', ...GATEWAY_BASE],
   'router/': ['limits/', 'resilience/', 'providers/', 'wire/', ...GATEWAY_BASE],
-  // billing/ reuses keys/' SQLite migration runner; cache/ and router/ wait for Redis as limits/ does.
-  'billing/': ['keys/', 'router/', 'resilience/', 'providers/', 'wire/', ...GATEWAY_BASE],
+  // cache/ and router/ wait for Redis as limits/ does.
+  'billing/': ['keys/', 'storage/', 'router/', 'resilience/', 'providers/', 'wire/', ...GATEWAY_BASE],
   'cache/': ['limits/', 'router/', 'providers/', 'wire/', ...GATEWAY_BASE],
   'flow/': ['billing/', 'cache/', 'keys/', 'limits/', 'router/', 'resilience/', 'providers/', 'wire/', ...GATEWAY_BASE],
 };

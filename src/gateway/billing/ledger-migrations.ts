@@ -1,6 +1,6 @@
 // The ledger schema as numbered migrations (scope 'ledger' in schema_migrations), each one SQL text
 // that SQLite and PostgreSQL both run unchanged. Money: integer micros (BIGINT); times: epoch ms (UTC).
-import type { SqliteMigration } from '../keys/apply-sqlite-migrations.ts';
+import type { SqliteMigration } from '../storage/apply-sqlite-migrations.ts';
 
 export const LEDGER_SCOPE = 'ledger';
 

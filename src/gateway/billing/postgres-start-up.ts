@@ -2,7 +2,7 @@
 // recovery), tried at once and, for a serving process, again with backoff until the database answers.
 import { HerdError } from '../../core/errors.ts';
 import type { BackoffPolicy } from '../resilience/backoff.ts';
-import { describePostgresFailure } from './describe-postgres-failure.ts';
+import { describePostgresFailure } from '../storage/describe-postgres-failure.ts';
 import { type AttemptIntent, recoverIntents } from './ledger-intents.ts';
 import type { LedgerEntry } from './ledger-write-queue.ts';
 import { RetryUntilReady } from './retry-until-ready.ts';

@@ -4,7 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { HerdError } from '../../core/errors.ts';
-import { applySqliteMigrations } from '../keys/apply-sqlite-migrations.ts';
+import { applySqliteMigrations } from '../storage/apply-sqlite-migrations.ts';
 import type { AlertOutbox } from './alert-outbox.ts';
 import type { Micros } from './money.ts';
 import { SqliteAlertOutbox } from './sqlite-alert-outbox.ts';

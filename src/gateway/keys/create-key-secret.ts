@@ -1,10 +1,14 @@
-// Gateway key material: generation (`sk-herd-` + 256 random bits in base62), the hash the store
-// keeps, the short display prefix, and a constant-time comparison for the one place we compare.
+// Gateway key material: public ids (`hk_…`, `tm_…`), secrets (`sk-herd-<public id>-` + 256 random bits in
+// base62; before #28 `sk-herd-` + the random part), the hash the store keeps, the short display prefix.
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const KEY_PREFIX = 'sk-herd-';
-/** `sk-herd-` plus 4 random characters: recognisable in a list, useless to an attacker. */
+/** A secret made before #28: `sk-herd-` plus 4 random characters. */
 export const DISPLAY_PREFIX_LENGTH = 12;
+/** Random characters a display prefix shows after the public id: recognisable in a list, useless to an attacker. */
+const SHOWN_RANDOM = 4;
+const PUBLIC_ID_LENGTH = 16;
+const NEW_FORM = /^sk-herd-((?:hk|key)_[0-9A-Za-z]+)-/;
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /** 62^43 > 2^256, so 43 characters hold any 32-byte value; fixed length keeps keys uniform. */
@@ -16,9 +20,21 @@ export interface KeySecret {
   prefix: string;
 }
 
-export function createKeySecret(): KeySecret {
-  const secret = KEY_PREFIX + encodeBase62(randomBytes(32));
-  return { secret, hash: hashKeySecret(secret), prefix: secret.slice(0, DISPLAY_PREFIX_LENGTH) };
+/** `hk_` (key) or `tm_` (team) + 16 base62 characters (95 bits: unique without coordination, and safe to log). */
+export function createPublicId(kind: 'hk' | 'tm'): string {
+  return `${kind}_${encodeBase62(randomBytes(16)).slice(-PUBLIC_ID_LENGTH)}`;
+}
+
+/** A new secret for the key `publicId`: the id inside tells an operator whose key a leaked secret is. */
+export function createKeySecret(publicId: string = createPublicId('hk')): KeySecret {
+  const secret = `${KEY_PREFIX}${publicId}-${encodeBase62(randomBytes(32))}`;
+  return { secret, hash: hashKeySecret(secret), prefix: displayPrefixOf(secret) };
+}
+
+/** `sk-herd-hk_…-abcd` (the public id and 4 random characters), or the first 12 characters of a secret made before #28. */
+export function displayPrefixOf(secret: string): string {
+  const id = NEW_FORM.exec(secret);
+  return id ? secret.slice(0, id[0].length + SHOWN_RANDOM) : secret.slice(0, DISPLAY_PREFIX_LENGTH);
 }
 
 /**
@@ -50,7 +66,7 @@ export function constantTimeEqualHex(a: string, b: string): boolean {
 
 /** True for strings shaped like a Herd key, so callers can avoid echoing one back. */
 export function looksLikeKeySecret(text: string): boolean {
-  return text.startsWith(KEY_PREFIX) && text.length > DISPLAY_PREFIX_LENGTH;
+  return text.startsWith(KEY_PREFIX) && text.length > displayPrefixOf(text).length;
 }
 
 function encodeBase62(bytes: Uint8Array): string {

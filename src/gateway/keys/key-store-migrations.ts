@@ -1,6 +1,7 @@
-// The gateway_keys schema, one numbered migration at a time (scope 'keys' in schema_migrations).
-// Later columns are nullable, NULL meaning "no limit", so keys created before them keep working.
-import type { SqliteMigration } from './apply-sqlite-migrations.ts';
+// The key store's schema, one numbered migration at a time (scope 'keys' in schema_migrations): SQLite's
+// history (1 and 2 as released, 3 the #28 model), and PostgreSQL's, which starts at that model. Never edit a released one.
+import type { SqliteMigration } from '../storage/apply-sqlite-migrations.ts';
+import { AUDIT_AND_IDEMPOTENCY_SQL, KEY_MODEL_POSTGRES_SQL, KEY_MODEL_SQLITE_SQL } from './key-store-schema.ts';
 
 export const KEY_STORE_SCOPE = 'keys';
 
@@ -43,4 +44,9 @@ export const keyStoreMigrations: readonly SqliteMigration[] = [
       ALTER TABLE gateway_keys ADD COLUMN default_priority    TEXT    CHECK (default_priority IN ('HIGH', 'NORMAL', 'BATCH'));
     `,
   },
+  { version: 3, name: 'key model: teams, secrets, rotation, audit, idempotency', sql: KEY_MODEL_SQLITE_SQL + AUDIT_AND_IDEMPOTENCY_SQL },
+];
+
+export const postgresKeyStoreMigrations: readonly SqliteMigration[] = [
+  { version: 1, name: 'key model: teams, secrets, rotation, audit, idempotency', sql: KEY_MODEL_POSTGRES_SQL + AUDIT_AND_IDEMPOTENCY_SQL.replaceAll('INTEGER', 'BIGINT') },
 ];

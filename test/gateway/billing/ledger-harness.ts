@@ -5,14 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { applyPostgresMigrations } from '../../../src/gateway/billing/apply-postgres-migrations.ts';
+import { applyPostgresMigrations } from '../../../src/gateway/storage/apply-postgres-migrations.ts';
 import type { Ledger, LedgerOptions } from '../../../src/gateway/billing/ledger.ts';
 import { LEDGER_SCOPE, ledgerMigrations } from '../../../src/gateway/billing/ledger-migrations.ts';
 import { ATTEMPT_COLUMNS, REQUEST_COLUMNS, convertAttemptToValues, convertRequestToValues, type DbValue } from '../../../src/gateway/billing/ledger-rows.ts';
 import type { LedgerEntry } from '../../../src/gateway/billing/ledger-write-queue.ts';
 import { PostgresLedger } from '../../../src/gateway/billing/postgres-ledger.ts';
 import { SqliteLedger } from '../../../src/gateway/billing/sqlite-ledger.ts';
-import { applySqliteMigrations } from '../../../src/gateway/keys/apply-sqlite-migrations.ts';
+import { applySqliteMigrations } from '../../../src/gateway/storage/apply-sqlite-migrations.ts';
 import { DATABASE_URL, dropSchema, uniqueSchema } from './pg-test-schema.ts';
 
 export type Row = Record<string, string | null>;

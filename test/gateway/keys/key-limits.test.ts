@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { HerdError } from '../../../src/core/errors.ts';
-import { applySqliteMigrations } from '../../../src/gateway/keys/apply-sqlite-migrations.ts';
+import { applySqliteMigrations } from '../../../src/gateway/storage/apply-sqlite-migrations.ts';
 import { formatBudgetAmount, parseBudgetAmount } from '../../../src/gateway/keys/budget-amount.ts';
 import { hashKeySecret } from '../../../src/gateway/keys/create-key-secret.ts';
 import { KEY_STORE_SCOPE, keyStoreMigrations } from '../../../src/gateway/keys/key-store-migrations.ts';

@@ -1,4 +1,4 @@
-// What an operator reads when the PostgreSQL ledger cannot reach its database: where it points (never the
+// What an operator reads when a PostgreSQL store (the ledger, the key store) cannot reach its database: where it points (never the
 // password) and why it failed, with a hint when the cause will not go away without them (a wrong password).
 import pg from 'pg';
 import { HerdError } from '../../core/errors.ts';
@@ -16,14 +16,14 @@ const NEEDS_OPERATOR: Readonly<Record<string, string>> = {
  * postgres://user@host:port/db as pg reads the URL (socket paths and defaults included), password and
  * options left out; a URL pg cannot read is a config error, not an outage.
  */
-export function describePostgresUrl(url: string): string {
+export function describePostgresUrl(url: string, param = 'billing.ledger'): string {
   let target: pg.Client;
   try {
     // The constructor only parses: nothing connects.
     target = new pg.Client({ connectionString: url });
   } catch {
     // The text is not echoed: it may hold a password.
-    throw new HerdError('INVALID_ARG', 'billing.ledger is not a valid postgres:// URL (postgres://user:password@host:port/database)', { param: 'billing.ledger' });
+    throw new HerdError('INVALID_ARG', `${param} is not a valid postgres:// URL (postgres://user:password@host:port/database)`, { param });
   }
   const user = target.user ? `${target.user}@` : '';
   const host = target.host.includes(':') ? `[${target.host}]` : target.host;

@@ -1,5 +1,5 @@
-// The PostgreSQL ledger's connection pool: every wait bounded (connect, statement on the server and on the
-// client), the tables' schema on the search path, idle-connection errors reported rather than thrown.
+// A PostgreSQL connection pool (the ledger's, the key store's): every wait bounded (connect, statement on
+// the server and on the client), the tables' schema on the search path, idle-connection errors reported.
 import pg from 'pg';
 import type { Pool } from 'pg';
 

@@ -2,7 +2,7 @@
 // transaction under an advisory lock, so replicas starting together never apply a migration twice.
 import type { Pool } from 'pg';
 import { HerdError } from '../../core/errors.ts';
-import type { SqliteMigration } from '../keys/apply-sqlite-migrations.ts';
+import type { SqliteMigration } from './apply-sqlite-migrations.ts';
 
 /**
  * The database's schema is newer than this Herd knows (another Herd migrated it): UNAVAILABLE on the wire,
