@@ -331,7 +331,7 @@ interface RunningGateway {
 
 /** Keys, limits, cache, ledger and the chat service, opened in order and closed in reverse; their metrics on `registry`. */
 async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (line: string) => void, registry: Registry, inference: InferencePort): Promise<RunningGateway> {
-  const auth = createGatewayAuth(config.auth, env);
+  const auth = await createGatewayAuth(config.auth, env);
   let limits: GatewayLimits | undefined;
   let cache: ResponseCache | undefined;
   let ledger: Ledger | undefined;
@@ -397,7 +397,7 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
         await opened.affinity?.close();
         await opened.ledger?.close();
         await opened.limits.close();
-        auth.close();
+        await auth.close();
       },
     };
   } catch (err) {
@@ -405,7 +405,7 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
     await affinity?.close();
     await ledger?.close();
     await limits?.close();
-    auth.close();
+    await auth.close();
     throw err;
   }
 }
