@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openLedger, parseLedgerLocation, resolveLedgerLocation } from '../../../src/gateway/billing/open-ledger.ts';
 import { SqliteLedger } from '../../../src/gateway/billing/sqlite-ledger.ts';
-import { SqliteKeyStore } from '../../../src/gateway/keys/sqlite-key-store.ts';
+import { openKeyStore } from '../../../src/gateway/keys/open-key-store.ts';
 import { runLedgerContract, sampleRequest } from './ledger-contract.ts';
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'herd-ledger-'));
@@ -28,7 +28,7 @@ test('SQLite ledger contract', async (t) => {
 
 test('the ledger shares herd.db with the key store: WAL, one schema_migrations table, two scopes', async () => {
   const file = join(tempDir(), 'herd.db');
-  const keys = SqliteKeyStore.open(file);
+  const keys = await openKeyStore(`sqlite:${file}`);
   const ledger = await openLedger(`sqlite:${file}`);
   try {
     const db = new Database(file, { readonly: true });
@@ -51,7 +51,7 @@ test('the ledger shares herd.db with the key store: WAL, one schema_migrations t
     db.close();
   } finally {
     await ledger.close();
-    keys.close();
+    await keys.close();
   }
 });
 
