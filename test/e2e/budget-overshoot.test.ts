@@ -69,7 +69,11 @@ models:
 }
 
 const ask = (url: string, secret: string, maxTokens: number | undefined) =>
-  postJson(`${url}/v1/chat/completions`, { model: 'gpt-4.1', messages: [{ role: 'user', content: 'hello there' }], ...(maxTokens === undefined ? {} : { max_tokens: maxTokens }) }, { authorization: `Bearer ${secret}` });
+  postJson(
+    `${url}/v1/chat/completions`,
+    { model: 'gpt-4.1', messages: [{ role: 'user', content: 'hello there' }], ...(maxTokens === undefined ? {} : { max_tokens: maxTokens }) },
+    { authorization: `Bearer ${secret}` },
+  );
 
 test('20 concurrent requests, half without max_tokens: recorded spend stays within a ¥0.005 daily budget; refusals name the key and write no row', async (t) => {
   const upstream = await startLongAnswers();
