@@ -9,8 +9,7 @@ import { type ClientAddress, isLoopbackAddress } from './client-address.ts';
 import { constantTimeEqualHex, hashKeySecret } from './create-key-secret.ts';
 import type { KeyInfo, KeyLookup, KeyStore } from './key-store.ts';
 import { createSyntheticKey } from './synthetic-key.ts';
-import { isModelAllowed } from './is-model-allowed.ts';
-import { mayUseModel } from './may-use-model.ts';
+import { allows, isModelAllowed } from './is-model-allowed.ts';
 import { maskKey, quoteUntrusted } from './mask-key.ts';
 
 export type AuthResult = { key: KeyInfo } | HerdError;
@@ -114,9 +113,9 @@ export class Authenticator {
 
   /** PERMISSION_DENIED naming the model when `key` (or its team) may not use it; undefined when it may. */
   authorizeModel(key: KeyInfo, model: string): HerdError | undefined {
-    if (mayUseModel(key, model)) return undefined;
+    if (isModelAllowed(key, model)) return undefined;
     const team = key.team;
-    const byTeam = team !== undefined && isModelAllowed(key, model) ? ` (its team '${team.name}' allows: ${describeModels(team.allowedModels)})` : '';
+    const byTeam = team !== undefined && allows(key.allowedModels, model) ? ` (its team '${team.name}' allows: ${describeModels(team.allowedModels)})` : '';
     return new HerdError(
       'PERMISSION_DENIED',
       `The API key '${key.name}' is not allowed to use the model ${quoteUntrusted(model)}${byTeam}. Models it may use: ${describeModels(key.allowedModels)}.`,
@@ -134,12 +133,13 @@ function refuseLookup(found: Exclude<KeyLookup, { state: 'unknown' }>, now: numb
   const who = `The API key '${found.key.name}' (${found.key.id})`;
   switch (found.state) {
     case 'active':
+      break;
     case 'grace':
+      // The store judged the grace by its clock when it loaded; the window ends by ours.
+      if (found.graceUntil <= now) return rotatedError(who, found.rotatedAt);
       break;
     case 'rotated':
-      return new HerdError('UNAUTHENTICATED', `${who} was rotated on ${formatInstant(found.rotatedAt)}; this secret's grace period is over. Use the new secret.`, {
-        reason: 'key_rotated',
-      });
+      return rotatedError(who, found.rotatedAt);
     case 'expired':
       return new HerdError('UNAUTHENTICATED', `${who} expired on ${formatInstant(found.expiredAt)}. Ask its administrator to extend it or issue a new key.`, {
         reason: 'key_expired',
@@ -156,6 +156,12 @@ function refuseLookup(found: Exclude<KeyLookup, { state: 'unknown' }>, now: numb
     return new HerdError('UNAUTHENTICATED', `${who} expired on ${formatInstant(expiresAt)}. Ask its administrator to extend it or issue a new key.`, { reason: 'key_expired' });
   }
   return undefined;
+}
+
+function rotatedError(who: string, rotatedAt: number): HerdError {
+  return new HerdError('UNAUTHENTICATED', `${who} was rotated on ${formatInstant(rotatedAt)}; this secret's grace period is over. Use the new secret.`, {
+    reason: 'key_rotated',
+  });
 }
 
 /** PERMISSION_DENIED when the key names client CIDRs and the request came from outside all of them. */
