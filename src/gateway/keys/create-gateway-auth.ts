@@ -6,7 +6,7 @@ import { formatOpenGatewayWarning, readMasterKey, resolveAuthSettings, type Auth
 import { Authenticator } from './authenticator.ts';
 import type { KeyStore } from './key-store.ts';
 import { openKeyStore } from './open-key-store.ts';
-import type { SqliteKeyStoreOptions } from './sqlite-key-store.ts';
+import type { OpenKeyStoreOptions } from './open-key-store.ts';
 
 export interface GatewayAuth {
   authenticator: Authenticator;
@@ -17,7 +17,7 @@ export interface GatewayAuth {
   close(): Promise<void>;
 }
 
-export async function createGatewayAuth(auth: Partial<AuthConfig> | undefined, env: NodeJS.ProcessEnv = process.env, options: SqliteKeyStoreOptions = {}): Promise<GatewayAuth> {
+export async function createGatewayAuth(auth: Partial<AuthConfig> | undefined, env: NodeJS.ProcessEnv = process.env, options: OpenKeyStoreOptions = {}): Promise<GatewayAuth> {
   const settings = resolveAuthSettings(auth);
   const store = await openKeyStore(settings.keyStore, options);
   try {
