@@ -1,4 +1,4 @@
-// `herd usage`: spend and tokens from the ledger grouped by day, model, provider or key, in the
+// `herd usage`: spend and tokens from the ledger grouped by day, model, provider, key or team, in the
 // settlement currency, true USD and list USD; a table, or --json (the same JSON as GET /admin/usage).
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -42,10 +42,10 @@ export const DEFAULT_LEDGER = 'sqlite:./data/herd.db';
 export function registerUsageCommand(program: Command, io: BillingCliIo = processIo): void {
   program
     .command('usage')
-    .description('spend and tokens from the ledger, by day, model, provider or key (settlement currency and USD)')
+    .description('spend and tokens from the ledger, by day, model, provider, key or team (settlement currency and USD)')
     .option('--since <when>', 'start: a duration back from now (7d, 24h, 30m, 2w) or a date (2026-05-01, UTC)', '7d')
     .option('--until <when>', 'end (exclusive), same forms as --since; default now')
-    .option('--by <group>', 'day | model | provider | key', 'day')
+    .option('--by <group>', 'day | model | provider | key | team', 'day')
     .option('--json', 'print JSON (the same as GET /admin/usage)')
     .option('--config <file>', 'herd.yaml whose billing.ledger to read (default: ./herd.yaml when present)')
     .option('--ledger <location>', 'sqlite:PATH or postgres://…, overriding herd.yaml')

@@ -46,6 +46,38 @@ export const billingPriceSchema = z.strictObject({
   source: z.string().optional().describe('where the number comes from (a URL, "invoice 2026-04"): shown by reports and herd cost'),
 });
 
+/** Output tokens reserved for a request without max_tokens on a model without max_output_tokens (docs/keys-and-teams.md says why this figure). */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 32_768;
+
+export const alertsConfigSchema = z.strictObject({
+  webhook_url: z
+    .string()
+    .url('must be an http(s) URL')
+    .refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL')
+    .optional()
+    .describe('where budget alerts are POSTed (JSON, Standard Webhooks headers); absent: alerts are still recorded in the ledger, not sent'),
+  secret_env: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')
+    .optional()
+    .describe('the environment variable holding the signing secret (whsec_<base64>, or any text): webhook-signature is its HMAC-SHA256 of id.timestamp.body'),
+  thresholds: z
+    .array(z.number().int().min(1).max(1000))
+    .default([50, 80, 100])
+    .describe("percent of a budget whose crossing (settled spend) sends one alert per period; a key's or team's own alert thresholds replace these"),
+  max_attempts: z.number().int().min(1).max(100).default(8).describe('deliveries tried per alert (backoff 1 s doubling to 5 min) before it is marked failed'),
+  timeout_ms: z.number().int().positive().default(10_000).describe('a delivery waits this long for the receiver to answer'),
+  lease_ms: z
+    .number()
+    .int()
+    .positive()
+    .default(30_000)
+    .describe('a replica sending an alert holds it this long; if it dies, another replica sends it after the lease (must exceed timeout_ms)'),
+  poll_interval_ms: z.number().int().positive().default(1000).describe('how often each replica looks for alerts to send'),
+});
+
+export type AlertsConfig = z.infer<typeof alertsConfigSchema>;
+
 export const billingConfigSchema = z.strictObject({
   currency: z.enum(BILLING_CURRENCIES).default('CNY').describe("the currency the team pays in: budgets and the ledger's cost column use it"),
   // What a provider charges per list-price dollar is its own exchange_rate, not this.
@@ -86,6 +118,15 @@ export const billingConfigSchema = z.strictObject({
     .describe(
       'at start-up, open reservations with a committed request row are settled at its cost; those without one, open longer than this, are released (their process died before answering)',
     ),
+  default_max_output_tokens: z
+    .number()
+    .int()
+    .positive()
+    .default(DEFAULT_MAX_OUTPUT_TOKENS)
+    .describe('output tokens a key with a budget reserves for a request that sends no max_tokens, on a model without max_output_tokens'),
+  alerts: alertsConfigSchema
+    .default({ thresholds: [50, 80, 100], max_attempts: 8, timeout_ms: 10_000, lease_ms: 30_000, poll_interval_ms: 1000 })
+    .describe('budget alerts: a webhook called once per budget, period and threshold crossed'),
   prices: z
     .array(billingPriceSchema)
     .default([])
@@ -107,6 +148,12 @@ export function checkBillingConfig(config: { billing: BillingConfig } & Pick<Gat
   const own = billing.fx[billing.currency];
   if (own !== undefined && Number(own) !== 1) {
     report(['billing', 'fx', billing.currency], `${billing.currency} is the settlement currency: its rate is 1 by definition (leave it out)`);
+  }
+  if (billing.alerts.lease_ms <= billing.alerts.timeout_ms) {
+    report(['billing', 'alerts', 'lease_ms'], `must exceed timeout_ms (${billing.alerts.timeout_ms}): a delivery still waiting must not be taken over by another replica`);
+  }
+  if (billing.alerts.secret_env !== undefined && billing.alerts.webhook_url === undefined) {
+    report(['billing', 'alerts', 'secret_env'], 'needs webhook_url (where the signed alerts go)');
   }
   const owners = new Map<string, string>();
   for (const [name, model] of Object.entries(config.models)) {

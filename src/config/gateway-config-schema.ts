@@ -203,6 +203,11 @@ export const modelSchema = z.strictObject({
     ),
   aliases: z.array(modelId).default([]).describe('other names clients may send as model'),
   context_window: positiveInt.optional().describe('tokens; shown in /v1/models, and after a context-length error fallbacks with a window no larger are skipped'),
+  max_output_tokens: positiveInt
+    .optional()
+    .describe(
+      'the most tokens one answer may have: a key with a budget reserves this much output for a request that sends no max_tokens; absent: billing.default_max_output_tokens',
+    ),
   price: priceSchema.optional().describe('USD per million tokens, as the maker lists it'),
   deployments: z.array(deploymentSchema).min(1, 'needs at least one deployment').describe('the providers serving this model'),
   strategy: z.enum(ROUTING_STRATEGIES).default('cheapest').describe('how a deployment is chosen when several are enabled'),

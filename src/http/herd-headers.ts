@@ -17,6 +17,7 @@ export function herdHeaders(meta: ChatMeta, started: number): OutHeaders {
     'x-herd-route': headerSafe(meta.routeRule),
   };
   if (meta.warnings.length > 0) headers['x-herd-dropped'] = describeDropped(meta.warnings);
+  if (meta.maxTokensCapped !== undefined) headers['x-herd-max-tokens-capped'] = String(meta.maxTokensCapped);
   return headers;
 }
 

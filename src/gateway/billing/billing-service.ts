@@ -1,7 +1,7 @@
 // Billing as the request path uses it: estimateForModel() and reserve() before going upstream, then one finish()
 // that prices what happened, settles or releases the reservation, and queues the ledger rows.
 import type { AttemptIntent } from './ledger-intents.ts';
-import type { BillingConfig } from '../../config/billing-config-schema.ts';
+import { DEFAULT_MAX_OUTPUT_TOKENS, type BillingConfig } from '../../config/billing-config-schema.ts';
 import type { GatewayConfig } from '../../config/gateway-config-schema.ts';
 import type { HerdError } from '../../core/errors.ts';
 import type { Usage } from '../protocol/chat-types.ts';
@@ -9,7 +9,7 @@ import type { IngressDialect } from '../protocol/ingress-dialect.ts';
 import { UpstreamRouteError } from '../router/attempt-record.ts';
 import type { CatalogDeployment, CatalogModel } from '../router/gateway-catalog.ts';
 import { createLedgerRecords, type AnswerFacts } from './create-ledger-records.ts';
-import type { Ledger, ReleaseResult, RequestRecord, Reservation, ReserveInput, SettleResult } from './ledger.ts';
+import type { BudgetLine, Ledger, ReleaseResult, RequestRecord, Reservation, ReserveInput, SettleResult } from './ledger.ts';
 import type { CurrencyCode, Micros } from './money.ts';
 import { createPriceCatalog, type PriceCatalog } from './price-catalog.ts';
 import { createSettlementRates, priceTokens, type Cost, type SettlementRates } from './price-usage.ts';
@@ -31,7 +31,16 @@ export interface BillingServiceOptions {
 
 export interface FinishBase {
   requestId: string;
-  key: { id: string; name?: string | undefined };
+  /** The key (KeyInfo fits): its team, tags and metadata land in the request row. */
+  key: {
+    id: string;
+    name?: string | undefined;
+    team?: { id: string; name: string } | undefined;
+    tags?: readonly string[] | undefined;
+    metadata?: Readonly<Record<string, string>> | undefined;
+  };
+  /** The budget lines reserve() held (planBudgets); a settlement that finds no reservation charges them. */
+  lines?: readonly BudgetLine[] | undefined;
   /** Who called besides the key (a serving-side llm model), for the ledger's origin column. */
   origin?: string | undefined;
   /** The wire format the client spoke, for the ledger's dialect column; undefined: openai-chat. */
@@ -73,12 +82,17 @@ export class BillingService {
   readonly catalog: PriceCatalog;
   readonly rates: SettlementRates;
   readonly ledger: Ledger;
+  /** Alert thresholds (percent) for owners that set none: billing.alerts.thresholds. */
+  readonly defaultThresholds: readonly number[];
+  private readonly config: BillableConfig;
   private readonly now: () => number;
   private readonly unresolved = new Map<string, () => Promise<unknown>>();
   private retryTimer: NodeJS.Timeout | undefined;
 
   constructor(options: BillingServiceOptions) {
     this.ledger = options.ledger;
+    this.config = options.config;
+    this.defaultThresholds = options.config.billing?.alerts.thresholds ?? [50, 80, 100];
     this.now = options.now ?? Date.now;
     this.catalog = createPriceCatalog(options.config);
     this.rates = createSettlementRates(options.config);
@@ -120,6 +134,11 @@ export class BillingService {
     return dearest;
   }
 
+  /** The most output tokens one answer of `model` may have: its max_output_tokens, else billing.default_max_output_tokens. */
+  maxOutputTokens(model: string): number {
+    return this.config.models[model]?.max_output_tokens ?? this.config.billing?.default_max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
+  }
+
   reserve(input: Omit<ReserveInput, 'currency'>): Promise<Reservation> {
     return this.ledger.reserve({ ...input, currency: this.currency });
   }
@@ -148,6 +167,10 @@ export class BillingService {
         requestId: input.requestId,
         keyId: input.key.id,
         keyName: input.key.name,
+        teamId: input.key.team?.id,
+        teamName: input.key.team?.name,
+        keyTags: input.key.tags,
+        keyMetadata: input.key.metadata,
         origin: input.origin,
         dialect: input.dialect,
         routeRule: input.routeRule,
@@ -186,7 +209,7 @@ export class BillingService {
       const resolve =
         answer.model === undefined
           ? () => this.ledger.release(input.requestId)
-          : () => this.ledger.settle(input.requestId, { costMicros: request.costMicros, keyId: input.key.id, atMs: input.startedAt });
+          : () => this.ledger.settle(input.requestId, { costMicros: request.costMicros, keyId: input.key.id, lines: input.lines, atMs: input.startedAt });
       try {
         settlement = await resolve();
       } catch (err) {

@@ -10,6 +10,11 @@ export interface RequestFacts {
   requestId: string;
   keyId: string;
   keyName: string | undefined;
+  /** The key's team, tags and metadata (RequestRecord's columns of the same names). */
+  teamId?: string | undefined;
+  teamName?: string | undefined;
+  keyTags?: readonly string[] | undefined;
+  keyMetadata?: Readonly<Record<string, string>> | undefined;
   origin?: string | undefined;
   dialect?: string | undefined;
   /** The herd.yaml rule that matched the requested model, when routing got that far. */
@@ -65,6 +70,10 @@ export function createLedgerRecords(request: RequestFacts, answer: AnswerFacts, 
     requestId: request.requestId,
     keyId: request.keyId,
     keyName: request.keyName,
+    teamId: request.teamId,
+    teamName: request.teamName,
+    keyTags: request.keyTags,
+    keyMetadata: request.keyMetadata,
     origin: request.origin,
     dialect: request.dialect,
     routeRule: request.routeRule,

@@ -165,4 +165,44 @@ export const ledgerMigrations: readonly SqliteMigration[] = [
       ALTER TABLE ledger_requests ADD COLUMN reported_reasoning_tokens BIGINT;
     `,
   },
+  {
+    version: 6,
+    name: 'budget lines, settled spend, alert outbox; requests: team, tags, metadata',
+    sql: `
+      -- The budgets a reservation holds (JSON array of BudgetLine: subject, bucket, limit, thresholds, ...).
+      -- NULL for reservations written before: they hold the key's day_period and month_period (UTC).
+      ALTER TABLE ledger_reservations ADD COLUMN lines TEXT;
+      -- ledger_spend now keys any budget subject (a key id, 'team:<id>', either with '#<model pattern>')
+      -- in any bucket ('d:…', 'w:…', 'm:…', '@<zone>' unless UTC). settled_micros: settled charges only,
+      -- the figure alert thresholds are crossed on (micros also holds open reservations).
+      ALTER TABLE ledger_spend ADD COLUMN settled_micros BIGINT NOT NULL DEFAULT 0;
+      UPDATE ledger_spend SET settled_micros = micros;
+
+      -- One row per (subject, bucket, threshold), written in the transaction of the settlement that
+      -- crossed it; a sender per process claims due rows under a lease and POSTs them to the webhook.
+      CREATE TABLE ledger_alerts (
+        id           TEXT     PRIMARY KEY,        -- stable: the webhook-id of every delivery
+        subject      TEXT     NOT NULL,
+        bucket       TEXT     NOT NULL,
+        threshold    SMALLINT NOT NULL,           -- percent
+        payload      TEXT     NOT NULL,           -- JSON: owner, period, limit, spend, resets_at, ...
+        state        TEXT     NOT NULL,           -- pending | delivered | failed
+        attempts     SMALLINT NOT NULL,
+        next_at      BIGINT   NOT NULL,           -- not before (epoch ms)
+        claimed_by   TEXT,                        -- host:pid of the sender holding the lease
+        lease_until  BIGINT,
+        last_error   TEXT,
+        created_at   BIGINT   NOT NULL,
+        delivered_at BIGINT,
+        UNIQUE (subject, bucket, threshold)
+      );
+      CREATE INDEX ledger_alerts_due ON ledger_alerts (state, next_at);
+
+      -- The key's team and its tags and metadata (JSON) at the time of the request.
+      ALTER TABLE ledger_requests ADD COLUMN team_id TEXT;
+      ALTER TABLE ledger_requests ADD COLUMN team_name TEXT;
+      ALTER TABLE ledger_requests ADD COLUMN key_tags TEXT;
+      ALTER TABLE ledger_requests ADD COLUMN key_metadata TEXT;
+    `,
+  },
 ];

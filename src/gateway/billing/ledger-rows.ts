@@ -55,6 +55,11 @@ export const REQUEST_COLUMNS = [
   'route_rule',
   'cache_write_1h_tokens',
   'reported_reasoning_tokens',
+  // Migration 6.
+  'team_id',
+  'team_name',
+  'key_tags',
+  'key_metadata',
 ] as const;
 
 export const ATTEMPT_COLUMNS = [
@@ -128,6 +133,10 @@ export function convertRequestToValues(r: RequestRecord, inline?: InlineAttempt)
     orNull(r.routeRule),
     r.cacheWrite1hTokens ?? 0,
     orNull(r.reportedReasoningTokens),
+    orNull(r.teamId),
+    orNull(r.teamName),
+    r.keyTags === undefined || r.keyTags.length === 0 ? null : JSON.stringify(r.keyTags),
+    r.keyMetadata === undefined || Object.keys(r.keyMetadata).length === 0 ? null : JSON.stringify(r.keyMetadata),
   ];
 }
 

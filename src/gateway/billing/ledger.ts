@@ -2,6 +2,7 @@
 // request/attempt rows group-committed before the answer's last byte, and usage reports; SQLite and
 // PostgreSQL implement it on one schema.
 import type { AttemptIntent } from './attempt-intent.ts';
+import type { AlertOutbox } from './alert-outbox.ts';
 import type { CurrencyCode, Micros } from './money.ts';
 
 /**
@@ -29,6 +30,19 @@ export interface BudgetLine {
 
 export type ReservationState = 'open' | 'settled' | 'released';
 
+export interface ReserveInput {
+  keyId: string;
+  requestId: string;
+  /** What the request may cost at most (the dearest deployment, the prompt plus its maximum output): held on every line until settled. */
+  estimateMicros: Micros;
+  /** The budgets it counts against (planBudgets); all are checked, then all are charged, atomically. */
+  lines: readonly BudgetLine[];
+  /** Only for the BUDGET_EXCEEDED message. */
+  currency?: CurrencyCode;
+  /** Epoch ms; default now. */
+  atMs?: number;
+}
+
 export interface Reservation {
   requestId: string;
   keyId: string;
@@ -38,8 +52,10 @@ export interface Reservation {
   actualMicros: Micros | undefined;
   /** False when this requestId had been reserved before: nothing was charged again. */
   created: boolean;
-  /** The key's spend in the reservation's day and month, this reservation included. */
+  /** The key's spend in the reservation's day and month, this reservation included (0 where it has no such line). */
   spent: Spend;
+  /** Each line's spend, this reservation included, in the order of ReserveInput.lines (a replay: the stored lines). */
+  lineSpend: Micros[];
 }
 
 export interface Spend {
@@ -51,6 +67,8 @@ export interface SettleInput {
   costMicros: Micros;
   /** Needed only when no reservation exists (a request that skipped reserve): a settled one is created. */
   keyId?: string;
+  /** With keyId: the lines a settlement without a reservation charges (absent: the key's UTC day and month). */
+  lines?: readonly BudgetLine[];
   atMs?: number;
 }
 
@@ -106,6 +124,12 @@ export interface RequestRecord extends TokenColumns, CostColumns {
   requestId: string;
   keyId: string;
   keyName: string | undefined;
+  /** The key's team at the time; undefined: none. */
+  teamId?: string | undefined;
+  teamName?: string | undefined;
+  /** The key's tags and metadata at the time (stored as JSON); undefined: none. */
+  keyTags?: readonly string[] | undefined;
+  keyMetadata?: Readonly<Record<string, string>> | undefined;
   /** Who called besides the key: undefined for /v1 clients, `triton:<model>/<version>` for an llm model. */
   origin?: string | undefined;
   /** The wire format the client spoke (an IngressDialect); undefined: openai-chat. */
@@ -158,7 +182,7 @@ export interface AttemptRow extends TokenColumns, CostColumns {
   startedAt: number;
 }
 
-export const USAGE_GROUPS = ['day', 'model', 'provider', 'key'] as const;
+export const USAGE_GROUPS = ['day', 'model', 'provider', 'key', 'team'] as const;
 export type UsageGroup = (typeof USAGE_GROUPS)[number];
 
 export interface UsageQuery {
@@ -170,9 +194,9 @@ export interface UsageQuery {
 }
 
 export interface UsageRow {
-  /** The day (YYYY-MM-DD, UTC), model, provider or key id; '-' where none applies (nothing answered). */
+  /** The day (YYYY-MM-DD, UTC), model, provider, key id or team id; '-' where none applies (nothing answered, no team). */
   group: string;
-  /** by key: the key's name at the time. */
+  /** by key: the key's name at the time; by team: the team's. */
   keyName: string | undefined;
   currency: CurrencyCode;
   requests: number;
@@ -235,9 +259,9 @@ export interface LedgerOptions {
 
 export interface Ledger {
   readonly kind: 'sqlite' | 'postgres';
-  /** Holds `estimateMicros` against the key's budgets, atomically with the check; BUDGET_EXCEEDED when it would pass one. Idempotent by requestId. */
+  /** Holds `estimateMicros` on every budget line, atomically with checking them all; BUDGET_EXCEEDED (naming the tightest line) when it would pass one. Idempotent by requestId. */
   reserve(input: ReserveInput): Promise<Reservation>;
-  /** Replaces the reservation with the real cost. Idempotent; a settlement after a release (recover) still charges. */
+  /** Replaces the reservation with the real cost on every line it holds, writing the alert outbox rows the settled spend crosses. Idempotent; a settlement after a release (recover) still charges. */
   settle(requestId: string, actual: SettleInput): Promise<SettleResult>;
   /** Refunds an open reservation (the request failed). Idempotent; no effect once settled. */
   release(requestId: string): Promise<ReleaseResult>;
@@ -259,6 +283,8 @@ export interface Ledger {
   flush(): Promise<void>;
   usage(query: UsageQuery): Promise<UsageRow[]>;
   stats(): LedgerStats;
+  /** The budget-alert outbox in the ledger's database (settlements write it; an AlertSender drains it). */
+  alertOutbox?(): AlertOutbox;
   /** Flushes, then closes the database. */
   close(): Promise<void>;
 }

@@ -2,15 +2,16 @@
 // across replicas because every spend change holds the key's day and month rows locked (see below).
 import type { AttemptIntent } from './ledger-intents.ts';
 import { LedgerSpool } from './ledger-spool.ts';
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import { HerdError } from '../../core/errors.ts';
 import type { BackoffPolicy } from '../resilience/backoff.ts';
 import { applyPostgresMigrations, quoteIdentifier } from '../storage/apply-postgres-migrations.ts';
 import { describePostgresUrl } from '../storage/describe-postgres-failure.ts';
 import { PostgresStartUp } from './postgres-start-up.ts';
-import { budgetPeriods, checkBudgets } from './check-budgets.ts';
+import { budgetPeriods } from './check-budgets.ts';
 import type {
   AttemptRow,
+  BudgetLine,
   Ledger,
   LedgerOptions,
   LedgerStats,
@@ -19,7 +20,6 @@ import type {
   ReleaseResult,
   RequestRecord,
   Reservation,
-  ReservationState,
   ReserveInput,
   SettleInput,
   SettleResult,
@@ -30,25 +30,14 @@ import type {
 import { LEDGER_SCOPE, ledgerMigrations } from './ledger-migrations.ts';
 import { convertUsageRow } from './ledger-rows.ts';
 import { LedgerWriteQueue, type LedgerEntry } from './ledger-write-queue.ts';
-import { toSafeMicros } from './money.ts';
+import { toSafeMicros, type Micros } from './money.ts';
 import { buildUsageQuery } from './usage-query.ts';
 import { createPostgresPool } from '../storage/create-postgres-pool.ts';
 import { PostgresRunner } from './postgres-runner.ts';
 import { writePostgresEntries } from './write-postgres-entries.ts';
-import {
-  ANSWERED_OPEN,
-  FIND_RESERVATION,
-  HOLD,
-  LOCK_SPEND,
-  type LockedSpendRow,
-  READ_SPEND,
-  RELEASE,
-  RELEASE_STALE,
-  type ReleasedRow,
-  SETTLE,
-  SETTLE_UNRESERVED,
-  SUBTRACT_SPEND,
-} from './postgres-ledger-sql.ts';
+import { ANSWERED_OPEN, readCounters, releaseLines, releaseStale, reserveLines, settleLines } from './postgres-budgets.ts';
+import { PostgresAlertOutbox } from './postgres-alert-outbox.ts';
+import type { AlertOutbox } from './alert-outbox.ts';
 
 export interface PostgresLedgerOptions extends LedgerOptions {
   /** postgres://user:pass@host:port/db */
@@ -72,18 +61,16 @@ export interface PostgresLedgerOptions extends LedgerOptions {
 const COMMIT_WAIT_MS = 1_000;
 
 /**
- * Budget atomicity: a reservation first upserts the key's day and month spend rows with
- * INSERT … ON CONFLICT DO UPDATE, which creates them if needed, row-locks them (day, then month, as
- * every statement here does, so transactions cannot deadlock on them) and returns their latest
- * committed totals; the check and the increment follow in the same transaction, so a concurrent
- * reservation for the same key — from any replica — waits for the lock and then sees this one.
- * READ COMMITTED suffices: no decision rests on a row read without its lock. Settle and release
- * are single statements (one round trip) that lock the reservation row first, then the spend rows.
+ * Budget atomicity (postgres-budgets.ts): a reservation upserts and row-locks every spend counter its
+ * budget lines name, in one fixed order, then checks every line and adds to each in the same
+ * transaction, so a concurrent reservation on the same key or team — from any replica — waits for the
+ * locks and then sees this one. Settle and release lock the reservation row first, then the counters.
  */
 export class PostgresLedger implements Ledger {
   readonly kind = 'postgres' as const;
   private readonly queue: LedgerWriteQueue;
   private readonly runner: PostgresRunner;
+  private outbox: PostgresAlertOutbox | undefined;
   private readonly now: () => number;
   private closed = false;
 
@@ -167,103 +154,37 @@ export class PostgresLedger implements Ledger {
   async reserve(input: ReserveInput): Promise<Reservation> {
     this.requireOpened();
     const at = Math.round(input.atMs ?? this.now());
-    const periods = budgetPeriods(at);
-    return this.runner.transaction(async (c) => {
-      const { rows } = await c.query<LockedSpendRow>(LOCK_SPEND, [input.keyId, periods.day, periods.month, input.requestId]);
-      const existing = rows[0]?.r_state === null || rows[0] === undefined ? undefined : rows[0];
-      if (existing) return this.replay(c, input, existing);
-      const find = (period: string) => toSafeMicros(rows.find((r) => r.period === period)?.micros ?? 0);
-      const spent = { dayMicros: find(periods.day), monthMicros: find(periods.month) };
-      const over = checkBudgets(input.keyId, spent, input.estimateMicros, input.budgets, input.currency);
-      if (over) {
-        // LOCK_SPEND's join read its snapshot before waiting for the lock, so a reservation of this id
-        // committed while we waited is invisible to it; a fresh statement sees it (READ COMMITTED).
-        const again = await c.query<LockedSpendRow>(FIND_RESERVATION, [input.requestId]);
-        if (again.rows[0]) return this.replay(c, input, again.rows[0]);
-        throw over;
-      }
-      // A plain INSERT: a reservation of the same id by another key racing this one fails with 23505,
-      // and the retried transaction then finds it.
-      await c.query(HOLD, [input.requestId, input.keyId, input.estimateMicros, periods.day, periods.month, at]);
-      return {
-        requestId: input.requestId,
-        keyId: input.keyId,
-        state: 'open',
-        estimateMicros: input.estimateMicros,
-        actualMicros: undefined,
-        created: true,
-        spent: { dayMicros: spent.dayMicros + input.estimateMicros, monthMicros: spent.monthMicros + input.estimateMicros },
-      };
-    });
-  }
-
-  private async replay(c: PoolClient, input: ReserveInput, existing: Omit<LockedSpendRow, 'period' | 'micros'>): Promise<Reservation> {
-    if (existing.r_key_id !== input.keyId) throw new HerdError('INVALID_ARG', `request id ${input.requestId} is already reserved by another key`);
-    return {
-      requestId: input.requestId,
-      keyId: input.keyId,
-      state: existing.r_state as ReservationState,
-      estimateMicros: toSafeMicros(existing.r_estimate),
-      actualMicros: existing.r_actual === null ? undefined : toSafeMicros(existing.r_actual),
-      created: false,
-      spent: await this.readSpend(c, input.keyId, existing.r_day as string, existing.r_month as string),
-    };
+    return this.runner.transaction((c) => reserveLines(c, input, at));
   }
 
   async settle(requestId: string, actual: SettleInput): Promise<SettleResult> {
     this.requireOpened();
     const at = Math.round(actual.atMs ?? this.now());
-    for (let attempt = 1; ; attempt++) {
-      const { rows } = await this.runner.statement<{ state: ReservationState; actual_micros: string | null }>(SETTLE, [requestId, actual.costMicros, at]);
-      const row = rows[0];
-      if (row) {
-        if (row.state === 'settled') return { state: 'settled', actualMicros: toSafeMicros(row.actual_micros), changed: false };
-        return { state: 'settled', actualMicros: actual.costMicros, changed: true };
-      }
-      if (actual.keyId === undefined) throw new HerdError('NOT_FOUND', `no reservation for request ${requestId} and no key to charge`);
-      if (actual.costMicros === 0) return { state: 'none', actualMicros: 0, changed: false };
-      const periods = budgetPeriods(at);
-      const created = await this.runner.statement<{ inserted: string }>(SETTLE_UNRESERVED, [requestId, actual.keyId, actual.costMicros, periods.day, periods.month, at]);
-      if (toSafeMicros(created.rows[0]?.inserted) === 1) return { state: 'settled', actualMicros: actual.costMicros, changed: true };
-      // A reservation for this id appeared meanwhile: settle that one.
-      if (attempt >= 3) throw new HerdError('UNAVAILABLE', `the PostgreSQL ledger could not settle ${requestId}: it kept changing`);
-    }
+    return this.runner.transaction((c) => settleLines(c, requestId, actual, at));
   }
 
   async release(requestId: string): Promise<ReleaseResult> {
     this.requireOpened();
-    const { rows } = await this.runner.statement<{ state: ReservationState }>(RELEASE, [requestId, Math.round(this.now())]);
-    const row = rows[0];
-    if (!row) return { state: 'none', changed: false };
-    return row.state === 'open' ? { state: 'released', changed: true } : { state: row.state, changed: false };
+    const at = Math.round(this.now());
+    return this.runner.transaction((c) => releaseLines(c, requestId, at));
   }
 
   async recover(options: RecoverOptions): Promise<RecoverResult> {
     this.requireOpened();
     const now = Math.round(options.nowMs ?? this.now());
     const settled = await this.settleAnswered(now);
-    const released = await this.runner.transaction(async (c) => {
-      const { rows } = await c.query<ReleasedRow>(RELEASE_STALE, [now, now - options.olderThanMs]);
-      const deltas = new Map<string, { key: string; period: string; micros: number }>();
-      let releasedMicros = 0;
-      for (const row of rows) {
-        const micros = toSafeMicros(row.estimate_micros);
-        releasedMicros += micros;
-        for (const period of [row.day_period, row.month_period]) {
-          const id = `${row.key_id}\u0000${period}`;
-          const entry = deltas.get(id) ?? { key: row.key_id, period, micros: 0 };
-          entry.micros -= micros;
-          deltas.set(id, entry);
-        }
-      }
-      // Sorted by key, then period ('d:' before 'm:'): the lock order reservations use.
-      const sorted = [...deltas.values()].filter((d) => d.micros !== 0).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.period < b.period ? -1 : 1));
-      if (sorted.length > 0) {
-        await c.query(SUBTRACT_SPEND, [sorted.map((d) => d.key), sorted.map((d) => d.period), sorted.map((d) => String(d.micros))]);
-      }
-      return { released: rows.length, releasedMicros };
-    });
+    const released = await this.runner.transaction((c) => releaseStale(c, now, now - options.olderThanMs));
     return { ...released, ...settled };
+  }
+
+  async budgetSpend(lines: readonly BudgetLine[]): Promise<Micros[]> {
+    this.requireOpened();
+    return this.runner.guard(() => readCounters(this.pool, lines));
+  }
+
+  alertOutbox(): AlertOutbox {
+    this.outbox ??= new PostgresAlertOutbox(this.runner);
+    return this.outbox;
   }
 
   /** Open reservations whose request row committed: the answer went out; settle (or, if nothing answered, release) each through the usual statements. */
@@ -289,7 +210,13 @@ export class PostgresLedger implements Ledger {
   async spend(keyId: string, atMs?: number): Promise<Spend> {
     this.requireOpened();
     const periods = budgetPeriods(atMs ?? this.now());
-    return this.runner.guard(() => this.readSpend(this.pool, keyId, periods.day, periods.month));
+    const [day = 0, month = 0] = await this.runner.guard(() =>
+      readCounters(this.pool, [
+        { subject: keyId, bucket: periods.day },
+        { subject: keyId, bucket: periods.month },
+      ]),
+    );
+    return { dayMicros: day, monthMicros: month };
   }
 
   intend(intent: AttemptIntent): void {
@@ -356,11 +283,5 @@ export class PostgresLedger implements Ledger {
   /** One transaction per batch (see writePostgresEntries). */
   private writeEntries(entries: readonly LedgerEntry[]): Promise<void> {
     return writePostgresEntries(this.runner, entries);
-  }
-
-  private async readSpend(c: Pick<Pool, 'query'>, keyId: string, day: string, month: string): Promise<Spend> {
-    const { rows } = await c.query<{ period: string; micros: string }>(READ_SPEND, [keyId, day, month]);
-    const find = (period: string) => toSafeMicros(rows.find((r) => r.period === period)?.micros ?? 0);
-    return { dayMicros: find(day), monthMicros: find(month) };
   }
 }

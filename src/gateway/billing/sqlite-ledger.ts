@@ -5,8 +5,12 @@ import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { HerdError } from '../../core/errors.ts';
 import { applySqliteMigrations } from '../storage/apply-sqlite-migrations.ts';
-import { budgetPeriods, checkBudgets } from './check-budgets.ts';
+import type { AlertOutbox } from './alert-outbox.ts';
+import type { Micros } from './money.ts';
+import { SqliteAlertOutbox } from './sqlite-alert-outbox.ts';
+import { SqliteBudgets } from './sqlite-budgets.ts';
 import type {
+  BudgetLine,
   Ledger,
   LedgerOptions,
   LedgerStats,
@@ -14,7 +18,6 @@ import type {
   RecoverResult,
   ReleaseResult,
   Reservation,
-  ReservationState,
   ReserveInput,
   SettleInput,
   SettleResult,
@@ -41,17 +44,6 @@ export interface SqliteLedgerOptions extends LedgerOptions {
   synchronous?: 'NORMAL' | 'FULL';
 }
 
-interface ReservationRow {
-  request_id: string;
-  key_id: string;
-  state: ReservationState;
-  estimate_micros: number;
-  actual_micros: number | null;
-  day_period: string;
-  month_period: string;
-  created_at: number;
-}
-
 export class SqliteLedger implements Ledger {
   readonly kind = 'sqlite' as const;
   readonly path: string;
@@ -59,6 +51,8 @@ export class SqliteLedger implements Ledger {
   private readonly now: () => number;
   private readonly queue: LedgerWriteQueue;
   private readonly sql;
+  private readonly budgets: SqliteBudgets;
+  private outbox: SqliteAlertOutbox | undefined;
   private closed = false;
 
   static open(file: string, options: SqliteLedgerOptions = {}): SqliteLedger {
@@ -110,17 +104,8 @@ export class SqliteLedger implements Ledger {
     this.now = options.now ?? Date.now;
     const insert = (table: string, columns: readonly string[]) =>
       db.prepare(`INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ON CONFLICT DO NOTHING`);
+    this.budgets = new SqliteBudgets(db);
     this.sql = {
-      reservation: db.prepare('SELECT * FROM ledger_reservations WHERE request_id = ?'),
-      insertReservation: db.prepare(`INSERT INTO ledger_reservations (request_id, key_id, state, estimate_micros, actual_micros, day_period, month_period, created_at, resolved_at)
-        VALUES (@request_id, @key_id, @state, @estimate_micros, @actual_micros, @day_period, @month_period, @created_at, @resolved_at)`),
-      resolve: db.prepare('UPDATE ledger_reservations SET state = ?, actual_micros = ?, resolved_at = ? WHERE request_id = ?'),
-      addSpend: db.prepare(`INSERT INTO ledger_spend (key_id, period, micros) VALUES (?, ?, ?)
-        ON CONFLICT (key_id, period) DO UPDATE SET micros = micros + excluded.micros`),
-      spend: db.prepare('SELECT period, micros FROM ledger_spend WHERE key_id = ? AND period IN (?, ?)'),
-      stale: db.prepare("SELECT * FROM ledger_reservations WHERE state = 'open' AND created_at < ? ORDER BY created_at"),
-      answered: db.prepare(`SELECT r.*, q.model AS answered_model, q.cost_micros AS answered_cost FROM ledger_reservations r
-        JOIN ledger_requests q ON q.request_id = r.request_id WHERE r.state = 'open' ORDER BY r.created_at`),
       insertRequest: insert('ledger_requests', REQUEST_COLUMNS),
       // Never beside an attempt already inline in its request row (a recovered intent replayed after the
       // request's own row): one attempt, one row, whichever table holds it.
@@ -137,109 +122,32 @@ export class SqliteLedger implements Ledger {
   }
 
   async reserve(input: ReserveInput): Promise<Reservation> {
-    return this.immediate(() => {
-      const existing = this.sql.reservation.get(input.requestId) as ReservationRow | undefined;
-      if (existing) return this.replay(existing, input.keyId);
-      const at = input.atMs ?? this.now();
-      const periods = budgetPeriods(at);
-      const spent = this.readSpend(input.keyId, periods.day, periods.month);
-      const over = checkBudgets(input.keyId, spent, input.estimateMicros, input.budgets, input.currency);
-      if (over) throw over;
-      this.sql.insertReservation.run({
-        request_id: input.requestId,
-        key_id: input.keyId,
-        state: 'open',
-        estimate_micros: input.estimateMicros,
-        actual_micros: null,
-        day_period: periods.day,
-        month_period: periods.month,
-        created_at: Math.round(at),
-        resolved_at: null,
-      });
-      this.addSpend(input.keyId, periods.day, periods.month, input.estimateMicros);
-      return {
-        requestId: input.requestId,
-        keyId: input.keyId,
-        state: 'open',
-        estimateMicros: input.estimateMicros,
-        actualMicros: undefined,
-        created: true,
-        spent: { dayMicros: spent.dayMicros + input.estimateMicros, monthMicros: spent.monthMicros + input.estimateMicros },
-      };
-    });
+    return this.immediate(() => this.budgets.reserve(input, input.atMs ?? this.now()));
   }
 
   async settle(requestId: string, actual: SettleInput): Promise<SettleResult> {
-    return this.immediate(() => {
-      const at = actual.atMs ?? this.now();
-      const row = this.sql.reservation.get(requestId) as ReservationRow | undefined;
-      if (!row) {
-        if (actual.keyId === undefined) throw new HerdError('NOT_FOUND', `no reservation for request ${requestId} and no key to charge`);
-        if (actual.costMicros === 0) return { state: 'none', actualMicros: 0, changed: false };
-        const periods = budgetPeriods(at);
-        this.sql.insertReservation.run({
-          request_id: requestId,
-          key_id: actual.keyId,
-          state: 'settled',
-          estimate_micros: 0,
-          actual_micros: actual.costMicros,
-          day_period: periods.day,
-          month_period: periods.month,
-          created_at: Math.round(at),
-          resolved_at: Math.round(at),
-        });
-        this.addSpend(actual.keyId, periods.day, periods.month, actual.costMicros);
-        return { state: 'settled', actualMicros: actual.costMicros, changed: true };
-      }
-      if (row.state === 'settled') return { state: 'settled', actualMicros: row.actual_micros ?? 0, changed: false };
-      // Open: replace the estimate. Released (recover() gave up on it): the charge still counts.
-      const delta = actual.costMicros - (row.state === 'open' ? row.estimate_micros : 0);
-      this.sql.resolve.run('settled', actual.costMicros, Math.round(at), requestId);
-      this.addSpend(row.key_id, row.day_period, row.month_period, delta);
-      return { state: 'settled', actualMicros: actual.costMicros, changed: true };
-    });
+    return this.immediate(() => this.budgets.settle(requestId, actual, actual.atMs ?? this.now()));
   }
 
   async release(requestId: string): Promise<ReleaseResult> {
-    return this.immediate(() => {
-      const row = this.sql.reservation.get(requestId) as ReservationRow | undefined;
-      if (!row) return { state: 'none', changed: false };
-      if (row.state !== 'open') return { state: row.state, changed: false };
-      this.sql.resolve.run('released', null, Math.round(this.now()), requestId);
-      this.addSpend(row.key_id, row.day_period, row.month_period, -row.estimate_micros);
-      return { state: 'released', changed: true };
-    });
+    return this.immediate(() => this.budgets.release(requestId, this.now()));
   }
 
   async recover(options: RecoverOptions): Promise<RecoverResult> {
-    return this.immediate(() => {
-      const now = options.nowMs ?? this.now();
-      // First the reservations whose request row committed: the answer went out, so the charge is the row's.
-      let settled = 0,
-        settledMicros = 0;
-      for (const row of this.sql.answered.all() as (ReservationRow & { answered_model: string | null; answered_cost: number })[]) {
-        const cost = row.answered_model === null ? 0 : row.answered_cost;
-        this.sql.resolve.run(row.answered_model === null ? 'released' : 'settled', row.answered_model === null ? null : cost, Math.round(now), row.request_id);
-        this.addSpend(row.key_id, row.day_period, row.month_period, cost - row.estimate_micros);
-        if (row.answered_model !== null) {
-          settled++;
-          settledMicros += cost;
-        }
-      }
-      const rows = this.sql.stale.all(now - options.olderThanMs) as ReservationRow[];
-      let releasedMicros = 0;
-      for (const row of rows) {
-        this.sql.resolve.run('released', null, Math.round(now), row.request_id);
-        this.addSpend(row.key_id, row.day_period, row.month_period, -row.estimate_micros);
-        releasedMicros += row.estimate_micros;
-      }
-      return { released: rows.length, releasedMicros, settled, settledMicros };
-    });
+    return this.immediate(() => this.budgets.recover(options.nowMs ?? this.now(), options.olderThanMs));
+  }
+
+  async budgetSpend(lines: readonly BudgetLine[]): Promise<Micros[]> {
+    return this.guard(() => this.db.transaction(() => this.budgets.budgetSpend(lines))());
   }
 
   async spend(keyId: string, atMs?: number): Promise<Spend> {
-    const periods = budgetPeriods(atMs ?? this.now());
-    return this.guard(() => this.readSpend(keyId, periods.day, periods.month));
+    return this.guard(() => this.budgets.spend(keyId, atMs ?? this.now()));
+  }
+
+  alertOutbox(): AlertOutbox {
+    this.outbox ??= new SqliteAlertOutbox(this.db, (body) => this.immediate(body));
+    return this.outbox;
   }
 
   intend(intent: AttemptIntent): void {
@@ -293,31 +201,6 @@ export class SqliteLedger implements Ledger {
         })
         .immediate(),
     );
-  }
-
-  private replay(row: ReservationRow, keyId: string): Reservation {
-    if (row.key_id !== keyId) throw new HerdError('INVALID_ARG', `request id ${row.request_id} is already reserved by another key`);
-    return {
-      requestId: row.request_id,
-      keyId: row.key_id,
-      state: row.state,
-      estimateMicros: row.estimate_micros,
-      actualMicros: row.actual_micros ?? undefined,
-      created: false,
-      spent: this.readSpend(row.key_id, row.day_period, row.month_period),
-    };
-  }
-
-  private readSpend(keyId: string, day: string, month: string): Spend {
-    const rows = this.sql.spend.all(keyId, day, month) as { period: string; micros: number }[];
-    const find = (period: string) => rows.find((r) => r.period === period)?.micros ?? 0;
-    return { dayMicros: find(day), monthMicros: find(month) };
-  }
-
-  private addSpend(keyId: string, day: string, month: string, micros: number): void {
-    if (micros === 0) return;
-    this.sql.addSpend.run(keyId, day, micros);
-    this.sql.addSpend.run(keyId, month, micros);
   }
 
   private immediate<T>(body: () => T): T {

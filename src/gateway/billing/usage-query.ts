@@ -19,6 +19,8 @@ function groupExpression(dialect: SqlDialect, by: UsageGroup): string {
       return "COALESCE(provider, '-')";
     case 'key':
       return 'key_id';
+    case 'team':
+      return "COALESCE(team_id, '-')";
   }
 }
 
@@ -30,7 +32,7 @@ const total = (column: string) => `CAST(SUM(${column}) AS BIGINT) AS ${column}`;
 export function buildUsageQuery(dialect: SqlDialect, by: UsageGroup): string {
   const p = dialect === 'postgres' ? ['$1', '$2'] : ['?', '?'];
   return `
-    SELECT ${groupExpression(dialect, by)} AS grp, ${by === 'key' ? 'MAX(key_name)' : 'NULL'} AS key_name, currency,
+    SELECT ${groupExpression(dialect, by)} AS grp, ${by === 'key' ? 'MAX(key_name)' : by === 'team' ? 'MAX(team_name)' : 'NULL'} AS key_name, currency,
       COUNT(*) AS requests,
       CAST(SUM(CASE WHEN status <> 'ok' THEN 1 ELSE 0 END) AS BIGINT) AS failed,
       CAST(SUM(cache_hit) AS BIGINT) AS cache_hits,

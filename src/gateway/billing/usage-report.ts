@@ -79,6 +79,7 @@ export function convertUsageReportToJson(report: UsageReport) {
   const row = (r: UsageRow) => ({
     ...(r.group === 'total' ? {} : { group: r.group }),
     ...(report.by === 'key' && r.group !== 'total' ? { key_name: r.keyName ?? null } : {}),
+    ...(report.by === 'team' && r.group !== 'total' ? { team_name: r.keyName ?? null } : {}),
     currency: r.currency,
     requests: r.requests,
     failed: r.failed,
@@ -117,7 +118,7 @@ export function convertUsageReportToJson(report: UsageReport) {
 export function formatUsageReport(report: UsageReport): string {
   const title = `Usage from ${formatTime(report.sinceMs)} to ${formatTime(report.untilMs)} by ${report.by}`;
   if (report.rows.length === 0) return `${title}: no requests.\n`;
-  const label = (r: UsageRow) => (report.by === 'key' ? labelKey(r.group, r.keyName) : r.group);
+  const label = (r: UsageRow) => (report.by === 'key' || report.by === 'team' ? labelKey(r.group, r.keyName) : r.group);
   const cells = (r: UsageRow) => [
     label(r),
     formatCount(r.requests),

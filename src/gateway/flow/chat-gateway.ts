@@ -3,6 +3,7 @@
 // route resolved once, limits, cache decision, budget: admit-flight.ts), the cache branch (flight-cache.ts),
 // the routed attempts (chat-service.ts), then one settlement however the request ends (flight-settlement.ts).
 import { toHerdError, type HerdError } from '../../core/errors.ts';
+import { BudgetExceededError } from '../billing/check-budgets.ts';
 import { tapStreamForCache } from '../cache/tap-stream-for-cache.ts';
 import type { ChatRequest } from '../protocol/chat-types.ts';
 import type { EmbeddingsRequest } from '../protocol/embeddings-request.ts';
@@ -65,7 +66,7 @@ export class ChatGateway {
           if (hit !== undefined) return hit;
           progress.cache = 'miss';
         }
-        if (flight.base.reserved) await reserveFlightBudget(this.deps, flight, this.settle);
+        if (flight.base.reserved) await this.reserveBudget(flight);
         progress.calledUpstream = true;
         return request.stream ? await this.stream(flight, progress.cache) : await this.complete(flight, progress.cache);
       } catch (err) {
@@ -74,6 +75,16 @@ export class ChatGateway {
       }
     } catch (err) {
       this.settlement.reportFailure(err, request.stream === true, caller.dialect, progress, t0);
+      throw err;
+    }
+  }
+
+  /** A budget refusal spent nothing and is an audit event; a ledger that cannot be reached fails the request, recorded as such. */
+  private async reserveBudget(flight: Flight): Promise<void> {
+    try {
+      await reserveFlightBudget(this.deps, flight);
+    } catch (err) {
+      if (!(err instanceof BudgetExceededError)) void this.settle(flight, { outcome: 'error', error: toHerdError(err), reserved: false });
       throw err;
     }
   }
@@ -95,7 +106,7 @@ export class ChatGateway {
         check: (route) => checkEmbeddingDimensions(route.model, request),
       });
       try {
-        if (flight.base.reserved) await reserveFlightBudget(this.deps, flight, this.settle);
+        if (flight.base.reserved) await this.reserveBudget(flight);
         progress.calledUpstream = true;
         let answer: EmbeddingsAnswer;
         try {
@@ -129,6 +140,7 @@ export class ChatGateway {
     // The answer waits for its rows' commit (group commit: one transaction per event-loop turn), never
     // for the reservation's settlement, the cache write or metrics.
     const { meta } = completion;
+    if (flight.maxTokensCapped !== undefined) meta.maxTokensCapped = flight.maxTokensCapped;
     const overheadMs = Math.max(0, performance.now() - flight.t0 - meta.upstreamMs - meta.waitedMs);
     const { committed, cost } = this.settle(flight, { outcome: 'completion', completion, overheadMs, cache });
     await committed;
@@ -145,6 +157,7 @@ export class ChatGateway {
     }
     const ttftMs = performance.now() - flight.t0;
     const { meta } = opened;
+    if (flight.maxTokensCapped !== undefined) meta.maxTokensCapped = flight.maxTokensCapped;
     // Herd's part of the time to first chunk; the rest of a stream's life is the upstream's and the client's.
     const overheadMs = Math.max(0, ttftMs - meta.upstreamMs - meta.waitedMs);
     const writing = flight.policy?.write === true && flight.cacheKey !== undefined && this.deps.cache !== undefined;

@@ -84,6 +84,8 @@ export interface Flight {
   cacheKey: string | undefined;
   /** Prompt tokens counted at admission (0 when no decision needed them). */
   promptTokens: number;
+  /** Set when the budget capped a request without max_tokens to this many (the x-herd-max-tokens-capped header). */
+  maxTokensCapped?: number | undefined;
 }
 
 /** How a request ended: the one input of settle(). */

@@ -5,7 +5,8 @@ import type { AuthConfig } from '../../config/gateway-config-schema.ts';
 import { formatOpenGatewayWarning, readMasterKey, resolveAuthSettings, type AuthSettings } from './auth-settings.ts';
 import { Authenticator } from './authenticator.ts';
 import type { KeyStore } from './key-store.ts';
-import { type OpenKeyStoreOptions, openKeyStore } from './open-key-store.ts';
+import { openKeyStore } from './open-key-store.ts';
+import type { OpenKeyStoreOptions } from './open-key-store.ts';
 
 export interface GatewayAuth {
   authenticator: Authenticator;

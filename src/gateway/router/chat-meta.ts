@@ -32,6 +32,8 @@ export interface ChatMeta {
   /** Prompt tokens Herd counted for routing, when routing needed them. */
   estimatedPromptTokens?: number;
   warnings: ProviderWarning[];
+  /** The budget capped a request without max_tokens to this many (x-herd-max-tokens-capped). */
+  maxTokensCapped?: number;
 }
 
 export interface CompletionMeta extends ChatMeta {

@@ -1,0 +1,78 @@
+// How both ledgers store a reservation's budget lines (JSON on its row), read back rows written before
+// lines existed (the key's UTC day and month), and find the alert thresholds a settlement crosses.
+import { createHash } from 'node:crypto';
+import type { BudgetLine } from './ledger.ts';
+import type { Micros } from './money.ts';
+
+/** Lines as a reservation row keeps them: enough to settle and to describe an alert. */
+export type StoredLine = Pick<BudgetLine, 'subject' | 'bucket' | 'limitMicros' | 'thresholds'> & Partial<Omit<BudgetLine, 'subject' | 'bucket' | 'limitMicros' | 'thresholds'>>;
+
+export function serializeLines(lines: readonly BudgetLine[]): string {
+  return JSON.stringify(lines.map((l) => ({ ...l, thresholds: [...l.thresholds] })));
+}
+
+/** A row's lines; NULL (a reservation from before budget lines): the key's UTC day and month, no alerts. */
+export function parseStoredLines(json: string | null, keyId: string, dayPeriod: string, monthPeriod: string): StoredLine[] {
+  if (json !== null && json !== '') return JSON.parse(json) as StoredLine[];
+  return [
+    { subject: keyId, bucket: dayPeriod, limitMicros: 0, thresholds: [] },
+    { subject: keyId, bucket: monthPeriod, limitMicros: 0, thresholds: [] },
+  ];
+}
+
+/**
+ * One counter per (subject, bucket), sorted: the order every transaction locks spend rows in, so two
+ * cannot deadlock; two rules on one counter (a key's day budget twice) share it.
+ */
+export function spendCounters<L extends Pick<BudgetLine, 'subject' | 'bucket'>>(lines: readonly L[]): { subject: string; bucket: string }[] {
+  const seen = new Map<string, { subject: string; bucket: string }>();
+  for (const l of lines) seen.set(`${l.subject}\u0000${l.bucket}`, { subject: l.subject, bucket: l.bucket });
+  return [...seen.values()].sort((a, b) => (a.subject < b.subject ? -1 : a.subject > b.subject ? 1 : a.bucket < b.bucket ? -1 : a.bucket > b.bucket ? 1 : 0));
+}
+
+export function counterKey(subject: string, bucket: string): string {
+  return `${subject}\u0000${bucket}`;
+}
+
+/** What an outbox row carries: the line, the threshold it crossed, and settled spend after the crossing. */
+export interface AlertDraft {
+  id: string;
+  subject: string;
+  bucket: string;
+  threshold: number;
+  payload: string;
+}
+
+/** The thresholds (percent of limitMicros) that settled spend moving from `before` to `after` crosses upwards. */
+export function crossedThresholds(line: StoredLine, before: Micros, after: Micros): number[] {
+  if (line.limitMicros <= 0 || after <= before) return [];
+  return line.thresholds.filter((t) => {
+    const at = Math.ceil((line.limitMicros * t) / 100);
+    return before < at && after >= at;
+  });
+}
+
+/** The outbox rows for a settlement that moved a line's settled spend from `before` to `after`. */
+export function draftAlerts(line: StoredLine, before: Micros, after: Micros, atMs: number): AlertDraft[] {
+  return crossedThresholds(line, before, after).map((threshold) => ({
+    id: alertId(line.subject, line.bucket, threshold),
+    subject: line.subject,
+    bucket: line.bucket,
+    threshold,
+    payload: JSON.stringify({
+      owner: line.owner,
+      period: line.period,
+      model: line.model,
+      timezone: line.timezone,
+      resetsAt: line.resetsAt,
+      limitMicros: line.limitMicros,
+      spentMicros: after,
+      crossedAt: atMs,
+    }),
+  }));
+}
+
+/** Stable across replicas and retries (the webhook-id): one per (subject, bucket, threshold). */
+export function alertId(subject: string, bucket: string, threshold: number): string {
+  return `alrt_${createHash('sha256').update(`${subject}\u0000${bucket}\u0000${threshold}`).digest('hex').slice(0, 24)}`;
+}
