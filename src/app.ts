@@ -6,6 +6,7 @@ import type { HerdConfig } from './config/herd-config-schema.ts';
 import { BillingService } from './gateway/billing/billing-service.ts';
 import type { Ledger } from './gateway/billing/ledger.ts';
 import { openLedger } from './gateway/billing/open-ledger.ts';
+import { startAlertSender } from './gateway/billing/start-alert-sender.ts';
 import { createResponseCache } from './gateway/cache/create-response-cache.ts';
 import type { ResponseCache } from './gateway/cache/response-cache.ts';
 import { createApiGroupGuard, resolveApiGroupRules } from './core/api-groups.ts';
@@ -330,7 +331,7 @@ interface RunningGateway {
 
 /** Keys, limits, cache, ledger and the chat service, opened in order and closed in reverse; their metrics on `registry`. */
 async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (line: string) => void, registry: Registry, inference: InferencePort): Promise<RunningGateway> {
-  const auth = createGatewayAuth(config.auth, env);
+  const auth = await createGatewayAuth(config.auth, env);
   let limits: GatewayLimits | undefined;
   let cache: ResponseCache | undefined;
   let ledger: Ledger | undefined;
@@ -355,6 +356,8 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
         log: (line) => log(`ledger: ${line}`),
       });
       billing = new BillingService({ config, ledger });
+      // Budget alerts (#28): this process drains the ledger's outbox; the sender stops when the ledger closes.
+      startAlertSender(ledger, config.billing, env, log);
     } else {
       log('billing.ledger is off: requests are not priced or recorded, and key budgets are not enforced');
     }
@@ -394,7 +397,7 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
         await opened.affinity?.close();
         await opened.ledger?.close();
         await opened.limits.close();
-        auth.close();
+        await auth.close();
       },
     };
   } catch (err) {
@@ -402,7 +405,7 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
     await affinity?.close();
     await ledger?.close();
     await limits?.close();
-    auth.close();
+    await auth.close();
     throw err;
   }
 }

@@ -102,7 +102,7 @@ const config = parseHerdConfig(
   'flow-microbench.yaml',
   env,
 );
-const auth = createGatewayAuth(config.auth, env);
+const auth = await createGatewayAuth(config.auth, env);
 const ledger = await openLedger(config.billing.ledger, { flushIntervalMs: config.billing.flush_interval_ms, maxBatchRows: config.billing.flush_max_rows });
 const billing = new BillingService({ config, ledger });
 
@@ -175,6 +175,6 @@ for (const [name, xs] of Object.entries(samples)) {
   process.stdout.write(`  ${name.padEnd(46)} ${(xs[Math.floor(xs.length / 2)] as number).toFixed(1)}  (all: ${xs.map((x) => x.toFixed(1)).join(' ')})\n`);
 }
 await ledger.close();
-auth.close();
+await auth.close();
 rmSync(dir, { recursive: true, force: true });
 process.exit(0);

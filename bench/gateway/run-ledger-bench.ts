@@ -74,9 +74,10 @@ async function startHerd(ledger: string, build = '.'): Promise<Proc> {
   dbs.set(build, join(dir, 'herd.db'));
   writeFileSync(join(dir, 'herd.yaml'), createBenchGatewayYaml({ baseUrl: `${mock.url}/v1`, ledger, authDb: './herd.db', upstreamKeyEnv: 'BENCH_UPSTREAM_KEY', server: true }));
   if (ledger !== 'off') {
-    const store = openKeyStore(`sqlite:${join(dir, 'herd.db')}`);
-    const secret = (await store.create({ name: 'bench budget', allowedModels: '*', budgetDayMicros: 10 ** 15 })).secret;
-    store.close();
+    const store = await openKeyStore(`sqlite:${join(dir, 'herd.db')}`);
+    const actor = { actor: { id: 'cli@bench', name: 'bench', role: 'admin' as const } };
+    const secret = (await store.createKey({ name: 'bench budget', allowedModels: '*', budgets: [{ period: 'day', amountMicros: 10 ** 15 }] }, actor)).secret;
+    await store.close();
     if (build === '.') budgetSecret = secret;
   }
   return start([resolve(build, 'dist/cli/herd.js'), 'serve', '--config', join(dir, 'herd.yaml')], /Started HTTPService at \S+ \((http:\/\/[^)]+)\)/, (m) => m[1] as string, {

@@ -29,9 +29,18 @@ const RESERVED_UPSTREAM_HEADERS: ReadonlySet<string> = new Set([
 ]);
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
 
+/** Where keys live when neither auth.db nor a PostgreSQL ledger says otherwise. */
+export const DEFAULT_KEY_STORE = './data/herd.db';
+
 export const authSchema = z.strictObject({
   master_key_env: envName.default('HERD_MASTER_KEY').describe('environment variable holding the admin key (also valid as a client key)'),
-  db: z.string().min(1).default('./data/herd.db').describe('where gateway keys are stored (SHA-256 hashes), relative to herd.yaml'),
+  db: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "where gateway keys, teams and the audit log are stored: a SQLite file relative to herd.yaml, or postgres://… (default: the ledger's database when billing.ledger is postgres://, else ./data/herd.db)",
+    ),
   failed_keys: z
     .strictObject({
       max_per_address: z

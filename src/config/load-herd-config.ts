@@ -4,6 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import type { ZodError } from 'zod';
 import { HerdError } from '../core/errors.ts';
+import { DEFAULT_KEY_STORE } from './gateway-config-schema.ts';
 import { herdConfigSchema, type HerdConfig } from './herd-config-schema.ts';
 import { interpolateEnv, redactSubstitutions, type Substitutions } from './interpolate-env.ts';
 
@@ -135,13 +136,18 @@ function resolvePaths(config: HerdConfig, base: string): HerdConfig {
   return {
     ...config,
     serving: { ...config.serving, model_repository: config.serving.model_repository.map((p) => resolve(base, p)) },
-    auth: { ...config.auth, db: resolveStorePath(config.auth.db, base) },
+    auth: { ...config.auth, db: resolveStorePath(config.auth.db ?? defaultKeyStore(config.billing.ledger), base) },
     billing: {
       ...config.billing,
       ledger: resolveStorePath(config.billing.ledger, base),
       ...(config.billing.spool_dir !== undefined ? { spool_dir: resolve(base, config.billing.spool_dir) } : {}),
     },
   };
+}
+
+/** Keys live beside a PostgreSQL ledger, so replicas sharing the ledger share the keys; else in the SQLite file. */
+function defaultKeyStore(ledger: string): string {
+  return /^postgres(?:ql)?:\/\//i.test(ledger.trim()) ? ledger.trim() : DEFAULT_KEY_STORE;
 }
 
 /** `./x.db`, `x.db` and `sqlite:./x.db` are files next to herd.yaml; URLs (postgres://…) stay as written. */

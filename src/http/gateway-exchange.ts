@@ -10,6 +10,7 @@ import type { ChatGateway } from '../gateway/flow/chat-gateway.ts';
 import type { EmbeddingsGateway } from '../gateway/flow/embeddings-gateway.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
 import type { KeyInfo } from '../gateway/keys/key-store.ts';
+import { describeRefusal, type RecordRefusal } from '../gateway/flow/refusals.ts';
 import { isJsonObject } from '../gateway/protocol/check-json-value.ts';
 import type { IngressCodec } from '../gateway/protocol/ingress-codec.ts';
 import { readUpstreamBytes } from '../gateway/protocol/upstream-bytes.ts';
@@ -29,6 +30,8 @@ export interface ExchangeDeps {
   /** True once shutdown began: answers then close their connection. */
   isClosing: () => boolean;
   streams: StreamLimits;
+  /** Refusals (key, model access, limits, budget) go to the audit log through this. */
+  recordRefusal?: RecordRefusal | undefined;
 }
 
 /** An authenticated request with its parsed body, as an operation gets it. */
@@ -67,15 +70,21 @@ export async function runGatewayExchange<F>(
     handedOver = true;
     return abortOnClientClose(res);
   };
+  let key: KeyInfo | undefined;
+  let parsed: unknown;
   try {
+    if (deps.authenticator.isOpen()) await deps.authenticator.confirmOpen();
     const auth = deps.authenticator.authenticate(operation.edge.authorization(req.headers), clientAddressOf(req));
     if (auth instanceof HerdError) throw auth;
-    const answer = await operation.run(deps, { req, key: auth.key, body: parseJsonBody(body), started, handOver });
+    key = auth.key;
+    parsed = parseJsonBody(body);
+    const answer = await operation.run(deps, { req, key, body: parsed, started, handOver });
     if (answer.kind === 'json') await writeJsonAnswer(req, res, deps.isClosing(), 200, answer.headers, answer.text);
     else await writeGatewayStream(answer, operation.edge, res, { limits: deps.streams, closing: deps.isClosing(), started });
   } catch (err) {
     const error = toHerdError(err);
     if (!handedOver) operation.refused(deps, error);
+    if (deps.recordRefusal) recordRefusal(deps.recordRefusal, error, key, parsed, req);
     if (error.code === 'INTERNAL') deps.log?.(`gateway error: ${formatErrorForLog(err)}`);
     if (res.headersSent) {
       if (!res.writableEnded) res.end();
@@ -86,6 +95,12 @@ export async function runGatewayExchange<F>(
       res.destroy(),
     );
   }
+}
+
+function recordRefusal(record: RecordRefusal, error: HerdError, key: KeyInfo | undefined, body: unknown, req: IncomingMessage): void {
+  const model = isJsonObject(body) && typeof body.model === 'string' ? body.model : undefined;
+  const refusal = describeRefusal({ error, key, model, sourceIp: clientAddressOf(req).address });
+  if (refusal) record(refusal.event, refusal.ctx);
 }
 
 /** A client that goes away aborts the upstream call and any retries. */

@@ -57,6 +57,11 @@ export const ANTHROPIC_ERROR_BY_CODE: Readonly<Record<ErrorCode, AnthropicErrorS
 
 export const ANTHROPIC_ERROR_BY_REASON: Readonly<Record<ErrorReason, AnthropicErrorShape>> = {
   invalid_api_key: shape(401, 'authentication_error'),
+  key_rotated: shape(401, 'authentication_error'),
+  key_expired: shape(401, 'authentication_error'),
+  key_revoked: shape(401, 'authentication_error'),
+  key_blocked: shape(403, 'permission_error'),
+  address_not_allowed: shape(403, 'permission_error'),
   model_not_allowed: shape(403, 'permission_error'),
   admin_only: shape(403, 'permission_error'),
 };

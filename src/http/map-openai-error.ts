@@ -40,6 +40,12 @@ export const OPENAI_ERROR_BY_CODE: Readonly<Record<ErrorCode, OpenAIErrorShape>>
 
 export const OPENAI_ERROR_BY_REASON: Readonly<Record<ErrorReason, OpenAIErrorShape>> = {
   invalid_api_key: shape(401, 'invalid_request_error', 'invalid_api_key'),
+  // The SDKs treat 401 invalid_api_key as "fix your key": a rotated, expired or revoked key is that case.
+  key_rotated: shape(401, 'invalid_request_error', 'invalid_api_key'),
+  key_expired: shape(401, 'invalid_request_error', 'invalid_api_key'),
+  key_revoked: shape(401, 'invalid_request_error', 'invalid_api_key'),
+  key_blocked: shape(403, 'invalid_request_error', 'insufficient_permissions'),
+  address_not_allowed: shape(403, 'invalid_request_error', 'insufficient_permissions'),
   model_not_allowed: shape(403, 'invalid_request_error', 'model_not_allowed'),
   admin_only: shape(403, 'invalid_request_error', 'insufficient_permissions'),
 };

@@ -174,7 +174,7 @@ test('through commander; bad flags are INVALID_ARG with the accepted forms', asy
   assert.equal(JSON.parse(io.text()).rows[0].group, 'gpt-4.1');
   await assert.rejects(
     runUsage({ ledger: file, by: 'week' }, captureIo()),
-    (err: HerdError) => err.code === 'INVALID_ARG' && /by must be one of day, model, provider, key/.test(err.message),
+    (err: HerdError) => err.code === 'INVALID_ARG' && /by must be one of day, model, provider, key, team/.test(err.message),
   );
   await assert.rejects(runUsage({ ledger: file, since: 'yesterday' }, captureIo()), /since must be a duration such as 7d/);
   await assert.rejects(runUsage({ ledger: file, since: '1d', until: '2d' }, captureIo()), /--until .* must be after --since/);
@@ -226,4 +226,28 @@ test('reasoning: the normalised figure in the table and JSON, and how much of it
   const table = captureIo();
   await runUsage({ ledger: file, by: 'provider', since: '7d' }, table);
   assert.match(table.text(), /reasoning: completion tokens spent reasoning; 7 of them as the upstreams reported them/);
+});
+
+test('--by team: spend per team, its name beside its id; keys without a team under -', async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'herd-usage-')), 'herd.db');
+  const ledger = SqliteLedger.open(file);
+  const at = Date.parse('2026-05-21T09:00:00Z');
+  const team = { teamId: 'tm_research', teamName: 'research', keyTags: ['prod'], keyMetadata: { cost_center: '42' } };
+  ledger.record(sampleRequest({ requestId: 'r1', startedAt: at, keyId: 'hk_a', costMicros: 1_000_000, ...team }), []);
+  ledger.record(sampleRequest({ requestId: 'r2', startedAt: at, keyId: 'hk_b', costMicros: 2_000_000, ...team }), []);
+  ledger.record(sampleRequest({ requestId: 'r3', startedAt: at, keyId: 'hk_c', costMicros: 500_000 }), []);
+  await ledger.close();
+  const json = captureIo();
+  await runUsage({ ledger: file, by: 'team', since: '7d', json: true }, json);
+  const report = JSON.parse(json.text());
+  assert.deepEqual(
+    report.rows.map((r: { group: string; team_name?: string | null; requests: number }) => [r.group, r.team_name, r.requests]),
+    [
+      ['-', null, 1],
+      ['tm_research', 'research', 2],
+    ],
+  );
+  const table = captureIo();
+  await runUsage({ ledger: file, by: 'team', since: '7d' }, table);
+  assert.match(table.text(), /tm_research \(research\) +2 /);
 });

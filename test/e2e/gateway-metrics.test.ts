@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { startHerd, type HerdServer } from '../../src/app.ts';
 import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
-import { SqliteKeyStore } from '../../src/gateway/keys/sqlite-key-store.ts';
+import { TestKeys } from '../helpers/test-keys.ts';
 import { openAICompletion, openAIErrorBody, openAIStreamFrames, scriptedUpstream, status, type ScriptedUpstream } from '../gateway/helpers/gateway-fixtures.ts';
 import { startMockUpstream, type MockUpstream } from '../gateway/helpers/mock-upstream.ts';
 import { parseExposition, sampleValue, type ExpositionFamily } from '../metrics/parse-exposition.ts';
@@ -30,9 +30,9 @@ describe('gateway metrics on the shared registry', () => {
     relay = await startMockUpstream(script.handler);
     const dir = mkdtempSync(join(tmpdir(), 'herd-gateway-metrics-'));
     const db = join(dir, 'herd.db');
-    const store = SqliteKeyStore.open(db);
+    const store = await TestKeys.open(db);
     brokeKey = (await store.create({ name: 'broke', allowedModels: '*', budgetDayMicros: 1 })).secret;
-    store.close();
+    await store.close();
     // Settling in USD with a ¥1/$-style rate of 1.0 makes the cost exactly the list price: tokens × USD per million.
     const config = parseHerdConfig(
       `

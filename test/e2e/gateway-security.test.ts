@@ -13,7 +13,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { SqliteKeyStore } from '../../src/gateway/keys/sqlite-key-store.ts';
+import { TestKeys } from '../helpers/test-keys.ts';
 import { anthropicMessage, openAICompletion, openAIStreamFrames } from '../gateway/helpers/gateway-fixtures.ts';
 import { encodeSse, sendJson, startMockUpstream, type MockUpstream, type RecordedRequest } from '../gateway/helpers/mock-upstream.ts';
 import { TRITON_MODEL_REPOSITORY } from '../triton-testdata.ts';
@@ -144,9 +144,9 @@ describe('gateway security', () => {
         usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 1, totalTokenCount: 4 },
       }),
     );
-    const store = SqliteKeyStore.open(join(dir, 'keys.db'));
+    const store = await TestKeys.open(join(dir, 'keys.db'));
     userKey = (await store.create({ name: 'team-a', allowedModels: '*' })).secret;
-    store.close();
+    await store.close();
     const config = join(dir, 'herd.yaml');
     writeFileSync(
       config,

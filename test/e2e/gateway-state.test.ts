@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { startHerd, type HerdServer } from '../../src/app.ts';
 import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
-import { SqliteKeyStore } from '../../src/gateway/keys/sqlite-key-store.ts';
+import { TestKeys } from '../helpers/test-keys.ts';
 import { openAICompletion, openAIErrorBody, openAIStreamFrames, scriptedUpstream, type ScriptedUpstream } from '../gateway/helpers/gateway-fixtures.ts';
 import { startMockUpstream, type MockUpstream } from '../gateway/helpers/mock-upstream.ts';
 
@@ -57,12 +57,12 @@ describe('gateway shared state', () => {
   });
 
   const client = (key: string, server = servers[0] as HerdServer) => new OpenAI({ apiKey: key, baseURL: `${server.httpUrl}/v1`, maxRetries: 0 });
-  const createKey = async (input: Parameters<SqliteKeyStore['create']>[0]) => {
-    const store = SqliteKeyStore.open(join(dir, 'herd.db'));
+  const createKey = async (input: Parameters<TestKeys['create']>[0]) => {
+    const store = await TestKeys.open(join(dir, 'herd.db'));
     try {
       return (await store.create(input)).secret;
     } finally {
-      store.close();
+      await store.close();
     }
   };
   const ask = { model: 'gpt-4.1', messages: [{ role: 'user' as const, content: 'hello' }] };

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { openKeyStore } from '../../src/gateway/keys/open-key-store.ts';
+import { TestKeys } from '../helpers/test-keys.ts';
 import { skipWithoutPostgres } from '../gateway/billing/pg-test-schema.ts';
 import { createTestDatabase } from './create-test-database.ts';
 import { askMarker, markerOf, startMarkerUpstream } from './marker-upstream.ts';
@@ -50,9 +50,9 @@ models:
     deployments: [{ provider: fake }]
 `,
   );
-  const store = openKeyStore(`sqlite:${join(dir, 'keys.db')}`);
+  const store = await TestKeys.open(`sqlite:${join(dir, 'keys.db')}`);
   const { secret: budgeted } = await store.create({ name: 'with budget', allowedModels: '*', budgetDayMicros: 1_000_000_000_000 });
-  store.close();
+  await store.close();
   const env = { INTENTS_MASTER: MASTER, INTENTS_UPSTREAM_KEY: 'sk-upstream-secret' };
   let herd: HerdProcess = await spawnHerd(config, env);
   t.after(() => killIfRunning(herd));

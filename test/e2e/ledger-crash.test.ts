@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { openKeyStore } from '../../src/gateway/keys/open-key-store.ts';
+import { TestKeys } from '../helpers/test-keys.ts';
 import { askMarker, startMarkerUpstream } from './marker-upstream.ts';
 import { killIfRunning, spawnHerd, stopHerd } from './spawn-herd.ts';
 
@@ -41,9 +41,9 @@ models:
     deployments: [{ provider: fake }]
 `,
   );
-  const store = openKeyStore(`sqlite:${join(dir, 'herd.db')}`);
+  const store = await TestKeys.open(`sqlite:${join(dir, 'herd.db')}`);
   const { secret: budgeted } = await store.create({ name: 'with budget', allowedModels: '*', budgetDayMicros: 1_000_000_000_000 });
-  store.close();
+  await store.close();
 
   let herd = await spawnHerd(config, ENV);
   t.after(() => {

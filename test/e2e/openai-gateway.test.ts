@@ -10,7 +10,7 @@ import { gzipSync } from 'node:zlib';
 import OpenAI from 'openai';
 import { startHerd, type HerdServer } from '../../src/app.ts';
 import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
-import { SqliteKeyStore } from '../../src/gateway/keys/sqlite-key-store.ts';
+import { TestKeys } from '../helpers/test-keys.ts';
 import {
   anthropicErrorBody,
   anthropicMessage,
@@ -46,9 +46,9 @@ describe('OpenAI-compatible gateway over HTTP', () => {
     anthropic = await startMockUpstream(anthropicScript.handler);
     const dir = mkdtempSync(join(tmpdir(), 'herd-gateway-e2e-'));
     const db = join(dir, 'herd.db');
-    const store = SqliteKeyStore.open(db);
+    const store = await TestKeys.open(db);
     limitedKey = (await store.create({ name: 'deepseek-only', allowedModels: ['deepseek-v3.2'] })).secret;
-    store.close();
+    await store.close();
     const config = parseHerdConfig(
       `
 server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0 }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { startHerd } from '../../src/app.ts';
 import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
-import { SqliteKeyStore } from '../../src/gateway/keys/sqlite-key-store.ts';
+import { TestKeys } from '../helpers/test-keys.ts';
 import { skipWithoutPostgres } from '../gateway/billing/pg-test-schema.ts';
 import { sendJson, startMockUpstream, type RecordedRequest } from '../gateway/helpers/mock-upstream.ts';
 import { startTcpFaultProxy, targetOf, throughProxy } from '../helpers/tcp-fault-proxy.ts';
@@ -58,9 +58,9 @@ test('PostgreSQL cut off: answers keep coming, /health says behind, the rows arr
   t.after(() => proxy.close());
 
   const dir = mkdtempSync(join(tmpdir(), 'herd-pg-outage-'));
-  const store = SqliteKeyStore.open(join(dir, 'keys.db'));
+  const store = await TestKeys.open(join(dir, 'keys.db'));
   const budgeted = (await store.create({ name: 'with budget', allowedModels: '*', budgetDayMicros: 1_000_000_000_000 })).secret;
-  store.close();
+  await store.close();
   const config = parseHerdConfig(
     `
 server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0 }

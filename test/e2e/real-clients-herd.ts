@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { startHerd, type HerdServer } from '../../src/app.ts';
 import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
-import { SqliteKeyStore } from '../../src/gateway/keys/sqlite-key-store.ts';
+import { TestKeys } from '../helpers/test-keys.ts';
 import { finalText, toolCalls, writeNote } from '../clients/client-cases.ts';
 import { startRefusingProxy, type RefusingProxy } from '../clients/refusing-proxy.ts';
 import { startMockUpstream, type MockUpstream } from '../gateway/helpers/mock-upstream.ts';
@@ -72,10 +72,10 @@ async function start(opened: Array<{ close(): Promise<void> }>): Promise<RealCli
   const proxy = await startRefusingProxy();
   opened.push(anthropic, responsesRelay, chatRelay, proxy);
   const db = join(dir, 'herd.db');
-  const store = SqliteKeyStore.open(db);
+  const store = await TestKeys.open(db);
   const keys = {} as Record<ClientName, string>;
   for (const name of CLIENT_NAMES) keys[name] = (await store.create({ name, allowedModels: '*' })).secret;
-  store.close();
+  await store.close();
   // Claude Code's model ids go to the Anthropic upstream (pass-through), Codex's default and gpt-5-codex to the
   // relay's own /responses (pass-through); gpt-4.1 and deepseek-v3.2 have only a chat upstream (bridged).
   const config = parseHerdConfig(

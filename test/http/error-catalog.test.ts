@@ -76,7 +76,16 @@ function sampleErrors(): Map<string, HerdError> {
 
 /** The code each reason refines (a reason on another code would be a bug where the error is made). */
 function codeOfReason(reason: ErrorReason): ErrorCode {
-  const codes: Record<ErrorReason, ErrorCode> = { invalid_api_key: 'UNAUTHENTICATED', model_not_allowed: 'PERMISSION_DENIED', admin_only: 'PERMISSION_DENIED' };
+  const codes: Record<ErrorReason, ErrorCode> = {
+    invalid_api_key: 'UNAUTHENTICATED',
+    key_rotated: 'UNAUTHENTICATED',
+    key_expired: 'UNAUTHENTICATED',
+    key_revoked: 'UNAUTHENTICATED',
+    key_blocked: 'PERMISSION_DENIED',
+    address_not_allowed: 'PERMISSION_DENIED',
+    model_not_allowed: 'PERMISSION_DENIED',
+    admin_only: 'PERMISSION_DENIED',
+  };
   return codes[reason];
 }
 

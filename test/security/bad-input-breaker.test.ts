@@ -14,7 +14,7 @@ import { HerdError } from '../../src/core/errors.ts';
 import type { ChatRequest } from '../../src/gateway/protocol/chat-types.ts';
 import type { JsonObject } from '../../src/gateway/protocol/check-json-value.ts';
 import type { KeyInfo } from '../../src/gateway/keys/key-store.ts';
-import { SqliteKeyStore } from '../../src/gateway/keys/sqlite-key-store.ts';
+import { TestKeys } from '../helpers/test-keys.ts';
 import { anthropicMessage, openAICompletion } from '../gateway/helpers/gateway-fixtures.ts';
 import { sendJson, startMockUpstream, type MockUpstream } from '../gateway/helpers/mock-upstream.ts';
 
@@ -51,10 +51,10 @@ describe('a body Herd cannot encode for the upstream', () => {
     openai = await startMockUpstream((_req, res) => sendJson(res, 200, openAICompletion('gpt-test', 'hello')));
     anthropic = await startMockUpstream((_req, res) => sendJson(res, 200, anthropicMessage('claude-test', 'hello')));
     dir = mkdtempSync(join(tmpdir(), 'herd-bad-input-'));
-    const store = SqliteKeyStore.open(join(dir, 'keys.db'));
+    const store = await TestKeys.open(join(dir, 'keys.db'));
     keyA = (await store.create({ name: 'sender', allowedModels: '*' })).key;
     secretB = (await store.create({ name: 'bystander', allowedModels: '*' })).secret;
-    store.close();
+    await store.close();
     const breaker = '{ min_requests: 2, failure_ratio: 0.5, cooldown_ms: 60000 }';
     const config = parseHerdConfig(
       `

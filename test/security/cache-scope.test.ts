@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startHerd, type HerdServer } from '../../src/app.ts';
 import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
-import { SqliteKeyStore } from '../../src/gateway/keys/sqlite-key-store.ts';
+import { TestKeys } from '../helpers/test-keys.ts';
 import { openAICompletion } from '../gateway/helpers/gateway-fixtures.ts';
 import { sendJson, startMockUpstream, type MockUpstream } from '../gateway/helpers/mock-upstream.ts';
 
@@ -26,10 +26,10 @@ describe('cache.scope', () => {
     // Each upstream answer is distinct, so a test can tell whose answer a client got.
     upstream = await startMockUpstream((_req, res) => sendJson(res, 200, openAICompletion('gpt-test', `answer ${++answers}`)));
     dir = mkdtempSync(join(tmpdir(), 'herd-cache-scope-'));
-    const store = SqliteKeyStore.open(join(dir, 'keys.db'));
+    const store = await TestKeys.open(join(dir, 'keys.db'));
     secretA = (await store.create({ name: 'team-a', allowedModels: '*' })).secret;
     secretB = (await store.create({ name: 'team-b', allowedModels: '*' })).secret;
-    store.close();
+    await store.close();
   });
   after(async () => {
     await upstream?.close();

@@ -12,7 +12,7 @@ import { startHerd, type HerdServer } from '../../src/app.ts';
 import { KserveGrpcClient } from '../../src/client/index.ts';
 import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
 import { resolveApiGroupRules } from '../../src/core/api-groups.ts';
-import { SqliteKeyStore } from '../../src/gateway/keys/sqlite-key-store.ts';
+import { TestKeys } from '../helpers/test-keys.ts';
 import { postJson, request, TRITON_REPOSITORY } from '../e2e/start-test-server.ts';
 
 const MASTER = 'sk-herd-control-master-0123456789abcdef';
@@ -68,9 +68,9 @@ describe('master key set: the control groups need it by default', () => {
   before(async () => {
     const started = await startControlHerd('', { HERD_MASTER_KEY: MASTER }, true);
     herd = started.herd;
-    const store = SqliteKeyStore.open(started.keysPath);
+    const store = await TestKeys.open(started.keysPath);
     clientKey = (await store.create({ name: 'client', allowedModels: '*' })).secret;
-    store.close();
+    await store.close();
   });
   after(async () => {
     await herd?.close();

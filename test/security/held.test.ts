@@ -13,7 +13,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { SqliteKeyStore } from '../../src/gateway/keys/sqlite-key-store.ts';
+import { TestKeys } from '../helpers/test-keys.ts';
 import { Authenticator } from '../../src/gateway/keys/authenticator.ts';
 import { parseExposition } from '../metrics/parse-exposition.ts';
 import { chat, type SecurityHerd, send, startSecurityHerd } from './security-herd.ts';
@@ -38,11 +38,11 @@ function raw(port: number, text: string): Promise<number> {
 }
 
 describe('open mode and forwarding headers', () => {
-  it('the authenticator refuses a remote client in open mode, whatever it claims', () => {
+  it('the authenticator refuses a remote client in open mode, whatever it claims', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'herd-held-'));
-    const store = SqliteKeyStore.open(join(dir, 'keys.db'));
+    const store = await TestKeys.open(join(dir, 'keys.db'));
     try {
-      const auth = new Authenticator({ store });
+      const auth = new Authenticator({ store: store.store });
       assert.ok(auth.isOpen());
       for (const client of ['203.0.113.9', { address: '203.0.113.9' }, { address: '127.0.0.1', forwardedByUntrustedPeer: true }]) {
         const result = auth.authenticate('Bearer anything', client);
@@ -50,7 +50,7 @@ describe('open mode and forwarding headers', () => {
       }
       assert.ok(!(auth.authenticate(undefined, '127.0.0.1') instanceof Error));
     } finally {
-      store.close();
+      await store.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });
@@ -69,19 +69,19 @@ describe('open mode and forwarding headers', () => {
 
 describe('a keyed gateway', () => {
   let herd: SecurityHerd;
-  let store: SqliteKeyStore;
+  let store: TestKeys;
   let key: string;
   let port: number;
   before(async () => {
     const dir = mkdtempSync(join(tmpdir(), 'herd-held-keys-'));
-    store = SqliteKeyStore.open(join(dir, 'keys.db'));
+    store = await TestKeys.open(join(dir, 'keys.db'));
     key = (await store.create({ name: "team ' OR '1'='1", allowedModels: '*' })).secret;
     herd = await startSecurityHerd({ masterKey: MASTER, keyDb: join(dir, 'keys.db'), server: { http_max_input_size: 64 * 1024 }, auth: { failed_keys: { max_per_address: 0 } } });
     port = Number(new URL(herd.server.httpUrl).port);
   });
   after(async () => {
     await herd.close();
-    store.close();
+    await store.close();
   });
 
   it('altered, truncated and prefix keys are refused; the key itself works', async () => {

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { startHerd, type HerdServer } from '../../src/app.ts';
 import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
-import { SqliteKeyStore } from '../../src/gateway/keys/sqlite-key-store.ts';
+import { TestKeys } from '../helpers/test-keys.ts';
 import { EXAMPLE_REPOSITORY } from '../e2e/start-test-server.ts';
 import { TEST_PYTHON } from '../python-interpreter.ts';
 import { llmModel, startFakeUpstream, writeModels } from '../serving/llm/llm-fixtures.ts';
@@ -107,9 +107,9 @@ routes:
 `,
       join(dir, 'herd.yaml'),
     );
-    const store = SqliteKeyStore.open(keysPath);
+    const store = await TestKeys.open(keysPath);
     clientKey = (await store.create({ name: 'py-alice', allowedModels: '*' })).secret;
-    store.close();
+    await store.close();
     server = await startHerd(config, { env: { FAKE_RELAY_KEY: 'sk-fake-relay', HERD_MASTER_KEY: MASTER } });
   });
   after(async () => {

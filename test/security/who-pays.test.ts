@@ -13,7 +13,7 @@ import { status as Status } from '@grpc/grpc-js';
 import { startHerd, type HerdServer } from '../../src/app.ts';
 import { KserveGrpcClient } from '../../src/client/index.ts';
 import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
-import { SqliteKeyStore } from '../../src/gateway/keys/sqlite-key-store.ts';
+import { TestKeys } from '../helpers/test-keys.ts';
 import { EXAMPLE_REPOSITORY, postJson } from '../e2e/start-test-server.ts';
 import { llmModel, startFakeUpstream, writeModels } from '../serving/llm/llm-fixtures.ts';
 import type { MockUpstream } from '../gateway/helpers/mock-upstream.ts';
@@ -107,9 +107,9 @@ describe('keyed gateway (master key set): who pays on /v2 and gRPC', () => {
     herd = await startHerdWith({
       env: { HERD_MASTER_KEY: MASTER },
       beforeStart: async (keysPath) => {
-        const store = SqliteKeyStore.open(keysPath);
+        const store = await TestKeys.open(keysPath);
         clientKey = (await store.create({ name: 'alice', allowedModels: '*' })).secret;
-        store.close();
+        await store.close();
         return {};
       },
     });
@@ -209,10 +209,10 @@ describe('keyed gateway: refusals and principals the operator named', () => {
     herd = await startHerdWith({
       env: { HERD_MASTER_KEY: MASTER },
       beforeStart: async (keysPath) => {
-        const store = SqliteKeyStore.open(keysPath);
+        const store = await TestKeys.open(keysPath);
         narrowKey = (await store.create({ name: 'narrow', allowedModels: ['quality-model'] })).secret;
         const own = (await store.create({ name: 'chat-own-service', allowedModels: '*' })).secret;
-        store.close();
+        await store.close();
         return { CHAT_OWN_KEY: own };
       },
     });

@@ -27,7 +27,7 @@ export class BudgetExceededError extends HerdError {
     const { line, spentMicros, estimateMicros } = options;
     const money = (m: Micros) => formatExactAmount(m, options.currency);
     const budget = `budget ${money(line.limitMicros)} per ${line.period}${line.model === undefined ? '' : ` for model ${line.model}`} for ${line.owner.kind} ${line.owner.name}`;
-    const resets = `it resets at ${formatResetTime(line.resetsAt, line.timezone)}`;
+    const resets = `it resets at ${formatResetTime(line.resetsAt, line.timezone, line.period !== 'day')}`;
     const message =
       spentMicros >= line.limitMicros
         ? `${budget} is spent (${money(spentMicros)}); ${resets}`
@@ -80,8 +80,8 @@ export function formatExactAmount(micros: Micros, currency?: CurrencyCode): stri
   return `${negative ? '-' : ''}${symbol}${grouped}.${fraction}${currency ? '' : ' units'}`;
 }
 
-/** `00:00 Asia/Shanghai`, with the date when the reset is not within the next day (`Mon 2026-12-07 00:00 UTC`). */
-export function formatResetTime(atMs: number, zone: string): string {
+/** `00:00 Asia/Shanghai`; with the date for a week or month (`Mon 2026-12-07 00:00 UTC`). */
+export function formatResetTime(atMs: number, zone: string, withDate: boolean): string {
   const parts: Record<string, string> = {};
   const format = new Intl.DateTimeFormat('en-US', {
     timeZone: zone,
@@ -95,6 +95,6 @@ export function formatResetTime(atMs: number, zone: string): string {
   });
   for (const p of format.formatToParts(new Date(atMs))) parts[p.type] = p.value;
   const time = `${parts.hour}:${parts.minute}`;
-  if (atMs - Date.now() <= 86_400_000) return `${time} ${zone}`;
+  if (!withDate) return `${time} ${zone}`;
   return `${parts.weekday} ${parts.year}-${parts.month}-${parts.day} ${time} ${zone}`;
 }

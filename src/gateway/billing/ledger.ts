@@ -259,9 +259,9 @@ export interface LedgerOptions {
 
 export interface Ledger {
   readonly kind: 'sqlite' | 'postgres';
-  /** Holds `estimateMicros` against the key's budgets, atomically with the check; BUDGET_EXCEEDED when it would pass one. Idempotent by requestId. */
+  /** Holds `estimateMicros` on every budget line, atomically with checking them all; BUDGET_EXCEEDED (naming the tightest line) when it would pass one. Idempotent by requestId. */
   reserve(input: ReserveInput): Promise<Reservation>;
-  /** Replaces the reservation with the real cost. Idempotent; a settlement after a release (recover) still charges. */
+  /** Replaces the reservation with the real cost on every line it holds, writing the alert outbox rows the settled spend crosses. Idempotent; a settlement after a release (recover) still charges. */
   settle(requestId: string, actual: SettleInput): Promise<SettleResult>;
   /** Refunds an open reservation (the request failed). Idempotent; no effect once settled. */
   release(requestId: string): Promise<ReleaseResult>;

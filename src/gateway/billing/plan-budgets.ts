@@ -110,6 +110,11 @@ function formatterFor(zone: string): Intl.DateTimeFormat {
 
 /** The wall-clock fields of `atMs` in `zone`. */
 function wallClock(atMs: number, zone: string): LocalDate & { hour: number; minute: number; second: number } {
+  // Most budgets are in UTC: no Intl call on the request path for them.
+  if (zone === 'UTC') {
+    const d = new Date(atMs);
+    return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds() };
+  }
   const parts: Record<string, number> = {};
   for (const p of formatterFor(zone).formatToParts(new Date(atMs))) if (p.type !== 'literal') parts[p.type] = Number(p.value);
   return { year: parts.year ?? 1970, month: parts.month ?? 1, day: parts.day ?? 1, hour: parts.hour ?? 0, minute: parts.minute ?? 0, second: parts.second ?? 0 };

@@ -30,6 +30,11 @@ export class PostgresRunner {
     for (let attempt = 1; ; attempt++) {
       const client = await this.guard(() => this.pool.connect());
       let broken: Error | undefined;
+      // A connection cut mid-transaction also emits 'error' on the client: the failing query reports it.
+      const onError = (err: Error) => {
+        broken = err;
+      };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const result = await body(client);
@@ -42,6 +47,7 @@ export class PostgresRunner {
         if (attempt < 5 && RETRYABLE.has((err as { code?: string }).code ?? '')) continue;
         throw asUnavailable(err);
       } finally {
+        client.off('error', onError);
         client.release(broken);
       }
     }

@@ -22,8 +22,9 @@ interface ReservationRow {
 
 export class SqliteBudgets {
   private readonly sql;
+  private readonly spendOf = new Map<number, Database.Statement>();
 
-  constructor(db: Database.Database) {
+  constructor(private readonly db: Database.Database) {
     this.sql = {
       reservation: db.prepare('SELECT * FROM ledger_reservations WHERE request_id = ?'),
       insertReservation:
@@ -33,7 +34,6 @@ export class SqliteBudgets {
       addSpend: db.prepare(`INSERT INTO ledger_spend (key_id, period, micros, settled_micros) VALUES (?, ?, ?, ?)
         ON CONFLICT (key_id, period) DO UPDATE SET micros = micros + excluded.micros, settled_micros = settled_micros + excluded.settled_micros
         RETURNING settled_micros`),
-      spend: db.prepare('SELECT micros FROM ledger_spend WHERE key_id = ? AND period = ?'),
       stale: db.prepare("SELECT * FROM ledger_reservations WHERE state = 'open' AND created_at < ? ORDER BY created_at"),
       answered: db.prepare(`SELECT r.*, q.model AS answered_model, q.cost_micros AS answered_cost FROM ledger_reservations r
         JOIN ledger_requests q ON q.request_id = r.request_id WHERE r.state = 'open' ORDER BY r.created_at`),
@@ -144,8 +144,17 @@ export class SqliteBudgets {
     return { released: rows.length, releasedMicros, settled, settledMicros };
   }
 
+  /** One statement for every line (prepared once per line count). */
   budgetSpend(lines: readonly Pick<BudgetLine, 'subject' | 'bucket'>[]): Micros[] {
-    return lines.map((l) => (this.sql.spend.get(l.subject, l.bucket) as { micros: number } | undefined)?.micros ?? 0);
+    if (lines.length === 0) return [];
+    let statement = this.spendOf.get(lines.length);
+    if (!statement) {
+      statement = this.db.prepare(`SELECT key_id, period, micros FROM ledger_spend WHERE (key_id, period) IN (VALUES ${lines.map(() => '(?, ?)').join(', ')})`);
+      this.spendOf.set(lines.length, statement);
+    }
+    const rows = statement.all(lines.flatMap((l) => [l.subject, l.bucket])) as { key_id: string; period: string; micros: number }[];
+    const found = new Map(rows.map((r) => [counterKey(r.key_id, r.period), r.micros]));
+    return lines.map((l) => found.get(counterKey(l.subject, l.bucket)) ?? 0);
   }
 
   spend(keyId: string, atMs: number): Spend {

@@ -120,7 +120,8 @@ export async function reserveFlightBudget(deps: ChatGatewayDeps, flight: Flight)
       atMs,
     });
   const reserve = (estimateMicros: number) => billing.reserve({ keyId: caller.key.id, requestId: base.requestId, estimateMicros, lines, atMs });
-  const ceiling = sent ?? billing.maxOutputTokens(flight.route.model.name);
+  // An embedding has no output to bound; a chat answer is bounded by max_tokens, else the model's maximum.
+  const ceiling = flight.route.model.kind === 'embedding' ? 0 : (sent ?? billing.maxOutputTokens(flight.route.model.name));
   try {
     await reserve(estimate(ceiling));
     base.lines = lines;

@@ -3,6 +3,7 @@
 // route resolved once, limits, cache decision, budget: admit-flight.ts), the cache branch (flight-cache.ts),
 // the routed attempts (chat-service.ts), then one settlement however the request ends (flight-settlement.ts).
 import { toHerdError, type HerdError } from '../../core/errors.ts';
+import { BudgetExceededError } from '../billing/check-budgets.ts';
 import { tapStreamForCache } from '../cache/tap-stream-for-cache.ts';
 import type { ChatRequest } from '../protocol/chat-types.ts';
 import type { EmbeddingsRequest } from '../protocol/embeddings-request.ts';
@@ -65,7 +66,7 @@ export class ChatGateway {
           if (hit !== undefined) return hit;
           progress.cache = 'miss';
         }
-        if (flight.base.reserved) await reserveFlightBudget(this.deps, flight);
+        if (flight.base.reserved) await this.reserveBudget(flight);
         progress.calledUpstream = true;
         return request.stream ? await this.stream(flight, progress.cache) : await this.complete(flight, progress.cache);
       } catch (err) {
@@ -74,6 +75,16 @@ export class ChatGateway {
       }
     } catch (err) {
       this.settlement.reportFailure(err, request.stream === true, caller.dialect, progress, t0);
+      throw err;
+    }
+  }
+
+  /** A budget refusal spent nothing and is an audit event; a ledger that cannot be reached fails the request, recorded as such. */
+  private async reserveBudget(flight: Flight): Promise<void> {
+    try {
+      await reserveFlightBudget(this.deps, flight);
+    } catch (err) {
+      if (!(err instanceof BudgetExceededError)) void this.settle(flight, { outcome: 'error', error: toHerdError(err), reserved: false });
       throw err;
     }
   }
@@ -95,7 +106,7 @@ export class ChatGateway {
         check: (route) => checkEmbeddingDimensions(route.model, request),
       });
       try {
-        if (flight.base.reserved) await reserveFlightBudget(this.deps, flight);
+        if (flight.base.reserved) await this.reserveBudget(flight);
         progress.calledUpstream = true;
         let answer: EmbeddingsAnswer;
         try {

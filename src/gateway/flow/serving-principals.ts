@@ -5,7 +5,8 @@ import type { ServingIdentity } from '../../config/herd-config-schema.ts';
 import { HerdError } from '../../core/errors.ts';
 import { type Authenticator, isLoopbackAddress, parseBearerToken } from '../keys/authenticator.ts';
 import { parseBudgetAmount } from '../keys/budget-amount.ts';
-import type { KeyInfo } from '../keys/key-store.ts';
+import type { BudgetRule, KeyInfo } from '../keys/key-store.ts';
+import { createSyntheticKey } from '../keys/synthetic-key.ts';
 
 export interface ServingPrincipalsOptions {
   authenticator: Authenticator;
@@ -50,7 +51,7 @@ export function createServingPrincipals(options: ServingPrincipalsOptions): Serv
   const ownKeyCaller: ChatCaller = Object.freeze({ name: "the model's gateway_key_env" });
   issued.set(ownKeyCaller, OWN_KEY);
   const identity = options.identity === undefined ? undefined : createIdentityKey(options.identity);
-  const openKey: KeyInfo = Object.freeze({ id: `serving:${OPEN_MODE_NAME}`, name: OPEN_MODE_NAME, prefix: '', allowedModels: '*', role: 'client' });
+  const openKey: KeyInfo = createSyntheticKey({ id: `serving:${OPEN_MODE_NAME}`, name: OPEN_MODE_NAME });
 
   const modelKey = (keyEnv: string): KeyInfo => {
     const secret = options.env[keyEnv];
@@ -105,13 +106,18 @@ const OWN_KEY = Symbol('own-key');
 
 /** herd.yaml `serving.identity` as a principal like any key: its allowed models, limits and budget. */
 function createIdentityKey(identity: ServingIdentity): KeyInfo {
-  const key: KeyInfo = { id: `serving:${identity.name}`, name: identity.name, prefix: '', allowedModels: identity.models, role: 'client' };
-  if (identity.rpm !== undefined) key.rpm = identity.rpm;
-  if (identity.tpm !== undefined) key.tpm = identity.tpm;
-  if (identity.max_concurrency !== undefined) key.maxConcurrency = identity.max_concurrency;
-  if (identity.budget_day !== undefined) key.budgetDayMicros = parseBudgetAmount(identity.budget_day, 'serving.identity.budget_day');
-  if (identity.budget_month !== undefined) key.budgetMonthMicros = parseBudgetAmount(identity.budget_month, 'serving.identity.budget_month');
-  return Object.freeze(key);
+  const budgets: BudgetRule[] = [];
+  if (identity.budget_day !== undefined) budgets.push({ period: 'day', amountMicros: parseBudgetAmount(identity.budget_day, 'serving.identity.budget_day') });
+  if (identity.budget_month !== undefined) budgets.push({ period: 'month', amountMicros: parseBudgetAmount(identity.budget_month, 'serving.identity.budget_month') });
+  return createSyntheticKey({
+    id: `serving:${identity.name}`,
+    name: identity.name,
+    allowedModels: identity.models,
+    rpm: identity.rpm,
+    tpm: identity.tpm,
+    maxConcurrency: identity.max_concurrency,
+    budgets,
+  });
 }
 
 /** The key a KServe caller sent: `Authorization: Bearer <key>` first, else `x-api-key` (HTTP headers or gRPC metadata). */

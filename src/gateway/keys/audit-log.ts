@@ -1,6 +1,5 @@
-// The append-only audit log and its hash chain. Each row's hash is SHA-256 (hex) over its canonical form
-// (canonicalAuditRow below), which includes the previous row's hash, so editing, removing or reordering a
-// row breaks the chain at that row; verify walks it. Appends take one lock so replicas never fork the chain.
+// The append-only audit log and its hash chain: each row's hash covers its canonical form and the previous
+// hash, so an edited, removed or reordered row breaks the chain there; appends take one lock across replicas.
 import { hash } from 'node:crypto';
 import { HerdError } from '../../core/errors.ts';
 import type { SqlDriver, SqlRunner, SqlValue } from '../storage/sql-driver.ts';

@@ -1,18 +1,19 @@
 // The `auth` section of herd.yaml as the gateway uses it: which environment variable holds the
 // master key, and where keys are stored. Defaults are documented in docs/configuration.md.
-import type { AuthConfig } from '../../config/gateway-config-schema.ts';
+import { type AuthConfig, DEFAULT_KEY_STORE } from '../../config/gateway-config-schema.ts';
 import { DEFAULT_AUTH_FAILURE_LIMIT, type AuthFailureLimitSettings } from './auth-failure-limiter.ts';
 
 export interface AuthSettings {
   masterKeyEnv: string;
-  /** auth.db: a file path or `sqlite:PATH` (relative to the working directory); later `postgres://…`. */
+  /** auth.db: a file path, `sqlite:PATH` (relative to the working directory) or `postgres://…`. */
   keyStore: string;
   failureLimit: AuthFailureLimitSettings;
 }
 
 export const DEFAULT_MASTER_KEY_ENV = 'HERD_MASTER_KEY';
-export const DEFAULT_KEY_STORE = './data/herd.db';
+export { DEFAULT_KEY_STORE };
 
+/** auth.db is resolved when herd.yaml loads (beside a PostgreSQL ledger by default); the file default is for callers without a config. */
 export function resolveAuthSettings(auth: Partial<AuthConfig> | undefined): AuthSettings {
   const failed = auth?.failed_keys;
   return {

@@ -1,11 +1,15 @@
-// Turns an Authorization header into the key a request runs as, with OpenAI's messages and
-// semantics: missing key, incorrect key (masked), model not allowed. The HTTP layer maps the codes
-// (UNAUTHENTICATED → 401, PERMISSION_DENIED → 403); nothing here knows about HTTP.
+// Turns an Authorization header into the key a request runs as, with OpenAI's messages and semantics:
+// missing, incorrect (masked), rotated, expired, revoked or blocked key, a client address outside the key's
+// CIDRs, a model the key or its team may not use. The HTTP layer maps the codes (UNAUTHENTICATED → 401,
+// PERMISSION_DENIED → 403); nothing here knows about HTTP.
+import { BlockList, isIPv6 } from 'node:net';
 import { HerdError, toHerdError } from '../../core/errors.ts';
 import { AuthFailureLimiter, type AuthFailureLimitSettings } from './auth-failure-limiter.ts';
 import { type ClientAddress, isLoopbackAddress } from './client-address.ts';
 import { constantTimeEqualHex, hashKeySecret } from './create-key-secret.ts';
-import type { KeyInfo, KeyStore } from './key-store.ts';
+import type { KeyInfo, KeyLookup, KeyStore } from './key-store.ts';
+import { createSyntheticKey } from './synthetic-key.ts';
+import { allows, isModelAllowed } from './is-model-allowed.ts';
 import { maskKey, quoteUntrusted } from './mask-key.ts';
 
 export type AuthResult = { key: KeyInfo } | HerdError;
@@ -29,7 +33,7 @@ const FORWARDED_MESSAGE =
   'This Herd gateway has no API keys configured, so it only accepts requests from the machine it runs on; this one was forwarded from another machine by a proxy Herd does not trust. List the proxy in server.trusted_proxies, or give the gateway keys.';
 
 /** Who an unauthenticated request runs as while the gateway is open. */
-export const ANONYMOUS_KEY: KeyInfo = Object.freeze({ id: 'anonymous', name: 'anonymous', prefix: '', allowedModels: '*', role: 'client' });
+export const ANONYMOUS_KEY: KeyInfo = createSyntheticKey({ id: 'anonymous', name: 'anonymous' });
 
 export class Authenticator {
   private readonly store: KeyStore;
@@ -37,19 +41,15 @@ export class Authenticator {
   private readonly masterKeyInfo: KeyInfo;
   private readonly failures: AuthFailureLimiter;
   private open: boolean;
+  private readonly now: () => number;
 
   constructor(options: AuthenticatorOptions) {
     this.store = options.store;
     // Keep only the digest: the comparison is digest against digest, in constant time.
     this.masterHash = options.masterKey ? hashKeySecret(options.masterKey) : undefined;
-    this.masterKeyInfo = Object.freeze({
-      id: 'master',
-      name: `master ($${options.masterKeyEnv ?? 'HERD_MASTER_KEY'})`,
-      prefix: '',
-      allowedModels: '*',
-      role: 'admin',
-    });
+    this.masterKeyInfo = createSyntheticKey({ id: 'master', name: `master ($${options.masterKeyEnv ?? 'HERD_MASTER_KEY'})`, role: 'admin' });
     this.failures = new AuthFailureLimiter(options.failureLimit, options.now);
+    this.now = options.now ?? Date.now;
     this.open = this.masterHash === undefined && !this.store.hasActiveKeys();
   }
 
@@ -86,25 +86,120 @@ export class Authenticator {
         return new HerdError('RATE_LIMITED', `Too many requests with an incorrect API key from this address. Try again in ${wait} s.`, { retryAfterSeconds: wait });
       }
       if (this.masterHash !== undefined && constantTimeEqualHex(hashKeySecret(token), this.masterHash)) return { key: this.masterKeyInfo };
-      const key = this.store.authenticate(token);
-      if (key) return { key };
-      if (remoteAddress !== undefined) this.failures.recordFailure(remoteAddress);
-      return new HerdError('UNAUTHENTICATED', `Incorrect API key provided: ${maskKey(token)}.`, { reason: 'invalid_api_key' });
+      const found = this.store.lookup(token);
+      if (found.state === 'unknown') {
+        if (remoteAddress !== undefined) this.failures.recordFailure(remoteAddress);
+        return new HerdError('UNAUTHENTICATED', `Incorrect API key provided: ${maskKey(token)}.`, { reason: 'invalid_api_key' });
+      }
+      const refusal = refuseLookup(found, this.now()) ?? refuseAddress(found.key, remoteAddress);
+      if (refusal) return refusal;
+      this.store.touch(found.key.id, this.now());
+      return { key: found.key };
     } catch (err) {
       // A store failure fails closed; its message names the file, never the key.
       return toHerdError(err);
     }
   }
 
-  /** PERMISSION_DENIED naming the model when `key` may not use it; undefined when it may. */
-  authorizeModel(key: KeyInfo, model: string): HerdError | undefined {
-    if (this.store.isModelAllowed(key, model)) return undefined;
-    const allowed = key.allowedModels === '*' ? 'all' : key.allowedModels.join(', ') || 'none';
-    return new HerdError('PERMISSION_DENIED', `The API key '${key.name}' is not allowed to use the model ${quoteUntrusted(model)}. Models it may use: ${allowed}.`, {
-      param: 'model',
-      reason: 'model_not_allowed',
-    });
+  /**
+   * While open, a store other replicas write (PostgreSQL) is asked once more before a keyless request
+   * passes: a key created on another replica closes the gateway for the very next request, not after the
+   * notification arrives. Open mode is a single-machine mode, so the round trip costs nothing that matters.
+   */
+  async confirmOpen(): Promise<boolean> {
+    if (this.isOpen() && this.store.kind === 'postgres') await this.store.refresh();
+    return this.isOpen();
   }
+
+  /** PERMISSION_DENIED naming the model when `key` (or its team) may not use it; undefined when it may. */
+  authorizeModel(key: KeyInfo, model: string): HerdError | undefined {
+    if (isModelAllowed(key, model)) return undefined;
+    const team = key.team;
+    const byTeam = team !== undefined && allows(key.allowedModels, model) ? ` (its team '${team.name}' allows: ${describeModels(team.allowedModels)})` : '';
+    return new HerdError(
+      'PERMISSION_DENIED',
+      `The API key '${key.name}' is not allowed to use the model ${quoteUntrusted(model)}${byTeam}. Models it may use: ${describeModels(key.allowedModels)}.`,
+      { param: 'model', reason: 'model_not_allowed' },
+    );
+  }
+}
+
+function describeModels(models: KeyInfo['allowedModels']): string {
+  return models === '*' ? 'all' : models.join(', ') || 'none';
+}
+
+/** Why a secret that names a key may not be used now, or undefined when it may (active, or in its rotation grace). */
+function refuseLookup(found: Exclude<KeyLookup, { state: 'unknown' }>, now: number): HerdError | undefined {
+  const who = `The API key '${found.key.name}' (${found.key.id})`;
+  switch (found.state) {
+    case 'active':
+      break;
+    case 'grace':
+      // The store judged the grace by its clock when it loaded; the window ends by ours.
+      if (found.graceUntil <= now) return rotatedError(who, found.rotatedAt);
+      break;
+    case 'rotated':
+      return rotatedError(who, found.rotatedAt);
+    case 'expired':
+      return new HerdError('UNAUTHENTICATED', `${who} expired on ${formatInstant(found.expiredAt)}. Ask its administrator to extend it or issue a new key.`, {
+        reason: 'key_expired',
+      });
+    case 'revoked':
+      return new HerdError('UNAUTHENTICATED', `${who} was revoked on ${formatInstant(found.revokedAt)}.`, { reason: 'key_revoked' });
+    case 'blocked':
+      return new HerdError('PERMISSION_DENIED', `${who} is blocked by an administrator. Ask them to unblock it (herd keys unblock ${found.key.name}).`, {
+        reason: 'key_blocked',
+      });
+  }
+  const expiresAt = found.key.expiresAt;
+  if (expiresAt !== undefined && expiresAt <= now) {
+    return new HerdError('UNAUTHENTICATED', `${who} expired on ${formatInstant(expiresAt)}. Ask its administrator to extend it or issue a new key.`, { reason: 'key_expired' });
+  }
+  return undefined;
+}
+
+function rotatedError(who: string, rotatedAt: number): HerdError {
+  return new HerdError('UNAUTHENTICATED', `${who} was rotated on ${formatInstant(rotatedAt)}; this secret's grace period is over. Use the new secret.`, {
+    reason: 'key_rotated',
+  });
+}
+
+/** PERMISSION_DENIED when the key names client CIDRs and the request came from outside all of them. */
+function refuseAddress(key: KeyInfo, address: string | undefined): HerdError | undefined {
+  if (key.allowedCidrs.length === 0) return undefined;
+  if (address !== undefined && cidrListOf(key).check(stripMappedPrefix(address), isIPv6(stripMappedPrefix(address)) ? 'ipv6' : 'ipv4')) return undefined;
+  return new HerdError(
+    'PERMISSION_DENIED',
+    `The API key '${key.name}' may only be used from ${key.allowedCidrs.join(', ')}; this request came from ${address ?? 'an unknown address'}.`,
+    {
+      reason: 'address_not_allowed',
+    },
+  );
+}
+
+/** One BlockList per key object: keys are frozen and replaced wholesale when the store changes. */
+const cidrLists = new WeakMap<KeyInfo, BlockList>();
+function cidrListOf(key: KeyInfo): BlockList {
+  let list = cidrLists.get(key);
+  if (list === undefined) {
+    list = new BlockList();
+    for (const cidr of key.allowedCidrs) {
+      const [net, bits] = cidr.split('/') as [string, string | undefined];
+      const family = isIPv6(net) ? 'ipv6' : 'ipv4';
+      list.addSubnet(net, bits === undefined ? (family === 'ipv6' ? 128 : 32) : Number(bits), family);
+    }
+    cidrLists.set(key, list);
+  }
+  return list;
+}
+
+/** `::ffff:10.0.0.1` (a dual-stack socket's IPv4 peer) is 10.0.0.1 to an IPv4 CIDR. */
+function stripMappedPrefix(address: string): string {
+  return /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(address) ? address.slice(7) : address;
+}
+
+function formatInstant(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
 /** The token of `Bearer TOKEN` (scheme case-insensitive, as RFC 9110 says), else undefined. */

@@ -1,11 +1,12 @@
-// One call for the composition root: opens the key store named by herd.yaml's `auth` section,
-// reads the master key from its environment variable, and builds the Authenticator.
+// One call for the composition root: opens the key store named by herd.yaml's `auth` section (by default
+// beside a PostgreSQL ledger, else the SQLite file), reads the master key from its environment variable,
+// and builds the Authenticator.
 import type { AuthConfig } from '../../config/gateway-config-schema.ts';
 import { formatOpenGatewayWarning, readMasterKey, resolveAuthSettings, type AuthSettings } from './auth-settings.ts';
 import { Authenticator } from './authenticator.ts';
 import type { KeyStore } from './key-store.ts';
 import { openKeyStore } from './open-key-store.ts';
-import type { SqliteKeyStoreOptions } from './sqlite-key-store.ts';
+import type { OpenKeyStoreOptions } from './open-key-store.ts';
 
 export interface GatewayAuth {
   authenticator: Authenticator;
@@ -13,12 +14,12 @@ export interface GatewayAuth {
   settings: AuthSettings;
   /** Set when the gateway starts without authentication; the app prints it. */
   openWarning: string | undefined;
-  close(): void;
+  close(): Promise<void>;
 }
 
-export function createGatewayAuth(auth: Partial<AuthConfig> | undefined, env: NodeJS.ProcessEnv = process.env, options: SqliteKeyStoreOptions = {}): GatewayAuth {
+export async function createGatewayAuth(auth: Partial<AuthConfig> | undefined, env: NodeJS.ProcessEnv = process.env, options: OpenKeyStoreOptions = {}): Promise<GatewayAuth> {
   const settings = resolveAuthSettings(auth);
-  const store = openKeyStore(settings.keyStore, options);
+  const store = await openKeyStore(settings.keyStore, options);
   try {
     const authenticator = new Authenticator({
       store,
@@ -29,7 +30,7 @@ export function createGatewayAuth(auth: Partial<AuthConfig> | undefined, env: No
     const openWarning = authenticator.isOpen() ? formatOpenGatewayWarning(settings) : undefined;
     return { authenticator, store, settings, openWarning, close: () => store.close() };
   } catch (err) {
-    store.close();
+    await store.close();
     throw err;
   }
 }

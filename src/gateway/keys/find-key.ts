@@ -1,6 +1,5 @@
-// Resolving what a person types to one key: a public id, a secret (current or rotated), `team/name`, a
-// name, or a display prefix. A stronger kind of match wins; among equals a live key beats a revoked one;
-// two live candidates are an error that lists their ids, never a guess.
+// Resolving what a person types to one key (id, secret, `team/name`, name, display prefix): the strongest kind of
+// match wins, a live key beats a revoked one, and two live candidates are an error listing their ids.
 import { HerdError } from '../../core/errors.ts';
 import type { SqlRunner } from '../storage/sql-driver.ts';
 import { hashKeySecret, looksLikeKeySecret } from './create-key-secret.ts';

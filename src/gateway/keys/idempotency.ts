@@ -1,6 +1,5 @@
-// Idempotency-Key handling for the admin API: the first request under (actor, key) claims a row and runs;
-// a retry with the same fingerprint gets the stored answer; anything else is refused. The claim is one
-// INSERT … ON CONFLICT, so two replicas racing on one key cannot both run. Answers are sealed (seal-replay.ts).
+// Idempotency-Key handling for the admin API: one INSERT … ON CONFLICT claims (actor, key) across replicas; a retry
+// with the same fingerprint gets the stored (sealed) answer, anything else is refused.
 import { hash } from 'node:crypto';
 import { HerdError } from '../../core/errors.ts';
 import type { SqlDriver } from '../storage/sql-driver.ts';

@@ -1,5 +1,5 @@
-// The key changes, each run inside the store's change transaction with its audit row: create, update,
-// rotate (the public id, and so spend and budget windows, stay), block, revoke.
+// The key changes (create, update, rotate keeping the public id, block, revoke), each in the store's change
+// transaction with its audit row; changed key rows are stamped with its revision (`rev`) for incremental re-reads.
 import { hash } from 'node:crypto';
 import { HerdError } from '../../core/errors.ts';
 import type { SqlRunner, SqlValue } from '../storage/sql-driver.ts';
@@ -19,16 +19,16 @@ const MAX_GRACE_MS = 30 * 24 * 3600_000;
 export const ROTATION_REPLAY_MS = 24 * 3600_000;
 const MIN_ROTATION_ID = 16;
 
-export async function createKeyIn(tx: SqlRunner, fields: KeyFields, ctx: ChangeContext, now: number): Promise<CreatedKey> {
+export async function createKeyIn(tx: SqlRunner, fields: KeyFields, ctx: ChangeContext, now: number, rev: number): Promise<CreatedKey> {
   const valid = validateKeyFields(fields, now);
   const teamId = await resolveTeam(tx, valid);
   await checkNameFree(tx, valid.name, teamId, undefined);
   const id = createPublicId('hk');
   const { secret, hash: secretHash, prefix } = createKeySecret(id);
   await tx.query(
-    `INSERT INTO gateway_keys (id, name, team_id, prefix, role, policy, expires_at, blocked, created_at, updated_at, rotated_at, revoked_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, NULL, NULL)`,
-    [id, valid.name, teamId, prefix, valid.role, serializePolicy(valid.policy), valid.expiresAt ?? null, now, now],
+    `INSERT INTO gateway_keys (id, name, team_id, prefix, role, policy, expires_at, blocked, created_at, updated_at, rotated_at, revoked_at, revision)
+     VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, NULL, NULL, ?)`,
+    [id, valid.name, teamId, prefix, valid.role, serializePolicy(valid.policy), valid.expiresAt ?? null, now, now, rev],
   );
   await tx.query('INSERT INTO key_secrets (hash, key_id, prefix, created_at, valid_until) VALUES (?, ?, ?, ?, NULL)', [secretHash, id, prefix, now]);
   const key = await readKey(tx, id);
@@ -36,7 +36,7 @@ export async function createKeyIn(tx: SqlRunner, fields: KeyFields, ctx: ChangeC
   return { key, secret };
 }
 
-export async function updateKeyIn(tx: SqlRunner, ref: string, patch: KeyPatch, ctx: ChangeContext, now: number): Promise<StoredKey> {
+export async function updateKeyIn(tx: SqlRunner, ref: string, patch: KeyPatch, ctx: ChangeContext, now: number, rev: number): Promise<StoredKey> {
   const before = await lockLiveKey(tx, ref, 'update');
   const merged = { ...convertKeyToFields(before), ...presentOnly(patch) };
   // null clears a limit or the expiry; undefined leaves the field as it was.
@@ -44,13 +44,14 @@ export async function updateKeyIn(tx: SqlRunner, ref: string, patch: KeyPatch, c
   const valid = validateKeyFields(fields, now, { name: patch.name != null, expiresAt: patch.expiresAt != null });
   const teamId = await resolveTeam(tx, valid);
   if (valid.name !== before.name || teamId !== (before.team?.id ?? null)) await checkNameFree(tx, valid.name, teamId, before.id);
-  await tx.query('UPDATE gateway_keys SET name = ?, team_id = ?, role = ?, policy = ?, expires_at = ?, updated_at = ? WHERE id = ?', [
+  await tx.query('UPDATE gateway_keys SET name = ?, team_id = ?, role = ?, policy = ?, expires_at = ?, updated_at = ?, revision = ? WHERE id = ?', [
     valid.name,
     teamId,
     valid.role,
     serializePolicy(valid.policy),
     valid.expiresAt ?? null,
     now,
+    rev,
     before.id,
   ]);
   const after = await readKey(tx, before.id);
@@ -62,7 +63,7 @@ export async function updateKeyIn(tx: SqlRunner, ref: string, patch: KeyPatch, c
  * A new secret; the old one (and any still in grace) keeps working until graceUntil. With a rotation id, a
  * retry within ROTATION_REPLAY_MS returns the secret minted the first time (unsealed with that id).
  */
-export async function rotateKeyIn(tx: SqlRunner, ref: string, options: RotateOptions, ctx: ChangeContext, now: number): Promise<RotatedKey> {
+export async function rotateKeyIn(tx: SqlRunner, ref: string, options: RotateOptions, ctx: ChangeContext, now: number, rev: number): Promise<RotatedKey> {
   const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
   if (!Number.isSafeInteger(graceMs) || graceMs < 0 || graceMs > MAX_GRACE_MS) {
     throw new HerdError('INVALID_ARG', `graceMs must be a whole number of milliseconds from 0 to ${MAX_GRACE_MS} (30 days)`, { param: 'graceMs' });
@@ -84,7 +85,7 @@ export async function rotateKeyIn(tx: SqlRunner, ref: string, options: RotateOpt
   // Earlier secrets still in a longer grace keep it; the current one gets this rotation's.
   await tx.query('UPDATE key_secrets SET valid_until = ? WHERE key_id = ? AND valid_until IS NULL', [graceUntil, before.id]);
   await tx.query('INSERT INTO key_secrets (hash, key_id, prefix, created_at, valid_until) VALUES (?, ?, ?, ?, NULL)', [secretHash, before.id, prefix, now]);
-  await tx.query('UPDATE gateway_keys SET prefix = ?, rotated_at = ?, updated_at = ? WHERE id = ?', [prefix, now, now, before.id]);
+  await tx.query('UPDATE gateway_keys SET prefix = ?, rotated_at = ?, updated_at = ?, revision = ? WHERE id = ?', [prefix, now, now, rev, before.id]);
   await tx.query('UPDATE key_rotations SET sealed_secret = NULL WHERE created_at < ?', [now - ROTATION_REPLAY_MS]);
   if (rotationId !== undefined && rotationHash !== undefined) {
     await tx.query('INSERT INTO key_rotations (key_id, rotation_hash, sealed_secret, grace_until, created_at) VALUES (?, ?, ?, ?, ?)', [
@@ -117,19 +118,19 @@ async function replayRotation(tx: SqlRunner, key: StoredKey, rotationId: string,
 }
 
 /** Blocking an already blocked key (or unblocking an unblocked one) changes nothing and writes no audit row. */
-export async function setBlockedIn(tx: SqlRunner, ref: string, blocked: boolean, ctx: ChangeContext, now: number): Promise<StoredKey> {
+export async function setBlockedIn(tx: SqlRunner, ref: string, blocked: boolean, ctx: ChangeContext, now: number, rev: number): Promise<StoredKey> {
   const before = await lockLiveKey(tx, ref, blocked ? 'block' : 'unblock');
   if (before.blocked === blocked) return before;
-  await tx.query('UPDATE gateway_keys SET blocked = ?, updated_at = ? WHERE id = ?', [blocked ? 1 : 0, now, before.id]);
+  await tx.query('UPDATE gateway_keys SET blocked = ?, updated_at = ?, revision = ? WHERE id = ?', [blocked ? 1 : 0, now, rev, before.id]);
   const after = await readKey(tx, before.id);
   await appendAuditEvents(tx, [{ action: blocked ? 'key.block' : 'key.unblock', object: `key:${before.id}`, before: { blocked: !blocked }, after: { blocked } }], ctx, now);
   return after;
 }
 
-export async function revokeKeyIn(tx: SqlRunner, ref: string, ctx: ChangeContext, now: number): Promise<RevokeResult> {
+export async function revokeKeyIn(tx: SqlRunner, ref: string, ctx: ChangeContext, now: number, rev: number): Promise<RevokeResult> {
   const found = await findKeyByRef(tx, ref);
   if (found.revokedAt !== undefined) return { key: found, alreadyRevoked: true };
-  await tx.query('UPDATE gateway_keys SET revoked_at = ?, updated_at = ? WHERE id = ? AND revoked_at IS NULL', [now, now, found.id]);
+  await tx.query('UPDATE gateway_keys SET revoked_at = ?, updated_at = ?, revision = ? WHERE id = ? AND revoked_at IS NULL', [now, now, rev, found.id]);
   const key = await readKey(tx, found.id);
   await appendAuditEvents(tx, [{ action: 'key.revoke', object: `key:${found.id}`, before: { revokedAt: null }, after: { revokedAt: key.revokedAt } }], ctx, now);
   return { key, alreadyRevoked: false };

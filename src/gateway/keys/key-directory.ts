@@ -1,7 +1,7 @@
-// The in-memory view every request is answered from: secret hash → key and the secret's own validity.
-// Built whole from one read of the tables and replaced, never mutated, so a lookup sees one consistent state.
+// The in-memory view requests are answered from (secret hash → key id and validity; key id → key). Immutable:
+// a reload builds a new one, whole or as the previous plus the changed keys, so a lookup sees one state.
 import type { KeyInfo, KeyLookup, StoredKey, TeamInfo } from './key-store.ts';
-import { convertKeyRow, type KeyRow, toOptionalMs } from './key-rows.ts';
+import { convertKeyRow, KEY_SELECT, type KeyRow, toOptionalMs } from './key-rows.ts';
 
 export interface SecretRow {
   hash: string;
@@ -14,53 +14,66 @@ interface Entry {
   key: StoredKey;
 }
 
-/** The three reads a directory is built from; run in this order, so a change seen in the rows is never older than the revision. */
+interface Secret {
+  keyId: string;
+  validUntil: number | undefined;
+}
+
+/** The reads a directory is built from, the revision first: rows read after it are never older than it. */
 export const DIRECTORY_SQL = {
   revision: 'SELECT revision FROM gateway_keys_revision WHERE id = 1',
-  secrets: 'SELECT hash, key_id, valid_until FROM key_secrets',
+  allKeys: KEY_SELECT,
+  allSecrets: 'SELECT hash, key_id, valid_until FROM key_secrets',
+  /** Keys stamped after a revision, or whose team was (two `?`: the revision). */
+  changedKeys: `${KEY_SELECT} WHERE k.revision > ? OR t.revision > ?`,
+  changedSecrets: `SELECT s.hash, s.key_id, s.valid_until FROM key_secrets s JOIN gateway_keys k ON k.id = s.key_id
+    LEFT JOIN gateway_teams t ON t.id = k.team_id WHERE k.revision > ? OR t.revision > ?`,
 } as const;
 
 export class KeyDirectory {
-  static readonly EMPTY = new KeyDirectory(-1, [], []);
-  private readonly byHash = new Map<string, { entry: Entry; validUntil: number | undefined }>();
-  private readonly live: number;
+  static readonly EMPTY = new KeyDirectory(-1, new Map(), new Map());
+  /** Keys not revoked (blocked and expired ones count: they end open mode like any other). */
+  readonly liveKeys: number;
 
-  constructor(
+  private constructor(
     readonly revision: number,
-    keyRows: readonly KeyRow[],
-    secretRows: readonly SecretRow[],
+    private readonly keys: ReadonlyMap<string, Entry>,
+    private readonly secrets: ReadonlyMap<string, Secret>,
   ) {
-    const teams = new Map<string, TeamInfo>();
-    const byId = new Map<string, Entry>();
     let live = 0;
-    for (const row of keyRows) {
-      const key = convertKeyRow(row, teams);
-      byId.set(key.id, { key, info: toKeyInfo(key) });
-      if (key.revokedAt === undefined) live++;
-    }
-    for (const s of secretRows) {
-      const entry = byId.get(s.key_id);
-      if (entry) this.byHash.set(s.hash, { entry, validUntil: toOptionalMs(s.valid_until) });
-    }
-    this.live = live;
+    for (const { key } of keys.values()) if (key.revokedAt === undefined) live++;
+    this.liveKeys = live;
   }
 
-  /** Keys not revoked (blocked and expired ones count: they end open mode like any other). */
-  get liveKeys(): number {
-    return this.live;
+  static build(revision: number, keyRows: readonly KeyRow[], secretRows: readonly SecretRow[]): KeyDirectory {
+    return KeyDirectory.EMPTY.withChanges(revision, keyRows, secretRows);
+  }
+
+  /** This directory with the given keys (and their secrets) replaced or added. */
+  withChanges(revision: number, keyRows: readonly KeyRow[], secretRows: readonly SecretRow[]): KeyDirectory {
+    const teams = new Map<string, TeamInfo>();
+    const keys = new Map(this.keys);
+    const secrets = new Map(this.secrets);
+    for (const row of keyRows) {
+      const key = convertKeyRow(row, teams);
+      keys.set(key.id, { key, info: toKeyInfo(key) });
+    }
+    for (const s of secretRows) secrets.set(s.hash, { keyId: s.key_id, validUntil: toOptionalMs(s.valid_until) });
+    return new KeyDirectory(revision, keys, secrets);
   }
 
   /** Revoked first (nothing brings it back), then a rotated secret, blocked, expired, grace, active. */
   lookup(secretHash: string, nowMs: number): KeyLookup {
-    const found = this.byHash.get(secretHash);
-    if (!found) return { state: 'unknown' };
-    const { key, info } = found.entry;
+    const secret = this.secrets.get(secretHash);
+    const entry = secret && this.keys.get(secret.keyId);
+    if (!secret || !entry) return { state: 'unknown' };
+    const { key, info } = entry;
     if (key.revokedAt !== undefined) return { state: 'revoked', key: info, revokedAt: key.revokedAt.getTime() };
     const rotatedAt = key.rotatedAt?.getTime() ?? nowMs;
-    if (found.validUntil !== undefined && found.validUntil <= nowMs) return { state: 'rotated', key: info, rotatedAt };
+    if (secret.validUntil !== undefined && secret.validUntil <= nowMs) return { state: 'rotated', key: info, rotatedAt };
     if (key.blocked) return { state: 'blocked', key: info };
     if (key.expiresAt !== undefined && key.expiresAt <= nowMs) return { state: 'expired', key: info, expiredAt: key.expiresAt };
-    if (found.validUntil !== undefined) return { state: 'grace', key: info, rotatedAt, graceUntil: found.validUntil };
+    if (secret.validUntil !== undefined) return { state: 'grace', key: info, rotatedAt, graceUntil: secret.validUntil };
     return { state: 'active', key: info };
   }
 }

@@ -47,7 +47,8 @@ const KEY_TABLES = (keys: string) => `
     name       TEXT    NOT NULL UNIQUE,
     policy     TEXT    NOT NULL,               -- JSON AccessPolicy
     created_at INTEGER NOT NULL,
-    updated_at INTEGER NOT NULL
+    updated_at INTEGER NOT NULL,
+    revision   INTEGER NOT NULL DEFAULT 0      -- the store revision of the last change (incremental re-reads)
   );
   CREATE TABLE ${keys} (
     id         TEXT    PRIMARY KEY,            -- 'hk_' + base62 ('key_' + hex before #28)
@@ -61,7 +62,8 @@ const KEY_TABLES = (keys: string) => `
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL,
     rotated_at INTEGER,
-    revoked_at INTEGER
+    revoked_at INTEGER,
+    revision   INTEGER NOT NULL DEFAULT 0      -- the store revision of the last change; its secrets come with it
   );
   CREATE TABLE key_secrets (
     hash        TEXT    PRIMARY KEY,           -- SHA-256 of the secret, hex; never the secret
@@ -79,6 +81,7 @@ const KEY_INDEXES = `
   CREATE INDEX gateway_keys_list ON gateway_keys (created_at, id);
   CREATE INDEX gateway_keys_team ON gateway_keys (team_id);
   CREATE INDEX key_secrets_key ON key_secrets (key_id);
+  CREATE INDEX gateway_keys_revision_seen ON gateway_keys (revision);
 `;
 
 /** Policy JSON for a released key: its model list and limits; its budgets become rules (UTC, as they were). */

@@ -1,6 +1,5 @@
-// Sealing an answer that must be replayable but may hold a secret (a rotation's new secret, an admin answer
-// kept under its Idempotency-Key): AES-256-GCM under a key derived (HKDF-SHA256, random salt) from the id the
-// client will present again, which the tables keep only as a SHA-256. The database alone cannot open it.
+// Sealing a replayable answer that may hold a secret (a rotation's secret, an idempotent admin answer): AES-256-GCM
+// under HKDF-SHA256 of the id the client presents again, which the tables keep only hashed.
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
 const INFO = 'herd-replay-v1';

@@ -1,6 +1,5 @@
-// The KeyStore, written once over SqlDriver (storage/sql-driver.ts) for SQLite and PostgreSQL. Requests are
-// answered from an in-memory KeyDirectory; it stays fresh by data_version on use (SQLite: another process
-// committed) or LISTEN/NOTIFY plus a periodic re-read (PostgreSQL: another replica committed).
+// The KeyStore, written once over SqlDriver for SQLite and PostgreSQL: requests answered from an in-memory KeyDirectory,
+// kept fresh by data_version on use (SQLite) or LISTEN/NOTIFY plus a periodic re-read (PostgreSQL).
 import { HerdError } from '../../core/errors.ts';
 import { PostgresListener } from '../storage/postgres-listener.ts';
 import type { SqlDriver, SqlRunner } from '../storage/sql-driver.ts';
@@ -12,12 +11,14 @@ import { runIdempotent } from './idempotency.ts';
 import { createKeyIn, revokeKeyIn, rotateKeyIn, setBlockedIn, updateKeyIn } from './key-changes.ts';
 import { DIRECTORY_SQL, KeyDirectory, type SecretRow } from './key-directory.ts';
 import { listKeyPage, listTeamPage } from './key-queries.ts';
-import { KEY_SELECT, type KeyRow } from './key-rows.ts';
+import type { KeyRow } from './key-rows.ts';
 import type * as C from './key-store.ts';
 import { createTeamIn, deleteTeamIn, findTeamByRef, updateTeamIn } from './team-changes.ts';
 
 /** The PostgreSQL channel every key-store change is announced on (payload: the new revision). */
 export const KEY_STORE_CHANNEL = 'herd_keys';
+/** Last-used rows per INSERT: one round trip for many keys, well under SQLite's 32 766 parameters. */
+const TOUCH_ROWS_PER_STATEMENT = 500;
 
 export interface SqlKeyStoreOptions {
   now?: () => number;
@@ -44,6 +45,12 @@ export class SqlKeyStore implements C.KeyStore {
   private readonly lastUsed = new Map<string, number>();
   private readonly timers: NodeJS.Timeout[] = [];
   private listener: PostgresListener | undefined;
+  /**
+   * PostgreSQL: whole re-reads asked for (refresh(), a LISTEN reconnect: changes may have been missed) and
+   * done; counted, so one asked for while another runs is not lost.
+   */
+  private wholeReloadsAsked = 0;
+  private wholeReloadsDone = 0;
   private closed = false;
 
   /** Loads the directory and, on PostgreSQL, starts listening; the driver is the store's from here on. */
@@ -69,27 +76,34 @@ export class SqlKeyStore implements C.KeyStore {
   }
 
   private async start(options: SqlKeyStoreOptions): Promise<void> {
-    await this.refresh();
-    const flush = setInterval(() => void this.flushTouches().catch((err) => this.report('writing last-used times', err)), options.touchFlushMs ?? 30_000);
+    await this.catchUp();
+    // Unreferenced: a process with nothing else to do (the CLI) may exit; close() writes what is left.
+    const flush = setInterval(() => void this.flushTouches().catch((err) => this.report('writing last-used times', err)), options.touchFlushMs ?? 30_000).unref();
     this.timers.push(flush);
     if (this.kind !== 'postgres') return;
-    const poll = setInterval(() => void this.reload().catch((err) => this.report('re-reading keys', err)), options.pollMs ?? 5000);
+    const poll = setInterval(() => void this.reload().catch((err) => this.report('re-reading keys', err)), options.pollMs ?? 5000).unref();
     this.timers.push(poll);
     if (options.listenUrl !== undefined) {
+      let reconnect = false;
       this.listener = new PostgresListener({
         url: options.listenUrl,
         channel: KEY_STORE_CHANNEL,
         onNotify: () => void this.reload().catch((err) => this.report('re-reading keys', err)),
-        // Notifications sent while the connection was down are lost: read everything once more.
-        onConnected: () => void this.reload().catch((err) => this.report('re-reading keys', err)),
+        // Changes committed before LISTEN took effect were not announced: catch up by revision after the first
+        // connect, and read everything after a reconnect (the connection may have been away for long).
+        onConnected: () => {
+          if (reconnect) this.wholeReloadsAsked++;
+          reconnect = true;
+          void this.reload().catch((err) => this.report('re-reading keys', err));
+        },
         onError: (err) => this.report('listening for key changes', err),
       });
       await this.listener.start();
     }
-    for (const t of this.timers) t.unref();
   }
 
   lookup(secret: string): C.KeyLookup {
+    this.checkOpen();
     this.checkSqliteFreshness();
     // A Map lookup is not constant-time, and need not be: the map key is the SHA-256 of what the client
     // sent, so timing can at best reveal how a *hash* compares, and steering a hash toward a stored one is a preimage search.
@@ -97,16 +111,26 @@ export class SqlKeyStore implements C.KeyStore {
   }
 
   hasActiveKeys(): boolean {
+    this.checkOpen();
     this.checkSqliteFreshness();
     return this.directory.liveKeys > 0;
   }
 
+  /** Everything, whatever the revision says (a row edited by hand on PostgreSQL moves no revision). */
   async refresh(): Promise<void> {
+    this.checkOpen();
     if (this.sqlite) {
-      this.loadSqliteDirectory();
+      this.loadSqliteDirectory(true);
       return;
     }
+    this.wholeReloadsAsked++;
     await this.reload();
+  }
+
+  /** After a change: what committed since this replica's revision (SQLite: the whole table, see loadSqliteDirectory). */
+  private async catchUp(): Promise<void> {
+    if (this.sqlite) this.loadSqliteDirectory(false);
+    else await this.reload();
   }
 
   touch(keyId: string, atMs: number): void {
@@ -114,23 +138,23 @@ export class SqlKeyStore implements C.KeyStore {
   }
 
   createKey(fields: C.KeyFields, ctx: C.ChangeContext): Promise<C.CreatedKey> {
-    return this.change((tx, now) => createKeyIn(tx, fields, ctx, now));
+    return this.change((tx, now, rev) => createKeyIn(tx, fields, ctx, now, rev));
   }
 
   updateKey(ref: string, patch: C.KeyPatch, ctx: C.ChangeContext): Promise<C.StoredKey> {
-    return this.change((tx, now) => updateKeyIn(tx, ref, patch, ctx, now));
+    return this.change((tx, now, rev) => updateKeyIn(tx, ref, patch, ctx, now, rev));
   }
 
   rotateKey(ref: string, options: C.RotateOptions, ctx: C.ChangeContext): Promise<C.RotatedKey> {
-    return this.change((tx, now) => rotateKeyIn(tx, ref, options, ctx, now));
+    return this.change((tx, now, rev) => rotateKeyIn(tx, ref, options, ctx, now, rev));
   }
 
   setBlocked(ref: string, blocked: boolean, ctx: C.ChangeContext): Promise<C.StoredKey> {
-    return this.change((tx, now) => setBlockedIn(tx, ref, blocked, ctx, now));
+    return this.change((tx, now, rev) => setBlockedIn(tx, ref, blocked, ctx, now, rev));
   }
 
   revokeKey(ref: string, ctx: C.ChangeContext): Promise<C.RevokeResult> {
-    return this.change((tx, now) => revokeKeyIn(tx, ref, ctx, now));
+    return this.change((tx, now, rev) => revokeKeyIn(tx, ref, ctx, now, rev));
   }
 
   findKey(ref: string): Promise<C.StoredKey> {
@@ -142,11 +166,11 @@ export class SqlKeyStore implements C.KeyStore {
   }
 
   createTeam(fields: C.TeamFields, ctx: C.ChangeContext): Promise<C.StoredTeam> {
-    return this.change((tx, now) => createTeamIn(tx, fields, ctx, now));
+    return this.change((tx, now, rev) => createTeamIn(tx, fields, ctx, now, rev));
   }
 
   updateTeam(ref: string, patch: C.TeamPatch, ctx: C.ChangeContext): Promise<C.StoredTeam> {
-    return this.change((tx, now) => updateTeamIn(tx, ref, patch, ctx, now));
+    return this.change((tx, now, rev) => updateTeamIn(tx, ref, patch, ctx, now, rev));
   }
 
   deleteTeam(ref: string, ctx: C.ChangeContext): Promise<C.StoredTeam> {
@@ -187,16 +211,21 @@ export class SqlKeyStore implements C.KeyStore {
     await this.db.close();
   }
 
-  /** One transaction: the change, its audit row, the revision bump and (PostgreSQL) the notification; then this replica's view. */
-  private async change<T>(body: (tx: SqlRunner, now: number) => Promise<T>): Promise<T> {
-    if (this.closed) throw new HerdError('UNAVAILABLE', `key store ${this.location} is closed`);
+  /**
+   * One transaction: the revision bump first (on PostgreSQL its row lock orders every change, so revisions
+   * commit in order and "stamped after what I saw" is exact), the change stamped with it, its audit row and
+   * (PostgreSQL) the notification, sent at commit; then this replica's own view.
+   */
+  private async change<T>(body: (tx: SqlRunner, now: number, rev: number) => Promise<T>): Promise<T> {
+    this.checkOpen();
     const result = await this.db.transaction(async (tx) => {
-      const value = await body(tx, this.now());
       const [row] = await tx.query<{ revision: number | string }>('UPDATE gateway_keys_revision SET revision = revision + 1 WHERE id = 1 RETURNING revision');
-      await tx.notify(KEY_STORE_CHANNEL, String(row?.revision ?? ''));
+      const rev = Number(row?.revision);
+      const value = await body(tx, this.now(), rev);
+      await tx.notify(KEY_STORE_CHANNEL, String(rev));
       return value;
     });
-    await this.refresh();
+    await this.catchUp();
     return result;
   }
 
@@ -217,13 +246,29 @@ export class SqlKeyStore implements C.KeyStore {
     return this.queued;
   }
 
+  /**
+   * PostgreSQL: only the keys stamped after the revision this replica holds (a change costs a few rows,
+   * however many keys there are); everything at start and after the LISTEN connection came back.
+   */
   private async loadAsyncDirectory(): Promise<void> {
     const [rev] = await this.db.query<{ revision: number | string }>(DIRECTORY_SQL.revision);
     const revision = Number(rev?.revision ?? 0);
-    if (revision === this.directory.revision) return;
-    const keys = await this.db.query<KeyRow>(KEY_SELECT);
-    const secrets = await this.db.query<SecretRow>(DIRECTORY_SQL.secrets);
-    this.directory = new KeyDirectory(revision, keys, secrets);
+    const held = this.directory;
+    const asked = this.wholeReloadsAsked;
+    const whole = held === KeyDirectory.EMPTY || asked > this.wholeReloadsDone;
+    if (revision === held.revision && !whole) return;
+    if (whole) {
+      const keys = await this.db.query<KeyRow>(DIRECTORY_SQL.allKeys);
+      this.directory = KeyDirectory.build(revision, keys, await this.db.query<SecretRow>(DIRECTORY_SQL.allSecrets));
+      // Only what was asked before this read began counts as done (a failed read leaves it due).
+      this.wholeReloadsDone = asked;
+      return;
+    }
+    const since = [held.revision, held.revision];
+    const keys = await this.db.query<KeyRow>(DIRECTORY_SQL.changedKeys, since);
+    const secrets = await this.db.query<SecretRow>(DIRECTORY_SQL.changedSecrets, since);
+    // A reload that started earlier may have finished in between with a newer view: never step back.
+    if (this.directory === held) this.directory = held.withChanges(revision, keys, secrets);
   }
 
   /**
@@ -234,16 +279,18 @@ export class SqlKeyStore implements C.KeyStore {
     const db = this.sqlite;
     if (db === undefined || this.closed || db.inTransaction) return;
     if (db.dataVersion() === this.seenDataVersion) return;
-    this.loadSqliteDirectory();
+    this.loadSqliteDirectory(false);
   }
 
-  private loadSqliteDirectory(): void {
+  private loadSqliteDirectory(force: boolean): void {
     const db = this.sqlite as SqliteDriver;
     if (db.inTransaction) return;
     const version = db.dataVersion();
     const [rev] = db.querySync<{ revision: number }>(DIRECTORY_SQL.revision);
     const revision = Number(rev?.revision ?? 0);
-    if (revision !== this.directory.revision) this.directory = new KeyDirectory(revision, db.querySync<KeyRow>(KEY_SELECT), db.querySync<SecretRow>(DIRECTORY_SQL.secrets));
+    // Whole: a change made by hand with the sqlite3 shell moves the revision (triggers) but stamps no row.
+    if (force || revision !== this.directory.revision)
+      this.directory = KeyDirectory.build(revision, db.querySync<KeyRow>(DIRECTORY_SQL.allKeys), db.querySync<SecretRow>(DIRECTORY_SQL.allSecrets));
     this.seenDataVersion = version;
   }
 
@@ -253,14 +300,20 @@ export class SqlKeyStore implements C.KeyStore {
     const batch = [...this.lastUsed];
     this.lastUsed.clear();
     await this.db.transaction(async (tx) => {
-      for (const [keyId, at] of batch) {
+      for (let i = 0; i < batch.length; i += TOUCH_ROWS_PER_STATEMENT) {
+        const rows = batch.slice(i, i + TOUCH_ROWS_PER_STATEMENT);
         await tx.query(
-          `INSERT INTO key_last_used (key_id, last_used_at) VALUES (?, ?)
+          `INSERT INTO key_last_used (key_id, last_used_at) VALUES ${rows.map(() => '(?, ?)').join(', ')}
            ON CONFLICT (key_id) DO UPDATE SET last_used_at = excluded.last_used_at WHERE key_last_used.last_used_at < excluded.last_used_at`,
-          [keyId, at],
+          rows.flat(),
         );
       }
     });
+  }
+
+  /** A closed store answers nothing, not even from memory: the gateway fails closed. */
+  private checkOpen(): void {
+    if (this.closed) throw new HerdError('UNAVAILABLE', `key store ${this.location} is closed`);
   }
 
   private report(what: string, err: unknown): void {

@@ -16,17 +16,24 @@ export async function findTeamByRef(db: SqlRunner, rawRef: string): Promise<Stor
   return convertTeamRow(row);
 }
 
-export async function createTeamIn(tx: SqlRunner, fields: TeamFields, ctx: ChangeContext, now: number): Promise<StoredTeam> {
+export async function createTeamIn(tx: SqlRunner, fields: TeamFields, ctx: ChangeContext, now: number, rev: number): Promise<StoredTeam> {
   const valid = validateTeamFields(fields);
   await checkTeamNameFree(tx, valid.name, '');
   const id = createPublicId('tm');
-  await tx.query('INSERT INTO gateway_teams (id, name, policy, created_at, updated_at) VALUES (?, ?, ?, ?, ?)', [id, valid.name, serializePolicy(valid.policy), now, now]);
+  await tx.query('INSERT INTO gateway_teams (id, name, policy, created_at, updated_at, revision) VALUES (?, ?, ?, ?, ?, ?)', [
+    id,
+    valid.name,
+    serializePolicy(valid.policy),
+    now,
+    now,
+    rev,
+  ]);
   const team = await findTeamByRef(tx, id);
   await appendAuditEvents(tx, [{ action: 'team.create', object: `team:${id}`, after: team }], ctx, now);
   return team;
 }
 
-export async function updateTeamIn(tx: SqlRunner, ref: string, patch: TeamPatch, ctx: ChangeContext, now: number): Promise<StoredTeam> {
+export async function updateTeamIn(tx: SqlRunner, ref: string, patch: TeamPatch, ctx: ChangeContext, now: number, rev: number): Promise<StoredTeam> {
   const found = await findTeamByRef(tx, ref);
   await tx.query('UPDATE gateway_teams SET updated_at = updated_at WHERE id = ?', [found.id]);
   const before = await findTeamByRef(tx, found.id);
@@ -34,7 +41,7 @@ export async function updateTeamIn(tx: SqlRunner, ref: string, patch: TeamPatch,
   const fields = Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== null)) as unknown as TeamFields;
   const valid = validateTeamFields(fields, patch.name != null);
   if (valid.name !== before.name) await checkTeamNameFree(tx, valid.name, before.id);
-  await tx.query('UPDATE gateway_teams SET name = ?, policy = ?, updated_at = ? WHERE id = ?', [valid.name, serializePolicy(valid.policy), now, before.id]);
+  await tx.query('UPDATE gateway_teams SET name = ?, policy = ?, updated_at = ?, revision = ? WHERE id = ?', [valid.name, serializePolicy(valid.policy), now, rev, before.id]);
   const after = await findTeamByRef(tx, before.id);
   await appendAuditEvents(tx, [{ action: 'team.update', object: `team:${before.id}`, before, after }], ctx, now);
   return after;
@@ -52,6 +59,7 @@ export async function deleteTeamIn(tx: SqlRunner, ref: string, ctx: ChangeContex
       param: 'team',
     });
   }
+  // Only revoked keys point at it now: they keep its id, and are shown without a team.
   await tx.query('DELETE FROM gateway_teams WHERE id = ?', [team.id]);
   await appendAuditEvents(tx, [{ action: 'team.delete', object: `team:${team.id}`, before: team }], ctx, now);
   return team;

@@ -1,5 +1,6 @@
-// Per gateway key: requests per minute, tokens per minute and concurrent requests, checked and
-// recorded together in one atomic step (a request refused by one limit consumes none of the others).
+// Per gateway key, and per team for a key in one: requests per minute, tokens per minute and concurrent
+// requests, each owner's checked and recorded together in one atomic step (a request refused by one limit
+// consumes none of the others; one refused by the team gives back what the key's step took).
 // Over a limit: RATE_LIMITED with the exact wait the sliding window implies (HTTP: 429 + Retry-After).
 import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from '../../core/clock.ts';
@@ -7,13 +8,18 @@ import { HerdError } from '../../core/errors.ts';
 import { LimitHold } from './limit-hold.ts';
 import { pickLongestRefusal, type LimitCheck, type LimitRefusal, type LimitStore, type WindowCheck } from './limit-store.ts';
 
-/** The limits a key carries (KeyInfo has these fields); undefined means no limit. */
-export interface KeyRateLimits {
+/** The limits an owner (a key, a team) carries (KeyInfo and TeamInfo have these fields); undefined means no limit. */
+export interface OwnerRateLimits {
   id: string;
   name: string;
   rpm?: number | undefined;
   tpm?: number | undefined;
   maxConcurrency?: number | undefined;
+}
+
+/** A key's limits and its team's: both apply, so the tighter one decides. */
+export interface KeyRateLimits extends OwnerRateLimits {
+  team?: OwnerRateLimits | undefined;
 }
 
 export interface KeyLimiterOptions {
@@ -34,6 +40,14 @@ export interface KeyLimitTicket {
    * and frees its concurrency slot. Idempotent: later calls do nothing. Never rejects.
    */
   settle(actualTokens: number): Promise<void>;
+}
+
+/** One owner's part of a ticket. */
+interface OwnerHold {
+  tpm: WindowCheck | undefined;
+  settle(actualTokens: number): Promise<void>;
+  /** Gives back everything the acquire took, as if the request had never come. */
+  undo(): Promise<void>;
 }
 
 /** What a request with no limits holds. */
@@ -61,34 +75,57 @@ export class KeyLimiter {
    */
   async reserve(key: KeyRateLimits, estimatedTokens: number): Promise<KeyLimitTicket> {
     const tokens = Math.max(0, Math.ceil(estimatedTokens));
-    const checks: LimitCheck[] = [];
-    if (key.rpm !== undefined) checks.push({ kind: 'window', name: 'rpm', limit: key.rpm, windowMs: this.windowMs, cost: 1 });
-    const tpm: WindowCheck | undefined = key.tpm === undefined ? undefined : { kind: 'window', name: 'tpm', limit: key.tpm, windowMs: this.windowMs, cost: tokens };
-    if (tpm) checks.push(tpm);
-    if (key.maxConcurrency !== undefined) checks.push({ kind: 'lease', name: 'concurrency', limit: key.maxConcurrency, leaseMs: this.leaseMs });
-    if (checks.length === 0) return NO_TICKET;
-
-    const group = `key:${key.id}`;
-    const id = randomUUID();
-    const decision = await this.store.acquire(group, id, checks);
-    if (!decision.granted) throw this.refusalError(key, checks, pickLongestRefusal(decision.refusals));
-
-    const hold = new LimitHold({ store: this.store, group, id, checks, clock: this.clock });
+    const holds: OwnerHold[] = [];
+    for (const [kind, owner] of [
+      ['key', key],
+      ['team', key.team],
+    ] as const) {
+      if (owner === undefined) continue;
+      try {
+        const hold = await this.acquireFor(kind, owner, tokens);
+        if (hold) holds.push(hold);
+      } catch (err) {
+        // The team refused: what the key's step took (a slot, an RPM entry, its tokens) goes back.
+        await Promise.all(holds.map((h) => h.undo())).catch(() => undefined);
+        throw err;
+      }
+    }
+    if (holds.length === 0) return NO_TICKET;
     let settled = false;
     return {
-      reservedTokens: tpm ? tokens : 0,
+      reservedTokens: holds.some((h) => h.tpm !== undefined) ? tokens : 0,
       async settle(actualTokens: number) {
         if (settled) return;
         settled = true;
         const actual = Math.max(0, Math.ceil(Number.isFinite(actualTokens) ? actualTokens : tokens));
-        await Promise.all([tpm ? hold.adjust(tpm, actual) : undefined, hold.release()]).catch(() => undefined);
+        await Promise.all(holds.map((h) => h.settle(actual))).catch(() => undefined);
       },
     };
   }
 
-  private refusalError(key: KeyRateLimits, checks: readonly LimitCheck[], refusal: LimitRefusal): HerdError {
+  /** One owner's checks in one atomic acquire; undefined when it has no limits. Throws RATE_LIMITED naming the owner. */
+  private async acquireFor(kind: 'key' | 'team', owner: OwnerRateLimits, tokens: number): Promise<OwnerHold | undefined> {
+    const checks: LimitCheck[] = [];
+    if (owner.rpm !== undefined) checks.push({ kind: 'window', name: 'rpm', limit: owner.rpm, windowMs: this.windowMs, cost: 1 });
+    const tpm: WindowCheck | undefined = owner.tpm === undefined ? undefined : { kind: 'window', name: 'tpm', limit: owner.tpm, windowMs: this.windowMs, cost: tokens };
+    if (tpm) checks.push(tpm);
+    if (owner.maxConcurrency !== undefined) checks.push({ kind: 'lease', name: 'concurrency', limit: owner.maxConcurrency, leaseMs: this.leaseMs });
+    if (checks.length === 0) return undefined;
+    const group = `${kind}:${owner.id}`;
+    const id = randomUUID();
+    const decision = await this.store.acquire(group, id, checks);
+    if (!decision.granted) throw this.refusalError(`${kind} '${owner.name}'`, checks, pickLongestRefusal(decision.refusals));
+    const hold = new LimitHold({ store: this.store, group, id, checks, clock: this.clock });
+    const windows = checks.filter((c): c is WindowCheck => c.kind === 'window');
+    return {
+      tpm,
+      settle: (actual) => Promise.all([tpm ? hold.adjust(tpm, actual) : undefined, hold.release()]).then(() => undefined),
+      undo: () => Promise.all([...windows.map((w) => hold.adjust(w, 0)), hold.release()]).then(() => undefined),
+    };
+  }
+
+  private refusalError(who: string, checks: readonly LimitCheck[], refusal: LimitRefusal): HerdError {
     const check = checks[refusal.index] as LimitCheck;
-    const who = `key '${key.name}'`;
     if (check.kind === 'lease') {
       return new HerdError(
         'RATE_LIMITED',

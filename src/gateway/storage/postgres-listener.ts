@@ -1,6 +1,5 @@
-// LISTEN on one dedicated PostgreSQL connection (never a pooled one: a pool hands connections around,
-// and a notification arrives only on the connection that listens), reconnecting after a drop. Whoever
-// uses it re-reads on every (re)connect, since notifications sent while it was away are lost.
+// LISTEN on one dedicated PostgreSQL connection (a notification reaches only the connection that listens), reconnecting
+// after a drop; the user re-reads on every (re)connect, since notifications sent meanwhile are lost.
 import pg from 'pg';
 
 export interface PostgresListenerOptions {

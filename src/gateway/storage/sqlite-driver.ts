@@ -1,6 +1,5 @@
-// SqlDriver on one better-sqlite3 connection (WAL). Statements are synchronous underneath; a transaction
-// that spans awaits holds a mutex so no other statement of this process lands inside it, and BEGIN
-// IMMEDIATE takes SQLite's write lock at once, so writers in other processes wait (busy_timeout) instead of failing.
+// SqlDriver on one better-sqlite3 connection (WAL): a transaction spanning awaits holds a per-file mutex (two connections
+// of one process cannot deadlock the thread) and BEGIN IMMEDIATE's write lock (other processes wait, busy_timeout).
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
@@ -22,8 +21,12 @@ export class SqliteDriver implements SqlDriver {
   private readonly label: string;
   private readonly db: Database.Database;
   private readonly dataVersionStatement: Database.Statement;
-  /** The tail of the queue of statements and transactions waiting for the connection. */
-  private tail: Promise<unknown> = Promise.resolve();
+  /**
+   * The tails of the queues of statements and transactions, one per file. A second connection's BEGIN
+   * IMMEDIATE waiting (synchronously, busy_timeout) on a transaction of this process that is between two
+   * awaits would block the very thread that must finish it; queueing per file keeps that from happening.
+   */
+  private static readonly tails = new Map<string, Promise<unknown>>();
   private readonly statements = new Map<string, Database.Statement>();
   private closed = false;
 
@@ -94,7 +97,7 @@ export class SqliteDriver implements SqlDriver {
   }
 
   async close(): Promise<void> {
-    await this.tail.catch(() => undefined);
+    await (SqliteDriver.tails.get(this.location) ?? Promise.resolve()).catch(() => undefined);
     if (this.closed) return;
     this.closed = true;
     this.db.close();
@@ -112,8 +115,14 @@ export class SqliteDriver implements SqlDriver {
   }
 
   private serialize<T>(step: () => Promise<T>): Promise<T> {
-    const next = this.tail.then(step, step);
-    this.tail = next.catch(() => undefined);
+    const tail = SqliteDriver.tails.get(this.location) ?? Promise.resolve();
+    const next = tail.then(step, step);
+    const settled = next.catch(() => undefined);
+    SqliteDriver.tails.set(this.location, settled);
+    // The map holds a file's entry only while work is queued on it.
+    void settled.then(() => {
+      if (SqliteDriver.tails.get(this.location) === settled) SqliteDriver.tails.delete(this.location);
+    });
     return next;
   }
 

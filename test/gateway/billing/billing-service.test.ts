@@ -19,6 +19,7 @@ import { PromptTokenEstimate } from '../../../src/gateway/router/prompt-token-es
 import { resolveRoute, resolveRouteUpstreamModel } from '../../../src/gateway/router/resolve-route.ts';
 import { billingTestConfig } from './billing-fixtures.ts';
 import type { CompletionMeta } from '../../../src/gateway/router/chat-meta.ts';
+import { dayMonthLines } from './budget-fixtures.ts';
 
 const START = Date.parse('2026-05-20T10:00:00Z');
 
@@ -93,7 +94,7 @@ test('a completion after a retry: settled at its real cost, one request row and 
   try {
     const key = { id: 'key_a', name: 'team a' };
     const estimateMicros = await estimate(billing, 'gpt4', 1_000, 500);
-    await billing.reserve({ keyId: key.id, requestId: 'r1', estimateMicros, budgets: { dayMicros: 100_000 } });
+    await billing.reserve({ keyId: key.id, requestId: 'r1', estimateMicros, lines: dayMonthLines(key.id, { dayMicros: 100_000 }, START) });
     const meta = completionMeta(
       [attempt({ outcome: 'rate_limited', status: 429, durationMs: 50, next: 'retry', waitMs: 250 }), attempt({ durationMs: 600 })],
       usage({ cachedPromptTokens: 400, reasoningTokens: 120 }),
@@ -137,7 +138,7 @@ test('a completion after a retry: settled at its real cost, one request row and 
 test('a stream cut off by the client is billed from the tokens Herd counted, marked estimated; its single attempt rides in its request row', async () => {
   const { billing, ledger, file } = setup();
   try {
-    await billing.reserve({ keyId: 'k', requestId: 's1', estimateMicros: 50_000, budgets: {} });
+    await billing.reserve({ keyId: 'k', requestId: 's1', estimateMicros: 50_000, lines: dayMonthLines('k', {}, START) });
     const { usage: _u, rawFinishReason: _r, ...meta } = completionMeta([attempt({ provider: 'holysheep', durationMs: 180 })], usage(), 'holysheep');
     const done = await billing.finish({
       requestId: 's1',
@@ -176,14 +177,14 @@ test('a stream cut off by the client is billed from the tokens Herd counted, mar
 test('a request that failed everywhere is released and recorded with its attempts; a budget refusal is 429 insufficient_quota', async () => {
   const { billing, ledger } = setup();
   try {
-    await billing.reserve({ keyId: 'k', requestId: 'f1', estimateMicros: 9_000, budgets: { dayMicros: 10_000 } });
-    await assert.rejects(billing.reserve({ keyId: 'k', requestId: 'f2', estimateMicros: 2_000, budgets: { dayMicros: 10_000 } }), (err: HerdError) => {
+    await billing.reserve({ keyId: 'k', requestId: 'f1', estimateMicros: 9_000, lines: dayMonthLines('k', { dayMicros: 10_000 }, START) });
+    await assert.rejects(billing.reserve({ keyId: 'k', requestId: 'f2', estimateMicros: 2_000, lines: dayMonthLines('k', { dayMicros: 10_000 }, START) }), (err: HerdError) => {
       const answer = mapErrorToOpenAI(err);
       return (
         answer.status === 429 &&
         answer.body.error.code === 'insufficient_quota' &&
         !('retry-after' in answer.headers) &&
-        /daily budget of ¥0\.01 \(spent and reserved so far: less than ¥0\.01\)/.test(err.message)
+        /^this request may cost up to ¥0\.002 and budget ¥0\.01 per day for key k has ¥0\.001 left; it resets at 00:00 UTC/.test(err.message)
       );
     });
     const failure = new UpstreamError('upstream timed out', { provider: 'openai', failure: 'timeout' });
@@ -245,7 +246,7 @@ test('a cache hit costs nothing and records what it saved', async () => {
 test('recover() releases reservations older than billing.stale_reservation_minutes', async () => {
   const { billing, ledger, now } = setup();
   try {
-    await billing.reserve({ keyId: 'k', requestId: 'old', estimateMicros: 500, budgets: {}, atMs: START - 59 * 60_000 });
+    await billing.reserve({ keyId: 'k', requestId: 'old', estimateMicros: 500, lines: dayMonthLines('k', {}, START - 59 * 60_000), atMs: START - 59 * 60_000 });
     const recover = () => ledger.recover({ olderThanMs: 60 * 60_000, nowMs: now.ms });
     assert.deepEqual(await recover(), { released: 0, releasedMicros: 0, settled: 0, settledMicros: 0 });
     now.ms += 2 * 60_000;

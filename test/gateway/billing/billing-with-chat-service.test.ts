@@ -16,6 +16,7 @@ import type { ChatRequest, Usage } from '../../../src/gateway/protocol/chat-type
 import type { Provider, ProviderStreamEvent } from '../../../src/gateway/providers/provider.ts';
 import { UpstreamError } from '../../../src/gateway/protocol/upstream-error.ts';
 import { billingTestConfig } from './billing-fixtures.ts';
+import { dayMonthLines } from './budget-fixtures.ts';
 
 const ENV = { HOLYSHEEP_API_KEY: 'x', OPENAI_API_KEY: 'x', ANTHROPIC_API_KEY: 'x', GEMINI_API_KEY: 'x', DEEPSEEK_API_KEY: 'x' };
 const USAGE: Usage = { promptTokens: 1_200, cachedPromptTokens: 200, cacheWriteTokens: 0, completionTokens: 300, reasoningTokens: 0, estimated: false, raw: {} };
@@ -86,7 +87,7 @@ test('completion after a 503 retry on the relay: reserve, complete, finish — s
   try {
     const startedAt = Date.now();
     const estimate = await estimateRequest(billing, chat, ask);
-    const held = await billing.reserve({ keyId: key.id, requestId: 'req-c', estimateMicros: estimate, budgets: { dayMicros: 10_000_000 } });
+    const held = await billing.reserve({ keyId: key.id, requestId: 'req-c', estimateMicros: estimate, lines: dayMonthLines(key.id, { dayMicros: 10_000_000 }, Date.now()) });
     assert.equal(held.spent.dayMicros, estimate);
     const { meta } = await chat.complete(ask);
     const done = await billing.finish({ requestId: 'req-c', key, requestedModel: ask.model, startedAt, outcome: 'completion', meta });
@@ -105,7 +106,7 @@ test('a stream the client cancels mid-way is billed from what was delivered, mar
   const { chat, ledger, billing } = setup({ holysheep: fakeProvider('holysheep', { chunks: 2, hangAfterChunks: true }), openai: fakeProvider('openai') });
   try {
     const startedAt = Date.now();
-    await billing.reserve({ keyId: key.id, requestId: 'req-s', estimateMicros: await estimateRequest(billing, chat, ask), budgets: {} });
+    await billing.reserve({ keyId: key.id, requestId: 'req-s', estimateMicros: await estimateRequest(billing, chat, ask), lines: dayMonthLines(key.id, {}, Date.now()) });
     const controller = new AbortController();
     const stream = await chat.stream({ ...ask, stream: true }, { signal: controller.signal });
     const ttftMs = Date.now() - startedAt;
@@ -132,7 +133,7 @@ test('every deployment failing: the reservation is released and the attempts are
   });
   try {
     const startedAt = Date.now();
-    await billing.reserve({ keyId: key.id, requestId: 'req-f', estimateMicros: 10_000, budgets: {} });
+    await billing.reserve({ keyId: key.id, requestId: 'req-f', estimateMicros: 10_000, lines: dayMonthLines(key.id, {}, Date.now()) });
     const error = await chat.complete(ask).then(
       () => undefined,
       (err: unknown) => toHerdError(err),

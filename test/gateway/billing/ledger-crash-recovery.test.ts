@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openLedger } from '../../../src/gateway/billing/open-ledger.ts';
 import { DATABASE_URL, dropSchema, skipWithoutPostgres, uniqueSchema } from './pg-test-schema.ts';
+import { dayMonthLines } from './budget-fixtures.ts';
 
 const CHILD = join(import.meta.dirname, 'fixtures', 'reserve-then-hang.ts');
 const HOUR = 3_600_000;
@@ -52,7 +53,7 @@ async function crashAndRecover(t: TestContext, location: string, schema: string)
   assert.deepEqual(await ledger.spend(keyId, spentAt), { dayMicros: 1_900, monthMicros: 1_900 }, 'no lost and no double charge');
 
   // A client retry of the same request id is answered from the record: no second hold.
-  const retry = await ledger.reserve({ keyId, requestId: 'crash-1', estimateMicros: 5_000, budgets: {} });
+  const retry = await ledger.reserve({ keyId, requestId: 'crash-1', estimateMicros: 5_000, lines: dayMonthLines(keyId, {}, Date.now()) });
   assert.deepEqual([retry.created, retry.state], [false, 'released']);
   // Had the request really finished elsewhere, its late settlement counts, once.
   assert.equal((await ledger.settle('crash-1', { costMicros: 3_100 })).changed, true);

@@ -112,7 +112,13 @@ describe('ledger rows', () => {
       route_rule: null,
       cache_write_1h_tokens: 0,
       reported_reasoning_tokens: null,
+      team_id: null,
+      team_name: null,
+      key_tags: null,
+      key_metadata: null,
     });
+    const tagged = convertRequestToRow({ ...request, teamId: 'tm_1', teamName: 'research', keyTags: ['prod'], keyMetadata: { cost_center: '42' } });
+    assert.deepEqual([tagged.team_id, tagged.team_name, tagged.key_tags, tagged.key_metadata], ['tm_1', 'research', '["prod"]', '{"cost_center":"42"}']);
   });
 
   it('a single attempt inline: its own columns in the request row, and the flag for its tokens', () => {

@@ -109,7 +109,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
     await written.close();
     assert.deepEqual(await before.query(attemptsSql), await after.query(attemptsSql));
     assert.deepEqual(await before.query(attemptsSql), expectedAttempts([...old, ...fresh]));
-    assert.equal(await count(before, "SELECT COUNT(*) AS n FROM schema_migrations WHERE scope = 'ledger'"), 5);
+    assert.equal(await count(before, "SELECT COUNT(*) AS n FROM schema_migrations WHERE scope = 'ledger'"), 6);
     // The old rows stay where they were: their attempts in ledger_attempts, their request rows without one inline.
     assert.equal(await count(before, "SELECT COUNT(*) AS n FROM ledger_requests WHERE attempt_outcome IS NOT NULL AND request_id IN ('ok-1', 'stream-1', 'failed-1')"), 0);
     if (kind === 'sqlite') {

@@ -10,6 +10,7 @@ import { LedgerSpool, parseSpoolText } from '../../../src/gateway/billing/ledger
 import { LedgerWriteQueue } from '../../../src/gateway/billing/ledger-write-queue.ts';
 import { SqliteLedger } from '../../../src/gateway/billing/sqlite-ledger.ts';
 import { sampleAttempt, sampleRequest } from './ledger-contract.ts';
+import { dayMonthLines } from './budget-fixtures.ts';
 
 const jsonl = (dir: string) => readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
 
@@ -61,7 +62,7 @@ test("a SQLite ledger replays a dead process's spool exactly once before recover
   const db = join(dir, 'herd.db');
   const spoolDir = `${db}.spool`;
   const first = SqliteLedger.open(db, { spoolDir });
-  await first.reserve({ keyId: 'k', requestId: 'r1', estimateMicros: 5_000, budgets: {} });
+  await first.reserve({ keyId: 'k', requestId: 'r1', estimateMicros: 5_000, lines: dayMonthLines('k', {}, Date.now()) });
   await first.record(sampleRequest({ requestId: 'r1', keyId: 'k', costMicros: 1_000, startedAt: Date.now() }), []);
   // "Killed": nothing flushed, nothing closed. A duplicate line (a write retried across a crash) is harmless.
   const [file] = jsonl(spoolDir);

@@ -11,6 +11,7 @@ import { PostgresLedger } from '../../../src/gateway/billing/postgres-ledger.ts'
 import { SqliteLedger } from '../../../src/gateway/billing/sqlite-ledger.ts';
 import { sampleAttempt, sampleRequest } from './ledger-contract.ts';
 import { DATABASE_URL, dropSchema, skipWithoutPostgres, uniqueSchema } from './pg-test-schema.ts';
+import { dayMonthLines } from './budget-fixtures.ts';
 
 const rowsPerSecond = (rows: number, ms: number) => Math.round((rows * 1000) / ms);
 
@@ -41,7 +42,7 @@ async function measure(t: TestContext, open: () => Promise<Ledger>, requests: nu
   let settleMs = 0;
   for (let i = 0; i < pairs; i++) {
     const t0 = performance.now();
-    await ledger.reserve({ keyId: `key_${i % 8}`, requestId: `res-${i}`, estimateMicros: 100, budgets: { dayMicros: 1e12 } });
+    await ledger.reserve({ keyId: `key_${i % 8}`, requestId: `res-${i}`, estimateMicros: 100, lines: dayMonthLines(`key_${i % 8}`, { dayMicros: 1e12 }, Date.now()) });
     const t1 = performance.now();
     await ledger.settle(`res-${i}`, { costMicros: 90 });
     reserveMs += t1 - t0;

@@ -16,6 +16,7 @@ import { RetryUntilReady } from '../../../src/gateway/billing/retry-until-ready.
 import { startTcpFaultProxy, targetOf, throughProxy } from '../../helpers/tcp-fault-proxy.ts';
 import { sampleRequest } from './ledger-contract.ts';
 import { DATABASE_URL, dropSchema, skipWithoutPostgres, uniqueSchema } from './pg-test-schema.ts';
+import { dayMonthLines } from './budget-fixtures.ts';
 
 const skip = skipWithoutPostgres('postgres-ledger-start-up.test.ts');
 const FAST = { baseMs: 10, capMs: 40 };
@@ -148,7 +149,10 @@ test('opened while the database refuses: serves from the spool, budgets answer U
   assert.match(lines[0] ?? '', /^PostgreSQL ledger postgres:\/\/\S+ is unreachable \(.*ECONNRE.*\); serving anyway: rows spool to /);
   assert.match(ledger.stats().waitingForDatabase ?? '', /ECONNRE/);
   assert.equal(ledger.stats().behindRows, 1, "the dead process's row counts as behind");
-  await assert.rejects(ledger.reserve({ keyId: 'key_a', requestId: 'r-b', estimateMicros: 1, budgets: { dayMicros: 100 } }), (e: HerdError) => e.code === 'UNAVAILABLE');
+  await assert.rejects(
+    ledger.reserve({ keyId: 'key_a', requestId: 'r-b', estimateMicros: 1, lines: dayMonthLines('key_a', { dayMicros: 100 }, Date.now()) }),
+    (e: HerdError) => e.code === 'UNAVAILABLE',
+  );
   await assert.rejects(ledger.spend('key_a'), (e: HerdError) => e.code === 'UNAVAILABLE');
   // Durable once spooled, though the database has never answered.
   await ledger.record(sampleRequest({ requestId: 'live-1' }), []);

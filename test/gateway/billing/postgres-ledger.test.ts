@@ -13,15 +13,29 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { startTcpFaultProxy, targetOf, throughProxy } from '../../helpers/tcp-fault-proxy.ts';
 import { billingTestConfig } from './billing-fixtures.ts';
+import { dayMonthLines } from './budget-fixtures.ts';
 import { runLedgerContract, sampleRequest } from './ledger-contract.ts';
 import { DATABASE_URL, dropSchema, skipWithoutPostgres, uniqueSchema } from './pg-test-schema.ts';
 
 const skip = skipWithoutPostgres('postgres-ledger.test.ts (PostgreSQL ledger contract)');
 
 test('PostgreSQL ledger contract', { skip }, async (t) => {
-  const schema = uniqueSchema('herd_ledger_test');
+  const schema = uniqueSchema('h_budget_ledger');
   t.after(() => dropSchema(schema));
-  await runLedgerContract(t, (options) => PostgresLedger.open({ ...options, url: DATABASE_URL as string, schema, poolSize: 4 }));
+  await runLedgerContract(
+    t,
+    (options) => PostgresLedger.open({ ...options, url: DATABASE_URL as string, schema, poolSize: 4 }),
+    async (sql) => {
+      const client = new pg.Client({ connectionString: DATABASE_URL });
+      await client.connect();
+      try {
+        await client.query(`SET search_path TO "${schema}"`);
+        await client.query(sql);
+      } finally {
+        await client.end();
+      }
+    },
+  );
 });
 
 test('replicas starting together migrate once', { skip }, async (t) => {
@@ -96,8 +110,7 @@ test('a release that failed while the database was unreachable is retried until 
   const ledger = await PostgresLedger.open({ url: throughProxy(DATABASE_URL as string, proxy), schema, spoolDir, flushIntervalMs: 20, connectTimeoutMs: 300, queryTimeoutMs: 300 });
   t.after(() => ledger.close());
   const billing = new BillingService({ config: billingTestConfig(), ledger });
-  const budgets = { dayMicros: 1_000_000, monthMicros: undefined };
-  await billing.reserve({ keyId: 'key_r', requestId: 'r-1', estimateMicros: 5_000, budgets });
+  await billing.reserve({ keyId: 'key_r', requestId: 'r-1', estimateMicros: 5_000, lines: dayMonthLines('key_r', { dayMicros: 1_000_000 }, Date.now()) });
   assert.equal((await ledger.spend('key_r')).dayMicros, 5_000);
 
   proxy.cut('refuse');

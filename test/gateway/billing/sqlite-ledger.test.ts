@@ -8,19 +8,27 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openLedger, parseLedgerLocation, resolveLedgerLocation } from '../../../src/gateway/billing/open-ledger.ts';
 import { SqliteLedger } from '../../../src/gateway/billing/sqlite-ledger.ts';
-import { SqliteKeyStore } from '../../../src/gateway/keys/sqlite-key-store.ts';
+import { openKeyStore } from '../../../src/gateway/keys/open-key-store.ts';
 import { runLedgerContract, sampleRequest } from './ledger-contract.ts';
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'herd-ledger-'));
 
 test('SQLite ledger contract', async (t) => {
   const file = join(tempDir(), 'data', 'herd.db');
-  await runLedgerContract(t, async (options) => SqliteLedger.open(file, options));
+  await runLedgerContract(
+    t,
+    async (options) => SqliteLedger.open(file, options),
+    async (sql) => {
+      const db = new Database(file);
+      db.exec(sql);
+      db.close();
+    },
+  );
 });
 
 test('the ledger shares herd.db with the key store: WAL, one schema_migrations table, two scopes', async () => {
   const file = join(tempDir(), 'herd.db');
-  const keys = SqliteKeyStore.open(file);
+  const keys = await openKeyStore(`sqlite:${file}`);
   const ledger = await openLedger(`sqlite:${file}`);
   try {
     const db = new Database(file, { readonly: true });
@@ -38,11 +46,12 @@ test('the ledger shares herd.db with the key store: WAL, one schema_migrations t
       { version: 3, name: 'requests: dialect' },
       { version: 4, name: 'requests: a single attempt inline; ledger_attempts_all' },
       { version: 5, name: 'requests: route rule, 1-hour cache writes, reported reasoning' },
+      { version: 6, name: 'budget lines, settled spend, alert outbox; requests: team, tags, metadata' },
     ]);
     db.close();
   } finally {
     await ledger.close();
-    keys.close();
+    await keys.close();
   }
 });
 

@@ -18,12 +18,13 @@ import { createChatService, type ChatService } from '../../../src/gateway/flow/c
 import type { ChatChunk, ChatRequest } from '../../../src/gateway/protocol/chat-types.ts';
 import type { GatewayRequestEvent } from '../../../src/gateway/flow/gateway-observer.ts';
 import type { KeyInfo } from '../../../src/gateway/keys/key-store.ts';
+import { testKey } from '../billing/budget-fixtures.ts';
 import { canonicalChunk, RawSse, type StreamPiece } from '../../../src/gateway/protocol/raw-sse.ts';
 import { gatewayConfig, openAICompletion, openAIErrorBody, openAIStreamFrames, scriptedUpstream, status, type ScriptedUpstream } from '../helpers/gateway-fixtures.ts';
 import { collectChunks, startMockUpstream, type MockUpstream } from '../helpers/mock-upstream.ts';
 
 const ENV = { RELAY_API_KEY: 'sk-relay' };
-const KEY: KeyInfo = { id: 'key_team', name: 'team', prefix: 'sk-herd-team', allowedModels: '*', role: 'client' };
+const KEY: KeyInfo = testKey({ id: 'key_team', name: 'team', prefix: 'sk-herd-team' });
 const ask = (extra: Partial<ChatRequest> = {}): ChatRequest => ({ model: 'gpt4', messages: [{ role: 'user', content: 'Say hello' }], max_tokens: 50, temperature: 0, ...extra });
 
 interface Row {
@@ -223,7 +224,7 @@ models:
   });
 
   it('holds a budget on the resolved model and settles it at the real cost', async () => {
-    const budgeted: KeyInfo = { ...KEY, id: 'key_budget', budgetDayMicros: 1_000_000 };
+    const budgeted: KeyInfo = { ...KEY, id: 'key_budget', budgets: [{ period: 'day', amountMicros: 1_000_000 }] };
     const answer = await gateway.handle(ask(), caller({ key: budgeted }));
     assert.equal(answer.kind, 'completion');
     await settled();
@@ -231,14 +232,11 @@ models:
     assert.equal(spend.dayMicros, rows()[0]?.cost_micros, "the reservation settled at the row's cost");
   });
 
-  it('refuses a budget the estimate would pass, with an error row and no upstream call', async () => {
-    const poor: KeyInfo = { ...KEY, id: 'key_poor', budgetDayMicros: 1 };
+  it('refuses a budget the estimate would pass: no upstream call, no ledger row (refusals go to the audit log)', async () => {
+    const poor: KeyInfo = { ...KEY, id: 'key_poor', budgets: [{ period: 'day', amountMicros: 1 }] };
     await assert.rejects(gateway.handle(ask(), caller({ key: poor })), (err: Error & { code?: string }) => err.code === 'BUDGET_EXCEEDED');
     await ledger.flush();
     assert.equal(upstream.requests.length, 0);
-    assert.deepEqual(
-      rows().map((r) => r.status),
-      ['BUDGET_EXCEEDED'],
-    );
+    assert.deepEqual(rows(), []);
   });
 });

@@ -1,5 +1,5 @@
 // The embeddings flow on its own, in front of a local OpenAI-wire upstream: the key's allowed models,
-// TPM and budget (real limiter and SQLite ledger), kinds and tiers refused, a budget refusal on record,
+// TPM and budget (real limiter and SQLite ledger), kinds and tiers refused, a budget refusal,
 // and its attempts recorded in the chat service's breakers and load figures (one set for every flow).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,13 +16,14 @@ import { ChatGateway } from '../../../src/gateway/flow/chat-gateway.ts';
 import { createChatService, type ChatService } from '../../../src/gateway/flow/chat-service.ts';
 import { EmbeddingsGateway } from '../../../src/gateway/flow/embeddings-gateway.ts';
 import type { GatewayRequestEvent } from '../../../src/gateway/flow/gateway-observer.ts';
+import { testKey } from '../billing/budget-fixtures.ts';
 import type { KeyInfo } from '../../../src/gateway/keys/key-store.ts';
 import { KeyLimiter } from '../../../src/gateway/limits/key-limiter.ts';
 import { MemoryLimitStore } from '../../../src/gateway/limits/memory-limit-store.ts';
 import { answerOpenAIEmbeddings } from '../helpers/embedding-upstreams.ts';
 import { startMockUpstream, type MockUpstream } from '../helpers/mock-upstream.ts';
 
-const key = (extra: Partial<KeyInfo> = {}): KeyInfo => ({ id: 'k1', name: 'test', prefix: 'sk-herd-t', allowedModels: '*', role: 'client', ...extra });
+const key = (extra: Partial<KeyInfo> = {}): KeyInfo => testKey({ id: 'k1', name: 'test', prefix: 'sk-herd-t', ...extra });
 const caller = (k: KeyInfo) => ({ key: k, headers: {}, signal: new LightAbortController().signal, dialect: 'openai-embeddings' as const });
 const refusedWith = (code: string, pattern: RegExp) => (err: unknown) => err instanceof HerdError && err.code === code && pattern.test(err.message);
 
@@ -115,10 +116,13 @@ billing: { currency: USD }
     assert.equal(upstream.requests.length, before + 1);
   });
 
-  it('a budget too small for the input is refused before the upstream, with an error row', async () => {
+  it('a budget too small for the input is refused before the upstream', async () => {
     const before = upstream.requests.length;
     await assert.rejects(
-      gateway.handle({ model: 'emb', inputs: ['many words in this text'], encodingFormat: 'float' }, caller(key({ id: 'k-budget', budgetDayMicros: 1_000_000 }))),
+      gateway.handle(
+        { model: 'emb', inputs: ['many words in this text'], encodingFormat: 'float' },
+        caller(key({ id: 'k-budget', budgets: [{ period: 'day', amountMicros: 1_000_000 }] })),
+      ),
       refusedWith('BUDGET_EXCEEDED', /budget/i),
     );
     assert.equal(upstream.requests.length, before);

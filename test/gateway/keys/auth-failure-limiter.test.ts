@@ -10,7 +10,7 @@ import { AuthFailureLimiter } from '../../../src/gateway/keys/auth-failure-limit
 import { resolveAuthSettings } from '../../../src/gateway/keys/auth-settings.ts';
 import { Authenticator } from '../../../src/gateway/keys/authenticator.ts';
 import { constantTimeEqualHex, hashKeySecret } from '../../../src/gateway/keys/create-key-secret.ts';
-import { SqliteKeyStore } from '../../../src/gateway/keys/sqlite-key-store.ts';
+import { TestKeys } from '../../helpers/test-keys.ts';
 
 test('an address is refused once it reaches the limit, until its window ends; others are not', () => {
   let now = 1_000_000;
@@ -42,10 +42,10 @@ test('a spray of addresses keeps memory bounded', () => {
 });
 
 test('the Authenticator refuses every key from a guessing address with RATE_LIMITED and Retry-After, not the same key from elsewhere', async () => {
-  const store = SqliteKeyStore.open(join(mkdtempSync(join(tmpdir(), 'herd-auth-limit-')), 'herd.db'));
+  const store = await TestKeys.open(join(mkdtempSync(join(tmpdir(), 'herd-auth-limit-')), 'herd.db'));
   try {
     const { secret } = await store.create({ name: 'someone', allowedModels: '*' });
-    const auth = new Authenticator({ store, failureLimit: { maxFailures: 2, windowMs: 30_000 }, now: () => 5 });
+    const auth = new Authenticator({ store: store.store, failureLimit: { maxFailures: 2, windowMs: 30_000 }, now: () => 5 });
     for (let i = 0; i < 2; i++) {
       const result = auth.authenticate('Bearer sk-herd-wrong-guess-000000000000', '203.0.113.9');
       assert.ok(result instanceof HerdError && result.code === 'UNAUTHENTICATED');
@@ -58,7 +58,7 @@ test('the Authenticator refuses every key from a guessing address with RATE_LIMI
     const elsewhere = auth.authenticate(`Bearer ${secret}`, '203.0.113.10');
     assert.ok(!(elsewhere instanceof HerdError), 'another address is not affected');
   } finally {
-    store.close();
+    await store.close();
   }
 });
 

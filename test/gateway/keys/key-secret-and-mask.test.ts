@@ -2,18 +2,35 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { constantTimeEqualHex, createKeySecret, hashKeySecret, KEY_PREFIX, looksLikeKeySecret } from '../../../src/gateway/keys/create-key-secret.ts';
+import {
+  constantTimeEqualHex,
+  createKeySecret,
+  createPublicId,
+  displayPrefixOf,
+  hashKeySecret,
+  KEY_PREFIX,
+  looksLikeKeySecret,
+} from '../../../src/gateway/keys/create-key-secret.ts';
 import { maskKey, quoteUntrusted } from '../../../src/gateway/keys/mask-key.ts';
 
-test('a new key is sk-herd- plus 43 base62 characters; its hash is SHA-256 hex and its prefix the first 12 characters', () => {
-  const { secret, hash, prefix } = createKeySecret();
-  assert.match(secret, /^sk-herd-[0-9A-Za-z]{43}$/);
+test('a new secret is sk-herd-<public id>-<43 base62>; its hash is SHA-256 hex and its prefix the id plus 4 characters', () => {
+  const id = createPublicId('hk');
+  assert.match(id, /^hk_[0-9A-Za-z]{16}$/);
+  assert.match(createPublicId('tm'), /^tm_[0-9A-Za-z]{16}$/);
+  const { secret, hash, prefix } = createKeySecret(id);
+  assert.match(secret, new RegExp(`^sk-herd-${id}-[0-9A-Za-z]{43}$`));
   assert.equal(hash, createHash('sha256').update(secret).digest('hex'));
   assert.equal(hashKeySecret(secret), hash);
-  assert.equal(prefix, secret.slice(0, 12));
-  assert.ok(prefix.startsWith(KEY_PREFIX));
+  assert.equal(prefix, `sk-herd-${id}-${secret.slice(-43, -39)}`);
   assert.ok(looksLikeKeySecret(secret));
   assert.ok(!looksLikeKeySecret(prefix));
+});
+
+test('a secret made before #28 (sk-herd- plus 43) keeps its 12-character display prefix', () => {
+  const legacy = `${KEY_PREFIX}${'A'.repeat(43)}`;
+  assert.equal(displayPrefixOf(legacy), legacy.slice(0, 12));
+  assert.ok(looksLikeKeySecret(legacy));
+  assert.ok(!looksLikeKeySecret(legacy.slice(0, 12)));
 });
 
 test('keys are distinct and draw on the whole base62 alphabet', () => {

@@ -7,6 +7,12 @@ import { ctx, testBothEngines } from './key-store-harness.ts';
 
 const rejectsWith = (code: string, text?: string) => (err: HerdError) => err.code === code && (text === undefined || err.message.includes(text));
 
+/** Waits (up to 5 s) for another store's view to catch up; the assertion after it says what was expected. */
+async function until(seen: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!seen() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+}
+
 async function withStore(open: () => Promise<KeyStore>, body: (store: KeyStore) => Promise<void>): Promise<void> {
   const store = await open();
   try {
@@ -227,4 +233,65 @@ testBothEngines('touch is written in batches, at close at the latest', async (h)
   await withStore(h.open, async (store) => {
     assert.equal((await store.findKey(keyId)).lastUsedAt?.getTime(), 5_000);
   });
+});
+
+testBothEngines('two stores on one database: changes on one are seen by the other, the audit chain stays one chain under concurrent writers', async (h) => {
+  const a = await h.open();
+  const b = await h.open();
+  try {
+    const made = await a.createKey({ name: 'shared' }, ctx);
+    // SQLite: B's next lookup notices A's commit by data_version; PostgreSQL: B hears A's NOTIFY and re-reads what changed.
+    await until(() => b.lookup(made.secret).state === 'active');
+    assert.equal(b.lookup(made.secret).state, 'active');
+    assert.equal(b.hasActiveKeys(), true);
+    await a.setBlocked(made.key.id, true, ctx);
+    await until(() => b.lookup(made.secret).state === 'blocked');
+    assert.equal(b.lookup(made.secret).state, 'blocked');
+    // Incremental re-reads on PostgreSQL: a team's change reaches its keys, a rotation brings the new secret.
+    await a.createTeam({ name: 'ops', rpm: 10 }, ctx);
+    const member = await a.createKey({ name: 'member', team: 'ops' }, ctx);
+    await a.updateTeam('ops', { rpm: 20 }, ctx);
+    const rotated = await a.rotateKey('ops/member', { graceMs: 60_000 }, ctx);
+    await until(() => b.lookup(member.secret).state === 'grace');
+    const seen = b.lookup(rotated.secret);
+    assert.equal(seen.state === 'active' && seen.key.team?.rpm, 20);
+    assert.equal(b.lookup(member.secret).state, 'grace');
+    // An edit by hand: SQLite's triggers move the revision; on PostgreSQL refresh() re-reads everything.
+    await h.sql('UPDATE gateway_keys SET blocked = 0 WHERE id = ?', [made.key.id]);
+    if (h.kind === 'postgres') await b.refresh();
+    assert.equal(b.lookup(made.secret).state, 'active');
+
+    await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b).createTeam({ name: `team-${i}` }, ctx)));
+    await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 ? a : b).appendAudit([{ action: 'admin.signin', object: 'admin' }], ctx)));
+    assert.deepEqual(await b.verifyAudit(), { ok: true, rows: 20 });
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+testBothEngines('an unreachable or closed store says where it is, never a password', async (h) => {
+  if (h.kind === 'postgres') {
+    const { openKeyStore } = await import('../../../src/gateway/keys/open-key-store.ts');
+    await assert.rejects(
+      openKeyStore('postgres://herd:s3cret-pw@127.0.0.1:1/herd', { schema: 'h_store_nowhere' }),
+      (err: HerdError) => err.code === 'UNAVAILABLE' && err.message.includes('postgres://herd@127.0.0.1:1/herd') && !err.message.includes('s3cret'),
+    );
+  }
+  const store = await h.open();
+  await store.close();
+  await assert.rejects(store.createKey({ name: 'late' }, ctx), rejectsWith('UNAVAILABLE', 'closed'));
+});
+
+testBothEngines('last-used times of many keys are written in a few statements, never backwards', async (h) => {
+  const ids = Array.from({ length: 1203 }, (_, i) => `hk_touch${i}`);
+  await withStore(h.open, async (store) => {
+    for (const id of ids) store.touch(id, 10_000);
+  });
+  await withStore(h.open, async (store) => {
+    store.touch('hk_touch0', 5_000);
+  });
+  const rows = await h.sql('SELECT COUNT(*) AS n, MIN(last_used_at) AS low FROM key_last_used');
+  assert.equal(Number(rows[0]?.n), ids.length);
+  assert.equal(Number(rows[0]?.low), 10_000, 'an older time never overwrites a newer one');
 });

@@ -131,3 +131,22 @@ test('token reservation: prompt + max tokens, else the prompt again (the router 
   assert.equal(estimateTokenReservation(120, { max_tokens: 300 }), 420);
   assert.equal(estimateTokenReservation(120, {}), 240);
 });
+
+test("a team's limits apply across its keys, and a team refusal gives back what the key's step took", async () => {
+  const { limiter } = setup();
+  const team = { id: 'tm_research', name: 'research', rpm: 3, maxConcurrency: 2 };
+  const a = key({ id: 'hk_a', name: 'alice', rpm: 10, maxConcurrency: 1, team });
+  const b = key({ id: 'hk_b', name: 'bob', rpm: 10, team });
+  const held = await limiter.reserve(a, 0);
+  const held2 = await limiter.reserve(b, 0);
+  const err = await refusal(limiter.reserve(b, 0));
+  assert.match(err.message, /^Rate limit reached for team 'research' on concurrent requests: Limit 2, In flight 2\./);
+  await held.settle(0);
+  // alice's own slot is free again and bob's refused request took none of his RPM: the team's RPM (3) decides next.
+  await limiter.reserve(a, 0);
+  const rpm = await refusal(limiter.reserve(b, 0));
+  assert.match(rpm.message, /for team 'research' on concurrent requests|for team 'research' on requests per min/);
+  await held2.settle(0);
+  const third = await refusal(limiter.reserve(b, 0));
+  assert.match(third.message, /^Rate limit reached for team 'research' on requests per min \(RPM\): Limit 3, Used 3/);
+});
