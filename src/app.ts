@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { HerdConfig } from './config/herd-config-schema.ts';
 import { BillingService } from './gateway/billing/billing-service.ts';
+import { type AdminParts, createAdminParts } from './gateway/admin/create-admin-parts.ts';
 import type { Ledger } from './gateway/billing/ledger.ts';
 import { openLedger } from './gateway/billing/open-ledger.ts';
 import { startAlertSender } from './gateway/billing/start-alert-sender.ts';
@@ -163,7 +164,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       ...(gateway
         ? {
             gateway: { gateway: gateway.flow, embeddings: gateway.embeddings, authenticator: gateway.auth.authenticator, ...ledgerHealthOf(gateway.ledger, config), log },
-            ...(gateway.ledger ? { admin: { authenticator: gateway.auth.authenticator, ledger: gateway.ledger, masterKeyEnv: config.auth.master_key_env, log } } : {}),
+            admin: { authenticator: gateway.auth.authenticator, ...gateway.admin, ledger: gateway.ledger, masterKeyEnv: config.auth.master_key_env, log },
           }
         : {}),
     },
@@ -323,6 +324,7 @@ interface RunningGateway {
   flow: ChatGateway;
   embeddings: EmbeddingsGateway;
   auth: GatewayAuth;
+  admin: AdminParts;
   /** Undefined with `billing.ledger: off`. */
   ledger: Ledger | undefined;
   billing: BillingService | undefined;
@@ -363,6 +365,16 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
     }
     const { chat, flow, embeddings } = createGatewayFlow(config, { env, limits, cache, billing, registry, log, inference, ...(affinity ? { affinity } : {}) });
     for (const warning of checkTritonDeployments(chat.catalog, inference)) log(`warning: ${warning}`);
+    // The admin API's service (/admin/v1, /v1/me) and its sign-in audit, over the same store, ledger and catalogue.
+    const admin = createAdminParts({
+      store: auth.store,
+      ledger,
+      catalog: chat.catalog,
+      listModels: () => flow.listModels(),
+      currency: config.billing.currency,
+      defaultThresholds: config.billing.alerts.thresholds,
+      log,
+    });
     const opened = { limits, cache, ledger, affinity };
     const admission = limits.admission;
     registerGatewayStateMetrics(registry, {
@@ -388,9 +400,11 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
       flow,
       embeddings,
       auth,
+      admin,
       ledger,
       billing,
       async close() {
+        await admin.audit.close();
         await chat.close();
         await embeddings.close();
         await opened.cache.close();

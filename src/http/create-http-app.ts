@@ -18,6 +18,7 @@ import { createKserveErrorAnswer, mapErrorToKserve, type KserveErrorAnswer } fro
 import { createOpenAIErrorAnswer } from './map-openai-error.ts';
 import { createGatewayExchanges, registerExchangeRoutes } from './gateway-exchanges.ts';
 import { registerAdminRoutes, type AdminDeps } from './admin-routes.ts';
+import { registerMeRoute } from './me-route.ts';
 import type { OpenAIDeps } from './openai-deps.ts';
 import { registerOpenAIRoutes } from './openai-routes.ts';
 import { registerSharedMemoryRoutes } from './shared-memory-routes.ts';
@@ -30,7 +31,7 @@ export interface HttpAppOptions {
   maxInputSize: number;
   /** The LLM gateway's routes (/v1, /health), when the gateway is configured. */
   gateway?: OpenAIDeps;
-  /** /admin/* (usage reports), when the gateway keeps a ledger. */
+  /** /admin/v1 (keys, teams, usage, audit, catalogue), the older /admin/usage, and GET /v1/me, when the gateway runs. */
   admin?: AdminDeps;
   /** Slow readers of streamed answers (server.stream_idle_reader_ms, server.stream_max_buffered_bytes). */
   streams?: StreamLimits;
@@ -99,6 +100,7 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
     registerOpenAIRoutes(app, gateway, allow);
   }
   if (options.admin) registerAdminRoutes(app, options.admin, allow);
+  if (options.admin?.service) registerMeRoute(app, { authenticator: options.admin.authenticator, service: options.admin.service, log: options.log }, allow);
   return app;
 }
 
