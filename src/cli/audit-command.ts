@@ -63,7 +63,15 @@ export async function runAuditList(flags: AuditListFlags, io: AdminCliIo): Promi
     if (flags.json) io.stdout(`${JSON.stringify(events, null, 2)}\n`);
     else if (events.length === 0) io.stdout('No audit events match.\n');
     else {
-      const rows = events.map((e) => [String(e.seq), formatTime(e.at), `${e.actor_name}${e.actor_name === e.actor_id ? '' : ` (${e.actor_id})`}`, e.action, e.object, e.count > 1 ? `×${e.count}` : '', e.source_ip ?? '-']);
+      const rows = events.map((e) => [
+        String(e.seq),
+        formatTime(e.at),
+        `${e.actor_name}${e.actor_name === e.actor_id ? '' : ` (${e.actor_id})`}`,
+        e.action,
+        e.object,
+        e.count > 1 ? `×${e.count}` : '',
+        e.source_ip ?? '-',
+      ]);
       io.stdout(`${formatTable(['Seq', 'Time', 'Actor', 'Action', 'Object', 'Count', 'Source'], rows)}\n`);
     }
   });

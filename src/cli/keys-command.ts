@@ -44,7 +44,7 @@ export function registerKeysCommand(program: Command, io: AdminCliIo = processIo
     .action((flags: KeysCreateFlags) => runKeysCreate(flags, io));
   withStore(keys.command('list'))
     .description('list keys with their team, spend this period, last use and expiry (never their secrets)')
-    .option('--team <team>', 'only this team\'s keys')
+    .option('--team <team>', "only this team's keys")
     .option('--search <text>', 'only names containing the text')
     .option('--all', 'revoked keys too')
     .option('--json', 'print JSON (the shape of GET /admin/v1/keys)')
@@ -104,7 +104,8 @@ export async function runKeysList(flags: KeysListFlags, io: AdminCliIo): Promise
       cursor = page.next_cursor ?? undefined;
     } while (cursor !== undefined);
     if (flags.json) io.stdout(`${JSON.stringify(keys, null, 2)}\n`);
-    else if (keys.length === 0) io.stdout(`No keys in ${where}${flags.all ? '' : ' (revoked ones are left out: --all shows them)'}. Create one with: herd keys create --name NAME\n`);
+    else if (keys.length === 0)
+      io.stdout(`No keys in ${where}${flags.all ? '' : ' (revoked ones are left out: --all shows them)'}. Create one with: herd keys create --name NAME\n`);
     else io.stdout(`${formatKeysTable(keys)}\n`);
   });
 }

@@ -39,11 +39,15 @@ export function addPolicyOptions(command: Command, update: boolean): Command {
   const clear = update ? "; 'none' clears" : '';
   return command
     .option('--models <list>', `comma-separated models, aliases or patterns (gpt-4o*) it may call, or '*' for all${update ? '' : " (default '*')"}`)
-    .option('--budget <period=amount[:model]>', `a spend cap per day, week or month in the settlement currency, e.g. day=100, month=2000, day=10:gpt-4o* (repeat for several${update ? "; replaces all; 'none' removes all" : ''})`, collect)
+    .option(
+      '--budget <period=amount[:model]>',
+      `a spend cap per day, week or month in the settlement currency, e.g. day=100, month=2000, day=10:gpt-4o* (repeat for several${update ? "; replaces all; 'none' removes all" : ''})`,
+      collect,
+    )
     .option('--budget-day <amount>', 'same as --budget day=AMOUNT')
     .option('--budget-month <amount>', 'same as --budget month=AMOUNT')
     .option('--timezone <zone>', 'IANA time zone the budget periods align to (default UTC)')
-    .option('--alert <percents>', 'budget alert thresholds, e.g. 50,80,100 (default: the server\'s)')
+    .option('--alert <percents>', "budget alert thresholds, e.g. 50,80,100 (default: the server's)")
     .option('--rpm <n>', `requests per minute${clear}`)
     .option('--tpm <n>', `tokens per minute, prompt + completion${clear}`)
     .option('--max-concurrency <n>', `requests in flight at once${clear}`);
@@ -51,7 +55,7 @@ export function addPolicyOptions(command: Command, update: boolean): Command {
 
 export function addKeyOptions(command: Command, update: boolean): Command {
   const clear = update ? "; 'none' clears" : '';
-  return addPolicyOptions(command, update)
+  addPolicyOptions(command, update)
     .option('--team <team>', `the team (id or name) whose limits also apply${clear}`)
     .option('--role <role>', `${KEY_ROLES.join(' | ')} (default client): admin, viewer and manager keys reach the admin API`)
     .option('--priority <class>', `admission class when a request sends no x-herd-priority: high, normal or batch${clear}`)
@@ -59,7 +63,9 @@ export function addKeyOptions(command: Command, update: boolean): Command {
     .option('--cidr <range>', `client addresses the key may be used from, e.g. 10.0.0.0/8 (repeat for several${update ? '; replaces all' : ''})`, collect)
     .option('--tag <tag>', `a tag copied into the key's ledger rows (repeat${update ? '; replaces all' : ''})`, collect)
     .option('--meta <key=value>', `metadata copied into the key's ledger rows (repeat${update ? '; replaces all' : ''})`, collect)
-    .option('--cap-max-tokens', 'when the budget cannot cover the model\'s maximum output, cap max_tokens instead of refusing');
+    .option('--cap-max-tokens', "when the budget cannot cover the model's maximum output, cap max_tokens instead of refusing");
+  if (update) command.option('--no-cap-max-tokens', 'refuse such a request again instead of capping max_tokens');
+  return command;
 }
 
 /** `day=100`, `month=2000.50`, `day=10:gpt-4o*`. */
@@ -79,7 +85,7 @@ export function parsePolicyFlags(flags: PolicyFlags, update: boolean): PolicyInp
   if (flags.budgetDay !== undefined) budgets.push({ period: 'day', amount_micros: parseBudgetAmount(flags.budgetDay, '--budget-day') });
   if (flags.budgetMonth !== undefined) budgets.push({ period: 'month', amount_micros: parseBudgetAmount(flags.budgetMonth, '--budget-month') });
   if (budgets.includes('none')) {
-    if (budgets.length > 1) throw new HerdError('INVALID_ARG', "--budget none removes every budget: give it alone", { param: '--budget' });
+    if (budgets.length > 1) throw new HerdError('INVALID_ARG', '--budget none removes every budget: give it alone', { param: '--budget' });
     out.budgets = [];
   } else if (budgets.length > 0) out.budgets = budgets.filter((b) => b !== 'none');
   if (flags.timezone !== undefined) out.timezone = flags.timezone;
@@ -94,7 +100,8 @@ export function parseKeyPolicyFlags(flags: KeyPolicyFlags, update: boolean): Key
   const out: KeyInputJson = parsePolicyFlags(flags, update);
   if (flags.team !== undefined) out.team = update && flags.team === 'none' ? null : flags.team;
   if (flags.role !== undefined) {
-    if (!(KEY_ROLES as readonly string[]).includes(flags.role)) throw new HerdError('INVALID_ARG', `--role must be one of ${KEY_ROLES.join(', ')}, got '${flags.role}'`, { param: '--role' });
+    if (!(KEY_ROLES as readonly string[]).includes(flags.role))
+      throw new HerdError('INVALID_ARG', `--role must be one of ${KEY_ROLES.join(', ')}, got '${flags.role}'`, { param: '--role' });
     out.role = flags.role as KeyRole;
   }
   if (flags.priority !== undefined) out.priority = update && flags.priority === 'none' ? null : parsePriority(flags.priority, '--priority').toLowerCase();
@@ -131,7 +138,12 @@ function parseCount(text: string, flag: string): number {
 }
 
 /** `rpm 60, tpm 90000, 4 concurrent, 12.50/day, 10.00/day on gpt-4o*`; empty without limits. */
-export function formatPolicyLimits(policy: { rpm: number | null; tpm: number | null; max_concurrency: number | null; budgets: readonly { period: string; amount_micros: number; model: string | null }[] }): string {
+export function formatPolicyLimits(policy: {
+  rpm: number | null;
+  tpm: number | null;
+  max_concurrency: number | null;
+  budgets: readonly { period: string; amount_micros: number; model: string | null }[];
+}): string {
   const parts: string[] = [];
   if (policy.rpm !== null) parts.push(`rpm ${policy.rpm}`);
   if (policy.tpm !== null) parts.push(`tpm ${policy.tpm}`);

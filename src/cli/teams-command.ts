@@ -20,7 +20,7 @@ const withStore = (command: Command) =>
     .option('--db <location>', 'key store, overriding herd.yaml: a SQLite file or postgres://… (default ./data/herd.db)');
 
 export function registerTeamsCommand(program: Command, io: AdminCliIo = processIo): void {
-  const teams = program.command('teams').description("manage teams: a budget, limits and models their keys share (the tighter of key and team wins)");
+  const teams = program.command('teams').description('manage teams: a budget, limits and models their keys share (the tighter of key and team wins)');
   addPolicyOptions(withStore(teams.command('create')), false)
     .description('create a team')
     .requiredOption('--name <name>', 'the team name (unique)')

@@ -114,7 +114,12 @@ export const ADMIN_KEY_ROUTES: readonly AdminRouteSpec[] = [
   ),
 ];
 
-async function rotate({ ctx, service, params, body }: Parameters<AdminRouteSpec['handle']>[0] & { params: { ref: string }; body: { grace?: number | string | undefined; rotation_id?: string | undefined } }) {
+async function rotate({
+  ctx,
+  service,
+  params,
+  body,
+}: Parameters<AdminRouteSpec['handle']>[0] & { params: { ref: string }; body: { grace?: number | string | undefined; rotation_id?: string | undefined } }) {
   const rotated = await service.rotateKey(ctx, params.ref, { graceMs: parseGraceMs(body.grace), rotationId: body.rotation_id });
   const json = { key: rotated.key, secret: rotated.secret, grace_until: rotated.graceUntil.toISOString(), replayed: rotated.replayed };
   return answer(200, json);

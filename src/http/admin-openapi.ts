@@ -41,7 +41,7 @@ function operationOf(spec: AdminRouteSpec): JsonSchema {
       schema: { type: 'string', minLength: 1, maxLength: 255 },
     });
   }
-  const error = { description: 'An error, in OpenAI\'s shape', content: { 'application/json': { schema: toJsonSchema(errorJson, 'output') } } };
+  const error = { description: "An error, in OpenAI's shape", content: { 'application/json': { schema: toJsonSchema(errorJson, 'output') } } };
   return {
     operationId: spec.operationId,
     summary: spec.summary,
@@ -69,9 +69,11 @@ export function buildAdminOpenApi(specs: readonly AdminRouteSpec[]): JsonSchema 
     info: {
       title: 'Herd admin API',
       version: HERD_VERSION,
-      description: 'Keys, teams, usage, the audit log and the routing catalogue. Roles: admin, viewer (read-only), manager (its own team\'s keys). docs/keys-and-teams.md.',
+      description: "Keys, teams, usage, the audit log and the routing catalogue. Roles: admin, viewer (read-only), manager (its own team's keys). docs/keys-and-teams.md.",
     },
-    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'the master key ($HERD_MASTER_KEY) or a key with an admin, viewer or manager role' } } },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'the master key ($HERD_MASTER_KEY) or a key with an admin, viewer or manager role' } },
+    },
     security: [{ bearer: [] }],
     paths,
   };

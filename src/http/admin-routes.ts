@@ -59,7 +59,8 @@ export function listAdminRoutes(): AdminRouteSpec[] {
 export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps, allow: (url: string, methods: string[]) => void): void {
   void app.register(async (scope) => {
     scope.setErrorHandler((error: Error & { statusCode?: number }, _request, reply) => {
-      const herd = error instanceof HerdError ? error : typeof error.statusCode === 'number' && error.statusCode < 500 ? new HerdError('INVALID_ARG', error.message) : toHerdError(error);
+      const herd =
+        error instanceof HerdError ? error : typeof error.statusCode === 'number' && error.statusCode < 500 ? new HerdError('INVALID_ARG', error.message) : toHerdError(error);
       if (herd.code === 'INTERNAL') deps.log?.(`admin error: ${formatErrorForLog(error)}`);
       sendAdminError(reply, herd);
     });
@@ -122,7 +123,10 @@ function signIn(req: FastifyRequest, deps: AdminDeps): ChangeContext {
   const requestId = typeof header === 'string' && header.length <= 200 ? header : req.id;
   const result = deps.authenticator.authenticate(req.headers.authorization, clientAddressOf(req.raw));
   if (result instanceof HerdError) {
-    deps.audit?.record({ action: 'admin.sign_in_failed', object: 'admin', after: { code: result.code } }, { actor: { id: 'anonymous', name: 'anonymous', role: 'client' }, requestId, sourceIp });
+    deps.audit?.record(
+      { action: 'admin.sign_in_failed', object: 'admin', after: { code: result.code } },
+      { actor: { id: 'anonymous', name: 'anonymous', role: 'client' }, requestId, sourceIp },
+    );
     throw result;
   }
   const ctx: ChangeContext = { actor: actorOfKey(result.key), requestId, sourceIp };
@@ -136,9 +140,13 @@ function readIdempotencyKey(req: FastifyRequest, spec: AdminRouteSpec): string |
   const value = req.headers['idempotency-key'];
   if (value === undefined) {
     if (spec.idempotency === 'required') {
-      throw new HerdError('INVALID_ARG', `${spec.method} ${spec.path.replace(':ref', '{ref}')} needs an Idempotency-Key header (any unique string, e.g. a UUID): a retry with the same key then cannot act twice.`, {
-        param: 'Idempotency-Key',
-      });
+      throw new HerdError(
+        'INVALID_ARG',
+        `${spec.method} ${spec.path.replace(':ref', '{ref}')} needs an Idempotency-Key header (any unique string, e.g. a UUID): a retry with the same key then cannot act twice.`,
+        {
+          param: 'Idempotency-Key',
+        },
+      );
     }
     return undefined;
   }
@@ -151,7 +159,9 @@ function readIdempotencyKey(req: FastifyRequest, spec: AdminRouteSpec): string |
 /** What makes two calls the same call: method, path and body (keys sorted), hashed. */
 function fingerprintOf(req: FastifyRequest, body: unknown): string {
   const path = req.url.split('?')[0] ?? req.url;
-  return createHash('sha256').update(`${req.method} ${path}\n${canonicalJson(body ?? null)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${req.method} ${path}\n${canonicalJson(body ?? null)}`)
+    .digest('hex');
 }
 
 function canonicalJson(value: unknown): string {

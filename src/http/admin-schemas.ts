@@ -39,8 +39,16 @@ export const createKeyBody = z.strictObject({ name: z.string().min(1), ...policy
 /** Only the fields present change; null clears a limit, the expiry or the team. */
 export const updateKeyBody = z.strictObject(nullable({ name: z.string().min(1).optional(), ...policyFields, ...keyFields }));
 export const rotateKeyBody = z.strictObject({
-  grace: z.union([z.int().min(0), z.string().min(1)]).optional().describe('how long the old secret keeps working: seconds, or 30m, 24h, 7d (default 24h)'),
-  rotation_id: z.string().min(16).max(200).optional().describe('16–200 random characters (a UUID): rotating again with the same id returns the same new secret, whatever the Idempotency-Key'),
+  grace: z
+    .union([z.int().min(0), z.string().min(1)])
+    .optional()
+    .describe('how long the old secret keeps working: seconds, or 30m, 24h, 7d (default 24h)'),
+  rotation_id: z
+    .string()
+    .min(16)
+    .max(200)
+    .optional()
+    .describe('16–200 random characters (a UUID): rotating again with the same id returns the same new secret, whatever the Idempotency-Key'),
 });
 export const createTeamBody = z.strictObject({ name: z.string().min(1), ...policyFields });
 export const updateTeamBody = z.strictObject(nullable({ name: z.string().min(1).optional(), ...policyFields }));
@@ -85,7 +93,14 @@ const policyJson = {
   tpm: z.int().nullable(),
   max_concurrency: z.int().nullable(),
 };
-const periodSpend = z.object({ period: z.enum(['day', 'week', 'month']), spent_micros: z.int(), spent: z.string(), limit_micros: z.int(), limit: z.string(), resets_at: z.string() });
+const periodSpend = z.object({
+  period: z.enum(['day', 'week', 'month']),
+  spent_micros: z.int(),
+  spent: z.string(),
+  limit_micros: z.int(),
+  limit: z.string(),
+  resets_at: z.string(),
+});
 export const keyJson = z.object({
   id: z.string(),
   name: z.string(),

@@ -52,7 +52,12 @@ test('audit list shows the CLI changes; verify passes, then finds an edited row 
   );
   const byObject = captureIo();
   await runAuditList({ db, object: rows[0].object, json: true }, byObject);
-  assert.deepEqual(JSON.parse(byObject.out()).map((r: { action: string }) => r.action).sort(), ['key.create', 'key.revoke']);
+  assert.deepEqual(
+    JSON.parse(byObject.out())
+      .map((r: { action: string }) => r.action)
+      .sort(),
+    ['key.create', 'key.revoke'],
+  );
 
   const ok = captureIo();
   await runAuditVerify({ db }, ok);

@@ -105,14 +105,33 @@ test('show, update, block, unblock and rotate address a key by name; rotation ke
   await runTeamsCreate({ name: 'team-a', db }, captureIo());
   const created = captureIo();
   await runKeysCreate(
-    { name: 'svc', db, team: 'team-a', budget: ['day=100', 'month=2000', 'day=10:gpt-4o*'], timezone: 'Asia/Shanghai', expires: '30d', tag: ['prod'], meta: ['owner=ops'], alert: '50,80,100', cidr: ['10.0.0.0/8'] },
+    {
+      name: 'svc',
+      db,
+      team: 'team-a',
+      budget: ['day=100', 'month=2000', 'day=10:gpt-4o*'],
+      timezone: 'Asia/Shanghai',
+      expires: '30d',
+      tag: ['prod'],
+      meta: ['owner=ops'],
+      alert: '50,80,100',
+      cidr: ['10.0.0.0/8'],
+    },
     created,
   );
   assert.match(created.err.join(''), /'svc' \(team team-a; models: \*; 100\.00\/day, 2000\.00\/month, 10\.00\/day on gpt-4o\*\)/);
   const secret = (created.out[0] as string).trim();
   const shown = captureIo();
   await runKeysShow('svc', { db }, shown);
-  for (const line of [/^team +team-a \(tm_/m, /^time zone +Asia\/Shanghai$/m, /^alerts +50%, 80%, 100%$/m, /^tags +prod$/m, /^metadata +owner=ops$/m, /^client CIDRs +10\.0\.0\.0\/8$/m, /^expires +\d{4}-/m]) {
+  for (const line of [
+    /^team +team-a \(tm_/m,
+    /^time zone +Asia\/Shanghai$/m,
+    /^alerts +50%, 80%, 100%$/m,
+    /^tags +prod$/m,
+    /^metadata +owner=ops$/m,
+    /^client CIDRs +10\.0\.0\.0\/8$/m,
+    /^expires +\d{4}-/m,
+  ]) {
     assert.match(shown.text(), line);
   }
   const updated = captureIo();
@@ -147,7 +166,10 @@ test('clear errors: unknown key, bad models, missing or unreadable store; list o
   const dir = tempDir();
   const db = join(dir, 'herd.db');
   await runKeysCreate({ name: 'a', db }, captureIo());
-  await assert.rejects(runKeysRevoke('hk_ffffffffffff', { db }, captureIo()), (err: HerdError) => err.code === 'NOT_FOUND' && /no key has the id, name or prefix/.test(err.message));
+  await assert.rejects(
+    runKeysRevoke('hk_ffffffffffff', { db }, captureIo()),
+    (err: HerdError) => err.code === 'NOT_FOUND' && /no key has the id, name or prefix/.test(err.message),
+  );
   await assert.rejects(runKeysCreate({ name: 'b', models: 'a,,b', db }, captureIo()), (err: HerdError) => err.code === 'INVALID_ARG');
 
   const missing = join(dir, 'none', 'herd.db');

@@ -26,7 +26,10 @@ test('teams: create, list, show with keys, update, delete refused while keys rem
   const db = join(tempDir(), 'herd.db');
   const created = captureIo();
   await runTeamsCreate({ name: 'research', db, budget: ['month=500'], rpm: '100', models: 'gpt-4o*,claude-*' }, created);
-  assert.match(created.text(), /^Created team tm_\w+ 'research' \(models: gpt-4o\*,claude-\*; rpm 100, 500\.00\/month\) in .*herd\.db\. Add keys with: herd keys create --name NAME --team research\n$/);
+  assert.match(
+    created.text(),
+    /^Created team tm_\w+ 'research' \(models: gpt-4o\*,claude-\*; rpm 100, 500\.00\/month\) in .*herd\.db\. Add keys with: herd keys create --name NAME --team research\n$/,
+  );
   await runKeysCreate({ name: 'alice', team: 'research', db }, captureIo());
   const listed = captureIo();
   await runTeamsList({ db }, listed);

@@ -70,12 +70,17 @@ test("a page of keys is one store query and one ledger query, with each budgeted
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const res: LightMyRequestResponse = await s.app.inject({ method: 'GET', url: `/admin/v1/keys?limit=4${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, headers: asMaster() });
+      const res: LightMyRequestResponse = await s.app.inject({
+        method: 'GET',
+        url: `/admin/v1/keys?limit=4${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        headers: asMaster(),
+      });
       assert.equal(res.statusCode, 200, res.body);
       const page = json(res);
       for (const k of page.data) {
         names.push(k.name as string);
-        if (k.name === 'k0') assert.deepEqual(k.spend, { period: 'month', spent_micros: 1_250_000, spent: '1.25', limit_micros: 10_000_000, limit: '10.00', resets_at: '2027-01-01T00:00:00.000Z' });
+        if (k.name === 'k0')
+          assert.deepEqual(k.spend, { period: 'month', spent_micros: 1_250_000, spent: '1.25', limit_micros: 10_000_000, limit: '10.00', resets_at: '2027-01-01T00:00:00.000Z' });
         if (k.name === 'unbudgeted') assert.equal(k.spend, null);
       }
       cursor = page.next_cursor;
@@ -98,7 +103,8 @@ test("a page of keys is one store query and one ledger query, with each budgeted
 test('roles: viewer reads only; manager only its team and only client keys; client nothing', async () => {
   const s = await setupAdmin();
   try {
-    const post = (headers: Record<string, string>, url: string, payload: unknown, key: string) => s.app.inject({ method: 'POST', url, headers: { ...headers, 'idempotency-key': key }, payload: payload as object });
+    const post = (headers: Record<string, string>, url: string, payload: unknown, key: string) =>
+      s.app.inject({ method: 'POST', url, headers: { ...headers, 'idempotency-key': key }, payload: payload as object });
     assert.equal((await post(asMaster(), '/admin/v1/teams', { name: 'team-a' }, 't1')).statusCode, 201);
     assert.equal((await post(asMaster(), '/admin/v1/teams', { name: 'team-b' }, 't2')).statusCode, 201);
     const viewer = (await post(asMaster(), '/admin/v1/keys', { name: 'auditor', role: 'viewer' }, 'v')).json().secret as string;
@@ -118,7 +124,13 @@ test('roles: viewer reads only; manager only its team and only client keys; clie
     assert.equal((await post(bearer(manager), '/admin/v1/keys', { name: 'boss', role: 'admin' }, 'm2')).statusCode, 403);
     assert.equal((await post(bearer(manager), '/admin/v1/keys', { name: 'spy', team: 'team-b' }, 'm3')).statusCode, 403);
     const listed = await s.app.inject({ method: 'GET', url: '/admin/v1/keys', headers: bearer(manager) });
-    assert.deepEqual(json(listed).data.map((k) => k.name).sort(), ['bot-a', 'lead-a'], "only its team's keys");
+    assert.deepEqual(
+      json(listed)
+        .data.map((k) => k.name)
+        .sort(),
+      ['bot-a', 'lead-a'],
+      "only its team's keys",
+    );
     assert.equal((await s.app.inject({ method: 'GET', url: '/admin/v1/keys?team=team-b', headers: bearer(manager) })).statusCode, 403);
     assert.equal((await s.app.inject({ method: 'GET', url: `/admin/v1/keys/${clientB.key.id}`, headers: bearer(manager) })).statusCode, 403);
     assert.equal((await post(bearer(manager), `/admin/v1/keys/${clientB.key.id}/block`, undefined, 'm4')).statusCode, 403);
@@ -157,7 +169,12 @@ test('rotate keeps the id and replays its secret; block, unblock, patch and revo
     const block = await s.app.inject({ method: 'POST', url: `/admin/v1/keys/${id}/block`, headers: asMaster() });
     assert.equal(block.json().state, 'blocked');
     assert.equal((await s.app.inject({ method: 'POST', url: `/admin/v1/keys/${id}/unblock`, headers: asMaster() })).json().state, 'active');
-    const patched = await s.app.inject({ method: 'PATCH', url: `/admin/v1/keys/${id}`, headers: asMaster(), payload: { rpm: 60, expires_at: '2099-01-01', metadata: { owner: 'ops' } } });
+    const patched = await s.app.inject({
+      method: 'PATCH',
+      url: `/admin/v1/keys/${id}`,
+      headers: asMaster(),
+      payload: { rpm: 60, expires_at: '2099-01-01', metadata: { owner: 'ops' } },
+    });
     assert.equal(patched.statusCode, 200, patched.body);
     assert.deepEqual([patched.json().rpm, patched.json().expires_at, patched.json().metadata], [60, '2099-01-01T00:00:00.000Z', { owner: 'ops' }]);
     assert.equal((await s.app.inject({ method: 'PATCH', url: `/admin/v1/keys/${id}`, headers: asMaster(), payload: { rpm: null } })).json().rpm, null);

@@ -6,7 +6,13 @@ import assert from 'node:assert/strict';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { asMaster, setupAdmin } from './admin-test-setup.ts';
 
-type Doc = { openapi: string; paths: Record<string, Record<string, { responses: Record<string, { content?: { 'application/json': { schema: object } } }>; parameters?: { name: string; in: string; required: boolean }[] }>> };
+type Doc = {
+  openapi: string;
+  paths: Record<
+    string,
+    Record<string, { responses: Record<string, { content?: { 'application/json': { schema: object } } }>; parameters?: { name: string; in: string; required: boolean }[] }>
+  >;
+};
 
 test('the OpenAPI document lists exactly the registered /admin/v1 routes, and real answers match its schemas', async () => {
   const s = await setupAdmin({ listen: true });
@@ -39,7 +45,15 @@ test('the OpenAPI document lists exactly the registered /admin/v1 routes, and re
     const create = doc.paths['/admin/v1/keys']?.post;
     assert.deepEqual(
       create?.parameters?.filter((p) => p.in === 'header'),
-      [{ name: 'Idempotency-Key', in: 'header', required: true, description: create?.parameters?.[0] && (create.parameters[0] as { description?: string }).description, schema: { type: 'string', minLength: 1, maxLength: 255 } }],
+      [
+        {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: true,
+          description: create?.parameters?.[0] && (create.parameters[0] as { description?: string }).description,
+          schema: { type: 'string', minLength: 1, maxLength: 255 },
+        },
+      ],
     );
 
     const ajv = new Ajv2020({ strict: false, allErrors: true });

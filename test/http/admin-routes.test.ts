@@ -45,7 +45,19 @@ async function setup(options: { master: boolean } = { master: true }) {
   };
 }
 
-const ANONYMOUS = { id: 'anonymous', name: 'anonymous', prefix: '', allowedModels: '*' as const, budgets: [], timezone: 'UTC', alertThresholds: [], allowedCidrs: [], tags: [], metadata: {}, capMaxTokens: false };
+const ANONYMOUS = {
+  id: 'anonymous',
+  name: 'anonymous',
+  prefix: '',
+  allowedModels: '*' as const,
+  budgets: [],
+  timezone: 'UTC',
+  alertThresholds: [],
+  allowedCidrs: [],
+  tags: [],
+  metadata: {},
+  capMaxTokens: false,
+};
 
 test('the admin key gets the usage report, the same JSON as herd usage --json', async () => {
   const s = await setup();

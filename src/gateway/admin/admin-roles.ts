@@ -44,7 +44,11 @@ export function requireKeyInScope(actor: Actor, key: StoredKey, write: boolean):
 }
 
 /** What a manager may set on a key it creates or updates: role client, its own team. */
-export function requireManagerKeyFields(actor: Actor, fields: { team?: string | null | undefined; role?: KeyRole | null | undefined }, teamIds: { id: string; name: string }): void {
+export function requireManagerKeyFields(
+  actor: Actor,
+  fields: { team?: string | null | undefined; role?: KeyRole | null | undefined },
+  teamIds: { id: string; name: string },
+): void {
   if (actor.role !== 'manager') return;
   if (fields.role !== undefined && fields.role !== null && fields.role !== 'client') {
     throw denied(actor, `giving a key the role '${fields.role}'`, 'a manager key creates and changes only client keys');

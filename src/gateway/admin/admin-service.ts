@@ -132,7 +132,8 @@ export class AdminService {
     if (ctx.actor.role === 'manager') {
       requireAccess(ctx.actor, 'keys.read', `reading team ${ref}`);
       const team = await this.store.findTeam(ref);
-      if (team.id !== ctx.actor.teamId) throw new HerdError('PERMISSION_DENIED', `The key '${ctx.actor.name}' (role manager) reads only its own team, not '${team.name}'.`, { reason: 'admin_only' });
+      if (team.id !== ctx.actor.teamId)
+        throw new HerdError('PERMISSION_DENIED', `The key '${ctx.actor.name}' (role manager) reads only its own team, not '${team.name}'.`, { reason: 'admin_only' });
       return convertTeamToJson(team);
     }
     requireAccess(ctx.actor, 'read', `reading team ${ref}`);

@@ -63,7 +63,13 @@ export class AuditAggregator {
       id = `\u0000overflow\u0000${event.action}`;
       entry = this.pending.get(id);
       if (entry === undefined) {
-        const overflow: Pending = { event: { action: event.action, object: '*' }, ctx: { actor: { id: 'many', name: 'many sources', role: 'client' } }, count: 0, firstAt: at, lastAt: at };
+        const overflow: Pending = {
+          event: { action: event.action, object: '*' },
+          ctx: { actor: { id: 'many', name: 'many sources', role: 'client' } },
+          count: 0,
+          firstAt: at,
+          lastAt: at,
+        };
         this.pending.set(id, overflow);
         entry = overflow;
       }
