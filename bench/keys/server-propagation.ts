@@ -86,6 +86,7 @@ export async function measureServerPropagation(rounds: number, redisUrl: string 
         const elapsed = performance.now() - since;
         if (got === status) {
           result.propagation.delays[kind].push(elapsed);
+          result.propagation.fromStart[kind].push(performance.now() - started);
           result.polls.push(polls);
           return answer;
         }

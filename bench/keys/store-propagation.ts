@@ -17,6 +17,8 @@ export type ChangeKind = (typeof CHANGE_KINDS)[number];
 export interface Propagation {
   delays: Record<ChangeKind, number[]>;
   answered: Record<ChangeKind, number[]>;
+  /** Server level: from the start of A's request to B showing the change (A's answer plus the delay). */
+  fromStart: Record<ChangeKind, number[]>;
 }
 
 /** Children still running, for the runner's hard time limit to kill. */
@@ -25,6 +27,7 @@ export const benchChildren = new Set<ChildProcess>();
 export const emptyPropagation = (): Propagation => ({
   delays: { create: [], rotate: [], block: [], unblock: [], revoke: [] },
   answered: { create: [], rotate: [], block: [], unblock: [], revoke: [] },
+  fromStart: { create: [], rotate: [], block: [], unblock: [], revoke: [] },
 });
 
 /**
