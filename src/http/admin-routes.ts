@@ -1,69 +1,187 @@
-// Admin routes for the master key only: GET /admin/usage?since=&until=&by= returns the ledger's usage
-// report (the JSON of `herd usage --json`); other keys get 403, no key 401, in OpenAI's error shape.
+// The admin API: /admin/v1/… (keys, teams, usage, audit, catalogue; OpenAPI at /admin/v1/openapi.json)
+// over the AdminService, and the older GET /admin/usage. Here only HTTP: Bearer sign-in (audited),
+// validation by the route table's schemas, Idempotency-Key replay, and errors in OpenAI's shape.
+import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
 import { HerdError, toHerdError } from '../core/errors.ts';
-import type { Ledger } from '../gateway/billing/ledger.ts';
-import { buildUsageReport, convertUsageReportToJson, parseSince, parseUsageGroup } from '../gateway/billing/usage-report.ts';
-import type { Authenticator } from '../gateway/keys/authenticator.ts';
-import { mapErrorToOpenAI } from './map-openai-error.ts';
-import { clientAddressOf } from './resolve-client-address.ts';
 import { formatErrorForLog } from '../core/escape-log-text.ts';
+import { actorOfKey } from '../gateway/admin/admin-roles.ts';
+import type { AdminService } from '../gateway/admin/admin-service.ts';
+import type { AuditAggregator } from '../gateway/admin/audit-aggregator.ts';
+import type { Ledger } from '../gateway/billing/ledger.ts';
+import type { Authenticator } from '../gateway/keys/authenticator.ts';
+import type { ChangeContext } from '../gateway/keys/key-store.ts';
+import { ADMIN_KEY_ROUTES } from './admin-key-routes.ts';
+import { buildAdminOpenApi, toJsonSchema } from './admin-openapi.ts';
+import { ADMIN_READ_ROUTES, ADMIN_TEAM_ROUTES } from './admin-read-routes.ts';
+import type { AdminAnswer, AdminRouteSpec } from './admin-route-spec.ts';
+import { defineAdminRoute } from './admin-route-spec.ts';
+import { openApiJson } from './admin-schemas.ts';
+import { registerLegacyUsageRoute, sendAdminError } from './admin-usage-route.ts';
+import { parseJsonBody } from './parse-json-body.ts';
+import { clientAddressOf } from './resolve-client-address.ts';
 
 export interface AdminDeps {
-  authenticator: Authenticator;
-  /** The ledger the report reads. */
-  ledger: Pick<Ledger, 'usage'>;
-  /** Named in the 403 message (auth.master_key_env). */
+  authenticator: Pick<Authenticator, 'authenticate'>;
+  /** The /admin/v1 API; absent: only GET /admin/usage. */
+  service?: AdminService | undefined;
+  /** Where sign-ins are counted (one audit row per key, action and minute). */
+  audit?: Pick<AuditAggregator, 'record'> | undefined;
+  /** GET /admin/usage's report; absent with billing.ledger: off. */
+  ledger?: Pick<Ledger, 'usage'> | undefined;
+  /** Named in messages (auth.master_key_env). */
   masterKeyEnv?: string;
   /** Wall clock, epoch ms (tests pin it). */
   now?: () => number;
   log?: (line: string) => void;
 }
 
-interface UsageQueryString {
-  since?: string;
-  until?: string;
-  by?: string;
+const OPENAPI_PATH = '/admin/v1/openapi.json';
+const REPLAYED_HEADER = 'idempotent-replayed';
+
+/** Every /admin/v1 route, the OpenAPI document's own included. */
+export function listAdminRoutes(): AdminRouteSpec[] {
+  const specs: AdminRouteSpec[] = [...ADMIN_KEY_ROUTES, ...ADMIN_TEAM_ROUTES, ...ADMIN_READ_ROUTES];
+  const self = defineAdminRoute({
+    method: 'GET',
+    path: OPENAPI_PATH,
+    operationId: 'getOpenApi',
+    summary: "This document: the admin API's OpenAPI 3.1 description, generated from the route schemas",
+    auth: false,
+    response: openApiJson,
+    handle: async () => ({ status: 200, body: document }),
+  });
+  const document = buildAdminOpenApi([...specs, self]);
+  return [...specs, self];
 }
 
 export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps, allow: (url: string, methods: string[]) => void): void {
   void app.register(async (scope) => {
-    scope.setErrorHandler((error: Error, _request, reply) => {
-      const herd = toHerdError(error);
+    scope.setErrorHandler((error: Error & { statusCode?: number }, _request, reply) => {
+      const herd = error instanceof HerdError ? error : typeof error.statusCode === 'number' && error.statusCode < 500 ? new HerdError('INVALID_ARG', error.message) : toHerdError(error);
       if (herd.code === 'INTERNAL') deps.log?.(`admin error: ${formatErrorForLog(error)}`);
-      sendError(reply, herd);
+      sendAdminError(reply, herd);
     });
-
-    scope.get<{ Querystring: UsageQueryString }>('/admin/usage', async (req, reply) => {
-      requireAdmin(deps, req);
-      const now = (deps.now ?? Date.now)();
-      const by = parseUsageGroup(req.query.by);
-      const sinceMs = parseSince(req.query.since ?? '7d', now);
-      const untilMs = req.query.until === undefined ? now : parseSince(req.query.until, now);
-      if (untilMs <= sinceMs) throw new HerdError('INVALID_ARG', 'until must be after since', { param: 'until' });
-      const report = await buildUsageReport(deps.ledger, { sinceMs, untilMs, by });
-      return reply
-        .code(200)
-        .header('content-type', 'application/json')
-        .send(JSON.stringify(convertUsageReportToJson(report)));
+    if (deps.ledger) registerLegacyUsageRoute(scope, { ...deps, ledger: deps.ledger }, allow);
+    const service = deps.service;
+    if (!service) return;
+    const specs = listAdminRoutes();
+    const schemas = new Map<string, z.ZodType>();
+    for (const spec of specs) {
+      for (const part of ['params', 'query', 'body'] as const) {
+        const schema = spec[part];
+        if (schema) schemas.set(`${spec.method} ${spec.path} ${part === 'query' ? 'querystring' : part}`, schema);
+      }
+    }
+    // Validation is zod's, by the very schemas the JSON Schemas below were generated from.
+    scope.setValidatorCompiler(({ method, url, httpPart }) => {
+      const schema = schemas.get(`${method} ${url} ${httpPart}`);
+      return (data: unknown) => (schema === undefined ? { value: data } : validatePart(schema, httpPart ?? '', data));
     });
-    allow('/admin/usage', ['GET', 'HEAD']);
+    // Answers are sent as JSON text; the response schemas are for the document (and its test).
+    scope.setSerializerCompiler(() => (data: unknown) => JSON.stringify(data));
+    for (const spec of specs) registerSpec(scope, spec, service, deps);
+    for (const path of new Set(specs.map((s) => s.path))) {
+      const methods = specs.filter((s) => s.path === path).map((s) => s.method);
+      allow(path, methods.includes('GET') ? [...methods, 'HEAD'] : methods);
+    }
   });
 }
 
-function requireAdmin(deps: AdminDeps, req: FastifyRequest): void {
-  const result = deps.authenticator.authenticate(req.headers.authorization, clientAddressOf(req.raw));
-  if (result instanceof HerdError) throw result;
-  if (result.key.role !== 'admin') {
-    throw new HerdError(
-      'PERMISSION_DENIED',
-      `${req.method} ${req.url.split('?')[0]} needs the admin key: use the value of $${deps.masterKeyEnv ?? 'HERD_MASTER_KEY'} as the Bearer token. The key '${result.key.name}' is not an admin key.`,
-      { reason: 'admin_only' },
-    );
-  }
+function registerSpec(scope: FastifyInstance, spec: AdminRouteSpec, service: AdminService, deps: AdminDeps): void {
+  scope.route({
+    method: spec.method,
+    url: spec.path,
+    schema: {
+      ...(spec.params ? { params: toJsonSchema(spec.params, 'input') } : {}),
+      ...(spec.query ? { querystring: toJsonSchema(spec.query, 'input') } : {}),
+      ...(spec.body ? { body: toJsonSchema(spec.body, 'input') } : {}),
+      response: { [spec.status]: toJsonSchema(spec.response, 'output') },
+    },
+    handler: async (req, reply) => {
+      const ctx = spec.auth ? signIn(req, deps) : { actor: { id: 'anonymous', name: 'anonymous', role: 'client' as const } };
+      const idempotencyKey = readIdempotencyKey(req, spec);
+      const call = { ctx, service, params: req.params, query: req.query, body: req.body, idempotencyKey, now: (deps.now ?? Date.now)() };
+      if (idempotencyKey === undefined) return send(reply, await spec.handle(call));
+      // The store seals the answer (a new secret included) under the key: only the same caller with the same key opens it.
+      const result = await service.idempotent(ctx, idempotencyKey, fingerprintOf(req, req.body), async () => {
+        const live = await spec.handle(call);
+        return { status: live.status, body: JSON.stringify(live.body) };
+      });
+      if (result.replayed) reply.header(REPLAYED_HEADER, 'true');
+      return reply.code(result.status).header('content-type', 'application/json').send(result.body);
+    },
+  });
 }
 
-function sendError(reply: FastifyReply, error: HerdError): void {
-  const answer = mapErrorToOpenAI(error);
-  void reply.code(answer.status).headers(answer.headers).header('content-type', 'application/json').send(JSON.stringify(answer.body));
+/** The caller as an audit actor; a sign-in (or a failed one) is counted for the audit log either way. */
+function signIn(req: FastifyRequest, deps: AdminDeps): ChangeContext {
+  const sourceIp = clientAddressOf(req.raw).address;
+  const header = req.headers['x-request-id'];
+  const requestId = typeof header === 'string' && header.length <= 200 ? header : req.id;
+  const result = deps.authenticator.authenticate(req.headers.authorization, clientAddressOf(req.raw));
+  if (result instanceof HerdError) {
+    deps.audit?.record({ action: 'admin.sign_in_failed', object: 'admin', after: { code: result.code } }, { actor: { id: 'anonymous', name: 'anonymous', role: 'client' }, requestId, sourceIp });
+    throw result;
+  }
+  const ctx: ChangeContext = { actor: actorOfKey(result.key), requestId, sourceIp };
+  // A client key signs in but may do nothing here: counted apart, so the log shows who probed the API.
+  deps.audit?.record({ action: result.key.role === 'client' ? 'admin.sign_in_denied' : 'admin.sign_in', object: 'admin' }, ctx);
+  return ctx;
+}
+
+function readIdempotencyKey(req: FastifyRequest, spec: AdminRouteSpec): string | undefined {
+  if (spec.idempotency === 'none') return undefined;
+  const value = req.headers['idempotency-key'];
+  if (value === undefined) {
+    if (spec.idempotency === 'required') {
+      throw new HerdError('INVALID_ARG', `${spec.method} ${spec.path.replace(':ref', '{ref}')} needs an Idempotency-Key header (any unique string, e.g. a UUID): a retry with the same key then cannot act twice.`, {
+        param: 'Idempotency-Key',
+      });
+    }
+    return undefined;
+  }
+  if (typeof value !== 'string' || value.trim() === '' || value.length > 255) {
+    throw new HerdError('INVALID_ARG', 'the Idempotency-Key header must be one non-empty value of at most 255 characters', { param: 'Idempotency-Key' });
+  }
+  return value.trim();
+}
+
+/** What makes two calls the same call: method, path and body (keys sorted), hashed. */
+function fingerprintOf(req: FastifyRequest, body: unknown): string {
+  const path = req.url.split('?')[0] ?? req.url;
+  return createHash('sha256').update(`${req.method} ${path}\n${canonicalJson(body ?? null)}`).digest('hex');
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+    return `{${entries
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+function validatePart(schema: z.ZodType, part: string, data: unknown): { value: unknown } | { error: HerdError } {
+  let value: unknown = data ?? undefined;
+  try {
+    if (part === 'body' && Buffer.isBuffer(value)) value = value.length === 0 ? undefined : parseJsonBody(value);
+  } catch (err) {
+    return { error: toHerdError(err) };
+  }
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return { value: parsed.data };
+  const issue = parsed.error.issues[0];
+  const where = issue && issue.path.length > 0 ? issue.path.join('.') : undefined;
+  const label = part === 'querystring' ? 'query parameter' : part === 'params' ? 'path parameter' : 'body field';
+  const message = where === undefined ? `the request ${part === 'body' ? 'body' : part}: ${issue?.message ?? 'invalid'}` : `${label} '${where}': ${issue?.message ?? 'invalid'}`;
+  return { error: new HerdError('INVALID_ARG', `Invalid ${message}.`, where === undefined ? {} : { param: where }) };
+}
+
+function send(reply: FastifyReply, answer: AdminAnswer): FastifyReply {
+  return reply.code(answer.status).header('content-type', 'application/json').send(JSON.stringify(answer.body));
 }

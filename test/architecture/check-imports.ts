@@ -143,6 +143,8 @@ export const GATEWAY_LAYERS: Record<string, readonly string[]> = {
   'billing/': ['keys/', 'storage/', 'router/', 'resilience/', 'providers/', 'wire/', ...GATEWAY_BASE],
   'cache/': ['limits/', 'router/', 'providers/', 'wire/', ...GATEWAY_BASE],
   'flow/': ['billing/', 'cache/', 'keys/', 'limits/', 'router/', 'resilience/', 'providers/', 'wire/', ...GATEWAY_BASE],
+  // admin/ is an application layer over the stores: the admin API's and the CLI's one service (roles, audit, spend).
+  'admin/': ['billing/', 'keys/', 'limits/', 'router/', 'resilience/', 'providers/', 'wire/', ...GATEWAY_BASE],
 };
 
 export const FOLDER_LAYERS: ImportRules['folderLayers'] = { serving: SERVING_LAYERS, gateway: GATEWAY_LAYERS };

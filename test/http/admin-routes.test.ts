@@ -8,23 +8,26 @@ import { join } from 'node:path';
 import Fastify from 'fastify';
 import { SqliteLedger } from '../../src/gateway/billing/sqlite-ledger.ts';
 import { buildUsageReport, convertUsageReportToJson } from '../../src/gateway/billing/usage-report.ts';
-import { Authenticator } from '../../src/gateway/keys/authenticator.ts';
-import { SqliteKeyStore } from '../../src/gateway/keys/sqlite-key-store.ts';
+import { openKeyStore } from '../../src/gateway/keys/open-key-store.ts';
 import { registerAdminRoutes } from '../../src/http/admin-routes.ts';
 import { sampleRequest } from '../gateway/billing/ledger-contract.ts';
+import { createTestAuthenticator, MASTER } from './admin-test-setup.ts';
 
 const NOW = Date.parse('2026-05-21T12:00:00Z');
-const MASTER = 'master-secret-for-tests-0123456789';
+const CLI = { actor: { id: 'cli@test', name: 'cli@test', role: 'admin' as const } };
 
 async function setup(options: { master: boolean } = { master: true }) {
-  const masterKey = options.master ? MASTER : undefined;
   const dir = mkdtempSync(join(tmpdir(), 'herd-admin-'));
-  const store = SqliteKeyStore.open(join(dir, 'keys.db'));
+  const store = await openKeyStore(join(dir, 'keys.db'));
   const ledger = SqliteLedger.open(join(dir, 'ledger.db'));
   ledger.record(sampleRequest({ requestId: 'a', startedAt: NOW - 3_600_000 }), []);
   ledger.record(sampleRequest({ requestId: 'b', startedAt: NOW - 2 * 86_400_000, provider: 'holysheep', keyId: 'key_b', keyName: 'team b' }), []);
   await ledger.flush();
-  const authenticator = new Authenticator({ store, masterKey, masterKeyEnv: 'HERD_MASTER_KEY' });
+  const inner = createTestAuthenticator(store);
+  // Without a master key and without keys, the real Authenticator lets a local caller in as the anonymous client.
+  const authenticator = options.master
+    ? inner
+    : { authenticate: (h: string | undefined) => (store.hasActiveKeys() ? inner.authenticate(h) : { key: { ...ANONYMOUS, role: 'client' as const } }) };
   const app = Fastify();
   const allowed: string[] = [];
   registerAdminRoutes(app, { authenticator, ledger, now: () => NOW, masterKeyEnv: 'HERD_MASTER_KEY' }, (url, methods) => allowed.push(`${methods.join(',')} ${url}`));
@@ -37,10 +40,12 @@ async function setup(options: { master: boolean } = { master: true }) {
     async close() {
       await app.close();
       await ledger.close();
-      store.close();
+      await store.close();
     },
   };
 }
+
+const ANONYMOUS = { id: 'anonymous', name: 'anonymous', prefix: '', allowedModels: '*' as const, budgets: [], timezone: 'UTC', alertThresholds: [], allowedCidrs: [], tags: [], metadata: {}, capMaxTokens: false };
 
 test('the admin key gets the usage report, the same JSON as herd usage --json', async () => {
   const s = await setup();
@@ -68,7 +73,7 @@ test('the admin key gets the usage report, the same JSON as herd usage --json', 
 test("a client key gets 403, no key or a wrong key 401, in OpenAI's error shape", async () => {
   const s = await setup();
   try {
-    const { secret } = await s.store.create({ name: 'ci-bot', allowedModels: '*' });
+    const { secret } = await s.store.createKey({ name: 'ci-bot' }, CLI);
     const forbidden = await s.app.inject({ method: 'GET', url: '/admin/usage', headers: { authorization: `Bearer ${secret}` } });
     assert.equal(forbidden.statusCode, 403);
     assert.deepEqual(forbidden.json(), {
