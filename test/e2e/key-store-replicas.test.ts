@@ -19,11 +19,11 @@ const REDIS_URL = process.env['REDIS_URL'];
 const MASTER = 'sk-herd-master-key-for-the-replica-tests-0123456789';
 const ENV = { RELAY_API_KEY: 'sk-upstream', HERD_REPLICA_MASTER: MASTER };
 
-function configText(upstream: string, database: string, prefix: string): string {
+function configText(upstream: string, database: string, prefix: string, spool: string): string {
   return `
 server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0 }
 auth: { master_key_env: HERD_REPLICA_MASTER }
-billing: { currency: CNY, fx: { USD: 7.3 }, ledger: "${database}", flush_interval_ms: 20 }
+billing: { currency: CNY, fx: { USD: 7.3 }, ledger: "${database}", spool_dir: "${spool}", flush_interval_ms: 20 }
 ${REDIS_URL ? `limits: { redis: { url: "${REDIS_URL}", key_prefix: "${prefix}" } }` : ''}
 providers:
   relay: { type: openai, base_url: "${upstream}/v1", api_key_env: RELAY_API_KEY, exchange_rate: 1.0, timeout_ms: 2000, retry: { attempts: 1 } }
@@ -54,9 +54,10 @@ describe('keys across replicas on PostgreSQL', { skip: skipWithoutPostgres('key-
     upstream = await startMockUpstream(script.handler);
     database = await createTestDatabase('herd_replicas');
     dir = mkdtempSync(join(tmpdir(), 'herd-replicas-'));
-    const text = configText(upstream.url, database.url, `herd:test:${randomUUID()}:`);
-    a = await startHerd(parseHerdConfig(text, join(dir, 'herd.yaml')), { env: ENV });
-    b = await startHerd(parseHerdConfig(text, join(dir, 'herd.yaml')), { env: ENV });
+    const prefix = `herd:test:${randomUUID()}:`;
+    // One spool folder per replica (a second process refuses a folder in use), never ./data.
+    a = await startHerd(parseHerdConfig(configText(upstream.url, database.url, prefix, join(dir, 'spool-a')), join(dir, 'herd.yaml')), { env: ENV });
+    b = await startHerd(parseHerdConfig(configText(upstream.url, database.url, prefix, join(dir, 'spool-b')), join(dir, 'herd.yaml')), { env: ENV });
   });
   after(async () => {
     process.stdout.write(`# propagation A → B (ms): ${JSON.stringify(measured)}\n`);
@@ -147,7 +148,7 @@ describe('keys across replicas on PostgreSQL', { skip: skipWithoutPostgres('key-
     const verify = (await res.json()) as { ok: boolean; rows: number };
     assert.equal(res.status, 200);
     assert.equal(verify.ok, true, JSON.stringify(verify));
-    const list = (await (await fetch(`${b.httpUrl}/admin/v1/audit?object=key:`, { headers: { authorization: `Bearer ${MASTER}` } })).json()) as { data: { action: string }[] };
+    const list = (await (await fetch(`${b.httpUrl}/admin/v1/audit?limit=500`, { headers: { authorization: `Bearer ${MASTER}` } })).json()) as { data: { action: string }[] };
     const actions = list.data.map((e) => e.action);
     for (const action of ['key.create', 'key.rotate', 'key.block', 'key.unblock', 'key.revoke']) assert.ok(actions.includes(action), `${action} in ${actions.join(', ')}`);
   });
