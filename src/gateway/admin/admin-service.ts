@@ -63,11 +63,12 @@ export class AdminService {
     requireAccess(ctx.actor, 'keys.read', 'listing keys');
     let scoped = query;
     if (ctx.actor.role === 'manager') {
-      const own = await this.store.findTeam(ctx.actor.teamId as string);
-      if (query.team !== undefined && query.team !== own.id && query.team !== own.name) {
-        throw new HerdError('PERMISSION_DENIED', `The key '${ctx.actor.name}' manages team '${own.name}' and may not list team '${query.team}'.`, { reason: 'admin_only' });
+      const own = ctx.actor.teamId as string;
+      // Only a team named by the caller is looked up: the page itself stays one store query.
+      if (query.team !== undefined && query.team !== own && (await this.store.findTeam(query.team)).id !== own) {
+        throw new HerdError('PERMISSION_DENIED', `The key '${ctx.actor.name}' (role manager) lists only its own team's keys, not team '${query.team}'.`, { reason: 'admin_only' });
       }
-      scoped = { ...query, team: own.id };
+      scoped = { ...query, team: own };
     }
     // One store query for the page, one ledger query for the page's spend.
     const page = await this.store.listKeys(scoped);
