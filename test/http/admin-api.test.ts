@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { planBudgets } from '../../src/gateway/billing/plan-budgets.ts';
+import { createTestDatabase } from '../e2e/create-test-database.ts';
 import { asMaster, bearer, setupAdmin } from './admin-test-setup.ts';
 
 const json = (res: LightMyRequestResponse) => res.json() as Record<string, unknown> & { data: Record<string, unknown>[]; next_cursor: string | null };
@@ -235,5 +236,36 @@ test('teams CRUD (delete refused while keys remain); usage, models and routes re
     assert.equal((await s.app.inject({ method: 'POST', url: '/admin/v1/routes', headers: asMaster() })).statusCode, 404, 'routes are read-only');
   } finally {
     await s.close();
+  }
+});
+
+test('on PostgreSQL: pages with cursors, an idempotent create, a manager kept to its team', { skip: process.env.DATABASE_URL ? false : 'DATABASE_URL is not set' }, async () => {
+  const db = await createTestDatabase('h_admin');
+  const s = await setupAdmin({ keyStore: db.url });
+  try {
+    const post = (url: string, payload: object, key: string, headers = asMaster()) =>
+      s.app.inject({ method: 'POST', url, headers: { ...headers, 'idempotency-key': key }, payload });
+    assert.equal((await post('/admin/v1/teams', { name: 'team-a' }, 't')).statusCode, 201);
+    const manager = (await post('/admin/v1/keys', { name: 'lead', role: 'manager', team: 'team-a' }, 'm')).json().secret as string;
+    for (let i = 0; i < 5; i++) assert.equal((await post('/admin/v1/keys', { name: `bot-${i}` }, `b${i}`, bearer(manager))).statusCode, 201);
+    await post('/admin/v1/keys', { name: 'elsewhere' }, 'e');
+    const first = await post('/admin/v1/keys', { name: 'bot-0' }, 'b0', bearer(manager));
+    assert.equal(first.headers['idempotent-replayed'], 'true');
+    const names: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const res: LightMyRequestResponse = await s.app.inject({
+        method: 'GET',
+        url: `/admin/v1/keys?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        headers: bearer(manager),
+      });
+      names.push(...json(res).data.map((k) => k.name as string));
+      cursor = json(res).next_cursor;
+    } while (cursor !== null);
+    assert.deepEqual(names.sort(), ['bot-0', 'bot-1', 'bot-2', 'bot-3', 'bot-4', 'lead']);
+    assert.equal((await s.app.inject({ method: 'GET', url: '/admin/v1/audit/verify', headers: asMaster() })).json().ok, true);
+  } finally {
+    await s.close();
+    await db.drop();
   }
 });

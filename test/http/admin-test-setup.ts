@@ -60,10 +60,11 @@ export interface AdminSetup {
   close(): Promise<void>;
 }
 
-export async function setupAdmin(options: { now?: () => number; listen?: boolean } = {}): Promise<AdminSetup> {
+/** `keyStore`: a postgres:// URL to run on PostgreSQL instead of a SQLite file. */
+export async function setupAdmin(options: { now?: () => number; listen?: boolean; keyStore?: string } = {}): Promise<AdminSetup> {
   const dir = mkdtempSync(join(tmpdir(), 'herd-admin-api-'));
   const now = options.now ?? Date.now;
-  const store = await openKeyStore(join(dir, 'keys.db'), { now });
+  const store = await openKeyStore(options.keyStore ?? join(dir, 'keys.db'), { now });
   const ledger = SqliteLedger.open(join(dir, 'ledger.db'));
   const catalog = buildGatewayCatalog(
     gatewayConfig(`
