@@ -84,7 +84,7 @@ export async function runAuditVerify(flags: AdminCliFlags, io: AdminCliIo): Prom
       io.stdout(`The audit log in ${where} is intact: ${result.rows} rows, every hash and link matches.\n`);
       return;
     }
-    io.stderr(`The audit log in ${where} was changed: row ${result.broken_seq} does not match (${result.reason}). Rows checked: ${result.rows}.\n`);
+    io.stderr(`The audit log in ${where} was changed: row ${result.broken_seq} does not match (${result.reason}); the ${result.rows} rows before it match.\n`);
     (io.setExitCode ?? ((code: number) => (process.exitCode = code)))(1);
   });
 }
