@@ -163,7 +163,14 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       limits: config.server.limits,
       ...(gateway
         ? {
-            gateway: { gateway: gateway.flow, embeddings: gateway.embeddings, authenticator: gateway.auth.authenticator, ...ledgerHealthOf(gateway.ledger, config), log },
+            gateway: {
+              gateway: gateway.flow,
+              embeddings: gateway.embeddings,
+              authenticator: gateway.auth.authenticator,
+              recordRefusal: (event, ctx) => gateway.admin.audit.record(event, ctx),
+              ...ledgerHealthOf(gateway.ledger, config),
+              log,
+            },
             admin: { authenticator: gateway.auth.authenticator, ...gateway.admin, ledger: gateway.ledger, masterKeyEnv: config.auth.master_key_env, log },
           }
         : {}),

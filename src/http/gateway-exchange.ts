@@ -8,7 +8,7 @@ import { HerdError, toHerdError } from '../core/errors.ts';
 import { formatErrorForLog } from '../core/escape-log-text.ts';
 import type { ChatGateway } from '../gateway/flow/chat-gateway.ts';
 import type { EmbeddingsGateway } from '../gateway/flow/embeddings-gateway.ts';
-import type { Authenticator } from '../gateway/keys/authenticator.ts';
+import { type Authenticator, keyRefusedBy } from '../gateway/keys/authenticator.ts';
 import type { KeyInfo } from '../gateway/keys/key-store.ts';
 import { describeRefusal, type RecordRefusal } from '../gateway/flow/refusals.ts';
 import { isJsonObject } from '../gateway/protocol/check-json-value.ts';
@@ -84,7 +84,7 @@ export async function runGatewayExchange<F>(
   } catch (err) {
     const error = toHerdError(err);
     if (!handedOver) operation.refused(deps, error);
-    if (deps.recordRefusal) recordRefusal(deps.recordRefusal, error, key, parsed, req);
+    if (deps.recordRefusal) recordRefusal(deps.recordRefusal, error, key, parsed ?? peekBody(body), req);
     if (error.code === 'INTERNAL') deps.log?.(`gateway error: ${formatErrorForLog(err)}`);
     if (res.headersSent) {
       if (!res.writableEnded) res.end();
@@ -99,9 +99,20 @@ export async function runGatewayExchange<F>(
 
 function recordRefusal(record: RecordRefusal, error: HerdError, key: KeyInfo | undefined, body: unknown, req: IncomingMessage): void {
   const model = isJsonObject(body) && typeof body.model === 'string' ? body.model : undefined;
-  const refusal = describeRefusal({ error, key, model, sourceIp: clientAddressOf(req).address });
+  const refusal = describeRefusal({ error, key: key ?? keyRefusedBy(error), model, sourceIp: clientAddressOf(req).address });
   if (refusal) record(refusal.event, refusal.ctx);
 }
+
+/** A body refused before it was parsed (no usable key): read for its `model` only when small, never to fail. */
+function peekBody(body: Buffer | undefined): unknown {
+  if (body === undefined || body.length > PEEK_LIMIT) return undefined;
+  try {
+    return parseJsonBody(body);
+  } catch {
+    return undefined;
+  }
+}
+const PEEK_LIMIT = 64 * 1024;
 
 /** A client that goes away aborts the upstream call and any retries. */
 function abortOnClientClose(res: ServerResponse): AbortLink {

@@ -59,7 +59,15 @@ const countTokensOperation: ExchangeOperation<MessagesFailure> = {
 };
 
 export function createGatewayExchanges(deps: OpenAIDeps, isClosing: () => boolean, streams: StreamLimits = DEFAULT_STREAM_LIMITS): GatewayExchanges {
-  const exchangeDeps: ExchangeDeps = { gateway: deps.gateway, embeddings: deps.embeddings, authenticator: deps.authenticator, log: deps.log, isClosing, streams };
+  const exchangeDeps: ExchangeDeps = {
+    gateway: deps.gateway,
+    embeddings: deps.embeddings,
+    authenticator: deps.authenticator,
+    log: deps.log,
+    isClosing,
+    streams,
+    recordRefusal: deps.recordRefusal,
+  };
   const route = <F>(operation: ExchangeOperation<F>): GatewayRoute => ({
     exchange: (req, res, body, started) => runGatewayExchange(exchangeDeps, operation, req, res, body, started),
     refuse(error) {

@@ -4,6 +4,7 @@ import type { ChatGateway } from '../gateway/flow/chat-gateway.ts';
 import type { LedgerHealth } from '../gateway/flow/describe-gateway.ts';
 import type { EmbeddingsGateway } from '../gateway/flow/embeddings-gateway.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
+import type { RecordRefusal } from '../gateway/flow/refusals.ts';
 
 export interface OpenAIDeps {
   /** The request flow (limits, cache, budget, routing, billing), model listing and health. */
@@ -14,4 +15,6 @@ export interface OpenAIDeps {
   /** POST /v1/embeddings; absent: the route is not registered. */
   embeddings?: EmbeddingsGateway;
   log?: (line: string) => void;
+  /** Where refusals (key, model access, limits, budget) go: the audit log, a minute's repeats folded into one row. */
+  recordRefusal?: RecordRefusal;
 }

@@ -103,7 +103,10 @@ describe('keys across replicas on PostgreSQL', { skip: skipWithoutPostgres('key-
 
   it('create, rotate (with grace), block, unblock and revoke on A hold on B within a second; spend survives the rotation', async () => {
     let since = performance.now();
-    const created = (await admin('POST', '/admin/v1/keys', { name: 'team-a', budgets: [{ period: 'day', amount_micros: 1_000_000_000 }] })) as { secret: string; key: { id: string } };
+    const created = (await admin('POST', '/admin/v1/keys', { name: 'team-a', budgets: [{ period: 'day', amount_micros: 1_000_000_000 }] })) as {
+      secret: string;
+      key: { id: string };
+    };
     since = performance.now();
     await until('create', since, () => me(b, created.secret), 200);
 

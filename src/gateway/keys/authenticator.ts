@@ -92,7 +92,10 @@ export class Authenticator {
         return new HerdError('UNAUTHENTICATED', `Incorrect API key provided: ${maskKey(token)}.`, { reason: 'invalid_api_key' });
       }
       const refusal = refuseLookup(found, this.now()) ?? refuseAddress(found.key, remoteAddress);
-      if (refusal) return refusal;
+      if (refusal) {
+        refusedKeys.set(refusal, found.key);
+        return refusal;
+      }
       this.store.touch(found.key.id, this.now());
       return { key: found.key };
     } catch (err) {
@@ -200,6 +203,14 @@ function stripMappedPrefix(address: string): string {
 
 function formatInstant(ms: number): string {
   return `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/** Refusals of a known key (blocked, expired, rotated, revoked, outside its CIDRs), for the audit row's actor. */
+const refusedKeys = new WeakMap<HerdError, KeyInfo>();
+
+/** The key `error` refused, when it was a real key that may not be used now; undefined for any other error. */
+export function keyRefusedBy(error: HerdError): KeyInfo | undefined {
+  return refusedKeys.get(error);
 }
 
 /** The token of `Bearer TOKEN` (scheme case-insensitive, as RFC 9110 says), else undefined. */

@@ -13,7 +13,9 @@ import { ctx } from './key-store-harness.ts';
 
 const CHILD = join(import.meta.dirname, 'fixtures', 'key-store-replica.ts');
 
-test('a change on replica A reaches replica B (another process) without a restart or a refresh (the delay is measured in bench/keys)', { skip: skipWithoutPostgres('key store replicas') }, async (t) => {
+test('a change on replica A reaches replica B (another process) without a restart or a refresh (the delay is measured in bench/keys)', {
+  skip: skipWithoutPostgres('key store replicas'),
+}, async (t) => {
   const url = DATABASE_URL as string;
   const schema = uniqueSchema('h_store_rep');
   // A first, so the schema exists (migrated once) before B opens it.
