@@ -21,6 +21,7 @@ import { createServingInferencePort } from './serving/serving-inference-port.ts'
 import { createChatService, type ChatService } from './gateway/flow/chat-service.ts';
 import { EmbeddingsGateway } from './gateway/flow/embeddings-gateway.ts';
 import { createGatewayAuth, type GatewayAuth } from './gateway/keys/create-gateway-auth.ts';
+import type { AuditEventInput, ChangeContext } from './gateway/keys/key-store.ts';
 import { createGatewayLimits, type GatewayLimits } from './gateway/limits/create-gateway-limits.ts';
 import type { AffinityStore } from './gateway/router/cache-affinity.ts';
 import { createAffinityStore } from './gateway/router/create-affinity-store.ts';
@@ -161,19 +162,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       apiGuard: httpGuard,
       trustedProxies: config.server.trusted_proxies,
       limits: config.server.limits,
-      ...(gateway
-        ? {
-            gateway: {
-              gateway: gateway.flow,
-              embeddings: gateway.embeddings,
-              authenticator: gateway.auth.authenticator,
-              recordRefusal: (event, ctx) => gateway.admin.audit.record(event, ctx),
-              ...ledgerHealthOf(gateway.ledger, config),
-              log,
-            },
-            admin: { authenticator: gateway.auth.authenticator, ...gateway.admin, ledger: gateway.ledger, masterKeyEnv: config.auth.master_key_env, log },
-          }
-        : {}),
+      ...(gateway ? gatewayRoutesOf(gateway, config, log) : {}),
     },
   );
   registerInferenceMetrics(registry, createServingStatsSource(repository, loadSeconds), { cache: responseCache !== undefined });
@@ -319,6 +308,21 @@ export function createGatewayFlow(config: HerdConfig, parts: GatewayFlowParts): 
   // figures, so /health shows embedding deployments' breakers beside the chat ones.
   const embeddings = new EmbeddingsGateway(flow);
   return { chat, flow, embeddings };
+}
+
+/** What the HTTP app needs of a running gateway: the /v1 routes' flow and the admin API's service, over one key store. */
+function gatewayRoutesOf(gateway: RunningGateway, config: HerdConfig, log: (line: string) => void) {
+  return {
+    gateway: {
+      gateway: gateway.flow,
+      embeddings: gateway.embeddings,
+      authenticator: gateway.auth.authenticator,
+      recordRefusal: (event: AuditEventInput, ctx: ChangeContext) => gateway.admin.audit.record(event, ctx),
+      ...ledgerHealthOf(gateway.ledger, config),
+      log,
+    },
+    admin: { authenticator: gateway.auth.authenticator, ...gateway.admin, ledger: gateway.ledger, masterKeyEnv: config.auth.master_key_env, log },
+  };
 }
 
 function ledgerHealthOf(ledger: Ledger | undefined, config: HerdConfig): { ledgerHealth?: () => LedgerHealth } {

@@ -15,7 +15,9 @@ export interface LoadedConfig {
 }
 
 export function defaultHerdConfig(): HerdConfig {
-  return herdConfigSchema.parse({});
+  const config = herdConfigSchema.parse({});
+  // As a file would: the key store resolved here, relative to the working directory.
+  return { ...config, auth: { ...config.auth, db: config.auth.db ?? defaultKeyStore(config.billing.ledger) } };
 }
 
 export function loadHerdConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
