@@ -38,7 +38,8 @@ export interface FaultUpstreams {
 const markerOf = (req: RecordedRequest) => Number(/soak (\d+)/.exec(JSON.stringify(req.body))?.[1] ?? -1);
 
 /** `names` fake providers sharing one call log; a marker's fault applies to its first call across all of them. */
-export async function startFaultUpstreams(names: readonly string[], options: { hangMs: number; slowMs: number }): Promise<FaultUpstreams> {
+/** `faults: false`: every call answers ok (bench/deploy's rolling restart wants a well-behaved upstream). */
+export async function startFaultUpstreams(names: readonly string[], options: { hangMs: number; slowMs: number; faults?: boolean }): Promise<FaultUpstreams> {
   const calls: UpstreamCall[] = [];
   const seen = new Set<number>();
   const quieted = new WeakSet<object>();
@@ -51,7 +52,7 @@ export async function startFaultUpstreams(names: readonly string[], options: { h
       const stream = body.stream === true;
       const first = !seen.has(marker);
       seen.add(marker);
-      const mode: FaultMode = first ? faultOf(marker) : 'ok';
+      const mode: FaultMode = first && options.faults !== false ? faultOf(marker) : 'ok';
       const call: UpstreamCall = { marker, upstream: name, replica: /^\/(\w+)\//.exec(req.url)?.[1] ?? '?', stream, mode, at: Date.now(), usage: undefined };
       calls.push(call);
       // Once per connection (keep-alive carries many calls): a reset the fake causes must not throw.

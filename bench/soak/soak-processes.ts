@@ -44,6 +44,8 @@ export class HerdReplica {
     readonly name: string,
     private readonly config: string,
     private readonly env: NodeJS.ProcessEnv,
+    /** A command the replica runs under, e.g. `ip netns exec NS` (it execs, so the pid is the replica's). */
+    private readonly wrap: readonly string[] = [],
   ) {}
 
   get pid(): number | undefined {
@@ -56,7 +58,9 @@ export class HerdReplica {
 
   async start(): Promise<void> {
     this.url = '';
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--config', this.config, '--grpc-port', '0'], {
+    const argv = [process.execPath, '--import', 'tsx', CLI, 'serve', '--config', this.config, '--grpc-port', '0'];
+    const [command, ...args] = [...this.wrap, ...argv] as [string, ...string[]];
+    const child = spawn(command, args, {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, ...this.env },
     });

@@ -236,18 +236,18 @@ async function ask(replica: HerdReplica, key: SoakKey, marker: number, stream: b
 }
 
 /** A deterministic choice in [0, n) for (marker, salt): keys, replicas and stream/JSON independent of the fault mode. */
-function pick(marker: number, salt: number, n: number): number {
+export function pick(marker: number, salt: number, n: number): number {
   let h = (marker * 0x9e3779b1 + salt * 0x85ebca6b) >>> 0;
   h = Math.imul(h ^ (h >>> 16), 0x45d9f3b) >>> 0;
   h = (h ^ (h >>> 13)) >>> 0;
   return h % n;
 }
 
-async function sleepUntil(when: number, stop: () => boolean): Promise<void> {
+export async function sleepUntil(when: number, stop: () => boolean): Promise<void> {
   while (Date.now() < when && !stop()) await new Promise((r) => setTimeout(r, Math.min(100, when - Date.now())));
 }
 
-async function waitForLedgers(replicas: readonly HerdReplica[]): Promise<number> {
+export async function waitForLedgers(replicas: readonly HerdReplica[]): Promise<number> {
   let behind = 0;
   for (let i = 0; i < 600; i++) {
     behind = 0;
@@ -283,7 +283,7 @@ function safeList(dir: string): string[] {
   }
 }
 
-async function createDatabase(url: string): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function createDatabase(url: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `herd_soak_${process.pid}_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
@@ -302,7 +302,7 @@ async function createDatabase(url: string): Promise<{ url: string; drop: () => P
   };
 }
 
-async function readLedger(url: string): Promise<SoakLedger> {
+export async function readLedger(url: string): Promise<SoakLedger> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
