@@ -36,12 +36,15 @@ export function formatRollingReport(report: RollingReport, header: string[]): st
       groups.set(g, (groups.get(g) ?? 0) + 1);
     }
     lines.push(...[...groups].map(([g, n]) => `- ${n} × ${g}`), '');
-    lines.push('| marker | kind | key | status | error | answered by | sent | ended | relative to SIGTERM of |', '| ---: | --- | --- | --- | --- | --- | ---: | ---: | --- |');
+    lines.push(
+      '| marker | kind | key | status | error | message | answered by | sent | ended | relative to SIGTERM of |',
+      '| ---: | --- | --- | --- | --- | --- | --- | ---: | ---: | --- |',
+    );
     for (const f of report.failures.slice(0, 40))
       lines.push(
-        `| ${f.marker} | ${f.kind} | ${f.key ?? '-'} | ${f.status ?? '-'} | ${(f.errorCode ?? '-').replace(/[<>|]/g, ' ')} | ${(f.server ?? '-').replace(/[<>]/g, '')} | ${rel(f.sentRel)} | ${rel(f.endedRel)} | ${f.nearest} |`,
+        `| ${f.marker} | ${f.kind} | ${f.key ?? '-'} | ${f.status ?? '-'} | ${(f.errorCode ?? '-').replace(/[<>|]/g, ' ')} | ${(f.message ?? '-').replace(/[<>|]/g, ' ')} | ${(f.server ?? '-').replace(/[<>]/g, '')} | ${rel(f.sentRel)} | ${rel(f.endedRel)} | ${f.nearest} |`,
       );
-    if (report.failures.length > 40) lines.push(`| … ${report.failures.length - 40} more | | | | | | | | |`);
+    if (report.failures.length > 40) lines.push(`| … ${report.failures.length - 40} more | | | | | | | | | |`);
   } else lines.push('None.');
   // HAProxy's own 503s when no server was UP are one line each: counted, not listed.
   const nosrv = report.haproxyLog.filter((l) => l.line.includes('<NOSRV>')).length;

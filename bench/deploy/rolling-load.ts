@@ -24,6 +24,8 @@ export interface LoadRequest {
   complete: boolean;
   /** The gateway's error code on a refusal, or the connection error's code. */
   errorCode: string | undefined;
+  /** The start of the error's message (a refusal's or a connection error's), for the failure table. */
+  message: string | undefined;
   cache: string | undefined;
 }
 
@@ -62,7 +64,19 @@ export function planOf(marker: number, keys: readonly LoadKey[], plainOnly: bool
 
 export async function send(agent: Agent, base: string, marker: number, kind: RequestKind, key: LoadKey | undefined): Promise<LoadRequest> {
   const sentAt = Date.now();
-  const rec: LoadRequest = { marker, kind, key: key?.name, sentAt, endedAt: 0, status: undefined, server: undefined, complete: false, errorCode: undefined, cache: undefined };
+  const rec: LoadRequest = {
+    marker,
+    kind,
+    key: key?.name,
+    sentAt,
+    endedAt: 0,
+    status: undefined,
+    server: undefined,
+    complete: false,
+    errorCode: undefined,
+    message: undefined,
+    cache: undefined,
+  };
   try {
     const infer = kind === 'infer';
     const body = infer
@@ -90,11 +104,12 @@ export async function send(agent: Agent, base: string, marker: number, kind: Req
       else if (kind === 'stream') rec.complete = text.split('data: [DONE]').length === 2 && !/^data: \{"error"/m.test(text);
       else rec.complete = text.includes('"choices"');
     } else {
-      rec.errorCode = errorCodeOf(text);
+      [rec.errorCode, rec.message] = errorOf(text);
     }
   } catch (err) {
     const e = err as Error & { code?: string; cause?: { code?: string } };
     rec.errorCode = e.name === 'TimeoutError' ? 'timeout' : (e.code ?? e.cause?.code ?? e.name);
+    rec.message = e.message.slice(0, 120);
   }
   rec.endedAt = Date.now();
   return rec;
@@ -104,12 +119,12 @@ function header(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-function errorCodeOf(text: string): string | undefined {
+function errorOf(text: string): [string | undefined, string | undefined] {
   try {
-    const e = (JSON.parse(text) as { error?: { code?: string; type?: string } | string }).error;
-    return typeof e === 'string' ? e.slice(0, 60) : (e?.code ?? e?.type);
+    const e = (JSON.parse(text) as { error?: { code?: string; type?: string; message?: string } | string }).error;
+    return typeof e === 'string' ? [e.slice(0, 60), undefined] : [e?.code ?? e?.type, e?.message?.slice(0, 120)];
   } catch {
-    return text.slice(0, 60).replace(/\s+/g, ' ');
+    return [text.slice(0, 60).replace(/\s+/g, ' '), undefined];
   }
 }
 

@@ -73,6 +73,7 @@ export async function runRollingRestart(o: RollingOptions, cleanups: Cleanups): 
       steady: steady.map(({ requests: _r, ...rest }) => rest),
       soak,
       ledger,
+      keys: stack.soakKeys,
       haproxyLog: stack.haproxy.log,
     });
   } finally {
