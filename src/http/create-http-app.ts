@@ -45,9 +45,10 @@ export interface HttpAppOptions {
 }
 
 export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): FastifyInstance {
-  // During shutdown, answers close their connection so keep-alive clients do not hold the drain open.
+  // While draining (SIGTERM) and closing, answers close their connection so keep-alive clients move to
+  // another replica and do not hold the drain open; the fast paths step aside so Fastify's hook adds the header.
   let closing = false;
-  const isClosing = () => closing;
+  const isClosing = () => closing || deps.isExiting?.() === true;
   // A restricted inference group is checked by Fastify's hook: the fast paths step aside.
   const inferenceOpen = options.apiGuard?.isRestricted('inference') !== true;
   const fastInfer = inferenceOpen
@@ -63,7 +64,9 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   const app = Fastify({
     logger: false,
     bodyLimit: options.maxInputSize,
-    return503OnClosing: true,
+    // A request on a connection still open after close() is answered (with Connection: close), not refused:
+    // it was sent before the client could know this replica is leaving.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     clientErrorHandler: handleClientError,
     serverFactory: (handler) =>
