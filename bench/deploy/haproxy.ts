@@ -18,6 +18,12 @@ export interface HaproxyOptions {
   /** HAProxy's `retry-on` list; undefined: HAProxy's default (conn-failure only). */
   retryOn?: string | undefined;
   retries: number;
+  /**
+   * Test plumbing, not part of the config to copy: TCP forwards from the bridge address into the host's
+   * loopback (PostgreSQL, Redis, the fake upstream), so the replicas in their namespaces reach them
+   * through a C proxy rather than through the harness's busy event loop.
+   */
+  forwards?: { name: string; bind: string; target: string }[];
 }
 
 /** The generated haproxy.cfg; `socket` is the admin socket's path. */
@@ -57,7 +63,7 @@ backend herd
     # Which replica answered (HAProxy's own errors included), for the run's per-failure report.
     http-after-response set-header x-rr-server %s
 ${options.servers.map((s) => `    server ${s.name} ${s.host}:${s.port} check`).join('\n')}
-`;
+${(options.forwards ?? []).map((f) => `\n# test plumbing\nlisten ${f.name}\n    mode tcp\n    option tcplog\n    timeout client 1h\n    timeout server 1h\n    bind ${f.bind}\n    server ${f.name} ${f.target}\n`).join('')}`;
 }
 
 export interface Haproxy {

@@ -9,6 +9,7 @@ import { readLedger, sleepUntil, waitForLedgers } from '../soak/soak.ts';
 import type { HerdReplica } from '../soak/soak-processes.ts';
 import { checkRolling, type RestartEvent, type RollingReport, type SteadyRun } from './rolling-checks.ts';
 import { createAgent, type LoadRequest, runLoad, send } from './rolling-load.ts';
+import { startRpmLog } from './rpm-log.ts';
 import { type Cleanups, type Stack, type StackOptions, startStack } from './rolling-stack.ts';
 
 export interface RollingOptions extends Omit<StackOptions, 'replicas'> {
@@ -35,7 +36,7 @@ export async function runRollingRestart(o: RollingOptions, cleanups: Cleanups): 
       probes.push(await send(agent, stack.haproxy.url, CACHE_MARKER, 'cache-probe', plain));
       if (i === 0) await new Promise((r) => setTimeout(r, 300));
     }
-    const { requests, events, loadMs, t0, cpu } = await rollingPhase(stack, o, agent);
+    const { requests, events, loadMs, t0, cpu, rpmAdmissions } = await rollingPhase(stack, o, agent);
     // Asked again after every replica restarted: only Redis can still hold the answer.
     for (let i = 0; i < 3; i++) probes.push(await send(agent, stack.haproxy.url, CACHE_MARKER, 'cache-probe', plain));
     const behind = await waitForLedgers(stack.replicas);
@@ -74,6 +75,7 @@ export async function runRollingRestart(o: RollingOptions, cleanups: Cleanups): 
       soak,
       ledger,
       keys: stack.soakKeys,
+      rpmAdmissions,
       haproxyLog: stack.haproxy.log,
     });
   } finally {
@@ -124,8 +126,8 @@ async function steadyRuns(stack: Stack, o: RollingOptions): Promise<(SteadyRun &
 function readCpu(stack: Stack): Record<string, number> {
   const out: Record<string, number> = {};
   for (const r of stack.replicas) if (r.pid !== undefined && r.running) out[r.name] = cpuSeconds(r.pid);
-  if (stack.haproxy.pid !== undefined) out.haproxy = cpuSeconds(stack.haproxy.pid);
-  out['harness (client, fake upstream, forwarders)'] = cpuSeconds(process.pid);
+  if (stack.haproxy.pid !== undefined) out['haproxy (+ test forwards)'] = cpuSeconds(stack.haproxy.pid);
+  out['harness (client, fake upstream)'] = cpuSeconds(process.pid);
   return out;
 }
 
@@ -136,6 +138,7 @@ async function rollingPhase(stack: Stack, o: RollingOptions, agent: ReturnType<t
     if (pid !== undefined) cpu[name] = (cpu[name] ?? 0) + cpuSeconds(pid) - from;
   };
   const base = readCpu(stack);
+  const rpmLog = startRpmLog(o.redisUrl, `${stack.redisPrefix}limits:*:rpm`);
   const t0 = Date.now();
   let restartsDone = false;
   let loadEnds = t0 + o.seconds * 1000;
@@ -147,13 +150,14 @@ async function rollingPhase(stack: Stack, o: RollingOptions, agent: ReturnType<t
   loadEnds = Math.max(loadEnds, Date.now() + 3000);
   const requests = await load;
   const loadMs = Date.now() - t0;
+  const rpmAdmissions = [...(await rpmLog.stop()).values()];
   const end = readCpu(stack);
   for (const r of stack.replicas) cpu[r.name] = (cpu[r.name] ?? 0) + (end[r.name] ?? 0);
-  cpu.haproxy = (end.haproxy ?? 0) - (base.haproxy ?? 0);
-  const self = 'harness (client, fake upstream, forwarders)';
+  cpu['haproxy (+ test forwards)'] = (end['haproxy (+ test forwards)'] ?? 0) - (base['haproxy (+ test forwards)'] ?? 0);
+  const self = 'harness (client, fake upstream)';
   cpu[self] = (end[self] ?? 0) - (base[self] ?? 0);
   o.log(`rolling load done: ${requests.length} requests in ${(loadMs / 1000).toFixed(1)} s`);
-  return { requests, events, loadMs, t0, cpu };
+  return { requests, events, loadMs, t0, cpu, rpmAdmissions };
 }
 
 async function restartOne(

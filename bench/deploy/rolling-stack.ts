@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openKeyStore } from '../../src/gateway/keys/open-key-store.ts';
-import { startTcpFaultProxy, targetOf, throughProxy } from '../../test/helpers/tcp-fault-proxy.ts';
+import { targetOf, throughProxy } from '../../test/helpers/tcp-fault-proxy.ts';
 import { startFaultUpstreams, type FaultUpstreams } from '../soak/fault-upstream.ts';
 import type { SoakKey } from '../soak/soak-checks.ts';
 import { createDatabase } from '../soak/soak.ts';
@@ -82,16 +82,18 @@ export async function startStack(o: StackOptions, cleanups: Cleanups): Promise<S
   cleanups.add('redis keys', () => deleteRedisKeys(o.redisUrl, redisPrefix));
 
   // Inside a namespace 127.0.0.1 is the namespace's own: PostgreSQL, Redis and the upstream are reached
-  // through forwarders on the host's bridge address (a pod reaches its services through the node the same way).
-  const reach = async (url: string, port: number): Promise<string> => {
+  // through HAProxy TCP forwards on the host's bridge address (a pod reaches its services through the node).
+  const forwards: { name: string; bind: string; target: string }[] = [];
+  const reach = async (name: string, url: string, port: number): Promise<string> => {
     if (net.mode === 'loopback') return url;
-    const fwd = await startTcpFaultProxy(targetOf(url, port), net.hostIp);
-    cleanups.add(`forwarder to ${targetOf(url, port).port}`, () => fwd.close());
+    const target = targetOf(url, port);
+    const fwd = { host: net.hostIp, port: await freePort() };
+    forwards.push({ name, bind: `${fwd.host}:${fwd.port}`, target: `${target.host}:${target.port}` });
     return throughProxy(url, fwd);
   };
-  const ledgerUrl = await reach(database.url, 5432);
-  const redisUrl = await reach(o.redisUrl, 6379);
-  const upstreamUrl = (await reach(upstream.urls.up as string, 80)).replace(/\/$/, '');
+  const ledgerUrl = await reach('fwd_postgres', database.url, 5432);
+  const redisUrl = await reach('fwd_redis', o.redisUrl, 6379);
+  const upstreamUrl = (await reach('fwd_upstream', upstream.urls.up as string, 80)).replace(/\/$/, '');
 
   const store = await openKeyStore(database.url);
   const ctx = { actor: { id: 'cli@rolling-restart', name: 'rolling-restart', role: 'admin' as const } };
@@ -124,6 +126,8 @@ export async function startStack(o: StackOptions, cleanups: Cleanups): Promise<S
     replicas.push(new HerdReplica(name, config, { RR_MASTER: MASTER, RR_UPSTREAM_KEY: UPSTREAM_SECRET }, wrap));
     servers.push({ name, host: rn.ip, port: ports.http });
   }
+  const haproxy = await startHaproxy(dir, { port: await freePort(), servers, retryOn: o.retryOn, retries: o.retries, forwards });
+  cleanups.add('haproxy', () => haproxy.stop());
   cleanups.add('replicas', async () => {
     for (const r of replicas) await r.kill('SIGKILL');
   });
@@ -132,8 +136,6 @@ export async function startStack(o: StackOptions, cleanups: Cleanups): Promise<S
   await Promise.all(replicas.slice(1).map((r) => r.start()));
   o.log(`replicas up: ${replicas.map((r) => `${r.name} ${r.url} pid ${r.pid}`).join(', ')}`);
 
-  const haproxy = await startHaproxy(dir, { port: await freePort(), servers, retryOn: o.retryOn, retries: o.retries });
-  cleanups.add('haproxy', () => haproxy.stop());
   for (const s of servers) await haproxy.waitFor(s.name, 'UP', 20_000);
   o.log(`haproxy ${haproxy.url} pid ${haproxy.pid}: every server UP`);
   const secrets = [MASTER, UPSTREAM_SECRET, ...keys.map((k) => k.secret)];

@@ -17,8 +17,7 @@ export interface TcpFaultProxy {
   close(): Promise<void>;
 }
 
-/** `listenHost`: where the proxy listens (bench/deploy: a bridge address network namespaces reach). */
-export async function startTcpFaultProxy(target: { host: string; port: number }, listenHost = '127.0.0.1'): Promise<TcpFaultProxy> {
+export async function startTcpFaultProxy(target: { host: string; port: number }): Promise<TcpFaultProxy> {
   let state: 'open' | CutMode = 'open';
   let accepted = 0;
   const pairs = new Set<{ client: Socket; server: Socket }>();
@@ -55,10 +54,10 @@ export async function startTcpFaultProxy(target: { host: string; port: number },
     socket.on('close', () => held.delete(socket));
   }
 
-  await new Promise<void>((resolve) => server.listen(0, listenHost, resolve));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    host: listenHost,
+    host: '127.0.0.1',
     port,
     connections: () => accepted,
     get state() {
