@@ -39,7 +39,7 @@ export interface FailureRow {
 }
 
 export interface RollingInput {
-  options: { seconds: number; concurrency: number; retryOn: string | undefined; retries: number; rpm: number; budgetMicros: number; gapMs: number };
+  options: { seconds: number; concurrency: number; retryOn: string | undefined; retries: number; rpm: number; budgetMicros: number; gapMs: number; rounds: number };
   network: { mode: 'netns' | 'loopback'; reason: string | undefined; hostIp: string; replicas: string[] };
   requests: LoadRequest[];
   probes: LoadRequest[];
@@ -81,7 +81,7 @@ export function checkRolling(input: RollingInput): RollingReport {
   const badExit = events.filter((e) => e.exitCode !== 0);
   row(
     'every replica exited 0 on SIGTERM and came back',
-    badExit.length === 0 && events.length === input.network.replicas.length,
+    badExit.length === 0 && events.length === input.network.replicas.length * input.options.rounds,
     events
       .map(
         (e) =>

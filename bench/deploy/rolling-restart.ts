@@ -18,6 +18,8 @@ export interface RollingOptions extends Omit<StackOptions, 'replicas'> {
   steadySeconds: number;
   /** Pause between one replica back UP and the next SIGTERM. */
   gapMs: number;
+  /** Times every replica is restarted (more rounds, more chances to catch a race at a SIGTERM). */
+  rounds: number;
 }
 
 const CACHE_MARKER = 900_000;
@@ -144,7 +146,12 @@ async function rollingPhase(stack: Stack, o: RollingOptions, agent: ReturnType<t
   let loadEnds = t0 + o.seconds * 1000;
   const load = runLoad({ agent, base: stack.haproxy.url, keys: stack.keys, concurrency: o.concurrency, firstMarker: 1, stop: () => restartsDone && Date.now() > loadEnds });
   await sleepUntil(t0 + 0.15 * o.seconds * 1000, () => false);
-  for (const r of stack.replicas) await restartOne(stack, r, events, (pid, from) => addCpu(r.name, pid, from), base[r.name] ?? 0, o.gapMs);
+  for (let round = 0; round < o.rounds; round++)
+    for (const r of stack.replicas) {
+      await restartOne(stack, r, events, (pid, from) => addCpu(r.name, pid, from), base[r.name] ?? 0, o.gapMs);
+      // The next life's CPU counts from 0: its start-up is work too.
+      base[r.name] = 0;
+    }
   restartsDone = true;
   // A few seconds of load with every replica back, so requests right after the last restart count too.
   loadEnds = Math.max(loadEnds, Date.now() + 3000);

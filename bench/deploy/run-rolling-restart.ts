@@ -17,6 +17,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '16' },
     'steady-seconds': { type: 'string', default: '10' },
     'gap-ms': { type: 'string', default: '2000' },
+    rounds: { type: 'string', default: '1' },
     label: { type: 'string', default: 'run' },
     out: { type: 'string' },
     subnet: { type: 'string', default: '10.213.0' },
@@ -67,6 +68,7 @@ const options = {
   concurrency: Number(values.concurrency),
   steadySeconds: Number(values['steady-seconds']),
   gapMs: Number(values['gap-ms']),
+  rounds: Number(values.rounds),
   log,
 };
 const load = loadavg()
