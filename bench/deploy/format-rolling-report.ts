@@ -50,8 +50,11 @@ export function formatRollingReport(report: RollingReport, header: string[]): st
   const nosrv = report.haproxyLog.filter((l) => l.line.includes('<NOSRV>')).length;
   const logLines = report.haproxyLog.filter((l) => !l.line.includes('<NOSRV>') && !/Proxy .* started|Loading success|^\[WARNING\]|^\[ALERT\]/.test(l.line));
   lines.push('', `## HAProxy log (failed, retried or redispatched requests; server state changes): ${logLines.length} lines, and ${nosrv} 503s with no server UP`, '', '```');
-  for (const l of logLines.slice(0, 60)) lines.push(`${((l.at - report.t0) / 1000).toFixed(3)}s ${l.line.slice(0, 220)}`);
-  if (logLines.length > 60) lines.push(`… ${logLines.length - 60} more`);
+  // Requests that ended abnormally first (termination state other than ----), then state changes and retries.
+  const abnormal = (line: string) => / [A-Za-z-]{4} \d+\/\d+\/\d+\/\d+\/\+?\d+ /.test(line) && !line.includes(' ---- ');
+  const ordered = [...logLines.filter((l) => abnormal(l.line)), ...logLines.filter((l) => !abnormal(l.line))];
+  for (const l of ordered.slice(0, 80)) lines.push(`${((l.at - report.t0) / 1000).toFixed(3)}s ${l.line.slice(0, 220)}`);
+  if (ordered.length > 80) lines.push(`… ${ordered.length - 80} more`);
   lines.push('```', '', '## Requests during the rolling restart', '', '| kind, key, status | requests |', '| --- | ---: |');
   for (const [k, n] of Object.entries(report.mix).sort()) lines.push(`| ${k} | ${n} |`);
   lines.push(

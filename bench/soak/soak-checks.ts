@@ -164,7 +164,9 @@ export function checkSoak(input: SoakInput): SoakReport {
     if (attempts.length !== markerCalls.length) {
       perRequestMismatch++;
       if (mismatchSamples.length < 5)
-        mismatchSamples.push(`marker ${marker}: ${markerCalls.length} calls (${markerCalls.map((c) => c.mode).join(',')}), ${attempts.length} attempt rows`);
+        mismatchSamples.push(
+          `marker ${marker}: ${markerCalls.length} calls (${markerCalls.map((c) => c.mode).join(',')}), ${attempts.length} attempt rows (${attempts.map((a) => `#${a.attempt} ${a.outcome}`).join(', ')})`,
+        );
     }
   }
   // Exact: a call in flight at a SIGKILL left an intent, which recovery turned into an `interrupted` row.
