@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { parse } from 'yaml';
 import { KSERVE_RUNTIME, type K8sObject, OVERLAYS, PENDING_CLI, kubectlMissing, readObjects, renderOverlay, unknownFlags } from './helpers/deploy-files.ts';
 import { validateObject } from './helpers/manifest-schemas.ts';
-import { type Container, type PodSpec, allContainers, byKind, one, podTemplate, selects } from './helpers/pod-spec.ts';
+import { type Container, type PodSpec, allContainers, byKind, one, podTemplate } from './helpers/pod-spec.ts';
 
 const skip = kubectlMissing() ?? false;
 const rendered = new Map<string, K8sObject[]>();
@@ -18,7 +18,9 @@ function overlay(dir: string): K8sObject[] {
 const workloadOf = (dir: string) => [...byKind(overlay(dir), 'Deployment'), ...byKind(overlay(dir), 'StatefulSet')][0] as K8sObject;
 const herdConfigOf = (objects: K8sObject[]) => {
   const cm = byKind(objects, 'ConfigMap').find((c) => c.metadata.name.startsWith('herd-config-'));
-  return parse(((cm?.data as Record<string, string> | undefined) ?? {})['herd.yaml'] ?? '') as { server: { exit_timeout_secs?: number; drain_grace_ms?: number; http_port?: number } };
+  return parse((cm?.data as Record<string, string> | undefined)?.['herd.yaml'] ?? '') as {
+    server: { exit_timeout_secs?: number; drain_grace_ms?: number; http_port?: number };
+  };
 };
 
 test('every overlay renders and every object passes the Kubernetes schemas; no removed API version', { skip }, async () => {
@@ -31,11 +33,21 @@ test('every overlay renders and every object passes the Kubernetes schemas; no r
 });
 
 test('the validators refuse what they should: a wrong type, a removed API version, an unknown ServiceMonitor field', async () => {
-  const broken = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'x' }, spec: { selector: {}, template: { spec: { containers: [{ name: 'c', ports: [{ containerPort: '8000' }] }] } } } };
+  const broken = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'x' },
+    spec: { selector: {}, template: { spec: { containers: [{ name: 'c', ports: [{ containerPort: '8000' }] }] } } },
+  };
   await assert.rejects(validateObject(broken), /containerPort must be integer/);
   await assert.rejects(validateObject({ apiVersion: 'autoscaling/v2beta2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'x' } }), /was removed/);
   await assert.rejects(validateObject({ apiVersion: 'policy/v1beta1', kind: 'PodDisruptionBudget', metadata: { name: 'x' } }), /was removed/);
-  const monitor = { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: { name: 'x' }, spec: { selector: { matchLabels: {} }, endpoints: [{ port: 'metrics', path: '/metrics', interval: '15s', intervall: '1s' }] } };
+  const monitor = {
+    apiVersion: 'monitoring.coreos.com/v1',
+    kind: 'ServiceMonitor',
+    metadata: { name: 'x' },
+    spec: { selector: { matchLabels: {} }, endpoints: [{ port: 'metrics', path: '/metrics', interval: '15s', intervall: '1s' }] },
+  };
   await assert.rejects(validateObject(monitor), /intervall/);
 });
 
@@ -56,7 +68,11 @@ test('postgres overlay: a Deployment and its migrations Job; sqlite overlay: a S
   const pod = podTemplate(set).spec;
   assert.deepEqual(pod.initContainers?.[0]?.args, ['herd', 'migrate', '--config', '/etc/herd/herd.yaml']);
   assert.ok(pod.containers[0]?.volumeMounts?.some((m) => m.name === 'data' && m.mountPath === '/data'));
-  assert.equal(pod.volumes?.some((v) => v.name === 'data'), false, 'the data volume comes from the claim template, not an emptyDir');
+  assert.equal(
+    pod.volumes?.some((v) => v.name === 'data'),
+    false,
+    'the data volume comes from the claim template, not an emptyDir',
+  );
   assert.match(String((herdConfigOf(sq) as { billing?: { ledger?: string } }).billing?.ledger), /^sqlite:\/data\//);
 });
 
@@ -172,7 +188,9 @@ test('secrets are referenced, never rendered: connection URLs and the master key
     }
     const text = JSON.stringify(objects);
     assert.doesNotMatch(text, /postgres:\/\/[^$"]*@|sk-[A-Za-z0-9]{8,}/, `${dir}: a credential in the manifests`);
-    const images = [...byKind(objects, 'Deployment'), ...byKind(objects, 'StatefulSet'), ...byKind(objects, 'Job')].flatMap((w) => allContainers(podTemplate(w).spec).map((c) => c.image));
+    const images = [...byKind(objects, 'Deployment'), ...byKind(objects, 'StatefulSet'), ...byKind(objects, 'Job')].flatMap((w) =>
+      allContainers(podTemplate(w).spec).map((c) => c.image),
+    );
     assert.deepEqual(
       images.filter((i) => /postgres|redis/.test(i)),
       [],

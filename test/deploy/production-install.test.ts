@@ -42,7 +42,10 @@ async function startServer(): Promise<string> {
   });
 }
 
-test('npm ci --omit=dev of the built package serves Triton example models', { skip: OPT_IN ? false : 'opt-in: HERD_TEST_PRODUCTION_INSTALL=1 (minutes: npm ci compiles better-sqlite3)', timeout: 900_000 }, async () => {
+test('npm ci --omit=dev of the built package serves Triton example models', {
+  skip: OPT_IN ? false : 'opt-in: HERD_TEST_PRODUCTION_INSTALL=1 (minutes: npm ci compiles better-sqlite3)',
+  timeout: 900_000,
+}, async () => {
   assert.ok(existsSync(TRITON_MODEL_REPOSITORY), `no Triton example repository at ${TRITON_MODEL_REPOSITORY} (set HERD_TESTDATA)`);
   run('npm', ['run', '--silent', 'build'], resolve('.'), 600_000);
   for (const entry of ['package.json', 'package-lock.json', 'dist']) cpSync(entry, join(dir, entry), { recursive: true });
@@ -65,5 +68,8 @@ test('npm ci --omit=dev of the built package serves Triton example models', { sk
   });
   assert.equal(infer.status, 200, await infer.clone().text());
   const outputs = ((await infer.json()) as { outputs: { name: string; data: number[] }[] }).outputs;
-  assert.deepEqual(outputs.find((o) => o.name === 'OUTPUT0')?.data, data.map((v) => v + 1));
+  assert.deepEqual(
+    outputs.find((o) => o.name === 'OUTPUT0')?.data,
+    data.map((v) => v + 1),
+  );
 });

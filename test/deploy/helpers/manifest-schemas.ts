@@ -52,9 +52,7 @@ const serviceMonitor = z.strictObject({
   metadata,
   spec: z.strictObject({
     selector: matchLabels,
-    endpoints: z
-      .array(z.strictObject({ port: z.string().min(1), path: z.string().startsWith('/'), interval: z.string().regex(/^\d+(ms|s|m|h)$/) }))
-      .min(1),
+    endpoints: z.array(z.strictObject({ port: z.string().min(1), path: z.string().startsWith('/'), interval: z.string().regex(/^\d+(ms|s|m|h)$/) })).min(1),
   }),
 });
 
