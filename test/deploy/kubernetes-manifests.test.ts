@@ -143,6 +143,8 @@ test('terminationGracePeriodSeconds covers preStop + drain grace + --exit-timeou
     const exitTimeout = flag ? Number(flag.split('=')[1]) : (config.exit_timeout_secs ?? 30);
     const drainGrace = (config.drain_grace_ms ?? 5000) / 1000; // the drain's default grace when herd.yaml sets none
     const needed = preStopSeconds(herd) + drainGrace + exitTimeout + 5;
+    const readinessNotice = (herd.readinessProbe?.periodSeconds ?? 10) * (herd.readinessProbe?.failureThreshold ?? 3);
+    assert.ok(readinessNotice < drainGrace, `${dir}: readiness notices a drain after ${readinessNotice} s, past the ${drainGrace} s grace`);
     assert.ok(preStopSeconds(herd) > 0, `${dir}: a preStop hook lets the endpoints drop the pod before SIGTERM`);
     assert.ok((pod.terminationGracePeriodSeconds ?? 30) >= needed, `${dir}: terminationGracePeriodSeconds ${pod.terminationGracePeriodSeconds} < ${needed}`);
   }
