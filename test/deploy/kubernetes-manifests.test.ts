@@ -19,7 +19,7 @@ const workloadOf = (dir: string) => [...byKind(overlay(dir), 'Deployment'), ...b
 const herdConfigOf = (objects: K8sObject[]) => {
   const cm = byKind(objects, 'ConfigMap').find((c) => c.metadata.name.startsWith('herd-config-'));
   return parse((cm?.data as Record<string, string> | undefined)?.['herd.yaml'] ?? '') as {
-    server: { exit_timeout_secs?: number; drain_grace_ms?: number; http_port?: number };
+    server: { exit_timeout_secs?: number; drain_grace_secs?: number; http_port?: number };
   };
 };
 
@@ -134,18 +134,21 @@ function preStopSeconds(container: Container): number {
   return command[0] === 'sleep' ? Number(command[1]) : 0;
 }
 
-test('terminationGracePeriodSeconds covers preStop + drain grace + --exit-timeout-secs + a margin', { skip }, () => {
+test('terminationGracePeriodSeconds covers preStop + --exit-timeout-secs (the drain grace inside it) + a margin', { skip }, () => {
   for (const dir of OVERLAYS) {
     const pod = podTemplate(workloadOf(dir)).spec;
     const herd = pod.containers[0] as Container;
     const flag = herd.args?.find((a) => a.startsWith('--exit-timeout-secs='));
     const config = herdConfigOf(overlay(dir)).server;
     const exitTimeout = flag ? Number(flag.split('=')[1]) : (config.exit_timeout_secs ?? 30);
-    const drainGrace = (config.drain_grace_ms ?? 5000) / 1000; // the drain's default grace when herd.yaml sets none
-    const needed = preStopSeconds(herd) + drainGrace + exitTimeout + 5;
+    // On SIGTERM Herd answers 503 on readiness and keeps serving for the drain grace, then lets in-flight work
+    // finish; it exits at --exit-timeout-secs after the signal, the grace included.
+    const drainGrace = config.drain_grace_secs ?? 5;
+    assert.ok(drainGrace < exitTimeout, `${dir}: the drain grace (${drainGrace} s) leaves no time for in-flight requests`);
     const readinessNotice = (herd.readinessProbe?.periodSeconds ?? 10) * (herd.readinessProbe?.failureThreshold ?? 3);
     assert.ok(readinessNotice < drainGrace, `${dir}: readiness notices a drain after ${readinessNotice} s, past the ${drainGrace} s grace`);
     assert.ok(preStopSeconds(herd) > 0, `${dir}: a preStop hook lets the endpoints drop the pod before SIGTERM`);
+    const needed = preStopSeconds(herd) + exitTimeout + 5;
     assert.ok((pod.terminationGracePeriodSeconds ?? 30) >= needed, `${dir}: terminationGracePeriodSeconds ${pod.terminationGracePeriodSeconds} < ${needed}`);
   }
 });

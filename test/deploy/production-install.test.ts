@@ -43,7 +43,7 @@ async function startServer(): Promise<string> {
 }
 
 test('npm ci --omit=dev of the built package serves Triton example models', {
-  skip: OPT_IN ? false : 'opt-in: HERD_TEST_PRODUCTION_INSTALL=1 (minutes: npm ci installs better-sqlite3's native module)',
+  skip: OPT_IN ? false : 'opt-in: HERD_TEST_PRODUCTION_INSTALL=1 (minutes: npm ci installs the native modules)',
   timeout: 900_000,
 }, async () => {
   assert.ok(existsSync(TRITON_MODEL_REPOSITORY), `no Triton example repository at ${TRITON_MODEL_REPOSITORY} (set HERD_TESTDATA)`);
