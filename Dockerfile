@@ -61,6 +61,8 @@ USER 0:0
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 python3-numpy \
  && rm -rf /var/lib/apt/lists/*
+# The root filesystem may be read-only: no .pyc next to the backend's stub.
+ENV PYTHONDONTWRITEBYTECODE=1
 USER 1000:1000
 
 # The default target (a plain `docker build`) is the Node-only runtime.
