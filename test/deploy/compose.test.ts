@@ -22,6 +22,7 @@ type Service = {
   environment?: Record<string, string>;
   deploy?: { replicas?: number };
   stop_grace_period?: string;
+  networks?: string[] | Record<string, { ipv4_address?: string }>;
 };
 const compose = parse(readFileSync('deploy/compose.yaml', 'utf8'), { merge: true }) as { services: Record<string, Service>; secrets?: Record<string, { file: string }> };
 const services = compose.services;
@@ -63,6 +64,13 @@ test('compose: Herd containers run read-only as uid 1000 with no capabilities, s
   assert.ok(compose.secrets?.postgres_password?.file);
   assert.match(String(services.herd?.stop_grace_period), /^\d+s$/);
   assert.ok(Number.parseInt(String(services.herd?.stop_grace_period), 10) >= 30 + 5, 'stop_grace_period covers exit_timeout_secs (the drain grace inside it) and a margin');
+});
+
+test('compose: herd.yaml trusts exactly HAProxy’s address for X-Forwarded-For', () => {
+  const haproxyNetworks = services.haproxy?.networks as Record<string, { ipv4_address?: string }>;
+  const address = haproxyNetworks.herd?.ipv4_address;
+  const herdYaml = parse(readFileSync('deploy/compose/herd.yaml', 'utf8')) as { server: { trusted_proxies?: string[] } };
+  assert.deepEqual(herdYaml.server.trusted_proxies, [`${address}/32`]);
 });
 
 test('compose: command lines name only what the real CLI has', (t) => {
