@@ -57,6 +57,18 @@ test('postgres overlay: a Deployment and its migrations Job; sqlite overlay: a S
   const job = one(pg, 'Job', 'herd-migrate');
   assert.deepEqual(podTemplate(job).spec.containers[0]?.args, ['herd', 'migrate', '--config', '/etc/herd/herd.yaml']);
   assert.equal((job.metadata.annotations as Record<string, string>)['argocd.argoproj.io/hook'], 'PreSync');
+  // docs/deploy.md applies `-l 'app.kubernetes.io/component in (config,migrate)'` first: that set must run alone.
+  const firstStep = pg.filter((o) => ['config', 'migrate'].includes(String((o.metadata.labels as Record<string, string> | undefined)?.['app.kubernetes.io/component'])));
+  assert.deepEqual(firstStep.map((o) => o.kind).sort(), ['ConfigMap', 'Job']);
+  const jobPod = podTemplate(job).spec as PodSpec & { serviceAccountName?: string };
+  assert.equal(jobPod.serviceAccountName, undefined, 'the ServiceAccount is not applied in the first step');
+  for (const volume of jobPod.volumes ?? []) {
+    if (volume.configMap)
+      assert.ok(
+        firstStep.some((o) => o.kind === 'ConfigMap' && o.metadata.name === volume.configMap?.name),
+        volume.name,
+      );
+  }
   assert.match(String((herdConfigOf(pg) as { billing?: { ledger?: string } }).billing?.ledger), /^\$\{DATABASE_URL\}$/);
 
   const sq = overlay(OVERLAYS[1]);
