@@ -49,6 +49,13 @@ test('the validators refuse what they should: a wrong type, a removed API versio
     spec: { selector: { matchLabels: {} }, endpoints: [{ port: 'metrics', path: '/metrics', interval: '15s', intervall: '1s' }] },
   };
   await assert.rejects(validateObject(monitor), /intervall/);
+  const typo = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'x' },
+    spec: { selector: {}, template: { spec: { containers: [{ name: 'c', readinessprobe: {} }] } } },
+  };
+  await assert.rejects(validateObject(typo), /Deployment\.spec\.template\.spec\.containers\[0\]\.readinessprobe/);
 });
 
 test('postgres overlay: a Deployment and its migrations Job; sqlite overlay: a StatefulSet with a volume per pod that migrates first', { skip }, () => {

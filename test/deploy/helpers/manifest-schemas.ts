@@ -3,6 +3,7 @@
 // carries no CRDs. Also the API versions Kubernetes removed, refused by name.
 import { z } from 'zod';
 import type { K8sObject } from './deploy-files.ts';
+import { unknownFields } from './unknown-fields.ts';
 
 /** API versions removed from Kubernetes (1.16 to 1.29): a manifest using one does not apply on a current cluster. */
 export const REMOVED_API_VERSIONS = new Set([
@@ -40,6 +41,8 @@ export async function validateAs(apiVersion: string, kind: string, value: object
   } catch (error) {
     throw new Error(`${where}: ${(error as Error).message}`);
   }
+  const unknown = unknownFields(apiVersion, kind, value);
+  if (unknown.length > 0) throw new Error(`${where}: fields ${apiVersion} ${kind} does not have: ${unknown.join(', ')}`);
 }
 
 const metadata = z.looseObject({ name: z.string().min(1), labels: z.record(z.string(), z.string()).optional() });
