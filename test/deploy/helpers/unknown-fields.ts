@@ -38,8 +38,8 @@ function walk(value: unknown, file: string, path: string, out: string[]): void {
       continue;
     }
     if (!field.ref) continue;
-    if (field.array && Array.isArray(child)) child.forEach((item, i) => walk(item, field.ref as string, `${path}.${key}[${i}]`, out));
-    else walk(child, field.ref, `${path}.${key}`, out);
+    if (!(field.array && Array.isArray(child))) walk(child, field.ref, `${path}.${key}`, out);
+    else for (const [i, item] of child.entries()) walk(item, field.ref, `${path}.${key}[${i}]`, out);
   }
 }
 
