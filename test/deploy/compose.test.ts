@@ -87,7 +87,8 @@ test('HAProxy: health checks on /v2/health/ready, redispatch on, retries only on
   assert.match(cfg, /option httpchk GET \/v2\/health\/ready/);
   assert.match(cfg, /option redispatch/);
   assert.match(cfg, /retry-on conn-failure\s/, 'a request that reached a replica is never replayed');
-  assert.match(cfg, /server-template herd 2 herd:8000 check/);
+  const slots = [...cfg.matchAll(/server-template herd (\d+) herd:800[01]/g)].map((m) => Number(m[1]));
+  assert.deepEqual(slots, [services.herd?.deploy?.replicas, services.herd?.deploy?.replicas], 'one HAProxy slot per replica, HTTP and gRPC');
   const check = spawnSync('haproxy', ['-c', '-f', 'deploy/compose/haproxy.cfg'], { encoding: 'utf8' });
   if (check.error) return t.skip('haproxy is not installed (Debian: apt-get install -y haproxy)');
   assert.equal(check.status, 0, check.stderr);
