@@ -134,7 +134,7 @@ test('SIGTERM: readiness 503 at once, kept-alive connection answered with Connec
   t.after(() => upstream.close());
   // The grace only has to outlast two local requests; nothing is measured against it.
   const { config, db } = writeConfig(upstream.url, 'drain_grace_secs: 4, exit_timeout_secs: 60');
-  const herd = await spawnHerd(config, ENV);
+  const herd = await spawnHerd(config, ENV, []);
   t.after(() => killIfRunning(herd));
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   t.after(() => agent.destroy());
@@ -181,7 +181,7 @@ test('a second SIGTERM exits at once, the ledger flushed first; the stream in fl
   });
   // Rows wait 10 minutes for the database: only the forced exit's flush writes the answered one.
   const { config, db } = writeConfig(upstream.url, 'drain_grace_secs: 600, exit_timeout_secs: 900');
-  const herd = await spawnHerd(config, ENV);
+  const herd = await spawnHerd(config, ENV, []);
   t.after(() => killIfRunning(herd));
   assert.equal((await send(herd.url, '/v1/chat/completions', { body: chat(false) })).status, 200);
   const stream = await openStream(herd.url);
