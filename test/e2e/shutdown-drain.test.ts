@@ -133,7 +133,8 @@ test('SIGTERM: readiness 503 at once, kept-alive connection answered with Connec
   const upstream = await startHoldingUpstream();
   t.after(() => upstream.close());
   // The grace only has to outlast two local requests; nothing is measured against it.
-  const { config, db } = writeConfig(upstream.url, 'drain_grace_secs: 4, exit_timeout_secs: 60');
+  // Keep-alive connections idle for 10 minutes: the stream's, kept alive, must not hold the exit that long.
+  const { config, db } = writeConfig(upstream.url, 'drain_grace_secs: 4, exit_timeout_secs: 600, limits: { keep_alive_timeout_ms: 600000 }');
   const herd = await spawnHerd(config, ENV, []);
   t.after(() => killIfRunning(herd));
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -143,7 +144,9 @@ test('SIGTERM: readiness 503 at once, kept-alive connection answered with Connec
   const before = await send(herd.url, '/v1/chat/completions', { agent, body: chat(false) });
   assert.equal(before.status, 200);
   assert.notEqual(before.headers.connection, 'close');
-  const stream = await openStream(herd.url);
+  const streamAgent = new Agent({ keepAlive: true });
+  t.after(() => streamAgent.destroy());
+  const stream = await openStream(herd.url, streamAgent);
 
   herd.child.kill('SIGTERM');
   await printed(herd, 'SIGTERM received: draining');
