@@ -1,6 +1,7 @@
 // GET /admin/usage through Fastify: the master key gets the report (the same JSON as `herd usage
 // --json`); a client key 403, no key 401, an open gateway 403 — all in OpenAI's error shape.
 import { test } from 'node:test';
+import { createSyntheticKey } from '../../src/gateway/keys/synthetic-key.ts';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,9 +26,7 @@ async function setup(options: { master: boolean } = { master: true }) {
   await ledger.flush();
   const inner = createTestAuthenticator(store);
   // Without a master key and without keys, the real Authenticator lets a local caller in as the anonymous client.
-  const authenticator = options.master
-    ? inner
-    : { authenticate: (h: string | undefined) => (store.hasActiveKeys() ? inner.authenticate(h) : { key: { ...ANONYMOUS, role: 'client' as const } }) };
+  const authenticator = options.master ? inner : { authenticate: (h: string | undefined) => (store.hasActiveKeys() ? inner.authenticate(h) : { key: ANONYMOUS }) };
   const app = Fastify();
   const allowed: string[] = [];
   registerAdminRoutes(app, { authenticator, ledger, now: () => NOW, masterKeyEnv: 'HERD_MASTER_KEY' }, (url, methods) => allowed.push(`${methods.join(',')} ${url}`));
@@ -45,19 +44,7 @@ async function setup(options: { master: boolean } = { master: true }) {
   };
 }
 
-const ANONYMOUS = {
-  id: 'anonymous',
-  name: 'anonymous',
-  prefix: '',
-  allowedModels: '*' as const,
-  budgets: [],
-  timezone: 'UTC',
-  alertThresholds: [],
-  allowedCidrs: [],
-  tags: [],
-  metadata: {},
-  capMaxTokens: false,
-};
+const ANONYMOUS = createSyntheticKey({ id: 'anonymous', name: 'anonymous' });
 
 test('the admin key gets the usage report, the same JSON as herd usage --json', async () => {
   const s = await setup();

@@ -15,26 +15,14 @@ import { parseBearerToken } from '../../src/gateway/keys/authenticator.ts';
 import type { KeyInfo, KeyStore } from '../../src/gateway/keys/key-store.ts';
 import { openKeyStore } from '../../src/gateway/keys/open-key-store.ts';
 import { buildGatewayCatalog } from '../../src/gateway/router/gateway-catalog.ts';
+import { createSyntheticKey } from '../../src/gateway/keys/synthetic-key.ts';
 import { registerAdminRoutes } from '../../src/http/admin-routes.ts';
 import { registerMeRoute } from '../../src/http/me-route.ts';
 import { gatewayConfig } from '../gateway/helpers/gateway-fixtures.ts';
 
 export const MASTER = 'master-secret-for-tests-0123456789';
 
-export const MASTER_KEY: KeyInfo = Object.freeze({
-  id: 'master',
-  name: 'master ($HERD_MASTER_KEY)',
-  prefix: '',
-  role: 'admin',
-  allowedModels: '*',
-  budgets: [],
-  timezone: 'UTC',
-  alertThresholds: [],
-  allowedCidrs: [],
-  tags: [],
-  metadata: {},
-  capMaxTokens: false,
-});
+export const MASTER_KEY: KeyInfo = createSyntheticKey({ id: 'master', name: 'master ($HERD_MASTER_KEY)', role: 'admin' });
 
 /** What the routes need of the Authenticator: a key for a good Bearer token, UNAUTHENTICATED otherwise. */
 export function createTestAuthenticator(store: KeyStore) {

@@ -30,3 +30,30 @@ export interface AlertOutbox {
   /** Rows by state (tests, health). */
   list(): Promise<(AlertRow & { lastError: string | null; claimedBy: string | null })[]>;
 }
+
+/** The outbox table's columns as both databases return them. */
+export interface AlertOutboxColumns {
+  id: string;
+  subject: string;
+  bucket: string;
+  threshold: number;
+  payload: string;
+  state: AlertState;
+  attempts: number;
+  created_at: number;
+  last_error: string | null;
+  claimed_by: string | null;
+}
+
+export function toAlertRow(r: Pick<AlertOutboxColumns, 'id' | 'subject' | 'bucket' | 'threshold' | 'payload' | 'state' | 'attempts' | 'created_at'>): AlertRow {
+  return {
+    id: r.id,
+    subject: r.subject,
+    bucket: r.bucket,
+    threshold: Number(r.threshold),
+    payload: r.payload,
+    state: r.state,
+    attempts: Number(r.attempts),
+    createdAt: Number(r.created_at),
+  };
+}

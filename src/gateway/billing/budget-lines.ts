@@ -1,7 +1,7 @@
 // How both ledgers store a reservation's budget lines (JSON on its row), read back rows written before
 // lines existed (the key's UTC day and month), and find the alert thresholds a settlement crosses.
 import { createHash } from 'node:crypto';
-import type { BudgetLine } from './ledger.ts';
+import type { BudgetLine, Reservation, ReserveInput, Spend } from './ledger.ts';
 import type { Micros } from './money.ts';
 
 /** Lines as a reservation row keeps them: enough to settle and to describe an alert. */
@@ -75,4 +75,28 @@ export function draftAlerts(line: StoredLine, before: Micros, after: Micros, atM
 /** Stable across replicas and retries (the webhook-id): one per (subject, bucket, threshold). */
 export function alertId(subject: string, bucket: string, threshold: number): string {
   return `alrt_${createHash('sha256').update(`${subject}\u0000${bucket}\u0000${threshold}`).digest('hex').slice(0, 24)}`;
+}
+
+/** The key's own day and month lines' spend, for Reservation.spent (0 where the key has none). */
+export function keySpend(keyId: string, lines: readonly BudgetLine[], lineSpend: readonly Micros[]): Spend {
+  const find = (period: BudgetLine['period']) => {
+    const i = lines.findIndex((l) => l.subject === keyId && l.period === period);
+    return i < 0 ? 0 : (lineSpend[i] ?? 0);
+  };
+  return { dayMicros: find('day'), monthMicros: find('month') };
+}
+
+/** What a reservation just made answers: `spent` is the lines' spend before it, in the lines' order. */
+export function openReservation(input: Pick<ReserveInput, 'requestId' | 'keyId' | 'estimateMicros' | 'lines'>, spent: readonly Micros[]): Reservation {
+  const lineSpend = spent.map((s) => s + input.estimateMicros);
+  return {
+    requestId: input.requestId,
+    keyId: input.keyId,
+    state: 'open',
+    estimateMicros: input.estimateMicros,
+    actualMicros: undefined,
+    created: true,
+    spent: keySpend(input.keyId, input.lines, lineSpend),
+    lineSpend,
+  };
 }

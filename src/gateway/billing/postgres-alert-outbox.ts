@@ -1,21 +1,7 @@
 // The alert outbox on the PostgreSQL ledger: senders on several replicas claim due rows with
 // FOR UPDATE SKIP LOCKED under a lease, so each row is with one sender at a time.
-import type { AlertOutbox, AlertRow, AlertState } from './alert-outbox.ts';
+import { type AlertOutbox, type AlertOutboxColumns as Row, type AlertRow, toAlertRow } from './alert-outbox.ts';
 import type { PostgresRunner } from './postgres-runner.ts';
-import { toAlertRow } from './sqlite-alert-outbox.ts';
-
-interface Row {
-  id: string;
-  subject: string;
-  bucket: string;
-  threshold: number;
-  payload: string;
-  state: AlertState;
-  attempts: number;
-  created_at: number;
-  last_error: string | null;
-  claimed_by: string | null;
-}
 
 const CLAIM = `UPDATE ledger_alerts SET claimed_by = $1, lease_until = $2, attempts = attempts + 1
   WHERE id IN (SELECT id FROM ledger_alerts WHERE state = 'pending' AND next_at <= $3 AND (lease_until IS NULL OR lease_until < $3)

@@ -6,11 +6,10 @@
 // rows they cross in the same transaction (ON CONFLICT DO NOTHING on subject, bucket, threshold).
 import type { PoolClient } from 'pg';
 import { HerdError } from '../../core/errors.ts';
-import { type StoredLine, counterKey, draftAlerts, parseStoredLines, serializeLines, spendCounters } from './budget-lines.ts';
+import { type StoredLine, counterKey, draftAlerts, openReservation, parseStoredLines, serializeLines, spendCounters } from './budget-lines.ts';
 import { budgetPeriods, checkBudgetLines } from './check-budgets.ts';
 import type { BudgetLine, ReleaseResult, Reservation, ReservationState, ReserveInput, SettleInput, SettleResult } from './ledger.ts';
 import { toSafeMicros, type Micros } from './money.ts';
-import { keySpend } from './sqlite-budgets.ts';
 
 interface ReservationRow {
   request_id: string;
@@ -72,17 +71,7 @@ export async function reserveLines(c: PoolClient, input: ReserveInput, at: numbe
   // A plain INSERT: a reservation of the same id racing this one fails with 23505 and the retry finds it.
   await c.query(INSERT_RESERVATION, [input.requestId, input.keyId, 'open', input.estimateMicros, null, periods.day, periods.month, serializeLines(input.lines), at, null]);
   await applyDeltas(c, input.lines, input.estimateMicros, 0, at);
-  const lineSpend = spent.map((s) => s + input.estimateMicros);
-  return {
-    requestId: input.requestId,
-    keyId: input.keyId,
-    state: 'open',
-    estimateMicros: input.estimateMicros,
-    actualMicros: undefined,
-    created: true,
-    spent: keySpend(input.keyId, input.lines, lineSpend),
-    lineSpend,
-  };
+  return openReservation(input, spent);
 }
 
 async function replay(c: PoolClient, row: ReservationRow, keyId: string): Promise<Reservation> {

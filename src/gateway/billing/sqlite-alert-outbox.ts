@@ -1,20 +1,7 @@
 // The alert outbox on the SQLite ledger file: a claim is one IMMEDIATE transaction, so processes
 // sharing the file never claim the same row while its lease runs.
 import type Database from 'better-sqlite3';
-import type { AlertOutbox, AlertRow, AlertState } from './alert-outbox.ts';
-
-interface Row {
-  id: string;
-  subject: string;
-  bucket: string;
-  threshold: number;
-  payload: string;
-  state: AlertState;
-  attempts: number;
-  created_at: number;
-  last_error: string | null;
-  claimed_by: string | null;
-}
+import { type AlertOutbox, type AlertOutboxColumns as Row, type AlertRow, toAlertRow } from './alert-outbox.ts';
 
 export class SqliteAlertOutbox implements AlertOutbox {
   private readonly sql;
@@ -50,17 +37,4 @@ export class SqliteAlertOutbox implements AlertOutbox {
   async list(): Promise<(AlertRow & { lastError: string | null; claimedBy: string | null })[]> {
     return (this.sql.list.all() as Row[]).map((r) => ({ ...toAlertRow(r), lastError: r.last_error, claimedBy: r.claimed_by }));
   }
-}
-
-export function toAlertRow(r: Pick<Row, 'id' | 'subject' | 'bucket' | 'threshold' | 'payload' | 'state' | 'attempts' | 'created_at'>): AlertRow {
-  return {
-    id: r.id,
-    subject: r.subject,
-    bucket: r.bucket,
-    threshold: Number(r.threshold),
-    payload: r.payload,
-    state: r.state,
-    attempts: Number(r.attempts),
-    createdAt: Number(r.created_at),
-  };
 }

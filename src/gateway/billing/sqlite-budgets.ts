@@ -3,7 +3,7 @@
 // each method inside BEGIN IMMEDIATE (SqliteLedger.immediate): one writer at a time across processes.
 import type Database from 'better-sqlite3';
 import { HerdError } from '../../core/errors.ts';
-import { type StoredLine, counterKey, draftAlerts, parseStoredLines, serializeLines, spendCounters } from './budget-lines.ts';
+import { type StoredLine, counterKey, draftAlerts, openReservation, parseStoredLines, serializeLines, spendCounters } from './budget-lines.ts';
 import { budgetPeriods, checkBudgetLines } from './check-budgets.ts';
 import type { BudgetLine, RecoverResult, ReleaseResult, Reservation, ReservationState, ReserveInput, SettleInput, SettleResult, Spend } from './ledger.ts';
 import type { Micros } from './money.ts';
@@ -62,17 +62,7 @@ export class SqliteBudgets {
       resolved_at: null,
     });
     this.apply(input.lines, input.estimateMicros, 0, at);
-    const lineSpend = spent.map((s) => s + input.estimateMicros);
-    return {
-      requestId: input.requestId,
-      keyId: input.keyId,
-      state: 'open',
-      estimateMicros: input.estimateMicros,
-      actualMicros: undefined,
-      created: true,
-      spent: keySpend(input.keyId, input.lines, lineSpend),
-      lineSpend,
-    };
+    return openReservation(input, spent);
   }
 
   settle(requestId: string, actual: SettleInput, at: number): SettleResult {
@@ -196,13 +186,4 @@ export class SqliteBudgets {
       lineSpend,
     };
   }
-}
-
-/** The key's own day and month lines' spend, for Reservation.spent (0 where the key has none). */
-export function keySpend(keyId: string, lines: readonly BudgetLine[], lineSpend: readonly Micros[]): Spend {
-  const find = (period: BudgetLine['period']) => {
-    const i = lines.findIndex((l) => l.subject === keyId && l.period === period);
-    return i < 0 ? 0 : (lineSpend[i] ?? 0);
-  };
-  return { dayMicros: find('day'), monthMicros: find('month') };
 }

@@ -2,27 +2,14 @@
 import { planBudgets } from '../../../src/gateway/billing/plan-budgets.ts';
 import type { BudgetLine } from '../../../src/gateway/billing/ledger.ts';
 import type { BudgetRule, KeyInfo, TeamInfo } from '../../../src/gateway/keys/key-store.ts';
+import { createSyntheticKey } from '../../../src/gateway/keys/synthetic-key.ts';
 
 export function testTeam(overrides: Partial<TeamInfo> = {}): TeamInfo {
   return { id: 'tm_research', name: 'research', allowedModels: '*', budgets: [], timezone: 'UTC', alertThresholds: [], ...overrides };
 }
 
 export function testKey(overrides: Partial<KeyInfo> = {}): KeyInfo {
-  return {
-    id: 'hk_test',
-    name: 'team-a',
-    prefix: 'sk-herd-hk_t',
-    role: 'client',
-    allowedModels: '*',
-    budgets: [],
-    timezone: 'UTC',
-    alertThresholds: [],
-    allowedCidrs: [],
-    tags: [],
-    metadata: {},
-    capMaxTokens: false,
-    ...overrides,
-  };
+  return createSyntheticKey({ id: 'hk_test', name: 'team-a', prefix: 'sk-herd-hk_t', ...overrides });
 }
 
 /** Far above anything a test spends: lines that only count. */
