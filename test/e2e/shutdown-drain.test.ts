@@ -103,11 +103,11 @@ async function printed(herd: HerdProcess, text: string): Promise<void> {
 }
 
 /** A stream whose first chunk has arrived; `rest` resolves with everything once it ends. */
-function openStream(url: string): Promise<{ rest: Promise<string> }> {
+function openStream(url: string, agent: Agent | false = false): Promise<{ rest: Promise<string> }> {
   return new Promise((resolve, reject) => {
     const req = request(
       `${url}/v1/chat/completions`,
-      { method: 'POST', agent: false, headers: { 'content-type': 'application/json', authorization: `Bearer ${MASTER}` } },
+      { method: 'POST', agent, headers: { 'content-type': 'application/json', authorization: `Bearer ${MASTER}` } },
       (res) => {
         let text = '';
         let first = true;
