@@ -105,23 +105,19 @@ async function printed(herd: HerdProcess, text: string): Promise<void> {
 /** A stream whose first chunk has arrived; `rest` resolves with everything once it ends. */
 function openStream(url: string, agent: Agent | false = false): Promise<{ rest: Promise<string> }> {
   return new Promise((resolve, reject) => {
-    const req = request(
-      `${url}/v1/chat/completions`,
-      { method: 'POST', agent, headers: { 'content-type': 'application/json', authorization: `Bearer ${MASTER}` } },
-      (res) => {
-        let text = '';
-        let first = true;
-        // 'close', not 'end': a stream cut by the exit ends without one.
-        const rest = new Promise<string>((done) => res.on('close', () => done(text)));
-        res.on('data', (d: Buffer) => {
-          text += d.toString();
-          if (first) {
-            first = false;
-            resolve({ rest });
-          }
-        });
-      },
-    );
+    const req = request(`${url}/v1/chat/completions`, { method: 'POST', agent, headers: { 'content-type': 'application/json', authorization: `Bearer ${MASTER}` } }, (res) => {
+      let text = '';
+      let first = true;
+      // 'close', not 'end': a stream cut by the exit ends without one.
+      const rest = new Promise<string>((done) => res.on('close', () => done(text)));
+      res.on('data', (d: Buffer) => {
+        text += d.toString();
+        if (first) {
+          first = false;
+          resolve({ rest });
+        }
+      });
+    });
     req.on('error', reject);
     req.end(JSON.stringify(chat(true)));
   });
