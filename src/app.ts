@@ -65,7 +65,11 @@ export interface HerdServer {
   gatewayWarning: string | undefined;
   /** What GET /v2/health/ready answers: true for 200. */
   isReady(): boolean;
-  /** Stops accepting requests, answers every accepted one, unloads models. Idempotent. */
+  /** A drain's first step: readiness answers 503 (gRPC: not ready), answers carry `Connection: close`; the listeners keep serving. */
+  beginDrain(): void;
+  /** Writes what the ledger holds queued (a forced exit's last step; close() does it too). */
+  flushLedger(): Promise<void>;
+  /** Stops accepting (gRPC: GOAWAY), answers every accepted request, unloads models, flushes the ledger. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -138,12 +142,14 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   const httpGuard = createTransportApiGuard(config, env, 'http');
   const grpcGuard = createTransportApiGuard(config, env, 'grpc');
 
-  let closing = false;
+  // Draining (SIGTERM) and closing both answer not-ready and close each answered connection.
+  let exiting = false;
   const sharedMemory = new SystemSharedMemoryRegistry();
   // One store each for HTTP and gRPC: a setting made over one transport is answered over the other.
   const traceSettings = new TraceSettings();
   const logSettings = new LogSettings();
-  const isReady = () => !closing && (!config.serving.strict_readiness || repository.allReady());
+  if (config.server.log_verbose > 0) logSettings.update({ log_verbose_level: config.server.log_verbose });
+  const isReady = () => !exiting && (!config.serving.strict_readiness || repository.allReady());
   const http: FastifyInstance = createHttpApp(
     {
       inference,
@@ -151,6 +157,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       sharedMemory,
       serverId: config.server.id,
       isReady,
+      isExiting: () => exiting,
       traceSettings,
       logSettings,
       callers: chatPort,
@@ -170,7 +177,8 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   let address: string;
   let grpc: RunningGrpcServer | undefined;
   try {
-    address = await http.listen({ host: config.server.http_address ?? config.server.host, port: config.server.http_port });
+    // --allow-http=false (KServe's Triton runtime can pass it): gRPC and metrics only; serve-command refuses it with a gateway.
+    address = config.server.allow_http ? await http.listen({ host: config.server.http_address ?? config.server.host, port: config.server.http_port }) : '';
     if (config.server.allow_grpc) {
       grpc = await startGrpcServer(
         { inference, repository, sharedMemory, traceSettings, logSettings, isReady, serverId: config.server.id, log, callers: chatPort, apiGuard: grpcGuard },
@@ -185,12 +193,8 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       limits: config.server.limits,
     });
   } catch (err) {
-    await grpc?.close();
-    await http.close();
-    sharedMemory.close();
-    await repository.close();
-    await gateway?.close();
-    await responseCache?.close();
+    for (const step of [() => grpc?.close(), () => http.close(), () => sharedMemory.close(), () => repository.close(), () => gateway?.close(), () => responseCache?.close()])
+      await step();
     throw err;
   }
   const httpUrl = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '[::1]');
@@ -198,7 +202,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   let closed: Promise<void> | undefined;
   const close = () => {
     closed ??= (async () => {
-      closing = true;
+      exiting = true;
       await Promise.all([http.close(), grpc?.close()]);
       sharedMemory.close();
       await repository.close();
@@ -209,7 +213,11 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     return closed;
   };
   const grpcUrl = grpc?.address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '[::1]');
-  return { httpUrl, grpcUrl, metricsUrl: metrics.url, repository, gateway: gateway?.flow, gatewayWarning: gateway?.auth.openWarning, isReady, close };
+  const beginDrain = () => {
+    exiting = true;
+  };
+  const flushLedger = async () => gateway?.ledger?.flush();
+  return { httpUrl, grpcUrl, metricsUrl: metrics.url, repository, gateway: gateway?.flow, gatewayWarning: gateway?.auth.openWarning, isReady, beginDrain, flushLedger, close };
 }
 
 interface StartedServing {

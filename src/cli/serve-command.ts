@@ -7,12 +7,16 @@ import type { HerdConfig } from '../config/herd-config-schema.ts';
 import { redactEnvValues } from '../config/interpolate-env.ts';
 import { defaultHerdConfig, loadHerdConfigFile } from '../config/load-herd-config.ts';
 import { HerdError } from '../core/errors.ts';
+import { createDrainHandler } from './drain-on-signal.ts';
 import { formatModelTable } from './format-model-table.ts';
+import { listIgnoredTritonFlags, registerIgnoredTritonFlags } from './triton-compat-flags.ts';
 import { parseCacheConfigFlags } from './parse-cache-config-flags.ts';
 
 export interface ServeFlags {
   config?: string;
   modelRepository?: string[];
+  /** tritonserver's older name for --model-repository, which KServe's Triton runtime passes. */
+  modelStore?: string[];
   host?: string;
   id?: string;
   httpPort?: string;
@@ -23,6 +27,9 @@ export interface ServeFlags {
   httpRestrictedApi?: string[];
   grpcRestrictedProtocol?: string[];
   allowGrpc?: string | boolean;
+  allowHttp?: string | boolean;
+  logVerbose?: string;
+  drainGraceSecs?: string;
   grpcInferAllocationPoolSize?: string;
   grpcKeepaliveTime?: string;
   grpcKeepaliveTimeout?: string;
@@ -46,17 +53,22 @@ export interface ServeFlags {
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 export function registerServeCommand(program: Command): void {
-  program
+  const command = program
     .command('serve')
+    // `herd tritonserver --model-store=…`: the args of KServe's Triton ServingRuntime, with the image swapped, start Herd.
+    .alias('tritonserver')
     .description('serve a Triton model repository (KServe v2 HTTP) and the LLM gateway')
     .option('--config <file>', 'herd.yaml (default: ./herd.yaml when present, else built-in defaults)')
     .option('--model-repository <dir>', 'model repository path (repeatable)', collect)
+    .option('--model-store <dir>', "tritonserver's older name for --model-repository (KServe's Triton runtime passes it)", collect)
     .option('--host <address>', 'address to listen on')
     .option('--id <name>', "server id reported by GET /v2 (default 'triton', as Triton's clients expect)")
     .option('--http-port <port>', 'KServe HTTP port (default 8000)')
     .option('--grpc-port <port>', 'KServe gRPC port (default 8001)')
     .option('--grpc-address <address>', 'address the gRPC service listens on (default: --host)')
     .option('--allow-grpc [bool]', 'serve KServe gRPC (default true)')
+    .option('--allow-http [bool]', 'serve KServe HTTP and the /v1 gateway (default true; false is refused when herd.yaml configures gateway models)')
+    .option('--log-verbose <level>', "tritonserver's verbose level, reported by /v2/logging (Herd's own lines do not change)")
     .option('--grpc-infer-allocation-pool-size <n>', 'accepted for tritonserver parity (Herd keeps no response pool)')
     .option('--grpc-keepalive-time <ms>', 'period of server keepalive pings (default 7200000)')
     .option('--grpc-keepalive-timeout <ms>', 'how long a keepalive ping waits for its ack (default 20000)')
@@ -74,7 +86,8 @@ export function registerServeCommand(program: Command): void {
     .option('--repository-poll-secs <secs>', 'poll interval in poll mode')
     .option('--strict-readiness [bool]', 'ready only when every model is ready (default true)')
     .option('--http-max-input-size <bytes>', 'largest request body accepted (default 64 MB)')
-    .option('--exit-timeout-secs <secs>', 'how long shutdown waits for in-flight requests')
+    .option('--exit-timeout-secs <secs>', 'on SIGTERM/SIGINT, seconds until exit however much is still running, the drain grace included (default 30)')
+    .option('--drain-grace-secs <secs>', 'on SIGTERM, seconds the listeners keep answering while readiness answers 503 (default 5; 0: close at once)')
     .option('--rate-limit <mode>', 'off | execution_count: instances hold their rate_limiter resources while executing')
     .option('--rate-limit-resource <name:count>', 'size of a rate-limiter resource pool, e.g. gpu_memory_mb:40960 (repeatable)', collect)
     .option(
@@ -82,11 +95,13 @@ export function registerServeCommand(program: Command): void {
       'response cache for models with response_cache enabled, as tritonserver: local,size=BYTES or redis,host=H plus redis,port=P (one setting per flag, repeatable; replaces herd.yaml serving.cache)',
       collect,
     )
-    .option('--backend-config <backend,key=value>', "a backend's setting, e.g. python,python-executable=/usr/bin/python3 (repeatable)", collect)
-    .action(async (flags: ServeFlags) => {
-      const config = resolveServeConfig(flags);
-      await runServer(config);
-    });
+    .option('--backend-config <backend,key=value>', "a backend's setting, e.g. python,python-executable=/usr/bin/python3 (repeatable)", collect);
+  registerIgnoredTritonFlags(command);
+  command.action(async (flags: ServeFlags & Record<string, unknown>) => {
+    const config = resolveServeConfig(flags);
+    for (const line of listIgnoredTritonFlags(flags)) process.stderr.write(`warning: ${line}\n`);
+    await runServer(config);
+  });
 }
 
 export function resolveServeConfig(flags: ServeFlags): HerdConfig {
@@ -94,13 +109,17 @@ export function resolveServeConfig(flags: ServeFlags): HerdConfig {
   const config = file ? loadHerdConfigFile(file).config : defaultHerdConfig();
   const server = { ...config.server };
   const serving = { ...config.serving };
-  if (flags.modelRepository) serving.model_repository = flags.modelRepository.map((p) => resolve(p));
+  const repositories = [...(flags.modelRepository ?? []), ...(flags.modelStore ?? [])];
+  if (repositories.length > 0) serving.model_repository = repositories.map((p) => resolve(p));
   if (flags.host) server.host = flags.host;
   if (flags.id) server.id = flags.id;
   if (flags.httpPort !== undefined) server.http_port = parseInteger('--http-port', flags.httpPort, 0, 65535);
   if (flags.grpcPort !== undefined) server.grpc_port = parseInteger('--grpc-port', flags.grpcPort, 0, 65535);
   if (flags.grpcAddress) server.grpc_address = flags.grpcAddress;
   if (flags.allowGrpc !== undefined) server.allow_grpc = parseBool('--allow-grpc', flags.allowGrpc);
+  if (flags.allowHttp !== undefined) server.allow_http = parseBool('--allow-http', flags.allowHttp);
+  if (flags.logVerbose !== undefined) server.log_verbose = parseInteger('--log-verbose', flags.logVerbose, 0, 2 ** 31 - 1);
+  if (flags.drainGraceSecs !== undefined) server.drain_grace_secs = parseSeconds('--drain-grace-secs', flags.drainGraceSecs);
   if (flags.grpcInferAllocationPoolSize !== undefined) {
     server.grpc_infer_allocation_pool_size = parseInteger('--grpc-infer-allocation-pool-size', flags.grpcInferAllocationPoolSize, 0, 2 ** 31 - 1);
   }
@@ -141,6 +160,9 @@ export function resolveServeConfig(flags: ServeFlags): HerdConfig {
   if (serving.model_repository.length === 0 && Object.keys(config.models).length === 0) {
     throw new HerdError('INVALID_ARG', 'nothing to serve: pass --model-repository DIR, or set serving.model_repository or gateway models in herd.yaml');
   }
+  if (!server.allow_http && Object.keys(config.models).length > 0) {
+    throw new HerdError('INVALID_ARG', '--allow-http=false leaves the LLM gateway (served on the HTTP port) unreachable: allow HTTP, or serve without gateway models in herd.yaml');
+  }
   if (serving.load_model.length > 0 && serving.model_control_mode !== 'explicit') {
     throw new HerdError('INVALID_ARG', '--load-model is only allowed with --model-control-mode=explicit');
   }
@@ -152,7 +174,8 @@ async function runServer(config: HerdConfig): Promise<void> {
   const server = await startHerd(config, { log });
   process.stdout.write(`${formatModelTable(server.repository.summary())}\n`);
   for (const problem of server.repository.repositoryErrors) process.stdout.write(`warning: ${problem}\n`);
-  process.stdout.write(`Started HTTPService at ${config.server.http_address ?? config.server.host}:${config.server.http_port} (${server.httpUrl})\n`);
+  if (config.server.allow_http) process.stdout.write(`Started HTTPService at ${config.server.http_address ?? config.server.host}:${config.server.http_port} (${server.httpUrl})\n`);
+  else process.stdout.write('HTTPService not started (--allow-http=false)\n');
   if (server.grpcUrl) process.stdout.write(`Started GRPCInferenceService at ${config.server.grpc_address ?? config.server.host}:${config.server.grpc_port} (${server.grpcUrl})\n`);
   process.stdout.write(`Started Metrics Service at ${config.server.metrics_address ?? config.server.host}:${config.server.metrics_port} (${server.metricsUrl}/metrics)\n`);
   if (server.gateway) {
@@ -167,26 +190,13 @@ async function runServer(config: HerdConfig): Promise<void> {
   process.stdout.write(`Model control mode: ${config.serving.model_control_mode}; repositories: ${config.serving.model_repository.join(', ')}\n`);
   process.stdout.write(`${describeReadiness(server)}\n`);
 
-  const shutdown = (signal: string) => {
-    process.stdout.write(`${signal} received: draining in-flight requests\n`);
-    const timer = setTimeout(() => {
-      process.stderr.write(`exit timeout of ${config.server.exit_timeout_secs}s reached with requests still running\n`);
-      process.exit(1);
-    }, config.server.exit_timeout_secs * 1000);
-    timer.unref();
-    server.close().then(
-      () => {
-        process.stdout.write('all requests answered; exiting\n');
-        process.exit(0);
-      },
-      (err: unknown) => {
-        process.stderr.write(`shutdown failed: ${String(err)}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGINT', () => shutdown('SIGINT'));
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  const onSignal = createDrainHandler(
+    server,
+    { graceSecs: config.server.drain_grace_secs, exitTimeoutSecs: config.server.exit_timeout_secs },
+    { say: (line) => process.stdout.write(`${line}\n`), exit: (code) => process.exit(code) },
+  );
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
 }
 
 /** Triton's `<backend>,<key>=<value>` (a value may itself hold '=' or ','). */
@@ -229,6 +239,12 @@ function parseInteger(flag: string, value: string, min: number, max: number): nu
   return n;
 }
 
+function parseSeconds(flag: string, value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 86400) throw new HerdError('INVALID_ARG', `${flag} must be a number of seconds from 0 to 86400, got '${value}'`);
+  return n;
+}
+
 function parseBool(flag: string, value: string | boolean): boolean {
   if (typeof value === 'boolean') return value;
   const v = value.toLowerCase();
@@ -244,5 +260,5 @@ export function describeReadiness(server: Pick<HerdServer, 'httpUrl' | 'isReady'
     .summary()
     .filter((m) => m.state !== 'READY')
     .map((m) => m.name);
-  return `Not ready: ${server.httpUrl}/v2/health/ready answers 503 while ${waiting.length === 1 ? 'this model is' : 'these models are'} not READY: ${waiting.join(', ')} (strict readiness)`;
+  return `Not ready: ${server.httpUrl}/v2/health/ready answers 400 while ${waiting.length === 1 ? 'this model is' : 'these models are'} not READY: ${waiting.join(', ')} (strict readiness)`;
 }

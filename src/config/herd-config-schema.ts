@@ -17,6 +17,16 @@ export const serverSchema = z.strictObject({
   grpc_port: port.default(8001).describe('KServe v2 gRPC port (tritonserver --grpc-port)'),
   grpc_address: z.string().min(1).optional().describe('address the gRPC service listens on (tritonserver --grpc-address); `host` when unset'),
   allow_grpc: z.boolean().default(true).describe('tritonserver --allow-grpc: false serves no gRPC'),
+  allow_http: z
+    .boolean()
+    .default(true)
+    .describe('tritonserver --allow-http: false opens no HTTP port (KServe HTTP and the /v1 gateway); refused when herd.yaml configures gateway models'),
+  log_verbose: z
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe("tritonserver --log-verbose: the level /v2/logging and LogSettings report at start (Herd's own lines do not change with it)"),
   grpc_infer_allocation_pool_size: z.number().int().min(0).default(8).describe('tritonserver --grpc-infer-allocation-pool-size: accepted; Herd keeps no pool of response objects'),
   grpc_keepalive: z
     .strictObject({
@@ -55,7 +65,19 @@ export const serverSchema = z.strictObject({
     .positive()
     .default(8 * 1024 * 1024)
     .describe('bytes one streamed answer may hold queued for its client (Herd and socket buffers) before the stream is dropped as above'),
-  exit_timeout_secs: z.number().int().min(0).default(30).describe('seconds to wait for in-flight requests on SIGINT/SIGTERM (tritonserver --exit-timeout-secs)'),
+  exit_timeout_secs: z
+    .number()
+    .int()
+    .min(0)
+    .default(30)
+    .describe('on SIGINT/SIGTERM, seconds from the signal until Herd exits even with requests still running, the drain grace included (tritonserver --exit-timeout-secs)'),
+  drain_grace_secs: z
+    .number()
+    .min(0)
+    .default(5)
+    .describe(
+      'on SIGTERM, seconds Herd keeps accepting and answering (every answer with Connection: close) while /v2/health/ready answers 503, so balancers notice before the listeners close (--drain-grace-secs); 0: close at once',
+    ),
   http_address: z.string().min(1).optional().describe('address the HTTP port listens on (tritonserver --http-address); `host` when unset'),
   metrics_address: z
     .string()

@@ -72,9 +72,11 @@ export async function startGrpcServer(deps: Omit<GrpcServiceDeps, 'trackStream'>
     close() {
       closed ??= (async () => {
         closing = true;
+        // tryShutdown sends GOAWAY at once (clients open new calls elsewhere) and waits for the accepted
+        // calls; open streams answer what they received and end meanwhile.
+        const shutdown = new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
         for (const stream of streams) stream.drain();
-        await Promise.all([...streams].map((s) => s.done));
-        await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+        await Promise.all([...[...streams].map((s) => s.done), shutdown]);
       })();
       return closed;
     },

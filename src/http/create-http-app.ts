@@ -27,6 +27,9 @@ import { registerTraceAndLoggingRoutes } from './trace-and-logging-routes.ts';
 import { createLimitedServer } from './create-limited-server.ts';
 import { ClientAddressResolver, useClientAddressResolver } from './resolve-client-address.ts';
 
+/** How often a closing server closes connections that went idle since (a finished stream's keep-alive socket). */
+const IDLE_SWEEP_MS = 250;
+
 export interface HttpAppOptions {
   maxInputSize: number;
   /** The LLM gateway's routes (/v1, /health), when the gateway is configured. */
@@ -45,9 +48,10 @@ export interface HttpAppOptions {
 }
 
 export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): FastifyInstance {
-  // During shutdown, answers close their connection so keep-alive clients do not hold the drain open.
+  // While draining (SIGTERM) and closing, answers close their connection so keep-alive clients move to
+  // another replica and do not hold the drain open; the fast paths step aside so Fastify's hook adds the header.
   let closing = false;
-  const isClosing = () => closing;
+  const isClosing = () => closing || deps.isExiting?.() === true;
   // A restricted inference group is checked by Fastify's hook: the fast paths step aside.
   const inferenceOpen = options.apiGuard?.isRestricted('inference') !== true;
   const fastInfer = inferenceOpen
@@ -63,7 +67,9 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   const app = Fastify({
     logger: false,
     bodyLimit: options.maxInputSize,
-    return503OnClosing: true,
+    // A request on a connection still open after close() is answered (with Connection: close), not refused:
+    // it was sent before the client could know this replica is leaving.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     clientErrorHandler: handleClientError,
     serverFactory: (handler) =>
@@ -86,6 +92,11 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
 
   app.addHook('preClose', async () => {
     closing = true;
+    // Node closes the connections idle at close() only: a keep-alive stream that ends later would hold the exit
+    // for the keep-alive timeout. Sweep until the server has closed.
+    const sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
+    sweep.unref();
+    app.server.once('close', () => clearInterval(sweep));
   });
   registerBodyCodings(app, options.maxInputSize, isClosing);
   registerErrorAnswers(app, routes, options);

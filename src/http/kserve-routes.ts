@@ -20,6 +20,8 @@ export interface KserveDeps {
   sharedMemory: SystemSharedMemoryRegistry;
   /** Server readiness (strict readiness and shutdown folded in by the caller). */
   isReady: () => boolean;
+  /** Draining or closing: readiness answers 503 `Server exiting`, as tritonserver's does while it exits. */
+  isExiting?: () => boolean;
   /** Server id answered by GET /v2. */
   serverId: string;
   /** The trace and log settings (the stores gRPC's TraceSetting and LogSettings share). */
@@ -51,7 +53,11 @@ export function registerKserveRoutes(app: FastifyInstance, deps: KserveDeps, all
   };
 
   get('/v2/health/live', (_req, reply) => reply.code(200).send());
-  get('/v2/health/ready', (_req, reply) => reply.code(deps.isReady() ? 200 : 400).send());
+  // Triton's codes: 400 while a model that should be loaded is not, 503 with its error once the server is exiting.
+  get('/v2/health/ready', (_req, reply) => {
+    if (deps.isExiting?.() === true) return sendJson(reply, 503, { error: 'Server exiting' });
+    return reply.code(deps.isReady() ? 200 : 400).send();
+  });
   get('/v2', (_req, reply) => sendJson(reply, 200, serverMetadata));
 
   both('/v2/models/:model', (req, reply) => sendJson(reply, 200, inference.metadata(req.params.model, parseVersion(req.params.version))));

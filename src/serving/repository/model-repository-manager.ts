@@ -83,6 +83,8 @@ export class ModelRepositoryManager {
   private serial: Promise<unknown> = Promise.resolve();
   private pollTimer: NodeJS.Timeout | undefined;
   private pass: LoadPass | undefined;
+  /** What should be loaded, for strict readiness: the start's models (explicit mode: --load-model, '*' every one). */
+  private readonly expected = new Set<string>();
   /** Repository-level problems seen by the last scan. */
   repositoryErrors: string[] = [];
 
@@ -103,6 +105,7 @@ export class ModelRepositoryManager {
       const scan = this.rescan();
       const names = this.options.controlMode === 'explicit' ? (loadModels.includes('*') ? [...scan.keys()] : [...loadModels]) : [...scan.keys()];
       this.pass = { scan, done: new Set(), stack: [] };
+      for (const name of names) this.expected.add(name);
       try {
         for (const name of names) {
           const location = scan.get(name);
@@ -216,9 +219,15 @@ export class ModelRepositoryManager {
     return version === undefined ? record.versions.size > 0 : record.versions.has(version);
   }
 
-  /** Every model that should be serving is READY (Triton's strict readiness). */
+  /**
+   * Every model that should be serving is READY (strict readiness). As Triton, a model that failed counts and one
+   * unloaded through the API does not, unless it was one the start loaded (--load-model): the deployment declared
+   * it, so a replica without it is not ready (Triton answers ready there; its users report that as a bug).
+   */
   allReady(): boolean {
-    for (const record of this.models.values()) if (record.state !== 'READY' && record.reason !== 'unloaded') return false;
+    for (const [name, record] of this.models) {
+      if (record.state !== 'READY' && (record.reason !== 'unloaded' || this.expected.has(name))) return false;
+    }
     return true;
   }
 
@@ -312,8 +321,9 @@ export class ModelRepositoryManager {
       return error;
     }
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    if (previous) await this.unloadRecord(location.name, previous, 'replaced by a new load');
+    // The new versions serve from here on; the old ones finish what they were given, so a reload has no gap.
     this.models.set(location.name, { location, state: 'READY', reason: '', versions: loaded, fingerprint, overrideJson, loadSeconds: seconds });
+    if (previous) await Promise.allSettled([...previous.versions.values()].map((m) => m.scheduler.close()));
     for (const model of loaded.values()) this.options.onLoaded?.(model, seconds);
     return undefined;
   }

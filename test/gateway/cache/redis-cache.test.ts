@@ -124,7 +124,8 @@ describe('redis cache tier with Redis down', () => {
       const started = performance.now();
       for (let i = 0; i < 5; i++) assert.equal(await cache.lookup(`missing-${i}`), undefined);
       const perLookupMs = (performance.now() - started) / 5;
-      assert.ok(perLookupMs < 5, `a lookup with Redis down took ${perLookupMs.toFixed(2)} ms`);
+      // Not a speed target: a lookup that waited for the 100 ms command timeout would take that long; these fail at once.
+      assert.ok(perLookupMs < 50, `a lookup with Redis down took ${perLookupMs.toFixed(2)} ms: it waited for the command timeout`);
       await cache.store('k', answerInput()); // resolves: the Redis write failure is swallowed and counted
       assert.equal((await cache.lookup('k'))?.tier, 'memory');
       assert.equal(cache.stats.redisErrors, 6); // 5 lookups + 1 write

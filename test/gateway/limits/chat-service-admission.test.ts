@@ -108,7 +108,7 @@ models:
     );
     assert.deepEqual(rec.calls[0]!.deployment.provider.settings.limits, { rpm: 60, concurrency: 10 }, 'the provider account limits travel with the deployment');
     assert.equal(rec.state.released, 2);
-    assert.ok(meta.queuedMs! < 5, 'nothing waited');
+    assert.equal(typeof meta.queuedMs, 'number', 'the admission wait is reported (its length is not asserted: no timed assertions)');
   });
 
   it('NORMAL when the context names no priority', async () => {
