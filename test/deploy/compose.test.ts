@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { PENDING_CLI, unknownFlags } from './helpers/deploy-files.ts';
+import { unknownFlags } from './helpers/deploy-files.ts';
 
 type Service = {
   image?: string;
@@ -73,13 +73,9 @@ test('compose: herd.yaml trusts exactly HAProxy’s address for X-Forwarded-For'
   assert.deepEqual(herdYaml.server.trusted_proxies, [`${address}/32`]);
 });
 
-test('compose: command lines name only what the real CLI has', (t) => {
+test('compose: command lines name only what the real CLI has', () => {
   const unknown = [...new Set(['herd', 'migrate'].flatMap((s) => unknownFlags(services[s]?.command ?? [])))];
-  assert.deepEqual(
-    unknown.filter((u) => !PENDING_CLI.has(u)),
-    [],
-  );
-  if (unknown.length > 0) t.todo(`waiting for issue #29's CLI work: ${unknown.join(', ')}`);
+  assert.deepEqual(unknown, []);
 });
 
 test('HAProxy: health checks on /v2/health/ready, redispatch on, retries only on connection failures', (t) => {

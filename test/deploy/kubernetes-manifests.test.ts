@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse } from 'yaml';
-import { KSERVE_RUNTIME, type K8sObject, OVERLAYS, PENDING_CLI, kubectlMissing, readObjects, renderOverlay, unknownFlags } from './helpers/deploy-files.ts';
+import { KSERVE_RUNTIME, type K8sObject, OVERLAYS, kubectlMissing, readObjects, renderOverlay, unknownFlags } from './helpers/deploy-files.ts';
 import { validateObject } from './helpers/manifest-schemas.ts';
 import { type Container, type PodSpec, allContainers, byKind, one, podTemplate } from './helpers/pod-spec.ts';
 
@@ -122,19 +122,14 @@ test('probes: liveness /v2/health/live, readiness /v2/health/ready, a startupPro
   }
 });
 
-test('container args name only commands and flags the real CLI has (herd --help, now)', { skip }, (t) => {
+test('container args name only commands and flags the real CLI has (herd --help, now)', { skip }, () => {
   const invocations = OVERLAYS.flatMap((dir) =>
     [...byKind(overlay(dir), 'Deployment'), ...byKind(overlay(dir), 'StatefulSet'), ...byKind(overlay(dir), 'Job')].flatMap((w) => allContainers(podTemplate(w).spec)),
   );
   const runtime = readObjects(KSERVE_RUNTIME)[0] as K8sObject;
   invocations.push(...(runtime.spec as { containers: Container[] }).containers);
   const unknown = [...new Set(invocations.flatMap((c) => unknownFlags(c.args ?? [])))];
-  const pending = unknown.filter((u) => PENDING_CLI.has(u));
-  assert.deepEqual(
-    unknown.filter((u) => !PENDING_CLI.has(u)),
-    [],
-  );
-  if (pending.length > 0) t.todo(`waiting for issue #29's CLI work: ${pending.join(', ')}`);
+  assert.deepEqual(unknown, []);
 });
 
 test('the KServe runtime is Triton’s (kserve-tritonserver) with the image swapped', () => {

@@ -7,13 +7,11 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { herdFlags } from './helpers/deploy-files.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'herd-deploy-migrate-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-test('herd migrate on the sqlite overlay’s herd.yaml creates the database and is idempotent', (t) => {
-  if (herdFlags('migrate') === undefined) return t.todo("waiting for issue #29's `herd migrate`");
+test('herd migrate on the sqlite overlay’s herd.yaml creates the database and is idempotent', () => {
   const config = join(dir, 'herd.yaml');
   writeFileSync(config, readFileSync('deploy/kubernetes/overlays/sqlite/herd.yaml', 'utf8').replaceAll('/data/', `${dir}/`));
   for (const run of [1, 2]) {

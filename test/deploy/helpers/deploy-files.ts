@@ -65,6 +65,3 @@ export function unknownFlags(args: readonly string[]): string[] {
   if (known === undefined) return [`herd ${command}`];
   return flags.filter((f) => !known.has(f)).map((f) => `herd ${command} ${f}`);
 }
-
-/** What the h-drain work adds (issue #29): missing only these is reported as pending, not as a failure. */
-export const PENDING_CLI = new Set(['herd serve --model-store', 'herd serve --allow-http', 'herd migrate']);
