@@ -13,7 +13,10 @@ export type K8sObject = { apiVersion: string; kind: string; metadata: { name: st
 /** Why kubectl cannot render here, or undefined when it can. */
 export function kubectlMissing(): string | undefined {
   const probe = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' });
-  return probe.error || probe.status !== 0 ? 'kubectl is not installed (Debian: apt-get install -y kubernetes-client)' : undefined;
+  if (probe.error || probe.status !== 0) return "kubectl is not installed (a current kubectl; Debian 12's kubernetes-client 1.20 is too old)";
+  // The overlays use kustomize components and `labels`: kustomize v4 and later (kubectl 1.21+).
+  const kustomize = /Kustomize Version: v(\d+)/.exec(probe.stdout)?.[1];
+  return kustomize !== undefined && Number(kustomize) < 4 ? `kubectl's kustomize v${kustomize} is too old for the overlays (needs v4+, kubectl 1.21+)` : undefined;
 }
 
 export function parseObjects(text: string, source: string): K8sObject[] {
