@@ -7,6 +7,7 @@ import { registerBenchCommand } from './bench-command.ts';
 import { registerCheckCommand } from './check-command.ts';
 import { registerCostCommand } from './cost-command.ts';
 import { registerKeysCommand } from './keys-command.ts';
+import { registerMigrateCommand } from './migrate-command.ts';
 import { registerServeCommand } from './serve-command.ts';
 import { registerTeamsCommand } from './teams-command.ts';
 import { registerUsageCommand } from './usage-command.ts';
@@ -21,6 +22,7 @@ export function createHerdProgram(): Command {
   registerAuditCommand(program);
   registerBenchCommand(program);
   registerCheckCommand(program);
+  registerMigrateCommand(program);
   registerUsageCommand(program);
   registerCostCommand(program);
   return program;

@@ -260,5 +260,5 @@ export function describeReadiness(server: Pick<HerdServer, 'httpUrl' | 'isReady'
     .summary()
     .filter((m) => m.state !== 'READY')
     .map((m) => m.name);
-  return `Not ready: ${server.httpUrl}/v2/health/ready answers 503 while ${waiting.length === 1 ? 'this model is' : 'these models are'} not READY: ${waiting.join(', ')} (strict readiness)`;
+  return `Not ready: ${server.httpUrl}/v2/health/ready answers 400 while ${waiting.length === 1 ? 'this model is' : 'these models are'} not READY: ${waiting.join(', ')} (strict readiness)`;
 }

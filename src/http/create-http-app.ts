@@ -27,6 +27,9 @@ import { registerTraceAndLoggingRoutes } from './trace-and-logging-routes.ts';
 import { createLimitedServer } from './create-limited-server.ts';
 import { ClientAddressResolver, useClientAddressResolver } from './resolve-client-address.ts';
 
+/** How often a closing server closes connections that went idle since (a finished stream's keep-alive socket). */
+const IDLE_SWEEP_MS = 250;
+
 export interface HttpAppOptions {
   maxInputSize: number;
   /** The LLM gateway's routes (/v1, /health), when the gateway is configured. */
@@ -89,6 +92,11 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
 
   app.addHook('preClose', async () => {
     closing = true;
+    // Node closes the connections idle at close() only: a keep-alive stream that ends later would hold the exit
+    // for the keep-alive timeout. Sweep until the server has closed.
+    const sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
+    sweep.unref();
+    app.server.once('close', () => clearInterval(sweep));
   });
   registerBodyCodings(app, options.maxInputSize, isClosing);
   registerErrorAnswers(app, routes, options);

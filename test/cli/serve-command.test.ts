@@ -41,7 +41,21 @@ function run(args: string[]) {
 }
 
 test('serve prints the model table and where it listens; SIGTERM answers in-flight requests, then exits 0', async () => {
-  const proc = run(['serve', '--model-repository', SLOW_REPOSITORY, '--http-port', '0', '--grpc-port', '0', '--metrics-port', '0', '--host', '127.0.0.1']);
+  const proc = run([
+    'serve',
+    '--model-repository',
+    SLOW_REPOSITORY,
+    '--http-port',
+    '0',
+    '--grpc-port',
+    '0',
+    '--metrics-port',
+    '0',
+    '--host',
+    '127.0.0.1',
+    '--drain-grace-secs',
+    '0',
+  ]);
   const [, url] = await proc.waitFor(/Started HTTPService at \S+ \((http:\/\/[^)]+)\)/);
   assert.match(proc.output().stdout, /\| slow_echo \| 1 +\| READY +\|/);
   const inFlight = fetch(`${url}/v2/models/slow_echo/infer`, {

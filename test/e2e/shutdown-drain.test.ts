@@ -103,25 +103,21 @@ async function printed(herd: HerdProcess, text: string): Promise<void> {
 }
 
 /** A stream whose first chunk has arrived; `rest` resolves with everything once it ends. */
-function openStream(url: string): Promise<{ rest: Promise<string> }> {
+function openStream(url: string, agent: Agent | false = false): Promise<{ rest: Promise<string> }> {
   return new Promise((resolve, reject) => {
-    const req = request(
-      `${url}/v1/chat/completions`,
-      { method: 'POST', agent: false, headers: { 'content-type': 'application/json', authorization: `Bearer ${MASTER}` } },
-      (res) => {
-        let text = '';
-        let first = true;
-        // 'close', not 'end': a stream cut by the exit ends without one.
-        const rest = new Promise<string>((done) => res.on('close', () => done(text)));
-        res.on('data', (d: Buffer) => {
-          text += d.toString();
-          if (first) {
-            first = false;
-            resolve({ rest });
-          }
-        });
-      },
-    );
+    const req = request(`${url}/v1/chat/completions`, { method: 'POST', agent, headers: { 'content-type': 'application/json', authorization: `Bearer ${MASTER}` } }, (res) => {
+      let text = '';
+      let first = true;
+      // 'close', not 'end': a stream cut by the exit ends without one.
+      const rest = new Promise<string>((done) => res.on('close', () => done(text)));
+      res.on('data', (d: Buffer) => {
+        text += d.toString();
+        if (first) {
+          first = false;
+          resolve({ rest });
+        }
+      });
+    });
     req.on('error', reject);
     req.end(JSON.stringify(chat(true)));
   });
@@ -133,8 +129,9 @@ test('SIGTERM: readiness 503 at once, kept-alive connection answered with Connec
   const upstream = await startHoldingUpstream();
   t.after(() => upstream.close());
   // The grace only has to outlast two local requests; nothing is measured against it.
-  const { config, db } = writeConfig(upstream.url, 'drain_grace_secs: 4, exit_timeout_secs: 60');
-  const herd = await spawnHerd(config, ENV);
+  // Keep-alive connections idle for 10 minutes: the stream's, kept alive, must not hold the exit that long.
+  const { config, db } = writeConfig(upstream.url, 'drain_grace_secs: 4, exit_timeout_secs: 600, limits: { keep_alive_timeout_ms: 600000 }');
+  const herd = await spawnHerd(config, ENV, []);
   t.after(() => killIfRunning(herd));
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   t.after(() => agent.destroy());
@@ -143,7 +140,9 @@ test('SIGTERM: readiness 503 at once, kept-alive connection answered with Connec
   const before = await send(herd.url, '/v1/chat/completions', { agent, body: chat(false) });
   assert.equal(before.status, 200);
   assert.notEqual(before.headers.connection, 'close');
-  const stream = await openStream(herd.url);
+  const streamAgent = new Agent({ keepAlive: true });
+  t.after(() => streamAgent.destroy());
+  const stream = await openStream(herd.url, streamAgent);
 
   herd.child.kill('SIGTERM');
   await printed(herd, 'SIGTERM received: draining');
@@ -181,7 +180,7 @@ test('a second SIGTERM exits at once, the ledger flushed first; the stream in fl
   });
   // Rows wait 10 minutes for the database: only the forced exit's flush writes the answered one.
   const { config, db } = writeConfig(upstream.url, 'drain_grace_secs: 600, exit_timeout_secs: 900');
-  const herd = await spawnHerd(config, ENV);
+  const herd = await spawnHerd(config, ENV, []);
   t.after(() => killIfRunning(herd));
   assert.equal((await send(herd.url, '/v1/chat/completions', { body: chat(false) })).status, 200);
   const stream = await openStream(herd.url);

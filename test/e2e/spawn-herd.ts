@@ -13,9 +13,12 @@ export interface HerdProcess {
   output(): string;
 }
 
-/** Resolves once it listens (its "Started HTTPService" line); rejects if it exits first. */
-export async function spawnHerd(config: string, env: NodeJS.ProcessEnv): Promise<HerdProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--config', config], {
+/**
+ * Resolves once it listens (its "Started HTTPService" line); rejects if it exits first. By default a SIGTERM
+ * skips the drain grace (--drain-grace-secs 0), so stopping it does not wait; pass [] to keep herd.yaml's.
+ */
+export async function spawnHerd(config: string, env: NodeJS.ProcessEnv, extraArgs: readonly string[] = ['--drain-grace-secs', '0']): Promise<HerdProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--config', config, ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
   });

@@ -2,6 +2,7 @@
 // recovery), tried at once and, for a serving process, again with backoff until the database answers.
 import { HerdError } from '../../core/errors.ts';
 import type { BackoffPolicy } from '../resilience/backoff.ts';
+import { SchemaNewerError } from '../storage/apply-sqlite-migrations.ts';
 import { describePostgresFailure } from '../storage/describe-postgres-failure.ts';
 import { type AttemptIntent, recoverIntents } from './ledger-intents.ts';
 import type { LedgerEntry } from './ledger-write-queue.ts';
@@ -72,7 +73,8 @@ export class PostgresStartUp {
   async begin(): Promise<boolean> {
     if (await this.retry.attempt()) return true;
     const error = this.retry.lastError;
-    if (this.options.spoolDir === undefined || !(error instanceof HerdError) || error.code !== 'UNAVAILABLE') throw error;
+    // A schema newer than this Herd never passes by itself: refuse to start, as `herd migrate` refuses.
+    if (this.options.spoolDir === undefined || !(error instanceof HerdError) || error.code !== 'UNAVAILABLE' || error instanceof SchemaNewerError) throw error;
     this.retry.retryInBackground();
     return false;
   }

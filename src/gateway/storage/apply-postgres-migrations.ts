@@ -2,17 +2,9 @@
 // transaction under an advisory lock, so replicas starting together never apply a migration twice.
 import type { Pool } from 'pg';
 import { HerdError } from '../../core/errors.ts';
-import type { SqliteMigration } from './apply-sqlite-migrations.ts';
+import { SchemaNewerError, type SqliteMigration } from './apply-sqlite-migrations.ts';
 
-/**
- * The database's schema is newer than this Herd knows (another Herd migrated it): UNAVAILABLE on the wire,
- * and, as its own kind, something only an upgrade fixes (describe-postgres-failure.ts reads the kind, not the text).
- */
-export class SchemaNewerError extends HerdError {
-  constructor(message: string) {
-    super('UNAVAILABLE', message);
-  }
-}
+export { SchemaNewerError };
 
 /** Any constant works: it only has to be the same in every Herd process. */
 const MIGRATION_LOCK = 0x48657264; // 'Herd'
@@ -38,7 +30,7 @@ export async function applyPostgresMigrations(pool: Pool, scope: string, migrati
     const current = rows[0]?.version ?? 0;
     const latest = migrations.at(-1)?.version ?? 0;
     if (current > latest) {
-      throw new SchemaNewerError(`the ${scope} schema in this database is at version ${current}, newer than this Herd knows (${latest}): upgrade Herd`);
+      throw new SchemaNewerError(scope, current, latest);
     }
     const applied: number[] = [];
     for (const migration of migrations) {

@@ -10,6 +10,16 @@ export interface SqliteMigration {
   sql: string;
 }
 
+/**
+ * The database's schema is newer than this Herd knows (a newer Herd migrated it): UNAVAILABLE on the wire,
+ * and, as its own kind, something only an upgrade fixes (describe-postgres-failure.ts reads the kind, not the text).
+ */
+export class SchemaNewerError extends HerdError {
+  constructor(scope: string, current: number, latest: number) {
+    super('UNAVAILABLE', `database schema ${scope} v${current} is newer than this Herd (v${latest}): upgrade Herd, never migrate backwards`);
+  }
+}
+
 /** Applies the migrations of `scope` that the file has not seen, in one IMMEDIATE transaction so
  *  two processes opening a fresh file at once cannot both apply them. Returns the versions applied. */
 export function applySqliteMigrations(db: Database, scope: string, migrations: readonly SqliteMigration[]): number[] {
@@ -26,7 +36,7 @@ export function applySqliteMigrations(db: Database, scope: string, migrations: r
     const current = row.version ?? 0;
     const latest = migrations.at(-1)?.version ?? 0;
     if (current > latest) {
-      throw new HerdError('UNAVAILABLE', `the ${scope} schema in this database is at version ${current}, newer than this Herd knows (${latest}): upgrade Herd`);
+      throw new SchemaNewerError(scope, current, latest);
     }
     const record = db.prepare('INSERT INTO schema_migrations (scope, version, name, applied_at) VALUES (?, ?, ?, ?)');
     const applied: number[] = [];

@@ -107,7 +107,7 @@ test('describePostgresFailure: a refusal the server meant (password, missing dat
     needsOperator: false,
   });
   // A schema newer than this Herd is known by its kind, not by its words.
-  const newer = new SchemaNewerError('the ledger schema in this database is at version 9, newer than this Herd knows (4): upgrade Herd');
+  const newer = new SchemaNewerError('ledger', 9, 4);
   assert.deepEqual(describePostgresFailure(newer), { reason: newer.message, needsOperator: true });
   assert.equal(describePostgresFailure(new HerdError('UNAVAILABLE', 'a message that says newer than this Herd')).needsOperator, false);
 });
