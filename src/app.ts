@@ -21,6 +21,7 @@ import { createServingInferencePort } from './serving/serving-inference-port.ts'
 import { createChatService, type ChatService } from './gateway/flow/chat-service.ts';
 import { EmbeddingsGateway } from './gateway/flow/embeddings-gateway.ts';
 import { createGatewayAuth, type GatewayAuth } from './gateway/keys/create-gateway-auth.ts';
+import type { InFlightCount } from './http/gateway-exchange.ts';
 import type { AuditEventInput, ChangeContext } from './gateway/keys/key-store.ts';
 import { createGatewayLimits, type GatewayLimits } from './gateway/limits/create-gateway-limits.ts';
 import type { AffinityStore } from './gateway/router/cache-affinity.ts';
@@ -326,6 +327,7 @@ function gatewayRoutesOf(gateway: RunningGateway, config: HerdConfig, log: (line
       embeddings: gateway.embeddings,
       authenticator: gateway.auth.authenticator,
       recordRefusal: (event: AuditEventInput, ctx: ChangeContext) => gateway.admin.audit.record(event, ctx),
+      inFlight: gateway.inFlight,
       ...ledgerHealthOf(gateway.ledger, config),
       log,
     },
@@ -344,6 +346,8 @@ interface RunningGateway {
   embeddings: EmbeddingsGateway;
   auth: GatewayAuth;
   admin: AdminParts;
+  /** Gateway exchanges running now (herd_gateway_requests_in_flight). */
+  inFlight: InFlightCount;
   /** Undefined with `billing.ledger: off`. */
   ledger: Ledger | undefined;
   billing: BillingService | undefined;
@@ -396,7 +400,9 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
     });
     const opened = { limits, cache, ledger, affinity };
     const admission = limits.admission;
+    const inFlight = { value: 0 };
     registerGatewayStateMetrics(registry, {
+      requestsInFlight: () => inFlight.value,
       cache: () => opened.cache.stats,
       modelQueues: () => admission.stats().models,
       providerQueues: () => admission.stats().providers,
@@ -420,6 +426,7 @@ async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
       embeddings,
       auth,
       admin,
+      inFlight,
       ledger,
       billing,
       async close() {

@@ -32,6 +32,13 @@ export interface ExchangeDeps {
   streams: StreamLimits;
   /** Refusals (key, model access, limits, budget) go to the audit log through this. */
   recordRefusal?: RecordRefusal | undefined;
+  /** Exchanges running now (the herd_gateway_requests_in_flight gauge reads it). */
+  inFlight?: InFlightCount | undefined;
+}
+
+/** A count the exchanges keep and a gauge reads. */
+export interface InFlightCount {
+  value: number;
 }
 
 /** An authenticated request with its parsed body, as an operation gets it. */
@@ -72,6 +79,8 @@ export async function runGatewayExchange<F>(
   };
   let key: KeyInfo | undefined;
   let parsed: unknown;
+  const inFlight = deps.inFlight;
+  if (inFlight) inFlight.value += 1;
   try {
     if (deps.authenticator.isOpen()) await deps.authenticator.confirmOpen();
     const auth = deps.authenticator.authenticate(operation.edge.authorization(req.headers), clientAddressOf(req));
@@ -94,6 +103,8 @@ export async function runGatewayExchange<F>(
     await writeJsonAnswer(req, res, deps.isClosing(), answer.status, { ...answer.headers, ...herdErrorHeaders(error, started) }, JSON.stringify(answer.body)).catch(() =>
       res.destroy(),
     );
+  } finally {
+    if (inFlight) inFlight.value -= 1;
   }
 }
 

@@ -67,6 +67,7 @@ export function createGatewayExchanges(deps: OpenAIDeps, isClosing: () => boolea
     isClosing,
     streams,
     recordRefusal: deps.recordRefusal,
+    inFlight: deps.inFlight,
   };
   const route = <F>(operation: ExchangeOperation<F>): GatewayRoute => ({
     exchange: (req, res, body, started) => runGatewayExchange(exchangeDeps, operation, req, res, body, started),

@@ -5,6 +5,7 @@ import type { LedgerHealth } from '../gateway/flow/describe-gateway.ts';
 import type { EmbeddingsGateway } from '../gateway/flow/embeddings-gateway.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
 import type { RecordRefusal } from '../gateway/flow/refusals.ts';
+import type { InFlightCount } from './gateway-exchange.ts';
 
 export interface OpenAIDeps {
   /** The request flow (limits, cache, budget, routing, billing), model listing and health. */
@@ -17,4 +18,6 @@ export interface OpenAIDeps {
   log?: (line: string) => void;
   /** Where refusals (key, model access, limits, budget) go: the audit log, a minute's repeats folded into one row. */
   recordRefusal?: RecordRefusal;
+  /** Gateway exchanges running now, for the in-flight gauge. */
+  inFlight?: InFlightCount;
 }

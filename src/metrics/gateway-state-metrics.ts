@@ -32,6 +32,8 @@ export interface GatewayStateSources {
   ledger?: () => LedgerBacklogSample;
   /** Limit checks answered without Redis (fail_open / fail_closed), by mode. */
   limitsUnavailable?: () => Iterable<{ mode: string; count: number }>;
+  /** Gateway requests being answered now, streams until their last byte: what an autoscaler reads. */
+  requestsInFlight?: () => number;
 }
 
 export interface LedgerBacklogSample {
@@ -48,12 +50,21 @@ export const BREAKER_STATE_VALUES: Readonly<Record<BreakerStateLabel, number>> =
 
 /** Registers the families read from live gateway state at scrape time; a missing source registers nothing. */
 export function registerGatewayStateMetrics(registry: Registry, sources: GatewayStateSources): void {
-  const { cache, modelQueues, providerQueues, breakers, ledger, limitsUnavailable } = sources;
+  const { cache, modelQueues, providerQueues, breakers, ledger, limitsUnavailable, requestsInFlight } = sources;
   if (cache) registerCacheMetrics(registry, cache);
   if (modelQueues || providerQueues) registerQueueMetrics(registry, modelQueues, providerQueues);
   if (breakers) registerBreakerMetrics(registry, breakers);
   if (ledger) registerLedgerMetrics(registry, ledger);
   if (limitsUnavailable) registerLimitStoreMetrics(registry, limitsUnavailable);
+  if (requestsInFlight) {
+    createComputedGauge({
+      registry,
+      name: 'herd_gateway_requests_in_flight',
+      help: 'Gateway requests (every dialect, embeddings) being answered now, streams until their last byte',
+      labelNames: [],
+      read: () => [{ labels: {}, value: requestsInFlight() }],
+    });
+  }
 }
 
 function registerCacheMetrics(registry: Registry, cache: NonNullable<GatewayStateSources['cache']>): void {

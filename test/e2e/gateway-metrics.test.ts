@@ -9,7 +9,7 @@ import OpenAI from 'openai';
 import { startHerd, type HerdServer } from '../../src/app.ts';
 import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
 import { TestKeys } from '../helpers/test-keys.ts';
-import { openAICompletion, openAIErrorBody, openAIStreamFrames, scriptedUpstream, status, type ScriptedUpstream } from '../gateway/helpers/gateway-fixtures.ts';
+import { hang, openAICompletion, openAIErrorBody, openAIStreamFrames, scriptedUpstream, status, type ScriptedUpstream } from '../gateway/helpers/gateway-fixtures.ts';
 import { startMockUpstream, type MockUpstream } from '../gateway/helpers/mock-upstream.ts';
 import { parseExposition, sampleValue, type ExpositionFamily } from '../metrics/parse-exposition.ts';
 
@@ -177,5 +177,29 @@ models:
     assert.ok(deepseek !== undefined && [0, 1, 2].includes(deepseek));
     assert.equal(sampleValue(f, 'herd_gateway_breaker_state', { provider: 'openai' }), undefined, 'a disabled provider has no deployment to watch');
     assert.equal(sampleValue(f, 'herd_gateway_queue_depth', { upstream: 'holysheep/gpt-4.1' }), 0);
+  });
+
+  it('requests in flight: a request waiting on its upstream counts until the client leaves', async () => {
+    const until = async (value: number) => {
+      for (let i = 0; i < 200; i++) {
+        if (sampleValue(await scrape(), 'herd_gateway_requests_in_flight') === value) return;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      assert.fail(`herd_gateway_requests_in_flight never read ${value}`);
+    };
+    await until(0);
+    script.script(hang, hang);
+    const controller = new AbortController();
+    const pending = fetch(`${server.httpUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${MASTER}`, 'content-type': 'application/json' },
+      body: JSON.stringify(ask),
+      signal: controller.signal,
+    }).catch(() => undefined);
+    sent++;
+    await until(1);
+    controller.abort();
+    await pending;
+    await until(0);
   });
 });

@@ -149,6 +149,17 @@ test('state gauges read their sources at each scrape: cache, queue depth, breake
   assert.equal(sampleValue(f, 'herd_gateway_queue_depth', { upstream: 'holysheep/gpt-4.1' }), 0);
 });
 
+test('requests in flight: the count the exchanges keep, read at each scrape', async () => {
+  const registry = new Registry();
+  const inFlight = { value: 3 };
+  registerGatewayStateMetrics(registry, { requestsInFlight: () => inFlight.value });
+  assert.equal(sampleValue(parseExposition(await registry.metrics()), 'herd_gateway_requests_in_flight'), 3);
+  inFlight.value = 0;
+  const f = parseExposition(await registry.metrics());
+  assert.equal(sampleValue(f, 'herd_gateway_requests_in_flight'), 0);
+  assert.equal(f.get('herd_gateway_requests_in_flight')?.type, 'gauge');
+});
+
 test('a missing source registers no family', async () => {
   const registry = new Registry();
   registerGatewayStateMetrics(registry, { breakers: () => [] });
