@@ -22,7 +22,6 @@ import { createChatService, type ChatService } from './gateway/flow/chat-service
 import { EmbeddingsGateway } from './gateway/flow/embeddings-gateway.ts';
 import { createGatewayAuth, type GatewayAuth } from './gateway/keys/create-gateway-auth.ts';
 import type { InFlightCount } from './http/gateway-exchange.ts';
-import type { AuditEventInput, ChangeContext } from './gateway/keys/key-store.ts';
 import { createGatewayLimits, type GatewayLimits } from './gateway/limits/create-gateway-limits.ts';
 import type { AffinityStore } from './gateway/router/cache-affinity.ts';
 import { createAffinityStore } from './gateway/router/create-affinity-store.ts';
@@ -326,7 +325,7 @@ function gatewayRoutesOf(gateway: RunningGateway, config: HerdConfig, log: (line
       gateway: gateway.flow,
       embeddings: gateway.embeddings,
       authenticator: gateway.auth.authenticator,
-      recordRefusal: (event: AuditEventInput, ctx: ChangeContext) => gateway.admin.audit.record(event, ctx),
+      recordRefusal: gateway.admin.audit.record.bind(gateway.admin.audit),
       inFlight: gateway.inFlight,
       ...ledgerHealthOf(gateway.ledger, config),
       log,

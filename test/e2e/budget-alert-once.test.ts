@@ -175,12 +175,16 @@ models:
     [key.id],
   );
   await client.end();
+  // The 50% row may have been claimed by the killed replica too (in the same batch as the 80%) and taken over
+  // after its lease: one attempt or two, but one acknowledged delivery either way (asserted above).
   assert.deepEqual(
-    rows.map((r) => [r.threshold, r.state, r.attempts]),
+    rows.map((r) => [r.threshold, r.state]),
     [
-      [50, 'delivered', 1],
-      [80, 'delivered', 2],
+      [50, 'delivered'],
+      [80, 'delivered'],
     ],
   );
+  assert.ok([1, 2].includes(rows[0]?.attempts ?? 0), `50% alert attempts: ${rows[0]?.attempts}`);
+  assert.equal(rows[1]?.attempts, 2, 'the 80% alert: the killed delivery and the survivor’s');
   await stopHerd(survivor, 'SIGTERM');
 });
