@@ -13,11 +13,7 @@ import { clientAddressOf } from './resolve-client-address.ts';
 
 export function registerOpenAIRoutes(app: FastifyInstance, deps: OpenAIDeps, allow: (url: string, methods: string[]) => void): void {
   void app.register(async (scope) => {
-    scope.setErrorHandler((error: Error, _request, reply) => {
-      const herd = fastifyErrorToHerd(error);
-      if (herd.code === 'INTERNAL') deps.log?.(`gateway error: ${formatErrorForLog(error)}`);
-      sendError(reply, herd);
-    });
+    setOpenAIErrorHandler(scope, deps.log);
 
     scope.get('/v1/models', async (req, reply) => {
       // Claude Code and the Anthropic SDKs list models too, and parse Anthropic's shape.
@@ -44,7 +40,17 @@ export function registerOpenAIRoutes(app: FastifyInstance, deps: OpenAIDeps, all
   });
 }
 
-function authenticate(authenticator: Authenticator, req: FastifyRequest): KeyInfo {
+/** Every /v1 GET route's error answer: OpenAI's shape, an internal error logged (escaped). */
+export function setOpenAIErrorHandler(scope: FastifyInstance, log: ((line: string) => void) | undefined): void {
+  scope.setErrorHandler((error: Error, _request, reply) => {
+    const herd = fastifyErrorToHerd(error);
+    if (herd.code === 'INTERNAL') log?.(`gateway error: ${formatErrorForLog(error)}`);
+    sendError(reply, herd);
+  });
+}
+
+/** The request's key, or the authentication error thrown for the error handler. */
+export function authenticate(authenticator: Pick<Authenticator, 'authenticate'>, req: FastifyRequest): KeyInfo {
   const result = authenticator.authenticate(req.headers.authorization, clientAddressOf(req.raw));
   if (result instanceof HerdError) throw result;
   return result.key;
