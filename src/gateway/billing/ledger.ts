@@ -224,6 +224,63 @@ export interface UsageRow {
   cacheReadSavedMicros: Micros;
 }
 
+/** Filters of the console's request list (each optional; all given must hold). */
+export interface RequestFilter {
+  keyId?: string | undefined;
+  /** Matches the model that answered or the one the client asked for. */
+  model?: string | undefined;
+  /** `ok`, `error` (every status but ok), or one exact status (`cancelled`, `RATE_LIMITED`, …). */
+  status?: string | undefined;
+  /** An IngressDialect (`openai-chat`, `anthropic-messages`, …); rows without one are openai-chat. */
+  dialect?: string | undefined;
+  /** Epoch ms, inclusive / exclusive, on started_at. */
+  sinceMs?: number | undefined;
+  untilMs?: number | undefined;
+}
+
+export interface RequestListQuery extends RequestFilter {
+  /** Rows per page (1–500). */
+  limit: number;
+  /** The previous page's nextCursor (opaque): keyset pagination, newest first. */
+  cursor?: string | undefined;
+}
+
+export interface RequestPage {
+  rows: RequestRecord[];
+  /** Undefined on the last page. */
+  nextCursor: string | undefined;
+}
+
+export interface RequestDetail {
+  request: RequestRecord;
+  /** In attempt order. */
+  attempts: AttemptRow[];
+}
+
+export interface UsagePageQuery extends UsageQuery {
+  /** Groups per page (1–1000). */
+  limit: number;
+  /** The previous page's nextCursor (opaque). */
+  cursor?: string | undefined;
+}
+
+/** One page of a usage report: `by: 'day'` oldest day first, every other grouping dearest first (costMicros, then group). */
+export interface UsagePage {
+  rows: UsageRow[];
+  nextCursor: string | undefined;
+  /** Groups in the whole range (same query: a window count). */
+  totalGroups: number;
+}
+
+/** Spend in one range, one entry per settlement currency. */
+export interface SpendTotal {
+  currency: CurrencyCode;
+  requests: number;
+  costMicros: Micros;
+  usdMicros: Micros;
+  listUsdMicros: Micros;
+}
+
 export interface LedgerStats {
   /** Rows waiting for the next commit. */
   queued: number;
@@ -282,6 +339,14 @@ export interface Ledger {
   /** Writes whatever is queued now. */
   flush(): Promise<void>;
   usage(query: UsageQuery): Promise<UsageRow[]>;
+  /** One page of usage(): a single query (rows and the group count), never one per row. */
+  usagePage(query: UsagePageQuery): Promise<UsagePage>;
+  /** Totals of [sinceMs, untilMs) by currency, in one query. */
+  spendTotals(sinceMs: number, untilMs: number): Promise<SpendTotal[]>;
+  /** Committed request rows, newest first, filtered: one query per page. */
+  listRequests(query: RequestListQuery): Promise<RequestPage>;
+  /** One request with its attempts; undefined when no committed row has that id. */
+  getRequest(requestId: string): Promise<RequestDetail | undefined>;
   stats(): LedgerStats;
   /** The budget-alert outbox in the ledger's database (settlements write it; an AlertSender drains it). */
   alertOutbox?(): AlertOutbox;

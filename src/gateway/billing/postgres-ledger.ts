@@ -245,6 +245,23 @@ export class PostgresLedger implements Ledger {
     return this.queue.flush();
   }
 
+  // The console's queries: implemented by the console work (issue 30); until then they say so.
+  async usagePage(): Promise<never> {
+    throw new HerdError('UNSUPPORTED', 'usagePage is not implemented yet');
+  }
+
+  async spendTotals(): Promise<never> {
+    throw new HerdError('UNSUPPORTED', 'spendTotals is not implemented yet');
+  }
+
+  async listRequests(): Promise<never> {
+    throw new HerdError('UNSUPPORTED', 'listRequests is not implemented yet');
+  }
+
+  async getRequest(): Promise<never> {
+    throw new HerdError('UNSUPPORTED', 'getRequest is not implemented yet');
+  }
+
   async usage(query: UsageQuery): Promise<UsageRow[]> {
     this.requireOpened();
     return this.runner.guard(async () => {
