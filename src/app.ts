@@ -1,40 +1,17 @@
 // The composition root: builds the serving side from a HerdConfig, wires it to the HTTP and gRPC transports,
 // and owns start-up and the draining shutdown. Nothing else constructs concrete pieces.
 import type { FastifyInstance } from 'fastify';
-import type { Registry } from 'prom-client';
 import type { HerdConfig } from './config/herd-config-schema.ts';
-import { BillingService } from './gateway/billing/billing-service.ts';
-import { type AdminParts, createAdminParts } from './gateway/admin/create-admin-parts.ts';
-import type { Ledger } from './gateway/billing/ledger.ts';
-import { openLedger } from './gateway/billing/open-ledger.ts';
-import { startAlertSender } from './gateway/billing/start-alert-sender.ts';
-import { createResponseCache } from './gateway/cache/create-response-cache.ts';
-import type { ResponseCache } from './gateway/cache/response-cache.ts';
 import { createApiGroupGuard, resolveApiGroupRules } from './core/api-groups.ts';
 import type { ChatPort } from './core/chat-port.ts';
-import { ChatGateway } from './gateway/flow/chat-gateway.ts';
-import { describeLedgerHealth, type LedgerHealth } from './gateway/flow/describe-gateway.ts';
+import type { ChatGateway } from './gateway/flow/chat-gateway.ts';
 import { createServingChatPort } from './gateway/flow/serving-chat-port.ts';
-import { checkTritonDeployments } from './gateway/router/check-triton-deployments.ts';
-import type { InferencePort } from './core/inference-port.ts';
 import { createServingInferencePort } from './serving/serving-inference-port.ts';
-import { createChatService, type ChatService } from './gateway/flow/chat-service.ts';
-import { EmbeddingsGateway } from './gateway/flow/embeddings-gateway.ts';
-import { createGatewayAuth, type GatewayAuth } from './gateway/keys/create-gateway-auth.ts';
-import type { InFlightCount } from './http/gateway-exchange.ts';
-import { createGatewayLimits, type GatewayLimits } from './gateway/limits/create-gateway-limits.ts';
-import type { AffinityStore } from './gateway/router/cache-affinity.ts';
-import { createAffinityStore } from './gateway/router/create-affinity-store.ts';
-import type { Provider } from './gateway/providers/provider.ts';
 import { startGrpcServer, type RunningGrpcServer } from './grpc/start-grpc-server.ts';
 import { createServingStatsSource } from './http/convert-model-statistics-to-snapshot.ts';
 import { createHttpApp } from './http/create-http-app.ts';
-import { mapErrorToAnthropic } from './http/map-anthropic-error.ts';
-import { mapErrorToOpenAI } from './http/map-openai-error.ts';
 import { startMetricsServer } from './http/metrics-server.ts';
 import { createMetricsRegistry } from './metrics/create-metrics-registry.ts';
-import { registerGatewayRequestMetrics } from './metrics/gateway-metrics.ts';
-import { registerGatewayStateMetrics } from './metrics/gateway-state-metrics.ts';
 import { registerInferenceMetrics } from './metrics/inference-metrics.ts';
 import type { BackendFactory } from './serving/backends/backend.ts';
 import { jsBackend } from './serving/backends/js/js-backend.ts';
@@ -50,6 +27,9 @@ import { ModelRepositoryManager, type LoadedModel } from './serving/repository/m
 import { createInferenceResponseCache } from './serving/response-cache/create-inference-response-cache.ts';
 import { RateLimiter } from './serving/scheduler/rate-limiter.ts';
 import { createSafeLog } from './core/escape-log-text.ts';
+import { gatewayRoutesOf, startGateway } from './start-gateway.ts';
+
+export { createGatewayFlow, type GatewayFlowParts } from './start-gateway.ts';
 
 export interface HerdServer {
   /** Base URL of the KServe HTTP endpoint, e.g. http://127.0.0.1:8000 */
@@ -270,181 +250,4 @@ function createTransportApiGuard(config: HerdConfig, env: NodeJS.ProcessEnv, tra
   const masterKeySet = Boolean(env[config.auth.master_key_env]);
   const flags = transport === 'http' ? config.server.http_restricted_api : config.server.grpc_restricted_protocol;
   return createApiGroupGuard(resolveApiGroupRules({ configured: config.server.restricted_api, flags, transport, masterKeySet }), env[config.auth.master_key_env]);
-}
-
-export interface GatewayFlowParts {
-  env: NodeJS.ProcessEnv;
-  limits: GatewayLimits;
-  cache: ResponseCache;
-  /** Undefined with `billing.ledger: off`. */
-  billing: BillingService | undefined;
-  /** Where the request metrics go; undefined: none. */
-  registry: Registry | undefined;
-  log?: (line: string) => void;
-  /** Provider instances by name instead of the configured upstreams (bench/gateway/flow-microbench.ts). */
-  providers?: Readonly<Record<string, Provider>>;
-  /** This Herd's models, for `type: triton` deployments without base_url. */
-  inference?: InferencePort;
-  /** false: no priority admission in front of the upstreams (the flow microbenchmark's variant). */
-  admission?: boolean;
-  /** Prompt-cache affinity's store (Redis when configured); absent: this process's memory, if routes.affinity is on. */
-  affinity?: AffinityStore;
-}
-
-/** The chat service and the gateway flows over the opened parts: `herd serve` and the flow microbenchmark build them here. */
-export function createGatewayFlow(config: HerdConfig, parts: GatewayFlowParts): { chat: ChatService; flow: ChatGateway; embeddings: EmbeddingsGateway } {
-  const { env, limits, cache, billing, registry, log } = parts;
-  const chat = createChatService({
-    config,
-    env,
-    admission: parts.admission === false ? undefined : limits.admission,
-    ...(parts.providers ? { providers: parts.providers } : {}),
-    ...(parts.inference ? { inference: parts.inference } : {}),
-    ...(parts.affinity ? { affinity: parts.affinity } : {}),
-  });
-  const observer = registry ? registerGatewayRequestMetrics({ registry, models: Object.keys(config.models), providers: Object.keys(config.providers) }) : undefined;
-  const flow = new ChatGateway({
-    chat,
-    cache: { store: cache, policy: config.cache },
-    billing,
-    keyLimits: limits.keys,
-    log,
-    observer,
-    errorStatus: (error, dialect) => (dialect === 'anthropic-messages' ? mapErrorToAnthropic(error) : mapErrorToOpenAI(error)).status,
-  });
-  // Embeddings run through the same flow: the chat service's catalog, provider pools, breakers and load
-  // figures, so /health shows embedding deployments' breakers beside the chat ones.
-  const embeddings = new EmbeddingsGateway(flow);
-  return { chat, flow, embeddings };
-}
-
-/** What the HTTP app needs of a running gateway: the /v1 routes' flow and the admin API's service, over one key store. */
-function gatewayRoutesOf(gateway: RunningGateway, config: HerdConfig, log: (line: string) => void) {
-  return {
-    gateway: {
-      gateway: gateway.flow,
-      embeddings: gateway.embeddings,
-      authenticator: gateway.auth.authenticator,
-      recordRefusal: gateway.admin.audit.record.bind(gateway.admin.audit),
-      inFlight: gateway.inFlight,
-      ...ledgerHealthOf(gateway.ledger, config),
-      log,
-    },
-    admin: { authenticator: gateway.auth.authenticator, ...gateway.admin, ledger: gateway.ledger, masterKeyEnv: config.auth.master_key_env, log },
-  };
-}
-
-function ledgerHealthOf(ledger: Ledger | undefined, config: HerdConfig): { ledgerHealth?: () => LedgerHealth } {
-  if (!ledger) return {};
-  return { ledgerHealth: () => describeLedgerHealth(ledger.kind, ledger.stats(), config.billing.flush_interval_ms) };
-}
-
-interface RunningGateway {
-  chat: ChatService;
-  flow: ChatGateway;
-  embeddings: EmbeddingsGateway;
-  auth: GatewayAuth;
-  admin: AdminParts;
-  /** Gateway exchanges running now (herd_gateway_requests_in_flight). */
-  inFlight: InFlightCount;
-  /** Undefined with `billing.ledger: off`. */
-  ledger: Ledger | undefined;
-  billing: BillingService | undefined;
-  close(): Promise<void>;
-}
-
-/** Keys, limits, cache, ledger and the chat service, opened in order and closed in reverse; their metrics on `registry`. */
-async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (line: string) => void, registry: Registry, inference: InferencePort): Promise<RunningGateway> {
-  const auth = await createGatewayAuth(config.auth, env);
-  let limits: GatewayLimits | undefined;
-  let cache: ResponseCache | undefined;
-  let ledger: Ledger | undefined;
-  let affinity: AffinityStore | undefined;
-  try {
-    limits = await createGatewayLimits(config.limits, { onError: (err) => log(`limits: ${err.message}`) });
-    await limits.ready(2000);
-    cache = await createResponseCache({ config: config.cache, log });
-    await cache.ready(2000);
-    affinity = await createAffinityStore(config, { onError: (err) => log(`affinity: ${err.message}`) });
-    await affinity?.ready?.(2000);
-    let billing: BillingService | undefined;
-    if (config.billing.ledger !== 'off') {
-      ledger = await openLedger(config.billing.ledger, {
-        spool: true,
-        ...(config.billing.spool_dir !== undefined ? { spoolDir: config.billing.spool_dir } : {}),
-        flushIntervalMs: config.billing.flush_interval_ms,
-        maxBatchRows: config.billing.flush_max_rows,
-        // Part of opening: a PostgreSQL ledger that cannot reach its database yet runs it when it does.
-        recover: { olderThanMs: config.billing.stale_reservation_minutes * 60_000 },
-        onError: (err: unknown) => log(`ledger: ${err instanceof Error ? err.message : String(err)}`),
-        log: (line) => log(`ledger: ${line}`),
-      });
-      billing = new BillingService({ config, ledger });
-      // Budget alerts (#28): this process drains the ledger's outbox; the sender stops when the ledger closes.
-      startAlertSender(ledger, config.billing, env, log);
-    } else {
-      log('billing.ledger is off: requests are not priced or recorded, and key budgets are not enforced');
-    }
-    const { chat, flow, embeddings } = createGatewayFlow(config, { env, limits, cache, billing, registry, log, inference, ...(affinity ? { affinity } : {}) });
-    for (const warning of checkTritonDeployments(chat.catalog, inference)) log(`warning: ${warning}`);
-    // The admin API's service (/admin/v1, /v1/me) and its sign-in audit, over the same store, ledger and catalogue.
-    const admin = createAdminParts({
-      store: auth.store,
-      ledger,
-      catalog: chat.catalog,
-      listModels: () => flow.listModels(),
-      currency: config.billing.currency,
-      defaultThresholds: config.billing.alerts.thresholds,
-      log,
-    });
-    const opened = { limits, cache, ledger, affinity };
-    const admission = limits.admission;
-    const inFlight = { value: 0 };
-    registerGatewayStateMetrics(registry, {
-      requestsInFlight: () => inFlight.value,
-      cache: () => opened.cache.stats,
-      modelQueues: () => admission.stats().models,
-      providerQueues: () => admission.stats().providers,
-      breakers: () => chat.health().breakers,
-      ...(ledger ? { ledger: () => (opened.ledger as Ledger).stats() } : {}),
-      ...(limits.store.outage
-        ? {
-            limitsUnavailable: () => {
-              const outage = opened.limits.store.outage ?? { allowed: 0, refused: 0 };
-              return [
-                { mode: 'fail_open', count: outage.allowed },
-                { mode: 'fail_closed', count: outage.refused },
-              ];
-            },
-          }
-        : {}),
-    });
-    return {
-      chat,
-      flow,
-      embeddings,
-      auth,
-      admin,
-      inFlight,
-      ledger,
-      billing,
-      async close() {
-        await admin.audit.close();
-        await chat.close();
-        await embeddings.close();
-        await opened.cache.close();
-        await opened.affinity?.close();
-        await opened.ledger?.close();
-        await opened.limits.close();
-        await auth.close();
-      },
-    };
-  } catch (err) {
-    await cache?.close();
-    await affinity?.close();
-    await ledger?.close();
-    await limits?.close();
-    await auth.close();
-    throw err;
-  }
 }

@@ -38,7 +38,8 @@ export const LAYERS: ImportRules['layers'] = {
   http: ['core', 'config', 'metrics', 'serving', 'gateway', 'http'],
   grpc: ['core', 'config', 'metrics', 'serving', 'gateway', 'grpc'],
   client: ['core', 'client'],
-  'app.ts': ['core', 'config', 'metrics', 'serving', 'gateway', 'http', 'grpc'],
+  'app.ts': ['core', 'config', 'metrics', 'serving', 'gateway', 'http', 'grpc', 'start-gateway.ts'],
+  'start-gateway.ts': ['core', 'config', 'metrics', 'serving', 'gateway', 'http'],
   cli: ['core', 'config', 'metrics', 'serving', 'gateway', 'http', 'grpc', 'app.ts', 'cli', 'client'],
 };
 
@@ -53,7 +54,7 @@ export const PACKAGE_OWNERS: ImportRules['packageOwners'] = {
   '@fastify/*': ['http', 'app.ts'],
   '@grpc/*': ['grpc', 'client', 'app.ts'],
   commander: ['cli'],
-  'prom-client': ['metrics', 'http', 'app.ts'],
+  'prom-client': ['metrics', 'http', 'app.ts', 'start-gateway.ts'],
   'onnxruntime-node': ['serving'],
   'better-sqlite3': ['gateway'],
   pg: ['gateway'],
