@@ -1,0 +1,126 @@
+// A span being recorded and, once ended, the plain data the export queue batches and the OTLP encoder
+// writes; and the span that is sampled out but still carries its context to children and upstreams.
+import type { TraceParent } from './trace-parent.ts';
+import type { AttributeValue, Attributes, HerdSpan, SpanKind } from './tracer.ts';
+
+/** OpenTelemetry's default span limits: past them, attributes and events are counted as dropped. */
+export const MAX_ATTRIBUTES = 128;
+export const MAX_EVENTS = 128;
+
+export interface SpanEvent {
+  name: string;
+  timeMs: number;
+  attributes: Record<string, AttributeValue> | undefined;
+}
+
+export const StatusCode = { UNSET: 0, OK: 1, ERROR: 2 } as const;
+
+/** Epoch milliseconds with microseconds: the wall clock at start-up plus the monotonic clock since. */
+export const nowMs = () => performance.timeOrigin + performance.now();
+
+export class RecordedSpan implements HerdSpan {
+  readonly recording = true;
+  readonly attributes: Record<string, AttributeValue> = {};
+  attributeCount = 0;
+  droppedAttributes = 0;
+  events: SpanEvent[] | undefined = undefined;
+  droppedEvents = 0;
+  statusCode: number = StatusCode.UNSET;
+  statusMessage = '';
+  endMs = 0;
+  private own: TraceParent | undefined;
+
+  constructor(
+    readonly name: string,
+    readonly kind: SpanKind,
+    readonly traceId: string,
+    readonly spanId: string,
+    /** The parent's span id, or undefined for a root. */
+    readonly parentSpanId: string | undefined,
+    readonly parentRemote: boolean,
+    readonly traceState: string | undefined,
+    readonly startMs: number,
+    private readonly onEnd: (span: RecordedSpan) => void,
+  ) {}
+
+  setAttribute(key: string, value: AttributeValue | undefined): void {
+    if (value === undefined || this.endMs !== 0) return;
+    if (!(key in this.attributes)) {
+      if (this.attributeCount >= MAX_ATTRIBUTES) {
+        this.droppedAttributes++;
+        return;
+      }
+      this.attributeCount++;
+    }
+    this.attributes[key] = value;
+  }
+
+  setAttributes(attributes: Attributes): void {
+    for (const key in attributes) this.setAttribute(key, attributes[key]);
+  }
+
+  addEvent(name: string, attributes?: Attributes, time?: number): void {
+    if (this.endMs !== 0) return;
+    this.events ??= [];
+    if (this.events.length >= MAX_EVENTS) {
+      this.droppedEvents++;
+      return;
+    }
+    this.events.push({ name, timeMs: time ?? nowMs(), attributes: attributes === undefined ? undefined : definedOnly(attributes) });
+  }
+
+  recordError(error: unknown): void {
+    if (this.endMs !== 0) return;
+    const { type, message } = describeError(error);
+    this.statusCode = StatusCode.ERROR;
+    this.statusMessage = message;
+    if (!('error.type' in this.attributes)) this.setAttribute('error.type', type);
+    this.addEvent('exception', { 'exception.type': type, 'exception.message': message });
+  }
+
+  end(time?: number): void {
+    if (this.endMs !== 0) return;
+    this.endMs = Math.max(time ?? nowMs(), this.startMs);
+    this.onEnd(this);
+  }
+
+  context(): TraceParent {
+    this.own ??= { traceId: this.traceId, spanId: this.spanId, sampled: true, traceState: this.traceState, remote: false };
+    return this.own;
+  }
+}
+
+/** Sampled out: records nothing, but children and upstream requests still see its trace (not sampled). */
+export class UnsampledSpan implements HerdSpan {
+  readonly recording = false;
+  private readonly own: TraceParent;
+  constructor(traceId: string, spanId: string, traceState: string | undefined) {
+    this.own = { traceId, spanId, sampled: false, traceState, remote: false };
+  }
+  setAttribute(): void {}
+  setAttributes(): void {}
+  addEvent(): void {}
+  recordError(): void {}
+  end(): void {}
+  context(): TraceParent {
+    return this.own;
+  }
+}
+
+function definedOnly(attributes: Attributes): Record<string, AttributeValue> {
+  const out: Record<string, AttributeValue> = {};
+  for (const key in attributes) {
+    const value = attributes[key];
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
+/** A HerdError's code (low cardinality, as `error.type` wants), else the error's class name. */
+function describeError(error: unknown): { type: string; message: string } {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return { type: typeof code === 'string' ? code : error.name, message: error.message };
+  }
+  return { type: 'Error', message: String(error) };
+}
