@@ -13,7 +13,7 @@ export interface TracingMetrics {
 export function registerTracingMetrics(registry: Registry): TracingMetrics {
   const dropped = new Counter({
     name: 'herd_tracing_spans_dropped_total',
-    help: 'Spans not exported: queue_full (the export queue was at its bound), export_failed (the collector refused or was unreachable after retries), shutdown (still queued when the exit deadline passed)',
+    help: 'Spans not exported: queue_full (the export queue was at its bound), export_failed (the collector refused or was unreachable after retries), shutdown (queued or being sent when the exit deadline passed, or ended after it)',
     labelNames: ['reason'],
     registers: [registry],
   });

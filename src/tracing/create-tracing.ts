@@ -17,6 +17,8 @@ export interface Tracing {
   tracer: Tracer;
   /** Whether prompts and answers may be recorded on spans (tracing.capture_content). */
   captureContent: boolean;
+  /** Ended spans waiting for export (at most tracing.max_queue_size). */
+  queued(): number;
   /** Sends every queued span now (tests, a forced exit). */
   flush(): Promise<void>;
   /** Sends what is queued within `deadlineMs` (default 5 s), then drops the rest (counted); idempotent. */
@@ -33,7 +35,7 @@ export interface TracingOptions {
 }
 
 const DEFAULT_RETRY: RetryPolicy = { attempts: 5, initialBackoffMs: 1000, maxBackoffMs: 5000 };
-const OFF: Tracing = Object.freeze({ tracer: NOOP_TRACER, captureContent: false, flush: async () => undefined, close: async () => undefined });
+const OFF: Tracing = Object.freeze({ tracer: NOOP_TRACER, captureContent: false, queued: () => 0, flush: async () => undefined, close: async () => undefined });
 
 export function createTracing(config: TracingConfig, options: TracingOptions = {}): Tracing {
   const log = options.log ?? (() => undefined);
@@ -66,6 +68,7 @@ export function startTracing(settings: TracingSettings, options: TracingOptions 
   return {
     tracer,
     captureContent: settings.captureContent,
+    queued: () => queue.size,
     flush: () => queue.flush(),
     close(deadlineMs = 5000) {
       closed ??= queue.shutdown(deadlineMs).finally(() => sender.close());

@@ -2,5 +2,15 @@
 export { createTracing, type Tracing, type TracingOptions } from './create-tracing.ts';
 export { NOOP_TRACER } from './noop-tracer.ts';
 export { REDACTED, redactHeaderValue, redactUrl } from './redact.ts';
-export { extractFromHeaders, extractTraceParent, formatTraceParent, inject, isValidTraceParent, NO_TRACE_PARENT, parseTraceParent, parseTraceState, type TraceParent } from './trace-parent.ts';
+export {
+  extractFromHeaders,
+  extractTraceParent,
+  formatTraceParent,
+  inject,
+  isValidTraceParent,
+  NO_TRACE_PARENT,
+  parseTraceParent,
+  parseTraceState,
+  type TraceParent,
+} from './trace-parent.ts';
 export { type Attributes, type AttributeValue, type HerdSpan, SpanKind, type SpanOptions, type Tracer } from './tracer.ts';

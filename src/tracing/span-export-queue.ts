@@ -41,8 +41,10 @@ export class SpanExportQueue {
   }
 
   add(span: RecordedSpan): void {
-    if (this.closed) return this.options.onDropped('shutdown', 1);
-    if (this.queue.length >= this.options.maxQueueSize) return this.options.onDropped('queue_full', 1);
+    if (this.closed || this.queue.length >= this.options.maxQueueSize) {
+      this.options.onDropped(this.closed ? 'shutdown' : 'queue_full', 1);
+      return;
+    }
     this.queue.push(span);
     if (this.running !== undefined) return;
     if (this.queue.length >= this.options.maxBatchSize) this.start(0);
@@ -51,7 +53,7 @@ export class SpanExportQueue {
 
   /** Sends everything queued now; resolves when the queue is empty or its batches failed. */
   async flush(): Promise<void> {
-    while (this.running !== undefined || this.queue.length > 0) {
+    while ((this.running !== undefined || this.queue.length > 0) && !this.stop.signal.aborted) {
       if (this.running === undefined) this.run();
       await this.running;
     }
@@ -88,7 +90,7 @@ export class SpanExportQueue {
   }
 
   private run(): void {
-    if (this.running !== undefined) return;
+    if (this.running !== undefined || this.stop.signal.aborted) return;
     this.running = this.drain().finally(() => {
       this.running = undefined;
       if (this.queue.length > 0 && !this.stop.signal.aborted) this.start(this.queue.length >= this.options.maxBatchSize ? 0 : this.options.scheduleDelayMs);
@@ -115,12 +117,26 @@ export class SpanExportQueue {
     let backoff = retry.initialBackoffMs;
     for (let attempt = 1; ; attempt++) {
       const result = await this.options.send(body, this.stop.signal);
-      if (result.ok) return this.options.onExported(batch.length);
-      if (!result.retryable || attempt >= retry.attempts || this.stop.signal.aborted) return this.fail(batch.length, result.reason);
+      if (result.ok) {
+        this.options.onExported(batch.length);
+        return;
+      }
+      // Cut short by shutdown's deadline: counted with the spans still queued then.
+      if (this.stop.signal.aborted) {
+        this.options.onDropped('shutdown', batch.length);
+        return;
+      }
+      if (!result.retryable || attempt >= retry.attempts) {
+        this.fail(batch.length, result.reason);
+        return;
+      }
       // Full jitter below the capped exponential step; a collector's Retry-After wins when it asks for longer.
       const wait = Math.max(result.retryAfterMs ?? 0, Math.random() * Math.min(backoff, retry.maxBackoffMs));
       backoff *= 2;
-      if (!(await this.sleep(Math.min(wait, retry.maxBackoffMs)))) return this.fail(batch.length, result.reason);
+      if (!(await this.sleep(Math.min(wait, retry.maxBackoffMs)))) {
+        this.options.onDropped('shutdown', batch.length);
+        return;
+      }
     }
   }
 

@@ -10,7 +10,13 @@ import { SpanKind } from '../../src/tracing/tracer.ts';
 
 /** Trace ids whose rightmost 56 bits are i/n of the range, for i in 0..n-1: an even spread without randomness. */
 function spreadTraceIds(n: number): string[] {
-  return Array.from({ length: n }, (_, i) => `ab${'0'.repeat(16)}${Math.floor((i / n) * 2 ** 56).toString(16).padStart(14, '0')}`);
+  return Array.from(
+    { length: n },
+    (_, i) =>
+      `ab${'0'.repeat(16)}${Math.floor((i / n) * 2 ** 56)
+        .toString(16)
+        .padStart(14, '0')}`,
+  );
 }
 
 const parent = (remote: boolean, sampled: boolean): TraceParent => ({ traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), sampled, traceState: undefined, remote });

@@ -2,15 +2,7 @@
 // ids, version ff refused, later versions read by their first four fields; tracestate's list rules; inject.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  extractFromHeaders,
-  extractTraceParent,
-  formatTraceParent,
-  inject,
-  NO_TRACE_PARENT,
-  parseTraceParent,
-  parseTraceState,
-} from '../../src/tracing/trace-parent.ts';
+import { extractFromHeaders, extractTraceParent, formatTraceParent, inject, NO_TRACE_PARENT, parseTraceParent, parseTraceState } from '../../src/tracing/trace-parent.ts';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN = '00f067aa0ba902b7';
