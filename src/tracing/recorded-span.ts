@@ -7,10 +7,16 @@ import type { AttributeValue, Attributes, HerdSpan, SpanKind } from './tracer.ts
 export const MAX_ATTRIBUTES = 128;
 export const MAX_EVENTS = 128;
 
+/** Attributes as parallel arrays: cheaper to fill and to encode than an object whose keys vary. */
+export interface AttributeList {
+  keys: string[];
+  values: AttributeValue[];
+}
+
 export interface SpanEvent {
   name: string;
   timeMs: number;
-  attributes: Record<string, AttributeValue> | undefined;
+  attributes: AttributeList | undefined;
 }
 
 export const StatusCode = { UNSET: 0, OK: 1, ERROR: 2 } as const;
@@ -20,8 +26,7 @@ export const nowMs = () => performance.timeOrigin + performance.now();
 
 export class RecordedSpan implements HerdSpan {
   readonly recording = true;
-  readonly attributes: Record<string, AttributeValue> = {};
-  attributeCount = 0;
+  readonly attributes: AttributeList = { keys: [], values: [] };
   droppedAttributes = 0;
   events: SpanEvent[] | undefined = undefined;
   droppedEvents = 0;
@@ -45,17 +50,37 @@ export class RecordedSpan implements HerdSpan {
 
   setAttribute(key: string, value: AttributeValue | undefined): void {
     if (value === undefined || this.endMs !== 0) return;
-    if (!(key in this.attributes)) {
-      if (this.attributeCount >= MAX_ATTRIBUTES) {
-        this.droppedAttributes++;
-        return;
-      }
-      this.attributeCount++;
+    const { keys, values } = this.attributes;
+    const at = keys.indexOf(key);
+    if (at >= 0) values[at] = value;
+    else if (keys.length >= MAX_ATTRIBUTES) this.droppedAttributes++;
+    else {
+      keys.push(key);
+      values.push(value);
     }
-    this.attributes[key] = value;
+  }
+
+  /** The value recorded for `key` (tests, and callers that read back what they set). */
+  attribute(key: string): AttributeValue | undefined {
+    const at = this.attributes.keys.indexOf(key);
+    return at < 0 ? undefined : this.attributes.values[at];
   }
 
   setAttributes(attributes: Attributes): void {
+    const { keys, values } = this.attributes;
+    // A fresh span takes an object's keys as they are (they are distinct): no search per key.
+    if (keys.length === 0 && this.endMs === 0) {
+      for (const key in attributes) {
+        const value = attributes[key];
+        if (value === undefined) continue;
+        if (keys.length >= MAX_ATTRIBUTES) this.droppedAttributes++;
+        else {
+          keys.push(key);
+          values.push(value);
+        }
+      }
+      return;
+    }
     for (const key in attributes) this.setAttribute(key, attributes[key]);
   }
 
@@ -66,7 +91,7 @@ export class RecordedSpan implements HerdSpan {
       this.droppedEvents++;
       return;
     }
-    this.events.push({ name, timeMs: time ?? nowMs(), attributes: attributes === undefined ? undefined : definedOnly(attributes) });
+    this.events.push({ name, timeMs: time ?? nowMs(), attributes: attributes === undefined ? undefined : toAttributeList(attributes) });
   }
 
   recordError(error: unknown): void {
@@ -74,7 +99,7 @@ export class RecordedSpan implements HerdSpan {
     const { type, message } = describeError(error);
     this.statusCode = StatusCode.ERROR;
     this.statusMessage = message;
-    if (!('error.type' in this.attributes)) this.setAttribute('error.type', type);
+    if (!this.attributes.keys.includes('error.type')) this.setAttribute('error.type', type);
     this.addEvent('exception', { 'exception.type': type, 'exception.message': message });
   }
 
@@ -107,13 +132,16 @@ export class UnsampledSpan implements HerdSpan {
   }
 }
 
-function definedOnly(attributes: Attributes): Record<string, AttributeValue> {
-  const out: Record<string, AttributeValue> = {};
+/** `attributes` without its undefined values, as parallel arrays. */
+export function toAttributeList(attributes: Attributes): AttributeList {
+  const list: AttributeList = { keys: [], values: [] };
   for (const key in attributes) {
     const value = attributes[key];
-    if (value !== undefined) out[key] = value;
+    if (value === undefined) continue;
+    list.keys.push(key);
+    list.values.push(value);
   }
-  return out;
+  return list;
 }
 
 /** A HerdError's code (low cardinality, as `error.type` wants), else the error's class name. */

@@ -100,7 +100,10 @@ export class SpanExportQueue {
   /** Full batches go out back to back; a partial batch only when the timer or a flush asked for it (this run). */
   private async drain(): Promise<void> {
     do {
-      const batch = this.queue.splice(0, this.options.maxBatchSize);
+      // The whole queue when it fits in one batch: no elements moved.
+      const fits = this.queue.length <= this.options.maxBatchSize;
+      const batch = fits ? this.queue : this.queue.splice(0, this.options.maxBatchSize);
+      if (fits) this.queue = [];
       await this.exportBatch(batch);
     } while (this.queue.length >= this.options.maxBatchSize && !this.stop.signal.aborted);
   }
