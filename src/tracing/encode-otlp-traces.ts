@@ -207,7 +207,10 @@ function writeAttributes(out: Out, tagByte: number, attributes: AttributeList): 
 }
 
 function writeAnyValue(out: Out, value: AttributeValue): void {
-  if (typeof value === 'string') return out.string(tag(1, LEN), value);
+  if (typeof value === 'string') {
+    out.string(tag(1, LEN), value);
+    return;
+  }
   out.ensure(12);
   if (typeof value === 'boolean') {
     out.byte(tag(2, 0));
@@ -234,7 +237,10 @@ function writeAnyValue(out: Out, value: AttributeValue): void {
 
 /** A safe integer as an int64 varint: a negative one as its 64-bit two's complement (ten bytes). */
 function writeInt64(out: Out, n: number): void {
-  if (n >= 0) return out.varint(n);
+  if (n >= 0) {
+    out.varint(n);
+    return;
+  }
   const abs = -n;
   let lo = (~(abs % TWO_32) + 1) >>> 0;
   let hi = ~Math.floor(abs / TWO_32) >>> 0;
