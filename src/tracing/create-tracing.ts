@@ -27,8 +27,8 @@ export interface Tracing {
 
 export interface TracingOptions {
   env?: NodeJS.ProcessEnv;
-  /** The herd_tracing_* families (registerTracingMetrics); undefined: not counted. */
-  metrics?: TracingMetrics;
+  /** Registers the herd_tracing_* families (registerTracingMetrics), called only when tracing is on; undefined: not counted. */
+  metrics?: () => TracingMetrics;
   log?: (line: string) => void;
   /** Retries of one batch; default 5 sends, 1 s doubling to 5 s (OpenTelemetry's exporters' defaults). */
   retry?: RetryPolicy;
@@ -47,7 +47,7 @@ export function createTracing(config: TracingConfig, options: TracingOptions = {
 
 /** The recording pipeline for resolved settings (benchmarks and tests start it directly). */
 export function startTracing(settings: TracingSettings, options: TracingOptions & { log: (line: string) => void }): Tracing {
-  const { metrics } = options;
+  const metrics = options.metrics?.();
   const sender = createOtlpHttpSender({ url: settings.url, headers: settings.headers, timeoutMs: settings.exportTimeoutMs });
   const resource: OtlpResource = { attributes: settings.resource, scopeName: 'herd', scopeVersion: HERD_VERSION };
   const queue = new SpanExportQueue({

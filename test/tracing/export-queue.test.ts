@@ -19,7 +19,7 @@ function start(url: string, more: Record<string, unknown> = {}) {
   const lines: string[] = [];
   const tracing = createTracing(tracingConfigSchema.parse({ enabled: true, endpoint: url, ...more }), {
     env: {},
-    metrics: registerTracingMetrics(registry),
+    metrics: () => registerTracingMetrics(registry),
     retry: FAST_RETRY,
     log: (line) => lines.push(line),
   });
