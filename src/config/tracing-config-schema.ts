@@ -10,7 +10,7 @@ export const tracingConfigSchema = z
       .boolean()
       .optional()
       .describe(
-        'true: export traces; false: never (whatever the environment says). Unset: on when OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set (OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none turn it off)',
+        'true: export traces; false: never (whatever the environment says). Unset: on when OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set or OTEL_TRACES_EXPORTER=otlp. OTEL_SDK_DISABLED=true turns it off in every case',
       ),
     endpoint: z
       .string()
