@@ -74,20 +74,14 @@ test("Triton's error words for bad values", () => {
   refuses({ traceConfig: ['rate=abc'] }, 'Bad option: "--trace-config rate".\nInvalid option value. Got abc');
   refuses({ traceConfig: ['count=99999999999'] }, 'Bad option: "--trace-config count".\nProvided option value is out of bound. Got 99999999999');
   refuses({ traceConfig: ['level=LOUD'] }, 'Bad option: "--trace-config level".\ninvalid value for trace level option: loud');
-  refuses(
-    { traceConfig: ['mode=jaeger'] },
-    'Bad option: "--trace-config mode".\ninvalid value for trace mode option: jaeger. Available options are "triton" and "opentelemetry"',
-  );
-  refuses(
-    { traceConfig: ['jaeger,url=x'] },
-    'Bad option: "--trace-config".\ninvalid value for trace mode option: jaeger. Available options are "triton" and "opentelemetry"',
-  );
+  refuses({ traceConfig: ['mode=jaeger'] }, 'Bad option: "--trace-config mode".\ninvalid value for trace mode option: jaeger. Available options are "triton" and "opentelemetry"');
+  refuses({ traceConfig: ['jaeger,url=x'] }, 'Bad option: "--trace-config".\ninvalid value for trace mode option: jaeger. Available options are "triton" and "opentelemetry"');
   refuses(
     { traceConfig: [',rate=1'] },
     'Bad option: "--trace-config".\nNo trace mode specified. --trace-config option format is <trace mode>,<setting>=<value> or <setting>=<value>. Got ,rate=1',
   );
-  refuses({ traceConfig: ['rate'] }, "Bad option: \"--trace-config\".\n--trace-config option format is '<trace mode>,<setting>=<value>'. Got rate");
-  refuses({ traceConfig: ['triton,file='] }, "Bad option: \"--trace-config\".\n--trace-config option format is '<trace mode>,<setting>=<value>'. Got triton,file=");
+  refuses({ traceConfig: ['rate'] }, 'Bad option: "--trace-config".\n--trace-config option format is \'<trace mode>,<setting>=<value>\'. Got rate');
+  refuses({ traceConfig: ['triton,file='] }, 'Bad option: "--trace-config".\n--trace-config option format is \'<trace mode>,<setting>=<value>\'. Got triton,file=');
   refuses({ traceConfig: ['triton,log-frequency=often'] }, 'Bad option: "--trace-config triton,log-frequency".\nInvalid option value. Got often');
   refuses(
     { traceConfig: ['mode=opentelemetry', 'opentelemetry,bsp_max_queue_size=many'] },

@@ -45,7 +45,15 @@ test("OpenTelemetry mode answers without trace_file and log_frequency, its own s
 
 test('Triton mode answers its file and log frequency, and settings it was given without using them', () => {
   const settings = store({ triton: { file: '/tmp/t.json', log_frequency: 3, other: { foo: 'bar' } } });
-  assert.deepEqual(asObject(settings.get()), { trace_level: ['OFF'], trace_rate: '1000', trace_count: '-1', log_frequency: '3', trace_file: '/tmp/t.json', trace_mode: 'triton', foo: 'bar' });
+  assert.deepEqual(asObject(settings.get()), {
+    trace_level: ['OFF'],
+    trace_rate: '1000',
+    trace_count: '-1',
+    log_frequency: '3',
+    trace_file: '/tmp/t.json',
+    trace_mode: 'triton',
+    foo: 'bar',
+  });
 });
 
 test('a model override mirrors the global values it does not set, and takes their changes; clearing all drops it', () => {
@@ -115,5 +123,9 @@ test('Triton mode: sampled requests of a model feed the trace file; a retired se
   next?.finish([{ id: next.id, model_name: 'simple', model_version: 1, timestamps: stamps }]);
   settings.close();
   const objects = JSON.parse(readFileSync(path, 'utf8')) as { id: number; model_name?: string }[];
-  assert.deepEqual(objects.filter((o) => o.model_name).map((o) => o.id), [1, 2, 3], 'requests 2 and 4 by rate (a traceparent changes nothing in Triton mode), then the next one');
+  assert.deepEqual(
+    objects.filter((o) => o.model_name).map((o) => o.id),
+    [1, 2, 3],
+    'requests 2 and 4 by rate (a traceparent changes nothing in Triton mode), then the next one',
+  );
 });

@@ -27,7 +27,12 @@ test("one request's objects, as Triton streams them: frontend stamps first, the 
       { name: 'HTTP_SEND_END', ns: 22n },
     ],
   });
-  const step = record(2, { model_name: 'add', parent_id: 1, timestamps: [{ name: 'REQUEST_START', ns: 13n }], tensors: [{ activity: 'TENSOR_QUEUE_INPUT', name: 'INPUT0', data: '1,2', shape: [1, 2], datatype: 'INT32' }] });
+  const step = record(2, {
+    model_name: 'add',
+    parent_id: 1,
+    timestamps: [{ name: 'REQUEST_START', ns: 13n }],
+    tensors: [{ activity: 'TENSOR_QUEUE_INPUT', name: 'INPUT0', data: '1,2', shape: [1, 2], datatype: 'INT32' }],
+  });
   assert.equal(
     formatTritonTrace([root, step]),
     [
@@ -83,10 +88,13 @@ test('log frequency N writes each N traces to file.0, file.1, …; the rest at s
   const log = new TritonTraceLog(file, 2, { count: -1, seen: 5 });
   for (const id of [1, 2, 3, 4, 5]) log.write([record(id)]);
   const ids = (name: string) => (JSON.parse(readFileSync(name, 'utf8')) as { id: number }[]).map((o) => o.id).filter((id, i, all) => all.indexOf(id) === i);
-  assert.deepEqual([ids(`${path}.0`), ids(`${path}.1`)], [
-    [1, 2],
-    [3, 4],
-  ]);
+  assert.deepEqual(
+    [ids(`${path}.0`), ids(`${path}.1`)],
+    [
+      [1, 2],
+      [3, 4],
+    ],
+  );
   assert.equal(existsSync(`${path}.2`), false);
   log.flush();
   file.close();
