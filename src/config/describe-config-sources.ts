@@ -48,7 +48,9 @@ export function describeConfigSources(input: ConfigSourcesInput): ConfigSources 
   for (const [segments, value] of listLeaves(input.config as unknown, [])) {
     const path = formatPath(segments);
     const keys = segments.filter((s): s is string => typeof s === 'string');
-    entries.push({ path, value: maskConfigValue(keys, keys.join('.'), value), source: sourceOf(path, segments, flags, env, locate) });
+    const source = sourceOf(path, segments, flags, env, locate);
+    const variables = source.startsWith('env ') ? source.slice('env '.length).split(', ') : [];
+    entries.push({ path, value: maskConfigValue(keys, keys.join('.'), value, variables), source });
   }
   return { configFile: input.file?.path ?? null, entries };
 }

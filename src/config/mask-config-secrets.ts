@@ -32,12 +32,25 @@ function wordsOf(key: string): string[] {
     .filter((w) => w !== '');
 }
 
-/** `api_key`, `password`, `x-auth-token`: but not `key_prefix`, `max_tokens`, `secret_env`, `auth`. */
+/**
+ * `api_key`, `password`, `x-auth-token`, `helicone-auth`: but not `key_prefix`, `max_tokens`, `secret_env`,
+ * nor `auth` alone (herd.yaml's section of that name holds no secret itself).
+ */
 export function looksSecretKey(key: string): boolean {
   const words = wordsOf(key);
   const last = words[words.length - 1];
   if (last === undefined || last === 'env') return false;
+  if (last === 'auth' && words.length > 1) return true;
   return SECRET_LAST_WORDS.has(last) || words.some((w) => SECRET_ANY_WORDS.has(w));
+}
+
+/** `RELAY_TOKEN`, `PG_PASSWORD_PROD`, `HELICONE_AUTH`: any secret word anywhere, as variables are named freely. */
+export function looksSecretVariable(name: string): boolean {
+  return wordsOf(name).some((w) => SECRET_LAST_WORDS.has(w) || SECRET_ANY_WORDS.has(w) || w === 'auth');
+}
+
+function isUrl(text: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(text);
 }
 
 /** Names an environment variable (`api_key_env`, `password_env`): the name is shown, the variable never read. */
@@ -54,7 +67,7 @@ export function maskUrlSecrets(text: string): string {
   let out = text;
   const userinfo = /^([a-z][a-z0-9+.-]*:\/\/)([^:@/?#]*):(.*)@([^@]*)$/is.exec(out);
   if (userinfo && userinfo[3] !== '') out = `${userinfo[1]}${userinfo[2]}:${MASK}@${userinfo[4]}`;
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(out) && out.includes('?')) {
+  if (isUrl(out) && out.includes('?')) {
     out = out.replace(/([?&])([^=&#]+)=([^&#]*)/g, (whole, sep: string, name: string) => (looksSecretKey(decodeName(name)) ? `${sep}${name}=${MASK}` : whole));
   }
   return out;
@@ -77,12 +90,15 @@ function maskWebhookUrl(text: string): string {
 
 /**
  * The value as the page may show it. `keys` are the string segments of its path (`['providers', 'p', 'headers',
- * 'x-api-key']`); `field` its dotted path without array indexes (`server.http_restricted_api`).
+ * 'x-api-key']`); `field` its dotted path without array indexes (`server.http_restricted_api`); `variables` the
+ * `${NAME}`s substituted into it: a value from `${RELAY_TOKEN}` is a secret whatever key it was written under
+ * (a URL keeps all but its password).
  */
-export function maskConfigValue<T>(keys: readonly string[], field: string, value: T): T | string {
+export function maskConfigValue<T>(keys: readonly string[], field: string, value: T, variables: readonly string[] = []): T | string {
   const leaf = keys[keys.length - 1];
   if (leaf !== undefined && namesVariable(leaf)) return value;
   if (keys.some(looksSecretKey)) return MASK;
+  if (variables.some(looksSecretVariable) && !(typeof value === 'string' && isUrl(value))) return MASK;
   const webhook = leaf !== undefined && /webhook/i.test(leaf);
   const headerValue = [...HEADER_VALUE_FIELDS].some((f) => field === f || field.startsWith(`${f}.`));
   const maskText = (text: string): string => {

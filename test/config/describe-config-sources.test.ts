@@ -135,3 +135,26 @@ test('a value derived from a scalar (serving.identity: name) points at that scal
   assert.deepEqual(entry(s, 'serving.load_model'), { path: 'serving.load_model', value: ['./a'], source: 'h.yaml:4:15' });
   assert.equal(entry(s, 'serving.model_repository').source, 'h.yaml:3:28');
 });
+
+test('a value from a secret-looking variable is masked under any key; a URL from one keeps all but its password', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'herd-settings-'));
+  const file = join(dir, 'herd.yaml');
+  const yaml = [
+    'providers:',
+    '  relay:',
+    '    type: openai',
+    '    headers: { openai-project: "${PROJECT_TOKEN_X}", helicone-auth: "Bearer hk-1", x-team: "${TEAM_X}" }',
+    'cache:',
+    '  redis: { url: "${REDIS_SECRET_URL_X}" }',
+    '',
+  ].join('\n');
+  writeFileSync(file, yaml);
+  const env = { PROJECT_TOKEN_X: 'proj-777', TEAM_X: 'search', REDIS_SECRET_URL_X: 'redis://:rpw@cache:6379' };
+  const loaded = loadHerdConfigFile(file, env);
+  const s = describeConfigSources({ config: loaded.config, file: { path: file, text: loaded.text ?? '', envNames: loaded.envNames } });
+  assert.deepEqual(entry(s, 'providers.relay.headers.openai-project'), { path: 'providers.relay.headers.openai-project', value: '••••', source: 'env PROJECT_TOKEN_X' });
+  assert.equal(entry(s, 'providers.relay.headers.helicone-auth').value, '••••');
+  assert.deepEqual(entry(s, 'providers.relay.headers.x-team'), { path: 'providers.relay.headers.x-team', value: 'search', source: 'env TEAM_X' });
+  assert.deepEqual(entry(s, 'cache.redis.url'), { path: 'cache.redis.url', value: 'redis://:••••@cache:6379', source: 'env REDIS_SECRET_URL_X' });
+  for (const secret of ['proj-777', 'hk-1', 'rpw']) assert.ok(!JSON.stringify(s).includes(secret), `${secret} is masked`);
+});

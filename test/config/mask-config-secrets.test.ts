@@ -1,7 +1,7 @@
 // Which keys and values the Settings page masks, and which it must not (names of variables, ordinary settings).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { looksSecretKey, maskConfigValue, maskUrlSecrets, namesVariable } from '../../src/config/mask-config-secrets.ts';
+import { looksSecretKey, looksSecretVariable, maskConfigValue, maskUrlSecrets, namesVariable } from '../../src/config/mask-config-secrets.ts';
 
 test('secret-looking keys, and keys that only look alike', () => {
   for (const key of [
@@ -60,4 +60,11 @@ test('a value under a secret key is masked whole, an *_env field is not, arrays 
   assert.equal(maskConfigValue(['server', 'restricted_api', 'logging'], 'server.restricted_api.logging', 'master'), 'master');
   assert.deepEqual(maskConfigValue(['cache', 'redis', 'url'], 'cache.redis.url', 'rediss://u:p@r:6380'), 'rediss://u:••••@r:6380');
   assert.equal(maskConfigValue(['server', 'http_port'], 'server.http_port', 8000), 8000);
+});
+
+test('variables named like secrets, wherever the secret word stands', () => {
+  for (const name of ['RELAY_TOKEN', 'PG_PASSWORD_PROD', 'HELICONE_AUTH', 'OPENAI_API_KEY', 'AWS_SECRET_ACCESS_KEY']) assert.equal(looksSecretVariable(name), true, name);
+  for (const name of ['HOST', 'DATABASE_URL', 'HERD_PORT', 'REGION']) assert.equal(looksSecretVariable(name), false, name);
+  assert.equal(maskConfigValue(['providers', 'p', 'headers', 'x-team'], 'providers.p.headers.x-team', 'v', ['TEAM_TOKEN']), '••••');
+  assert.equal(maskConfigValue(['billing', 'ledger'], 'billing.ledger', 'postgres://u:p@h/db', ['PG_PASSWORD']), 'postgres://u:••••@h/db');
 });
