@@ -226,3 +226,22 @@ function applyOpenTelemetrySettings(entries: readonly Entry[], trace: ServingTra
     }
   }
 }
+
+const GLOBAL_PATHS: Readonly<Record<string, string>> = { rate: 'rate', count: 'count', level: 'level', mode: 'mode' };
+const TRITON_PATHS: Readonly<Record<string, string>> = { file: 'triton.file', 'log-frequency': 'triton.log_frequency' };
+
+/** The serving.trace path one --trace-config value sets (for the settings page's sources), or undefined for one Triton ignores or refuses. */
+export function describeTraceConfigPath(arg: string): string | undefined {
+  let split: [Mode | '', string, string];
+  try {
+    split = splitTraceConfig(arg);
+  } catch {
+    return undefined;
+  }
+  const [mode, setting, value] = split;
+  if (mode === '') return GLOBAL_PATHS[setting] === undefined ? undefined : `serving.trace.${GLOBAL_PATHS[setting]}`;
+  if (mode === 'triton') return `serving.trace.${TRITON_PATHS[setting] ?? `triton.other.${setting}`}`;
+  if (setting === 'resource') return `serving.trace.opentelemetry.resource.${value.split('=')[0] ?? ''}`;
+  if (setting === 'url' || BSP_SETTINGS.some(([name]) => name === setting)) return `serving.trace.opentelemetry.${setting}`;
+  return `serving.trace.opentelemetry.other.${setting}`;
+}

@@ -1,6 +1,6 @@
-// Trace settings as Triton's TraceManager keeps them: a global setting and per-model overrides, each with its
-// own sampler (rate and count) and, in Triton mode, its trace log. One store answers the gRPC TraceSetting RPC
-// and HTTP /v2[/models/{m}]/trace/setting, starts from --trace-config, and decides which inferences are traced.
+// Trace settings as Triton's TraceManager keeps them, from --trace-config: a global setting and per-model overrides,
+// each with its sampler (rate, count) and, in Triton mode, its trace log. It answers the gRPC TraceSetting RPC and
+// HTTP /v2[/models/{m}]/trace/setting; sample() is the per-request decision and finish() feeds the trace file.
 import { parseStoi, parseStoulToUint32, readBspDefault, type ServingTraceConfig, servingTraceSchema, UINT32_MAX } from '../config/serving-trace-config-schema.ts';
 import { HerdError, invalidArg } from '../core/errors.ts';
 import { type TraceMode, TraceSampler } from './trace-sampler.ts';
