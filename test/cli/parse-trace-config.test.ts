@@ -1,6 +1,7 @@
 // tritonserver's --trace-config and deprecated --trace-* flags read as command_line_parser.cc reads them: the
 // values, Triton's error words and warnings, and the result carried in herd.yaml's serving.trace by `herd serve`.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { test } from 'node:test';
 import type { Command } from 'commander';
@@ -139,4 +140,61 @@ test('`herd tritonserver` takes the flags in both forms into serving.trace; with
   const plain = resolveServeConfig(await parseServe(['serve', '--model-repository', repository])).serving.trace;
   assert.deepEqual([plain.mode, plain.level, plain.rate], ['triton', ['OFF'], 1000]);
   assert.throws(() => resolveServeConfig({ modelRepository: [repository], traceConfig: ['rate=x'] } as ServeFlags), /Bad option: "--trace-config rate"/);
+});
+
+/** `herd tritonserver …` as a child process: its output so far, a wait for a line, its exit code. */
+function startHerd(extra: string[]) {
+  const args = [resolve('bin/herd.mjs'), 'tritonserver', `--model-store=${resolve('test/fixtures/slow_repository')}`, '--host=127.0.0.1', '--drain-grace-secs=0'];
+  const child = spawn(process.execPath, [...args, '--http-port=0', '--grpc-port=0', '--metrics-port=0', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const waitFor = async (pattern: RegExp) => {
+    for (;;) {
+      const m = pattern.exec(out);
+      if (m) return m;
+      if (child.exitCode !== null) throw new Error(`exited without ${pattern}: ${out}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  return { child, exited, waitFor, output: () => out };
+}
+
+test('the flags reach the running server: /v2/trace/setting answers them; a bad one stops it with Triton words', async () => {
+  const herd = startHerd([
+    '--trace-config=mode=opentelemetry',
+    '--trace-config=level=TIMESTAMPS',
+    '--trace-config',
+    'opentelemetry,url=localhost:4318/v1/traces',
+    '--trace-config=opentelemetry,resource=service.name=edge',
+    '--trace-rate=3',
+  ]);
+  try {
+    const [, url] = (await herd.waitFor(/Started HTTPService at \S+ \((http:\/\/[^)]+)\)/)) as RegExpExecArray;
+    const answer = (await (await fetch(`${url}/v2/trace/setting`)).json()) as Record<string, unknown>;
+    assert.deepEqual(answer, {
+      trace_level: ['TIMESTAMPS'],
+      trace_rate: '3',
+      trace_count: '-1',
+      trace_mode: 'opentelemetry',
+      url: 'localhost:4318/v1/traces',
+      resource: 'service.name=edge',
+      bsp_max_queue_size: '2048',
+      bsp_schedule_delay: '5000',
+      bsp_max_export_batch_size: '512',
+    });
+    assert.match(herd.output(), /warning: '--trace-rate' has been deprecated and will be removed in future releases/);
+  } finally {
+    herd.child.kill('SIGTERM');
+  }
+  assert.equal(await herd.exited, 0);
+
+  const bad = startHerd(['--trace-config=count=many']);
+  assert.equal(await bad.exited, 1);
+  assert.match(bad.output(), /herd: Bad option: "--trace-config count"\.\nInvalid option value\. Got many/);
 });
