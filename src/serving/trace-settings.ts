@@ -52,6 +52,8 @@ interface Setting {
   specified: Record<Key, boolean>;
   sampler: TraceSampler;
   log: TritonTraceLog | undefined;
+  /** Replaced by an update: traces still running write their part at once when they end. */
+  retired: boolean;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -67,6 +69,7 @@ export class TraceSettings {
   private readonly models = new Map<string, Setting>();
   /** Models whose override leaves some values to the global setting: renewed when it changes. */
   private readonly fallbackModels = new Set<string>();
+  /** The logs of the settings in force, written at shutdown. */
   private readonly logs = new Set<TritonTraceLog>();
   private lastTraceId = 0;
 
@@ -78,7 +81,8 @@ export class TraceSettings {
     const levels = config.level.includes('OFF') ? [] : (config.level.filter((l) => l !== 'OFF') as TraceLevelName[]);
     const fields: Fields = { trace_level: levels, trace_rate: config.rate, trace_count: config.count, log_frequency: config.triton.log_frequency };
     const none = { trace_level: false, trace_rate: false, trace_count: false, log_frequency: false };
-    this.start = this.makeSetting(fields, none);
+    // The start values, never sampled: what a cleared global value returns to.
+    this.start = { fields, specified: none, sampler: this.makeSampler(fields), log: undefined, retired: false };
     this.global = this.makeSetting(fields, none);
   }
 
@@ -109,12 +113,14 @@ export class TraceSettings {
   sample(model: string, request: { propagated: boolean }): SampledTrace | undefined {
     const setting = this.settingOf(model);
     if (!setting.sampler.sample(request)) return undefined;
-    const log = setting.log;
     return {
       id: this.nextTraceId(),
       mode: this.mode,
       levels: setting.fields.trace_level,
-      finish: (records) => log?.write(records),
+      finish: (records) => {
+        setting.log?.write(records);
+        if (setting.retired) setting.log?.flush();
+      },
     };
   }
 
@@ -134,11 +140,16 @@ export class TraceSettings {
     return (model ? this.models.get(model) : undefined) ?? this.global;
   }
 
+  private makeSampler(fields: Fields): TraceSampler {
+    return new TraceSampler({ levels: fields.trace_level, rate: fields.trace_rate, count: fields.trace_count, mode: this.mode, file: this.file });
+  }
+
+  /** A new setting, its log among the ones written at shutdown until it is retired. */
   private makeSetting(fields: Fields, specified: Record<Key, boolean>): Setting {
-    const sampler = new TraceSampler({ levels: fields.trace_level, rate: fields.trace_rate, count: fields.trace_count, mode: this.mode, file: this.file });
+    const sampler = this.makeSampler(fields);
     const log = this.traceFile ? new TritonTraceLog(this.traceFile, fields.log_frequency, sampler) : undefined;
     if (log) this.logs.add(log);
-    return { fields, specified, sampler, log };
+    return { fields, specified, sampler, log, retired: false };
   }
 
   /** UpdateTraceSettingInternal: values from the fallback, then the ones set here (kept, or new). */
@@ -167,7 +178,7 @@ export class TraceSettings {
     const next = this.makeSetting(fields, specified);
     // The only invalid setting allowed is one that turns tracing off.
     if (!next.sampler.valid && fields.trace_level.length > 0) {
-      if (next.log) this.logs.delete(next.log);
+      this.retire(next);
       throw invalidArg(`Attempting to set invalid trace setting :${next.sampler.invalidReason}`);
     }
     this.retire(current);
@@ -177,7 +188,10 @@ export class TraceSettings {
 
   /** A replaced setting writes what it gathered, as Triton's does when its last trace ends. */
   private retire(setting: Setting | undefined): void {
-    setting?.log?.flush();
+    if (!setting) return;
+    setting.retired = true;
+    setting.log?.flush();
+    if (setting.log) this.logs.delete(setting.log);
   }
 }
 

@@ -117,15 +117,18 @@ test('Triton mode: sampled requests of a model feed the trace file; a retired se
     const trace = settings.sample('simple', { propagated: true });
     trace?.finish([{ id: trace.id, model_name: 'simple', model_version: 1, timestamps: stamps }]);
   }
+  settings.sample('simple', { propagated: false });
+  const running = settings.sample('simple', { propagated: false });
   // A new global setting: the old one's traces go to the file, the new one starts counting again.
   settings.update(http({ trace_rate: ['1'] }));
+  assert.match(readFileSync(path, 'utf8'), /"id":2,"model_name"/);
+  running?.finish([{ id: running.id, model_name: 'simple', model_version: 1, timestamps: stamps }]);
+  assert.match(readFileSync(path, 'utf8'), /"id":3,"model_name"/, 'a trace of a replaced setting is written when it ends');
   const next = settings.sample('simple', { propagated: false });
   next?.finish([{ id: next.id, model_name: 'simple', model_version: 1, timestamps: stamps }]);
+  assert.doesNotMatch(readFileSync(path, 'utf8'), /"id":4,"model_name"/, 'the setting in force keeps its traces until shutdown');
   settings.close();
   const objects = JSON.parse(readFileSync(path, 'utf8')) as { id: number; model_name?: string }[];
-  assert.deepEqual(
-    objects.filter((o) => o.model_name).map((o) => o.id),
-    [1, 2, 3],
-    'requests 2 and 4 by rate (a traceparent changes nothing in Triton mode), then the next one',
-  );
+  const ids = objects.filter((o) => o.model_name).map((o) => o.id);
+  assert.deepEqual(ids, [1, 2, 3, 4], 'requests 2, 4 and 6 by rate (a traceparent changes nothing in Triton mode), then the next one');
 });
