@@ -1,6 +1,7 @@
 // The composition root: builds the serving side from a HerdConfig, wires it to the HTTP and gRPC transports,
 // and owns start-up and the draining shutdown. Nothing else constructs concrete pieces.
 import type { FastifyInstance } from 'fastify';
+import type { ConfigSources } from './config/describe-config-sources.ts';
 import type { HerdConfig } from './config/herd-config-schema.ts';
 import { createApiGroupGuard, resolveApiGroupRules } from './core/api-groups.ts';
 import type { ChatPort } from './core/chat-port.ts';
@@ -61,6 +62,8 @@ export interface StartOptions {
   log?: (line: string) => void;
   /** Where upstream API keys are read from (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /** The effective configuration with each value's source, secrets masked: the console's Settings page. */
+  configSources?: ConfigSources;
 }
 
 export interface BackendOptions {
@@ -134,7 +137,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   let exiting = false;
   const sharedMemory = new SystemSharedMemoryRegistry();
   // One store each for HTTP and gRPC: a setting made over one transport is answered over the other.
-  const traceSettings = new TraceSettings();
+  const traceSettings = new TraceSettings(config.serving.trace, { env, log });
   const logSettings = new LogSettings();
   if (config.server.log_verbose > 0) logSettings.update({ log_verbose_level: config.server.log_verbose });
   const isReady = () => !exiting && (!config.serving.strict_readiness || repository.allReady());
@@ -195,6 +198,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       await Promise.all([http.close(), grpc?.close()]);
       sharedMemory.close();
       await repository.close();
+      traceSettings.close();
       await responseCache?.close();
       await gateway?.close();
       await metrics.close();
