@@ -42,7 +42,10 @@ export interface HerdServer {
   /** Base URL of the Prometheus endpoint (GET /metrics), e.g. http://127.0.0.1:8002 */
   metricsUrl: string;
   repository: ModelRepositoryManager;
-  /** Spans (tracing.tracer: the no-op tracer unless herd.yaml or OTEL_* turn tracing on); close() flushes them last. */
+  /**
+   * Spans (tracing.tracer: the no-op tracer unless herd.yaml or OTEL_* turn tracing on): made first so every part
+   * may start spans, closed last so close() flushes what they ended.
+   */
   tracing: Tracing;
   /** The LLM gateway (the one chat flow: models, health, handle()), when herd.yaml configures models. */
   gateway: ChatGateway | undefined;
@@ -116,7 +119,6 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   const log = options.log ? createSafeLog(options.log) : () => undefined;
   const env = options.env ?? process.env;
   const registry = createMetricsRegistry();
-  // First in, last out: every part may start spans, and close() flushes what they ended.
   const tracing = createTracing(config.tracing, { env, log, metrics: () => registerTracingMetrics(registry) });
   // Python models call back into inference (BLS) and llm models into the gateway, which starts after serving.
   let chatPort: ChatPort | undefined;

@@ -18,7 +18,7 @@ export class RecordingTracer implements Tracer {
     const parent = isValidTraceParent(options.parent) ? options.parent : undefined;
     const traceId = parent?.traceId ?? newTraceId();
     const spanId = newSpanId();
-    if (!this.sampler(parent, traceId)) return new UnsampledSpan(traceId, spanId, parent?.traceState);
+    if (!(options.sampled ?? this.sampler(parent, traceId))) return new UnsampledSpan(traceId, spanId, parent?.traceState);
     const span = new RecordedSpan(name, options.kind, traceId, spanId, parent?.spanId, parent?.remote ?? false, parent?.traceState, options.startTime ?? nowMs(), this.onEnd);
     if (options.attributes !== undefined) span.setAttributes(options.attributes);
     return span;

@@ -16,6 +16,11 @@ export interface SpanOptions {
   attributes?: Attributes;
   /** Epoch milliseconds (fractions allowed), when the work began before the span was started; default now. */
   startTime?: number;
+  /**
+   * The caller's own sampling decision, over the configured sampler: Triton's `--trace-config rate/count` for an
+   * InferRequest (src/serving/trace-sampler.ts). Unset: the parent-based ratio decides.
+   */
+  sampled?: boolean;
 }
 
 export interface HerdSpan {

@@ -92,3 +92,13 @@ test('a span ends once; attributes past the limit and after the end are dropped,
   // An end before the start is clamped to the start.
   assert.equal(recorded.endMs, recorded.startMs);
 });
+
+test("a caller's own decision (Triton's rate and count) wins over the sampler, both ways", () => {
+  const ended: RecordedSpan[] = [];
+  const never = new RecordingTracer(createSampler({ ratio: 0, parentBased: true }), (span) => ended.push(span));
+  assert.equal(never.startSpan('InferRequest', { kind: SpanKind.SERVER, parent: undefined, sampled: true }).recording, true);
+  const always = new RecordingTracer(createSampler({ ratio: 1, parentBased: true }), (span) => ended.push(span));
+  const skipped = always.startSpan('InferRequest', { kind: SpanKind.SERVER, parent: parent(true, true), sampled: false });
+  assert.equal(skipped.recording, false);
+  assert.equal(skipped.context().traceId, 'a'.repeat(32), 'the trace goes on, unrecorded');
+});
