@@ -1,7 +1,7 @@
 // The tracing layer's surface for the rest of Herd: the interface, W3C propagation, redaction and start-up.
 export { createTracing, type Tracing, type TracingOptions } from './create-tracing.ts';
 export { NOOP_TRACER } from './noop-tracer.ts';
-export { REDACTED, redactHeaderValue, redactUrl } from './redact.ts';
+export { REDACTED, redactHeaderValue, redactText, redactUrl } from './redact.ts';
 export {
   extractFromHeaders,
   extractTraceParent,

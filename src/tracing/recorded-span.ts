@@ -1,5 +1,6 @@
 // A span being recorded and, once ended, the plain data the export queue batches and the OTLP encoder
 // writes; and the span that is sampled out but still carries its context to children and upstreams.
+import { redactText } from './redact.ts';
 import type { TraceParent } from './trace-parent.ts';
 import type { AttributeValue, Attributes, HerdSpan, SpanKind } from './tracer.ts';
 
@@ -144,11 +145,11 @@ export function toAttributeList(attributes: Attributes): AttributeList {
   return list;
 }
 
-/** A HerdError's code (low cardinality, as `error.type` wants), else the error's class name. */
+/** A HerdError's code (low cardinality, as `error.type` wants), else the error's class name; the message without credentials. */
 function describeError(error: unknown): { type: string; message: string } {
   if (error instanceof Error) {
     const code = (error as { code?: unknown }).code;
-    return { type: typeof code === 'string' ? code : error.name, message: error.message };
+    return { type: typeof code === 'string' ? code : error.name, message: redactText(error.message) };
   }
-  return { type: 'Error', message: String(error) };
+  return { type: 'Error', message: redactText(String(error)) };
 }

@@ -43,3 +43,12 @@ export function redactUrl(url: string): string {
   }
   return changed || u.username !== '' ? u.toString() : url;
 }
+
+const URL_IN_TEXT = /\bhttps?:\/\/[^\s'"<>]+/g;
+const BEARER = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/g;
+
+/** Free text (an error's message) with the URLs in it redacted and bearer or basic credentials replaced. */
+export function redactText(text: string): string {
+  if (!text.includes('://') && !text.includes('Bearer') && !text.includes('Basic')) return text;
+  return text.replace(URL_IN_TEXT, (url) => redactUrl(url)).replace(BEARER, (_m, scheme: string) => `${scheme} ${REDACTED}`);
+}

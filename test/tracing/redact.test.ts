@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { tracingConfigSchema } from '../../src/config/tracing-config-schema.ts';
 import { createTracing } from '../../src/tracing/create-tracing.ts';
-import { REDACTED, redactHeaderValue, redactUrl } from '../../src/tracing/redact.ts';
+import { REDACTED, redactHeaderValue, redactText, redactUrl } from '../../src/tracing/redact.ts';
 import { SpanKind } from '../../src/tracing/tracer.ts';
 import { startOtlpReceiver } from '../helpers/otlp-receiver.ts';
 
@@ -28,6 +28,12 @@ test('URLs lose their user info and credential-like query values; others are unc
   assert.equal(redactUrl('not a url with sk-secret'), REDACTED);
 });
 
+test('free text: URLs in it redacted, bearer and basic credentials replaced, other text untouched', () => {
+  assert.equal(redactText('fetch https://x.googleapis.com/v1/m?key=AIzaSECRET failed: 403'), `fetch https://x.googleapis.com/v1/m?key=${REDACTED} failed: 403`);
+  assert.equal(redactText('sent Authorization: Bearer sk-live-1234.abcd'), `sent Authorization: Bearer ${REDACTED}`);
+  assert.equal(redactText('upstream did not answer in 30 s'), 'upstream did not answer in 30 s');
+});
+
 test('an exported span whose attributes came through the helpers carries none of the secrets', async (t) => {
   const receiver = await startOtlpReceiver();
   t.after(() => receiver.close());
@@ -37,6 +43,8 @@ test('an exported span whose attributes came through the helpers carries none of
   span.setAttribute('url.full', redactUrl('https://admin:hunter2@example.com/v1beta/models/x?key=AIzaSyVERYSECRET'));
   span.setAttribute('http.request.header.authorization', [redactHeaderValue('authorization', 'Bearer tok-987')]);
   span.setAttribute('http.request.header.x-api-key', [redactHeaderValue('x-api-key', 'sk-live-abcdef123456')]);
+  // An error whose message quotes the request: recordError keeps the message, not the credentials in it.
+  span.recordError(new Error('POST https://example.com/v1beta/models/x?key=AIzaSyVERYSECRET with Bearer tok-987 failed'));
   span.end();
   await tracing.close();
   const bytes = Buffer.concat(receiver.requests.map((r) => r.bytes)).toString('latin1');
