@@ -29,9 +29,10 @@ export function resolveTracingSettings(config: TracingConfig, env: NodeJS.Proces
   const warnings: string[] = [];
   const protocol = env['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'] ?? env['OTEL_EXPORTER_OTLP_PROTOCOL'];
   if (protocol !== undefined && protocol !== '' && protocol !== 'http/protobuf') warnings.push(`OTEL_EXPORTER_OTLP_PROTOCOL=${protocol}: Herd exports http/protobuf only`);
+  const enabled = isEnabled(config, env);
   return {
-    enabled: isEnabled(config, env),
-    url: resolveUrl(config, env),
+    enabled,
+    url: resolveUrl(config, env, enabled),
     headers: resolveHeaders(config, env, warnings),
     resource: resolveResource(config, env, instanceId, warnings),
     sampler: resolveSampler(config, env, warnings),
@@ -54,12 +55,13 @@ function isEnabled(config: TracingConfig, env: NodeJS.ProcessEnv): boolean {
   return exporter === 'otlp' || isSet(env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']) || isSet(env['OTEL_EXPORTER_OTLP_ENDPOINT']);
 }
 
-function resolveUrl(config: TracingConfig, env: NodeJS.ProcessEnv): string {
+/** The traces URL; a malformed one stops start-up only when tracing is on. */
+function resolveUrl(config: TracingConfig, env: NodeJS.ProcessEnv, enabled: boolean): string {
   const signal = env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'];
   const base = env['OTEL_EXPORTER_OTLP_ENDPOINT'];
   // The signal's own variable is the URL as written; the shared one is a base the signal's path is appended to.
   const url = config.endpoint ?? (isSet(signal) ? signal.trim() : isSet(base) ? `${base.trim().replace(/\/+$/, '')}/v1/traces` : DEFAULT_URL);
-  if (!/^https?:\/\/[^/]/.test(url) || !URL.canParse(url)) throw invalidArg(`tracing: the OTLP endpoint is not an http:// or https:// URL`);
+  if (enabled && (!/^https?:\/\/[^/]/.test(url) || !URL.canParse(url))) throw invalidArg('tracing: the OTLP endpoint is not an http:// or https:// URL');
   return url;
 }
 

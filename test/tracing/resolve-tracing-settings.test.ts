@@ -28,6 +28,8 @@ test('the endpoint: herd.yaml, else the traces variable as written, else the sha
   assert.equal(resolve({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:4318/custom' }).url, 'http://b:4318/custom');
   assert.equal(resolve({ endpoint: 'http://yaml:4318/v1/traces' }, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:4318/x' }).url, 'http://yaml:4318/v1/traces');
   assert.throws(() => resolve({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }), /not an http/);
+  // Off, a malformed variable stops nothing.
+  assert.equal(resolve({ enabled: false }, { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }).enabled, false);
   assert.throws(() => tracingConfigSchema.parse({ endpoint: 'grpc://x' }));
   assert.throws(() => tracingConfigSchema.parse({ max_queue_size: 10, max_export_batch_size: 20 }));
 });
