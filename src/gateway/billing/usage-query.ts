@@ -30,6 +30,12 @@ const upstream = (column: string) => `CAST(SUM(CASE WHEN cache_hit = 0 THEN ${co
 const total = (column: string) => `CAST(SUM(${column}) AS BIGINT) AS ${column}`;
 
 export function buildUsageQuery(dialect: SqlDialect, by: UsageGroup): string {
+  return `${buildUsageSelect(dialect, by)}
+    ORDER BY 1, currency`;
+}
+
+/** The grouped rows unsorted, bound to (since, until) as the first two parameters: usage-page-query.ts wraps it. */
+export function buildUsageSelect(dialect: SqlDialect, by: UsageGroup): string {
   const p = dialect === 'postgres' ? ['$1', '$2'] : ['?', '?'];
   return `
     SELECT ${groupExpression(dialect, by)} AS grp, ${by === 'key' ? 'MAX(key_name)' : by === 'team' ? 'MAX(team_name)' : 'NULL'} AS key_name, currency,
@@ -45,6 +51,5 @@ export function buildUsageQuery(dialect: SqlDialect, by: UsageGroup): string {
       CAST(SUM(CASE WHEN cache_hit = 0 THEN saved_micros ELSE 0 END) AS BIGINT) AS cache_read_saved_micros
     FROM ledger_requests
     WHERE started_at >= ${p[0]} AND started_at < ${p[1]}
-    GROUP BY 1, currency
-    ORDER BY 1, currency`;
+    GROUP BY 1, currency`;
 }
