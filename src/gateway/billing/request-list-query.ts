@@ -89,6 +89,11 @@ export function buildRequestListQuery(dialect: SqlDialect, query: RequestListQue
   };
   const columns = REQUEST_READ_COLUMNS.join(', ');
   if (query.model === undefined) return { sql: `SELECT ${columns} FROM ledger_requests ${where()} ${ORDER} LIMIT ${take}`, params };
+  if (query.keyId !== undefined) {
+    // A key's own rows are few next to a model's: read them through (key_id, started_at), both model columns tested on each.
+    const model = `(model = ${bind(query.model)} OR model_requested = ${bind(query.model)})`;
+    return { sql: `SELECT ${columns} FROM ledger_requests ${where(model)} ${ORDER} LIMIT ${take}`, params };
+  }
   const branch = (column: string, alias: string) =>
     `SELECT request_id FROM (SELECT request_id FROM ledger_requests ${where(`${column} = ${bind(query.model as string)}`)} ${ORDER} LIMIT ${take}) AS ${alias}`;
   const ids = `${branch('model', 'answered')} UNION ${branch('model_requested', 'requested')}`;
@@ -105,10 +110,7 @@ function filterConditions(filter: RequestFilter, cursor: ListCursor | undefined,
   if (filter.untilMs !== undefined) conditions.push(`started_at < ${bind(Math.round(filter.untilMs))}`);
   if (cursor !== undefined) {
     // Written so the started_at bound is a plain range an index can seek to; the request id orders equal times.
-    conditions.push(
-      `started_at <= ${bind(cursor.startedAt)}`,
-      `(started_at < ${bind(cursor.startedAt)} OR request_id < ${bind(cursor.requestId)})`,
-    );
+    conditions.push(`started_at <= ${bind(cursor.startedAt)}`, `(started_at < ${bind(cursor.startedAt)} OR request_id < ${bind(cursor.requestId)})`);
   }
   return conditions;
 }

@@ -48,7 +48,14 @@ function fullRequest(i: number): RequestRecord {
 }
 
 function attemptsOf(r: RequestRecord): AttemptRow[] {
-  const base = { requestId: r.requestId, currency: r.currency, startedAt: r.startedAt, model: r.model ?? 'gpt-4.1', provider: r.provider ?? 'openai', upstreamModel: r.upstreamModel ?? 'gpt-4.1' };
+  const base = {
+    requestId: r.requestId,
+    currency: r.currency,
+    startedAt: r.startedAt,
+    model: r.model ?? 'gpt-4.1',
+    provider: r.provider ?? 'openai',
+    upstreamModel: r.upstreamModel ?? 'gpt-4.1',
+  };
   const charged = { ...base, costMicros: r.costMicros, usdMicros: r.usdMicros, listUsdMicros: r.listUsdMicros, estimated: r.estimated };
   if (r.attempts === 1) return [sampleAttempt({ ...charged, outcome: r.status === 'ok' ? 'ok' : 'rate_limited' })];
   const free = { promptTokens: 0, cachedPromptTokens: 0, cacheWriteTokens: 0, completionTokens: 0, reasoningTokens: 0, costMicros: 0, usdMicros: 0, listUsdMicros: 0 };
@@ -129,7 +136,11 @@ export async function runRequestListContract(t: TestContext, open: OpenTestLedge
       const expected = requests.filter((r) => matches(r, filter)).sort(newestFirst);
       assert.ok(expected.length > 0, `the fixture has rows for ${JSON.stringify(filter)}`);
       const { ids } = await readAll(ledger, filter, 4);
-      assert.deepEqual(ids, expected.map((r) => r.requestId), JSON.stringify(filter));
+      assert.deepEqual(
+        ids,
+        expected.map((r) => r.requestId),
+        JSON.stringify(filter),
+      );
     }
   });
 
@@ -199,9 +210,7 @@ export async function runUsagePageContract(t: TestContext, open: OpenTestLedger)
       } while (cursor !== undefined);
       const all = await ledger.usage({ ...range, by });
       const sorted =
-        by === 'day'
-          ? all
-          : [...all].sort((a, b) => b.costMicros - a.costMicros || (a.group < b.group ? -1 : a.group > b.group ? 1 : a.currency < b.currency ? -1 : 1));
+        by === 'day' ? all : [...all].sort((a, b) => b.costMicros - a.costMicros || (a.group < b.group ? -1 : a.group > b.group ? 1 : a.currency < b.currency ? -1 : 1));
       assert.deepEqual(rows, sorted, by);
       for (const row of rows) assert.equal(row.costMicros, expectedUsage(requests, by).get(`${row.group}|${row.currency}`)?.cost, `${by} ${row.group}`);
     }

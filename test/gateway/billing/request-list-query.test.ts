@@ -40,7 +40,10 @@ test('SQLite: each filtered list, first page and a cursor page, is read through 
         const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[]).map((r) => r.detail);
         const where = `${JSON.stringify(filter)} ${page.cursor ? 'cursor' : 'first'}: ${plan.join(' / ')}`;
         assert.ok(!plan.some((d) => /^SCAN ledger_requests$/.test(d)), `no full scan: ${where}`);
-        assert.ok(plan.some((d) => /USING (COVERING )?INDEX ledger_requests_|USING INDEX sqlite_autoindex_ledger_requests/.test(d)), `an index: ${where}`);
+        assert.ok(
+          plan.some((d) => /USING (COVERING )?INDEX ledger_requests_|USING INDEX sqlite_autoindex_ledger_requests/.test(d)),
+          `an index: ${where}`,
+        );
       }
     }
     // The partial index holds failures alone; the model filter's two branches each seek their own index.
