@@ -77,6 +77,8 @@ export interface ConsoleTestServer {
   herd: HerdServer;
   upstream: MockUpstream;
   url: string;
+  /** The server's temp dir: keys.db (the key store, audit and sessions) and ledger.db. */
+  dir: string;
   close(): Promise<void>;
 }
 
@@ -115,6 +117,7 @@ ${extraYaml}`;
     herd,
     upstream,
     url: herd.httpUrl,
+    dir,
     async close() {
       await herd.close();
       await upstream.close();
