@@ -137,7 +137,8 @@ export function resolveServeConfig(flags: ServeFlags): HerdConfig {
   if (flags.ui === false) server.ui = { ...server.ui, enabled: false };
   if (flags.uiBasePath !== undefined) {
     const base = normalizeBasePath(flags.uiBasePath);
-    if (base === undefined) throw new HerdError('INVALID_ARG', `--ui-base-path must be a path such as /tools/herd (starting with '/', without '..' or '//'), got '${flags.uiBasePath}'`);
+    if (base === undefined)
+      throw new HerdError('INVALID_ARG', `--ui-base-path must be a path such as /tools/herd (starting with '/', without '..' or '//'), got '${flags.uiBasePath}'`);
     server.ui = { ...server.ui, base_path: base };
   }
   if (flags.grpcRestrictedProtocol) server.grpc_restricted_protocol = flags.grpcRestrictedProtocol;

@@ -130,7 +130,11 @@ async function signIn(req: FastifyRequest, deps: AdminDeps): Promise<ChangeConte
   const requestId = typeof header === 'string' && header.length <= 200 ? header : req.id;
   const bySession = deps.session !== undefined && usesSessionCookie(req.headers) ? await deps.session.authenticate(req.raw, isMutatingMethod(req.method)) : undefined;
   const result =
-    bySession === undefined ? deps.authenticator.authenticate(req.headers.authorization, clientAddressOf(req.raw)) : bySession instanceof HerdError ? bySession : { key: bySession.key };
+    bySession === undefined
+      ? deps.authenticator.authenticate(req.headers.authorization, clientAddressOf(req.raw))
+      : bySession instanceof HerdError
+        ? bySession
+        : { key: bySession.key };
   if (result instanceof HerdError) {
     deps.audit?.record(
       { action: 'admin.sign_in_failed', object: 'admin', after: { code: result.code } },

@@ -53,7 +53,13 @@ export function registerKserveApiGuard(app: FastifyInstance, guard: ApiGroupGuar
           if (caller === undefined) sendRefusal(reply, refusal);
           else if (caller instanceof HerdError) sendRefusal(reply, caller);
           else if (caller.key.id === 'master') done();
-          else sendRefusal(reply, new HerdError('PERMISSION_DENIED', `The ${group} API needs the master key; this console session signed in with the key '${caller.key.name}'.`, { reason: 'admin_only' }));
+          else
+            sendRefusal(
+              reply,
+              new HerdError('PERMISSION_DENIED', `The ${group} API needs the master key; this console session signed in with the key '${caller.key.name}'.`, {
+                reason: 'admin_only',
+              }),
+            );
         },
         (err: unknown) => sendRefusal(reply, err instanceof HerdError ? err : new HerdError('INTERNAL', String(err))),
       );

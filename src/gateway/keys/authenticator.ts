@@ -112,7 +112,8 @@ export class Authenticator {
     try {
       if (this.masterHash !== undefined && constantTimeEqualHex(secretHash, this.masterHash)) return { key: this.masterKeyInfo };
       const found = this.store.lookupSecretHash(secretHash);
-      if (found.state === 'unknown') return new HerdError('UNAUTHENTICATED', 'The key this console session signed in with is no longer valid. Sign in again.', { reason: 'key_revoked' });
+      if (found.state === 'unknown')
+        return new HerdError('UNAUTHENTICATED', 'The key this console session signed in with is no longer valid. Sign in again.', { reason: 'key_revoked' });
       const refusal = refuseLookup(found, this.now()) ?? refuseAddress(found.key, client?.address);
       if (refusal) return refusal;
       this.store.touch(found.key.id, this.now());

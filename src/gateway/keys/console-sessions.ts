@@ -98,10 +98,15 @@ export class ConsoleSessionStore {
       createdAt: now,
       expiresAt: now + input.ttlMs,
     };
-    await this.db.query(
-      'INSERT INTO console_sessions (id_hash, key_id, role, secret_hash, csrf_hash, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)',
-      [session.handle, session.keyId, session.role, session.secretHash, session.csrfHash, session.createdAt, session.expiresAt],
-    );
+    await this.db.query('INSERT INTO console_sessions (id_hash, key_id, role, secret_hash, csrf_hash, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)', [
+      session.handle,
+      session.keyId,
+      session.role,
+      session.secretHash,
+      session.csrfHash,
+      session.createdAt,
+      session.expiresAt,
+    ]);
     this.remember(session.handle, session);
     if (now - this.lastPurge > PURGE_AFTER_MS / 24) {
       this.lastPurge = now;

@@ -2,12 +2,12 @@
 // under /ui/, and the session API at /ui/api/session (session-routes.ts), every answer with the console's
 // security headers. Hash routing: the server only ever serves index.html and assets/*.
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { UiConfig } from '../../config/ui-config-schema.ts';
-import type { AuditAggregator } from '../../gateway/admin/audit-aggregator.ts';
 import { findConsoleRoot, isConsoleBuilt, readConsoleFile } from './console-files.ts';
 import { RequestOrigin } from './request-origin.ts';
-import type { ConsoleSessionAuth } from './session-auth.ts';
-import { registerSessionRoutes, type ServerInfoJson } from './session-routes.ts';
+import type { ConsoleOptions } from './console-options.ts';
+import { registerSessionRoutes } from './session-routes.ts';
+
+export type { ConsoleOptions } from './console-options.ts';
 
 export const CONSOLE_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy':
@@ -19,20 +19,6 @@ export const CONSOLE_HEADERS: Readonly<Record<string, string>> = {
 const INDEX_CACHE = 'no-cache';
 const ASSET_CACHE = 'public, max-age=31536000, immutable';
 const NOT_BUILT = 'The Herd console is not built: run `npm run build` (or `npm run build:ui`) in the Herd package, then restart.\n';
-
-export interface ConsoleOptions {
-  ui: Pick<UiConfig, 'base_path' | 'session_ttl_secs' | 'sign_in_failures'>;
-  /** Where index.html and assets/ are (default: the package's dist/ui); tests point it at a fixture. */
-  staticRoot?: string | undefined;
-  /** Sign-in needs the gateway's key store; absent (a serving-only Herd): the page loads, sign-in answers 503. */
-  auth?: ConsoleSessionAuth | undefined;
-  /** Where sign-ins, failed sign-ins and sign-outs are counted. */
-  audit?: Pick<AuditAggregator, 'record'> | undefined;
-  /** The `server` part of SessionJson. */
-  server: () => ServerInfoJson;
-  /** Wall clock, epoch ms (tests pin it). */
-  now?: () => number;
-}
 
 export function registerConsoleRoutes(app: FastifyInstance, options: ConsoleOptions, trustedProxies: readonly string[], allow: (url: string, methods: string[]) => void): void {
   const origin = new RequestOrigin(trustedProxies, options.ui.base_path);

@@ -73,11 +73,9 @@ export class ConsoleSessionAuth {
     const caller = await this.authenticate(req, true);
     if (caller === undefined || caller instanceof HerdError) return caller;
     if (caller.key.role !== 'admin') {
-      return new HerdError(
-        'PERMISSION_DENIED',
-        `The console session of '${caller.key.name}' (role ${caller.key.role}) may not call models: the playground needs an admin key.`,
-        { reason: 'admin_only' },
-      );
+      return new HerdError('PERMISSION_DENIED', `The console session of '${caller.key.name}' (role ${caller.key.role}) may not call models: the playground needs an admin key.`, {
+        reason: 'admin_only',
+      });
     }
     return { key: caller.key };
   }

@@ -21,7 +21,7 @@ export function readSessionCookie(header: string | undefined): string | undefine
 
 /** True when a request sends no key of its own and a session cookie: only then does the cookie count. */
 export function usesSessionCookie(headers: IncomingHttpHeaders): boolean {
-  return headers.authorization === undefined && headers['x-api-key'] === undefined && headers.cookie !== undefined && headers.cookie.includes(`${SESSION_COOKIE}=`);
+  return headers.authorization === undefined && headers['x-api-key'] === undefined && headers.cookie?.includes(`${SESSION_COOKIE}=`) === true;
 }
 
 export interface CookieScope {

@@ -11,7 +11,7 @@ import type { ChangeContext, KeyInfo } from '../../gateway/keys/key-store.ts';
 import { sendAdminError } from '../admin-usage-route.ts';
 import { parseJsonBody } from '../parse-json-body.ts';
 import { clientAddressOf } from '../resolve-client-address.ts';
-import type { ConsoleOptions } from './console-routes.ts';
+import type { ConsoleOptions, ServerInfoJson } from './console-options.ts';
 import type { RequestOrigin } from './request-origin.ts';
 import { refuseRole } from './session-auth.ts';
 import { formatClearedCookie, formatSessionCookie, readSessionCookie } from './session-cookie.ts';
@@ -19,15 +19,6 @@ import { formatClearedCookie, formatSessionCookie, readSessionCookie } from './s
 export const SESSION_PATH = '/ui/api/session';
 /** A key longer than this is no key Herd made (and is not worth hashing). */
 const MAX_KEY_LENGTH = 1024;
-
-export interface ServerInfoJson {
-  version: string;
-  /** The ledger's settlement currency; null with billing.ledger: off or no gateway. */
-  currency: string | null;
-  gateway: boolean;
-  serving: boolean;
-  model_control_mode: 'none' | 'poll' | 'explicit';
-}
 
 export interface SessionJson {
   actor: { id: string; name: string; role: string; team_id?: string };
@@ -41,7 +32,8 @@ type SessionRouteOptions = ConsoleOptions & { origin: RequestOrigin };
 export function registerSessionRoutes(scope: FastifyInstance, options: SessionRouteOptions): void {
   const failures = new AuthFailureLimiter({ maxFailures: options.ui.sign_in_failures.max, windowMs: options.ui.sign_in_failures.window_secs * 1000 }, options.now);
   scope.setErrorHandler((error: Error & { statusCode?: number }, _request, reply) => {
-    const herd = error instanceof HerdError ? error : typeof error.statusCode === 'number' && error.statusCode < 500 ? new HerdError('INVALID_ARG', error.message) : toHerdError(error);
+    const herd =
+      error instanceof HerdError ? error : typeof error.statusCode === 'number' && error.statusCode < 500 ? new HerdError('INVALID_ARG', error.message) : toHerdError(error);
     sendAdminError(reply, herd);
   });
   scope.post(SESSION_PATH, async (req, reply) => signIn(req, reply, options, failures));
@@ -49,7 +41,10 @@ export function registerSessionRoutes(scope: FastifyInstance, options: SessionRo
     const auth = requireAuth(options);
     const caller = await auth.authenticate(req.raw, false);
     if (caller === undefined || caller instanceof HerdError) return refuse(reply, caller, req, options);
-    return reply.code(200).header('cache-control', 'no-store').send(sessionJson(caller.key, caller.session, csrfTokenOf(caller.id), options));
+    return reply
+      .code(200)
+      .header('cache-control', 'no-store')
+      .send(sessionJson(caller.key, caller.session, csrfTokenOf(caller.id), options));
   });
   scope.delete(SESSION_PATH, async (req, reply) => {
     const auth = requireAuth(options);
@@ -57,7 +52,10 @@ export function registerSessionRoutes(scope: FastifyInstance, options: SessionRo
     if (caller === undefined || caller instanceof HerdError) return refuse(reply, caller, req, options);
     await auth.sessions.revoke(caller.id);
     options.audit?.record({ action: 'console.sign_out', object: 'console', after: { session: caller.session.handle.slice(0, 16) } }, contextOf(req, actorOfKey(caller.key)));
-    return reply.code(204).header('set-cookie', formatClearedCookie(scopeOf(req, options))).send();
+    return reply
+      .code(204)
+      .header('set-cookie', formatClearedCookie(scopeOf(req, options)))
+      .send();
   });
 }
 

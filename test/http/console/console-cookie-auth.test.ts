@@ -50,7 +50,11 @@ describe('the session cookie on /v1 and /v2', () => {
   });
 
   it('a Bearer key still wins over a cookie', async () => {
-    const answer = await send(server.url, '/v1/chat/completions', { method: 'POST', headers: { cookie: sessions.viewer?.cookie ?? '', authorization: `Bearer ${MASTER}` }, body: chat });
+    const answer = await send(server.url, '/v1/chat/completions', {
+      method: 'POST',
+      headers: { cookie: sessions.viewer?.cookie ?? '', authorization: `Bearer ${MASTER}` },
+      body: chat,
+    });
     assert.equal(answer.status, 200, answer.text);
   });
 

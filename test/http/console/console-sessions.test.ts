@@ -29,7 +29,11 @@ describe('console sessions', () => {
       });
       if (role === 'manager' && created.status !== 201) {
         await send(server.url, '/admin/v1/teams', { method: 'POST', headers: { ...master, 'idempotency-key': 'team-ops' }, body: { name: 'ops' } });
-        const retry = await send(server.url, '/admin/v1/keys', { method: 'POST', headers: { ...master, 'idempotency-key': 'k-manager-2' }, body: { name: 'manager-key', role, team: 'ops' } });
+        const retry = await send(server.url, '/admin/v1/keys', {
+          method: 'POST',
+          headers: { ...master, 'idempotency-key': 'k-manager-2' },
+          body: { name: 'manager-key', role, team: 'ops' },
+        });
         secrets[role] = retry.json().secret as string;
         continue;
       }
@@ -108,7 +112,11 @@ describe('console sessions', () => {
     assert.equal(forged.status, 403);
     assert.deepEqual({ type: errorOf(forged).type, code: errorOf(forged).code }, { type: 'permission_error', code: 'csrf_failed' });
     assert.match(errorOf(forged).message, /CSRF/);
-    const wrongToken = await send(server.url, '/admin/v1/keys', { method: 'POST', headers: { cookie, 'x-csrf-token': 'nope', 'idempotency-key': 'csrf-2' }, body: { name: 'forged' } });
+    const wrongToken = await send(server.url, '/admin/v1/keys', {
+      method: 'POST',
+      headers: { cookie, 'x-csrf-token': 'nope', 'idempotency-key': 'csrf-2' },
+      body: { name: 'forged' },
+    });
     assert.equal(wrongToken.status, 403);
     const made = await send(server.url, '/admin/v1/keys', { method: 'POST', headers: { cookie, 'x-csrf-token': csrf, 'idempotency-key': 'csrf-3' }, body: { name: 'by-console' } });
     assert.equal(made.status, 201, made.text);
@@ -153,7 +161,10 @@ describe('console sessions', () => {
       const actions = new Set(console.map((e) => e.action));
       assert.deepEqual([...actions].sort(), ['console.sign_in', 'console.sign_in_failed', 'console.sign_out']);
       const failed = console.filter((e) => e.action === 'console.sign_in_failed');
-      assert.ok(failed.some((e) => e.sourceIp === '10.1.1.1'), 'the forwarded client address behind the trusted proxy');
+      assert.ok(
+        failed.some((e) => e.sourceIp === '10.1.1.1'),
+        'the forwarded client address behind the trusted proxy',
+      );
       assert.ok(failed.some((e) => e.sourceIp === '127.0.0.3'));
       const text = JSON.stringify(page.items);
       for (const secret of [...Object.values(secrets), MASTER]) assert.equal(text.includes(secret), false);
