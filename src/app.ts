@@ -28,7 +28,10 @@ import { ModelRepositoryManager, type LoadedModel } from './serving/repository/m
 import { createInferenceResponseCache } from './serving/response-cache/create-inference-response-cache.ts';
 import { RateLimiter } from './serving/scheduler/rate-limiter.ts';
 import { createSafeLog } from './core/escape-log-text.ts';
-import { gatewayRoutesOf, startGateway } from './start-gateway.ts';
+import { gatewayRoutesOf, startGateway, type RunningGateway } from './start-gateway.ts';
+import type { ConsoleOptions } from './http/console/console-routes.ts';
+import { ConsoleSessionAuth } from './http/console/session-auth.ts';
+import { HERD_VERSION } from './core/herd-version.ts';
 import { registerTracingMetrics } from './metrics/tracing-metrics.ts';
 import { createTracing, type Tracing } from './tracing/create-tracing.ts';
 
@@ -65,6 +68,8 @@ export interface StartOptions {
   log?: (line: string) => void;
   /** Where upstream API keys are read from (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /** The console's built files (default: the package's dist/ui); tests point it at a fixture. */
+  consoleRoot?: string;
   /** The effective configuration with each value's source, secrets masked: the console's Settings page. */
   configSources?: ConfigSources;
 }
@@ -163,6 +168,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       trustedProxies: config.server.trusted_proxies,
       limits: config.server.limits,
       ...(gateway ? gatewayRoutesOf(gateway, config, log) : {}),
+      ...(config.server.ui.enabled ? { console: consoleOptionsOf(config, gateway, options.consoleRoot) } : {}),
     },
   );
   registerInferenceMetrics(registry, createServingStatsSource(repository, loadSeconds), { cache: responseCache !== undefined });
@@ -209,9 +215,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     return closed;
   };
   const grpcUrl = grpc?.address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '[::1]');
-  const beginDrain = () => {
-    exiting = true;
-  };
+  const beginDrain = () => (exiting = true);
   const flushLedger = async () => gateway?.ledger?.flush();
   const gatewayWarning = gateway?.auth.openWarning;
   return { httpUrl, grpcUrl, metricsUrl: metrics.url, repository, tracing, gateway: gateway?.flow, gatewayWarning, isReady, beginDrain, flushLedger, close };
@@ -260,6 +264,24 @@ async function startServing(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
   }
   if (config.serving.model_control_mode === 'poll') repository.startPolling(config.serving.repository_poll_secs);
   return { repository, inference, responseCache, loadSeconds };
+}
+
+/** The web console (server.ui): its sessions live in the gateway's key store; a serving-only Herd serves the page but cannot sign in. */
+function consoleOptionsOf(config: HerdConfig, gateway: RunningGateway | undefined, staticRoot: string | undefined): ConsoleOptions {
+  const server = {
+    version: HERD_VERSION,
+    currency: gateway?.ledger ? config.billing.currency : null,
+    gateway: gateway !== undefined,
+    serving: config.serving.model_repository.length > 0,
+    model_control_mode: config.serving.model_control_mode,
+  };
+  return {
+    ui: config.server.ui,
+    staticRoot,
+    auth: gateway ? new ConsoleSessionAuth(gateway.auth.sessions, gateway.auth.authenticator) : undefined,
+    audit: gateway?.admin.audit,
+    server: () => server,
+  };
 }
 
 /** Triton's API groups on one transport: the master key guards the ones that change the server (docs/security.md). */

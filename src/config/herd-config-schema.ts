@@ -9,6 +9,7 @@ import { checkLimitsConfig, limitsConfigShape } from './limits-config-schema.ts'
 import { checkGatewayConfig, gatewayConfigShape } from './gateway-config-schema.ts';
 import { serverLimitsSchema, trustedProxiesSchema } from './server-limits-config-schema.ts';
 import { tracingConfigSchema } from './tracing-config-schema.ts';
+import { uiConfigSchema } from './ui-config-schema.ts';
 
 const port = z.number().int().min(0).max(65535);
 
@@ -102,6 +103,7 @@ export const serverSchema = z.strictObject({
     .describe('tritonserver --grpc-restricted-protocol=<groups>:<key>=<value>: gRPC calls to those groups need metadata triton-grpc-protocol-<key> (UNAVAILABLE otherwise)'),
   trusted_proxies: trustedProxiesSchema,
   limits: serverLimitsSchema,
+  ui: uiConfigSchema,
 });
 
 const amount = z.union([z.string(), z.number()]).transform(String);
