@@ -31,6 +31,8 @@ export interface BillingServiceOptions {
 
 export interface FinishBase {
   requestId: string;
+  /** The request's trace (tracing on): the ledger row's trace_id, so a row leads to its spans. */
+  traceId?: string | undefined;
   /** The key (KeyInfo fits): its team, tags and metadata land in the request row. */
   key: {
     id: string;
