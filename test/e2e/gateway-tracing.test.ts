@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { startHerd, type HerdServer } from '../../src/app.ts';
 import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
 import { answerOpenAIEmbeddings } from '../gateway/helpers/embedding-upstreams.ts';
@@ -70,14 +71,16 @@ describe('gateway spans (tracing on, sampling 1.0)', () => {
   let relayScript: ScriptedUpstream;
   let receiver: OtlpReceiver;
   let server: HerdServer;
+  let db: string;
 
   before(async () => {
     relayScript = scriptedUpstream({ okJson: openAICompletion('gpt-4.1', 'Bonjour'), okFrames: openAIStreamFrames('gpt-4.1', ['Bon', 'jour']), errorBody: openAIErrorBody });
     const anthropicScript = scriptedUpstream({ okJson: anthropicMessage('claude-sonnet-4-5', 'Hello from Claude'), okFrames: [], errorBody: anthropicErrorBody });
-    relay = await startMockUpstream((req, res) => (req.url.endsWith('/embeddings') ? answerOpenAIEmbeddings(req, res) : relayScript.handler(req, res)));
+    relay = await startMockUpstream((req, res, raw) => (req.url.endsWith('/embeddings') ? answerOpenAIEmbeddings(req, res) : relayScript.handler(req, res, raw)));
     anthropic = await startMockUpstream(anthropicScript.handler);
     receiver = await startOtlpReceiver();
     const dir = mkdtempSync(join(tmpdir(), 'herd-gateway-tracing-'));
+    db = join(dir, 'herd.db');
     const tracing = `tracing: { enabled: true, endpoint: "${receiver.url}", schedule_delay_ms: 20 }`;
     server = await startHerd(parseHerdConfig(configYaml(dir, relay.url, anthropic.url, tracing), join(dir, 'herd.yaml')), { env: ENV });
   });
@@ -165,7 +168,12 @@ describe('gateway spans (tracing on, sampling 1.0)', () => {
       clients.map((c) => `00-${CALLER_TRACE}-${c.spanId}-01`),
     );
     assert.equal(anthropic.requests[0]?.headers['tracestate'], 'vendor=abc');
-    assert.ok(requestId);
+    // The ledger row names the trace.
+    await server.flushLedger();
+    const ledger = new Database(db, { readonly: true });
+    const row = ledger.prepare('SELECT trace_id FROM ledger_requests WHERE request_id = ?').get(requestId) as { trace_id: string } | undefined;
+    ledger.close();
+    assert.equal(row?.trace_id, CALLER_TRACE);
     // No secret in any exported byte.
     for (const request of receiver.requests) {
       for (const secret of [MASTER, RELAY_KEY, ANTHROPIC_KEY]) assert.equal(request.bytes.includes(secret), false, 'a secret reached the collector');

@@ -170,6 +170,7 @@ export class BillingService {
         keyId: input.key.id,
         keyName: input.key.name,
         teamId: input.key.team?.id,
+        traceId: input.traceId,
         teamName: input.key.team?.name,
         keyTags: input.key.tags,
         keyMetadata: input.key.metadata,

@@ -220,4 +220,12 @@ export const ledgerMigrations: readonly SqliteMigration[] = [
       CREATE INDEX ledger_requests_failed_started ON ledger_requests (started_at) WHERE status <> 'ok';
     `,
   },
+  {
+    version: 8,
+    name: 'requests: trace_id',
+    sql: `
+      -- The W3C trace id (32 hex) of the request's spans when tracing was on: a ledger row leads to its trace.
+      ALTER TABLE ledger_requests ADD COLUMN trace_id TEXT;
+    `,
+  },
 ];

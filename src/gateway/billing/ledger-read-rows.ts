@@ -32,6 +32,7 @@ export function convertRowToRequest(row: Row): RequestRecord {
     keyId: String(row.key_id),
     keyName: optionalText(row.key_name),
     teamId: optionalText(row.team_id),
+    traceId: optionalText(row.trace_id),
     teamName: optionalText(row.team_name),
     keyTags: parseJson(row.key_tags, isStringArray),
     keyMetadata: parseJson(row.key_metadata, isStringRecord),
