@@ -115,7 +115,7 @@ export async function runGatewayExchange<F>(
     failure = error;
     if (!handedOver) operation.refused(deps, error);
     if (deps.recordRefusal) recordRefusal(deps.recordRefusal, error, key, parsed ?? peekBody(body), req, requestId);
-    if (error.code === 'INTERNAL') deps.log?.(`gateway error: ${formatErrorForLog(err)}`);
+    if (error.code === 'INTERNAL') deps.log?.(`gateway error (request ${requestId}${span === undefined ? '' : `, trace ${span.context().traceId}`}): ${formatErrorForLog(err)}`);
     if (res.headersSent) {
       if (!res.writableEnded) res.end();
       return;
