@@ -24,7 +24,7 @@ import { mapErrorToOpenAI } from './http/map-openai-error.ts';
 import { registerGatewayRequestMetrics } from './metrics/gateway-metrics.ts';
 import { registerGatewayStateMetrics } from './metrics/gateway-state-metrics.ts';
 import { registerGenAiClientMetrics } from './metrics/genai-client-metrics.ts';
-import { NO_FLOW_TRACING, type FlowTracing } from './gateway/flow/operation-span.ts';
+import { NO_FLOW_TRACING, type FlowTracing } from './gateway/flow/flow-tracing.ts';
 
 export interface GatewayFlowParts {
   env: NodeJS.ProcessEnv;

@@ -48,7 +48,10 @@ async function startCollector(): Promise<BenchProcess> {
 
 async function startGateway(mockUrl: string, env: Record<string, string>): Promise<BenchProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'herd-gw-tracing-bench-'));
-  writeFileSync(join(dir, 'herd.yaml'), createBenchGatewayYaml({ baseUrl: `${mockUrl}/v1`, ledger: 'off', authDb: join(dir, 'herd.db'), upstreamKeyEnv: 'BENCH_UPSTREAM_KEY', server: true }));
+  writeFileSync(
+    join(dir, 'herd.yaml'),
+    createBenchGatewayYaml({ baseUrl: `${mockUrl}/v1`, ledger: 'off', authDb: join(dir, 'herd.db'), upstreamKeyEnv: 'BENCH_UPSTREAM_KEY', server: true }),
+  );
   return start([resolve('dist/cli/herd.js'), 'serve', '--config', join(dir, 'herd.yaml')], /Started HTTPService at \S+ \((http:\/\/[^)]+)\)/, (m) => m[1] as string, {
     ...process.env,
     HERD_BENCH_MASTER: BENCH_MASTER_KEY,
@@ -133,7 +136,9 @@ say(`# Gateway with tracing off and on — ${date}\n`);
 say(
   `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fmt(totalmem() / 2 ** 30)} GiB, Node ${process.version}, load average ${loadavg()
     .map((l) => l.toFixed(1))
-    .join(' ')} at the start; commit ${commit}. Both Herds (compiled, \`herd serve\`, ledger off), the mock upstream, the collector and the load generator share the machine. ${seconds} s per cell in 1 s windows alternating between the two. Tracing on: sampling 1.0 (\`OTEL_TRACES_SAMPLER_ARG=1.0\`), three spans per request (SERVER, operation, CLIENT) exported as OTLP/HTTP protobuf to a collector process that reads each body and answers 200. Command: \`npx tsx bench/tracing/run-gateway-tracing.ts --seconds ${seconds}\`.\n`,
+    .join(
+      ' ',
+    )} at the start; commit ${commit}. Both Herds (compiled, \`herd serve\`, ledger off), the mock upstream, the collector and the load generator share the machine. ${seconds} s per cell in 1 s windows alternating between the two. Tracing on: sampling 1.0 (\`OTEL_TRACES_SAMPLER_ARG=1.0\`), three spans per request (SERVER, operation, CLIENT) exported as OTLP/HTTP protobuf to a collector process that reads each body and answers 200. Command: \`npx tsx bench/tracing/run-gateway-tracing.ts --seconds ${seconds}\`.\n`,
 );
 say('| load | concurrency | variant | answers/s | ratio to off | p50 µs | p99 µs | CPU µs/answer |');
 say('| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |');

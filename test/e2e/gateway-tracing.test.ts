@@ -108,10 +108,15 @@ describe('gateway spans (tracing on, sampling 1.0)', () => {
 
   it('a retry and a fallback: SERVER → operation → 3 CLIENT spans, traceparent in honoured and sent out', async () => {
     relayScript.script(status(503), status(503));
-    const res = await post(server, '/v1/chat/completions', { model: 'primary', messages: [{ role: 'user', content: 'hi' }], max_tokens: 50, temperature: 0.5 }, {
-      traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01`,
-      tracestate: 'vendor=abc',
-    });
+    const res = await post(
+      server,
+      '/v1/chat/completions',
+      { model: 'primary', messages: [{ role: 'user', content: 'hi' }], max_tokens: 50, temperature: 0.5 },
+      {
+        traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01`,
+        tracestate: 'vendor=abc',
+      },
+    );
     assert.equal(res.status, 200);
     const requestId = res.headers.get('x-request-id');
     await res.text();
@@ -247,7 +252,12 @@ describe('gateway spans (tracing off)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'herd-gateway-tracing-off-'));
     const server = await startHerd(parseHerdConfig(configYaml(dir, relay.url, anthropic.url, ''), join(dir, 'herd.yaml')), { env: ENV });
     try {
-      const res = await post(server, '/v1/chat/completions', { model: 'primary', messages: [{ role: 'user', content: 'hi' }] }, { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` });
+      const res = await post(
+        server,
+        '/v1/chat/completions',
+        { model: 'primary', messages: [{ role: 'user', content: 'hi' }] },
+        { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` },
+      );
       assert.equal(res.status, 200);
       await res.text();
       assert.equal(relay.requests[0]?.headers['traceparent'], undefined);

@@ -22,7 +22,8 @@ import { FlightSettlement } from './flight-settlement.ts';
 import type { ChatGatewayDeps, Ending, Flight, GatewayAnswer, GatewayCaller, Progress, Settled } from './flight.ts';
 import { UNKNOWN_MODEL, type CacheOutcome } from './gateway-observer.ts';
 import { holdStreamEnd } from './hold-stream-end.ts';
-import { endOperationSpan, failOperationSpan, NO_FLOW_TRACING, startOperationSpan, traceFlight, type FlowTracing } from './operation-span.ts';
+import { endOperationSpan, failOperationSpan, startOperationSpan, traceFlight } from './operation-span.ts';
+import { NO_FLOW_TRACING, type FlowTracing } from './flow-tracing.ts';
 import type { HerdSpan } from '../../tracing/tracer.ts';
 
 export type { CacheOutcome };

@@ -19,7 +19,7 @@ import type { CompletionMeta } from '../router/chat-meta.ts';
 import type { ResolvedRoute } from '../router/resolve-route.ts';
 import type { ChatCompletion, ChatContext, ChatService, ChatStream } from './chat-service.ts';
 import type { TraceParent } from '../../tracing/trace-parent.ts';
-import type { FlowTracing } from './operation-span.ts';
+import type { FlowTracing } from './flow-tracing.ts';
 import type { CacheOutcome, GatewayObserver } from './gateway-observer.ts';
 
 /** Who shares cache entries (cache.scope): `key` (the default) gives every key its own; `shared`, one set for all. */

@@ -1,19 +1,12 @@
 // The INTERNAL span of one gateway operation (a chat request of any dialect, or embeddings): the parent of
 // its upstream attempts' CLIENT spans, with what the flow decided (route, key, cache) and what it cost.
 import type { HerdSpan } from '../../tracing/index.ts';
-import { NOOP_TRACER, SpanKind, type Tracer } from '../../tracing/index.ts';
+import { SpanKind } from '../../tracing/index.ts';
+import type { FlowTracing } from './flow-tracing.ts';
 import type { Cost } from '../billing/price-usage.ts';
 import type { Flight, GatewayCaller } from './flight.ts';
 import type { CacheOutcome } from './gateway-observer.ts';
 import { GEN_AI } from './genai-attributes.ts';
-
-export interface FlowTracing {
-  tracer: Tracer;
-  /** tracing.capture_content. */
-  captureContent: boolean;
-}
-
-export const NO_FLOW_TRACING: FlowTracing = { tracer: NOOP_TRACER, captureContent: false };
 
 /** Starts the operation's span under the caller's parent (the transport's SERVER span, or an llm model's step). */
 export function startOperationSpan(tracing: FlowTracing, operation: 'chat' | 'embeddings', model: string, caller: GatewayCaller): HerdSpan {
