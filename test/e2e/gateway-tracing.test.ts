@@ -179,6 +179,17 @@ describe('gateway spans (tracing on, sampling 1.0)', () => {
     const row = ledger.prepare('SELECT trace_id FROM ledger_requests WHERE request_id = ?').get(requestId) as { trace_id: string } | undefined;
     ledger.close();
     assert.equal(row?.trace_id, CALLER_TRACE);
+    // The GenAI client metrics, one sample per attempt, beside the existing families.
+    const metrics = await (await fetch(`${server.metricsUrl}/metrics`)).text();
+    assert.match(
+      metrics,
+      /gen_ai_client_operation_duration_seconds_count\{gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="gpt-4.1",gen_ai_response_model="",error_type="unavailable"\} 2/,
+    );
+    assert.match(
+      metrics,
+      /gen_ai_client_token_usage_count\{gen_ai_operation_name="chat",gen_ai_provider_name="anthropic",gen_ai_request_model="claude-sonnet-4-5",gen_ai_response_model="claude-sonnet-4-5",gen_ai_token_type="input"\} 1/,
+    );
+    assert.match(metrics, /herd_gateway_requests_total/);
     // No secret in any exported byte.
     for (const request of receiver.requests) {
       for (const secret of [MASTER, RELAY_KEY, ANTHROPIC_KEY]) assert.equal(request.bytes.includes(secret), false, 'a secret reached the collector');

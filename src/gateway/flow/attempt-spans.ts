@@ -105,17 +105,17 @@ export class AttemptSpans {
   private describeStart(span: HerdSpan, target: AttemptTarget): void {
     const { request } = this;
     const provider = target.deployment.provider;
-    const server = serverOf(provider);
+    const server = upstreamOf(provider);
     span.setAttributes({
       [GEN_AI.operationName]: this.operation,
-      [GEN_AI.providerName]: genAiProviderName(provider),
+      [GEN_AI.providerName]: server.genAiName,
       [GEN_AI.requestModel]: target.upstreamModel,
       [GEN_AI.requestMaxTokens]: request.max_completion_tokens ?? request.max_tokens,
       [GEN_AI.requestTemperature]: request.temperature,
       [GEN_AI.requestTopP]: request.top_p,
       [GEN_AI.requestStream]: this.stream,
-      'server.address': server?.address,
-      'server.port': server?.port,
+      'server.address': server.address,
+      'server.port': server.port,
       'herd.model': target.model.name,
       'herd.provider': provider.name,
       'herd.deployment': target.deployment.key,
@@ -132,7 +132,7 @@ export class AttemptSpans {
   private measure(target: AttemptTarget, startedAt: number, errorType: string | undefined, responseModel: string | undefined, usage: Usage | undefined): void {
     this.meter?.({
       operation: this.operation,
-      provider: genAiProviderName(target.deployment.provider),
+      provider: upstreamOf(target.deployment.provider).genAiName,
       requestModel: target.upstreamModel,
       responseModel,
       seconds: (performance.now() - startedAt) / 1000,
@@ -164,10 +164,24 @@ export function genAiProviderName(provider: CatalogProvider): string {
   return PROVIDER_NAMES[provider.type];
 }
 
-function serverOf(provider: CatalogProvider): { address: string; port: number } | undefined {
-  if (provider.baseUrl === undefined || !URL.canParse(provider.baseUrl)) return undefined;
-  const url = new URL(provider.baseUrl);
-  return { address: url.hostname, port: url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port) };
+interface UpstreamFacts {
+  genAiName: string;
+  address: string | undefined;
+  port: number | undefined;
+}
+
+/** Per provider, worked out once: a URL parse per attempt was measurable at the gateway's rates. */
+const upstreams = new WeakMap<CatalogProvider, UpstreamFacts>();
+
+function upstreamOf(provider: CatalogProvider): UpstreamFacts {
+  let facts = upstreams.get(provider);
+  if (facts === undefined) {
+    const url = provider.baseUrl !== undefined && URL.canParse(provider.baseUrl) ? new URL(provider.baseUrl) : undefined;
+    const port = url === undefined ? undefined : url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+    facts = { genAiName: genAiProviderName(provider), address: url?.hostname, port };
+    upstreams.set(provider, facts);
+  }
+  return facts;
 }
 
 function hostOf(url: string): string {
