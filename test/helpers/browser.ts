@@ -30,6 +30,8 @@ export interface ResourceFailure {
 export interface WatchedPage {
   page: Page;
   context: BrowserContext;
+  /** Every request the page made (URL), allowed or not. */
+  requested: string[];
   /** Requests refused because they were not to 127.0.0.1 (URL). */
   blocked: string[];
   /** console.error / console.assert lines of the page's scripts. */
@@ -78,6 +80,7 @@ async function watchedPage(browser: Browser, options: BrowserContextOptions = {}
   const watched: WatchedPage = {
     page: undefined as unknown as Page,
     context,
+    requested: [],
     blocked: [],
     consoleErrors: [],
     pageErrors: [],
@@ -86,6 +89,7 @@ async function watchedPage(browser: Browser, options: BrowserContextOptions = {}
   };
   await context.route('**/*', (route) => {
     const url = route.request().url();
+    watched.requested.push(url);
     if (isLocalUrl(url)) return route.continue();
     watched.blocked.push(url);
     return route.abort('blockedbyclient');
