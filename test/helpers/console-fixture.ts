@@ -1,10 +1,11 @@
 // A real Herd for the console's browser tests and screenshots: temp SQLite key store and ledger, a local fake
 // OpenAI upstream, Triton's `simple` served, an admin and a viewer key, and 30 days of ledger rows.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { type HerdServer, startHerd } from '../../src/app.ts';
+import { describeConfigSources } from '../../src/config/describe-config-sources.ts';
 import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
 import { createSeededRandom } from '../../src/core/seeded-random.ts';
 import type { AttemptRow, RequestRecord } from '../../src/gateway/billing/ledger.ts';

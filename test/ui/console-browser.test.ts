@@ -181,7 +181,7 @@ describe('the console in a real browser', { skip }, () => {
 });
 
 /** Buttons a viewer must not see (admin actions); Sign out, filters and pagers are fine. */
-const MUTATING = /^(create|rotate|revoke|confirm|block|unblock|delete|load|unload|edit|save|send|run)\b/i;
+const MUTATING = /^(create|rotate|revoke|confirm|block|unblock|delete|load|unload|edit|save|send|stop|infer|copy)\b/i;
 
 /** The accessible names of the page's buttons (aria-label, else text). */
 async function buttonNames(page: Page): Promise<string[]> {
