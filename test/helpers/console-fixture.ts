@@ -186,9 +186,14 @@ async function seedLedger(location: string, keys: readonly SeedKey[], rows: numb
   try {
     const times = Array.from({ length: rows }, (_, i) => (i < 12 ? now - (i + 1) * 240_000 : now - Math.floor(random() * 30 * DAY)));
     times.sort((a, b) => a - b);
+    const rowsToWrite = times.map((startedAt) => seededRow(keys, startedAt, random));
     // Recorded in one turn: the ledger commits them together rather than one transaction each.
-    await Promise.all(times.map((startedAt) => seededRow(keys, startedAt, random)).map(({ request, attempts }) => ledger.record(request, attempts)));
+    await Promise.all(rowsToWrite.map(({ request, attempts }) => ledger.record(request, attempts)));
     await ledger.flush();
+    // Charged to the keys' budgets as the gateway's settlement does, so the Keys page shows this month's spend.
+    for (const { request } of rowsToWrite) {
+      if (request.costMicros > 0) await ledger.settle(request.requestId, { costMicros: request.costMicros, keyId: request.keyId, atMs: request.finishedAt });
+    }
   } finally {
     await ledger.close();
   }
@@ -205,7 +210,7 @@ async function createKeys(db: string): Promise<{ admin: string; viewer: string; 
     const spenders: SeedKey[] = [];
     for (const spender of SPENDERS) {
       const team = teams.get(spender.team);
-      const created = await store.create({ name: spender.name, team: team?.id, budgetMonthMicros: 500_000_000, rpm: 600 });
+      const created = await store.create({ name: spender.name, team: team?.id, budgetMonthMicros: 20_000_000, rpm: 600 });
       spenders.push({ id: created.key.id, name: created.key.name, teamId: team?.id, teamName: team?.name, weight: spender.weight });
     }
     const admin = await store.create({ name: 'console-admin', role: 'admin' });
@@ -231,8 +236,14 @@ export async function startConsoleFixture(options: ConsoleFixtureOptions = {}): 
     const now = Date.now();
     const rows = options.rows ?? 360;
     await seedLedger(`sqlite:${join(dir, 'ledger.db')}`, keys.spenders, rows, now);
-    const config = parseHerdConfig(herdYaml(dir, upstream.url), join(dir, 'herd.yaml'));
+    // Written out as a user's herd.yaml would be: the Settings page names the file and each value's line.
+    const yamlPath = join(dir, 'herd.yaml');
+    const yamlText = herdYaml(dir, upstream.url);
+    writeFileSync(yamlPath, yamlText);
+    const config = parseHerdConfig(yamlText, yamlPath);
+    const configSources = describeConfigSources({ config, file: { path: yamlPath, text: yamlText } });
     const server = await startHerd(config, {
+      configSources,
       env: { [MASTER_ENV]: MASTER, RELAY_API_KEY: 'sk-upstream-relay', OPENAI_API_KEY: 'sk-upstream-openai' },
       ...(options.log ? { log: options.log } : {}),
     });
