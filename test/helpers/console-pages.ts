@@ -30,7 +30,7 @@ export async function settled(page: Page): Promise<void> {
   await page
     .getByText(/^Loading .*…$/)
     .first()
-    .waitFor({ state: 'detached', timeout: 10_000 });
+    .waitFor({ state: 'detached', timeout: 15_000 });
 }
 
 /** Opens the console's URL and signs in with the key: fill the Key field, press Enter. */
@@ -46,7 +46,7 @@ export async function openPage(page: Page, target: ConsolePage): Promise<void> {
   await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: target.nav, exact: true }).click();
   await page.getByRole('heading', { level: 1, name: target.heading, exact: true }).waitFor();
   await settled(page);
-  for (const text of target.shows) await page.locator('main').getByText(text).first().waitFor({ timeout: 10_000 });
+  for (const text of target.shows) await page.locator('main').getByText(text).first().waitFor({ timeout: 15_000 });
 }
 
 /** The words of any error note on the page (role=alert): the console shows API failures this way. */

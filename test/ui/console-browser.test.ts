@@ -85,7 +85,7 @@ describe('the console in a real browser', { skip }, () => {
     await tail
       .getByRole('table', { name: /Live tail/ })
       .getByRole('link', { name: requestId })
-      .waitFor({ timeout: 5_000 });
+      .waitFor({ timeout: 10_000 });
     const row = tail.getByRole('row').filter({ has: tail.getByRole('link', { name: requestId }) });
     assert.match((await row.textContent()) ?? '', /browser-made[\s\S]*gpt-4\.1/);
     await tail.close();
@@ -113,19 +113,27 @@ describe('the console in a real browser', { skip }, () => {
     const csv = await readFile((await download.path()) ?? '', 'utf8');
     const json = (await (await fetch(`${fixture.url}/admin/v1/spend${href.search}`, { headers: { authorization: `Bearer ${fixture.adminSecret}` } })).json()) as {
       by: string;
-      data: { group: string; requests: number; cost_micros: number }[];
+      data: Record<string, string | number | null>[];
     };
     assert.equal(json.by, 'model');
     const lines = csv.trim().split(/\r?\n/);
     const header = (lines[0] ?? '').split(',');
-    const column = (name: string) => header.indexOf(name);
-    // The first column is named for the grouping (`model` here), as a spreadsheet user reads it.
-    assert.ok(column('model') === 0 && column('requests') >= 0 && column('cost') >= 0, `CSV header: ${lines[0]}`);
-    const rows = lines.slice(1).map((line) => line.split(','));
-    assert.deepEqual(
-      rows.map((cells) => [cells[0], Number(cells[column('requests')]), cells[column('cost')]]),
-      json.data.map((row) => [row.group, row.requests, (row.cost_micros / 1e6).toFixed(6)]),
+    // The first column is named for the grouping (`model` here), as a spreadsheet user reads it; the others
+    // are the JSON's fields, money in decimal units (`cost` = cost_micros / 1e6).
+    assert.equal(header[0], 'model', `CSV header: ${lines[0]}`);
+    assert.ok(
+      ['requests', 'cost', 'usd', 'list_usd', 'prompt_tokens'].every((name) => header.includes(name)),
+      `CSV header: ${lines[0]}`,
     );
+    const rows = lines.slice(1).map((line) => line.split(','));
+    const expected = json.data.map((row) =>
+      header.map((name, i) => {
+        const value = i === 0 ? row.group : name in row ? row[name] : row[`${name}_micros`];
+        if (i > 0 && !(name in row) && typeof value === 'number') return (value / 1e6).toFixed(6);
+        return value === null || value === undefined ? '' : String(value);
+      }),
+    );
+    assert.deepEqual(rows, expected, 'every cell of every row');
     assert.ok(rows.length >= 3, 'the seeded ledger has several models');
   });
 
