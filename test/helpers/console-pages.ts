@@ -14,7 +14,8 @@ export interface ConsolePage {
 
 /** Every page of the nav, in its order, with what the fixture puts on it. */
 export const CONSOLE_PAGES: readonly ConsolePage[] = [
-  { path: 'overview', nav: 'Overview', heading: 'Overview', shows: ['gpt-4.1'] },
+  // The ledger's currency, not a model: just after midnight UTC today's top lists may still be empty.
+  { path: 'overview', nav: 'Overview', heading: 'Overview', shows: ['Spend in CNY'] },
   { path: 'models', nav: 'Models', heading: 'Models', shows: ['simple', 'deepseek-v3.2'] },
   { path: 'keys', nav: 'Keys', heading: 'Keys', shows: ['research-notebooks', 'console-viewer'] },
   { path: 'teams', nav: 'Teams', heading: 'Teams', shows: ['research', 'platform'] },
