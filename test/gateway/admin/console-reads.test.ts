@@ -3,7 +3,7 @@
 // CSV's rows equal to the JSON's across pages, deployments with their breakers, settings until wired.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { HerdError } from '../../../src/core/errors.ts';
+import type { HerdError } from '../../../src/core/errors.ts';
 import { ConsoleReads } from '../../../src/gateway/admin/console-reads.ts';
 import { formatMicros } from '../../../src/gateway/admin/convert-console-json.ts';
 import { RecentTraffic } from '../../../src/gateway/billing/recent-traffic.ts';
@@ -57,15 +57,20 @@ describe('ConsoleReads', () => {
     for (const role of ['client', 'manager'] as const) {
       await assert.rejects(reads.overview(as(role), undefined), (e: HerdError) => e.code === 'PERMISSION_DENIED');
       await assert.rejects(reads.listRequests(as(role), { limit: 10 }), (e: HerdError) => e.code === 'PERMISSION_DENIED');
-      assert.throws(() => reads.deployments(as(role)), (e: HerdError) => e.code === 'PERMISSION_DENIED');
+      assert.throws(
+        () => reads.deployments(as(role)),
+        (e: HerdError) => e.code === 'PERMISSION_DENIED',
+      );
     }
   });
 
   it("the overview's spend is read once per 5 s however many consoles poll; serving figures come from the caller", async () => {
     let now = Date.UTC(2026, 11, 7, 12);
-    const ledger = new FakeConsoleLedger([], [usageRow('key-a', 900, { keyName: 'alice', requests: 3 })], [
-      { currency: 'CNY', requests: 4, costMicros: 1000, usdMicros: 140, listUsdMicros: 200 },
-    ]);
+    const ledger = new FakeConsoleLedger(
+      [],
+      [usageRow('key-a', 900, { keyName: 'alice', requests: 3 })],
+      [{ currency: 'CNY', requests: 4, costMicros: 1000, usdMicros: 140, listUsdMicros: 200 }],
+    );
     const { reads } = setup({ now: () => now, ledger });
     const first = await reads.overview(as('admin'), { ready: true, models: { ready: 2, failed: 1, total: 3 }, inferencesPerSec: 1.5 });
     for (let i = 0; i < 5; i++) await reads.overview(as('viewer'), undefined);
@@ -126,7 +131,10 @@ describe('ConsoleReads', () => {
     assert.equal(page.total_groups, 2_500);
     assert.equal(page.next_cursor, '100');
     assert.equal(page.data[1]?.name, 'k1');
-    await assert.rejects(reads.spend(as('admin'), { by: 'day', sinceMs: now - 401 * DAY, untilMs: now, limit: 10 }), (e: HerdError) => e.code === 'INVALID_ARG' && /400 days/.test(e.message));
+    await assert.rejects(
+      reads.spend(as('admin'), { by: 'day', sinceMs: now - 401 * DAY, untilMs: now, limit: 10 }),
+      (e: HerdError) => e.code === 'INVALID_ARG' && /400 days/.test(e.message),
+    );
     const before = ledger.calls.usagePage;
     const csv = await reads.spendCsv(as('viewer'), { by: 'key', sinceMs: now - 30 * DAY, untilMs: now });
     assert.equal(ledger.calls.usagePage - before, 3);
@@ -156,6 +164,9 @@ describe('ConsoleReads', () => {
         ['lonely', 'off', 'lonely', 'closed', false],
       ],
     );
-    assert.throws(() => reads.settings(as('admin')), (e: HerdError) => e.code === 'NOT_FOUND' && /not available/.test(e.message));
+    assert.throws(
+      () => reads.settings(as('admin')),
+      (e: HerdError) => e.code === 'NOT_FOUND' && /not available/.test(e.message),
+    );
   });
 });

@@ -50,10 +50,16 @@ describe('RecentTraffic', () => {
     assert.equal(traffic.snapshot().requests_per_sec, 0);
     assert.equal(traffic.snapshot().p50_ms, null);
     now += 1000;
-    assert.equal(traffic.snapshot().series.reduce((s, p) => s + p.requests, 0), 1);
+    assert.equal(
+      traffic.snapshot().series.reduce((s, p) => s + p.requests, 0),
+      1,
+    );
     now += 61_000;
     const snap = traffic.snapshot();
-    assert.equal(snap.series.reduce((s, p) => s + p.requests, 0), 0);
+    assert.equal(
+      snap.series.reduce((s, p) => s + p.requests, 0),
+      0,
+    );
     assert.equal(snap.p99_ms, null);
     // A latency under 1 ms lands in the first bin.
     traffic.observe({ status: 'ok', latencyMs: 0.2 });

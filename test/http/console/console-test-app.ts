@@ -11,7 +11,7 @@ import { ConsoleReads } from '../../../src/gateway/admin/console-reads.ts';
 import { RecentTraffic } from '../../../src/gateway/billing/recent-traffic.ts';
 import { RequestFeed } from '../../../src/gateway/billing/request-feed.ts';
 import { parseBearerToken } from '../../../src/gateway/keys/authenticator.ts';
-import type { KeyStore } from '../../../src/gateway/keys/key-store.ts';
+import type { KeyInfo, KeyStore } from '../../../src/gateway/keys/key-store.ts';
 import { openKeyStore } from '../../../src/gateway/keys/open-key-store.ts';
 import { createSyntheticKey } from '../../../src/gateway/keys/synthetic-key.ts';
 import { createConsoleApi } from '../../../src/http/admin-console-routes.ts';
@@ -19,7 +19,7 @@ import { registerAdminRoutes } from '../../../src/http/admin-routes.ts';
 import type { RequestTails, TailLimits } from '../../../src/http/console/requests-tail-route.ts';
 
 export const TOKENS = { admin: 'tok-admin', viewer: 'tok-viewer', viewer2: 'tok-viewer-2', client: 'tok-client' } as const;
-const KEYS = {
+const KEYS: Record<string, KeyInfo> = {
   [TOKENS.admin]: createSyntheticKey({ id: 'key-admin', name: 'admin', role: 'admin' }),
   [TOKENS.viewer]: createSyntheticKey({ id: 'key-viewer', name: 'viewer', role: 'viewer' }),
   [TOKENS.viewer2]: createSyntheticKey({ id: 'key-viewer-2', name: 'viewer 2', role: 'viewer' }),
