@@ -153,7 +153,15 @@ export function createCodecOperation<D, F>(codec: IngressCodec<D, F>, edge: Dial
       const signal = call.handOver();
       // The body goes along as sent: an upstream offering this dialect's endpoint gets it unchanged but for the model.
       const body = codec.passThrough && isJsonObject(call.body) ? call.body : undefined;
-      const answer = await deps.gateway.handle(request, { key: call.key, headers: call.req.headers, signal, dialect: codec.dialect, passThrough: body !== undefined, body, requestId: call.requestId });
+      const answer = await deps.gateway.handle(request, {
+        key: call.key,
+        headers: call.req.headers,
+        signal,
+        dialect: codec.dialect,
+        passThrough: body !== undefined,
+        body,
+        requestId: call.requestId,
+      });
       if (answer.kind === 'stream') {
         const meta = answer.stream.meta;
         const encoder = codec.createStreamEncoder(decoded, { model: meta.model, estimatedPromptTokens: meta.estimatedPromptTokens });
