@@ -152,7 +152,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       apiGuard: httpGuard,
       trustedProxies: config.server.trusted_proxies,
       limits: config.server.limits,
-      ...(gateway ? gatewayRoutesOf(gateway, config, log, { repository, inference, isReady }) : {}),
+      ...(gateway ? gatewayRoutesOf(gateway, config, log, { repository, inference, isReady }, options.configSources) : {}),
     },
   );
   registerInferenceMetrics(registry, createServingStatsSource(repository, loadSeconds), { cache: responseCache !== undefined });

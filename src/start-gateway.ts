@@ -8,6 +8,7 @@ import { RecentTraffic } from './gateway/billing/recent-traffic.ts';
 import { publishingLedger, RequestFeed } from './gateway/billing/request-feed.ts';
 import { createConsoleApi } from './http/admin-console-routes.ts';
 import type { ServingAdminSource } from './http/console/serving-admin-routes.ts';
+import type { ConfigSources } from './config/describe-config-sources.ts';
 import { openLedger } from './gateway/billing/open-ledger.ts';
 import { startAlertSender } from './gateway/billing/start-alert-sender.ts';
 import { createResponseCache } from './gateway/cache/create-response-cache.ts';
@@ -76,7 +77,7 @@ export function createGatewayFlow(config: HerdConfig, parts: GatewayFlowParts): 
 }
 
 /** What the HTTP app needs of a running gateway: the /v1 routes' flow and the admin API's service, over one key store. */
-export function gatewayRoutesOf(gateway: RunningGateway, config: HerdConfig, log: (line: string) => void, serving?: ServingAdminSource) {
+export function gatewayRoutesOf(gateway: RunningGateway, config: HerdConfig, log: (line: string) => void, serving?: ServingAdminSource, settings?: ConfigSources) {
   return {
     gateway: {
       gateway: gateway.flow,
@@ -93,7 +94,7 @@ export function gatewayRoutesOf(gateway: RunningGateway, config: HerdConfig, log
       ledger: gateway.ledger,
       masterKeyEnv: config.auth.master_key_env,
       log,
-      console: createConsoleApi(gateway.console, serving),
+      console: createConsoleApi(gateway.console, serving, settings),
     },
   };
 }

@@ -1,7 +1,8 @@
 // The web console's data routes on /admin/v1 (overview, requests, spend and its CSV, deployments,
 // settings), plus the request tail and the serving pages: thin calls into ConsoleReads, which checks roles.
 import { HerdError } from '../core/errors.ts';
-import type { ConsoleReads, ServingSummary } from '../gateway/admin/console-reads.ts';
+import type { ConfigSources } from '../config/describe-config-sources.ts';
+import type { ConsoleReads, ServingSummary, SettingsJson } from '../gateway/admin/console-reads.ts';
 import { parseSince } from '../gateway/billing/usage-report.ts';
 import type { RequestFeed } from '../gateway/billing/request-feed.ts';
 import {
@@ -27,12 +28,21 @@ export interface ConsoleApi {
   tails: RequestTails;
   serving?: ServingAdminSource | undefined;
   servingSummary?: (() => ServingSummary) | undefined;
+  /** GET /admin/v1/settings: the effective configuration with sources (herd serve describes it); absent: 404. */
+  settings?: (() => SettingsJson) | undefined;
 }
 
-/** The console's parts over a running gateway's feed and reads, and (when this Herd serves models) the repository. */
-export function createConsoleApi(parts: { feed: RequestFeed; reads: ConsoleReads }, serving?: ServingAdminSource, limits?: TailLimits): ConsoleApi {
+/** The console's parts over a running gateway's feed and reads, (when this Herd serves models) the repository, and the described configuration. */
+export function createConsoleApi(parts: { feed: RequestFeed; reads: ConsoleReads }, serving?: ServingAdminSource, settings?: ConfigSources, limits?: TailLimits): ConsoleApi {
   const sampler = serving ? new ServingSummarySampler(serving) : undefined;
-  return { reads: parts.reads, tails: new RequestTails(parts.feed, limits), serving, ...(sampler ? { servingSummary: () => sampler.summary() } : {}) };
+  const described: SettingsJson | undefined = settings ? { config_file: settings.configFile, entries: settings.entries } : undefined;
+  return {
+    reads: parts.reads,
+    tails: new RequestTails(parts.feed, limits),
+    serving,
+    ...(sampler ? { servingSummary: () => sampler.summary() } : {}),
+    ...(described ? { settings: () => described } : {}),
+  };
 }
 
 const DEFAULT_SPEND_SINCE = '30d';
@@ -130,7 +140,7 @@ export function createConsoleRoutes(api: () => ConsoleApi | undefined): AdminRou
       operationId: 'getSettings',
       summary: 'The effective configuration, each entry with where it came from; secrets masked',
       response: settingsJson,
-      handle: async ({ ctx }) => answer(200, reads().settings(ctx)),
+      handle: async ({ ctx }) => answer(200, reads().settings(ctx, api()?.settings)),
     }),
     ...createServingAdminRoutes(() => api()?.serving),
   ];

@@ -7,6 +7,7 @@ import { cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type HerdServer, startHerd } from '../../src/app.ts';
+import { describeConfigSources } from '../../src/config/describe-config-sources.ts';
 import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
 import { openAICompletion } from '../gateway/helpers/gateway-fixtures.ts';
 import { type MockUpstream, sendJson, startMockUpstream } from '../gateway/helpers/mock-upstream.ts';
@@ -30,7 +31,10 @@ models:
     price: { input: 2.00, output: 8.00 }
     deployments: [{ provider: relay }]
 `;
-  return startHerd(parseHerdConfig(yaml, join(dir, 'herd.yaml')), { env: { HERD_CONSOLE_TEST_MASTER: MASTER, RELAY_API_KEY: 'sk-up' } });
+  const config = parseHerdConfig(yaml, join(dir, 'herd.yaml'));
+  // As herd serve does: the explicit-mode server describes its configuration for GET /admin/v1/settings.
+  const configSources = mode === 'explicit' ? describeConfigSources({ config, file: { path: join(dir, 'herd.yaml'), text: yaml } }) : undefined;
+  return startHerd(config, { env: { HERD_CONSOLE_TEST_MASTER: MASTER, RELAY_API_KEY: 'sk-up' }, ...(configSources ? { configSources } : {}) });
 }
 
 describe('the console data API on the real server', () => {
@@ -145,11 +149,15 @@ describe('the console data API on the real server', () => {
     assert.equal(badBy.status, 400);
   });
 
-  it('deployments with their breakers; settings 404 until wired', async () => {
+  it('deployments with their breakers; the described settings', async () => {
     const deployments = await call('GET', '/admin/v1/deployments', undefined, { authorization: `Bearer ${viewer}` });
     assert.deepEqual(deployments.json.data, [{ model: 'gpt-4.1', provider: 'relay', upstream_model: 'gpt-4.1', kind: 'chat', breaker: 'closed', healthy: true }]);
-    const settings = await call('GET', '/admin/v1/settings');
-    assert.equal(settings.status, 404);
+    const settings = await call('GET', '/admin/v1/settings', undefined, { authorization: `Bearer ${viewer}` });
+    assert.equal(settings.status, 200, settings.text);
+    assert.match(String(settings.json.config_file), /herd\.yaml$/);
+    const port = (settings.json.entries as { path: string; value: unknown; source: string }[]).find((e) => e.path === 'server.http_port');
+    assert.equal(port?.value, 0);
+    assert.match(String(port?.source), /^herd\.yaml:\d+:\d+$/);
   });
 
   it('serving models and stats; load and unload in explicit mode, refused to a viewer', async () => {
@@ -224,6 +232,9 @@ describe('serving load/unload outside explicit mode', () => {
         model_control_mode: string;
       };
       assert.equal(models.model_control_mode, 'none');
+      // Without a described configuration (startHerd called without configSources): 404.
+      const settings = await fetch(`${server.httpUrl}/admin/v1/settings`, { headers: { authorization: `Bearer ${MASTER}` } });
+      assert.equal(settings.status, 404);
     } finally {
       await server.close();
       await upstream.close();

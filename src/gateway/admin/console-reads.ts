@@ -180,10 +180,12 @@ export class ConsoleReads {
     return { data };
   }
 
-  settings(ctx: ChangeContext): SettingsJson {
+  /** `describe`: the HTTP app's own describer, before the one given at construction. */
+  settings(ctx: ChangeContext, describe?: () => SettingsJson): SettingsJson {
     requireAccess(ctx.actor, 'read', 'reading the settings');
-    if (!this.deps.settings) throw new HerdError('NOT_FOUND', 'The settings view is not available on this server.');
-    return this.deps.settings();
+    const settings = describe ?? this.deps.settings;
+    if (!settings) throw new HerdError('NOT_FOUND', 'The settings view is not available on this server.');
+    return settings();
   }
 
   private gatewayModels(): { ready: number; failed: number; total: number } {

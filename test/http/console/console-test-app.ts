@@ -50,7 +50,7 @@ export async function startConsoleTestApp(limits: TailLimits = {}): Promise<Cons
   const app = Fastify();
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-  const api = createConsoleApi({ feed, reads }, undefined, limits);
+  const api = createConsoleApi({ feed, reads }, undefined, undefined, limits);
   registerAdminRoutes(app, { authenticator, service: new AdminService({ store }), console: api }, () => undefined);
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   return {
