@@ -1,5 +1,6 @@
-// GET /admin/v1/requests/tail: the console's live request feed as Server-Sent Events, fed in-process by
-// the RequestFeed; bounded per client (a slow reader is told and closed) and per replica, subscribed only while a tail is open.
+// GET /admin/v1/requests/tail: the console's live request feed as Server-Sent Events, fed in-process by the
+// RequestFeed; batched per flush, rate-capped and bounded per client (a slow reader is told and closed), capped per
+// replica, subscribed only while a tail is open.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HerdError } from '../../core/errors.ts';
 import { requireAccess } from '../../gateway/admin/admin-roles.ts';
@@ -19,6 +20,10 @@ export interface TailLimits {
   heartbeatMs?: number;
   /** How long a dropped reader's last bytes may wait before the socket is destroyed (default 30 s). */
   dropGraceMs?: number;
+  /** Events per second per tail (default 50); the rest of the second is counted in an `event: skipped`. */
+  maxEventsPerSecond?: number;
+  /** Events are written in one batch per tail this often (default 100 ms). */
+  flushMs?: number;
 }
 
 export interface TailFilter {
@@ -32,8 +37,14 @@ interface Tail {
   owners: readonly string[];
   filter: TailFilter;
   res: ServerResponse;
+  /** Events since the last flush. */
+  batch: string[];
+  /** Events waiting for the socket to drain. */
   queue: string[];
   waiting: boolean;
+  /** Events sent in the current second, and those left out over the rate since the last flush. */
+  sentThisSecond: number;
+  skipped: number;
   heartbeat: NodeJS.Timeout;
 }
 
@@ -59,8 +70,12 @@ export class RequestTails {
   private readonly maxBuffered: number;
   private readonly heartbeatMs: number;
   private readonly dropGraceMs: number;
+  private readonly maxPerSecond: number;
+  private readonly flushMs: number;
   private readonly tails = new Set<Tail>();
   private unsubscribe: (() => void) | undefined;
+  private flushTimer: NodeJS.Timeout | undefined;
+  private second = 0;
 
   constructor(feed: RequestFeed, limits: TailLimits = {}) {
     this.feed = feed;
@@ -68,6 +83,8 @@ export class RequestTails {
     this.maxBuffered = limits.maxBuffered ?? 256;
     this.heartbeatMs = limits.heartbeatMs ?? 15_000;
     this.dropGraceMs = limits.dropGraceMs ?? 30_000;
+    this.maxPerSecond = limits.maxEventsPerSecond ?? 50;
+    this.flushMs = limits.flushMs ?? 100;
     registries.add(this);
   }
 
@@ -93,7 +110,17 @@ export class RequestTails {
       'x-accel-buffering': 'no',
     });
     res.write(': tail open\n\n');
-    const tail: Tail = { owners, filter, res, queue: [], waiting: false, heartbeat: setInterval(() => this.ping(tail), this.heartbeatMs) };
+    const tail: Tail = {
+      owners,
+      filter,
+      res,
+      batch: [],
+      queue: [],
+      waiting: false,
+      sentThisSecond: 0,
+      skipped: 0,
+      heartbeat: setInterval(() => this.ping(tail), this.heartbeatMs),
+    };
     tail.heartbeat.unref();
     this.tails.add(tail);
     if (!this.unsubscribe) this.unsubscribe = this.feed.subscribe((request, attempts) => this.deliver(request, attempts));
@@ -122,18 +149,50 @@ export class RequestTails {
   }
 
   private deliver(request: RequestRecord, _attempts: readonly AttemptRow[]): void {
+    const second = Math.floor(Date.now() / 1000);
+    if (second !== this.second) {
+      this.second = second;
+      for (const tail of this.tails) tail.sentThisSecond = 0;
+    }
+    // Serialised once for every tail that takes it, and only while some tail is under its rate.
     let event: string | undefined;
+    let touched = false;
     for (const tail of this.tails) {
       if (!matches(tail.filter, request)) continue;
+      touched = true;
+      if (tail.sentThisSecond >= this.maxPerSecond) {
+        tail.skipped += 1;
+        continue;
+      }
+      tail.sentThisSecond += 1;
       event ??= `event: request\ndata: ${JSON.stringify(convertRequestToJson(request))}\n\n`;
-      this.send(tail, event);
+      tail.batch.push(event);
+    }
+    if (touched && this.flushTimer === undefined) {
+      this.flushTimer = setTimeout(() => this.flush(), this.flushMs);
+      this.flushTimer.unref();
     }
   }
 
-  private send(tail: Tail, event: string): void {
+  /** One write per tail per flush interval: a busy replica does not pay a socket write per request per console. */
+  private flush(): void {
+    this.flushTimer = undefined;
+    for (const tail of this.tails) {
+      if (tail.skipped > 0) {
+        tail.batch.push(`event: skipped\ndata: {"count":${tail.skipped}}\n\n`);
+        tail.skipped = 0;
+      }
+      if (tail.batch.length === 0) continue;
+      const events = tail.batch;
+      tail.batch = [];
+      this.send(tail, events);
+    }
+  }
+
+  private send(tail: Tail, events: string[]): void {
     if (tail.waiting) {
-      if (tail.queue.length < this.maxBuffered) {
-        tail.queue.push(event);
+      if (tail.queue.length + events.length <= this.maxBuffered) {
+        tail.queue.push(...events);
         return;
       }
       // A reader this far behind would see a gap anyway: tell it, and let it reconnect from the list.
@@ -142,19 +201,17 @@ export class RequestTails {
       this.remove(tail);
       return;
     }
-    if (!tail.res.write(event)) this.wait(tail);
+    if (!tail.res.write(events.length === 1 ? (events[0] as string) : events.join(''))) this.wait(tail);
   }
 
   private wait(tail: Tail): void {
     tail.waiting = true;
     tail.res.once('drain', () => {
       tail.waiting = false;
-      while (tail.queue.length > 0 && this.tails.has(tail)) {
-        if (!tail.res.write(tail.queue.shift() as string)) {
-          this.wait(tail);
-          return;
-        }
-      }
+      if (tail.queue.length === 0 || !this.tails.has(tail)) return;
+      const text = tail.queue.join('');
+      tail.queue = [];
+      if (!tail.res.write(text)) this.wait(tail);
     });
   }
 
@@ -166,11 +223,14 @@ export class RequestTails {
   private remove(tail: Tail): void {
     if (!this.tails.delete(tail)) return;
     clearInterval(tail.heartbeat);
-    tail.queue.length = 0;
+    tail.queue = [];
+    tail.batch = [];
     // No tail, no listener: a finished request then costs the feed nothing here.
     if (this.tails.size === 0) {
       this.unsubscribe?.();
       this.unsubscribe = undefined;
+      clearTimeout(this.flushTimer);
+      this.flushTimer = undefined;
     }
   }
 }

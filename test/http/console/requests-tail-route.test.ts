@@ -21,7 +21,7 @@ async function waitFor(test: () => boolean): Promise<void> {
 describe('the request tail', () => {
   let t: ConsoleTestApp;
   before(async () => {
-    t = await startConsoleTestApp({ maxTails: 3, maxBuffered: 8, heartbeatMs: 25, dropGraceMs: 60_000 });
+    t = await startConsoleTestApp({ maxTails: 3, maxBuffered: 8, heartbeatMs: 25, dropGraceMs: 60_000, maxEventsPerSecond: 1_000_000, flushMs: 5 });
   });
   after(async () => {
     await t?.close();
@@ -119,6 +119,29 @@ describe('the request tail', () => {
     assert.equal(none.status, 401);
     const badFilter = await fetch(`${t.url}${TAIL}?colour=red`, { headers: { authorization: `Bearer ${TOKENS.admin}` } });
     assert.equal(badFilter.status, 400);
+  });
+});
+
+describe('a busy replica', () => {
+  it('sends at most maxEventsPerSecond events a second per tail and counts the rest in `skipped`', async () => {
+    const t = await startConsoleTestApp({ maxEventsPerSecond: 3, flushMs: 5 });
+    try {
+      const tail = await openSse(`${t.url}${TAIL}`, TOKENS.admin);
+      for (let i = 0; i < 10; i++) t.feed.publish(requestRecord({ requestId: `burst-${i}` }), []);
+      const skippedIn = (text: string) => [...text.matchAll(/event: skipped\ndata: \{"count":(\d+)\}/g)].reduce((n, m) => n + Number(m[1]), 0);
+      const text = await tail.until((s) => eventsIn(s).length + skippedIn(s) === 10);
+      // Ten requests published at once fall in one second (two, should the clock tick between them).
+      assert.ok(eventsIn(text).length === 3 || eventsIn(text).length === 6, text);
+      assert.deepEqual(
+        eventsIn(text)
+          .slice(0, 3)
+          .map((e) => e.request_id),
+        ['burst-0', 'burst-1', 'burst-2'],
+      );
+      tail.close();
+    } finally {
+      await t.close();
+    }
   });
 });
 
