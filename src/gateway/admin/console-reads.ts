@@ -11,6 +11,8 @@ import { convertAttemptToJson, convertRequestToJson, convertSpendRowToJson, form
 
 /** How long the overview's spend figures are reused: open consoles cost one round of ledger queries per 5 s per replica. */
 const SPEND_CACHE_MS = 5_000;
+/** The month's days before today change only by late rows: read again every 10 minutes (and when the day turns). */
+const PAST_DAYS_CACHE_MS = 600_000;
 const DAY_MS = 86_400_000;
 /** The widest spend range one call may ask for. */
 export const MAX_SPEND_DAYS = 400;
@@ -83,6 +85,7 @@ export class ConsoleReads {
   private readonly deps: ConsoleReadsDeps;
   private readonly now: () => number;
   private spendCache: { at: number; value: Promise<SpendOverview> } | undefined;
+  private pastDays: { at: number; day: number; value: Promise<SpendTotal[]> } | undefined;
 
   constructor(deps: ConsoleReadsDeps) {
     this.deps = deps;
@@ -203,13 +206,25 @@ export class ConsoleReads {
     return this.deps.ledger;
   }
 
+  /** The month's totals before today (none on the 1st), cached for PAST_DAYS_CACHE_MS; a failed read is not kept. */
+  private monthBefore(ledger: ConsoleLedger, day: number, month: number, now: number): Promise<SpendTotal[]> {
+    const cached = this.pastDays;
+    if (cached && cached.day === day && now - cached.at < PAST_DAYS_CACHE_MS) return cached.value;
+    const value = day > month ? ledger.spendTotals(month, day) : emptyTotals();
+    this.pastDays = { at: now, day, value };
+    value.catch(() => {
+      if (this.pastDays?.value === value) this.pastDays = undefined;
+    });
+    return value;
+  }
+
   /** Today's and this month's totals (UTC) and today's top keys and models, reused for 5 s; a failed read is not kept. */
   private spendOverview(): Promise<SpendOverview> {
     const ledger = this.deps.ledger;
     if (!ledger) return Promise.resolve({ spend: null, top_keys: [], top_models: [] });
     const now = this.now();
     if (this.spendCache && now - this.spendCache.at < SPEND_CACHE_MS) return this.spendCache.value;
-    const value = readSpendOverview(ledger, now, this.deps.currency);
+    const value = readSpendOverview(ledger, now, this.deps.currency, (day, month) => this.monthBefore(ledger, day, month, now));
     this.spendCache = { at: now, value };
     value.catch(() => {
       if (this.spendCache?.value === value) this.spendCache = undefined;
@@ -218,17 +233,20 @@ export class ConsoleReads {
   }
 }
 
-async function readSpendOverview(ledger: ConsoleLedger, now: number, currency: string | undefined): Promise<SpendOverview> {
+type PastDays = (day: number, month: number) => Promise<SpendTotal[]>;
+
+async function readSpendOverview(ledger: ConsoleLedger, now: number, currency: string | undefined, pastDays: PastDays): Promise<SpendOverview> {
   const day = now - (now % DAY_MS);
   const date = new Date(now);
   const month = Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1);
-  const [today, thisMonth, keys, models] = await Promise.all([
+  const [today, before, keys, models] = await Promise.all([
     ledger.spendTotals(day, now + 1),
-    ledger.spendTotals(month, now + 1),
+    pastDays(day, month),
     ledger.usagePage({ by: 'key', sinceMs: day, untilMs: now + 1, limit: TOP }),
     ledger.usagePage({ by: 'model', sinceMs: day, untilMs: now + 1, limit: TOP }),
   ]);
-  const code = currency ?? thisMonth[0]?.currency ?? today[0]?.currency;
+  const thisMonth = addTotals(before, today);
+  const code = currency ?? thisMonth[0]?.currency;
   return {
     spend: code === undefined ? null : { currency: code, today: totalsIn(today, code), month: totalsIn(thisMonth, code) },
     top_keys: keys.rows.map((r: UsageRow) => ({ id: r.group, name: r.keyName ?? null, requests: r.requests, cost_micros: r.costMicros })),
@@ -236,10 +254,29 @@ async function readSpendOverview(ledger: ConsoleLedger, now: number, currency: s
   };
 }
 
+function addTotals(a: readonly SpendTotal[], b: readonly SpendTotal[]): SpendTotal[] {
+  const sums = new Map<string, SpendTotal>();
+  for (const t of [...a, ...b]) {
+    const s = sums.get(t.currency);
+    if (!s) sums.set(t.currency, { ...t });
+    else {
+      s.requests += t.requests;
+      s.costMicros += t.costMicros;
+      s.usdMicros += t.usdMicros;
+      s.listUsdMicros += t.listUsdMicros;
+    }
+  }
+  return [...sums.values()];
+}
+
 function totalsIn(totals: readonly SpendTotal[], currency: string): Totals {
   const t = totals.find((x) => x.currency === currency);
   if (!t) return { requests: 0, cost_micros: 0, usd_micros: 0, list_usd_micros: 0, saving_usd_micros: 0 };
   return { requests: t.requests, cost_micros: t.costMicros, usd_micros: t.usdMicros, list_usd_micros: t.listUsdMicros, saving_usd_micros: t.listUsdMicros - t.usdMicros };
+}
+
+function emptyTotals(): Promise<SpendTotal[]> {
+  return Promise.resolve([]);
 }
 
 function checkSpendRange(sinceMs: number, untilMs: number): void {

@@ -33,7 +33,8 @@ export class RequestFeed {
     const slot = this.next;
     const old = this.ring[slot];
     if (old !== undefined && this.slots.get(old.request.requestId) === slot) this.slots.delete(old.request.requestId);
-    this.ring[slot] = { request, attempts: [...attempts] };
+    // Kept as given: the billing service builds fresh rows per request and never changes them afterwards.
+    this.ring[slot] = { request, attempts: attempts as AttemptRow[] };
     this.slots.set(request.requestId, slot);
     this.next = (slot + 1) % this.size;
     // A plain loop over a copy-on-write array: the common case (one listener, the traffic counter) costs one call.

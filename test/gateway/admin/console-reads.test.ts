@@ -64,7 +64,7 @@ describe('ConsoleReads', () => {
     }
   });
 
-  it("the overview's spend is read once per 5 s however many consoles poll; serving figures come from the caller", async () => {
+  it("the overview's spend is read once per 5 s however many consoles poll (the month's past days once per 10 min); serving figures come from the caller", async () => {
     let now = Date.UTC(2026, 11, 7, 12);
     const ledger = new FakeConsoleLedger(
       [],
@@ -78,9 +78,13 @@ describe('ConsoleReads', () => {
     assert.equal(ledger.calls.usagePage, 2);
     now += 5_000;
     await reads.overview(as('admin'), undefined);
-    assert.equal(ledger.calls.spendTotals, 4);
+    // Today's figures again; the month's days before today stay cached (10 minutes, or until the day turns).
+    assert.equal(ledger.calls.spendTotals, 3);
+    assert.equal(ledger.calls.usagePage, 4);
     assert.deepEqual(first.spend?.today, { requests: 4, cost_micros: 1000, usd_micros: 140, list_usd_micros: 200, saving_usd_micros: 60 });
     assert.equal(first.spend?.currency, 'CNY');
+    // The fake answers every range alike: the month is the days before today plus today.
+    assert.equal(first.spend?.month.requests, 8);
     assert.deepEqual(first.top_keys, [{ id: 'key-a', name: 'alice', requests: 3, cost_micros: 900 }]);
     // Serving 2 ready + 1 failed, gateway gpt-4.1 (one deployment usable) ready + lonely failed.
     assert.deepEqual(first.models, { ready: 3, failed: 2, total: 5 });
