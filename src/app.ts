@@ -28,7 +28,10 @@ import { ModelRepositoryManager, type LoadedModel } from './serving/repository/m
 import { createInferenceResponseCache } from './serving/response-cache/create-inference-response-cache.ts';
 import { RateLimiter } from './serving/scheduler/rate-limiter.ts';
 import { createSafeLog } from './core/escape-log-text.ts';
-import { gatewayRoutesOf, startGateway } from './start-gateway.ts';
+import { gatewayRoutesOf, startGateway, type RunningGateway } from './start-gateway.ts';
+import type { ConsoleOptions } from './http/console/console-routes.ts';
+import { ConsoleSessionAuth } from './http/console/session-auth.ts';
+import { HERD_VERSION } from './core/herd-version.ts';
 
 export { createGatewayFlow, type GatewayFlowParts } from './start-gateway.ts';
 
@@ -58,6 +61,8 @@ export interface StartOptions {
   log?: (line: string) => void;
   /** Where upstream API keys are read from (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /** The console's built files (default: the package's dist/ui); tests point it at a fixture. */
+  consoleRoot?: string;
   /** The effective configuration with each value's source, secrets masked: the console's Settings page. */
   configSources?: ConfigSources;
 }
@@ -129,7 +134,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   let exiting = false;
   const sharedMemory = new SystemSharedMemoryRegistry();
   // One store each for HTTP and gRPC: a setting made over one transport is answered over the other.
-  const traceSettings = new TraceSettings();
+  const traceSettings = new TraceSettings(config.serving.trace, { env, log });
   const logSettings = new LogSettings();
   if (config.server.log_verbose > 0) logSettings.update({ log_verbose_level: config.server.log_verbose });
   const isReady = () => !exiting && (!config.serving.strict_readiness || repository.allReady());
@@ -153,6 +158,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       trustedProxies: config.server.trusted_proxies,
       limits: config.server.limits,
       ...(gateway ? gatewayRoutesOf(gateway, config, log, { repository, inference, isReady }, options.configSources) : {}),
+      ...(config.server.ui.enabled ? { console: consoleOptionsOf(config, gateway, options.consoleRoot) } : {}),
     },
   );
   registerInferenceMetrics(registry, createServingStatsSource(repository, loadSeconds), { cache: responseCache !== undefined });
@@ -189,6 +195,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       await Promise.all([http.close(), grpc?.close()]);
       sharedMemory.close();
       await repository.close();
+      traceSettings.close();
       await responseCache?.close();
       await gateway?.close();
       await metrics.close();
@@ -246,6 +253,24 @@ async function startServing(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
   }
   if (config.serving.model_control_mode === 'poll') repository.startPolling(config.serving.repository_poll_secs);
   return { repository, inference, responseCache, loadSeconds };
+}
+
+/** The web console (server.ui): its sessions live in the gateway's key store; a serving-only Herd serves the page but cannot sign in. */
+function consoleOptionsOf(config: HerdConfig, gateway: RunningGateway | undefined, staticRoot: string | undefined): ConsoleOptions {
+  const server = {
+    version: HERD_VERSION,
+    currency: gateway?.ledger ? config.billing.currency : null,
+    gateway: gateway !== undefined,
+    serving: config.serving.model_repository.length > 0,
+    model_control_mode: config.serving.model_control_mode,
+  };
+  return {
+    ui: config.server.ui,
+    staticRoot,
+    auth: gateway ? new ConsoleSessionAuth(gateway.auth.sessions, gateway.auth.authenticator) : undefined,
+    audit: gateway?.admin.audit,
+    server: () => server,
+  };
 }
 
 /** Triton's API groups on one transport: the master key guards the ones that change the server (docs/security.md). */

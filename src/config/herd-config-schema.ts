@@ -4,9 +4,11 @@ import { z } from 'zod';
 import { billingConfigSchema, checkBillingConfig } from './billing-config-schema.ts';
 import { cacheConfigShape } from './cache-config-schema.ts';
 import { servingCacheSchema } from './serving-cache-config-schema.ts';
+import { servingTraceSchema } from './serving-trace-config-schema.ts';
 import { checkLimitsConfig, limitsConfigShape } from './limits-config-schema.ts';
 import { checkGatewayConfig, gatewayConfigShape } from './gateway-config-schema.ts';
 import { serverLimitsSchema, trustedProxiesSchema } from './server-limits-config-schema.ts';
+import { uiConfigSchema } from './ui-config-schema.ts';
 
 const port = z.number().int().min(0).max(65535);
 
@@ -100,6 +102,7 @@ export const serverSchema = z.strictObject({
     .describe('tritonserver --grpc-restricted-protocol=<groups>:<key>=<value>: gRPC calls to those groups need metadata triton-grpc-protocol-<key> (UNAVAILABLE otherwise)'),
   trusted_proxies: trustedProxiesSchema,
   limits: serverLimitsSchema,
+  ui: uiConfigSchema,
 });
 
 const amount = z.union([z.string(), z.number()]).transform(String);
@@ -149,6 +152,7 @@ export const servingSchema = z.strictObject({
     .default({})
     .describe('pool sizes for rate_limit execution_count; resources not listed size themselves from the models'),
   cache: servingCacheSchema.optional().describe("Triton's --cache-config: the server-wide response cache of models with response_cache enabled"),
+  trace: servingTraceSchema.prefault({}),
   backend_config: z
     .record(z.string(), z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String)))
     .default({})
