@@ -99,18 +99,7 @@ function ChatForm({ models }: { models: string[] }) {
 
   return (
     <>
-      <ol class="conversation" aria-label="Conversation" aria-live="polite">
-        {messages.map((m, i) => (
-          <li key={i} class={`message ${m.role}`}>
-            <strong>{m.role === 'user' ? 'You' : 'Assistant'}:</strong> <span class="text">{m.content}</span>
-          </li>
-        ))}
-        {streaming && (
-          <li class="message assistant">
-            <strong>Assistant:</strong> <span class="text">{streaming}</span>
-          </li>
-        )}
-      </ol>
+      <Conversation messages={messages} streaming={streaming} />
       <form class="chat-form" onSubmit={submit}>
         <div class="field">
           <label for="chat-model">Model</label>
@@ -148,6 +137,25 @@ function ChatForm({ models }: { models: string[] }) {
       <ErrorNote error={error} />
       {answered && <AnsweredBy answered={answered} />}
     </>
+  );
+}
+
+/** The messages so far and the answer as it streams in (a live region: screen readers hear it). */
+function Conversation({ messages, streaming }: { messages: Message[]; streaming: string }) {
+  return (
+    <ol class="conversation" aria-label="Conversation" aria-live="polite">
+      {messages.map((m, i) => (
+        // The conversation only grows: the index is each message's identity.
+        <li key={i} class={`message ${m.role}`}>
+          <strong>{m.role === 'user' ? 'You' : 'Assistant'}:</strong> <span class="text">{m.content}</span>
+        </li>
+      ))}
+      {streaming && (
+        <li class="message assistant">
+          <strong>Assistant:</strong> <span class="text">{streaming}</span>
+        </li>
+      )}
+    </ol>
   );
 }
 
