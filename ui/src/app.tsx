@@ -39,6 +39,13 @@ export function App() {
       });
   }, []);
 
+  // At the session's expiry, ask the server again: its 401 brings sign-in without waiting for a click.
+  useEffect(() => {
+    if (!session) return;
+    const timer = setTimeout(() => void api(SESSION_URL).catch(() => {}), Math.min(Math.max(session.expires_at - Date.now() + 1000, 1000), 2 ** 31 - 1));
+    return () => clearTimeout(timer);
+  }, [session]);
+
   // Signed out: remember where the user was going, show #/sign-in; signed in: leave #/sign-in.
   useEffect(() => {
     if (session === null && route.page !== 'sign-in') {

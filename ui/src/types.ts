@@ -21,10 +21,17 @@ export interface Totals {
 export interface OverviewJson {
   ready: boolean;
   models: { ready: number; failed: number; total: number };
-  traffic: { window_secs: number; requests_per_sec: number; errors_per_sec: number; p50_ms: number; p99_ms: number; series: { t: number; requests: number; errors: number }[] };
+  traffic: {
+    window_secs: number;
+    requests_per_sec: number;
+    errors_per_sec: number;
+    p50_ms: number | null;
+    p99_ms: number | null;
+    series: { t: number; requests: number; errors: number }[];
+  };
   serving: { inferences_per_sec: number };
   spend: { currency: string; today: Totals; month: Totals } | null;
-  top_keys: { id: string; name: string; requests: number; cost_micros: number }[];
+  top_keys: { id: string; name: string | null; requests: number; cost_micros: number }[];
   top_models: { model: string; requests: number; cost_micros: number }[];
 }
 
@@ -134,14 +141,15 @@ export interface RoutesJson {
   patterns: { glob: string; model: string }[];
 }
 
+/** Nulls: in the repository but never loaded (no version, state, config). */
 export interface ServingModelJson {
   name: string;
-  version: string;
-  state: string;
-  reason: string;
-  backend: string;
-  instances: number;
-  max_batch_size: number;
+  version: string | null;
+  state: string | null;
+  reason: string | null;
+  backend: string | null;
+  instances: number | null;
+  max_batch_size: number | null;
   dynamic_batching: boolean;
   config: unknown;
 }

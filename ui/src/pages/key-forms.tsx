@@ -42,7 +42,7 @@ export function CreateKeyForm({ onCreated }: { onCreated: (secret: Secret) => vo
   return (
     <section aria-labelledby="create-key-heading">
       <h2 id="create-key-heading">Create a key</h2>
-      <form class="grid-form" onSubmit={submit}>
+      <form class="grid-form" aria-labelledby="create-key-heading" onSubmit={submit}>
         <div class="field">
           <label for="new-key-name">Key name</label>
           <input id="new-key-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />

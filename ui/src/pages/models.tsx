@@ -2,6 +2,7 @@
 // explicit mode, per-model stats with a small chart of inferences per second; then the gateway's routes.
 import { useRef } from 'preact/hooks';
 import { api } from '../api.ts';
+import { orDash } from '../format.ts';
 import { Badge, ErrorNote, Heading, JsonBlock, Loaded, ScrollRegion } from '../components.tsx';
 import { useAction, useLoad } from '../hooks.ts';
 import { useIsAdmin, useSession } from '../session.ts';
@@ -55,7 +56,8 @@ function ServingSection() {
   );
 }
 
-function stateTone(state: string): 'ok' | 'warn' | 'bad' {
+function stateTone(state: string | null): 'ok' | 'warn' | 'bad' | 'plain' {
+  if (state === null) return 'plain';
   if (state === 'READY') return 'ok';
   return state === 'UNAVAILABLE' ? 'bad' : 'warn';
 }
@@ -96,16 +98,16 @@ function RepositoryTable({ data, onChanged }: { data: ServingData; onChanged: ()
           </thead>
           <tbody>
             {data.models.map((m) => (
-              <tr key={`${m.name}/${m.version}`}>
+              <tr key={`${m.name}/${m.version ?? ''}`}>
                 <th scope="row">{m.name}</th>
                 <td>{m.version || '—'}</td>
                 <td>
-                  <Badge tone={stateTone(m.state)}>{m.state}</Badge>
+                  <Badge tone={stateTone(m.state)}>{m.state ?? 'not loaded'}</Badge>
                 </td>
                 <td>{m.reason || '—'}</td>
                 <td>{m.backend || '—'}</td>
-                <td class="num">{m.instances}</td>
-                <td class="num">{m.max_batch_size}</td>
+                <td class="num">{orDash(m.instances)}</td>
+                <td class="num">{orDash(m.max_batch_size)}</td>
                 <td>{m.dynamic_batching ? 'yes' : 'no'}</td>
                 <td>{m.config === undefined || m.config === null ? '—' : <JsonBlock value={m.config} summary={`Config of ${m.name}`} />}</td>
                 {admin && explicit && (

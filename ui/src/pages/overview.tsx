@@ -125,7 +125,7 @@ function TopTables({ data }: { data: OverviewJson }) {
             {data.top_keys.length === 0 && <EmptyRow columns={3} />}
             {data.top_keys.map((k) => (
               <tr key={k.id}>
-                <th scope="row">{k.name}</th>
+                <th scope="row">{k.name ?? k.id}</th>
                 <td class="num">{count(k.requests)}</td>
                 <td class="num">{money(k.cost_micros, currency)}</td>
               </tr>

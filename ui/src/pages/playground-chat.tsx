@@ -44,7 +44,7 @@ export function ChatPlayground() {
     <section aria-labelledby="chat-heading">
       <h2 id="chat-heading">Chat</h2>
       <Loaded state={models} what="the models">
-        {(list) => <ChatForm models={list.data.map((m) => m.id)} />}
+        {(list) => (list.data.length === 0 ? <p class="muted">The gateway routes no model.</p> : <ChatForm models={list.data.map((m) => m.id)} />)}
       </Loaded>
     </section>
   );
@@ -99,6 +99,7 @@ function ChatForm({ models }: { models: string[] }) {
 
   return (
     <>
+      <p class="muted">Routed models: {models.join(', ')}.</p>
       <Conversation messages={messages} streaming={streaming} />
       <form class="chat-form" onSubmit={submit}>
         <div class="field">

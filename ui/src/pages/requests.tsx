@@ -16,7 +16,7 @@ export interface RequestFilters {
   since: string;
 }
 
-const EMPTY: RequestFilters = { key: '', model: '', status: '', dialect: '', since: '24h' };
+const EMPTY: RequestFilters = { key: '', model: '', status: '', dialect: '', since: '' };
 const DIALECTS = ['openai-chat', 'anthropic-messages', 'openai-responses', 'openai-completions', 'openai-embeddings'];
 
 export function RequestsPage() {
@@ -42,7 +42,12 @@ export function RequestsPage() {
         {(['key', 'model', 'status'] as const).map((name) => (
           <div class="field" key={name}>
             <label for={`requests-${name}`}>{name === 'key' ? 'Key' : name === 'model' ? 'Model' : 'Status'}</label>
-            <input id={`requests-${name}`} value={draft[name]} onInput={(e) => setDraft({ ...draft, [name]: e.currentTarget.value })} />
+            <input
+              id={`requests-${name}`}
+              value={draft[name]}
+              placeholder={name === 'status' ? 'ok, error or a status' : name === 'key' ? 'key id' : ''}
+              onInput={(e) => setDraft({ ...draft, [name]: e.currentTarget.value })}
+            />
           </div>
         ))}
         <div class="field">
@@ -59,6 +64,7 @@ export function RequestsPage() {
         <div class="field">
           <label for="requests-since">Since</label>
           <select id="requests-since" value={draft.since} onChange={(e) => setDraft({ ...draft, since: e.currentTarget.value })}>
+            <option value="">any time</option>
             <option value="1h">last hour</option>
             <option value="24h">last 24 hours</option>
             <option value="7d">last 7 days</option>
@@ -80,7 +86,7 @@ export function RequestsPage() {
           {(page) =>
             page && (
               <>
-                <RequestTable rows={page.data} caption={`Requests since ${since} ago, newest first`} />
+                <RequestTable rows={page.data} caption={since ? `Requests of the last ${since}, newest first` : 'Latest requests, newest first'} />
                 <Pager cursors={cursors} next={page.next_cursor} onChange={setCursors} />
               </>
             )

@@ -9,8 +9,8 @@ import { useLoad } from '../hooks.ts';
 import type { SpendJson, SpendRowJson } from '../types.ts';
 
 const GROUPS = [
-  ['day', 'Day'],
   ['key', 'Key'],
+  ['day', 'Day'],
   ['team', 'Team'],
   ['model', 'Model'],
   ['provider', 'Provider'],
@@ -25,7 +25,7 @@ const RANGES = [
 ] as const;
 
 export function SpendPage() {
-  const [by, setBy] = useState('day');
+  const [by, setBy] = useState('key');
   const [range, setRange] = useState('7d');
   const [from, setFrom] = useState('');
   const [to, setTo] = useState('');

@@ -68,7 +68,7 @@ function CreateTeamForm({ onCreated }: { onCreated: () => void }) {
   return (
     <section aria-labelledby="create-team-heading">
       <h2 id="create-team-heading">Create a team</h2>
-      <form class="grid-form" onSubmit={submit}>
+      <form class="grid-form" aria-labelledby="create-team-heading" onSubmit={submit}>
         <div class="field">
           <label for="new-team-name">Team name</label>
           <input id="new-team-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
