@@ -1,6 +1,7 @@
 // The composition root: builds the serving side from a HerdConfig, wires it to the HTTP and gRPC transports,
 // and owns start-up and the draining shutdown. Nothing else constructs concrete pieces.
 import type { FastifyInstance } from 'fastify';
+import type { ConfigSources } from './config/describe-config-sources.ts';
 import type { HerdConfig } from './config/herd-config-schema.ts';
 import { createApiGroupGuard, resolveApiGroupRules } from './core/api-groups.ts';
 import type { ChatPort } from './core/chat-port.ts';
@@ -57,6 +58,8 @@ export interface StartOptions {
   log?: (line: string) => void;
   /** Where upstream API keys are read from (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /** The effective configuration with each value's source, secrets masked: the console's Settings page. */
+  configSources?: ConfigSources;
 }
 
 export interface BackendOptions {

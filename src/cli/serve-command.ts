@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { type HerdServer, startHerd } from '../app.ts';
+import { type ConfigSources, describeConfigSources } from '../config/describe-config-sources.ts';
 import type { HerdConfig } from '../config/herd-config-schema.ts';
 import { redactEnvValues } from '../config/interpolate-env.ts';
 import { defaultHerdConfig, loadHerdConfigFile } from '../config/load-herd-config.ts';
@@ -11,6 +12,7 @@ import { createDrainHandler } from './drain-on-signal.ts';
 import { formatModelTable } from './format-model-table.ts';
 import { listIgnoredTritonFlags, registerIgnoredTritonFlags } from './triton-compat-flags.ts';
 import { parseCacheConfigFlags } from './parse-cache-config-flags.ts';
+import { listServeFlagSources } from './list-serve-flag-sources.ts';
 
 export interface ServeFlags {
   config?: string;
@@ -98,15 +100,28 @@ export function registerServeCommand(program: Command): void {
     .option('--backend-config <backend,key=value>', "a backend's setting, e.g. python,python-executable=/usr/bin/python3 (repeatable)", collect);
   registerIgnoredTritonFlags(command);
   command.action(async (flags: ServeFlags & Record<string, unknown>) => {
-    const config = resolveServeConfig(flags);
+    const { config, configSources } = resolveServeSetup(flags);
     for (const line of listIgnoredTritonFlags(flags)) process.stderr.write(`warning: ${line}\n`);
-    await runServer(config);
+    await runServer(config, configSources);
   });
 }
 
 export function resolveServeConfig(flags: ServeFlags): HerdConfig {
+  return resolveServeSetup(flags).config;
+}
+
+/** The configuration `herd serve` runs with, and where each of its values came from (the console's Settings page). */
+export function resolveServeSetup(flags: ServeFlags): { config: HerdConfig; configSources: ConfigSources } {
   const file = flags.config ?? (existsSync('herd.yaml') ? 'herd.yaml' : undefined);
-  const config = file ? loadHerdConfigFile(file).config : defaultHerdConfig();
+  const loaded = file ? loadHerdConfigFile(file) : undefined;
+  const config = applyServeFlags(loaded?.config ?? defaultHerdConfig(), flags);
+  const source = file !== undefined && loaded?.text !== undefined ? { path: resolve(file), text: loaded.text, envNames: loaded.envNames } : undefined;
+  const flagSources = listServeFlagSources(flags as Readonly<Record<string, unknown>>);
+  return { config, configSources: describeConfigSources({ config, file: source, flags: flagSources }) };
+}
+
+/** Flags win over herd.yaml; the checks that need both run last. */
+function applyServeFlags(config: HerdConfig, flags: ServeFlags): HerdConfig {
   const server = { ...config.server };
   const serving = { ...config.serving };
   const repositories = [...(flags.modelRepository ?? []), ...(flags.modelStore ?? [])];
@@ -169,9 +184,9 @@ export function resolveServeConfig(flags: ServeFlags): HerdConfig {
   return { ...config, server, serving };
 }
 
-async function runServer(config: HerdConfig): Promise<void> {
+async function runServer(config: HerdConfig, configSources: ConfigSources): Promise<void> {
   const log = (line: string) => process.stderr.write(`${redactEnvValues(line)}\n`);
-  const server = await startHerd(config, { log });
+  const server = await startHerd(config, { log, configSources });
   process.stdout.write(`${formatModelTable(server.repository.summary())}\n`);
   for (const problem of server.repository.repositoryErrors) process.stdout.write(`warning: ${problem}\n`);
   if (config.server.allow_http) process.stdout.write(`Started HTTPService at ${config.server.http_address ?? config.server.host}:${config.server.http_port} (${server.httpUrl})\n`);

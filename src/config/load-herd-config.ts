@@ -12,6 +12,10 @@ export interface LoadedConfig {
   config: HerdConfig;
   /** The file it came from, or undefined for built-in defaults. */
   file: string | undefined;
+  /** The file's text, for the Settings page's line and column of each value (describe-config-sources.ts). */
+  text?: string;
+  /** Path → the variables `${NAME}` substituted there: names only, never their values. */
+  envNames?: Record<string, string[]>;
 }
 
 export function defaultHerdConfig(): HerdConfig {
@@ -27,10 +31,15 @@ export function loadHerdConfigFile(file: string, env: NodeJS.ProcessEnv = proces
   } catch (err) {
     throw new HerdError('INVALID_ARG', `cannot read config file ${file}: ${(err as Error).message}`);
   }
-  return { config: parseHerdConfig(text, file, env), file };
+  const { config, envNames } = parseHerdConfigText(text, file, env);
+  return { config, file, text, envNames };
 }
 
 export function parseHerdConfig(text: string, file: string, env: NodeJS.ProcessEnv = process.env): HerdConfig {
+  return parseHerdConfigText(text, file, env).config;
+}
+
+function parseHerdConfigText(text: string, file: string, env: NodeJS.ProcessEnv): { config: HerdConfig; envNames: Record<string, string[]> } {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
   const problem = doc.errors[0];
@@ -42,7 +51,8 @@ export function parseHerdConfig(text: string, file: string, env: NodeJS.ProcessE
   const raw = interpolateTree(readYamlValue(doc, file) ?? {}, env, file, doc, lines, [], substituted);
   const parsed = herdConfigSchema.safeParse(raw);
   if (!parsed.success) throw new HerdError('INVALID_ARG', formatZodError(parsed.error, file, doc, lines, substituted));
-  return resolvePaths(parsed.data, dirname(resolve(file)));
+  const envNames = Object.fromEntries([...substituted].map(([path, here]) => [path, [...new Set(here.values())]]));
+  return { config: resolvePaths(parsed.data, dirname(resolve(file))), envNames };
 }
 
 /**

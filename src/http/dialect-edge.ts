@@ -20,10 +20,13 @@ export interface DialectEdge<F> {
   /** The Authorization value the request authenticates with. */
   authorization(headers: IncomingMessage['headers']): string | undefined;
   mapError(error: HerdError): ErrorAnswer<F>;
+  /** Headers that carry the request id, as the dialect's own API names it (OpenAI x-request-id, Anthropic request-id). */
+  requestIdHeaders: readonly string[];
 }
 
 export const OPENAI_EDGE: DialectEdge<StreamFailure> = {
   authorization: (headers) => headers.authorization,
+  requestIdHeaders: ['x-request-id'],
   mapError(error) {
     const answer = mapErrorToOpenAI(error);
     return { ...answer, failure: answer.body.error };
@@ -39,6 +42,8 @@ export function resolveAnthropicAuthorization(headers: IncomingMessage['headers'
 
 export const ANTHROPIC_EDGE: DialectEdge<MessagesFailure> = {
   authorization: resolveAnthropicAuthorization,
+  // Anthropic's own header, and OpenAI's for tools that read one name across every route.
+  requestIdHeaders: ['request-id', 'x-request-id'],
   mapError(error) {
     const answer = mapErrorToAnthropic(error);
     return { ...answer, failure: answer.body };

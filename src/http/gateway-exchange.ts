@@ -11,6 +11,7 @@ import type { EmbeddingsGateway } from '../gateway/flow/embeddings-gateway.ts';
 import { type Authenticator, keyRefusedBy } from '../gateway/keys/authenticator.ts';
 import type { KeyInfo } from '../gateway/keys/key-store.ts';
 import { describeRefusal, type RecordRefusal } from '../gateway/flow/refusals.ts';
+import { createRequestId } from '../gateway/flow/request-id.ts';
 import { isJsonObject } from '../gateway/protocol/check-json-value.ts';
 import type { IngressCodec } from '../gateway/protocol/ingress-codec.ts';
 import { readUpstreamBytes } from '../gateway/protocol/upstream-bytes.ts';
@@ -48,6 +49,8 @@ export interface ExchangeCall {
   body: unknown;
   /** performance.now() at arrival. */
   started: number;
+  /** The ledger's id for this request, already in the answer's headers (the edge's requestIdHeaders). */
+  requestId: string;
   /** Marks the request as the flow's (the flow counts its failures from now on); the signal aborts when the client leaves. */
   handOver(): AbortLink;
 }
@@ -79,6 +82,9 @@ export async function runGatewayExchange<F>(
   };
   let key: KeyInfo | undefined;
   let parsed: unknown;
+  // Made here, not in the flow, so every answer carries it — a refusal too (its audit row names it).
+  const requestId = createRequestId();
+  for (const name of operation.edge.requestIdHeaders) res.setHeader(name, requestId);
   const inFlight = deps.inFlight;
   if (inFlight) inFlight.value += 1;
   try {
@@ -87,13 +93,13 @@ export async function runGatewayExchange<F>(
     if (auth instanceof HerdError) throw auth;
     key = auth.key;
     parsed = parseJsonBody(body);
-    const answer = await operation.run(deps, { req, key, body: parsed, started, handOver });
+    const answer = await operation.run(deps, { req, key, body: parsed, started, requestId, handOver });
     if (answer.kind === 'json') await writeJsonAnswer(req, res, deps.isClosing(), 200, answer.headers, answer.text);
     else await writeGatewayStream(answer, operation.edge, res, { limits: deps.streams, closing: deps.isClosing(), started });
   } catch (err) {
     const error = toHerdError(err);
     if (!handedOver) operation.refused(deps, error);
-    if (deps.recordRefusal) recordRefusal(deps.recordRefusal, error, key, parsed ?? peekBody(body), req);
+    if (deps.recordRefusal) recordRefusal(deps.recordRefusal, error, key, parsed ?? peekBody(body), req, requestId);
     if (error.code === 'INTERNAL') deps.log?.(`gateway error: ${formatErrorForLog(err)}`);
     if (res.headersSent) {
       if (!res.writableEnded) res.end();
@@ -108,9 +114,9 @@ export async function runGatewayExchange<F>(
   }
 }
 
-function recordRefusal(record: RecordRefusal, error: HerdError, key: KeyInfo | undefined, body: unknown, req: IncomingMessage): void {
+function recordRefusal(record: RecordRefusal, error: HerdError, key: KeyInfo | undefined, body: unknown, req: IncomingMessage, requestId: string): void {
   const model = isJsonObject(body) && typeof body.model === 'string' ? body.model : undefined;
-  const refusal = describeRefusal({ error, key: key ?? keyRefusedBy(error), model, sourceIp: clientAddressOf(req).address });
+  const refusal = describeRefusal({ error, key: key ?? keyRefusedBy(error), model, sourceIp: clientAddressOf(req).address, requestId });
   if (refusal) record(refusal.event, refusal.ctx);
 }
 
@@ -147,7 +153,15 @@ export function createCodecOperation<D, F>(codec: IngressCodec<D, F>, edge: Dial
       const signal = call.handOver();
       // The body goes along as sent: an upstream offering this dialect's endpoint gets it unchanged but for the model.
       const body = codec.passThrough && isJsonObject(call.body) ? call.body : undefined;
-      const answer = await deps.gateway.handle(request, { key: call.key, headers: call.req.headers, signal, dialect: codec.dialect, passThrough: body !== undefined, body });
+      const answer = await deps.gateway.handle(request, {
+        key: call.key,
+        headers: call.req.headers,
+        signal,
+        dialect: codec.dialect,
+        passThrough: body !== undefined,
+        body,
+        requestId: call.requestId,
+      });
       if (answer.kind === 'stream') {
         const meta = answer.stream.meta;
         const encoder = codec.createStreamEncoder(decoded, { model: meta.model, estimatedPromptTokens: meta.estimatedPromptTokens });

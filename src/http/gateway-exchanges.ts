@@ -43,7 +43,7 @@ const embeddingsOperation: ExchangeOperation<StreamFailure> = {
     const signal = call.handOver();
     const embeddings = deps.embeddings;
     if (embeddings === undefined) throw new HerdError('NOT_FOUND', 'embeddings are not configured on this server');
-    const answer = await embeddings.handle(request, { key: call.key, headers: call.req.headers, signal, dialect: 'openai-embeddings' });
+    const answer = await embeddings.handle(request, { key: call.key, headers: call.req.headers, signal, dialect: 'openai-embeddings', requestId: call.requestId });
     return { kind: 'json', headers: herdHeaders(answer.meta, call.started), text: JSON.stringify(convertEmbeddingsResponse(answer, request.encodingFormat)) };
   },
 };

@@ -207,6 +207,8 @@ models:
     });
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+    assert.match(res.headers.get('request-id') ?? '', /^[0-9a-f-]{36}$/, "Anthropic's request-id header");
+    assert.equal(res.headers.get('x-request-id'), res.headers.get('request-id'));
     const events = (await res.text())
       .split('\n\n')
       .filter((e) => e !== '')
@@ -304,6 +306,8 @@ models:
     });
     await assert.rejects(client.messages.create({ model: 'no-such-model', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }), (err: unknown) => {
       assert.ok(err instanceof Anthropic.NotFoundError);
+      // The SDK reads request-id into the error, as it does from Anthropic's API.
+      assert.match(err.requestID ?? '', /^[0-9a-f-]{36}$/);
       assert.equal((err.error as { error: { type: string } }).error.type, 'not_found_error');
       return true;
     });

@@ -94,7 +94,7 @@ models:
   it('a completion, a stream, a cache hit and a retried success: 200 on the request row, the upstream status on each attempt', async () => {
     const miss = await client.chat.completions.create({ ...ask, temperature: 0 }).withResponse();
     assert.equal(miss.response.headers.get('x-herd-cache'), 'miss');
-    const stream = await client.chat.completions.create({ ...ask, stream: true });
+    const { data: stream, response: streamed } = await client.chat.completions.create({ ...ask, stream: true }).withResponse();
     for await (const _chunk of stream) {
       /* to the end */
     }
@@ -105,6 +105,11 @@ models:
     assert.equal(retried.response.headers.get('x-herd-attempts'), '2');
 
     const { requests, attempts } = await rowsOf(4);
+    // x-request-id names the ledger row, so a client can find its request from what it saw.
+    assert.deepEqual(
+      [miss.response, streamed, hit.response, retried.response].map((r) => r.headers.get('x-request-id')),
+      requests.map((r) => r.request_id),
+    );
     assert.deepEqual(
       requests.map((r) => [r.status, r.http_status, r.cache_hit]),
       [
@@ -134,6 +139,7 @@ models:
       headers: { authorization: `Bearer ${MASTER}`, 'content-type': 'application/json' },
     });
     assert.equal(res.status, 503);
+    const answeredId = res.headers.get('x-request-id');
     assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'upstream_unavailable');
     assert.equal(res.headers.get('x-herd-model'), 'gpt-4.1');
     assert.equal(res.headers.get('x-herd-provider'), 'holysheep');
@@ -145,6 +151,7 @@ models:
     const { requests, attempts } = await rowsOf(5);
     const failed = requests.at(-1) as RequestRow;
     assert.deepEqual([failed.status, failed.http_status, failed.attempts], ['UPSTREAM_UNAVAILABLE', 503, tried]);
+    assert.equal(failed.request_id, answeredId, 'an error answer carries the id of its ledger row');
     assert.deepEqual(
       attempts.get(failed.request_id)?.map((a) => [a.outcome, a.http_status]),
       Array.from({ length: tried }, () => ['unavailable', 503]),
@@ -158,6 +165,7 @@ models:
       headers: { authorization: `Bearer ${MASTER}`, 'content-type': 'application/json' },
     });
     assert.equal(res.status, 404);
+    assert.match(res.headers.get('x-request-id') ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     assert.equal(res.headers.get('x-herd-attempts'), '0');
     assert.equal(res.headers.get('x-herd-provider'), 'none');
     assert.equal(res.headers.get('x-herd-model'), null);

@@ -42,7 +42,7 @@ export async function admitFlight(deps: ChatGatewayDeps, request: ChatRequest, c
   const ticket = deps.keyLimits ? await deps.keyLimits.reserve(caller.key, estimateTokenReservation(promptTokens, request)) : undefined;
   // Only chat answers are cached: an embeddings operation has no policy.
   const policy = deps.cache && operation === undefined ? evaluateCachePolicy(request, caller.headers, deps.cache.policy) : undefined;
-  const requestId = createRequestId(startedAt);
+  const requestId = caller.requestId ?? createRequestId(startedAt);
   const billing = deps.billing;
   const dialect = caller.dialect ?? 'openai-chat';
   // The intent goes out before the call, so a process killed mid-call still leaves an attempt row.

@@ -42,6 +42,8 @@ export interface GatewayCaller {
   signal: AbortLink;
   /** Set by a serving-side caller (an llm model): the ledger row names it. */
   origin?: string;
+  /** The id the transport already answered with (x-request-id); absent: the flow makes one. The ledger row carries it. */
+  requestId?: string;
   /** The wire format the client spoke; absent: OpenAI chat completions. */
   dialect?: IngressDialect;
   /**
