@@ -38,13 +38,17 @@ async function readRequest(id: string): Promise<RequestDetailJson> {
   }
 }
 
-export function ChatPlayground() {
+export function ChatPlayground({ readOnly }: { readOnly: boolean }) {
   const models = useLoad((signal) => api<{ data: { id: string }[] }>('../admin/v1/models', { signal }), []);
   return (
     <section aria-labelledby="chat-heading">
       <h2 id="chat-heading">Chat</h2>
       <Loaded state={models} what="the models">
-        {(list) => (list.data.length === 0 ? <p class="muted">The gateway routes no model.</p> : <ChatForm models={list.data.map((m) => m.id)} />)}
+        {(list) => {
+          const ids = list.data.map((m) => m.id);
+          if (ids.length === 0) return <p class="muted">The gateway routes no model.</p>;
+          return readOnly ? <p class="muted">Routed models: {ids.join(', ')}.</p> : <ChatForm models={ids} />;
+        }}
       </Loaded>
     </section>
   );

@@ -15,13 +15,16 @@ interface InferAnswer {
 
 const modelUrl = (name: string) => `../v2/models/${encodeURIComponent(name)}`;
 
-export function InferPlayground() {
+export function InferPlayground({ readOnly }: { readOnly: boolean }) {
   const models = useLoad((signal) => api<{ data: ServingModelJson[] }>('../admin/v1/serving/models', { signal }), []);
   return (
     <section aria-labelledby="infer-heading">
       <h2 id="infer-heading">KServe inference</h2>
       <Loaded state={models} what="the served models">
-        {(list) => <InferForm names={[...new Set(list.data.filter((m) => m.state === 'READY').map((m) => m.name))]} />}
+        {(list) => {
+          const ready = [...new Set(list.data.filter((m) => m.state === 'READY').map((m) => m.name))];
+          return readOnly ? <p class="muted">Served models ready: {ready.join(', ') || 'none'}.</p> : <InferForm names={ready} />;
+        }}
       </Loaded>
     </section>
   );
