@@ -129,7 +129,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   let exiting = false;
   const sharedMemory = new SystemSharedMemoryRegistry();
   // One store each for HTTP and gRPC: a setting made over one transport is answered over the other.
-  const traceSettings = new TraceSettings();
+  const traceSettings = new TraceSettings(config.serving.trace, { env, log });
   const logSettings = new LogSettings();
   if (config.server.log_verbose > 0) logSettings.update({ log_verbose_level: config.server.log_verbose });
   const isReady = () => !exiting && (!config.serving.strict_readiness || repository.allReady());
@@ -189,6 +189,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       await Promise.all([http.close(), grpc?.close()]);
       sharedMemory.close();
       await repository.close();
+      traceSettings.close();
       await responseCache?.close();
       await gateway?.close();
       await metrics.close();

@@ -1,5 +1,6 @@
 // Which configuration path each `herd serve` flag given overrides, for the Settings page's `flag --name`
 // sources (describe-config-sources.ts). A test sets each flag and checks the config changes at its path.
+import { describeTraceConfigPath } from './parse-trace-config.ts';
 
 /** Commander's attribute → the flag and the path it sets (the flag is the source of everything under it). */
 const FLAG_PATHS: Readonly<Record<string, readonly [flag: string, path: string]>> = {
@@ -35,6 +36,11 @@ const FLAG_PATHS: Readonly<Record<string, readonly [flag: string, path: string]>
   rateLimit: ['--rate-limit', 'serving.rate_limit'],
   // --cache-config replaces herd.yaml's serving.cache whole.
   cacheConfig: ['--cache-config', 'serving.cache'],
+  traceFile: ['--trace-file', 'serving.trace.triton.file'],
+  traceLevel: ['--trace-level', 'serving.trace.level'],
+  traceRate: ['--trace-rate', 'serving.trace.rate'],
+  traceCount: ['--trace-count', 'serving.trace.count'],
+  traceLogFrequency: ['--trace-log-frequency', 'serving.trace.triton.log_frequency'],
 };
 
 /** Flags serve-command.ts applies only when non-empty (`if (flags.host)`): an empty one leaves the file's value. */
@@ -56,6 +62,10 @@ export function listServeFlagSources(flags: Readonly<Record<string, unknown>>): 
     const comma = text.indexOf(',');
     const eq = text.indexOf('=', comma + 1);
     if (comma > 0 && eq > comma + 1) out[`serving.backend_config.${text.slice(0, comma)}.${text.slice(comma + 1, eq)}`] = '--backend-config';
+  }
+  for (const text of stringsOf(flags['traceConfig'])) {
+    const path = describeTraceConfigPath(text);
+    if (path !== undefined) out[path] = '--trace-config';
   }
   return out;
 }

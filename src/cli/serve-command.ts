@@ -10,7 +10,7 @@ import { defaultHerdConfig, loadHerdConfigFile } from '../config/load-herd-confi
 import { HerdError } from '../core/errors.ts';
 import { createDrainHandler } from './drain-on-signal.ts';
 import { formatModelTable } from './format-model-table.ts';
-import { listIgnoredTritonFlags, registerIgnoredTritonFlags } from './triton-compat-flags.ts';
+import { listIgnoredTritonFlags, registerIgnoredTritonFlags, resolveTraceFlags } from './triton-compat-flags.ts';
 import { parseCacheConfigFlags } from './parse-cache-config-flags.ts';
 import { listServeFlagSources } from './list-serve-flag-sources.ts';
 
@@ -164,6 +164,7 @@ function applyServeFlags(config: HerdConfig, flags: ServeFlags): HerdConfig {
     serving.rate_limit_resources = { ...serving.rate_limit_resources, ...Object.fromEntries(flags.rateLimitResource.map(parseResource)) };
   }
   if (flags.cacheConfig) serving.cache = parseCacheConfigFlags(flags.cacheConfig);
+  serving.trace = resolveTraceFlags(flags, serving.trace);
   if (flags.backendConfig) {
     const merged: Record<string, Record<string, string>> = { ...serving.backend_config };
     for (const text of flags.backendConfig) {

@@ -1,7 +1,9 @@
 // tritonserver flags that deployments written for Triton pass (KServe's ModelMesh runtime, Triton's own
-// examples) and that mean nothing for Herd: accepted with a warning, so the same args start Herd. Any other
-// unknown flag is commander's error ("unknown option"), as tritonserver refuses one.
+// examples): the ones that mean nothing for Herd are accepted with a warning, so the same args start Herd, and
+// the trace flags are read as Triton reads them. Any other unknown flag is commander's error, as tritonserver's.
 import type { Command } from 'commander';
+import type { ServingTraceConfig } from '../config/serving-trace-config-schema.ts';
+import { parseTraceConfig, type TraceFlags } from './parse-trace-config.ts';
 
 /** flag → why Herd ignores it. */
 const IGNORED: Readonly<Record<string, string>> = {
@@ -33,11 +35,41 @@ function attributeOf(flag: string): string {
   return flag.slice(2).replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
 }
 
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** The ignored flags, and tritonserver's trace flags (read by resolveTraceFlags). */
 export function registerIgnoredTritonFlags(command: Command): void {
   for (const [flag, why] of Object.entries(IGNORED)) command.option(`${flag} [value]`, `tritonserver's; accepted and ignored: ${why}`);
+  command
+    .option(
+      '--trace-config <[mode,]setting=value>',
+      "tritonserver's tracing, one setting per flag (repeatable): mode=triton|opentelemetry, rate=N, count=N, level=OFF|TIMESTAMPS|TENSORS, triton,file=PATH, triton,log-frequency=N, opentelemetry,url=URL, opentelemetry,resource=KEY=VALUE, opentelemetry,bsp_max_queue_size|bsp_schedule_delay|bsp_max_export_batch_size=N (replaces herd.yaml serving.trace's values it names)",
+      collect,
+    )
+    .option('--trace-file <path>', 'deprecated by tritonserver: --trace-config triton,file=PATH')
+    .option('--trace-level <level>', 'deprecated by tritonserver: --trace-config level=LEVEL (repeatable)', collect)
+    .option('--trace-rate <n>', 'deprecated by tritonserver: --trace-config rate=N')
+    .option('--trace-count <n>', 'deprecated by tritonserver: --trace-config count=N')
+    .option('--trace-log-frequency <n>', 'deprecated by tritonserver: --trace-config triton,log-frequency=N');
 }
 
-/** One warning per ignored flag given. */
+const TRACE_FLAGS = ['traceConfig', 'traceFile', 'traceLevel', 'traceRate', 'traceCount', 'traceLogFrequency'] as const;
+
+function readTraceFlags(flags: object): TraceFlags | undefined {
+  const given = flags as Readonly<Record<string, unknown>>;
+  if (!TRACE_FLAGS.some((name) => given[name] !== undefined)) return undefined;
+  return Object.fromEntries(TRACE_FLAGS.filter((name) => given[name] !== undefined).map((name) => [name, given[name]])) as TraceFlags;
+}
+
+/** herd.yaml's serving.trace with the trace flags over it (Triton's errors when one is wrong); unchanged without any. */
+export function resolveTraceFlags(flags: object, current: ServingTraceConfig, env: Readonly<Record<string, string | undefined>> = process.env): ServingTraceConfig {
+  const trace = readTraceFlags(flags);
+  return trace === undefined ? current : parseTraceConfig(trace, current, env).trace;
+}
+
+/** One warning per ignored flag given, then tritonserver's warnings about its trace flags. */
 export function listIgnoredTritonFlags(flags: Readonly<Record<string, unknown>>): string[] {
-  return Object.entries(IGNORED).flatMap(([flag, why]) => (flags[attributeOf(flag)] === undefined ? [] : [`${flag} is tritonserver's and ignored by Herd: ${why}`]));
+  const ignored = Object.entries(IGNORED).flatMap(([flag, why]) => (flags[attributeOf(flag)] === undefined ? [] : [`${flag} is tritonserver's and ignored by Herd: ${why}`]));
+  const trace = readTraceFlags(flags);
+  return trace === undefined ? ignored : [...ignored, ...parseTraceConfig(trace, undefined, process.env).warnings];
 }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { billingConfigSchema, checkBillingConfig } from './billing-config-schema.ts';
 import { cacheConfigShape } from './cache-config-schema.ts';
 import { servingCacheSchema } from './serving-cache-config-schema.ts';
+import { servingTraceSchema } from './serving-trace-config-schema.ts';
 import { checkLimitsConfig, limitsConfigShape } from './limits-config-schema.ts';
 import { checkGatewayConfig, gatewayConfigShape } from './gateway-config-schema.ts';
 import { serverLimitsSchema, trustedProxiesSchema } from './server-limits-config-schema.ts';
@@ -149,6 +150,7 @@ export const servingSchema = z.strictObject({
     .default({})
     .describe('pool sizes for rate_limit execution_count; resources not listed size themselves from the models'),
   cache: servingCacheSchema.optional().describe("Triton's --cache-config: the server-wide response cache of models with response_cache enabled"),
+  trace: servingTraceSchema.prefault({}),
   backend_config: z
     .record(z.string(), z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String)))
     .default({})

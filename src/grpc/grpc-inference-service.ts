@@ -7,7 +7,7 @@ import { convertModelConfigToJson } from '../serving/model-config/convert-model-
 import { resolveLoadOverride } from '../serving/repository/resolve-load-override.ts';
 import { createServerMetadata } from '../serving/server-metadata.ts';
 import { describeCudaSharedMemory, registerCudaSharedMemory } from '../serving/shared-memory/cuda-shared-memory.ts';
-import type { TraceSettingValues } from '../serving/trace-settings.ts';
+import { parseTraceSettingUpdate } from '../serving/trace-settings.ts';
 import { convertGrpcInferRequest, parseGrpcVersion, resolveGrpcModel } from './convert-grpc-infer-request.ts';
 import { convertGrpcInferResponse } from './convert-grpc-infer-response.ts';
 import type { ModelInferRequestMessage } from './grpc-messages.ts';
@@ -91,9 +91,13 @@ export function createGrpcInferenceService(deps: GrpcServiceDeps): UntypedServic
       const model = String(r['model_name'] ?? '');
       if (model !== '' && !inference.isModelReady(model)) throw invalidArg(`Request for unknown model : ${model}`);
       const settings = r['settings'] as Record<string, { value: string[] }> | undefined;
-      const update: TraceSettingValues = Object.fromEntries(Object.entries(settings ?? {}).map(([k, v]) => [k, v.value]));
-      const current = Object.keys(update).length > 0 ? deps.traceSettings.update(update, model || undefined) : deps.traceSettings.get(model || undefined);
-      return { settings: Object.fromEntries(Object.entries(current).map(([k, v]) => [k, { value: v }])) };
+      const update = Object.fromEntries(Object.entries(settings ?? {}).map(([k, v]) => [k, v.value ?? []]));
+      const current =
+        Object.keys(update).length > 0 ? deps.traceSettings.update(parseTraceSettingUpdate(update, 'grpc'), model || undefined) : deps.traceSettings.get(model || undefined);
+      // A key answered twice (one `resource` per attribute) is one list, as Triton's response map gathers it.
+      const answer: Record<string, { value: string[] }> = {};
+      for (const [key, values] of current) (answer[key] ??= { value: [] }).value.push(...values);
+      return { settings: answer };
     }),
     LogSettings: unary('logging', (r) => {
       const settings = r['settings'] as Record<string, Message & { parameter_choice?: string }> | undefined;

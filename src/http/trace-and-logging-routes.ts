@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HerdError, internal, invalidArg } from '../core/errors.ts';
 import type { InferenceService } from '../serving/inference-service.ts';
 import type { LogSettings, LogSettingUpdate } from '../serving/log-settings.ts';
-import { UPDATABLE_TRACE_SETTINGS, type TraceSettings, type TraceSettingValues } from '../serving/trace-settings.ts';
+import { parseTraceSettingUpdate, type TraceSettingEntries, type TraceSettings, UPDATABLE_TRACE_SETTINGS } from '../serving/trace-settings.ts';
 import { sendJson } from './send-body.ts';
 
 export interface TraceAndLoggingDeps {
@@ -23,8 +23,9 @@ export function registerTraceAndLoggingRoutes(app: FastifyInstance, deps: TraceA
   const trace = (req: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply) => {
     const model = req.params.model;
     if (model !== undefined && !deps.inference.isModelReady(model)) throw invalidArg(`Request for unknown model : ${model}`);
-    const settings = req.method === 'POST' ? deps.traceSettings.update(convertTraceRequest(parseBody(req.body)), model) : deps.traceSettings.get(model);
-    return sendJson(reply, 200, writeTraceSettings(settings));
+    const settings =
+      req.method === 'POST' ? deps.traceSettings.update(parseTraceSettingUpdate(convertTraceRequest(parseBody(req.body)), 'http'), model) : deps.traceSettings.get(model);
+    return reply.code(200).header('Content-Type', 'application/json').send(writeTraceSettings(settings));
   };
   for (const url of ['/v2/trace/setting', '/v2/models/:model/trace/setting']) {
     app.get<{ Params: ModelParams }>(url, trace);
@@ -54,9 +55,12 @@ function parseBody(body: unknown): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
-/** `null` clears a setting, `trace_level` is a list of names, the others are numbers written as strings. */
-function convertTraceRequest(body: Record<string, unknown>): TraceSettingValues {
-  const update: TraceSettingValues = {};
+/**
+ * To the wire form both transports share (key to values, [] clears): `null` clears a setting, `trace_level`
+ * is a list of names (an empty one changes nothing over HTTP), the others are numbers written as strings.
+ */
+function convertTraceRequest(body: Record<string, unknown>): Record<string, string[]> {
+  const update: Record<string, string[]> = {};
   if ('trace_file' in body) update['trace_file'] = [];
   for (const key of UPDATABLE_TRACE_SETTINGS) {
     if (!(key in body)) continue;
@@ -64,10 +68,11 @@ function convertTraceRequest(body: Record<string, unknown>): TraceSettingValues 
     if (value === null) update[key] = [];
     else if (key === 'trace_level') {
       if (!Array.isArray(value)) throw internal('attempt to access JSON non-array as array');
-      update[key] = value.map((v) => {
+      const names = value.map((v) => {
         if (typeof v !== 'string') throw internal('attempt to access JSON non-string as string');
         return v;
       });
+      if (names.length > 0) update[key] = names;
     } else {
       if (typeof value !== 'string') throw internal('attempt to access JSON non-string as string');
       update[key] = [value];
@@ -76,11 +81,10 @@ function convertTraceRequest(body: Record<string, unknown>): TraceSettingValues 
   return update;
 }
 
-/** Single values as strings and trace_level as a list, in Triton's key order. */
-function writeTraceSettings(settings: TraceSettingValues): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [key, values] of Object.entries(settings)) out[key] = key === 'trace_level' ? values : (values[0] ?? '');
-  return out;
+/** Single values as strings and trace_level as a list, in Triton's key order; a repeated key (resource) is written each time, as Triton's JSON writer does. */
+function writeTraceSettings(settings: TraceSettingEntries): string {
+  const members = settings.map(([key, values]) => `${JSON.stringify(key)}:${JSON.stringify(key === 'trace_level' ? values : (values[0] ?? ''))}`);
+  return `{${members.join(',')}}`;
 }
 
 /** `null` leaves a setting as it is; wrongly typed values get TritonJson's messages. */

@@ -90,7 +90,9 @@ export const SERVING_LAYERS: Record<string, readonly string[]> = {
   'response-cache/': [],
   'shared-memory/': [],
   'log-settings.ts': [],
-  'trace-settings.ts': [],
+  'trace-sampler.ts': [],
+  'triton-trace-file.ts': [],
+  'trace-settings.ts': ['trace-sampler.ts', 'triton-trace-file.ts'],
   'server-metadata.ts': [],
   // Read the config.
   'backends/': [CONFIG],

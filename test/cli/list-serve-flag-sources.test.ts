@@ -43,6 +43,12 @@ const SAMPLES: Record<string, unknown> = {
   rateLimitResource: ['gpu:4'],
   cacheConfig: ['local,size=100'],
   backendConfig: ['python,shm-default-byte-size=1024'],
+  traceConfig: ['rate=5'],
+  traceFile: '/tmp/trace.json',
+  traceLevel: ['TIMESTAMPS'],
+  traceRate: '5',
+  traceCount: '5',
+  traceLogFrequency: '5',
 };
 
 function writeConfig(): string {
@@ -89,6 +95,11 @@ test('empty --host leaves the file value (as serve applies it); map flags name t
     'serving.rate_limit_resources.gpu': '--rate-limit-resource',
     'serving.rate_limit_resources.mem': '--rate-limit-resource',
     'serving.backend_config.python.k': '--backend-config',
+  });
+  assert.deepEqual(listServeFlagSources({ traceConfig: ['mode=opentelemetry', 'opentelemetry,resource=a=b', 'triton,log-frequency=2', 'bogus'] }), {
+    'serving.trace.mode': '--trace-config',
+    'serving.trace.opentelemetry.resource.a': '--trace-config',
+    'serving.trace.triton.log_frequency': '--trace-config',
   });
 });
 

@@ -15,6 +15,8 @@ export interface TestServerOptions {
   maxInputSize?: number;
   pollSecs?: number;
   backendConfig?: Record<string, Record<string, string>>;
+  /** herd.yaml's serving.trace (as --trace-config sets it). */
+  trace?: Record<string, unknown>;
   /** Receives the server's log lines (load warnings, internal errors). */
   log?: (line: string) => void;
 }
@@ -29,6 +31,7 @@ export async function startTestServer(options: TestServerOptions): Promise<HerdS
       strict_readiness: options.strictReadiness ?? true,
       repository_poll_secs: options.pollSecs ?? 0,
       backend_config: options.backendConfig ?? {},
+      ...(options.trace ? { trace: options.trace } : {}),
     },
   });
   return startHerd(config, options.log ? { log: options.log } : {});

@@ -263,10 +263,14 @@ test('TraceSetting and LogSettings are stored and answered as Triton answers the
   const trace = await client.rpc<{ settings: Record<string, { value: string[] }> }>('TraceSetting', {});
   assert.deepEqual(trace.settings['trace_level']?.value, ['OFF']);
   assert.deepEqual(trace.settings['trace_rate']?.value, ['1000']);
-  const updated = await client.rpc<{ settings: Record<string, { value: string[] }> }>('TraceSetting', {
-    settings: { trace_rate: { value: ['50'] }, trace_level: { value: ['TIMESTAMPS'] } },
-  });
-  assert.deepEqual([updated.settings['trace_rate']?.value, updated.settings['trace_level']?.value], [['50'], ['TIMESTAMPS']]);
+  // Without a trace file (Triton mode), tracing cannot be turned on, as in Triton; the other values can change.
+  await rejectsWith(
+    client.rpc('TraceSetting', { settings: { trace_level: { value: ['TIMESTAMPS'] } } }),
+    Status.INVALID_ARGUMENT,
+    'Attempting to set invalid trace setting :trace file name is not given',
+  );
+  const updated = await client.rpc<{ settings: Record<string, { value: string[] }> }>('TraceSetting', { settings: { trace_rate: { value: ['50'] } } });
+  assert.deepEqual([updated.settings['trace_rate']?.value, updated.settings['trace_level']?.value], [['50'], ['OFF']]);
   const model = await client.rpc<{ settings: Record<string, { value: string[] }> }>('TraceSetting', { model_name: 'simple', settings: { trace_count: { value: ['7'] } } });
   assert.deepEqual([model.settings['trace_count']?.value, model.settings['trace_rate']?.value], [['7'], ['50']]);
   await rejectsWith(
