@@ -36,6 +36,9 @@ const FLAG_PATHS: Readonly<Record<string, readonly [flag: string, path: string]>
   rateLimit: ['--rate-limit', 'serving.rate_limit'],
   // --cache-config replaces herd.yaml's serving.cache whole.
   cacheConfig: ['--cache-config', 'serving.cache'],
+  uiBasePath: ['--ui-base-path', 'server.ui.base_path'],
+  // Commander sets `ui` true unless --no-ui is given.
+  ui: ['--no-ui', 'server.ui.enabled'],
   traceFile: ['--trace-file', 'serving.trace.triton.file'],
   traceLevel: ['--trace-level', 'serving.trace.level'],
   traceRate: ['--trace-rate', 'serving.trace.rate'],
@@ -52,7 +55,7 @@ export function listServeFlagSources(flags: Readonly<Record<string, unknown>>): 
   // Reversed so --model-repository, listed first, names serving.model_repository when both it and --model-store are given.
   for (const [attribute, [flag, path]] of Object.entries(FLAG_PATHS).reverse()) {
     const value = flags[attribute];
-    if (value === undefined || (APPLIED_WHEN_NON_EMPTY.has(attribute) && !value)) continue;
+    if (value === undefined || (APPLIED_WHEN_NON_EMPTY.has(attribute) && !value) || (attribute === 'ui' && value !== false)) continue;
     out[path] = flag;
   }
   for (const text of stringsOf(flags['rateLimitResource'])) {

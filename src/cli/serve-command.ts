@@ -12,6 +12,7 @@ import { createDrainHandler } from './drain-on-signal.ts';
 import { formatModelTable } from './format-model-table.ts';
 import { listIgnoredTritonFlags, registerIgnoredTritonFlags, resolveTraceFlags } from './triton-compat-flags.ts';
 import { parseCacheConfigFlags } from './parse-cache-config-flags.ts';
+import { normalizeBasePath } from '../config/ui-config-schema.ts';
 import { listServeFlagSources } from './list-serve-flag-sources.ts';
 
 export interface ServeFlags {
@@ -50,6 +51,9 @@ export interface ServeFlags {
   rateLimitResource?: string[];
   cacheConfig?: string[];
   backendConfig?: string[];
+  uiBasePath?: string;
+  /** false with --no-ui (commander's negated flag; true otherwise). */
+  ui?: boolean;
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -97,7 +101,9 @@ export function registerServeCommand(program: Command): void {
       'response cache for models with response_cache enabled, as tritonserver: local,size=BYTES or redis,host=H plus redis,port=P (one setting per flag, repeatable; replaces herd.yaml serving.cache)',
       collect,
     )
-    .option('--backend-config <backend,key=value>', "a backend's setting, e.g. python,python-executable=/usr/bin/python3 (repeatable)", collect);
+    .option('--backend-config <backend,key=value>', "a backend's setting, e.g. python,python-executable=/usr/bin/python3 (repeatable)", collect)
+    .option('--ui-base-path <path>', "the path prefix a reverse proxy mounts Herd under, e.g. /tools/herd (the console's cookie Path; default '')")
+    .option('--no-ui', 'do not serve the web console at /ui');
   registerIgnoredTritonFlags(command);
   command.action(async (flags: ServeFlags & Record<string, unknown>) => {
     const { config, configSources } = resolveServeSetup(flags);
@@ -143,6 +149,13 @@ function applyServeFlags(config: HerdConfig, flags: ServeFlags): HerdConfig {
   if (flags.httpAddress) server.http_address = flags.httpAddress;
   if (flags.metricsAddress) server.metrics_address = flags.metricsAddress;
   if (flags.httpRestrictedApi) server.http_restricted_api = flags.httpRestrictedApi;
+  if (flags.ui === false) server.ui = { ...server.ui, enabled: false };
+  if (flags.uiBasePath !== undefined) {
+    const base = normalizeBasePath(flags.uiBasePath);
+    if (base === undefined)
+      throw new HerdError('INVALID_ARG', `--ui-base-path must be a path such as /tools/herd (starting with '/', without '..' or '//'), got '${flags.uiBasePath}'`);
+    server.ui = { ...server.ui, base_path: base };
+  }
   if (flags.grpcRestrictedProtocol) server.grpc_restricted_protocol = flags.grpcRestrictedProtocol;
   if (flags.modelControlMode !== undefined) {
     const mode = flags.modelControlMode.toLowerCase();

@@ -27,7 +27,17 @@ export type ErrorCode = (typeof ERROR_CODES)[number];
  * such cases apart (OpenAI's `code`): a wrong key versus no key, a model the key may not use versus
  * an admin-only route. Transports never look at the message to decide.
  */
-export const ERROR_REASONS = ['invalid_api_key', 'key_rotated', 'key_expired', 'key_revoked', 'key_blocked', 'address_not_allowed', 'model_not_allowed', 'admin_only'] as const;
+export const ERROR_REASONS = [
+  'invalid_api_key',
+  'key_rotated',
+  'key_expired',
+  'key_revoked',
+  'key_blocked',
+  'address_not_allowed',
+  'model_not_allowed',
+  'admin_only',
+  'csrf_failed',
+] as const;
 
 export type ErrorReason = (typeof ERROR_REASONS)[number];
 

@@ -21,6 +21,8 @@ import { openApiJson } from './admin-schemas.ts';
 import { registerLegacyUsageRoute, sendAdminError } from './admin-usage-route.ts';
 import { parseJsonBody } from './parse-json-body.ts';
 import { clientAddressOf } from './resolve-client-address.ts';
+import type { ConsoleSessionAuth } from './console/session-auth.ts';
+import { isMutatingMethod, usesSessionCookie } from './console/session-cookie.ts';
 
 export interface AdminDeps {
   authenticator: Pick<Authenticator, 'authenticate'>;
@@ -35,6 +37,8 @@ export interface AdminDeps {
   /** Wall clock, epoch ms (tests pin it). */
   now?: () => number;
   log?: (line: string) => void;
+  /** The console's session cookie, accepted when a request sends no Authorization header. */
+  session?: ConsoleSessionAuth | undefined;
 }
 
 const OPENAPI_PATH = '/admin/v1/openapi.json';
@@ -101,7 +105,7 @@ function registerSpec(scope: FastifyInstance, spec: AdminRouteSpec, service: Adm
       response: { [spec.status]: toJsonSchema(spec.response, 'output') },
     },
     handler: async (req, reply) => {
-      const ctx = spec.auth ? signIn(req, deps) : { actor: { id: 'anonymous', name: 'anonymous', role: 'client' as const } };
+      const ctx = spec.auth ? await signIn(req, deps) : { actor: { id: 'anonymous', name: 'anonymous', role: 'client' as const } };
       const idempotencyKey = readIdempotencyKey(req, spec);
       const call = { ctx, service, params: req.params, query: req.query, body: req.body, idempotencyKey, now: (deps.now ?? Date.now)() };
       if (idempotencyKey === undefined) return send(reply, await spec.handle(call));
@@ -116,12 +120,21 @@ function registerSpec(scope: FastifyInstance, spec: AdminRouteSpec, service: Adm
   });
 }
 
-/** The caller as an audit actor; a sign-in (or a failed one) is counted for the audit log either way. */
-function signIn(req: FastifyRequest, deps: AdminDeps): ChangeContext {
+/**
+ * The caller as an audit actor; a sign-in (or a failed one) is counted for the audit log either way. Without an
+ * Authorization header the console's session cookie may stand for the key (its CSRF token on mutating calls).
+ */
+async function signIn(req: FastifyRequest, deps: AdminDeps): Promise<ChangeContext> {
   const sourceIp = clientAddressOf(req.raw).address;
   const header = req.headers['x-request-id'];
   const requestId = typeof header === 'string' && header.length <= 200 ? header : req.id;
-  const result = deps.authenticator.authenticate(req.headers.authorization, clientAddressOf(req.raw));
+  const bySession = deps.session !== undefined && usesSessionCookie(req.headers) ? await deps.session.authenticate(req.raw, isMutatingMethod(req.method)) : undefined;
+  const result =
+    bySession === undefined
+      ? deps.authenticator.authenticate(req.headers.authorization, clientAddressOf(req.raw))
+      : bySession instanceof HerdError
+        ? bySession
+        : { key: bySession.key };
   if (result instanceof HerdError) {
     deps.audit?.record(
       { action: 'admin.sign_in_failed', object: 'admin', after: { code: result.code } },

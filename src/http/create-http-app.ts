@@ -26,6 +26,7 @@ import type { StreamLimits } from './sse-writer.ts';
 import { registerTraceAndLoggingRoutes } from './trace-and-logging-routes.ts';
 import { createLimitedServer } from './create-limited-server.ts';
 import { ClientAddressResolver, useClientAddressResolver } from './resolve-client-address.ts';
+import { type ConsoleOptions, registerConsoleRoutes } from './console/console-routes.ts';
 
 /** How often a closing server closes connections that went idle since (a finished stream's keep-alive socket). */
 const IDLE_SWEEP_MS = 250;
@@ -45,6 +46,8 @@ export interface HttpAppOptions {
   trustedProxies?: readonly string[];
   /** server.limits: deadlines and connection caps (the schema's defaults when absent). */
   limits?: ServerLimits;
+  /** The web console at /ui and its session cookie on /admin/v1, /v1 and restricted /v2 groups; absent: no console. */
+  console?: ConsoleOptions;
 }
 
 export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): FastifyInstance {
@@ -60,7 +63,8 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   const fastGenerate = inferenceOpen
     ? createFastGenerateHandler({ inference: deps.inference, maxInputSize: options.maxInputSize, isClosing, log: options.log, callers: deps.callers, streams: options.streams })
     : () => false;
-  const gateway = options.gateway;
+  const session = options.console?.auth;
+  const gateway = options.gateway && session ? { ...options.gateway, session } : options.gateway;
   const exchanges = gateway ? createGatewayExchanges(gateway, isClosing, options.streams) : undefined;
   const fastGateway = exchanges ? createFastGatewayHandler(exchanges, { maxInputSize: options.maxInputSize, isClosing }) : () => false;
   const clients = new ClientAddressResolver(options.trustedProxies);
@@ -101,7 +105,7 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   registerBodyCodings(app, options.maxInputSize, isClosing);
   registerErrorAnswers(app, routes, options);
 
-  registerKserveApiGuard(app, options.apiGuard);
+  registerKserveApiGuard(app, options.apiGuard, session);
   registerKserveRoutes(app, deps, allow);
   registerSharedMemoryRoutes(app, deps.sharedMemory, allow);
   registerTraceAndLoggingRoutes(app, deps, allow);
@@ -110,7 +114,8 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
     registerExchangeRoutes(app, exchanges, allow);
     registerOpenAIRoutes(app, gateway, allow);
   }
-  if (options.admin) registerAdminRoutes(app, options.admin, allow);
+  if (options.admin) registerAdminRoutes(app, session ? { ...options.admin, session } : options.admin, allow);
+  if (options.console) registerConsoleRoutes(app, options.console, options.trustedProxies ?? [], allow);
   if (options.admin?.service) registerMeRoute(app, { authenticator: options.admin.authenticator, service: options.admin.service, log: options.log }, allow);
   return app;
 }

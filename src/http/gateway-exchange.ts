@@ -19,6 +19,8 @@ import type { DialectEdge } from './dialect-edge.ts';
 import { herdErrorHeaders, herdHeaders, type OutHeaders } from './herd-headers.ts';
 import { parseJsonBody } from './parse-json-body.ts';
 import { clientAddressOf } from './resolve-client-address.ts';
+import type { ConsoleSessionAuth } from './console/session-auth.ts';
+import { usesSessionCookie } from './console/session-cookie.ts';
 import type { StreamLimits } from './sse-writer.ts';
 import { type GatewayStreamAnswer, writeGatewayStream } from './write-gateway-stream.ts';
 import { writeJsonAnswer } from './write-json-answer.ts';
@@ -35,6 +37,8 @@ export interface ExchangeDeps {
   recordRefusal?: RecordRefusal | undefined;
   /** Exchanges running now (the herd_gateway_requests_in_flight gauge reads it). */
   inFlight?: InFlightCount | undefined;
+  /** The console's playground: its session cookie (admin, CSRF token) when a request sends no key. */
+  session?: Pick<ConsoleSessionAuth, 'authenticateModelCall'> | undefined;
 }
 
 /** A count the exchanges keep and a gauge reads. */
@@ -89,7 +93,9 @@ export async function runGatewayExchange<F>(
   if (inFlight) inFlight.value += 1;
   try {
     if (deps.authenticator.isOpen()) await deps.authenticator.confirmOpen();
-    const auth = deps.authenticator.authenticate(operation.edge.authorization(req.headers), clientAddressOf(req));
+    // Only a request that sends no key and has a cookie looks at it: every other request pays one header read.
+    const bySession = deps.session !== undefined && usesSessionCookie(req.headers) ? await deps.session.authenticateModelCall(req) : undefined;
+    const auth = bySession ?? deps.authenticator.authenticate(operation.edge.authorization(req.headers), clientAddressOf(req));
     if (auth instanceof HerdError) throw auth;
     key = auth.key;
     parsed = parseJsonBody(body);

@@ -68,6 +68,7 @@ export function createGatewayExchanges(deps: OpenAIDeps, isClosing: () => boolea
     streams,
     recordRefusal: deps.recordRefusal,
     inFlight: deps.inFlight,
+    session: deps.session,
   };
   const route = <F>(operation: ExchangeOperation<F>): GatewayRoute => ({
     exchange: (req, res, body, started) => runGatewayExchange(exchangeDeps, operation, req, res, body, started),

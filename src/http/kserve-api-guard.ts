@@ -1,7 +1,12 @@
 // Triton's API groups on HTTP: each KServe route belongs to one (as server src/http_server.cc files them),
 // and a restricted group's request without the master key or Triton's header is refused before its handler.
-import type { FastifyInstance } from 'fastify';
-import type { ApiGroup, ApiGroupGuard } from '../core/api-groups.ts';
+// The console's session cookie stands for its key here too (with the CSRF token): a master-key session
+// passes the groups that need the master key; a Triton header rule needs the header.
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { ApiGroup, ApiGroupGuard, ApiGroupRefusal } from '../core/api-groups.ts';
+import { HerdError } from '../core/errors.ts';
+import type { ConsoleSessionAuth } from './console/session-auth.ts';
+import { usesSessionCookie } from './console/session-cookie.ts';
 import { createKserveErrorAnswer, mapErrorToKserve } from './map-kserve-error.ts';
 
 /** The group of a registered route pattern (Fastify's `/v2/models/:model/...`); undefined: not a KServe route. */
@@ -19,7 +24,7 @@ export function groupOfKserveRoute(url: string): ApiGroup | undefined {
 }
 
 /** Adds the check to every KServe route when any group is restricted (none: no hook, no cost). */
-export function registerKserveApiGuard(app: FastifyInstance, guard: ApiGroupGuard | undefined): void {
+export function registerKserveApiGuard(app: FastifyInstance, guard: ApiGroupGuard | undefined, session?: ConsoleSessionAuth): void {
   if (guard === undefined) return;
   const groups = new Map<string, ApiGroup | undefined>();
   app.addHook('onRoute', (route) => {
@@ -41,8 +46,31 @@ export function registerKserveApiGuard(app: FastifyInstance, guard: ApiGroupGuar
       done();
       return;
     }
-    // Triton's own answer for its restricted-API header (http_server.cc RespondIfRestricted): 403.
-    const answer = 'kind' in refusal ? createKserveErrorAnswer(403, `This API is restricted, expecting header '${refusal.header}'`) : mapErrorToKserve(refusal);
-    void reply.code(answer.status).header('Content-Type', 'application/json').send(answer.body);
+    // A master-key rule refused a request that sent no key: the console's cookie may carry one.
+    if (session !== undefined && refusal instanceof HerdError && usesSessionCookie(headers)) {
+      session.authenticate(request.raw, true).then(
+        (caller) => {
+          if (caller === undefined) sendRefusal(reply, refusal);
+          else if (caller instanceof HerdError) sendRefusal(reply, caller);
+          else if (caller.key.id === 'master') done();
+          else
+            sendRefusal(
+              reply,
+              new HerdError('PERMISSION_DENIED', `The ${group} API needs the master key; this console session signed in with the key '${caller.key.name}'.`, {
+                reason: 'admin_only',
+              }),
+            );
+        },
+        (err: unknown) => sendRefusal(reply, err instanceof HerdError ? err : new HerdError('INTERNAL', String(err))),
+      );
+      return;
+    }
+    sendRefusal(reply, refusal);
   });
+}
+
+function sendRefusal(reply: FastifyReply, refusal: ApiGroupRefusal): void {
+  // Triton's own answer for its restricted-API header (http_server.cc RespondIfRestricted): 403.
+  const answer = 'kind' in refusal ? createKserveErrorAnswer(403, `This API is restricted, expecting header '${refusal.header}'`) : mapErrorToKserve(refusal);
+  void reply.code(answer.status).header('Content-Type', 'application/json').send(answer.body);
 }

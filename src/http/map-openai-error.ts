@@ -48,6 +48,8 @@ export const OPENAI_ERROR_BY_REASON: Readonly<Record<ErrorReason, OpenAIErrorSha
   address_not_allowed: shape(403, 'invalid_request_error', 'insufficient_permissions'),
   model_not_allowed: shape(403, 'invalid_request_error', 'model_not_allowed'),
   admin_only: shape(403, 'invalid_request_error', 'insufficient_permissions'),
+  // The console's session cookie without its x-csrf-token (docs/console.md): the page's own words for it.
+  csrf_failed: shape(403, 'permission_error', 'csrf_failed'),
 };
 
 export const OPENAI_ERROR_BY_UPSTREAM_FAILURE: Readonly<Record<UpstreamFailure, OpenAIErrorShape>> = {

@@ -5,6 +5,7 @@ import type { LedgerHealth } from '../gateway/flow/describe-gateway.ts';
 import type { EmbeddingsGateway } from '../gateway/flow/embeddings-gateway.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
 import type { RecordRefusal } from '../gateway/flow/refusals.ts';
+import type { ConsoleSessionAuth } from './console/session-auth.ts';
 import type { InFlightCount } from './gateway-exchange.ts';
 
 export interface OpenAIDeps {
@@ -20,4 +21,6 @@ export interface OpenAIDeps {
   recordRefusal?: RecordRefusal;
   /** Gateway exchanges running now, for the in-flight gauge. */
   inFlight?: InFlightCount;
+  /** The console's session cookie on /v1 (the playground), when the console is served. */
+  session?: ConsoleSessionAuth;
 }

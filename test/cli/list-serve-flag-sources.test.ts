@@ -42,6 +42,8 @@ const SAMPLES: Record<string, unknown> = {
   rateLimit: 'execution_count',
   rateLimitResource: ['gpu:4'],
   cacheConfig: ['local,size=100'],
+  uiBasePath: '/tools/herd',
+  ui: false,
   backendConfig: ['python,shm-default-byte-size=1024'],
   traceConfig: ['rate=5'],
   traceFile: '/tmp/trace.json',

@@ -85,6 +85,7 @@ function codeOfReason(reason: ErrorReason): ErrorCode {
     address_not_allowed: 'PERMISSION_DENIED',
     model_not_allowed: 'PERMISSION_DENIED',
     admin_only: 'PERMISSION_DENIED',
+    csrf_failed: 'PERMISSION_DENIED',
   };
   return codes[reason];
 }

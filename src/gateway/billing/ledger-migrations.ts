@@ -205,4 +205,19 @@ export const ledgerMigrations: readonly SqliteMigration[] = [
       ALTER TABLE ledger_requests ADD COLUMN key_metadata TEXT;
     `,
   },
+  {
+    version: 7,
+    name: 'requests: indexes for the console list filters',
+    sql: `
+      -- The console's request list is newest first (started_at DESC) under each filter; an index per
+      -- filtered column, ending in started_at, lets a page read only its own rows (key_id has one since v1).
+      -- The model filter matches either column: two indexes, one branch each (request-list-query.ts).
+      CREATE INDEX ledger_requests_model_started ON ledger_requests (model, started_at);
+      CREATE INDEX ledger_requests_requested_started ON ledger_requests (model_requested, started_at);
+      CREATE INDEX ledger_requests_dialect_started ON ledger_requests (dialect, started_at);
+      -- Failures are few: a partial index holds them alone, so status 'error' (every status but ok) and one
+      -- exact error status read it, and ok rows cost it no write. Status 'ok' reads ledger_requests_started.
+      CREATE INDEX ledger_requests_failed_started ON ledger_requests (started_at) WHERE status <> 'ok';
+    `,
+  },
 ];

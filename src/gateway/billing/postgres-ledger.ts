@@ -19,11 +19,17 @@ import type {
   RecoverResult,
   ReleaseResult,
   RequestRecord,
+  RequestDetail,
+  RequestListQuery,
+  RequestPage,
   Reservation,
   ReserveInput,
   SettleInput,
   SettleResult,
   Spend,
+  SpendTotal,
+  UsagePage,
+  UsagePageQuery,
   UsageQuery,
   UsageRow,
 } from './ledger.ts';
@@ -32,6 +38,10 @@ import { convertUsageRow } from './ledger-rows.ts';
 import { LedgerWriteQueue, type LedgerEntry } from './ledger-write-queue.ts';
 import { toSafeMicros, type Micros } from './money.ts';
 import { buildUsageQuery } from './usage-query.ts';
+import { convertRowToAttempt, convertRowToRequest, convertRowToSpendTotal } from './ledger-read-rows.ts';
+import { checkTime } from './page-cursor.ts';
+import { assembleRequestPage, buildRequestDetailQueries, buildRequestListQuery } from './request-list-query.ts';
+import { assembleUsagePage, buildSpendTotalsQuery, buildUsagePageQuery } from './usage-page-query.ts';
 import { createPostgresPool } from '../storage/create-postgres-pool.ts';
 import { PostgresRunner } from './postgres-runner.ts';
 import { writePostgresEntries } from './write-postgres-entries.ts';
@@ -245,21 +255,40 @@ export class PostgresLedger implements Ledger {
     return this.queue.flush();
   }
 
-  // The console's queries: implemented by the console work (issue 30); until then they say so.
-  async usagePage(): Promise<never> {
-    throw new HerdError('UNSUPPORTED', 'usagePage is not implemented yet');
+  // The console's queries: one statement per page (the SQL is shared with SQLite).
+  async usagePage(query: UsagePageQuery): Promise<UsagePage> {
+    this.requireOpened();
+    const { sql, params } = buildUsagePageQuery('postgres', query, query.untilMs ?? this.now());
+    return this.runner.guard(async () => assembleUsagePage((await this.pool.query(sql, params)).rows, query));
   }
 
-  async spendTotals(): Promise<never> {
-    throw new HerdError('UNSUPPORTED', 'spendTotals is not implemented yet');
+  async spendTotals(sinceMs: number, untilMs: number): Promise<SpendTotal[]> {
+    this.requireOpened();
+    checkTime('since', sinceMs);
+    checkTime('until', untilMs);
+    return this.runner.guard(async () => {
+      const { rows } = await this.pool.query(buildSpendTotalsQuery('postgres'), [Math.round(sinceMs), Math.round(untilMs)]);
+      return rows.map(convertRowToSpendTotal);
+    });
   }
 
-  async listRequests(): Promise<never> {
-    throw new HerdError('UNSUPPORTED', 'listRequests is not implemented yet');
+  async listRequests(query: RequestListQuery): Promise<RequestPage> {
+    this.requireOpened();
+    const { sql, params } = buildRequestListQuery('postgres', query);
+    return this.runner.guard(async () => assembleRequestPage((await this.pool.query(sql, params)).rows, query.limit));
   }
 
-  async getRequest(): Promise<never> {
-    throw new HerdError('UNSUPPORTED', 'getRequest is not implemented yet');
+  /** Two statements, not one transaction: a request's row and its attempts are committed together, so both or neither are seen. */
+  async getRequest(requestId: string): Promise<RequestDetail | undefined> {
+    this.requireOpened();
+    const detail = buildRequestDetailQueries('postgres');
+    return this.runner.guard(async () => {
+      const { rows } = await this.pool.query(detail.request, [requestId]);
+      const row = rows[0] as Record<string, unknown> | undefined;
+      if (row === undefined) return undefined;
+      const attempts = await this.pool.query(detail.attempts, [requestId]);
+      return { request: convertRowToRequest(row), attempts: attempts.rows.map(convertRowToAttempt) };
+    });
   }
 
   async usage(query: UsageQuery): Promise<UsageRow[]> {

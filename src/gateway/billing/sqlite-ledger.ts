@@ -26,7 +26,13 @@ import type {
   UsageQuery,
   UsageRow,
   AttemptRow,
+  RequestDetail,
+  RequestListQuery,
+  RequestPage,
   RequestRecord,
+  SpendTotal,
+  UsagePage,
+  UsagePageQuery,
 } from './ledger.ts';
 import { LEDGER_SCOPE, ledgerMigrations } from './ledger-migrations.ts';
 import { ATTEMPT_COLUMNS, REQUEST_COLUMNS, convertAttemptToValues, convertRequestToValues, convertUsageRow } from './ledger-rows.ts';
@@ -35,6 +41,10 @@ import { type AttemptIntent, recoverIntents } from './ledger-intents.ts';
 import { LedgerSpool } from './ledger-spool.ts';
 import { LedgerWriteQueue, type LedgerEntry } from './ledger-write-queue.ts';
 import { buildUsageQuery } from './usage-query.ts';
+import { convertRowToAttempt, convertRowToRequest, convertRowToSpendTotal } from './ledger-read-rows.ts';
+import { checkTime } from './page-cursor.ts';
+import { assembleRequestPage, buildRequestDetailQueries, buildRequestListQuery } from './request-list-query.ts';
+import { assembleUsagePage, buildSpendTotalsQuery, buildUsagePageQuery } from './usage-page-query.ts';
 
 export interface SqliteLedgerOptions extends LedgerOptions {
   /**
@@ -112,6 +122,7 @@ export class SqliteLedger implements Ledger {
       insertAttempt: db.prepare(`INSERT INTO ledger_attempts (${ATTEMPT_COLUMNS.join(', ')}) SELECT ${ATTEMPT_COLUMNS.map(() => '?').join(', ')}
         WHERE NOT EXISTS (SELECT 1 FROM ledger_requests WHERE request_id = ? AND attempt_outcome IS NOT NULL) ON CONFLICT DO NOTHING`),
       usage: new Map<UsageGroup, Database.Statement>(),
+      spendTotals: undefined as Database.Statement | undefined,
     };
     this.queue = new LedgerWriteQueue({
       write: async (entries) => this.writeEntries(entries),
@@ -164,21 +175,40 @@ export class SqliteLedger implements Ledger {
     return this.queue.flush();
   }
 
-  // The console's queries: implemented by the console work (issue 30); until then they say so.
-  async usagePage(): Promise<never> {
-    throw new HerdError('UNSUPPORTED', 'usagePage is not implemented yet');
+  // The console's queries: one statement per page (the SQL is shared with PostgreSQL).
+  async usagePage(query: UsagePageQuery): Promise<UsagePage> {
+    return this.guard(() => {
+      const { sql, params } = buildUsagePageQuery('sqlite', query, query.untilMs ?? this.now());
+      return assembleUsagePage(this.db.prepare(sql).all(params) as Record<string, unknown>[], query);
+    });
   }
 
-  async spendTotals(): Promise<never> {
-    throw new HerdError('UNSUPPORTED', 'spendTotals is not implemented yet');
+  async spendTotals(sinceMs: number, untilMs: number): Promise<SpendTotal[]> {
+    checkTime('since', sinceMs);
+    checkTime('until', untilMs);
+    return this.guard(() => {
+      this.sql.spendTotals ??= this.db.prepare(buildSpendTotalsQuery('sqlite'));
+      return (this.sql.spendTotals.all(Math.round(sinceMs), Math.round(untilMs)) as Record<string, unknown>[]).map(convertRowToSpendTotal);
+    });
   }
 
-  async listRequests(): Promise<never> {
-    throw new HerdError('UNSUPPORTED', 'listRequests is not implemented yet');
+  async listRequests(query: RequestListQuery): Promise<RequestPage> {
+    return this.guard(() => {
+      const { sql, params } = buildRequestListQuery('sqlite', query);
+      return assembleRequestPage(this.db.prepare(sql).all(params) as Record<string, unknown>[], query.limit);
+    });
   }
 
-  async getRequest(): Promise<never> {
-    throw new HerdError('UNSUPPORTED', 'getRequest is not implemented yet');
+  async getRequest(requestId: string): Promise<RequestDetail | undefined> {
+    return this.guard(() => {
+      const detail = buildRequestDetailQueries('sqlite');
+      return this.db.transaction(() => {
+        const row = this.db.prepare(detail.request).get(requestId) as Record<string, unknown> | undefined;
+        if (row === undefined) return undefined;
+        const attempts = this.db.prepare(detail.attempts).all(requestId) as Record<string, unknown>[];
+        return { request: convertRowToRequest(row), attempts: attempts.map(convertRowToAttempt) };
+      })();
+    });
   }
 
   async usage(query: UsageQuery): Promise<UsageRow[]> {

@@ -105,6 +105,25 @@ export class Authenticator {
   }
 
   /**
+   * A console session's check on every use: the secret it signed in with (by SHA-256) must still authenticate
+   * now — not revoked, blocked, expired, rotated past its grace, nor used from outside the key's CIDRs.
+   */
+  authenticateSecretHash(secretHash: string, client?: ClientAddress): AuthResult {
+    try {
+      if (this.masterHash !== undefined && constantTimeEqualHex(secretHash, this.masterHash)) return { key: this.masterKeyInfo };
+      const found = this.store.lookupSecretHash(secretHash);
+      if (found.state === 'unknown')
+        return new HerdError('UNAUTHENTICATED', 'The key this console session signed in with is no longer valid. Sign in again.', { reason: 'key_revoked' });
+      const refusal = refuseLookup(found, this.now()) ?? refuseAddress(found.key, client?.address);
+      if (refusal) return refusal;
+      this.store.touch(found.key.id, this.now());
+      return { key: found.key };
+    } catch (err) {
+      return toHerdError(err);
+    }
+  }
+
+  /**
    * While open, a store other replicas write (PostgreSQL) is asked once more before a keyless request
    * passes: a key created on another replica closes the gateway for the very next request, not after the
    * notification arrives. Open mode is a single-machine mode, so the round trip costs nothing that matters.

@@ -1,7 +1,7 @@
 // The key store's schema, one numbered migration at a time (scope 'keys' in schema_migrations): SQLite's
-// history (1 and 2 as released, 3 the #28 model), and PostgreSQL's, which starts at that model. Never edit a released one.
+// history (1 and 2 as released, 3 the #28 model, 4 console sessions), and PostgreSQL's, which starts at that model. Never edit a released one.
 import type { SqliteMigration } from '../storage/apply-sqlite-migrations.ts';
-import { AUDIT_AND_IDEMPOTENCY_SQL, KEY_MODEL_POSTGRES_SQL, KEY_MODEL_SQLITE_SQL } from './key-store-schema.ts';
+import { AUDIT_AND_IDEMPOTENCY_SQL, CONSOLE_SESSIONS_SQL, KEY_MODEL_POSTGRES_SQL, KEY_MODEL_SQLITE_SQL } from './key-store-schema.ts';
 
 export const KEY_STORE_SCOPE = 'keys';
 
@@ -45,8 +45,10 @@ export const keyStoreMigrations: readonly SqliteMigration[] = [
     `,
   },
   { version: 3, name: 'key model: teams, secrets, rotation, audit, idempotency', sql: KEY_MODEL_SQLITE_SQL + AUDIT_AND_IDEMPOTENCY_SQL },
+  { version: 4, name: 'console sessions', sql: CONSOLE_SESSIONS_SQL },
 ];
 
 export const postgresKeyStoreMigrations: readonly SqliteMigration[] = [
   { version: 1, name: 'key model: teams, secrets, rotation, audit, idempotency', sql: KEY_MODEL_POSTGRES_SQL + AUDIT_AND_IDEMPOTENCY_SQL.replaceAll('INTEGER', 'BIGINT') },
+  { version: 2, name: 'console sessions', sql: CONSOLE_SESSIONS_SQL.replaceAll('INTEGER', 'BIGINT') },
 ];

@@ -124,3 +124,19 @@ export const KEY_MODEL_POSTGRES_SQL = `
   CREATE TABLE gateway_keys_revision (id INTEGER PRIMARY KEY CHECK (id = 1), revision BIGINT NOT NULL);
   INSERT INTO gateway_keys_revision (id, revision) VALUES (1, 0);
 `;
+
+/** Console sign-in sessions (issue 30): the SHA-256 of the cookie's value, never the value; PostgreSQL spells INTEGER as BIGINT. */
+export const CONSOLE_SESSIONS_SQL = `
+  CREATE TABLE console_sessions (
+    id_hash     TEXT    PRIMARY KEY,           -- SHA-256 of the session id (the cookie's value), hex
+    key_id      TEXT    NOT NULL,              -- the key it signed in with ('master' for the master key)
+    role        TEXT    NOT NULL,              -- the key's role at sign-in (the key's current role decides)
+    secret_hash TEXT    NOT NULL,              -- SHA-256 of the secret it signed in with, as key_secrets.hash: rotation ends it
+    csrf_hash   TEXT    NOT NULL,              -- SHA-256 of the CSRF token
+    created_at  INTEGER NOT NULL,
+    expires_at  INTEGER NOT NULL,
+    revoked_at  INTEGER                        -- signed out; NULL while live
+  );
+  CREATE INDEX console_sessions_expires ON console_sessions (expires_at);
+  CREATE INDEX console_sessions_key ON console_sessions (key_id);
+`;

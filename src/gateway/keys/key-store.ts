@@ -254,6 +254,8 @@ export interface KeyStore {
   readonly location: string;
 
   lookup(secret: string): KeyLookup;
+  /** The same by the secret's SHA-256 (hex): a console session holds that, never the secret. */
+  lookupSecretHash(secretHash: string): KeyLookup;
   hasActiveKeys(): boolean;
   /** Reloads now; resolves when the in-memory view includes every change committed before the call. */
   refresh(): Promise<void>;

@@ -3,7 +3,6 @@
 import { HerdError } from '../../core/errors.ts';
 import { PostgresDriver } from '../storage/postgres-driver.ts';
 import { SqliteDriver } from '../storage/sqlite-driver.ts';
-import type { KeyStore } from './key-store.ts';
 import { KEY_STORE_SCOPE, keyStoreMigrations, postgresKeyStoreMigrations } from './key-store-migrations.ts';
 import { SqlKeyStore, type SqlKeyStoreOptions } from './sql-key-store.ts';
 
@@ -33,7 +32,7 @@ export function parseKeyStoreLocation(location: string): KeyStoreLocation {
   throw new HerdError('INVALID_ARG', `key store scheme '${scheme}:' is not supported: use sqlite:PATH or postgres://…`, { param: 'auth.db' });
 }
 
-export async function openKeyStore(location: string, options: OpenKeyStoreOptions = {}): Promise<KeyStore> {
+export async function openKeyStore(location: string, options: OpenKeyStoreOptions = {}): Promise<SqlKeyStore> {
   const parsed = parseKeyStoreLocation(location);
   if (parsed.kind === 'sqlite') {
     const driver = SqliteDriver.open(parsed.path, { label: 'key store', mustExist: options.mustExist, migrations: { scope: KEY_STORE_SCOPE, list: keyStoreMigrations } });

@@ -110,6 +110,17 @@ export class SqlKeyStore implements C.KeyStore {
     return this.directory.lookup(hashKeySecret(secret), this.now());
   }
 
+  lookupSecretHash(secretHash: string): C.KeyLookup {
+    this.checkOpen();
+    this.checkSqliteFreshness();
+    return this.directory.lookup(secretHash, this.now());
+  }
+
+  /** The database the store runs on, for tables that live beside the keys (console sessions). */
+  get driver(): SqlDriver {
+    return this.db;
+  }
+
   hasActiveKeys(): boolean {
     this.checkOpen();
     this.checkSqliteFreshness();

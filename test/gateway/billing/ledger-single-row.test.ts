@@ -11,6 +11,7 @@ import { findInlineAttempt } from '../../../src/gateway/billing/inline-attempt.t
 import type { AttemptRow, Ledger, RequestRecord, UsageGroup } from '../../../src/gateway/billing/ledger.ts';
 import { type AttemptIntent, intentLine } from '../../../src/gateway/billing/ledger-intents.ts';
 import { convertAttemptToRow } from '../../../src/gateway/billing/ledger-rows.ts';
+import { ledgerMigrations } from '../../../src/gateway/billing/ledger-migrations.ts';
 import type { LedgerEntry } from '../../../src/gateway/billing/ledger-write-queue.ts';
 import { buildUsageReport, convertUsageReportToJson, formatUsageReport } from '../../../src/gateway/billing/usage-report.ts';
 import { DAY, T0, sampleAttempt, sampleRequest } from './ledger-contract.ts';
@@ -109,7 +110,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
     await written.close();
     assert.deepEqual(await before.query(attemptsSql), await after.query(attemptsSql));
     assert.deepEqual(await before.query(attemptsSql), expectedAttempts([...old, ...fresh]));
-    assert.equal(await count(before, "SELECT COUNT(*) AS n FROM schema_migrations WHERE scope = 'ledger'"), 6);
+    assert.equal(await count(before, "SELECT COUNT(*) AS n FROM schema_migrations WHERE scope = 'ledger'"), ledgerMigrations.length);
     // The old rows stay where they were: their attempts in ledger_attempts, their request rows without one inline.
     assert.equal(await count(before, "SELECT COUNT(*) AS n FROM ledger_requests WHERE attempt_outcome IS NOT NULL AND request_id IN ('ok-1', 'stream-1', 'failed-1')"), 0);
     if (kind === 'sqlite') {

@@ -47,6 +47,7 @@ test('the ledger shares herd.db with the key store: WAL, one schema_migrations t
       { version: 4, name: 'requests: a single attempt inline; ledger_attempts_all' },
       { version: 5, name: 'requests: route rule, 1-hour cache writes, reported reasoning' },
       { version: 6, name: 'budget lines, settled spend, alert outbox; requests: team, tags, metadata' },
+      { version: 7, name: 'requests: indexes for the console list filters' },
     ]);
     db.close();
   } finally {

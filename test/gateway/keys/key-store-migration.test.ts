@@ -66,7 +66,12 @@ test('keys from a version-2 file keep working after migration 3: secrets, limits
     await store.close();
   }
   const check = new Database(path, { readonly: true });
-  assert.deepEqual(check.prepare("SELECT version FROM schema_migrations WHERE scope = 'keys' ORDER BY version").all(), [{ version: 1 }, { version: 2 }, { version: 3 }]);
+  assert.deepEqual(check.prepare("SELECT version FROM schema_migrations WHERE scope = 'keys' ORDER BY version").all(), [
+    { version: 1 },
+    { version: 2 },
+    { version: 3 },
+    { version: 4 },
+  ]);
   check.close();
 });
 
