@@ -32,6 +32,8 @@ import { gatewayRoutesOf, startGateway, type RunningGateway } from './start-gate
 import type { ConsoleOptions } from './http/console/console-routes.ts';
 import { ConsoleSessionAuth } from './http/console/session-auth.ts';
 import { HERD_VERSION } from './core/herd-version.ts';
+import { registerTracingMetrics } from './metrics/tracing-metrics.ts';
+import { createTracing, type Tracing } from './tracing/create-tracing.ts';
 
 export { createGatewayFlow, type GatewayFlowParts } from './start-gateway.ts';
 
@@ -43,6 +45,11 @@ export interface HerdServer {
   /** Base URL of the Prometheus endpoint (GET /metrics), e.g. http://127.0.0.1:8002 */
   metricsUrl: string;
   repository: ModelRepositoryManager;
+  /**
+   * Spans (tracing.tracer: the no-op tracer unless herd.yaml or OTEL_* turn tracing on): made first so every part
+   * may start spans, closed last so close() flushes what they ended.
+   */
+  tracing: Tracing;
   /** The LLM gateway (the one chat flow: models, health, handle()), when herd.yaml configures models. */
   gateway: ChatGateway | undefined;
   /** Set when the gateway runs without authentication (the CLI prints it). */
@@ -107,19 +114,22 @@ export function createBackends(options: BackendOptions = {}): ReadonlyMap<string
 function listSecretEnvNames(config: HerdConfig): string[] {
   const names = [config.auth.master_key_env, ...Object.values(config.providers).flatMap((p) => (p.api_key_env ? [p.api_key_env] : []))];
   if (config.serving.cache?.redis?.password_env) names.push(config.serving.cache.redis.password_env);
+  // The collector's headers (a token) are secrets too.
+  names.push('OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS', ...(config.tracing.headers_env ? [config.tracing.headers_env] : []));
   return names;
 }
 
 export async function startHerd(config: HerdConfig, options: StartOptions = {}): Promise<HerdServer> {
   // Every component logs through one sink that keeps each record on lines of its own (escape-log-text.ts).
   const log = options.log ? createSafeLog(options.log) : () => undefined;
+  const env = options.env ?? process.env;
+  const registry = createMetricsRegistry();
+  const tracing = createTracing(config.tracing, { env, log, metrics: () => registerTracingMetrics(registry) });
   // Python models call back into inference (BLS) and llm models into the gateway, which starts after serving.
   let chatPort: ChatPort | undefined;
-  const { repository, inference, responseCache, loadSeconds } = await startServing(config, options.env ?? process.env, log, () => chatPort);
+  const { repository, inference, responseCache, loadSeconds } = await startServing(config, env, log, () => chatPort);
 
-  const registry = createMetricsRegistry();
   // The gateway exists when herd.yaml names models: a serving-only deployment opens no key store.
-  const env = options.env ?? process.env;
   // type: triton deployments without base_url run this repository's models in process, through this port.
   const inferencePort = createServingInferencePort(inference);
   const gateway = Object.keys(config.models).length > 0 ? await startGateway(config, env, log, registry, inferencePort) : undefined;
@@ -184,6 +194,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   } catch (err) {
     for (const step of [() => grpc?.close(), () => http.close(), () => sharedMemory.close(), () => repository.close(), () => gateway?.close(), () => responseCache?.close()])
       await step();
+    await tracing.close();
     throw err;
   }
   const httpUrl = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '[::1]');
@@ -199,15 +210,15 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       await responseCache?.close();
       await gateway?.close();
       await metrics.close();
+      await tracing.close();
     })();
     return closed;
   };
   const grpcUrl = grpc?.address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '[::1]');
-  const beginDrain = () => {
-    exiting = true;
-  };
+  const beginDrain = () => (exiting = true);
   const flushLedger = async () => gateway?.ledger?.flush();
-  return { httpUrl, grpcUrl, metricsUrl: metrics.url, repository, gateway: gateway?.flow, gatewayWarning: gateway?.auth.openWarning, isReady, beginDrain, flushLedger, close };
+  const gatewayWarning = gateway?.auth.openWarning;
+  return { httpUrl, grpcUrl, metricsUrl: metrics.url, repository, tracing, gateway: gateway?.flow, gatewayWarning, isReady, beginDrain, flushLedger, close };
 }
 
 interface StartedServing {

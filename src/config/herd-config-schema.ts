@@ -8,6 +8,7 @@ import { servingTraceSchema } from './serving-trace-config-schema.ts';
 import { checkLimitsConfig, limitsConfigShape } from './limits-config-schema.ts';
 import { checkGatewayConfig, gatewayConfigShape } from './gateway-config-schema.ts';
 import { serverLimitsSchema, trustedProxiesSchema } from './server-limits-config-schema.ts';
+import { tracingConfigSchema } from './tracing-config-schema.ts';
 import { uiConfigSchema } from './ui-config-schema.ts';
 
 const port = z.number().int().min(0).max(65535);
@@ -178,6 +179,7 @@ export const herdConfigSchema = z
     ...cacheConfigShape,
     ...limitsConfigShape,
     billing: billingConfigSchema.prefault({}).describe('Settlement currency, exchange rates, the ledger and dated prices.'),
+    tracing: tracingConfigSchema.prefault({}).describe('OpenTelemetry traces exported by OTLP/HTTP (docs/observability.md): off unless enabled here or by the OTEL_* variables.'),
   })
   .superRefine((config, ctx) => {
     checkGatewayConfig(config, ctx);

@@ -28,18 +28,20 @@ export interface ImportRules {
   allowedCycles: readonly { files: readonly string[]; reason: string }[];
 }
 
-/** The cli → app.ts → http|grpc → serving|gateway → core|config|metrics direction; client → core. */
+/** The cli → app.ts → http|grpc → serving|gateway → tracing → core|config|metrics direction; client → core. */
 export const LAYERS: ImportRules['layers'] = {
   core: ['core'],
   config: ['core', 'config'],
   metrics: ['core', 'metrics'],
-  serving: ['core', 'config', 'metrics', 'serving'],
-  gateway: ['core', 'config', 'metrics', 'gateway'],
-  http: ['core', 'config', 'metrics', 'serving', 'gateway', 'http'],
-  grpc: ['core', 'config', 'metrics', 'serving', 'gateway', 'grpc'],
+  // Tracing sits beside core: both halves and the transports start spans through its small interface.
+  tracing: ['core', 'config', 'metrics', 'tracing'],
+  serving: ['core', 'config', 'metrics', 'tracing', 'serving'],
+  gateway: ['core', 'config', 'metrics', 'tracing', 'gateway'],
+  http: ['core', 'config', 'metrics', 'tracing', 'serving', 'gateway', 'http'],
+  grpc: ['core', 'config', 'metrics', 'tracing', 'serving', 'gateway', 'grpc'],
   client: ['core', 'client'],
-  'app.ts': ['core', 'config', 'metrics', 'serving', 'gateway', 'http', 'grpc', 'start-gateway.ts'],
-  'start-gateway.ts': ['core', 'config', 'metrics', 'serving', 'gateway', 'http'],
+  'app.ts': ['core', 'config', 'metrics', 'tracing', 'serving', 'gateway', 'http', 'grpc', 'start-gateway.ts'],
+  'start-gateway.ts': ['core', 'config', 'metrics', 'tracing', 'serving', 'gateway', 'http'],
   cli: ['core', 'config', 'metrics', 'serving', 'gateway', 'http', 'grpc', 'app.ts', 'cli', 'client'],
 };
 
@@ -47,7 +49,7 @@ export const LAYERS: ImportRules['layers'] = {
  * No framework type gets past a transport: the web framework lives in http/, gRPC in grpc/ (and the
  * gRPC client), the CLI parser in cli/; app.ts may name their types to wire them. The metrics library
  * stays behind metrics/ (http/ serves its text), the runtime behind serving/, storage drivers behind
- * the gateway's stores.
+ * the gateway's stores, OpenTelemetry behind tracing/.
  */
 export const PACKAGE_OWNERS: ImportRules['packageOwners'] = {
   fastify: ['http', 'app.ts'],
@@ -59,6 +61,8 @@ export const PACKAGE_OWNERS: ImportRules['packageOwners'] = {
   'better-sqlite3': ['gateway'],
   pg: ['gateway'],
   ioredis: ['gateway', 'serving'],
+  // Herd code elsewhere sees src/tracing/tracer.ts, never OpenTelemetry's types.
+  '@opentelemetry/*': ['tracing'],
 };
 
 /** core is the shared domain, plain TypeScript; client ships to users, so it carries only its wire. */
