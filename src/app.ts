@@ -167,7 +167,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       apiGuard: httpGuard,
       trustedProxies: config.server.trusted_proxies,
       limits: config.server.limits,
-      ...(gateway ? gatewayRoutesOf(gateway, config, log) : {}),
+      ...(gateway ? gatewayRoutesOf(gateway, config, log, { repository, inference, isReady }, options.configSources) : {}),
       ...(config.server.ui.enabled ? { console: consoleOptionsOf(config, gateway, options.consoleRoot) } : {}),
     },
   );
