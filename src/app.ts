@@ -31,6 +31,7 @@ import { createSafeLog } from './core/escape-log-text.ts';
 import { gatewayRoutesOf, startGateway, type RunningGateway } from './start-gateway.ts';
 import type { ConsoleOptions } from './http/console/console-routes.ts';
 import { ConsoleSessionAuth } from './http/console/session-auth.ts';
+import { closeTailsOf } from './http/console/requests-tail-route.ts';
 import { HERD_VERSION } from './core/herd-version.ts';
 import { registerTracingMetrics } from './metrics/tracing-metrics.ts';
 import { createTracing, type Tracing } from './tracing/create-tracing.ts';
@@ -275,6 +276,8 @@ function consoleOptionsOf(config: HerdConfig, gateway: RunningGateway | undefine
     serving: config.serving.model_repository.length > 0,
     model_control_mode: config.serving.model_control_mode,
   };
+  // A signed-out (or expired) session's live tails close with it, on this replica.
+  gateway?.auth.sessions.onEnd((session) => closeTailsOf(session.handle));
   return {
     ui: config.server.ui,
     staticRoot,
