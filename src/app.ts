@@ -22,6 +22,7 @@ import type { BlsInference } from './serving/backends/python/python-bls-bridge.t
 import { parsePythonBackendSettings } from './serving/backends/python/python-backend-options.ts';
 import { InferenceService } from './serving/inference-service.ts';
 import { LogSettings } from './serving/log-settings.ts';
+import { describeConfigSources } from './config/describe-config-sources.ts';
 import { SystemSharedMemoryRegistry } from './serving/shared-memory/system-shared-memory-registry.ts';
 import { TraceSettings } from './serving/trace-settings.ts';
 import { ModelRepositoryManager, type LoadedModel } from './serving/repository/model-repository-manager.ts';
@@ -168,7 +169,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       apiGuard: httpGuard,
       trustedProxies: config.server.trusted_proxies,
       limits: config.server.limits,
-      ...(gateway ? gatewayRoutesOf(gateway, config, log, { repository, inference, isReady }, options.configSources) : {}),
+      ...(gateway ? gatewayRoutesOf(gateway, config, log, { repository, inference, isReady }, options.configSources ?? describeConfigSources({ config })) : {}),
       ...(config.server.ui.enabled ? { console: consoleOptionsOf(config, gateway, options.consoleRoot) } : {}),
     },
   );
