@@ -1,6 +1,6 @@
 // What open web consoles cost a busy Herd: the gateway bench's load (its mock upstream and chat request) on one
-// Herd, in alternating windows without and with 5 consoles (each: one live request tail, the overview and a
-// requests page polled every 5 s, over 127.0.0.1); Herd's CPU per gateway request compared. Target: ≤ 2 % rise.
+// Herd, in alternating windows without and with 5 consoles (each: one live request tail and the overview polled
+// every 5 s, as the Requests and Overview pages do, over 127.0.0.1); Herd's CPU per gateway request compared. Target: ≤ 2 % rise.
 // Usage: npx tsx bench/console/run-console-cost.ts [--seconds 10] [--rounds 6] [--consoles 5] [--rate N]
 import { execSync } from 'node:child_process';
 import http from 'node:http';
@@ -34,8 +34,13 @@ function openConsole(origin: string, offsetMs: number): { close(): void; stats: 
     });
   });
   tail.on('error', () => undefined);
+  // What the console's pages do: Overview polls every 5 s; Requests loads its page once and then only
+  // listens (ui/src/pages/requests.tsx loads nothing while the live tail is on).
+  let opened = false;
   const poll = async () => {
-    for (const path of ['/admin/v1/overview', '/admin/v1/requests?limit=50']) {
+    const paths = opened ? ['/admin/v1/overview'] : ['/admin/v1/overview', '/admin/v1/requests?limit=50'];
+    opened = true;
+    for (const path of paths) {
       const res = await fetch(`${origin}${path}`, { headers: { authorization: headers.authorization } }).catch(() => undefined);
       if (res?.status !== 200) stats.failures += 1;
       await res?.arrayBuffer();
@@ -140,7 +145,7 @@ const report = [
   `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; commit ${commit}. Load generator, mock upstream and Herd on the same cores.`,
   `Command: \`npm run bench:console -- --seconds ${seconds} --rounds ${rounds} --consoles ${consoleCount}\`.`,
   '',
-  `One Herd (\`herd serve\`, compiled, SQLite ledger, the gateway bench's config and mock upstream) under the gateway bench's non-streaming chat request at an open-loop ${rate} requests/s (half its closed-loop c=16 throughput of ${Math.round(warm.perSecond)}/s in the warm-up), ${rounds} rounds of two ${seconds} s windows in ABBA order: without consoles, and with ${consoleCount} consoles (each: a live tail of every request, the overview and a 50-row requests page polled every 5 s, staggered). CPU is Herd's process user+system time over the window, per gateway request answered.`,
+  `One Herd (\`herd serve\`, compiled, SQLite ledger, the gateway bench's config and mock upstream) under the gateway bench's non-streaming chat request at an open-loop ${rate} requests/s (half its closed-loop c=16 throughput of ${Math.round(warm.perSecond)}/s in the warm-up), ${rounds} rounds of two ${seconds} s windows in ABBA order: without consoles, and with ${consoleCount} consoles (each: a live tail of every request and the overview polled every 5 s, staggered, after one 50-row requests page, as the console's Requests and Overview pages do). CPU is Herd's process user+system time over the window, per gateway request answered.`,
   '',
   '| | requests | Herd CPU µs/request | per window |',
   '| --- | ---: | ---: | --- |',

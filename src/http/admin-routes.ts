@@ -152,7 +152,12 @@ async function signIn(req: FastifyRequest, deps: AdminDeps): Promise<ChangeConte
     );
     throw result;
   }
-  const ctx: ChangeContext = { actor: actorOfKey(result.key), requestId, sourceIp };
+  const ctx: ChangeContext = {
+    actor: actorOfKey(result.key),
+    requestId,
+    sourceIp,
+    ...(bySession === undefined || bySession instanceof HerdError ? {} : { sessionId: bySession.session.handle }),
+  };
   // A client key signs in but may do nothing here: counted apart, so the log shows who probed the API.
   deps.audit?.record({ action: result.key.role === 'client' ? 'admin.sign_in_denied' : 'admin.sign_in', object: 'admin' }, ctx);
   return ctx;

@@ -232,9 +232,12 @@ describe('serving load/unload outside explicit mode', () => {
         model_control_mode: string;
       };
       assert.equal(models.model_control_mode, 'none');
-      // Without a described configuration (startHerd called without configSources): 404.
+      // startHerd without configSources (no file, no flags): every value is described, from its default or as given.
       const settings = await fetch(`${server.httpUrl}/admin/v1/settings`, { headers: { authorization: `Bearer ${MASTER}` } });
-      assert.equal(settings.status, 404);
+      assert.equal(settings.status, 200);
+      const described = (await settings.json()) as { config_file: string | null; entries: { path: string; source: string }[] };
+      assert.equal(described.config_file, null);
+      assert.ok(described.entries.some((e) => e.path === 'server.http_port'));
     } finally {
       await server.close();
       await upstream.close();

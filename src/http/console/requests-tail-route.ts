@@ -246,8 +246,7 @@ function matches(filter: TailFilter, r: RequestRecord): boolean {
 
 /** Who a tail belongs to: its key, and its console session when the sign-in carried one. */
 function ownersOf(ctx: ChangeContext): string[] {
-  const session = (ctx as ChangeContext & { sessionId?: string }).sessionId;
-  return session === undefined ? [ctx.actor.id] : [ctx.actor.id, session];
+  return ctx.sessionId === undefined ? [ctx.actor.id] : [ctx.actor.id, ctx.sessionId];
 }
 
 /** The route, over this replica's tails (absent: the gateway runs without the console's feed). */
