@@ -1,6 +1,7 @@
 // The ledger schema as numbered migrations (scope 'ledger' in schema_migrations), each one SQL text
 // that SQLite and PostgreSQL both run unchanged. Money: integer micros (BIGINT); times: epoch ms (UTC).
 import type { SqliteMigration } from '../storage/apply-sqlite-migrations.ts';
+import { CREATE_LEDGER_DAILY, buildDailyUpsert } from './ledger-daily.ts';
 
 export const LEDGER_SCOPE = 'ledger';
 
@@ -219,5 +220,14 @@ export const ledgerMigrations: readonly SqliteMigration[] = [
       -- exact error status read it, and ok rows cost it no write. Status 'ok' reads ledger_requests_started.
       CREATE INDEX ledger_requests_failed_started ON ledger_requests (started_at) WHERE status <> 'ok';
     `,
+  },
+  {
+    version: 8,
+    name: 'ledger_daily: the daily rollup of requests, backfilled',
+    // The console's 30-day reports read the rollup for whole UTC days instead of every row
+    // (docs/decisions/console-spend-rollup.md); every batch adds its inserted rows in its own transaction.
+    // Numbered 8 here because the runner wants 1..n unbroken; the issue-30 merge may renumber it after trace_id.
+    sql: `${CREATE_LEDGER_DAILY}
+      ${buildDailyUpsert('ledger_requests', '1 = 1')};`,
   },
 ];
