@@ -58,7 +58,7 @@ export const RAW_SUMS: Record<(typeof DAILY_SUMS)[number], string> = {
  * so the three cannot sum differently. Names keep the greatest value, as MAX(key_name) does in a raw report.
  */
 export function buildDailyUpsert(from: string, where: string): string {
-  const grouped = ["started_at / 86400000", 'key_id', "COALESCE(team_id, '-')", "COALESCE(model, '-')", "COALESCE(provider, '-')", 'currency'];
+  const grouped = ['started_at / 86400000', 'key_id', "COALESCE(team_id, '-')", "COALESCE(model, '-')", "COALESCE(provider, '-')", 'currency'];
   const [day, keyId, teamId, model, provider, currency] = grouped;
   const sums = DAILY_SUMS.map((c) => `CAST(${RAW_SUMS[c]} AS BIGINT)`).join(', ');
   const greater = (c: string) => `${c} = CASE WHEN ledger_daily.${c} IS NULL OR excluded.${c} > ledger_daily.${c} THEN excluded.${c} ELSE ledger_daily.${c} END`;
