@@ -179,6 +179,11 @@ describe('gateway spans (tracing on, sampling 1.0)', () => {
     const row = ledger.prepare('SELECT trace_id FROM ledger_requests WHERE request_id = ?').get(requestId) as { trace_id: string } | undefined;
     ledger.close();
     assert.equal(row?.trace_id, CALLER_TRACE);
+    // …and the console's request detail shows it, so a user goes from a row to its trace.
+    const detail = (await (await fetch(`${server.httpUrl}/admin/v1/requests/${requestId}`, { headers: { authorization: `Bearer ${MASTER}` } })).json()) as {
+      trace_id: string | null;
+    };
+    assert.equal(detail.trace_id, CALLER_TRACE);
     // The GenAI client metrics, one sample per attempt, beside the existing families.
     const metrics = await (await fetch(`${server.metricsUrl}/metrics`)).text();
     assert.match(
