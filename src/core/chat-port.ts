@@ -30,6 +30,8 @@ export interface ChatPortRequest {
   origin: string;
   /** Aborted when the Triton client went away or cancelled. */
   signal?: AbortSignal;
+  /** W3C traceparent of the serving span making the call (an llm model's compute span): the gateway's spans become its children. */
+  traceparent?: string;
 }
 
 export interface ChatPortUsage {

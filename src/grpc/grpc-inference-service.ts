@@ -12,7 +12,7 @@ import { convertGrpcInferRequest, parseGrpcVersion, resolveGrpcModel } from './c
 import { convertGrpcInferResponse } from './convert-grpc-infer-response.ts';
 import type { ModelInferRequestMessage } from './grpc-messages.ts';
 import { convertErrorToServiceError } from './map-grpc-status.ts';
-import type { GrpcServiceDeps } from './grpc-service-deps.ts';
+import { type GrpcServiceDeps, servingTracingOf, startGrpcInferTrace } from './grpc-service-deps.ts';
 import { createStreamInferHandler } from './stream-infer-handler.ts';
 import type { ApiGroup, ApiGroupGuard } from '../core/api-groups.ts';
 import { checkGrpcApiGroup } from './grpc-api-guard.ts';
@@ -25,6 +25,7 @@ type Handler = (request: Message, call: ServerUnaryCall<Message, unknown>) => un
 export function createGrpcInferenceService(deps: GrpcServiceDeps): UntypedServiceImplementation {
   const { inference, repository, sharedMemory: shm } = deps;
   const serverMetadata = createServerMetadata(deps.serverId);
+  const tracing = servingTracingOf(deps);
   // Each method is checked against its Triton API group (grpc-api-guard.ts) before its handler runs.
   const unary = (group: ApiGroup, handler: Handler) => (call: ServerUnaryCall<Message, unknown>, callback: sendUnaryData<unknown>) => {
     const refusal = checkGrpcApiGroup(deps.apiGuard, group, call.metadata);
@@ -70,7 +71,17 @@ export function createGrpcInferenceService(deps: GrpcServiceDeps): UntypedServic
       const caller = admitGrpcCaller(deps.callers, model, unaryCall.metadata, unaryCall.getPeer());
       const { call, outputRegions } = convertGrpcInferRequest(request, model, shm);
       if (caller !== undefined) call.caller = caller;
-      return convertGrpcInferResponse(await inference.infer(call, model), outputRegions, shm);
+      const trace = startGrpcInferTrace(tracing, model.name, unaryCall.metadata);
+      if (trace === undefined) return convertGrpcInferResponse(await inference.infer(call, model), outputRegions, shm);
+      call.trace = trace;
+      try {
+        const response = convertGrpcInferResponse(await inference.infer(call, model), outputRegions, shm);
+        trace.end();
+        return response;
+      } catch (err) {
+        trace.end(err);
+        throw err;
+      }
     }),
     ModelStreamInfer: createStreamInferHandler(deps),
     SystemSharedMemoryStatus: unary('shared-memory', (r) => ({

@@ -7,12 +7,17 @@ import type { LogSettings } from '../serving/log-settings.ts';
 import type { ModelRepositoryManager } from '../serving/repository/model-repository-manager.ts';
 import type { SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
 import type { TraceSettings } from '../serving/trace-settings.ts';
+import { type InferTrace, startInferTrace, type ServingTracing } from '../serving/infer-trace.ts';
+import { extractTraceParent, NOOP_TRACER, type Tracer } from '../tracing/index.ts';
+import type { Metadata } from '@grpc/grpc-js';
 
 export interface GrpcServiceDeps {
   inference: InferenceService;
   repository: ModelRepositoryManager;
   sharedMemory: SystemSharedMemoryRegistry;
   traceSettings: TraceSettings;
+  /** Spans of traced inferences in OpenTelemetry mode; absent: the no-op tracer (Triton mode's trace file still works). */
+  tracer?: Tracer | undefined;
   logSettings: LogSettings;
   /** Server readiness (strict readiness and shutdown folded in by the caller). */
   isReady: () => boolean;
@@ -32,4 +37,16 @@ export interface TrackedStream {
   drain(): void;
   /** Settles when the stream has ended, however it ended. */
   done: Promise<void>;
+}
+
+/** The trace settings and tracer the infer RPCs trace with. */
+export function servingTracingOf(deps: Pick<GrpcServiceDeps, 'traceSettings' | 'tracer'>): ServingTracing {
+  return { settings: deps.traceSettings, tracer: deps.tracer ?? NOOP_TRACER };
+}
+
+/** The trace of a gRPC infer when its model's setting samples it; its parent is the call's traceparent/tracestate metadata. */
+export function startGrpcInferTrace(tracing: ServingTracing, modelName: string, metadata: Metadata): InferTrace | undefined {
+  const traceparent = metadata.get('traceparent');
+  const parent = traceparent.length === 0 ? undefined : extractTraceParent(traceparent.map(String), metadata.get('tracestate').map(String));
+  return startInferTrace(tracing, modelName, parent);
 }

@@ -7,7 +7,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InferenceService } from '../serving/inference-service.ts';
 import type { LoadedModel } from '../serving/repository/loaded-model.ts';
-import { resolveInferModel, runInferExchange } from './kserve-infer-exchange.ts';
+import { resolveInferModel, runInferExchange, startHttpInferTrace } from './kserve-infer-exchange.ts';
+import type { ServingTracing } from '../serving/infer-trace.ts';
 import { mapErrorToKserve } from './map-kserve-error.ts';
 import type { SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
 import { hasPlainBody, readBody } from './plain-body.ts';
@@ -25,6 +26,8 @@ export interface FastInferOptions {
   log?: (line: string) => void;
   /** Admits callers of models that spend; absent: no gateway, nothing spends. */
   callers?: CallerGate | undefined;
+  /** Triton's trace settings and the tracer; absent: nothing is traced. */
+  tracing?: ServingTracing | undefined;
 }
 
 /** Returns true when it took the request. */
@@ -71,13 +74,21 @@ export function createFastInferHandler(options: FastInferOptions): (req: Incomin
       return true;
     }
     readBody(req, (body) => {
-      runInferExchange(options.inference, options.sharedMemory, loaded, body, headers['inference-header-content-length'], caller).then((reply) => {
-        const out: Record<string, string | number> = { 'content-type': reply.contentType, 'content-length': reply.body.length };
-        if (reply.headerLength !== undefined) out['inference-header-content-length'] = reply.headerLength;
-        if (options.isClosing()) out['connection'] = 'close';
-        res.writeHead(200, out);
-        res.end(reply.body);
-      }, sendError);
+      const trace = startHttpInferTrace(options.tracing, loaded, headers);
+      runInferExchange(options.inference, options.sharedMemory, loaded, body, headers['inference-header-content-length'], caller, trace).then(
+        (reply) => {
+          const out: Record<string, string | number> = { 'content-type': reply.contentType, 'content-length': reply.body.length };
+          if (reply.headerLength !== undefined) out['inference-header-content-length'] = reply.headerLength;
+          if (options.isClosing()) out['connection'] = 'close';
+          res.writeHead(200, out);
+          res.end(reply.body);
+          trace?.end();
+        },
+        (err: unknown) => {
+          sendError(err);
+          trace?.end(err);
+        },
+      );
     });
     return true;
   };
