@@ -12,7 +12,7 @@ import { convertGrpcInferRequest, parseGrpcVersion, resolveGrpcModel } from './c
 import { convertGrpcInferResponse } from './convert-grpc-infer-response.ts';
 import type { ModelInferRequestMessage } from './grpc-messages.ts';
 import { convertErrorToServiceError } from './map-grpc-status.ts';
-import { type GrpcServiceDeps, servingTracingOf, startGrpcInferTrace } from './grpc-service-deps.ts';
+import { endGrpcTrace, type GrpcServiceDeps, servingTracingOf, startGrpcInferTrace } from './grpc-service-deps.ts';
 import { createStreamInferHandler } from './stream-infer-handler.ts';
 import type { ApiGroup, ApiGroupGuard } from '../core/api-groups.ts';
 import { checkGrpcApiGroup } from './grpc-api-guard.ts';
@@ -76,10 +76,10 @@ export function createGrpcInferenceService(deps: GrpcServiceDeps): UntypedServic
       call.trace = trace;
       try {
         const response = convertGrpcInferResponse(await inference.infer(call, model), outputRegions, shm);
-        trace.end();
+        endGrpcTrace(trace);
         return response;
       } catch (err) {
-        trace.end(err);
+        endGrpcTrace(trace, err);
         throw err;
       }
     }),

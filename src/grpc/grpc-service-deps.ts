@@ -48,5 +48,16 @@ export function servingTracingOf(deps: Pick<GrpcServiceDeps, 'traceSettings' | '
 export function startGrpcInferTrace(tracing: ServingTracing, modelName: string, metadata: Metadata): InferTrace | undefined {
   const traceparent = metadata.get('traceparent');
   const parent = traceparent.length === 0 ? undefined : extractTraceParent(traceparent.map(String), metadata.get('tracestate').map(String));
-  return startInferTrace(tracing, modelName, parent);
+  const trace = startInferTrace(tracing, modelName, parent);
+  // The message is in hand when the handler runs: the wait for it ends now.
+  trace?.capture('GRPC_WAITREAD_START');
+  trace?.capture('GRPC_WAITREAD_END');
+  return trace;
+}
+
+/** The response is handed to gRPC: GRPC_SEND_START and _END, then the trace ends (a failure recorded on InferRequest). */
+export function endGrpcTrace(trace: InferTrace, error?: unknown): void {
+  trace.capture('GRPC_SEND_START');
+  trace.capture('GRPC_SEND_END');
+  trace.end(error);
 }

@@ -8,7 +8,7 @@ import type { InferStreamEvent } from '../serving/response-stream.ts';
 import { convertGrpcInferRequest, resolveGrpcModel } from './convert-grpc-infer-request.ts';
 import { convertGrpcInferResponse } from './convert-grpc-infer-response.ts';
 import type { ModelInferRequestMessage, ModelInferResponseMessage, ModelStreamInferResponseMessage } from './grpc-messages.ts';
-import { type GrpcServiceDeps, startGrpcInferTrace } from './grpc-service-deps.ts';
+import { endGrpcTrace, type GrpcServiceDeps, startGrpcInferTrace } from './grpc-service-deps.ts';
 import type { InferTrace, ServingTracing } from '../serving/infer-trace.ts';
 import type { Metadata } from '@grpc/grpc-js';
 import { formatErrorForLog } from '../core/escape-log-text.ts';
@@ -58,7 +58,7 @@ export async function runStreamRequest(
     outputRegions = converted.outputRegions;
     events = inference.streamInfer(converted.call, signal, resolved.model)[Symbol.asyncIterator]();
   } catch (err) {
-    trace?.end(err);
+    if (trace !== undefined) endGrpcTrace(trace, err);
     fail(asHerdError(err, deps.log), request, true);
     return;
   }
@@ -66,7 +66,7 @@ export async function runStreamRequest(
     await relayEvents(deps, request, events, outputRegions, write, fail);
   } finally {
     // After the last response was written: InferRequest ends, Triton mode's records go to the file.
-    trace?.end();
+    if (trace !== undefined) endGrpcTrace(trace);
   }
 }
 

@@ -122,5 +122,13 @@ export function startHttpInferTrace(
   model: LoadedModel,
   headers: Readonly<Record<string, string | string[] | undefined>>,
 ): InferTrace | undefined {
-  return tracing === undefined ? undefined : startInferTrace(tracing, model.name, extractFromHeaders(headers));
+  const trace = tracing === undefined ? undefined : startInferTrace(tracing, model.name, extractFromHeaders(headers));
+  trace?.capture('HTTP_RECV_START');
+  return trace;
+}
+
+/** The answer was handed to the socket: HTTP_SEND_END, then the trace ends (a failure recorded on InferRequest). */
+export function endHttpTrace(trace: InferTrace, error?: unknown): void {
+  trace.capture('HTTP_SEND_END');
+  trace.end(error);
 }

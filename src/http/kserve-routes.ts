@@ -9,7 +9,7 @@ import type { SystemSharedMemoryRegistry } from '../serving/shared-memory/system
 import { convertModelConfigToJson } from '../serving/model-config/convert-model-config-to-json.ts';
 import { resolveLoadOverride } from '../serving/repository/resolve-load-override.ts';
 import { createServerMetadata } from '../serving/server-metadata.ts';
-import { parseVersion, resolveInferModel, runInferExchange, startHttpInferTrace } from './kserve-infer-exchange.ts';
+import { endHttpTrace, parseVersion, resolveInferModel, runInferExchange, startHttpInferTrace } from './kserve-infer-exchange.ts';
 import { NOOP_TRACER, type Tracer } from '../tracing/index.ts';
 import type { ServingTracing } from '../serving/infer-trace.ts';
 import { admitKserveCaller, type CallerGate } from './kserve-caller.ts';
@@ -79,16 +79,19 @@ export function registerKserveRoutes(app: FastifyInstance, deps: KserveDeps, all
     const model = resolveInferModel(inference, req.params.model, req.params.version);
     const caller = admitKserveCaller(deps.callers, model, req.raw);
     const trace = startHttpInferTrace(tracing, model, req.headers);
+    // Fastify has read the body before the handler runs.
+    trace?.capture('HTTP_RECV_END');
     let answer: Awaited<ReturnType<typeof runInferExchange>>;
     try {
       answer = await runInferExchange(inference, deps.sharedMemory, model, bodyBuffer(req.body), req.headers[HEADER_LENGTH], caller, trace);
     } catch (err) {
-      trace?.end(err);
+      if (trace !== undefined) endHttpTrace(trace, err);
       throw err;
     }
     if (answer.headerLength !== undefined) reply.header('Inference-Header-Content-Length', String(answer.headerLength));
+    trace?.capture('HTTP_SEND_START');
     const sent = reply.code(200).header('Content-Type', answer.contentType).send(answer.body);
-    trace?.end();
+    if (trace !== undefined) endHttpTrace(trace);
     return sent;
   };
   post('/v2/models/:model/infer', infer);

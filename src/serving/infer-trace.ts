@@ -7,6 +7,17 @@ import type { TritonTraceRecord, TritonTraceTimestamp } from './triton-trace-fil
 /** Triton's timestamps (TRITONSERVER_InferenceTraceActivity names) Herd records. */
 export type TritonActivity = 'REQUEST_START' | 'QUEUE_START' | 'COMPUTE_START' | 'COMPUTE_INPUT_END' | 'COMPUTE_OUTPUT_START' | 'COMPUTE_END' | 'REQUEST_END';
 
+/** The frontends' timestamps (Triton's CaptureTimestamp names): trace_summary.py reads a request by them. */
+export type FrontendActivity =
+  | 'HTTP_RECV_START'
+  | 'HTTP_RECV_END'
+  | 'HTTP_SEND_START'
+  | 'HTTP_SEND_END'
+  | 'GRPC_WAITREAD_START'
+  | 'GRPC_WAITREAD_END'
+  | 'GRPC_SEND_START'
+  | 'GRPC_SEND_END';
+
 /** Where a model's trace hangs: a transport's InferRequest, an ensemble's step, a BLS call. InferCall.trace carries it. */
 export interface InferTraceParent {
   startModel(modelName: string, modelVersion: number, requestId: string): ModelTrace;
@@ -36,6 +47,8 @@ const epochMs = (ms: number) => performance.timeOrigin + ms;
 export class InferTrace implements InferTraceParent {
   /** Triton mode: every model trace's record, the request's first. */
   readonly records: TritonTraceRecord[] | undefined;
+  /** Triton mode: the request's own trace id's timestamps, the frontend's first (before its model header, as Triton writes them). */
+  private readonly frontend: TritonTraceTimestamp[] | undefined;
   private readonly span: HerdSpan | undefined;
   private started = false;
 
@@ -48,16 +61,24 @@ export class InferTrace implements InferTraceParent {
     startMs: number = now(),
   ) {
     this.tracer = tracing.tracer;
-    if (sampled.mode === 'triton') this.records = [];
-    else this.span = this.tracer.startSpan('InferRequest', { kind: SpanKind.SERVER, parent, sampled: true, startTime: epochMs(startMs) });
+    if (sampled.mode === 'triton') {
+      this.records = [];
+      this.frontend = [];
+    } else this.span = this.tracer.startSpan('InferRequest', { kind: SpanKind.SERVER, parent, sampled: true, startTime: epochMs(startMs) });
   }
 
   /** The request's own model: Triton's trace id of the sample, no parent id. */
   startModel(modelName: string, modelVersion: number, requestId: string): ModelTrace {
     // A second model under the same request (never from a transport) takes an id of its own.
-    const id = this.started ? this.nextId() : this.sampled.id;
+    const first = !this.started;
     this.started = true;
-    return new ModelTrace(this, id, 0, this.span?.context(), modelName, modelVersion, requestId);
+    return new ModelTrace(this, first ? this.sampled.id : this.nextId(), 0, this.span?.context(), modelName, modelVersion, requestId, first ? this.frontend : undefined);
+  }
+
+  /** A frontend timestamp: an event on InferRequest, or one of the request's own trace id in the file. */
+  capture(activity: FrontendActivity, t: number = now()): void {
+    if (this.frontend) this.frontend.push({ name: activity, ns: Math.round(t * 1e6) });
+    else this.span?.addEvent(activity, undefined, epochMs(t));
   }
 
   nextId(): number {
@@ -70,7 +91,8 @@ export class InferTrace implements InferTraceParent {
       if (error !== undefined) this.span.recordError(error);
       this.span.end();
     }
-    if (this.records) this.sampled.finish(this.records);
+    // A request refused before its model started has no record to write (Triton writes none either).
+    if (this.records && this.records.length > 0) this.sampled.finish(this.records);
   }
 }
 
@@ -91,10 +113,12 @@ export class ModelTrace {
     modelName: string,
     modelVersion: number,
     requestId: string,
+    /** The request's own model: the frontend's timestamps come first under the same id. */
+    timestamps?: TritonTraceTimestamp[],
   ) {
     const t = now();
     if (root.records) {
-      this.timestamps = [];
+      this.timestamps = timestamps ?? [];
       const record: TritonTraceRecord = { id, model_name: modelName, model_version: modelVersion, timestamps: this.timestamps };
       if (requestId !== '') record.request_id = requestId;
       if (parentId !== 0) record.parent_id = parentId;
