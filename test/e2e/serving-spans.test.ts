@@ -206,3 +206,32 @@ test('an ensemble: each step model has its own model and compute spans, under th
   assert.deepEqual(names(ensemble), ['REQUEST_START', 'REQUEST_END']);
   assert.deepEqual(names(step), ['REQUEST_START', 'QUEUE_START', 'REQUEST_END']);
 });
+
+test("a Python model's BLS call: the called model's span is a child of the caller's compute span", async (t) => {
+  const receiver = await startOtlpReceiver();
+  t.after(() => receiver.close());
+  const server = await startTestServer({
+    repositories: [resolve('test/fixtures/python_models'), EXAMPLE_REPOSITORY],
+    controlMode: 'explicit',
+    loadModel: ['add_sub', 'bls_onnx'],
+    strictReadiness: false,
+    trace: { mode: 'opentelemetry', level: ['TIMESTAMPS'], rate: 1, opentelemetry: { url: receiver.url } },
+  });
+  t.after(() => server.close());
+  const data = Array.from({ length: 16 }, (_, i) => i);
+  const answer = await postJson(`${server.httpUrl}/v2/models/bls_onnx/infer`, {
+    inputs: [
+      { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data },
+      { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data },
+      { name: 'MODE', datatype: 'BYTES', shape: [1], data: ['sync'] },
+    ],
+  });
+  assert.equal(answer.status, 200, answer.body.toString());
+  const spans = await exported(server, receiver);
+  const caller = one(spans, 'bls_onnx');
+  const callerCompute = spans.find((s) => s.name === 'compute' && s.parentSpanId === caller.spanId) as ReceivedSpan;
+  const called = one(spans, 'add_sub');
+  assert.equal(called.parentSpanId, callerCompute.spanId);
+  assert.equal(called.attributes['triton.trace_parent_id'], caller.attributes['triton.trace_id']);
+  assert.equal(new Set(spans.map((s) => s.traceId)).size, 1);
+});
