@@ -2,9 +2,10 @@
 // Triton's tracing off and in OpenTelemetry mode at rate 1 exporting to a local OTLP receiver, in one interleaved run;
 // with --baseline DIR (a built checkout of main) also main's server, to show tracing off costs nothing new.
 // Usage: npx tsx bench/serving/serving-tracing-bench.ts [--seconds 20] [--concurrency 8] [--baseline /tmp/herd-main]
+// (a baseline: `git archive main | tar -x -C DIR`, node_modules linked, `npm run build` there, the commit in DIR/COMMIT)
 // Writes bench/results/serving-tracing-<date>.md. Never part of `npm test`.
 import { execSync, spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -87,7 +88,7 @@ for (const s of Object.values(servers)) await load(spec(s.url, 2000));
 const before = sink.exports();
 const results: Record<string, LoadResult> = await runInterleaved(
   Object.fromEntries(Object.entries(servers).map(([k, s]) => [k, (ms: number) => load(spec(s.url, ms))])),
-  seconds * 1000 * Object.keys(servers).length,
+  seconds * 1000,
   2000,
   200,
 );
@@ -97,7 +98,8 @@ for (const s of Object.values(servers)) await s.stop();
 await sink.close();
 
 const commit = execSync('git rev-parse --short HEAD').toString().trim();
-const mainCommit = execSync('git rev-parse --short main').toString().trim();
+// The baseline tree has no .git: the commit it was archived from is written beside it (COMMIT).
+const mainCommit = baseline && existsSync(join(baseline, 'COMMIT')) ? readFileSync(join(baseline, 'COMMIT'), 'utf8').trim() : 'unknown';
 const date = new Date().toISOString().slice(0, 10);
 const row = (name: string, r: LoadResult, ref: LoadResult) =>
   `| ${name} | ${r.requests} | ${r.perSecond.toFixed(0)} | ${((100 * r.perSecond) / ref.perSecond).toFixed(1)}% | ${(r.p50us / 1000).toFixed(2)} | ${(r.p99us / 1000).toFixed(2)} | ${

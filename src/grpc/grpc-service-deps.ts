@@ -8,7 +8,7 @@ import type { ModelRepositoryManager } from '../serving/repository/model-reposit
 import type { SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
 import type { TraceSettings } from '../serving/trace-settings.ts';
 import { type InferTrace, startInferTrace, type ServingTracing } from '../serving/infer-trace.ts';
-import { extractTraceParent, NOOP_TRACER, type Tracer } from '../tracing/index.ts';
+import { extractTraceParent, NOOP_TRACER, type TraceParent, type Tracer } from '../tracing/index.ts';
 import type { Metadata } from '@grpc/grpc-js';
 
 export interface GrpcServiceDeps {
@@ -46,8 +46,8 @@ export function servingTracingOf(deps: Pick<GrpcServiceDeps, 'traceSettings' | '
 
 /** The trace of a gRPC infer when its model's setting samples it; its parent is the call's traceparent/tracestate metadata. */
 export function startGrpcInferTrace(tracing: ServingTracing, modelName: string, metadata: Metadata): InferTrace | undefined {
-  const traceparent = metadata.get('traceparent');
-  const parent = traceparent.length === 0 ? undefined : extractTraceParent(traceparent.map(String), metadata.get('tracestate').map(String));
+  // Triton reads the context in OpenTelemetry mode only; metadata.get() makes an array, so Triton mode skips it.
+  const parent = tracing.settings.mode === 'opentelemetry' ? readTraceParent(metadata) : undefined;
   const trace = startInferTrace(tracing, modelName, parent);
   // The message is in hand when the handler runs: the wait for it ends now.
   trace?.capture('GRPC_WAITREAD_START');
@@ -60,4 +60,9 @@ export function endGrpcTrace(trace: InferTrace, error?: unknown): void {
   trace.capture('GRPC_SEND_START');
   trace.capture('GRPC_SEND_END');
   trace.end(error);
+}
+
+function readTraceParent(metadata: Metadata): TraceParent | undefined {
+  const traceparent = metadata.get('traceparent');
+  return traceparent.length === 0 ? undefined : extractTraceParent(traceparent.map(String), metadata.get('tracestate').map(String));
 }

@@ -122,7 +122,9 @@ export function startHttpInferTrace(
   model: LoadedModel,
   headers: Readonly<Record<string, string | string[] | undefined>>,
 ): InferTrace | undefined {
-  const trace = tracing === undefined ? undefined : startInferTrace(tracing, model.name, extractFromHeaders(headers));
+  // Triton reads the context in OpenTelemetry mode only.
+  const parent = tracing?.settings.mode === 'opentelemetry' ? extractFromHeaders(headers) : undefined;
+  const trace = tracing === undefined ? undefined : startInferTrace(tracing, model.name, parent);
   trace?.capture('HTTP_RECV_START');
   return trace;
 }

@@ -35,9 +35,13 @@ export interface ServingTracing {
  */
 export function startInferTrace(tracing: ServingTracing | undefined, modelName: string, parent: TraceParent | undefined): InferTrace | undefined {
   if (tracing === undefined) return undefined;
-  const sampled = tracing.settings.sample(modelName, { propagated: parent !== undefined });
+  const sampled = tracing.settings.sample(modelName, parent === undefined ? NOT_PROPAGATED : PROPAGATED);
   return sampled === undefined ? undefined : new InferTrace(sampled, tracing, parent);
 }
+
+// Shared: sampling a request allocates nothing.
+const PROPAGATED = Object.freeze({ propagated: true });
+const NOT_PROPAGATED = Object.freeze({ propagated: false });
 
 /** Monotonic milliseconds: the trace file's nanoseconds and, offset by the time origin, the spans' epoch times. */
 const now = () => performance.now();
@@ -162,11 +166,11 @@ export class ModelTrace {
   }
 
   /** Execution ended: COMPUTE_INPUT_END and COMPUTE_OUTPUT_START where the backend marked them, then COMPUTE_END. */
-  computeEnd(t: { inputEnd: number; outputStart: number; end: number }): void {
-    this.mark('COMPUTE_INPUT_END', t.inputEnd);
-    this.mark('COMPUTE_OUTPUT_START', t.outputStart);
-    this.mark('COMPUTE_END', t.end);
-    this.computeSpan?.end(epochMs(t.end));
+  computeEnd(inputEnd: number, outputStart: number, end: number): void {
+    this.mark('COMPUTE_INPUT_END', inputEnd);
+    this.mark('COMPUTE_OUTPUT_START', outputStart);
+    this.mark('COMPUTE_END', end);
+    this.computeSpan?.end(epochMs(end));
     this.computeSpan = undefined;
   }
 

@@ -42,7 +42,7 @@ test('OpenTelemetry mode: InferRequest → model → compute, sampled whatever t
   assert.equal(child.context()?.traceId, model.context()?.traceId);
   child.end();
   const t = performance.now();
-  model.computeEnd({ inputEnd: t, outputStart: t, end: t });
+  model.computeEnd(t, t, t);
   model.end(new Error('boom'));
   trace.end();
   const [inner, compute, outer, root] = ended;
@@ -74,7 +74,7 @@ test('Triton mode: records per trace id, frontend stamps first under the request
   const step = ens.child().startModel('step', 2, '');
   step.computeStart(1);
   const t = performance.now();
-  step.computeEnd({ inputEnd: t, outputStart: t, end: t });
+  step.computeEnd(t, t, t);
   step.end();
   ens.end();
   trace.capture('HTTP_SEND_END');

@@ -16,7 +16,8 @@ export function startComputeTraces(requests: readonly InferenceRequest[], batchS
 
 /** COMPUTE_INPUT_END and COMPUTE_OUTPUT_START where the backend marked them (hrtime readings), then COMPUTE_END. */
 export function endComputeTraces(requests: readonly InferenceRequest[], start: number, hrStart: bigint, marks: ExecutionMarks, hrEnd: bigint): void {
-  const at = (mark: bigint | undefined, fallback: bigint) => start + Number((mark ?? fallback) - hrStart) / 1e6;
-  const t = { inputEnd: at(marks.inputEnd, hrStart), outputStart: at(marks.inferEnd, hrEnd), end: at(hrEnd, hrEnd) };
-  for (const request of requests) request.trace?.computeEnd(t);
+  const inputEnd = start + Number((marks.inputEnd ?? hrStart) - hrStart) / 1e6;
+  const outputStart = start + Number((marks.inferEnd ?? hrEnd) - hrStart) / 1e6;
+  const end = start + Number(hrEnd - hrStart) / 1e6;
+  for (const request of requests) request.trace?.computeEnd(inputEnd, outputStart, end);
 }
