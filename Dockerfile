@@ -17,8 +17,10 @@ ENV ONNXRUNTIME_NODE_INSTALL=skip
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/copy-build-assets.mjs scripts/
+COPY scripts/copy-build-assets.mjs scripts/build-ui.mjs scripts/
 COPY src src
+# The console (/ui): bundled into dist/ui by scripts/build-ui.mjs; nothing of ui/ ships but that bundle.
+COPY ui ui
 RUN npm run build
 
 # ---- prod-deps: runtime dependencies only, built against the same base as the runtime ----

@@ -22,6 +22,7 @@ import type { BlsInference } from './serving/backends/python/python-bls-bridge.t
 import { parsePythonBackendSettings } from './serving/backends/python/python-backend-options.ts';
 import { InferenceService } from './serving/inference-service.ts';
 import { LogSettings } from './serving/log-settings.ts';
+import { describeConfigSources } from './config/describe-config-sources.ts';
 import { SystemSharedMemoryRegistry } from './serving/shared-memory/system-shared-memory-registry.ts';
 import { TraceSettings } from './serving/trace-settings.ts';
 import { ModelRepositoryManager, type LoadedModel } from './serving/repository/model-repository-manager.ts';
@@ -31,6 +32,7 @@ import { createSafeLog } from './core/escape-log-text.ts';
 import { gatewayRoutesOf, startGateway, type RunningGateway } from './start-gateway.ts';
 import type { ConsoleOptions } from './http/console/console-routes.ts';
 import { ConsoleSessionAuth } from './http/console/session-auth.ts';
+import { closeTailsOf } from './http/console/requests-tail-route.ts';
 import { HERD_VERSION } from './core/herd-version.ts';
 import { registerTracingMetrics } from './metrics/tracing-metrics.ts';
 import { createTracing, type Tracing } from './tracing/create-tracing.ts';
@@ -159,7 +161,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       apiGuard: httpGuard,
       trustedProxies: config.server.trusted_proxies,
       limits: config.server.limits,
-      ...(gateway ? gatewayRoutesOf(gateway, config, log) : {}),
+      ...(gateway ? gatewayRoutesOf(gateway, config, log, { repository, inference, isReady }, options.configSources ?? describeConfigSources({ config })) : {}),
       ...(config.server.ui.enabled ? { console: consoleOptionsOf(config, gateway, options.consoleRoot) } : {}),
     },
   );
@@ -267,6 +269,8 @@ function consoleOptionsOf(config: HerdConfig, gateway: RunningGateway | undefine
     serving: config.serving.model_repository.length > 0,
     model_control_mode: config.serving.model_control_mode,
   };
+  // A signed-out (or expired) session's live tails close with it, on this replica.
+  gateway?.auth.sessions.onEnd((session) => closeTailsOf(session.handle));
   return {
     ui: config.server.ui,
     staticRoot,

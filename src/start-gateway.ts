@@ -3,6 +3,12 @@ import type { HerdConfig } from './config/herd-config-schema.ts';
 import { BillingService } from './gateway/billing/billing-service.ts';
 import { type AdminParts, createAdminParts } from './gateway/admin/create-admin-parts.ts';
 import type { Ledger } from './gateway/billing/ledger.ts';
+import { ConsoleReads } from './gateway/admin/console-reads.ts';
+import { RecentTraffic } from './gateway/billing/recent-traffic.ts';
+import { publishingLedger, RequestFeed } from './gateway/billing/request-feed.ts';
+import { createConsoleApi } from './http/admin-console-routes.ts';
+import type { ServingAdminSource } from './http/console/serving-admin-routes.ts';
+import type { ConfigSources } from './config/describe-config-sources.ts';
 import { openLedger } from './gateway/billing/open-ledger.ts';
 import { startAlertSender } from './gateway/billing/start-alert-sender.ts';
 import { createResponseCache } from './gateway/cache/create-response-cache.ts';
@@ -71,7 +77,7 @@ export function createGatewayFlow(config: HerdConfig, parts: GatewayFlowParts): 
 }
 
 /** What the HTTP app needs of a running gateway: the /v1 routes' flow and the admin API's service, over one key store. */
-export function gatewayRoutesOf(gateway: RunningGateway, config: HerdConfig, log: (line: string) => void) {
+export function gatewayRoutesOf(gateway: RunningGateway, config: HerdConfig, log: (line: string) => void, serving?: ServingAdminSource, settings?: ConfigSources) {
   return {
     gateway: {
       gateway: gateway.flow,
@@ -82,7 +88,14 @@ export function gatewayRoutesOf(gateway: RunningGateway, config: HerdConfig, log
       ...ledgerHealthOf(gateway.ledger, config),
       log,
     },
-    admin: { authenticator: gateway.auth.authenticator, ...gateway.admin, ledger: gateway.ledger, masterKeyEnv: config.auth.master_key_env, log },
+    admin: {
+      authenticator: gateway.auth.authenticator,
+      ...gateway.admin,
+      ledger: gateway.ledger,
+      masterKeyEnv: config.auth.master_key_env,
+      log,
+      console: createConsoleApi(gateway.console, serving, settings),
+    },
   };
 }
 
@@ -97,6 +110,8 @@ export interface RunningGateway {
   embeddings: EmbeddingsGateway;
   auth: GatewayAuth;
   admin: AdminParts;
+  /** The web console's request feed (every recorded request, before the ledger's flush) and its reads. */
+  console: { feed: RequestFeed; reads: ConsoleReads };
   /** Gateway exchanges running now (herd_gateway_requests_in_flight). */
   inFlight: InFlightCount;
   /** Undefined with `billing.ledger: off`. */
@@ -112,6 +127,9 @@ export async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, l
   let cache: ResponseCache | undefined;
   let ledger: Ledger | undefined;
   let affinity: AffinityStore | undefined;
+  const feed = new RequestFeed({ onError: (err) => log(`request feed: ${err instanceof Error ? err.message : String(err)}`) });
+  const traffic = new RecentTraffic();
+  traffic.attach(feed);
   try {
     limits = await createGatewayLimits(config.limits, { onError: (err) => log(`limits: ${err.message}`) });
     await limits.ready(2000);
@@ -131,7 +149,8 @@ export async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, l
         onError: (err: unknown) => log(`ledger: ${err instanceof Error ? err.message : String(err)}`),
         log: (line) => log(`ledger: ${line}`),
       });
-      billing = new BillingService({ config, ledger });
+      // The one place finished requests pass: the console's feed hears each before the ledger's batched flush.
+      billing = new BillingService({ config, ledger: publishingLedger(ledger, feed) });
       // Budget alerts (#28): this process drains the ledger's outbox; the sender stops when the ledger closes.
       startAlertSender(ledger, config.billing, env, log);
     } else {
@@ -149,6 +168,7 @@ export async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, l
       defaultThresholds: config.billing.alerts.thresholds,
       log,
     });
+    const reads = new ConsoleReads({ ledger, feed, traffic, currency: config.billing.currency, catalog: chat.catalog, breakers: () => chat.health().breakers });
     const opened = { limits, cache, ledger, affinity };
     const admission = limits.admission;
     const inFlight = { value: 0 };
@@ -177,6 +197,7 @@ export async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, l
       embeddings,
       auth,
       admin,
+      console: { feed, reads },
       inFlight,
       ledger,
       billing,

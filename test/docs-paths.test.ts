@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
-const ROOTS = ['src/', 'test/', 'docs/', 'bench/', 'scripts/', 'examples/', 'bin/', '.ci/'];
+const ROOTS = ['src/', 'test/', 'docs/', 'bench/', 'scripts/', 'examples/', 'bin/', '.ci/', 'ui/'];
 /** Names the docs mention as things that must not exist, or as placeholders (the user's own herd.yaml). */
 const NOT_FILES = new Set(['utils.ts', 'herd.yaml']);
 
@@ -24,7 +24,7 @@ const sources = listFiles('src');
 /** Backticked file paths: a root-relative path must exist as written; a shorter one must end some file under src/. */
 function missingPaths(doc: string): string[] {
   const text = readFileSync(doc, 'utf8');
-  const named = [...text.matchAll(/`([A-Za-z0-9_.\-/]+\.(?:ts|mjs|md|json|yaml|sh))`/g)].map((m) => m[1] as string);
+  const named = [...text.matchAll(/`([A-Za-z0-9_.\-/]+\.(?:ts|tsx|mjs|md|json|yaml|sh))`/g)].map((m) => m[1] as string);
   return [...new Set(named)].filter((path) => {
     if (NOT_FILES.has(path)) return false;
     if (ROOTS.some((root) => path.startsWith(root)) || !path.includes('/')) {

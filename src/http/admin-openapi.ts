@@ -51,7 +51,7 @@ function operationOf(spec: AdminRouteSpec): JsonSchema {
       ? { requestBody: { required: !(spec.body instanceof z.ZodOptional), content: { 'application/json': { schema: toJsonSchema(spec.body, 'input') } } } }
       : {}),
     responses: {
-      [String(spec.status)]: { description: spec.summary, content: { 'application/json': { schema: toJsonSchema(spec.response, 'output') } } },
+      [String(spec.status)]: { description: spec.summary, content: { [spec.contentType ?? 'application/json']: { schema: toJsonSchema(spec.response, 'output') } } },
       default: error,
     },
   };

@@ -1,6 +1,7 @@
 // One admin API route as data: method, path, zod schemas for params, query, body and answer, whether it
 // needs an Idempotency-Key, and its handler over the AdminService. admin-routes.ts registers the table,
 // admin-openapi.ts documents the same table.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import type { AdminService } from '../gateway/admin/admin-service.ts';
 import type { ChangeContext } from '../gateway/keys/key-store.ts';
@@ -23,7 +24,12 @@ export interface AdminCall<P, Q, B> {
 
 export interface AdminAnswer {
   status: number;
+  /** JSON, unless contentType is set: then the text sent as it is. */
   body: unknown;
+  contentType?: string | undefined;
+  headers?: Readonly<Record<string, string>> | undefined;
+  /** A stream (the request tail): the handler's checks passed, the connection is handed over and nothing else is sent. */
+  takeOver?: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
 }
 
 export interface AdminRouteSpec {
@@ -40,6 +46,8 @@ export interface AdminRouteSpec {
   body?: z.ZodType | undefined;
   status: number;
   response: z.ZodType;
+  /** The answer's media type in the document; default application/json. */
+  contentType?: string | undefined;
   handle(call: AdminCall<unknown, unknown, unknown>): Promise<AdminAnswer>;
 }
 
@@ -55,6 +63,7 @@ interface RouteInput<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodTy
   body?: B;
   status?: number;
   response: z.ZodType;
+  contentType?: string;
   handle(call: AdminCall<z.output<P>, z.output<Q>, z.output<B>>): Promise<AdminAnswer>;
 }
 
@@ -75,6 +84,7 @@ export function defineAdminRoute<P extends z.ZodType = z.ZodUndefined, Q extends
     body: input.body,
     status,
     response: input.response,
+    contentType: input.contentType,
     // The registration validated params, query and body with these very schemas.
     handle: input.handle as AdminRouteSpec['handle'],
   };

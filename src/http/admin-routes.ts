@@ -12,6 +12,7 @@ import type { AuditAggregator } from '../gateway/admin/audit-aggregator.ts';
 import type { Ledger } from '../gateway/billing/ledger.ts';
 import type { Authenticator } from '../gateway/keys/authenticator.ts';
 import type { ChangeContext } from '../gateway/keys/key-store.ts';
+import { type ConsoleApi, createConsoleRoutes } from './admin-console-routes.ts';
 import { ADMIN_KEY_ROUTES } from './admin-key-routes.ts';
 import { buildAdminOpenApi, toJsonSchema } from './admin-openapi.ts';
 import { ADMIN_READ_ROUTES, ADMIN_TEAM_ROUTES } from './admin-read-routes.ts';
@@ -37,6 +38,8 @@ export interface AdminDeps {
   /** Wall clock, epoch ms (tests pin it). */
   now?: () => number;
   log?: (line: string) => void;
+  /** The web console's data routes (overview, requests and their tail, spend, deployments, serving); absent: they answer 404. */
+  console?: ConsoleApi | undefined;
   /** The console's session cookie, accepted when a request sends no Authorization header. */
   session?: ConsoleSessionAuth | undefined;
 }
@@ -44,9 +47,9 @@ export interface AdminDeps {
 const OPENAPI_PATH = '/admin/v1/openapi.json';
 const REPLAYED_HEADER = 'idempotent-replayed';
 
-/** Every /admin/v1 route, the OpenAPI document's own included. */
-export function listAdminRoutes(): AdminRouteSpec[] {
-  const specs: AdminRouteSpec[] = [...ADMIN_KEY_ROUTES, ...ADMIN_TEAM_ROUTES, ...ADMIN_READ_ROUTES];
+/** Every /admin/v1 route, the OpenAPI document's own included; the console's read `console` (the same table without it, for the document). */
+export function listAdminRoutes(console?: ConsoleApi): AdminRouteSpec[] {
+  const specs: AdminRouteSpec[] = [...ADMIN_KEY_ROUTES, ...ADMIN_TEAM_ROUTES, ...ADMIN_READ_ROUTES, ...createConsoleRoutes(() => console)];
   const self = defineAdminRoute({
     method: 'GET',
     path: OPENAPI_PATH,
@@ -71,7 +74,14 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps, allow
     if (deps.ledger) registerLegacyUsageRoute(scope, { ...deps, ledger: deps.ledger }, allow);
     const service = deps.service;
     if (!service) return;
-    const specs = listAdminRoutes();
+    const specs = listAdminRoutes(deps.console);
+    // Open tails would hold the server's close for ever.
+    const tails = deps.console?.tails;
+    if (tails)
+      scope.addHook('preClose', (done) => {
+        tails.closeAll();
+        done();
+      });
     const schemas = new Map<string, z.ZodType>();
     for (const spec of specs) {
       for (const part of ['params', 'query', 'body'] as const) {
@@ -108,7 +118,7 @@ function registerSpec(scope: FastifyInstance, spec: AdminRouteSpec, service: Adm
       const ctx = spec.auth ? await signIn(req, deps) : { actor: { id: 'anonymous', name: 'anonymous', role: 'client' as const } };
       const idempotencyKey = readIdempotencyKey(req, spec);
       const call = { ctx, service, params: req.params, query: req.query, body: req.body, idempotencyKey, now: (deps.now ?? Date.now)() };
-      if (idempotencyKey === undefined) return send(reply, await spec.handle(call));
+      if (idempotencyKey === undefined) return send(req, reply, await spec.handle(call));
       // The store seals the answer (a new secret included) under the key: only the same caller with the same key opens it.
       const result = await service.idempotent(ctx, idempotencyKey, fingerprintOf(req, req.body), async () => {
         const live = await spec.handle(call);
@@ -142,7 +152,12 @@ async function signIn(req: FastifyRequest, deps: AdminDeps): Promise<ChangeConte
     );
     throw result;
   }
-  const ctx: ChangeContext = { actor: actorOfKey(result.key), requestId, sourceIp };
+  const ctx: ChangeContext = {
+    actor: actorOfKey(result.key),
+    requestId,
+    sourceIp,
+    ...(bySession === undefined || bySession instanceof HerdError ? {} : { sessionId: bySession.session.handle }),
+  };
   // A client key signs in but may do nothing here: counted apart, so the log shows who probed the API.
   deps.audit?.record({ action: result.key.role === 'client' ? 'admin.sign_in_denied' : 'admin.sign_in', object: 'admin' }, ctx);
   return ctx;
@@ -205,6 +220,13 @@ function validatePart(schema: z.ZodType, part: string, data: unknown): { value: 
   return { error: new HerdError('INVALID_ARG', `Invalid ${message}.`, where === undefined ? {} : { param: where }) };
 }
 
-function send(reply: FastifyReply, answer: AdminAnswer): FastifyReply {
+function send(req: FastifyRequest, reply: FastifyReply, answer: AdminAnswer): FastifyReply {
+  if (answer.takeOver) {
+    reply.hijack();
+    answer.takeOver(req.raw, reply.raw);
+    return reply;
+  }
+  if (answer.headers) reply.headers(answer.headers);
+  if (answer.contentType !== undefined) return reply.code(answer.status).header('content-type', answer.contentType).send(answer.body);
   return reply.code(answer.status).header('content-type', 'application/json').send(JSON.stringify(answer.body));
 }

@@ -117,6 +117,8 @@ export interface ChangeContext {
   actor: Actor;
   requestId?: string | undefined;
   sourceIp?: string | undefined;
+  /** The console session the call came through (its handle, never the cookie), when it did: the live tail closes with it. */
+  sessionId?: string | undefined;
 }
 
 /** Fields of a key a caller may set; validation fills defaults. */

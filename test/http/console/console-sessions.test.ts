@@ -4,6 +4,7 @@
 // CSRF on mutating admin calls, sign-out and a revoked key end the session, and the audit log records it all.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { openKeyStore } from '../../../src/gateway/keys/open-key-store.ts';
 import { type Answer, type ConsoleTestServer, cookieOf, MASTER, send, startConsoleTestServer } from './console-test-server.ts';
@@ -138,6 +139,35 @@ describe('console sessions', () => {
     assert.match(out.headers['set-cookie']?.[0] ?? '', /^herd_session=; Path=\/; Max-Age=0; HttpOnly; SameSite=Strict$/);
     assert.equal((await send(server.url, '/ui/api/session', { headers: { cookie } })).status, 401);
     assert.equal((await send(server.url, '/admin/v1/keys', { headers: { cookie } })).status, 401);
+  });
+
+  it("sign-out closes the session's live tail, and only that session's", async () => {
+    const mine = await signIn(secrets.admin as string);
+    const other = await signIn(secrets.admin as string);
+    const openTail = (cookie: string) =>
+      new Promise<{ text: () => string; ended: Promise<void> }>((resolve, reject) => {
+        const url = new URL(server.url);
+        const req = httpRequest({ host: url.hostname, port: url.port, path: '/admin/v1/requests/tail', headers: { cookie }, agent: false }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            text += chunk;
+          });
+          const ended = new Promise<void>((done) => res.on('close', () => done()));
+          resolve({ text: () => text, ended });
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const tail = await openTail(cookieOf(mine));
+    const otherTail = await openTail(cookieOf(other));
+    const out = await send(server.url, '/ui/api/session', { method: 'DELETE', headers: { cookie: cookieOf(mine), 'x-csrf-token': mine.json().csrf_token as string } });
+    assert.equal(out.status, 204);
+    await tail.ended;
+    assert.match(tail.text(), /event: closed\ndata: \{"reason":"signed_out"\}/);
+    assert.doesNotMatch(otherTail.text(), /event: closed/, "the same key's other session keeps its tail");
+    await send(server.url, '/ui/api/session', { method: 'DELETE', headers: { cookie: cookieOf(other), 'x-csrf-token': other.json().csrf_token as string } });
+    await otherTail.ended;
   });
 
   it("a revoked key's session stops working", async () => {
