@@ -12,6 +12,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createSampleInferBody, runInterleaved, runLoad, type LoadResult, type LoadSpec } from '../lib/closed-loop-load.ts';
 import { copyRepository, ensureBuilt, type RunningProcess } from '../lib/herd-process.ts';
+import { diffThreadCpu, readThreadCpu } from '../lib/thread-cpu.ts';
 import { isWrkInstalled, runWrkLoad } from '../lib/wrk-load.ts';
 
 const args = process.argv.slice(2);
@@ -19,6 +20,8 @@ const option = (name: string, fallback: string) => (args.includes(name) ? (args[
 const seconds = Number(option('--seconds', '20'));
 const concurrency = Number(option('--concurrency', '8'));
 const baseline = args.includes('--baseline') ? option('--baseline', '') : undefined;
+// add_sub (the cheapest inference there is: the worst case for a fixed per-request cost) or mlp_2048 (FP32[768]).
+const model = option('--model', 'add_sub');
 const useWrk = isWrkInstalled();
 const load = (spec: LoadSpec) => (useWrk ? runWrkLoad(spec) : runLoad(spec));
 
@@ -74,20 +77,28 @@ async function startServer(root: string, repository: string, extra: string[]): P
 
 ensureBuilt();
 const sink = await startSink();
-const repository = copyRepository(['add_sub']);
+const repository = copyRepository([model]);
 const traceOn = ['level=TIMESTAMPS', 'rate=1', 'mode=opentelemetry', `opentelemetry,url=${sink.url}`, 'opentelemetry,bsp_schedule_delay=200'].flatMap((v) => ['--trace-config', v]);
 const servers: Record<string, RunningProcess> = {
   off: await startServer(resolve('.'), repository, []),
   on: await startServer(resolve('.'), repository, traceOn),
 };
 if (baseline) servers['main'] = await startServer(resolve(baseline), repository, []);
-const { body, headers } = createSampleInferBody('add_sub');
-const spec = (url: string, durationMs: number): LoadSpec => ({ origin: url, path: '/v2/models/add_sub/infer', body, headers, concurrency, durationMs });
+const { body, headers } = createSampleInferBody(model);
+const spec = (url: string, durationMs: number): LoadSpec => ({ origin: url, path: `/v2/models/${model}/infer`, body, headers, concurrency, durationMs });
 // Warm-up: JIT, the ONNX session, connection pools.
 for (const s of Object.values(servers)) await load(spec(s.url, 2000));
 const before = sink.exports();
+// CPU the server's threads spent per answered request: on a shared host it moves far less with the neighbours' load than req/s.
+const cpuUs: Record<string, number> = Object.fromEntries(Object.keys(servers).map((k) => [k, 0]));
+const measured = async (name: string, server: RunningProcess, ms: number): Promise<LoadResult> => {
+  const start = readThreadCpu(server.child.pid as number);
+  const result = await load(spec(server.url, ms));
+  cpuUs[name] = (cpuUs[name] ?? 0) + diffThreadCpu(start, readThreadCpu(server.child.pid as number)).total;
+  return result;
+};
 const results: Record<string, LoadResult> = await runInterleaved(
-  Object.fromEntries(Object.entries(servers).map(([k, s]) => [k, (ms: number) => load(spec(s.url, ms))])),
+  Object.fromEntries(Object.entries(servers).map(([k, s]) => [k, (ms: number) => measured(k, s, ms)])),
   seconds * 1000,
   2000,
   200,
@@ -101,14 +112,11 @@ const commit = execSync('git rev-parse --short HEAD').toString().trim();
 // The baseline tree has no .git: the commit it was archived from is written beside it (COMMIT).
 const mainCommit = baseline && existsSync(join(baseline, 'COMMIT')) ? readFileSync(join(baseline, 'COMMIT'), 'utf8').trim() : 'unknown';
 const date = new Date().toISOString().slice(0, 10);
-const row = (name: string, r: LoadResult, ref: LoadResult) =>
-  `| ${name} | ${r.requests} | ${r.perSecond.toFixed(0)} | ${((100 * r.perSecond) / ref.perSecond).toFixed(1)}% | ${(r.p50us / 1000).toFixed(2)} | ${(r.p99us / 1000).toFixed(2)} | ${
-    r.errors +
-    Object.entries(r.statuses)
-      .filter(([k]) => k !== '200')
-      .reduce((n, [, v]) => n + v, 0)
-  } |`;
 const off = results['off'] as LoadResult;
+const cpuPerRequest = (name: string) => (cpuUs[name] ?? 0) / Math.max(1, (results[name] as LoadResult).requests);
+const refused = (r: LoadResult) => r.errors + Object.entries(r.statuses).reduce((n, [status, count]) => n + (status === '200' ? 0 : count), 0);
+const row = (name: string, r: LoadResult) =>
+  `| ${name} | ${r.requests} | ${r.perSecond.toFixed(0)} | ${((100 * r.perSecond) / off.perSecond).toFixed(1)}% | ${cpuPerRequest(name).toFixed(1)} | ${((100 * cpuPerRequest('off')) / cpuPerRequest(name)).toFixed(1)}% | ${(r.p50us / 1000).toFixed(2)} | ${(r.p99us / 1000).toFixed(2)} | ${refused(r)} |`;
 const lines = [
   `# Serving spans: tracing off vs on (${date})`,
   '',
@@ -116,14 +124,17 @@ const lines = [
     .map((l) => l.toFixed(1))
     .join(' ')}. Commit ${commit}${baseline ? ` (baseline: main at ${mainCommit}, built from \`git archive main\`)` : ''}.`,
   '',
-  `\`npx tsx bench/serving/serving-tracing-bench.ts --seconds ${seconds} --concurrency ${concurrency}${baseline ? ' --baseline …' : ''}\`: KServe HTTP binary infer of the ONNX add_sub`,
+  `\`npx tsx bench/serving/serving-tracing-bench.ts --model ${model} --seconds ${seconds} --concurrency ${concurrency}${baseline ? ' --baseline …' : ''}\`: KServe HTTP binary infer of the ONNX ${model}`,
   `(the fast path), ${useWrk ? 'wrk (one thread)' : 'undici'} closed loop, ${concurrency} connections; the servers run side by side and take 2 s windows in turn`,
   `(${seconds} s each in all), after a 2 s warm-up each. \`on\`: \`--trace-config mode=opentelemetry level=TIMESTAMPS rate=1\` exporting`,
-  'every request (InferRequest, add_sub, compute: 3 spans with 15 events) by OTLP/HTTP protobuf to a local receiver in the bench process.',
+  `every request (InferRequest, ${model}, compute: 3 spans, 11 events) by OTLP/HTTP protobuf to a local receiver in the bench process.`,
   '',
-  '| server | requests | req/s | vs off | p50 ms | p99 ms | errors |',
-  '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
-  ...Object.entries(results).map(([k, r]) => row(k, r, off)),
+  "`CPU µs/req`: all the server's threads (/proc), per answered request; `capacity vs off`: off's CPU per request over this one's,",
+  'the throughput share a CPU-bound server keeps (req/s moves with the neighbours on a shared host, CPU per request much less).',
+  '',
+  '| server | requests | req/s | req/s vs off | CPU µs/req | capacity vs off | p50 ms | p99 ms | errors |',
+  '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ...Object.entries(results).map(([k, r]) => row(k, r)),
   '',
   `Exported during the measured windows: ${exported.requests - before.requests} OTLP requests, ${((exported.bytes - before.bytes) / 2 ** 20).toFixed(1)} MiB` +
     ` (${((exported.bytes - before.bytes) / Math.max(1, (results['on'] as LoadResult).requests)).toFixed(0)} B per traced request).`,
@@ -131,4 +142,4 @@ const lines = [
 const text = `${lines.join('\n')}\n`;
 process.stdout.write(text);
 mkdirSync('bench/results', { recursive: true });
-writeFileSync(`bench/results/serving-tracing-${date}.md`, text);
+writeFileSync(`bench/results/serving-tracing-${date}-${model}.md`, text);
