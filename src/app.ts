@@ -135,7 +135,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   // The gateway exists when herd.yaml names models: a serving-only deployment opens no key store.
   // type: triton deployments without base_url run this repository's models in process, through this port.
   const inferencePort = createServingInferencePort(inference);
-  const gateway = Object.keys(config.models).length > 0 ? await startGateway(config, env, log, registry, inferencePort) : undefined;
+  const gateway = Object.keys(config.models).length > 0 ? await startGateway(config, env, log, registry, inferencePort, tracing) : undefined;
   if (gateway) {
     chatPort = createServingChatPort({ flow: gateway.flow, authenticator: gateway.auth.authenticator, identity: config.serving.identity, env });
   }

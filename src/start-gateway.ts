@@ -29,6 +29,8 @@ import { mapErrorToAnthropic } from './http/map-anthropic-error.ts';
 import { mapErrorToOpenAI } from './http/map-openai-error.ts';
 import { registerGatewayRequestMetrics } from './metrics/gateway-metrics.ts';
 import { registerGatewayStateMetrics } from './metrics/gateway-state-metrics.ts';
+import { registerGenAiClientMetrics } from './metrics/genai-client-metrics.ts';
+import { NO_FLOW_TRACING, type FlowTracing } from './gateway/flow/flow-tracing.ts';
 
 export interface GatewayFlowParts {
   env: NodeJS.ProcessEnv;
@@ -47,12 +49,15 @@ export interface GatewayFlowParts {
   admission?: boolean;
   /** Prompt-cache affinity's store (Redis when configured); absent: this process's memory, if routes.affinity is on. */
   affinity?: AffinityStore;
+  /** Spans per exchange, operation and attempt (the tracer and tracing.capture_content); absent: none. */
+  tracing?: FlowTracing;
 }
 
 /** The chat service and the gateway flows over the opened parts: `herd serve` and the flow microbenchmark build them here. */
 export function createGatewayFlow(config: HerdConfig, parts: GatewayFlowParts): { chat: ChatService; flow: ChatGateway; embeddings: EmbeddingsGateway } {
   const { env, limits, cache, billing, registry, log } = parts;
   const chat = createChatService({
+    ...(registry ? { meter: registerGenAiClientMetrics(registry) } : {}),
     config,
     env,
     admission: parts.admission === false ? undefined : limits.admission,
@@ -68,6 +73,7 @@ export function createGatewayFlow(config: HerdConfig, parts: GatewayFlowParts): 
     keyLimits: limits.keys,
     log,
     observer,
+    tracing: parts.tracing ?? NO_FLOW_TRACING,
     errorStatus: (error, dialect) => (dialect === 'anthropic-messages' ? mapErrorToAnthropic(error) : mapErrorToOpenAI(error)).status,
   });
   // Embeddings run through the same flow: the chat service's catalog, provider pools, breakers and load
@@ -85,6 +91,7 @@ export function gatewayRoutesOf(gateway: RunningGateway, config: HerdConfig, log
       authenticator: gateway.auth.authenticator,
       recordRefusal: gateway.admin.audit.record.bind(gateway.admin.audit),
       inFlight: gateway.inFlight,
+      tracer: gateway.tracing.tracer,
       ...ledgerHealthOf(gateway.ledger, config),
       log,
     },
@@ -117,11 +124,19 @@ export interface RunningGateway {
   /** Undefined with `billing.ledger: off`. */
   ledger: Ledger | undefined;
   billing: BillingService | undefined;
+  tracing: FlowTracing;
   close(): Promise<void>;
 }
 
 /** Keys, limits, cache, ledger and the chat service, opened in order and closed in reverse; their metrics on `registry`. */
-export async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, log: (line: string) => void, registry: Registry, inference: InferencePort): Promise<RunningGateway> {
+export async function startGateway(
+  config: HerdConfig,
+  env: NodeJS.ProcessEnv,
+  log: (line: string) => void,
+  registry: Registry,
+  inference: InferencePort,
+  tracing: FlowTracing = NO_FLOW_TRACING,
+): Promise<RunningGateway> {
   const auth = await createGatewayAuth(config.auth, env);
   let limits: GatewayLimits | undefined;
   let cache: ResponseCache | undefined;
@@ -156,7 +171,7 @@ export async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, l
     } else {
       log('billing.ledger is off: requests are not priced or recorded, and key budgets are not enforced');
     }
-    const { chat, flow, embeddings } = createGatewayFlow(config, { env, limits, cache, billing, registry, log, inference, ...(affinity ? { affinity } : {}) });
+    const { chat, flow, embeddings } = createGatewayFlow(config, { env, limits, cache, billing, registry, log, inference, tracing, ...(affinity ? { affinity } : {}) });
     for (const warning of checkTritonDeployments(chat.catalog, inference)) log(`warning: ${warning}`);
     // The admin API's service (/admin/v1, /v1/me) and its sign-in audit, over the same store, ledger and catalogue.
     const admin = createAdminParts({
@@ -201,6 +216,7 @@ export async function startGateway(config: HerdConfig, env: NodeJS.ProcessEnv, l
       inFlight,
       ledger,
       billing,
+      tracing,
       async close() {
         await admin.audit.close();
         await chat.close();

@@ -18,7 +18,7 @@ const args = process.argv.slice(2);
 const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
 const ROWS = Number(option('--rows') ?? 100_000);
 const ROUNDS = Number(option('--rounds') ?? 200);
-/** The 30-day aggregates read every row of the range: fewer rounds keep a run within minutes. */
+/** The 30-day aggregates (the daily rollup plus the edge days' rows): fewer rounds keep a run within minutes. */
 const REPORT_ROUNDS = Number(option('--report-rounds') ?? 20);
 const tag = option('--tag');
 const url = process.env['DATABASE_URL'];

@@ -30,8 +30,12 @@ export interface ChatPortRequest {
   origin: string;
   /** Aborted when the Triton client went away or cancelled. */
   signal?: AbortSignal;
-  /** W3C traceparent of the serving span making the call (an llm model's compute span): the gateway's spans become its children. */
+  /**
+   * The W3C traceparent of the calling step's span (an llm model's), so the gateway's operation and attempts join
+   * its trace; absent or tracing off: the gateway's spans start their own. tracestate rides along in traceState.
+   */
   traceparent?: string;
+  traceState?: string;
 }
 
 export interface ChatPortUsage {

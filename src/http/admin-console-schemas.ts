@@ -64,6 +64,7 @@ export const requestJson = z.object({
   usd_micros: money,
   list_usd_micros: money,
   saved_micros: money,
+  trace_id: z.string().nullable().describe('The W3C trace id of its spans when tracing was on (docs/observability.md)'),
 });
 export const attemptJson = z.object({
   attempt: z.int(),

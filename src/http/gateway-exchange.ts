@@ -24,6 +24,8 @@ import { usesSessionCookie } from './console/session-cookie.ts';
 import type { StreamLimits } from './sse-writer.ts';
 import { type GatewayStreamAnswer, writeGatewayStream } from './write-gateway-stream.ts';
 import { writeJsonAnswer } from './write-json-answer.ts';
+import { startServerSpan, endServerSpan } from './gateway-server-span.ts';
+import type { TraceParent, Tracer } from '../tracing/index.ts';
 
 export interface ExchangeDeps {
   gateway: ChatGateway;
@@ -39,6 +41,8 @@ export interface ExchangeDeps {
   inFlight?: InFlightCount | undefined;
   /** The console's playground: its session cookie (admin, CSRF token) when a request sends no key. */
   session?: Pick<ConsoleSessionAuth, 'authenticateModelCall'> | undefined;
+  /** One SERVER span per exchange (tracing on), its parent the request's traceparent. */
+  tracer?: Tracer | undefined;
 }
 
 /** A count the exchanges keep and a gauge reads. */
@@ -55,6 +59,8 @@ export interface ExchangeCall {
   started: number;
   /** The ledger's id for this request, already in the answer's headers (the edge's requestIdHeaders). */
   requestId: string;
+  /** The exchange's SERVER span: the gateway operation's parent. */
+  traceParent: TraceParent | undefined;
   /** Marks the request as the flow's (the flow counts its failures from now on); the signal aborts when the client leaves. */
   handOver(): AbortLink;
 }
@@ -91,6 +97,8 @@ export async function runGatewayExchange<F>(
   for (const name of operation.edge.requestIdHeaders) res.setHeader(name, requestId);
   const inFlight = deps.inFlight;
   if (inFlight) inFlight.value += 1;
+  const span = startServerSpan(deps.tracer, req, requestId);
+  let failure: HerdError | undefined;
   try {
     if (deps.authenticator.isOpen()) await deps.authenticator.confirmOpen();
     // Only a request that sends no key and has a cookie looks at it: every other request pays one header read.
@@ -99,14 +107,15 @@ export async function runGatewayExchange<F>(
     if (auth instanceof HerdError) throw auth;
     key = auth.key;
     parsed = parseJsonBody(body);
-    const answer = await operation.run(deps, { req, key, body: parsed, started, requestId, handOver });
+    const answer = await operation.run(deps, { req, key, body: parsed, started, requestId, traceParent: span?.context(), handOver });
     if (answer.kind === 'json') await writeJsonAnswer(req, res, deps.isClosing(), 200, answer.headers, answer.text);
     else await writeGatewayStream(answer, operation.edge, res, { limits: deps.streams, closing: deps.isClosing(), started });
   } catch (err) {
     const error = toHerdError(err);
+    failure = error;
     if (!handedOver) operation.refused(deps, error);
     if (deps.recordRefusal) recordRefusal(deps.recordRefusal, error, key, parsed ?? peekBody(body), req, requestId);
-    if (error.code === 'INTERNAL') deps.log?.(`gateway error: ${formatErrorForLog(err)}`);
+    if (error.code === 'INTERNAL') deps.log?.(`gateway error (request ${requestId}${span === undefined ? '' : `, trace ${span.context().traceId}`}): ${formatErrorForLog(err)}`);
     if (res.headersSent) {
       if (!res.writableEnded) res.end();
       return;
@@ -117,6 +126,7 @@ export async function runGatewayExchange<F>(
     );
   } finally {
     if (inFlight) inFlight.value -= 1;
+    if (span !== undefined) endServerSpan(span, res, failure);
   }
 }
 
@@ -167,6 +177,7 @@ export function createCodecOperation<D, F>(codec: IngressCodec<D, F>, edge: Dial
         passThrough: body !== undefined,
         body,
         requestId: call.requestId,
+        traceParent: call.traceParent,
       });
       if (answer.kind === 'stream') {
         const meta = answer.stream.meta;

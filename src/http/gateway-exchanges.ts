@@ -43,7 +43,14 @@ const embeddingsOperation: ExchangeOperation<StreamFailure> = {
     const signal = call.handOver();
     const embeddings = deps.embeddings;
     if (embeddings === undefined) throw new HerdError('NOT_FOUND', 'embeddings are not configured on this server');
-    const answer = await embeddings.handle(request, { key: call.key, headers: call.req.headers, signal, dialect: 'openai-embeddings', requestId: call.requestId });
+    const answer = await embeddings.handle(request, {
+      key: call.key,
+      headers: call.req.headers,
+      signal,
+      dialect: 'openai-embeddings',
+      requestId: call.requestId,
+      traceParent: call.traceParent,
+    });
     return { kind: 'json', headers: herdHeaders(answer.meta, call.started), text: JSON.stringify(convertEmbeddingsResponse(answer, request.encodingFormat)) };
   },
 };
@@ -69,6 +76,7 @@ export function createGatewayExchanges(deps: OpenAIDeps, isClosing: () => boolea
     recordRefusal: deps.recordRefusal,
     inFlight: deps.inFlight,
     session: deps.session,
+    tracer: deps.tracer,
   };
   const route = <F>(operation: ExchangeOperation<F>): GatewayRoute => ({
     exchange: (req, res, body, started) => runGatewayExchange(exchangeDeps, operation, req, res, body, started),

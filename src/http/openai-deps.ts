@@ -7,6 +7,7 @@ import type { Authenticator } from '../gateway/keys/authenticator.ts';
 import type { RecordRefusal } from '../gateway/flow/refusals.ts';
 import type { ConsoleSessionAuth } from './console/session-auth.ts';
 import type { InFlightCount } from './gateway-exchange.ts';
+import type { Tracer } from '../tracing/index.ts';
 
 export interface OpenAIDeps {
   /** The request flow (limits, cache, budget, routing, billing), model listing and health. */
@@ -23,4 +24,6 @@ export interface OpenAIDeps {
   inFlight?: InFlightCount;
   /** The console's session cookie on /v1 (the playground), when the console is served. */
   session?: ConsoleSessionAuth;
+  /** Spans for each exchange (the no-op tracer when tracing is off). */
+  tracer?: Tracer;
 }

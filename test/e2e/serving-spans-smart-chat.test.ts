@@ -1,6 +1,6 @@
 // smart_chat (token_counter → model_router → chat, an llm step) traced end to end in OpenTelemetry mode: one
 // trace from the client's traceparent through the ensemble's steps to the llm step's compute span, whose
-// traceparent the gateway call carries on (the gateway's own spans and the upstream's header are its children).
+// traceparent the gateway call carries on: the gateway's operation and attempt spans and the upstream's traceparent join under it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -70,10 +70,7 @@ routes:
   // The gateway's part (its spans, the traceparent sent upstream) joins under the llm step's compute span.
   const sent = upstream.requests.at(-1)?.headers['traceparent'];
   const gatewaySpans = receiver.spans.filter((s) => !serving.includes(s));
-  if (sent === undefined && gatewaySpans.length === 0) {
-    t.diagnostic('the gateway passes no traceparent upstream on this branch: the gateway half is checked where its spans land');
-    return;
-  }
+  assert.ok(gatewaySpans.length > 0, 'the gateway operation and its attempt are in the trace');
   const upstreamParent = parseTraceParent(String(sent));
   assert.equal(upstreamParent?.traceId, traceId);
   const ids = new Set(receiver.spans.map((s) => s.spanId));

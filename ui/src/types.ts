@@ -73,6 +73,7 @@ export interface RequestJson {
   usd_micros: number;
   list_usd_micros: number;
   saved_micros: number;
+  trace_id: string | null;
 }
 
 export interface AttemptJson {

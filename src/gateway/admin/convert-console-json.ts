@@ -36,6 +36,7 @@ export function convertRequestToJson(r: RequestRecord) {
     usd_micros: r.usdMicros,
     list_usd_micros: r.listUsdMicros,
     saved_micros: r.savedMicros,
+    trace_id: r.traceId ?? null,
   };
 }
 

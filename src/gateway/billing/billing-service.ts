@@ -31,6 +31,8 @@ export interface BillingServiceOptions {
 
 export interface FinishBase {
   requestId: string;
+  /** The request's trace (tracing on): the ledger row's trace_id, so a row leads to its spans. */
+  traceId?: string | undefined;
   /** The key (KeyInfo fits): its team, tags and metadata land in the request row. */
   key: {
     id: string;
@@ -168,6 +170,7 @@ export class BillingService {
         keyId: input.key.id,
         keyName: input.key.name,
         teamId: input.key.team?.id,
+        traceId: input.traceId,
         teamName: input.key.team?.name,
         keyTags: input.key.tags,
         keyMetadata: input.key.metadata,

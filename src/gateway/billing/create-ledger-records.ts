@@ -13,6 +13,7 @@ export interface RequestFacts {
   /** The key's team, tags and metadata (RequestRecord's columns of the same names). */
   teamId?: string | undefined;
   teamName?: string | undefined;
+  traceId?: string | undefined;
   keyTags?: readonly string[] | undefined;
   keyMetadata?: Readonly<Record<string, string>> | undefined;
   origin?: string | undefined;
@@ -72,6 +73,7 @@ export function createLedgerRecords(request: RequestFacts, answer: AnswerFacts, 
     keyName: request.keyName,
     teamId: request.teamId,
     teamName: request.teamName,
+    traceId: request.traceId,
     keyTags: request.keyTags,
     keyMetadata: request.keyMetadata,
     origin: request.origin,

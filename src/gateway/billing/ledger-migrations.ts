@@ -1,6 +1,7 @@
 // The ledger schema as numbered migrations (scope 'ledger' in schema_migrations), each one SQL text
 // that SQLite and PostgreSQL both run unchanged. Money: integer micros (BIGINT); times: epoch ms (UTC).
 import type { SqliteMigration } from '../storage/apply-sqlite-migrations.ts';
+import { CREATE_LEDGER_DAILY, buildDailyUpsert } from './ledger-daily.ts';
 
 export const LEDGER_SCOPE = 'ledger';
 
@@ -219,5 +220,21 @@ export const ledgerMigrations: readonly SqliteMigration[] = [
       -- exact error status read it, and ok rows cost it no write. Status 'ok' reads ledger_requests_started.
       CREATE INDEX ledger_requests_failed_started ON ledger_requests (started_at) WHERE status <> 'ok';
     `,
+  },
+  {
+    version: 8,
+    name: 'requests: trace_id',
+    sql: `
+      -- The W3C trace id (32 hex) of the request's spans when tracing was on: a ledger row leads to its trace.
+      ALTER TABLE ledger_requests ADD COLUMN trace_id TEXT;
+    `,
+  },
+  {
+    version: 9,
+    name: 'ledger_daily: the daily rollup of requests, backfilled',
+    // The console's 30-day reports read the rollup for whole UTC days instead of every row
+    // (docs/decisions/console-spend-rollup.md); every batch adds its inserted rows in its own transaction.
+    sql: `${CREATE_LEDGER_DAILY}
+      ${buildDailyUpsert('ledger_requests', '1 = 1')};`,
   },
 ];

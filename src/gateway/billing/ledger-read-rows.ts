@@ -66,6 +66,8 @@ export function convertRowToRequest(row: Row): RequestRecord {
     priceEffectiveAt: optionalInt(row.price_effective_at),
     startedAt: int(row.started_at),
     finishedAt: int(row.finished_at),
+    // Only when traced: a record read back equals the one written, which names no trace when tracing was off.
+    ...(typeof row.trace_id === 'string' ? { traceId: row.trace_id } : {}),
   };
 }
 

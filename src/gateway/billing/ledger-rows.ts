@@ -60,6 +60,8 @@ export const REQUEST_COLUMNS = [
   'team_name',
   'key_tags',
   'key_metadata',
+  // Migration 8.
+  'trace_id',
 ] as const;
 
 export const ATTEMPT_COLUMNS = [
@@ -137,6 +139,7 @@ export function convertRequestToValues(r: RequestRecord, inline?: InlineAttempt)
     orNull(r.teamName),
     r.keyTags === undefined || r.keyTags.length === 0 ? null : JSON.stringify(r.keyTags),
     r.keyMetadata === undefined || Object.keys(r.keyMetadata).length === 0 ? null : JSON.stringify(r.keyMetadata),
+    orNull(r.traceId),
   ];
 }
 

@@ -126,6 +126,8 @@ export interface RequestRecord extends TokenColumns, CostColumns {
   keyName: string | undefined;
   /** The key's team at the time; undefined: none. */
   teamId?: string | undefined;
+  /** The request's trace id (tracing on), the spans' W3C trace id; undefined: not traced. */
+  traceId?: string | undefined;
   teamName?: string | undefined;
   /** The key's tags and metadata at the time (stored as JSON); undefined: none. */
   keyTags?: readonly string[] | undefined;

@@ -39,7 +39,7 @@ import { LedgerWriteQueue, type LedgerEntry } from './ledger-write-queue.ts';
 import { toSafeMicros, type Micros } from './money.ts';
 import { buildUsageQuery } from './usage-query.ts';
 import { convertRowToAttempt, convertRowToRequest, convertRowToSpendTotal } from './ledger-read-rows.ts';
-import { checkTime } from './page-cursor.ts';
+import { checkTime, createBinder } from './page-cursor.ts';
 import { assembleRequestPage, buildRequestDetailQueries, buildRequestListQuery } from './request-list-query.ts';
 import { assembleUsagePage, buildSpendTotalsQuery, buildUsagePageQuery } from './usage-page-query.ts';
 import { createPostgresPool } from '../storage/create-postgres-pool.ts';
@@ -267,7 +267,8 @@ export class PostgresLedger implements Ledger {
     checkTime('since', sinceMs);
     checkTime('until', untilMs);
     return this.runner.guard(async () => {
-      const { rows } = await this.pool.query(buildSpendTotalsQuery('postgres'), [Math.round(sinceMs), Math.round(untilMs)]);
+      const { sql, params } = buildSpendTotalsQuery('postgres', sinceMs, untilMs);
+      const { rows } = await this.pool.query(sql, params);
       return rows.map(convertRowToSpendTotal);
     });
   }
@@ -294,7 +295,8 @@ export class PostgresLedger implements Ledger {
   async usage(query: UsageQuery): Promise<UsageRow[]> {
     this.requireOpened();
     return this.runner.guard(async () => {
-      const { rows } = await this.pool.query(buildUsageQuery('postgres', query.by), [Math.round(query.sinceMs), Math.round(query.untilMs ?? this.now())]);
+      const { params, bind } = createBinder('postgres');
+      const { rows } = await this.pool.query(buildUsageQuery('postgres', query.by, bind, query.sinceMs, query.untilMs ?? this.now()), params);
       return rows.map(convertUsageRow);
     });
   }

@@ -14,6 +14,7 @@ export const REQUEST_READ_COLUMNS = [
   'key_name',
   'team_id',
   'team_name',
+  'trace_id',
   'key_tags',
   'key_metadata',
   'origin',

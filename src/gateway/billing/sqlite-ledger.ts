@@ -42,7 +42,8 @@ import { LedgerSpool } from './ledger-spool.ts';
 import { LedgerWriteQueue, type LedgerEntry } from './ledger-write-queue.ts';
 import { buildUsageQuery } from './usage-query.ts';
 import { convertRowToAttempt, convertRowToRequest, convertRowToSpendTotal } from './ledger-read-rows.ts';
-import { checkTime } from './page-cursor.ts';
+import { checkTime, createBinder } from './page-cursor.ts';
+import { buildDailyUpsert } from './ledger-daily.ts';
 import { assembleRequestPage, buildRequestDetailQueries, buildRequestListQuery } from './request-list-query.ts';
 import { assembleUsagePage, buildSpendTotalsQuery, buildUsagePageQuery } from './usage-page-query.ts';
 
@@ -121,6 +122,8 @@ export class SqliteLedger implements Ledger {
       // request's own row): one attempt, one row, whichever table holds it.
       insertAttempt: db.prepare(`INSERT INTO ledger_attempts (${ATTEMPT_COLUMNS.join(', ')}) SELECT ${ATTEMPT_COLUMNS.map(() => '?').join(', ')}
         WHERE NOT EXISTS (SELECT 1 FROM ledger_requests WHERE request_id = ? AND attempt_outcome IS NOT NULL) ON CONFLICT DO NOTHING`),
+      // The rollup of the rows this batch inserted (ids as a JSON array): one upsert per (day, group).
+      rollUp: db.prepare(buildDailyUpsert('ledger_requests', 'request_id IN (SELECT value FROM json_each(?))')),
       usage: new Map<UsageGroup, Database.Statement>(),
       spendTotals: undefined as Database.Statement | undefined,
     };
@@ -187,8 +190,9 @@ export class SqliteLedger implements Ledger {
     checkTime('since', sinceMs);
     checkTime('until', untilMs);
     return this.guard(() => {
-      this.sql.spendTotals ??= this.db.prepare(buildSpendTotalsQuery('sqlite'));
-      return (this.sql.spendTotals.all(Math.round(sinceMs), Math.round(untilMs)) as Record<string, unknown>[]).map(convertRowToSpendTotal);
+      const { sql, params } = buildSpendTotalsQuery('sqlite', sinceMs, untilMs);
+      this.sql.spendTotals ??= this.db.prepare(sql);
+      return (this.sql.spendTotals.all(params) as Record<string, unknown>[]).map(convertRowToSpendTotal);
     });
   }
 
@@ -213,9 +217,12 @@ export class SqliteLedger implements Ledger {
 
   async usage(query: UsageQuery): Promise<UsageRow[]> {
     return this.guard(() => {
+      // The text depends on the grouping alone (the range is all parameters): one statement per grouping.
+      const { params, bind } = createBinder('sqlite');
+      const sql = buildUsageQuery('sqlite', query.by, bind, query.sinceMs, query.untilMs ?? this.now());
       let statement = this.sql.usage.get(query.by);
-      if (!statement) this.sql.usage.set(query.by, (statement = this.db.prepare(buildUsageQuery('sqlite', query.by))));
-      const rows = statement.all(Math.round(query.sinceMs), Math.round(query.untilMs ?? this.now())) as Record<string, unknown>[];
+      if (!statement) this.sql.usage.set(query.by, (statement = this.db.prepare(sql)));
+      const rows = statement.all(params) as Record<string, unknown>[];
       return rows.map(convertUsageRow);
     });
   }
@@ -239,12 +246,15 @@ export class SqliteLedger implements Ledger {
     this.guard(() =>
       this.db
         .transaction(() => {
+          // Only rows actually inserted are rolled up: a replayed batch (spool, recovered intents) adds nothing twice.
+          const inserted: string[] = [];
           for (const { request, attempts } of entries) {
             const inline = findInlineAttempt(request, attempts);
-            this.sql.insertRequest.run(convertRequestToValues(request, inline));
+            if (this.sql.insertRequest.run(convertRequestToValues(request, inline)).changes === 1) inserted.push(request.requestId);
             if (inline) continue;
             for (const attempt of attempts) this.sql.insertAttempt.run([...convertAttemptToValues(attempt), attempt.requestId]);
           }
+          if (inserted.length > 0) this.sql.rollUp.run(JSON.stringify(inserted));
         })
         .immediate(),
     );

@@ -6,7 +6,7 @@ import { convertUsageRow } from './ledger-rows.ts';
 import { toSafeMicros } from './money.ts';
 import { checkLimit, checkTime, createBinder, decodeCursor, encodeCursor } from './page-cursor.ts';
 import type { BuiltQuery } from './request-list-query.ts';
-import { buildUsageSelect, type SqlDialect } from './usage-query.ts';
+import { buildSpendTotalsSelect, buildUsageSelect, type SqlDialect } from './usage-query.ts';
 
 export const MAX_USAGE_PAGE = 1000;
 
@@ -39,8 +39,8 @@ export function buildUsagePageQuery(dialect: SqlDialect, query: UsagePageQuery, 
   checkTime('until', untilMs);
   const cursor = query.cursor === undefined ? undefined : decodeUsageCursor(query.cursor, query.by);
   const { params, bind } = createBinder(dialect);
-  bind(Math.round(query.sinceMs));
-  bind(Math.round(untilMs));
+  // The grouped rows come first in the text: SQLite binds `?` in text order, so the range is bound first.
+  const select = buildUsageSelect(dialect, query.by, bind, query.sinceMs, untilMs);
   const text = dialect === 'postgres' ? ' COLLATE "C"' : '';
   const grp = `grp${text}`;
   const currency = `currency${text}`;
@@ -53,25 +53,18 @@ export function buildUsagePageQuery(dialect: SqlDialect, query: UsagePageQuery, 
     const tail = `(${grp} > ${bind(cursor.group)} OR (grp = ${bind(cursor.group)} AND ${currency} > ${bind(cursor.currency)}))`;
     after = `CASE WHEN ${cost}${tail} THEN 1 ELSE 0 END`;
   }
-  // The grouped rows come first in the text: SQLite binds `?` in text order, and (since, until) were bound first.
   const sql = `
-    WITH u AS (${buildUsageSelect(dialect, query.by)})
+    WITH u AS (${select})
     SELECT w.* FROM (SELECT u.*, COUNT(*) OVER () AS total_groups, ${after} AS after_cursor FROM u) AS w
     ORDER BY after_cursor DESC, ${order}
     LIMIT ${query.limit + 1}`;
   return { sql, params };
 }
 
-/** Sums are CAST to BIGINT so pg does not return NUMERIC. */
-export function buildSpendTotalsQuery(dialect: SqlDialect): string {
-  const p = dialect === 'postgres' ? ['$1', '$2'] : ['?', '?'];
-  return `
-    SELECT currency, COUNT(*) AS requests, CAST(SUM(cost_micros) AS BIGINT) AS cost_micros,
-      CAST(SUM(usd_micros) AS BIGINT) AS usd_micros, CAST(SUM(list_usd_micros) AS BIGINT) AS list_usd_micros
-    FROM ledger_requests
-    WHERE started_at >= ${p[0]} AND started_at < ${p[1]}
-    GROUP BY currency
-    ORDER BY currency`;
+/** Totals per currency of [since, until): the rollup's whole days and the edges' raw rows (usage-query.ts). */
+export function buildSpendTotalsQuery(dialect: SqlDialect, sinceMs: number, untilMs: number): BuiltQuery {
+  const { params, bind } = createBinder(dialect);
+  return { sql: buildSpendTotalsSelect(bind, sinceMs, untilMs), params };
 }
 
 /** The statement's rows as a UsagePage: rows before the cursor only carried the count; the extra row says a next page exists. */

@@ -1,58 +1,77 @@
-// The usage report's one SQL statement, for both dialects: the only differences are the UTC-day
-// expression and the parameter placeholders. Sums are CAST to BIGINT so pg does not return NUMERIC.
+// The usage report's one SQL statement, for both dialects: the rollup (ledger_daily) for the whole UTC days
+// of the range, the raw rows for the partial days at its edges, one UNION ALL grouped again (ledger-daily.ts).
 import type { UsageGroup } from './ledger.ts';
+import { DAILY_SUMS, RAW_SUMS, bindRange } from './ledger-daily.ts';
 
 export type SqlDialect = 'sqlite' | 'postgres';
 
 // Rows group on the whole UTC day number (integer division of epoch ms); only each group's day is formatted,
 // not every row's (bench/results/console-ledger-2026-12-07.md: formatting each row cost most of a 30-day report).
 const DAY_NUMBER = 'started_at / 86400000';
-const DAY: Record<SqlDialect, string> = {
-  sqlite: `strftime('%Y-%m-%d', (${DAY_NUMBER}) * 86400, 'unixepoch')`,
-  postgres: `to_char(to_timestamp((${DAY_NUMBER}) * 86400) AT TIME ZONE 'UTC', 'YYYY-MM-DD')`,
+const FORMAT_DAY: Record<SqlDialect, (day: string) => string> = {
+  sqlite: (day) => `strftime('%Y-%m-%d', (${day}) * 86400, 'unixepoch')`,
+  postgres: (day) => `to_char(to_timestamp((${day}) * 86400) AT TIME ZONE 'UTC', 'YYYY-MM-DD')`,
 };
 
-function groupExpression(dialect: SqlDialect, by: UsageGroup): string {
+/** The group's column in the raw rows and in the rollup (which stores NULLs as '-' already). */
+function groupColumns(by: UsageGroup): { raw: string; daily: string } {
   switch (by) {
     case 'day':
-      return DAY[dialect];
+      return { raw: DAY_NUMBER, daily: 'day' };
     case 'model':
-      return "COALESCE(model, '-')";
+      return { raw: "COALESCE(model, '-')", daily: 'model' };
     case 'provider':
-      return "COALESCE(provider, '-')";
+      return { raw: "COALESCE(provider, '-')", daily: 'provider' };
     case 'key':
-      return 'key_id';
+      return { raw: 'key_id', daily: 'key_id' };
     case 'team':
-      return "COALESCE(team_id, '-')";
+      return { raw: "COALESCE(team_id, '-')", daily: 'team_id' };
   }
 }
 
-// Cache hits consumed no upstream tokens: they count as requests and savings, not as usage. saved_micros
-// holds a hit's whole cost, and an upstream answer's prompt-cache read discount: reported apart.
-const upstream = (column: string) => `CAST(SUM(CASE WHEN cache_hit = 0 THEN ${column} ELSE 0 END) AS BIGINT) AS ${column}`;
-const total = (column: string) => `CAST(SUM(${column}) AS BIGINT) AS ${column}`;
+const nameOf = (by: UsageGroup) => (by === 'key' ? 'MAX(key_name)' : by === 'team' ? 'MAX(team_name)' : 'NULL');
+const bigint = (sql: string) => `CAST(${sql} AS BIGINT)`;
 
-export function buildUsageQuery(dialect: SqlDialect, by: UsageGroup): string {
-  return `${buildUsageSelect(dialect, by)}
+export function buildUsageQuery(dialect: SqlDialect, by: UsageGroup, bind: (value: number) => string, sinceMs: number, untilMs: number): string {
+  return `${buildUsageSelect(dialect, by, bind, sinceMs, untilMs)}
     ORDER BY 1, currency`;
 }
 
-/** The grouped rows unsorted, bound to (since, until) as the first two parameters: usage-page-query.ts wraps it. */
-export function buildUsageSelect(dialect: SqlDialect, by: UsageGroup): string {
-  const p = dialect === 'postgres' ? ['$1', '$2'] : ['?', '?'];
+/**
+ * The grouped rows unsorted, the range bound first through `bind` (usage-page-query.ts wraps it). Each part
+ * is grouped on its own (the raw rows of two partial days; at most one rollup row per day and group), then
+ * the two are summed per group: the same figures as grouping every raw row of the range.
+ */
+export function buildUsageSelect(dialect: SqlDialect, by: UsageGroup, bind: (value: number) => string, sinceMs: number, untilMs: number): string {
+  const where = bindRange(bind, sinceMs, untilMs);
+  const group = groupColumns(by);
+  const raw = DAILY_SUMS.map((c) => `${bigint(RAW_SUMS[c])} AS ${c}`).join(', ');
+  const daily = DAILY_SUMS.map((c) => `${bigint(`SUM(${c})`)} AS ${c}`).join(', ');
+  const sums = DAILY_SUMS.map((c) => `${bigint(`SUM(${c})`)} AS ${c}`).join(', ');
+  const grp = by === 'day' ? FORMAT_DAY[dialect]('g') : 'g';
   return `
-    SELECT ${groupExpression(dialect, by)} AS grp, ${by === 'key' ? 'MAX(key_name)' : by === 'team' ? 'MAX(team_name)' : 'NULL'} AS key_name, currency,
-      COUNT(*) AS requests,
-      CAST(SUM(CASE WHEN status <> 'ok' THEN 1 ELSE 0 END) AS BIGINT) AS failed,
-      CAST(SUM(cache_hit) AS BIGINT) AS cache_hits,
-      ${total('estimated')},
-      ${upstream('prompt_tokens')}, ${upstream('cached_prompt_tokens')}, ${upstream('cache_write_tokens')},
-      ${upstream('cache_write_1h_tokens')}, ${upstream('completion_tokens')}, ${upstream('reasoning_tokens')},
-      CAST(SUM(CASE WHEN cache_hit = 0 THEN COALESCE(reported_reasoning_tokens, 0) ELSE 0 END) AS BIGINT) AS reported_reasoning_tokens,
-      ${total('cost_micros')}, ${total('usd_micros')}, ${total('list_usd_micros')},
-      CAST(SUM(CASE WHEN cache_hit = 1 THEN saved_micros ELSE 0 END) AS BIGINT) AS saved_micros,
-      CAST(SUM(CASE WHEN cache_hit = 0 THEN saved_micros ELSE 0 END) AS BIGINT) AS cache_read_saved_micros
-    FROM ledger_requests
-    WHERE started_at >= ${p[0]} AND started_at < ${p[1]}
-    GROUP BY ${by === 'day' ? DAY_NUMBER : '1'}, currency`;
+    SELECT ${grp} AS grp, MAX(key_name) AS key_name, currency, ${sums}
+    FROM (
+      SELECT ${group.raw} AS g, ${nameOf(by)} AS key_name, currency, ${raw}
+      FROM ledger_requests WHERE ${where.raw}
+      GROUP BY ${group.raw}, currency
+      UNION ALL
+      SELECT ${group.daily} AS g, ${nameOf(by)} AS key_name, currency, ${daily}
+      FROM ledger_daily WHERE ${where.daily}
+      GROUP BY ${group.daily}, currency
+    ) AS parts
+    GROUP BY g, currency`;
+}
+
+/** Totals per settlement currency over the same two parts. */
+export function buildSpendTotalsSelect(bind: (value: number) => string, sinceMs: number, untilMs: number): string {
+  const where = bindRange(bind, sinceMs, untilMs);
+  const money = ['cost_micros', 'usd_micros', 'list_usd_micros'];
+  const part = (count: string, from: string, cond: string) =>
+    `SELECT currency, ${count} AS requests, ${money.map((c) => `${bigint(`SUM(${c})`)} AS ${c}`).join(', ')} FROM ${from} WHERE ${cond} GROUP BY currency`;
+  return `
+    SELECT currency, ${bigint('SUM(requests)')} AS requests, ${money.map((c) => `${bigint(`SUM(${c})`)} AS ${c}`).join(', ')}
+    FROM (${part('COUNT(*)', 'ledger_requests', where.raw)} UNION ALL ${part(bigint('SUM(requests)'), 'ledger_daily', where.daily)}) AS parts
+    GROUP BY currency
+    ORDER BY currency`;
 }

@@ -6,10 +6,11 @@ import type { Usage } from '../protocol/chat-types.ts';
 import type { EmbeddingsRequest } from '../protocol/embeddings-request.ts';
 import { UpstreamError } from '../protocol/upstream-error.ts';
 import type { EmbedResult } from '../providers/provider.ts';
+import type { TraceParent } from '../../tracing/trace-parent.ts';
 import type { AttemptTarget } from '../router/run-attempts.ts';
 import { shortenEmbedding } from '../wire/openai-embeddings/embedding-codec.ts';
 
-export async function attemptEmbeddings(target: AttemptTarget, request: EmbeddingsRequest, signal: AbortLink): Promise<EmbedResult> {
+export async function attemptEmbeddings(target: AttemptTarget, request: EmbeddingsRequest, signal: AbortLink, traceParent?: TraceParent): Promise<EmbedResult> {
   const embed = target.provider.embed?.bind(target.provider);
   if (embed === undefined) {
     throw new UpstreamError(`${target.provider.name}: this provider has no embeddings API`, { provider: target.provider.name, failure: 'not_found' });
@@ -20,6 +21,7 @@ export async function attemptEmbeddings(target: AttemptTarget, request: Embeddin
       upstreamModel: target.upstreamModel,
       ...(request.dimensions !== undefined ? { dimensions: request.dimensions } : {}),
       timeoutMs: target.timeouts.timeoutMs,
+      traceParent,
     },
     signal,
   );

@@ -22,6 +22,9 @@ import { FlightSettlement } from './flight-settlement.ts';
 import type { ChatGatewayDeps, Ending, Flight, GatewayAnswer, GatewayCaller, Progress, Settled } from './flight.ts';
 import { UNKNOWN_MODEL, type CacheOutcome } from './gateway-observer.ts';
 import { holdStreamEnd } from './hold-stream-end.ts';
+import { endOperationSpan, failOperationSpan, startOperationSpan, traceFlight } from './operation-span.ts';
+import { NO_FLOW_TRACING, type FlowTracing } from './flow-tracing.ts';
+import type { HerdSpan } from '../../tracing/tracer.ts';
 
 export type { CacheOutcome };
 export type { CacheScope, ChatGatewayDeps, GatewayAnswer, GatewayCaller } from './flight.ts';
@@ -35,8 +38,10 @@ export interface EmbeddingsAnswer {
 export class ChatGateway {
   private readonly settlement: FlightSettlement;
   private readonly settle: (flight: Flight, ending: Ending) => Settled;
+  private readonly tracing: FlowTracing;
 
   constructor(private readonly deps: ChatGatewayDeps) {
+    this.tracing = deps.tracing ?? NO_FLOW_TRACING;
     this.settlement = new FlightSettlement(deps);
     this.settle = (flight, ending) => this.settlement.settle(flight, ending);
   }
@@ -55,10 +60,26 @@ export class ChatGateway {
    * HerdError (or the caller's abort reason); a rejection has already been recorded and counted.
    */
   async handle(request: ChatRequest, caller: GatewayCaller): Promise<GatewayAnswer> {
+    const span = startOperationSpan(this.tracing, 'chat', request.model, caller);
+    let answer: GatewayAnswer;
+    try {
+      answer = await this.run(request, caller, span);
+    } catch (err) {
+      failOperationSpan(span, err);
+      throw err;
+    }
+    if (answer.kind === 'completion') endOperationSpan(span, answer.cache, answer.cost);
+    else if (answer.cost === undefined) void answer.stream.result.then(() => endOperationSpan(span, answer.cache, undefined));
+    else void answer.cost.then((cost) => endOperationSpan(span, answer.cache, cost));
+    return answer;
+  }
+
+  private async run(request: ChatRequest, caller: GatewayCaller, span: HerdSpan): Promise<GatewayAnswer> {
     const t0 = performance.now();
     const progress: Progress = { model: UNKNOWN_MODEL, cache: 'off', calledUpstream: false };
     try {
       const flight = await admitFlight(this.deps, request, caller, t0, progress);
+      traceFlight(this.tracing, span, flight);
       try {
         // Each step is entered only when it has work (a cache read, a budget): the flow's common case skips both.
         if (flight.policy?.read) {
@@ -95,6 +116,18 @@ export class ChatGateway {
    * The ledger row's dialect is always `openai-embeddings`: the only body this operation reads.
    */
   async embed(request: EmbeddingsRequest, caller: GatewayCaller): Promise<EmbeddingsAnswer> {
+    const span = startOperationSpan(this.tracing, 'embeddings', request.model, caller);
+    try {
+      const answer = await this.runEmbed(request, caller, span);
+      endOperationSpan(span, 'off', undefined);
+      return answer;
+    } catch (err) {
+      failOperationSpan(span, err);
+      throw err;
+    }
+  }
+
+  private async runEmbed(request: EmbeddingsRequest, caller: GatewayCaller, span: HerdSpan): Promise<EmbeddingsAnswer> {
     const t0 = performance.now();
     const progress: Progress = { model: UNKNOWN_MODEL, cache: 'off', calledUpstream: false };
     const embedding: GatewayCaller = { ...caller, dialect: 'openai-embeddings', passThrough: false };
@@ -105,6 +138,7 @@ export class ChatGateway {
         prompt: new PromptTokenEstimate(request.inputs),
         check: (route) => checkEmbeddingDimensions(route.model, request),
       });
+      traceFlight(this.tracing, span, flight);
       try {
         if (flight.base.reserved) await this.reserveBudget(flight);
         progress.calledUpstream = true;

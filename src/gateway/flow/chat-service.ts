@@ -29,8 +29,11 @@ import { runAttempts, type AttemptLoopResult, type AttemptTarget, type RoutingSt
 import { UpstreamModelLists, type UpstreamModelListsOptions } from '../router/upstream-model-lists.ts';
 import { renameModel } from '../protocol/upstream-bytes.ts';
 import { createStreamRelay, openProviderStream, type OpenedStream } from './stream-relay.ts';
+import { AttemptSpans, type AttemptMeter, type AttemptTracing } from './attempt-spans.ts';
+import { NO_TRACE_PARENT, type TraceParent } from '../../tracing/trace-parent.ts';
+import { NOOP_TRACER } from '../../tracing/noop-tracer.ts';
 import type { ModelListEntry } from '../protocol/model-list-entry.ts';
-import type { StreamRelay } from '../protocol/stream-relay-types.ts';
+import type { StreamRelay, StreamResult } from '../protocol/stream-relay-types.ts';
 
 export interface ChatServiceOptions {
   /** Validated config (a HerdConfig will do): providers, models, routes. */
@@ -52,6 +55,8 @@ export interface ChatServiceOptions {
   affinity?: AffinityStore;
   /** How upstreams' own model lists are cached for GET /v1/models (tests shorten them). */
   modelLists?: Omit<UpstreamModelListsOptions, 'clock'>;
+  /** Told about every finished attempt (the gen_ai.client.* metrics); absent: none. */
+  meter?: AttemptMeter;
 }
 
 export interface ChatContext {
@@ -73,6 +78,8 @@ export interface ChatContext {
   passThrough?: PassThrough;
   /** The request's session for prompt-cache affinity (resolveSession); absent: the strategy alone picks. */
   session?: SessionIdentity;
+  /** Tracing on: each attempt gets a CLIENT span under this parent. Absent: no spans, no traceparent upstream. */
+  trace?: AttemptTracing;
 }
 
 export interface ChatCompletion {
@@ -139,7 +146,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   const created = Math.floor(Date.now() / 1000);
   const modelLists = new UpstreamModelLists({ clock, ...options.modelLists });
 
-  const routing = { catalog, state };
+  const routing = { catalog, state, meter: options.meter };
 
   return {
     catalog,
@@ -148,18 +155,19 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     stats: state.stats,
 
     async complete(request, context = {}) {
-      const { loop, meta } = await routeAttempts<ProviderResult>(routing, {
+      const { loop, meta, spans } = await routeAttempts<ProviderResult>(routing, {
         request,
         context,
         stream: false,
-        attempt: (target, signal) =>
+        attempt: (target, signal, traceParent) =>
           target.provider.chat(
-            { request, upstreamModel: target.upstreamModel, timeoutMs: target.timeouts.timeoutMs, passThrough: context.passThrough, strict: target.model.strict },
+            { request, upstreamModel: target.upstreamModel, timeoutMs: target.timeouts.timeoutMs, passThrough: context.passThrough, strict: target.model.strict, traceParent },
             signal,
           ),
       });
       loop.lease.succeed();
       const result = loop.value;
+      spans?.finish({ response: result.response, usage: result.usage });
       renameModel(result.response, loop.target.model.name);
       // New fields before the spread, never after it: on Node 20, `{ ...a, b }` allocates more and lands in
       // the old generation (docs/decisions/hot-path-allocation-shapes.md). Hot-path merges in the gateway follow this order.
@@ -167,13 +175,13 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     },
 
     async stream(request, context = {}) {
-      const { loop, meta, signal } = await routeAttempts<OpenedStream>(routing, {
+      const { loop, meta, signal, spans } = await routeAttempts<OpenedStream>(routing, {
         request,
         context,
         stream: true,
-        attempt: (target, attemptSignal) => {
+        attempt: (target, attemptSignal, traceParent) => {
           const { timeoutMs, idleTimeoutMs } = target.timeouts;
-          const call = { request, upstreamModel: target.upstreamModel, timeoutMs, idleTimeoutMs, passThrough: context.passThrough, strict: target.model.strict };
+          const call = { request, upstreamModel: target.upstreamModel, timeoutMs, idleTimeoutMs, passThrough: context.passThrough, strict: target.model.strict, traceParent };
           return openProviderStream(target.provider.stream(call, attemptSignal));
         },
       });
@@ -186,23 +194,19 @@ export function createChatService(options: ChatServiceOptions): ChatService {
         attempts: loop.attempts,
         clock,
       });
+      if (spans !== undefined) finishStreamSpan(spans, loop.value, relay.result);
       return { meta: meta(loop.value.warnings), ...relay };
     },
 
     async embed(request, asRouted, context = {}) {
-      const attempt = (target: AttemptTarget, signal: AbortLink) => attemptEmbeddings(target, request, signal);
-      const { loop, meta } = await routeAttempts<EmbedResult>(routing, { request: asRouted, context, stream: false, attempt, kind: 'embedding', texts: request.inputs });
+      const attempt = (target: AttemptTarget, signal: AbortLink, traceParent: TraceParent | undefined) => attemptEmbeddings(target, request, signal, traceParent);
+      const { loop, meta, spans } = await routeAttempts<EmbedResult>(routing, { request: asRouted, context, stream: false, attempt, kind: 'embedding', texts: request.inputs });
       loop.lease.succeed();
+      spans?.finish({ usage: embeddingUsage(loop.value.usage) });
       return { vectors: shortenEmbeddings(loop.value, request), meta: { usage: embeddingUsage(loop.value.usage), rawFinishReason: null, ...meta([]) } };
     },
 
-    resolveSession(request, sources, resolved) {
-      if (affinity === undefined) return undefined;
-      const model = resolved.model;
-      // Nothing to choose between: no need to read the request.
-      if (model.enabledDeployments.length < 2 && model.fallbacks.length === 0) return undefined;
-      return resolveSessionIdentity(request, sources, sessionSettings);
-    },
+    resolveSession: (request, sources, resolved) => (affinity === undefined ? undefined : resolveAffineSession(request, sources, resolved, sessionSettings)),
     async listModels(allowed) {
       const upstreamIds = new Map<string, readonly string[]>();
       await Promise.all(
@@ -226,7 +230,8 @@ export interface RouteAttemptsInput<T> {
   request: ChatRequest;
   context: ChatContext;
   stream: boolean;
-  attempt: (target: AttemptTarget, signal: AbortLink) => Promise<T>;
+  /** `traceParent`: the attempt span's context, for the upstream request (undefined: tracing off). */
+  attempt: (target: AttemptTarget, signal: AbortLink, traceParent: TraceParent | undefined) => Promise<T>;
   /** The model kind a route resolved here must have; default chat. */
   kind?: ModelKind | undefined;
   /** An embeddings request's inputs: the prompt counted instead of the request's messages. */
@@ -238,9 +243,14 @@ export interface RoutedAttempts<T> {
   /** The answer's meta, with the provider's warnings; overhead measured when called. */
   meta: (warnings: ProviderWarning[]) => ChatMeta;
   signal: AbortLink;
+  /** The attempts' spans (tracing on): the caller ends the answering one with what the answer says. */
+  spans: AttemptSpans | undefined;
 }
 
-export async function routeAttempts<T>(service: { catalog: GatewayCatalog; state: RoutingState }, input: RouteAttemptsInput<T>): Promise<RoutedAttempts<T>> {
+export async function routeAttempts<T>(
+  service: { catalog: GatewayCatalog; state: RoutingState; meter?: AttemptMeter | undefined },
+  input: RouteAttemptsInput<T>,
+): Promise<RoutedAttempts<T>> {
   const { catalog, state } = service;
   const { request, context, stream } = input;
   const { clock } = state;
@@ -250,6 +260,7 @@ export async function routeAttempts<T>(service: { catalog: GatewayCatalog; state
   const prompt = context.prompt ?? new PromptTokenEstimate(input.texts ?? request);
   const resolved = context.route ?? (await resolveRoute(catalog, request.model, prompt, context.allowModel, input.kind));
   const chain = expandFallbacks(catalog, resolved.model, context.allowModel);
+  const spans = tracedAttempts(service, input);
   const deadline = new Deadline(context.deadlineMs ?? defaultDeadlineMs(catalog, resolved.model, request, stream), () => clock.now());
   const loop = await runAttempts(state, {
     chain,
@@ -257,7 +268,10 @@ export async function routeAttempts<T>(service: { catalog: GatewayCatalog; state
     stream,
     signal,
     deadline,
-    attempt: input.attempt,
+    attempt:
+      spans === undefined
+        ? (target, attemptSignal) => input.attempt(target, attemptSignal, undefined)
+        : (target, attemptSignal) => spans.run(target, (parent) => input.attempt(target, attemptSignal, parent)),
     priority: context.priority,
     session: context.session,
     onAttemptStart: context.onAttemptStart,
@@ -287,7 +301,36 @@ export async function routeAttempts<T>(service: { catalog: GatewayCatalog; state
     if (counted !== undefined) m.estimatedPromptTokens = counted;
     return m;
   };
-  return { loop, meta, signal };
+  return { loop, meta, signal, spans };
+}
+
+/** Spans for the attempts when the flow traces this request; metrics alone still need the attempts measured. */
+function tracedAttempts<T>(service: { state: RoutingState; meter?: AttemptMeter | undefined }, input: RouteAttemptsInput<T>): AttemptSpans | undefined {
+  const trace = input.context.trace;
+  if (trace === undefined && service.meter === undefined) return undefined;
+  const operation = input.kind === 'embedding' ? 'embeddings' : 'chat';
+  return new AttemptSpans(trace ?? NO_TRACING, operation, input.request, input.stream, service.state.breakers, service.meter);
+}
+
+const NO_TRACING: AttemptTracing = { tracer: NOOP_TRACER, parent: NO_TRACE_PARENT, captureContent: false };
+
+/** The request's session when its route has deployments to choose between (else nothing to read the request for). */
+function resolveAffineSession(
+  request: ChatRequest,
+  sources: SessionSources,
+  resolved: ResolvedRoute,
+  settings: { prefixChars: number; ttlMs: number },
+): SessionIdentity | undefined {
+  const model = resolved.model;
+  if (model.enabledDeployments.length < 2 && model.fallbacks.length === 0) return undefined;
+  return resolveSessionIdentity(request, sources, settings);
+}
+
+/** The answering attempt's span ends with its stream; the response id is the first chunk's (OpenAI's chatcmpl-…). */
+function finishStreamSpan(spans: AttemptSpans, opened: OpenedStream, result: Promise<StreamResult>): void {
+  let responseId: string | undefined;
+  for (const event of opened.head) if (event.type === 'chunk' && responseId === undefined) responseId = event.chunk.id;
+  void result.then((r) => spans.finish({ responseId, usage: r.usage, finishReasons: r.finishReason === null ? [] : [r.finishReason], error: r.error }));
 }
 
 /** routes.deadline_ms, but never shorter than one attempt on the primary model: it bounds retries, not a single long answer. */

@@ -36,7 +36,7 @@ export class FlightSettlement {
       try {
         this.afterAnswer(flight, ending, billed);
       } catch (err) {
-        this.deps.log?.(`settling request ${escapeLogText(flight.base.requestId)}: ${escapeLogText(String(err))}`);
+        this.deps.log?.(`settling request ${escapeLogText(flight.base.requestId)}${traceOf(flight)}: ${escapeLogText(String(err))}`);
       }
     });
     return { committed: finishing ? finishing.committed.catch(() => undefined) : Promise.resolve(), cost: finishing?.cost };
@@ -202,3 +202,6 @@ export class FlightSettlement {
     return this.deps.errorStatus ? this.deps.errorStatus(error, dialect) : estimateErrorStatus(error);
   }
 }
+
+/** ` (trace <id>)` when the request was traced: a log line leads to the spans as the ledger row does. */
+const traceOf = (flight: Flight): string => (flight.base.traceId === undefined ? '' : ` (trace ${flight.base.traceId})`);

@@ -18,6 +18,8 @@ import type { StreamResult } from '../protocol/stream-relay-types.ts';
 import type { CompletionMeta } from '../router/chat-meta.ts';
 import type { ResolvedRoute } from '../router/resolve-route.ts';
 import type { ChatCompletion, ChatContext, ChatService, ChatStream } from './chat-service.ts';
+import type { TraceParent } from '../../tracing/trace-parent.ts';
+import type { FlowTracing } from './flow-tracing.ts';
 import type { CacheOutcome, GatewayObserver } from './gateway-observer.ts';
 
 /** Who shares cache entries (cache.scope): `key` (the default) gives every key its own; `shared`, one set for all. */
@@ -33,6 +35,8 @@ export interface ChatGatewayDeps {
   observer?: GatewayObserver;
   /** The HTTP status the transport answers a failure with (for the observer); default: estimateErrorStatus. */
   errorStatus?: (error: HerdError, dialect: IngressDialect) => number;
+  /** Spans for each operation and its attempts; absent: tracing off. */
+  tracing?: FlowTracing;
 }
 
 export interface GatewayCaller {
@@ -52,6 +56,11 @@ export interface GatewayCaller {
    * callers, dialects without pass-through).
    */
   passThrough?: boolean;
+  /**
+   * The span this operation hangs under: the transport's SERVER span, or an llm model's step (serving-chat-port.ts
+   * parses the traceparent the ChatPort call carries). Absent: the operation starts a trace of its own.
+   */
+  traceParent?: TraceParent | undefined;
   /** With passThrough: the client's body as sent, for an upstream of its dialect (absent for OpenAI chat, whose canonical request is its body). */
   body?: JsonObject;
 }

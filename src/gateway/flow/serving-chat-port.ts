@@ -1,6 +1,7 @@
 // The gateway side of core/chat-port.ts: a serving-side `llm` model's call becomes an ordinary request
 // through ChatGateway (routing, fallbacks, retries, breakers, cache, admission, the key's limits and
 // budget, the ledger), run as the principal serving-principals.ts decided at admission.
+import { extractTraceParent } from '../../tracing/trace-parent.ts';
 import { canonicalChunk } from '../protocol/raw-sse.ts';
 import { LightAbortController, type AbortLink } from '../../core/abort-link.ts';
 import type { ChatPort, ChatPortCost, ChatPortEvent, ChatPortRequest, ChatPortResult } from '../../core/chat-port.ts';
@@ -24,6 +25,7 @@ export function createServingChatPort(options: ServingChatPortOptions): ChatPort
       headers: { [PRIORITY_HEADER]: request.priority },
       signal: linkSignal(request.signal),
       origin: request.origin,
+      traceParent: extractTraceParent(request.traceparent, request.traceState),
     });
 
   return {

@@ -8,6 +8,7 @@ import { parseRetryAfter } from '../wire/parse-retry-after.ts';
 import { mapStatusToFailure, UpstreamError, type UpstreamErrorBody } from '../protocol/upstream-error.ts';
 import { HerdError } from '../../core/errors.ts';
 import { encodeUpstreamBody } from './encode-upstream-body.ts';
+import { inject, isValidTraceParent, type TraceParent } from '../../tracing/trace-parent.ts';
 
 export interface HttpUpstreamOptions {
   /** Provider name, prefixed to every error message. */
@@ -36,6 +37,8 @@ export interface UpstreamCall {
   headers?: Record<string, string> | undefined;
   /** SSE only: longest silence between reads once the first event arrived. Defaults to timeoutMs. */
   idleTimeoutMs?: number;
+  /** The attempt span's context: sent as traceparent (and tracestate); absent or tracing off: nothing sent. */
+  traceParent?: TraceParent | undefined;
   /**
    * SSE only: true for the dialect's last event ([DONE], message_stop). A consumer that stops after it
    * leaves at most a few trailing bytes, which are read so the keep-alive socket is reused, not closed.
@@ -214,7 +217,7 @@ export class HttpUpstream {
       return await this.pool.request({
         method,
         path: this.pathPrefix + call.path,
-        headers: call.headers === undefined ? headers : { ...headers, ...call.headers },
+        headers: withTraceContext(call, call.headers === undefined ? headers : { ...headers, ...call.headers }),
         body,
         signal: timer.signal,
       });
@@ -337,4 +340,12 @@ function headerValue(value: string | string[] | undefined): string | undefined {
 function errorCode(err: unknown): string | undefined {
   if (typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string') return err.code;
   return undefined;
+}
+
+/** `headers` plus the call's traceparent; the shared header object is copied only when there is one to add. */
+function withTraceContext(call: UpstreamCall, headers: Record<string, string>): Record<string, string> {
+  if (!isValidTraceParent(call.traceParent)) return headers;
+  const out = call.headers === undefined ? { ...headers } : headers;
+  inject(call.traceParent, out);
+  return out;
 }

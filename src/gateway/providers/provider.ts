@@ -4,6 +4,7 @@ import type { AbortLink } from '../../core/abort-link.ts';
 import type { ChatChunk, ChatRequest, ChatResponse, FinishReason, Usage } from '../protocol/chat-types.ts';
 import type { JsonObject } from '../protocol/check-json-value.ts';
 import type { IngressDialect } from '../protocol/ingress-dialect.ts';
+import type { TraceParent } from '../../tracing/trace-parent.ts';
 
 export interface ProviderRequest {
   /** Validated canonical request. `stream` and `stream_options` are the client's; providers ignore them. */
@@ -26,6 +27,8 @@ export interface ProviderRequest {
   passThrough?: PassThrough;
   /** The route's `strict` setting: a bridged attempt refuses what it would drop (bridge-unmodeled.ts). */
   strict?: boolean;
+  /** The attempt's span: its traceparent goes on the upstream request (absent: tracing off, nothing sent). */
+  traceParent?: TraceParent | undefined;
 }
 
 /** What a same-dialect upstream may receive and return unchanged. */
@@ -81,6 +84,8 @@ export interface EmbedRequest {
   /** Output size the client asked for, where the model allows shortening. */
   dimensions?: number;
   timeoutMs?: number;
+  /** As ProviderRequest.traceParent. */
+  traceParent?: TraceParent | undefined;
 }
 
 export interface EmbedResult {

@@ -164,6 +164,11 @@ export class BreakerRegistry {
     return breaker;
   }
 
+  /** The state of `key`'s breaker, or undefined when no request has made one yet (a span's herd.breaker.state). */
+  peek(key: string): BreakerState | undefined {
+    return this.breakers.get(key)?.snapshot().state;
+  }
+
   snapshot(): BreakerEntry[] {
     return [...this.breakers].map(([key, breaker]) => ({ key, snapshot: breaker.snapshot() }));
   }

@@ -116,6 +116,7 @@ describe('ledger rows', () => {
       team_name: null,
       key_tags: null,
       key_metadata: null,
+      trace_id: null,
     });
     const tagged = convertRequestToRow({ ...request, teamId: 'tm_1', teamName: 'research', keyTags: ['prod'], keyMetadata: { cost_center: '42' } });
     assert.deepEqual([tagged.team_id, tagged.team_name, tagged.key_tags, tagged.key_metadata], ['tm_1', 'research', '["prod"]', '{"cost_center":"42"}']);

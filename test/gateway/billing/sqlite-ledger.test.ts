@@ -48,6 +48,8 @@ test('the ledger shares herd.db with the key store: WAL, one schema_migrations t
       { version: 5, name: 'requests: route rule, 1-hour cache writes, reported reasoning' },
       { version: 6, name: 'budget lines, settled spend, alert outbox; requests: team, tags, metadata' },
       { version: 7, name: 'requests: indexes for the console list filters' },
+      { version: 8, name: 'requests: trace_id' },
+      { version: 9, name: 'ledger_daily: the daily rollup of requests, backfilled' },
     ]);
     db.close();
   } finally {

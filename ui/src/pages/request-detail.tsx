@@ -29,6 +29,7 @@ export function RequestDetailPage({ id }: { id: string }) {
                 ['Answered by', r.model ? `${r.model} via ${orDash(r.provider)} (${orDash(r.upstream_model)})` : '—'],
                 ['Dialect', r.dialect ?? 'openai-chat'],
                 ['Origin', orDash(r.origin)],
+                ['Trace id', orDash(r.trace_id)],
                 ['Priority', orDash(r.priority)],
                 ['Started', time(r.started_at)],
                 ['Finished', time(r.finished_at)],

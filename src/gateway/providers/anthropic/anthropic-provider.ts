@@ -59,7 +59,14 @@ class AnthropicProvider implements Provider {
   async chat(req: ProviderRequest, signal: AbortLink): Promise<ProviderResult> {
     const client = clientBody(req);
     const { body, warnings } = client === undefined ? this.translateRequest(req, false) : { body: convertPassThroughBody(client, req.upstreamModel, false), warnings: [] };
-    const answer = await this.upstream.postJsonText({ path: PATH, body, signal, timeoutMs: req.timeoutMs, headers: convertAnthropicClientHeaders(req.request) });
+    const answer = await this.upstream.postJsonText({
+      path: PATH,
+      body,
+      signal,
+      timeoutMs: req.timeoutMs,
+      traceParent: req.traceParent,
+      headers: convertAnthropicClientHeaders(req.request),
+    });
     const raw = answer.body;
     if (!isAnthropicResponse(raw)) {
       if (isJsonObject(raw) && raw.type === 'error') throw this.bodyError(raw);
@@ -104,6 +111,7 @@ class AnthropicProvider implements Provider {
         body: convertPassThroughBody(client, req.upstreamModel, true),
         signal,
         timeoutMs: req.timeoutMs,
+        traceParent: req.traceParent,
         headers: convertAnthropicClientHeaders(req.request),
         idleTimeoutMs: req.idleTimeoutMs,
       },
@@ -156,6 +164,7 @@ class AnthropicProvider implements Provider {
       body,
       signal,
       timeoutMs: req.timeoutMs,
+      traceParent: req.traceParent,
       headers: convertAnthropicClientHeaders(req.request),
       idleTimeoutMs: req.idleTimeoutMs,
       isFinal: (message) => message.event === 'message_stop',

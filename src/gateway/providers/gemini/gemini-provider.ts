@@ -56,7 +56,7 @@ class GeminiProvider implements Provider {
 
   async chat(req: ProviderRequest, signal: AbortLink): Promise<ProviderResult> {
     const { body, warnings } = this.translateRequest(req);
-    const raw = await this.upstream.postJson({ path: this.path(req.upstreamModel, 'generateContent'), body, signal, timeoutMs: req.timeoutMs });
+    const raw = await this.upstream.postJson({ path: this.path(req.upstreamModel, 'generateContent'), body, signal, timeoutMs: req.timeoutMs, traceParent: req.traceParent });
     if (!isGeminiResponse(raw)) throw this.upstream.malformed('response is not a GenerateContentResponse');
     const failure = findGeminiFailure(raw, this.name, (text) => this.upstream.safe(text));
     if (failure !== undefined) throw failure;
@@ -77,6 +77,7 @@ class GeminiProvider implements Provider {
       body,
       signal,
       timeoutMs: req.timeoutMs,
+      traceParent: req.traceParent,
       idleTimeoutMs: req.idleTimeoutMs,
     });
     for await (const event of events) {
@@ -102,6 +103,7 @@ class GeminiProvider implements Provider {
       body: convertGeminiEmbeddingsRequest(req),
       signal,
       timeoutMs: req.timeoutMs,
+      traceParent: req.traceParent,
     });
     if (isJsonObject(raw) && raw.error !== undefined) throw this.streamError(raw);
     const vectors = convertGeminiEmbeddingsResponse(raw, req.inputs.length);

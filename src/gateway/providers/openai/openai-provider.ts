@@ -75,6 +75,7 @@ class OpenAIProvider implements Provider {
       body: own === undefined ? convertOpenAIRequest(req.request, req.upstreamModel, false) : createPassThroughBody(own, req.upstreamModel, false),
       signal,
       timeoutMs: req.timeoutMs,
+      traceParent: req.traceParent,
     });
     const response = this.checkResponse(body);
     // Same dialect as an OpenAI chat client: the bytes go on as sent, usage details Herd does not model included.
@@ -115,6 +116,7 @@ class OpenAIProvider implements Provider {
       body: createPassThroughBody(pass.body, req.upstreamModel, false),
       signal,
       timeoutMs: req.timeoutMs,
+      traceParent: req.traceParent,
     });
     if (isJsonObject(body) && (body.status === 'failed' || (body.object !== 'response' && body.error != null))) throw this.errorInBody({ error: body.error });
     const read = convertResponsesToChat(body);
@@ -133,6 +135,7 @@ class OpenAIProvider implements Provider {
       body: createPassThroughBody(pass.body, req.upstreamModel, false),
       signal,
       timeoutMs: req.timeoutMs,
+      traceParent: req.traceParent,
     });
     if (isJsonObject(body) && body.error != null) throw this.errorInBody(body);
     const response = convertCompletionsToChat(body);
@@ -147,7 +150,14 @@ class OpenAIProvider implements Provider {
   private async *passResponsesStream(req: ProviderRequest, pass: EndpointPass, signal: AbortLink): AsyncGenerator<ProviderStreamEvent> {
     const reading: SseRead = { sawEvent: false, sawFinal: false };
     const texts = this.upstream.postSseText(
-      { path: RESPONSES_PATH, body: createPassThroughBody(pass.body, req.upstreamModel, false), signal, timeoutMs: req.timeoutMs, idleTimeoutMs: req.idleTimeoutMs },
+      {
+        path: RESPONSES_PATH,
+        body: createPassThroughBody(pass.body, req.upstreamModel, false),
+        signal,
+        timeoutMs: req.timeoutMs,
+        traceParent: req.traceParent,
+        idleTimeoutMs: req.idleTimeoutMs,
+      },
       reading,
     );
     const splitter = new SseEventSplitter();
@@ -198,6 +208,7 @@ class OpenAIProvider implements Provider {
         body: streamBody(req, endpoint),
         signal,
         timeoutMs: req.timeoutMs,
+        traceParent: req.traceParent,
         idleTimeoutMs: req.idleTimeoutMs,
       },
       reading,
@@ -252,6 +263,7 @@ class OpenAIProvider implements Provider {
       body: convertOpenAIRequest(req.request, req.upstreamModel, true),
       signal,
       timeoutMs: req.timeoutMs,
+      traceParent: req.traceParent,
       idleTimeoutMs: req.idleTimeoutMs,
       isFinal: (message) => message.data === '[DONE]',
     });
@@ -301,7 +313,7 @@ class OpenAIProvider implements Provider {
   }
 
   async embed(req: EmbedRequest, signal: AbortLink): Promise<EmbedResult> {
-    const body = await this.upstream.postJson({ path: EMBEDDINGS_PATH, body: convertOpenAIEmbeddingsRequest(req), signal, timeoutMs: req.timeoutMs });
+    const body = await this.upstream.postJson({ path: EMBEDDINGS_PATH, body: convertOpenAIEmbeddingsRequest(req), signal, timeoutMs: req.timeoutMs, traceParent: req.traceParent });
     if (isJsonObject(body) && body.error != null) throw this.errorInBody(body);
     const answer = convertOpenAIEmbeddingsResponse(body, req.inputs.length);
     if (typeof answer === 'string') throw this.upstream.malformed(answer);

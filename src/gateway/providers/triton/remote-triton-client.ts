@@ -46,8 +46,8 @@ export function createRemoteTritonClient(options: RemoteTritonOptions): TritonMo
     let config: unknown;
     try {
       [metadata, config] = await Promise.all([
-        upstream.getJson({ path, signal: call.signal, timeoutMs: call.timeoutMs }),
-        upstream.getJson({ path: `${path}/config`, signal: call.signal, timeoutMs: call.timeoutMs }),
+        upstream.getJson({ path, signal: call.signal, timeoutMs: call.timeoutMs, traceParent: call.traceParent }),
+        upstream.getJson({ path: `${path}/config`, signal: call.signal, timeoutMs: call.timeoutMs, traceParent: call.traceParent }),
       ]);
     } catch (err) {
       // Triton answers an unknown or unloaded model with 400 (Herd with 404): not there, so `unavailable`.
@@ -66,7 +66,13 @@ export function createRemoteTritonClient(options: RemoteTritonOptions): TritonMo
     const path = modelPath(request.model, request.version);
     if (!noGenerate.has(path)) {
       try {
-        const body = await upstream.postJson({ path: `${path}/generate`, body: createGenerateBody(request), signal: call.signal, timeoutMs: call.timeoutMs });
+        const body = await upstream.postJson({
+          path: `${path}/generate`,
+          body: createGenerateBody(request),
+          signal: call.signal,
+          timeoutMs: call.timeoutMs,
+          traceParent: call.traceParent,
+        });
         return convertGenerateAnswer(upstream, request, model, body);
       } catch (err) {
         if (!(err instanceof UpstreamError && err.status === 404)) throw err;
@@ -75,7 +81,7 @@ export function createRemoteTritonClient(options: RemoteTritonOptions): TritonMo
     }
     let body: unknown;
     try {
-      body = await upstream.postJson({ path: `${path}/infer`, body: createInferBody(request), signal: call.signal, timeoutMs: call.timeoutMs });
+      body = await upstream.postJson({ path: `${path}/infer`, body: createInferBody(request), signal: call.signal, timeoutMs: call.timeoutMs, traceParent: call.traceParent });
     } catch (err) {
       if (!(err instanceof UpstreamError && err.status === 404)) throw err;
       // infer too says 404: the model went away since describe(), not the generate extension.
@@ -126,6 +132,7 @@ async function* streamGenerate(
       signal: call.signal,
       timeoutMs: call.timeoutMs,
       idleTimeoutMs: call.idleTimeoutMs,
+      traceParent: call.traceParent,
     });
     for await (const event of events) {
       const data = upstream.parseJson(event.data, 'generate_stream event');

@@ -1,6 +1,7 @@
 // What the triton provider needs from wherever its models live — this Herd's repository (in process)
 // or a remote KServe server — in core's plain shapes; every failure leaves as an UpstreamError.
 import type { AbortLink } from '../../../core/abort-link.ts';
+import type { TraceParent } from '../../../tracing/trace-parent.ts';
 import type { InferencePortAnswer, InferencePortModel, InferencePortRequest } from '../../../core/inference-port.ts';
 
 export interface TritonCallOptions {
@@ -9,6 +10,8 @@ export interface TritonCallOptions {
   timeoutMs: number;
   /** stream(): longest silence between two responses. */
   idleTimeoutMs?: number;
+  /** The attempt span's context: a remote Triton gets it as traceparent; absent: nothing sent. */
+  traceParent?: TraceParent | undefined;
 }
 
 export interface TritonModelClient {

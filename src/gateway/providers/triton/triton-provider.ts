@@ -122,7 +122,7 @@ class TritonProvider implements Provider {
 
   async embed(req: EmbedRequest, signal: AbortLink): Promise<EmbedResult> {
     const { model, version } = parseUpstreamModel(req.upstreamModel);
-    const call: TritonCallOptions = { signal, timeoutMs: req.timeoutMs ?? this.timeoutMs };
+    const call: TritonCallOptions = { signal, timeoutMs: req.timeoutMs ?? this.timeoutMs, traceParent: req.traceParent };
     const info = await this.describe(model, version, call);
     return embedTexts({ provider: this.name, client: this.client, model, version, info, call }, req);
   }
@@ -145,7 +145,12 @@ class TritonProvider implements Provider {
     refuseCustomTools(req.request, 'A Triton text model');
     const dropped = bridgeUnmodeled(req, this.name);
     const { model, version } = parseUpstreamModel(req.upstreamModel);
-    const call: TritonCallOptions = { signal, timeoutMs: req.timeoutMs ?? this.timeoutMs, ...(req.idleTimeoutMs !== undefined ? { idleTimeoutMs: req.idleTimeoutMs } : {}) };
+    const call: TritonCallOptions = {
+      signal,
+      timeoutMs: req.timeoutMs ?? this.timeoutMs,
+      traceParent: req.traceParent,
+      ...(req.idleTimeoutMs !== undefined ? { idleTimeoutMs: req.idleTimeoutMs } : {}),
+    };
     const info = await this.describe(model, version, call);
     const contract = readTextContract(this.name, info);
     let prompt: string;

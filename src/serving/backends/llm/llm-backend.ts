@@ -59,7 +59,10 @@ class LlmInstance implements Backend {
       if (request.caller !== undefined) call.chat.caller = request.caller;
       // A traced request's compute span is the parent of the gateway operation and its upstream attempts.
       const parent = request.trace?.context();
-      if (isValidTraceParent(parent)) call.chat.traceparent = formatTraceParent(parent);
+      if (isValidTraceParent(parent)) {
+        call.chat.traceparent = formatTraceParent(parent);
+        if (parent.traceState !== undefined) call.chat.traceState = parent.traceState;
+      }
       return call;
     } catch (err) {
       return this.named(err);
