@@ -36,6 +36,7 @@ import { closeTailsOf } from './http/console/requests-tail-route.ts';
 import { HERD_VERSION } from './core/herd-version.ts';
 import { registerTracingMetrics } from './metrics/tracing-metrics.ts';
 import { createTracing, type Tracing } from './tracing/create-tracing.ts';
+import { mergeTritonTraceConfig } from './tracing/merge-triton-trace-config.ts';
 
 export { createGatewayFlow, type GatewayFlowParts } from './start-gateway.ts';
 
@@ -126,7 +127,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   const log = options.log ? createSafeLog(options.log) : () => undefined;
   const env = options.env ?? process.env;
   const registry = createMetricsRegistry();
-  const tracing = createTracing(config.tracing, { env, log, metrics: () => registerTracingMetrics(registry) });
+  const tracing = createTracing(mergeTritonTraceConfig(config.tracing, config.serving.trace), { env, log, metrics: () => registerTracingMetrics(registry) });
   // Python models call back into inference (BLS) and llm models into the gateway, which starts after serving.
   let chatPort: ChatPort | undefined;
   const { repository, inference, responseCache, loadSeconds } = await startServing(config, env, log, () => chatPort);
@@ -139,8 +140,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     chatPort = createServingChatPort({ flow: gateway.flow, authenticator: gateway.auth.authenticator, identity: config.serving.identity, env });
   }
 
-  const httpGuard = createTransportApiGuard(config, env, 'http');
-  const grpcGuard = createTransportApiGuard(config, env, 'grpc');
+  const [httpGuard, grpcGuard] = [createTransportApiGuard(config, env, 'http'), createTransportApiGuard(config, env, 'grpc')];
 
   // Draining (SIGTERM) and closing both answer not-ready and close each answered connection.
   let exiting = false;
@@ -150,18 +150,10 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   const logSettings = new LogSettings();
   if (config.server.log_verbose > 0) logSettings.update({ log_verbose_level: config.server.log_verbose });
   const isReady = () => !exiting && (!config.serving.strict_readiness || repository.allReady());
+  // What both transports serve from; the tracer traces the inferences Triton's trace settings sample.
+  const transportDeps = { inference, repository, sharedMemory, traceSettings, tracer: tracing.tracer, logSettings, isReady, serverId: config.server.id, callers: chatPort };
   const http: FastifyInstance = createHttpApp(
-    {
-      inference,
-      repository,
-      sharedMemory,
-      serverId: config.server.id,
-      isReady,
-      isExiting: () => exiting,
-      traceSettings,
-      logSettings,
-      callers: chatPort,
-    },
+    { ...transportDeps, isExiting: () => exiting },
     {
       maxInputSize: config.server.http_max_input_size,
       streams: { idleReaderMs: config.server.stream_idle_reader_ms, maxBufferedBytes: config.server.stream_max_buffered_bytes },
@@ -182,7 +174,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     address = config.server.allow_http ? await http.listen({ host: config.server.http_address ?? config.server.host, port: config.server.http_port }) : '';
     if (config.server.allow_grpc) {
       grpc = await startGrpcServer(
-        { inference, repository, sharedMemory, traceSettings, logSettings, isReady, serverId: config.server.id, log, callers: chatPort, apiGuard: grpcGuard },
+        { ...transportDeps, log, apiGuard: grpcGuard },
         { host: config.server.grpc_address ?? config.server.host, port: config.server.grpc_port, keepalive: config.server.grpc_keepalive },
       );
     }

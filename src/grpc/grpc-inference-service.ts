@@ -12,7 +12,8 @@ import { convertGrpcInferRequest, parseGrpcVersion, resolveGrpcModel } from './c
 import { convertGrpcInferResponse } from './convert-grpc-infer-response.ts';
 import type { ModelInferRequestMessage } from './grpc-messages.ts';
 import { convertErrorToServiceError } from './map-grpc-status.ts';
-import type { GrpcServiceDeps } from './grpc-service-deps.ts';
+import { endGrpcTrace, type GrpcServiceDeps, servingTracingOf, startGrpcInferTrace } from './grpc-service-deps.ts';
+import type { ServingTracing } from '../serving/infer-trace.ts';
 import { createStreamInferHandler } from './stream-infer-handler.ts';
 import type { ApiGroup, ApiGroupGuard } from '../core/api-groups.ts';
 import { checkGrpcApiGroup } from './grpc-api-guard.ts';
@@ -25,6 +26,7 @@ type Handler = (request: Message, call: ServerUnaryCall<Message, unknown>) => un
 export function createGrpcInferenceService(deps: GrpcServiceDeps): UntypedServiceImplementation {
   const { inference, repository, sharedMemory: shm } = deps;
   const serverMetadata = createServerMetadata(deps.serverId);
+  const tracing = servingTracingOf(deps);
   // Each method is checked against its Triton API group (grpc-api-guard.ts) before its handler runs.
   const unary = (group: ApiGroup, handler: Handler) => (call: ServerUnaryCall<Message, unknown>, callback: sendUnaryData<unknown>) => {
     const refusal = checkGrpcApiGroup(deps.apiGuard, group, call.metadata);
@@ -64,14 +66,7 @@ export function createGrpcInferenceService(deps: GrpcServiceDeps): UntypedServic
       await repository.unload(String(r['model_name'] ?? ''));
       return {};
     }),
-    ModelInfer: unary('inference', async (r, unaryCall) => {
-      const request = r as unknown as ModelInferRequestMessage;
-      const model = resolveGrpcModel(inference, request);
-      const caller = admitGrpcCaller(deps.callers, model, unaryCall.metadata, unaryCall.getPeer());
-      const { call, outputRegions } = convertGrpcInferRequest(request, model, shm);
-      if (caller !== undefined) call.caller = caller;
-      return convertGrpcInferResponse(await inference.infer(call, model), outputRegions, shm);
-    }),
+    ModelInfer: unary('inference', (r, unaryCall) => modelInfer(deps, tracing, r as unknown as ModelInferRequestMessage, unaryCall)),
     ModelStreamInfer: createStreamInferHandler(deps),
     SystemSharedMemoryStatus: unary('shared-memory', (r) => ({
       regions: Object.fromEntries(shm.status(name(r)).map((s) => [s.name, s])),
@@ -144,4 +139,24 @@ function parseLoadOverride(parameters: Record<string, Message> | undefined): str
   const config = parameters['config'];
   const value = config?.['parameter_choice'] === 'string_param' ? String(config['string_param']) : config;
   return resolveLoadOverride(value, Object.keys(parameters));
+}
+
+/** ModelInfer: one request, traced when Triton's trace settings sample it (its parent from the call's metadata). */
+async function modelInfer(deps: GrpcServiceDeps, tracing: ServingTracing, request: ModelInferRequestMessage, unaryCall: ServerUnaryCall<Message, unknown>) {
+  const { inference, sharedMemory: shm } = deps;
+  const model = resolveGrpcModel(inference, request);
+  const caller = admitGrpcCaller(deps.callers, model, unaryCall.metadata, unaryCall.getPeer());
+  const { call, outputRegions } = convertGrpcInferRequest(request, model, shm);
+  if (caller !== undefined) call.caller = caller;
+  const trace = startGrpcInferTrace(tracing, model.name, unaryCall.metadata);
+  if (trace === undefined) return convertGrpcInferResponse(await inference.infer(call, model), outputRegions, shm);
+  call.trace = trace;
+  try {
+    const response = convertGrpcInferResponse(await inference.infer(call, model), outputRegions, shm);
+    endGrpcTrace(trace);
+    return response;
+  } catch (err) {
+    endGrpcTrace(trace, err);
+    throw err;
+  }
 }

@@ -8,14 +8,19 @@ import type { InferStreamEvent } from '../serving/response-stream.ts';
 import { convertGrpcInferRequest, resolveGrpcModel } from './convert-grpc-infer-request.ts';
 import { convertGrpcInferResponse } from './convert-grpc-infer-response.ts';
 import type { ModelInferRequestMessage, ModelInferResponseMessage, ModelStreamInferResponseMessage } from './grpc-messages.ts';
-import type { GrpcServiceDeps } from './grpc-service-deps.ts';
+import { endGrpcTrace, type GrpcServiceDeps, startGrpcInferTrace } from './grpc-service-deps.ts';
+import type { InferTrace, ServingTracing } from '../serving/infer-trace.ts';
+import type { Metadata } from '@grpc/grpc-js';
 import { formatErrorForLog } from '../core/escape-log-text.ts';
 
 export type Write = (response: ModelStreamInferResponseMessage) => void;
 export type Fail = (error: HerdError, request: ModelInferRequestMessage, final: boolean) => void;
 /** A request's model (and who pays, for one that spends), resolved once when it arrives, or why it could not be. */
 export type Resolved = { model: LoadedModel; caller: ChatCaller | undefined } | { error: unknown };
-export type StreamRequestDeps = Pick<GrpcServiceDeps, 'inference' | 'sharedMemory' | 'log'>;
+export type StreamRequestDeps = Pick<GrpcServiceDeps, 'inference' | 'sharedMemory' | 'log'> & {
+  /** Triton's trace settings and the tracer, with the stream's metadata (its traceparent is every request's parent). */
+  tracing?: { serving: ServingTracing; metadata: Metadata };
+};
 
 /** A request's model as it arrives (resolved once: the decoupled test, the conversion and the infer share it), or why not. */
 export function resolveStreamRequest(
@@ -43,16 +48,38 @@ export async function runStreamRequest(
   const { inference, sharedMemory: shm } = deps;
   let events: AsyncIterator<InferStreamEvent<InferAnswer>>;
   let outputRegions: ReturnType<typeof convertGrpcInferRequest>['outputRegions'];
+  let trace: InferTrace | undefined;
   try {
     if ('error' in resolved) throw resolved.error;
     const converted = convertGrpcInferRequest(request, resolved.model, shm);
     if (resolved.caller !== undefined) converted.call.caller = resolved.caller;
+    if (deps.tracing !== undefined) trace = startGrpcInferTrace(deps.tracing.serving, resolved.model.name, deps.tracing.metadata);
+    if (trace !== undefined) converted.call.trace = trace;
     outputRegions = converted.outputRegions;
     events = inference.streamInfer(converted.call, signal, resolved.model)[Symbol.asyncIterator]();
   } catch (err) {
+    if (trace !== undefined) endGrpcTrace(trace, err);
     fail(asHerdError(err, deps.log), request, true);
     return;
   }
+  try {
+    await relayEvents(deps, request, events, outputRegions, write, fail);
+  } finally {
+    // After the last response was written: InferRequest ends, Triton mode's records go to the file.
+    if (trace !== undefined) endGrpcTrace(trace);
+  }
+}
+
+/** Every event of one request to the stream, in order, until the final one. */
+async function relayEvents(
+  deps: StreamRequestDeps,
+  request: ModelInferRequestMessage,
+  events: AsyncIterator<InferStreamEvent<InferAnswer>>,
+  outputRegions: ReturnType<typeof convertGrpcInferRequest>['outputRegions'],
+  write: Write,
+  fail: Fail,
+): Promise<void> {
+  const shm = deps.sharedMemory;
   const emptyFinal = request.parameters['triton_enable_empty_final_response']?.bool_param === true;
   // The first step runs now, synchronously up to the scheduler: arrival order is submission order.
   let next = events.next();

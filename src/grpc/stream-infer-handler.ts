@@ -8,15 +8,16 @@ import type { ServerDuplexStream } from '@grpc/grpc-js';
 import { HerdError } from '../core/errors.ts';
 import { isDecoupledModel } from '../serving/repository/loaded-model.ts';
 import type { ModelInferRequestMessage, ModelStreamInferResponseMessage } from './grpc-messages.ts';
-import type { GrpcServiceDeps } from './grpc-service-deps.ts';
+import { type GrpcServiceDeps, servingTracingOf } from './grpc-service-deps.ts';
 import { checkGrpcApiGroup } from './grpc-api-guard.ts';
 import { admitGrpcCaller } from './grpc-caller.ts';
 import { convertErrorToServiceError } from './map-grpc-status.ts';
-import { type Fail, identityOf, resolveStreamRequest, runStreamRequest, type Write } from './run-stream-request.ts';
+import { type Fail, identityOf, resolveStreamRequest, runStreamRequest, type StreamRequestDeps, type Write } from './run-stream-request.ts';
 
 type StreamCall = ServerDuplexStream<ModelInferRequestMessage, ModelStreamInferResponseMessage>;
 
 export function createStreamInferHandler(deps: HandlerDeps) {
+  const serving = servingTracingOf(deps);
   return (call: StreamCall) => {
     // As Triton: a restricted inference group ends the stream with its status before any request is read.
     const refusal = checkGrpcApiGroup(deps.apiGuard, 'inference', call.metadata);
@@ -25,6 +26,8 @@ export function createStreamInferHandler(deps: HandlerDeps) {
       return;
     }
     const peer = call.getPeer();
+    // The stream's metadata names every request's trace parent (Triton reads it per stream too).
+    const streamDeps: HandlerDeps = { ...deps, tracing: { serving, metadata: call.metadata } };
     const raiseErrors = call.metadata.get('triton_grpc_error')[0] === 'true';
     const aborts = new Set<AbortController>();
     // Ordinary models answer in request order: each waits for the one before it.
@@ -74,7 +77,7 @@ export function createStreamInferHandler(deps: HandlerDeps) {
       }
       const abort = new AbortController();
       aborts.add(abort);
-      const { task, inOrder } = submitRequest(deps, call, peer, request, ordered, abort.signal, write, fail);
+      const { task, inOrder } = submitRequest(streamDeps, call, peer, request, ordered, abort.signal, write, fail);
       if (inOrder) ordered = task;
       pending.add(task);
       void task.finally(() => {
@@ -100,7 +103,7 @@ export function createStreamInferHandler(deps: HandlerDeps) {
   };
 }
 
-type HandlerDeps = Pick<GrpcServiceDeps, 'inference' | 'sharedMemory' | 'trackStream' | 'log' | 'callers' | 'apiGuard'>;
+type HandlerDeps = Pick<GrpcServiceDeps, 'inference' | 'sharedMemory' | 'trackStream' | 'log' | 'callers' | 'apiGuard' | 'traceSettings' | 'tracer'> & StreamRequestDeps;
 
 /**
  * Runs one request of the stream. A decoupled model answers as its responses come; any other model's

@@ -13,7 +13,7 @@ import { createFastInferHandler } from './fast-infer-path.ts';
 import { registerGenerateRoutes } from './kserve-generate-routes.ts';
 import type { ApiGroupGuard } from '../core/api-groups.ts';
 import { registerKserveApiGuard } from './kserve-api-guard.ts';
-import { registerKserveRoutes, type KserveDeps } from './kserve-routes.ts';
+import { registerKserveRoutes, servingTracingOf, type KserveDeps } from './kserve-routes.ts';
 import { createKserveErrorAnswer, mapErrorToKserve, type KserveErrorAnswer } from './map-kserve-error.ts';
 import { createOpenAIErrorAnswer } from './map-openai-error.ts';
 import { createGatewayExchanges, registerExchangeRoutes } from './gateway-exchanges.ts';
@@ -58,7 +58,15 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   // A restricted inference group is checked by Fastify's hook: the fast paths step aside.
   const inferenceOpen = options.apiGuard?.isRestricted('inference') !== true;
   const fastInfer = inferenceOpen
-    ? createFastInferHandler({ inference: deps.inference, sharedMemory: deps.sharedMemory, maxInputSize: options.maxInputSize, isClosing, log: options.log, callers: deps.callers })
+    ? createFastInferHandler({
+        inference: deps.inference,
+        sharedMemory: deps.sharedMemory,
+        maxInputSize: options.maxInputSize,
+        isClosing,
+        log: options.log,
+        callers: deps.callers,
+        tracing: servingTracingOf(deps),
+      })
     : () => false;
   const fastGenerate = inferenceOpen
     ? createFastGenerateHandler({ inference: deps.inference, maxInputSize: options.maxInputSize, isClosing, log: options.log, callers: deps.callers, streams: options.streams })

@@ -7,7 +7,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InferenceService } from '../serving/inference-service.ts';
 import type { LoadedModel } from '../serving/repository/loaded-model.ts';
-import { resolveInferModel, runInferExchange } from './kserve-infer-exchange.ts';
+import { endHttpTrace, resolveInferModel, runInferExchange, startHttpInferTrace } from './kserve-infer-exchange.ts';
+import type { InferTrace, ServingTracing } from '../serving/infer-trace.ts';
 import { mapErrorToKserve } from './map-kserve-error.ts';
 import type { SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
 import { hasPlainBody, readBody } from './plain-body.ts';
@@ -25,6 +26,8 @@ export interface FastInferOptions {
   log?: (line: string) => void;
   /** Admits callers of models that spend; absent: no gateway, nothing spends. */
   callers?: CallerGate | undefined;
+  /** Triton's trace settings and the tracer; absent: nothing is traced. */
+  tracing?: ServingTracing | undefined;
 }
 
 /** Returns true when it took the request. */
@@ -57,11 +60,14 @@ export function createFastInferHandler(options: FastInferOptions): (req: Incomin
     let loaded: LoadedModel;
     let refusal: unknown;
     let caller: ChatCaller | undefined;
+    let trace: InferTrace | undefined;
     try {
       loaded = resolveInferModel(options.inference, model, version);
       // A model that spends refuses a caller nobody pays for before its body is read.
       caller = admitKserveCaller(options.callers, loaded, req);
       refusal = options.inference.refuseIfQueueFull(loaded);
+      // Sampled as the request is taken: HTTP_RECV_START is now.
+      if (refusal === undefined) trace = startHttpInferTrace(options.tracing, loaded, headers);
     } catch (err) {
       refusal = err;
     }
@@ -71,13 +77,23 @@ export function createFastInferHandler(options: FastInferOptions): (req: Incomin
       return true;
     }
     readBody(req, (body) => {
-      runInferExchange(options.inference, options.sharedMemory, loaded, body, headers['inference-header-content-length'], caller).then((reply) => {
-        const out: Record<string, string | number> = { 'content-type': reply.contentType, 'content-length': reply.body.length };
-        if (reply.headerLength !== undefined) out['inference-header-content-length'] = reply.headerLength;
-        if (options.isClosing()) out['connection'] = 'close';
-        res.writeHead(200, out);
-        res.end(reply.body);
-      }, sendError);
+      trace?.capture('HTTP_RECV_END');
+      runInferExchange(options.inference, options.sharedMemory, loaded, body, headers['inference-header-content-length'], caller, trace).then(
+        (reply) => {
+          const out: Record<string, string | number> = { 'content-type': reply.contentType, 'content-length': reply.body.length };
+          if (reply.headerLength !== undefined) out['inference-header-content-length'] = reply.headerLength;
+          if (options.isClosing()) out['connection'] = 'close';
+          trace?.capture('HTTP_SEND_START');
+          res.writeHead(200, out);
+          res.end(reply.body);
+          if (trace !== undefined) endHttpTrace(trace);
+        },
+        (err: unknown) => {
+          trace?.capture('HTTP_SEND_START');
+          sendError(err);
+          if (trace !== undefined) endHttpTrace(trace, err);
+        },
+      );
     });
     return true;
   };

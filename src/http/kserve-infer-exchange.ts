@@ -7,6 +7,8 @@ import { createInferResponseBody } from '../core/codecs/kserve-infer-response.ts
 import { HerdError, invalidArg } from '../core/errors.ts';
 import type { ChatCaller } from '../core/chat-port.ts';
 import type { InferCall, RequestedOutput } from '../serving/infer-call.ts';
+import { type InferTrace, startInferTrace, type ServingTracing } from '../serving/infer-trace.ts';
+import { extractFromHeaders } from '../tracing/index.ts';
 import type { InferenceService } from '../serving/inference-service.ts';
 import { isDecoupledModel, type LoadedModel } from '../serving/repository/loaded-model.ts';
 import type { SharedMemoryRef, SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
@@ -35,6 +37,8 @@ export async function runInferExchange(
   headerLength: string | string[] | undefined,
   /** Who pays, for a model that spends (kserve-caller.ts). */
   caller?: ChatCaller,
+  /** The request's trace when Triton's trace settings sampled it (the caller ends it once the answer is sent). */
+  trace?: InferTrace,
 ): Promise<InferReply> {
   if (isDecoupledModel(model)) {
     throw new HerdError('UNSUPPORTED', "HTTP end point doesn't support models with decoupled transaction policy");
@@ -52,6 +56,7 @@ export async function runInferExchange(
     outputs: decoded.outputs.length === 0 ? NO_OUTPUTS : decoded.outputs.map(toRequestedOutput),
   };
   if (caller !== undefined) call.caller = caller;
+  if (trace !== undefined) call.trace = trace;
   const answer = await inference.infer(call, model);
   if (outputRegions) {
     for (const tensor of answer.outputs) {
@@ -106,4 +111,26 @@ export function parseVersion(raw: string | undefined): number | undefined {
     throw new HerdError('INVALID_ARG', `failed to parse model version '${raw}': out of range (at most ${Number.MAX_SAFE_INTEGER})`);
   }
   return version;
+}
+
+/**
+ * The trace of an HTTP infer when its model's trace setting samples it; its parent is the request's W3C
+ * traceparent/tracestate, which in OpenTelemetry mode makes it always traced.
+ */
+export function startHttpInferTrace(
+  tracing: ServingTracing | undefined,
+  model: LoadedModel,
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+): InferTrace | undefined {
+  // Triton reads the context in OpenTelemetry mode only.
+  const parent = tracing?.settings.mode === 'opentelemetry' ? extractFromHeaders(headers) : undefined;
+  const trace = tracing === undefined ? undefined : startInferTrace(tracing, model.name, parent);
+  trace?.capture('HTTP_RECV_START');
+  return trace;
+}
+
+/** The answer was handed to the socket: HTTP_SEND_END, then the trace ends (a failure recorded on InferRequest). */
+export function endHttpTrace(trace: InferTrace, error?: unknown): void {
+  trace.capture('HTTP_SEND_END');
+  trace.end(error);
 }

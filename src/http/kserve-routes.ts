@@ -9,7 +9,9 @@ import type { SystemSharedMemoryRegistry } from '../serving/shared-memory/system
 import { convertModelConfigToJson } from '../serving/model-config/convert-model-config-to-json.ts';
 import { resolveLoadOverride } from '../serving/repository/resolve-load-override.ts';
 import { createServerMetadata } from '../serving/server-metadata.ts';
-import { parseVersion, resolveInferModel, runInferExchange } from './kserve-infer-exchange.ts';
+import { endHttpTrace, parseVersion, resolveInferModel, runInferExchange, startHttpInferTrace } from './kserve-infer-exchange.ts';
+import { NOOP_TRACER, type Tracer } from '../tracing/index.ts';
+import type { ServingTracing } from '../serving/infer-trace.ts';
 import { admitKserveCaller, type CallerGate } from './kserve-caller.ts';
 import { sendJson } from './send-body.ts';
 
@@ -29,6 +31,8 @@ export interface KserveDeps {
   logSettings: LogSettings;
   /** Admits callers of models that spend (an llm model, an ensemble with one); absent: no gateway, nothing spends. */
   callers?: CallerGate | undefined;
+  /** Spans of traced inferences in OpenTelemetry mode; absent: the no-op tracer (Triton mode's trace file still works). */
+  tracer?: Tracer | undefined;
 }
 
 type ModelParams = { model: string; version?: string; region?: string };
@@ -70,12 +74,25 @@ export function registerKserveRoutes(app: FastifyInstance, deps: KserveDeps, all
   get('/v2/models/stats', (_req, reply) => sendJson(reply, 200, { model_stats: inference.statistics() }));
   both('/v2/models/:model/stats', (req, reply) => sendJson(reply, 200, { model_stats: inference.statistics(req.params.model, parseVersion(req.params.version)) }));
 
+  const tracing = servingTracingOf(deps);
   const infer = async (req: FastifyRequest<{ Params: ModelParams }>, reply: FastifyReply) => {
     const model = resolveInferModel(inference, req.params.model, req.params.version);
     const caller = admitKserveCaller(deps.callers, model, req.raw);
-    const answer = await runInferExchange(inference, deps.sharedMemory, model, bodyBuffer(req.body), req.headers[HEADER_LENGTH], caller);
+    const trace = startHttpInferTrace(tracing, model, req.headers);
+    // Fastify has read the body before the handler runs.
+    trace?.capture('HTTP_RECV_END');
+    let answer: Awaited<ReturnType<typeof runInferExchange>>;
+    try {
+      answer = await runInferExchange(inference, deps.sharedMemory, model, bodyBuffer(req.body), req.headers[HEADER_LENGTH], caller, trace);
+    } catch (err) {
+      if (trace !== undefined) endHttpTrace(trace, err);
+      throw err;
+    }
     if (answer.headerLength !== undefined) reply.header('Inference-Header-Content-Length', String(answer.headerLength));
-    return reply.code(200).header('Content-Type', answer.contentType).send(answer.body);
+    trace?.capture('HTTP_SEND_START');
+    const sent = reply.code(200).header('Content-Type', answer.contentType).send(answer.body);
+    if (trace !== undefined) endHttpTrace(trace);
+    return sent;
   };
   post('/v2/models/:model/infer', infer);
   post('/v2/models/:model/versions/:version/infer', infer);
@@ -130,4 +147,9 @@ function optionalBool(body: Record<string, unknown> | undefined, key: string): b
   if (value === undefined) return false;
   if (typeof value !== 'boolean') throw new HerdError('INVALID_ARG', `'${key}' must be true or false`);
   return value;
+}
+
+/** The trace settings and tracer the infer paths (this route, the fast path) trace with. */
+export function servingTracingOf(deps: Pick<KserveDeps, 'traceSettings' | 'tracer'>): ServingTracing {
+  return { settings: deps.traceSettings, tracer: deps.tracer ?? NOOP_TRACER };
 }

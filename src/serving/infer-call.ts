@@ -3,6 +3,7 @@
 import type { ChatCaller } from '../core/chat-port.ts';
 import type { Parameters, Tensor } from '../core/tensor.ts';
 import type { ComputeDurations } from './backends/backend.ts';
+import type { InferTraceParent } from './infer-trace.ts';
 
 export interface RequestedOutput {
   name: string;
@@ -25,6 +26,8 @@ export interface InferCall {
   ensemble?: string;
   /** Set by a transport for a model that spends (LoadedModel.spending): who pays; ensemble steps inherit it. */
   caller?: ChatCaller;
+  /** Set when the request is traced (Triton's trace settings sampled it): where its model's trace hangs. */
+  trace?: InferTraceParent;
 }
 
 export interface InferAnswer {

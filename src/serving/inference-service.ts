@@ -7,6 +7,7 @@ import type { Parameters, Tensor } from '../core/tensor.ts';
 import type { ComputeDurations, InferenceRequest, InferenceResult, ResponseSender } from './backends/backend.ts';
 import { classifyTensor } from './classification.ts';
 import type { InferAnswer, InferCall, RequestedOutput } from './infer-call.ts';
+import type { ModelTrace } from './infer-trace.ts';
 import { ResponseStream, type InferStreamEvent } from './response-stream.ts';
 import { createSequenceControls } from './scheduler/sequence-controls.ts';
 import { createModelMetadata, type ModelMetadata } from './model-metadata.ts';
@@ -51,15 +52,31 @@ export class InferenceService {
     return this.inferOn(resolved, call);
   }
 
-  private async inferOn(model: LoadedModel, call: InferCall): Promise<InferAnswer> {
+  /** A traced call's model trace starts and ends around the inference; an untraced one costs a property read. */
+  private inferOn(model: LoadedModel, call: InferCall): Promise<InferAnswer> {
+    if (call.trace === undefined) return this.runOn(model, call, undefined);
+    const trace = call.trace.startModel(model.name, model.version, call.id);
+    return this.runOn(model, call, trace).then(
+      (answer) => {
+        trace.end();
+        return answer;
+      },
+      (err: unknown) => {
+        trace.end(err);
+        throw err;
+      },
+    );
+  }
+
+  private async runOn(model: LoadedModel, call: InferCall, trace: ModelTrace | undefined): Promise<InferAnswer> {
     if (isDecoupledModel(model)) {
       throw new HerdError('UNSUPPORTED', `model '${model.name}' has a decoupled transaction policy (several responses per request): use a streaming endpoint`);
     }
     const outputNames = call.outputs.length === 0 ? NO_OUTPUT_NAMES : call.outputs.map((o) => o.name);
     validateInferRequest(model.config, { id: call.id, inputs: call.inputs, outputs: outputNames });
     // Triton caches only where both the server has a cache and the model enables it.
-    if (this.cache && model.config.response_cache?.enable) return this.inferThroughCache(model, call, outputNames, this.cache);
-    const result = await this.schedule(model, call, outputNames, undefined);
+    if (this.cache && model.config.response_cache?.enable) return this.inferThroughCache(model, call, outputNames, this.cache, trace);
+    const result = await this.schedule(model, call, outputNames, undefined, trace);
     if (!result.ok) throw result.error;
     return answer(model, call, result.outputs, result.parameters, result.compute);
   }
@@ -85,21 +102,28 @@ export class InferenceService {
     const stream = new ResponseStream<InferAnswer>((result) => answer(model, call, result.outputs, result.parameters, result.compute), signal);
     // Refusals before execution (validation, a full queue, a timeout) come back here, not through the sender.
     let submitted: Promise<InferenceResult>;
+    const trace = call.trace?.startModel(model.name, model.version, call.id);
     try {
       const outputNames = call.outputs.length === 0 ? NO_OUTPUT_NAMES : call.outputs.map((o) => o.name);
       validateInferRequest(model.config, { id: call.id, inputs: call.inputs, outputs: outputNames });
-      submitted = this.schedule(model, call, outputNames, stream);
+      submitted = this.schedule(model, call, outputNames, stream, trace);
     } catch (err) {
+      trace?.end(err);
       yield { error: toHerdError(err), final: true };
       return;
     }
     void submitted.then((result) => {
       if (!result.ok && !stream.closed) stream.send(result, true);
     });
-    yield* stream;
+    try {
+      yield* stream;
+    } finally {
+      // REQUEST_END once the last response went out (or the caller stopped reading).
+      trace?.end();
+    }
   }
 
-  private schedule(model: LoadedModel, call: InferCall, outputNames: readonly string[], responseSender: ResponseSender | undefined): Promise<InferenceResult> {
+  private schedule(model: LoadedModel, call: InferCall, outputNames: readonly string[], responseSender: ResponseSender | undefined, trace?: ModelTrace): Promise<InferenceResult> {
     const batchSize = model.config.max_batch_size > 0 ? (call.inputs[0]?.shape[0] ?? 1) : 1;
     const controls = createSequenceControls(model.config, call.parameters, batchSize);
     const request: InferenceRequest = {
@@ -113,11 +137,18 @@ export class InferenceService {
     if (responseSender) request.responseSender = responseSender;
     if (call.ensemble !== undefined) request.ensemble = call.ensemble;
     if (call.caller !== undefined) request.caller = call.caller;
+    if (trace !== undefined) request.trace = trace;
     return model.scheduler.submit(request);
   }
 
   /** A hit skips scheduling and execution; a miss executes, then stores a successful answer. */
-  private async inferThroughCache(model: LoadedModel, call: InferCall, outputNames: readonly string[], cache: InferenceResponseCache): Promise<InferAnswer> {
+  private async inferThroughCache(
+    model: LoadedModel,
+    call: InferCall,
+    outputNames: readonly string[],
+    cache: InferenceResponseCache,
+    trace: ModelTrace | undefined,
+  ): Promise<InferAnswer> {
     const start = process.hrtime.bigint();
     const key = createInferenceCacheKey({ modelName: model.name, modelVersion: model.version, inputs: call.inputs, requestedOutputs: outputNames });
     const entry = await cache.lookup(key);
@@ -129,7 +160,7 @@ export class InferenceService {
       model.stats.recordCacheHit(Number(end - start), 0, Number(lookupEnd - start));
       return answer(model, call, cached.outputs, cached.parameters);
     }
-    const result = await this.schedule(model, call, outputNames, undefined);
+    const result = await this.schedule(model, call, outputNames, undefined, trace);
     if (!result.ok) throw result.error;
     const insertStart = process.hrtime.bigint();
     await cache.insert(key, convertResponseToCacheEntry({ outputs: result.outputs, ...(result.parameters ? { parameters: result.parameters } : {}) }));

@@ -97,13 +97,15 @@ export const SERVING_LAYERS: Record<string, readonly string[]> = {
   'trace-sampler.ts': [],
   'triton-trace-file.ts': [],
   'trace-settings.ts': ['trace-sampler.ts', 'triton-trace-file.ts'],
+  // One traced inference (spans or trace-file records): what a request carries down to its backend.
+  'infer-trace.ts': ['trace-settings.ts', 'triton-trace-file.ts'],
   'server-metadata.ts': [],
   // Read the config.
-  'backends/': [CONFIG],
+  'backends/': [CONFIG, 'infer-trace.ts'],
   'classification.ts': [CONFIG],
   'model-metadata.ts': [CONFIG],
   'validate-infer-request.ts': [CONFIG],
-  'infer-call.ts': ['backends/'],
+  'infer-call.ts': ['backends/', 'infer-trace.ts'],
   'response-stream.ts': ['backends/'],
   // Run backends.
   'scheduler/': [CONFIG, 'backends/', 'stats.ts'],
@@ -117,6 +119,7 @@ export const SERVING_LAYERS: Record<string, readonly string[]> = {
     'backends/',
     'classification.ts',
     'infer-call.ts',
+    'infer-trace.ts',
     'model-metadata.ts',
     'repository/',
     'response-cache/',

@@ -4,6 +4,7 @@ import type { ChatCaller, ModelSpending } from '../../core/chat-port.ts';
 import type { HerdError } from '../../core/errors.ts';
 import type { Parameters, Tensor } from '../../core/tensor.ts';
 import type { ModelConfig } from '../model-config/model-config.ts';
+import type { ModelTrace } from '../infer-trace.ts';
 
 export interface InferenceRequest {
   /** Client-supplied id, echoed in the response; '' when none was given. */
@@ -21,6 +22,8 @@ export interface InferenceRequest {
   ensemble?: string;
   /** Who pays for a spending model's call (InferCall.caller). */
   caller?: ChatCaller;
+  /** This request's trace when it is traced: the scheduler marks its queue and compute, a backend hands on its context(). */
+  trace?: ModelTrace;
 }
 
 /** How a decoupled model's backend answers one request: any number of responses, then the final flag. */

@@ -342,6 +342,8 @@ export class EnsembleScheduler implements Scheduler {
     const call: InferCall = { modelName: plan.step.model_name, id: request.id, parameters: request.parameters, inputs, outputs: plan.requested, ensemble };
     if (plan.step.model_version >= 0) call.version = plan.step.model_version;
     if (request.caller !== undefined) call.caller = request.caller;
+    // A traced ensemble's steps are traced too: each its own trace id, its model span under the ensemble's.
+    if (request.trace !== undefined) call.trace = request.trace.child();
     return call;
   }
 

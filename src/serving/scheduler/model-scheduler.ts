@@ -10,6 +10,7 @@ import type { FailureReason, ModelStats } from '../stats.ts';
 import { formDynamicBatch, type BatchPolicy } from './form-dynamic-batch.ts';
 import type { RateLimiter, ResourceNeed } from './rate-limiter.ts';
 import { RequestQueue, type QueuedRequest } from './request-queue.ts';
+import { endComputeTraces, startComputeTraces } from './trace-execution.ts';
 
 export interface SchedulerInstance {
   name: string;
@@ -94,6 +95,7 @@ export class ModelScheduler implements Scheduler {
     }
     const policy = this.queue.policyOf(level);
     const timeoutUs = this.timeoutOf(request, policy);
+    request.trace?.mark('QUEUE_START');
     return new Promise((resolve) => {
       const item: QueuedRequest = {
         request,
@@ -242,11 +244,13 @@ export class ModelScheduler implements Scheduler {
   private async execute(instance: SchedulerInstance, items: QueuedRequest[]): Promise<InferenceResult[]> {
     const release =
       this.options.rateLimiter && instance.resources.length > 0 ? await this.options.rateLimiter.acquire(instance.resources, instance.priority, instance.name) : undefined;
+    const requests = items.map((i) => i.request);
+    // Before the backend runs: a traced request's compute span is the parent of what the backend calls (llm, BLS).
+    const traceStart = startComputeTraces(requests, items);
     const start = this.clock.now();
     const hrStart = process.hrtime.bigint();
     const marks: ExecutionMarks = {};
     let results: InferenceResult[];
-    const requests = items.map((i) => i.request);
     const decoupled = requests[0]?.responseSender !== undefined;
     try {
       if (decoupled && instance.backend.executeDecoupled) {
@@ -271,6 +275,7 @@ export class ModelScheduler implements Scheduler {
     }
     const hrEnd = process.hrtime.bigint();
     const end = this.clock.now();
+    if (traceStart >= 0) endComputeTraces(requests, traceStart, hrStart, marks, hrEnd);
     release?.();
     const compute = this.record(items, results, { start, end, hrStart, hrEnd, marks });
     return results.map((result) => (result.ok ? { ...result, compute } : result));

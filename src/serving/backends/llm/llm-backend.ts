@@ -6,6 +6,7 @@ import type { ChatPort, ChatPortResult } from '../../../core/chat-port.ts';
 import { HerdError, toHerdError } from '../../../core/errors.ts';
 import type { Tensor } from '../../../core/tensor.ts';
 import type { Backend, BackendFactory, BackendLoadContext, InferenceRequest, InferenceResult, ResponseSender } from '../backend.ts';
+import { formatTraceParent, isValidTraceParent } from '../../../tracing/index.ts';
 import { convertLlmRequest, type LlmCall } from './convert-llm-request.ts';
 import { autoCompleteLlmConfig, parseLlmDefaults, type LlmDefaults } from './llm-model-config.ts';
 
@@ -56,6 +57,12 @@ class LlmInstance implements Backend {
     try {
       const call = convertLlmRequest(request, this.defaults, this.originOf(request));
       if (request.caller !== undefined) call.chat.caller = request.caller;
+      // A traced request's compute span is the parent of the gateway operation and its upstream attempts.
+      const parent = request.trace?.context();
+      if (isValidTraceParent(parent)) {
+        call.chat.traceparent = formatTraceParent(parent);
+        if (parent.traceState !== undefined) call.chat.traceState = parent.traceState;
+      }
       return call;
     } catch (err) {
       return this.named(err);

@@ -5,6 +5,7 @@ import type { Parameters, Tensor } from '../../../core/tensor.ts';
 import { mapHerdErrorCode } from './convert-stub-response.ts';
 import { decodeStubTensors, encodeStubTensors } from './convert-stub-tensors.ts';
 import type { StubFrame, StubHeader } from './stub-wire.ts';
+import type { InferTraceParent } from '../../infer-trace.ts';
 
 export interface BlsCall {
   modelName: string;
@@ -13,6 +14,8 @@ export interface BlsCall {
   parameters: Parameters;
   inputs: Tensor[];
   outputs: { name: string }[];
+  /** The calling request's compute span when it is traced: the call's trace hangs from it, as in Triton. */
+  trace?: InferTraceParent;
 }
 
 export interface BlsAnswer {
@@ -30,7 +33,14 @@ export interface BlsInference {
 export type SendToStub = (header: StubHeader, parts?: readonly Uint8Array[]) => void;
 
 /** `signal` aborts a decoupled call when the model cancels its response iterator. */
-export async function answerBlsCall(frame: StubFrame, inference: BlsInference | undefined, send: SendToStub, label: string, signal?: AbortSignal): Promise<void> {
+export async function answerBlsCall(
+  frame: StubFrame,
+  inference: BlsInference | undefined,
+  send: SendToStub,
+  label: string,
+  signal?: AbortSignal,
+  trace?: InferTraceParent,
+): Promise<void> {
   const h = frame.header;
   const call = h['call'];
   try {
@@ -47,6 +57,7 @@ export async function answerBlsCall(frame: StubFrame, inference: BlsInference | 
       inputs,
       outputs: Array.isArray(h['outputs']) ? h['outputs'].map((name) => ({ name: String(name) })) : [],
     };
+    if (trace !== undefined) blsCall.trace = trace;
     if (h['decoupled'] === true) {
       for await (const event of inference.streamInfer(blsCall, signal)) {
         if (event.answer) sendAnswer(send, call, event.answer, event.final);

@@ -5,6 +5,7 @@ import { HerdError, toHerdError } from '../../../core/errors.ts';
 import type { Backend, ExecutionMarks, InferenceRequest, InferenceResult, ResponseSender } from '../backend.ts';
 import { convertStubResponse, type StubResponse } from './convert-stub-response.ts';
 import { encodeStubTensors } from './convert-stub-tensors.ts';
+import type { ModelTrace } from '../../infer-trace.ts';
 import { answerBlsCall, type BlsInference } from './python-bls-bridge.ts';
 import { PythonStubProcess } from './python-stub-process.ts';
 import type { StubFrame } from './stub-wire.ts';
@@ -49,6 +50,8 @@ export class PythonModelInstance implements Backend {
   private readonly open = new Map<number, { sender: ResponseSender; stop: () => void }>();
   /** BLS calls in progress, by the stub's call id: ResponseIterator.cancel() aborts one. */
   private readonly blsCalls = new Map<unknown, AbortController>();
+  /** The traced request of the batch the stub is executing: its BLS calls are traced under its compute span. */
+  private executingTrace: ModelTrace | undefined;
 
   constructor(private readonly options: PythonInstanceOptions) {}
 
@@ -128,11 +131,15 @@ export class PythonModelInstance implements Backend {
       };
     });
     let reply: StubFrame;
+    const traced = requests.find((r) => r.trace !== undefined)?.trace;
+    if (traced !== undefined) this.executingTrace = traced;
     try {
       reply = await stub.call({ type: 'execute', requests: items }, parts);
     } catch (err) {
       const error = toHerdError(err);
       throw new HerdError('UNAVAILABLE', `${error.message} while executing this request; Herd restarts the instance`, { cause: err });
+    } finally {
+      if (traced !== undefined && this.executingTrace === traced) this.executingTrace = undefined;
     }
     const arrived = process.hrtime.bigint();
     if (marks) {
@@ -276,7 +283,9 @@ export class PythonModelInstance implements Backend {
         const controller = new AbortController();
         const call = header['call'];
         this.blsCalls.set(call, controller);
-        void answerBlsCall(frame, this.options.inference, (h, parts) => stub.send(h, parts), this.options.label, controller.signal).finally(() => this.blsCalls.delete(call));
+        void answerBlsCall(frame, this.options.inference, (h, parts) => stub.send(h, parts), this.options.label, controller.signal, this.executingTrace?.child()).finally(() =>
+          this.blsCalls.delete(call),
+        );
         return;
       }
       case 'bls_cancel':

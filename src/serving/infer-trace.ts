@@ -1,0 +1,199 @@
+// One traced inference as Triton's tracer.cc records it: in OpenTelemetry mode the spans InferRequest (SERVER) →
+// a span named after the model → `compute`, with Triton's timestamps as events; in Triton mode the same timestamps as trace-file records.
+import { type HerdSpan, SpanKind, type TraceParent, type Tracer } from '../tracing/index.ts';
+import type { SampledTrace, TraceSettings } from './trace-settings.ts';
+import type { TritonTraceRecord, TritonTraceTimestamp } from './triton-trace-file.ts';
+
+/** Triton's timestamps (TRITONSERVER_InferenceTraceActivity names) Herd records. */
+export type TritonActivity = 'REQUEST_START' | 'QUEUE_START' | 'COMPUTE_START' | 'COMPUTE_INPUT_END' | 'COMPUTE_OUTPUT_START' | 'COMPUTE_END' | 'REQUEST_END';
+
+/** The frontends' timestamps (Triton's CaptureTimestamp names): trace_summary.py reads a request by them. */
+export type FrontendActivity =
+  | 'HTTP_RECV_START'
+  | 'HTTP_RECV_END'
+  | 'HTTP_SEND_START'
+  | 'HTTP_SEND_END'
+  | 'GRPC_WAITREAD_START'
+  | 'GRPC_WAITREAD_END'
+  | 'GRPC_SEND_START'
+  | 'GRPC_SEND_END';
+
+/** Where a model's trace hangs: a transport's InferRequest, an ensemble's step, a BLS call. InferCall.trace carries it. */
+export interface InferTraceParent {
+  startModel(modelName: string, modelVersion: number, requestId: string): ModelTrace;
+}
+
+/** What the transports need to trace inferences: Triton's settings (which requests, which mode) and the tracer. */
+export interface ServingTracing {
+  settings: TraceSettings;
+  tracer: Tracer;
+}
+
+/**
+ * The trace of a client's request to `modelName` when its setting samples it (a request carrying a valid
+ * traceparent always is, in OpenTelemetry mode); undefined otherwise, at the cost of a counter.
+ */
+export function startInferTrace(tracing: ServingTracing | undefined, modelName: string, parent: TraceParent | undefined): InferTrace | undefined {
+  if (tracing === undefined) return undefined;
+  const sampled = tracing.settings.sample(modelName, parent === undefined ? NOT_PROPAGATED : PROPAGATED);
+  return sampled === undefined ? undefined : new InferTrace(sampled, tracing, parent);
+}
+
+// Shared: sampling a request allocates nothing.
+const PROPAGATED = Object.freeze({ propagated: true });
+const NOT_PROPAGATED = Object.freeze({ propagated: false });
+
+/** Monotonic milliseconds: the trace file's nanoseconds and, offset by the time origin, the spans' epoch times. */
+const now = () => performance.now();
+const epochMs = (ms: number) => performance.timeOrigin + ms;
+
+/** The traced client request: its InferRequest span (OpenTelemetry) or the records its trace file entry gathers (Triton). */
+export class InferTrace implements InferTraceParent {
+  /** Triton mode: every model trace's record, the request's first. */
+  readonly records: TritonTraceRecord[] | undefined;
+  /** Triton mode: the request's own trace id's timestamps, the frontend's first (before its model header, as Triton writes them). */
+  private readonly frontend: TritonTraceTimestamp[] | undefined;
+  private readonly span: HerdSpan | undefined;
+  private started = false;
+
+  readonly tracer: Tracer;
+
+  constructor(
+    readonly sampled: SampledTrace,
+    private readonly tracing: ServingTracing,
+    parent: TraceParent | undefined,
+    startMs: number = now(),
+  ) {
+    this.tracer = tracing.tracer;
+    if (sampled.mode === 'triton') {
+      this.records = [];
+      this.frontend = [];
+    } else this.span = this.tracer.startSpan('InferRequest', { kind: SpanKind.SERVER, parent, sampled: true, startTime: epochMs(startMs) });
+  }
+
+  /** The request's own model: Triton's trace id of the sample, no parent id. */
+  startModel(modelName: string, modelVersion: number, requestId: string): ModelTrace {
+    // A second model under the same request (never from a transport) takes an id of its own.
+    const first = !this.started;
+    this.started = true;
+    return new ModelTrace(this, first ? this.sampled.id : this.nextId(), 0, this.span?.context(), modelName, modelVersion, requestId, first ? this.frontend : undefined);
+  }
+
+  /** A frontend timestamp: an event on InferRequest, or one of the request's own trace id in the file. */
+  capture(activity: FrontendActivity, t: number = now()): void {
+    if (this.frontend) this.frontend.push({ name: activity, ns: Math.round(t * 1e6) });
+    else this.span?.addEvent(activity, undefined, epochMs(t));
+  }
+
+  nextId(): number {
+    return this.tracing.settings.nextTraceId();
+  }
+
+  /** After the answer was sent (or refused): the InferRequest span ends, the Triton records go to the trace file. */
+  end(error?: unknown): void {
+    if (this.span) {
+      if (error !== undefined) this.span.recordError(error);
+      this.span.end();
+    }
+    // A request refused before its model started has no record to write (Triton writes none either).
+    if (this.records && this.records.length > 0) this.sampled.finish(this.records);
+  }
+}
+
+/**
+ * One model's part of a traced request (Triton's trace id): its model span and compute span, or its record.
+ * REQUEST_START, QUEUE_START and REQUEST_END go on the model span, COMPUTE_* on the compute span, as in tracer.cc.
+ */
+export class ModelTrace {
+  private readonly modelSpan: HerdSpan | undefined;
+  private computeSpan: HerdSpan | undefined;
+  private readonly timestamps: TritonTraceTimestamp[] | undefined;
+
+  constructor(
+    private readonly root: InferTrace,
+    readonly id: number,
+    parentId: number,
+    parent: TraceParent | undefined,
+    modelName: string,
+    modelVersion: number,
+    requestId: string,
+    /** The request's own model: the frontend's timestamps come first under the same id. */
+    timestamps?: TritonTraceTimestamp[],
+  ) {
+    const t = now();
+    if (root.records) {
+      this.timestamps = timestamps ?? [];
+      const record: TritonTraceRecord = { id, model_name: modelName, model_version: modelVersion, timestamps: this.timestamps };
+      if (requestId !== '') record.request_id = requestId;
+      if (parentId !== 0) record.parent_id = parentId;
+      root.records.push(record);
+    } else {
+      this.modelSpan = root.tracer.startSpan(modelName, {
+        kind: SpanKind.INTERNAL,
+        parent,
+        sampled: true,
+        startTime: epochMs(t),
+        attributes: {
+          'triton.model_name': modelName,
+          'triton.model_version': modelVersion,
+          'triton.trace_id': id,
+          'triton.trace_parent_id': parentId,
+          'triton.request_id': requestId === '' ? undefined : requestId,
+        },
+      });
+    }
+    this.mark('REQUEST_START', t);
+  }
+
+  /** A Triton timestamp at `t` (monotonic ms, default now). */
+  mark(activity: TritonActivity, t: number = now()): void {
+    if (this.timestamps) this.timestamps.push({ name: activity, ns: Math.round(t * 1e6) });
+    else (this.computeSpan ?? this.modelSpan)?.addEvent(activity, undefined, epochMs(t));
+  }
+
+  /** Execution begins: the compute span (a child of the model span) with the executed batch's size. */
+  computeStart(batchSize: number, t: number = now()): void {
+    if (this.modelSpan) {
+      this.computeSpan = this.root.tracer.startSpan('compute', {
+        kind: SpanKind.INTERNAL,
+        parent: this.modelSpan.context(),
+        sampled: true,
+        startTime: epochMs(t),
+        attributes: { 'triton.batch_size': batchSize },
+      });
+    }
+    this.mark('COMPUTE_START', t);
+  }
+
+  /** Execution ended: COMPUTE_INPUT_END and COMPUTE_OUTPUT_START where the backend marked them, then COMPUTE_END. */
+  computeEnd(inputEnd: number, outputStart: number, end: number): void {
+    this.mark('COMPUTE_INPUT_END', inputEnd);
+    this.mark('COMPUTE_OUTPUT_START', outputStart);
+    this.mark('COMPUTE_END', end);
+    this.computeSpan?.end(epochMs(end));
+    this.computeSpan = undefined;
+  }
+
+  /**
+   * The context a backend hands on while it computes (an llm step's ChatPort call, a BLS call): the compute
+   * span's, else the model span's (an ensemble); undefined in Triton mode.
+   */
+  context(): TraceParent | undefined {
+    return (this.computeSpan ?? this.modelSpan)?.context();
+  }
+
+  /** Where a request this model makes hangs (an ensemble step, a BLS call): its own trace id, this one as parent. */
+  child(): InferTraceParent {
+    return {
+      startModel: (modelName, modelVersion, requestId) => new ModelTrace(this.root, this.root.nextId(), this.id, this.context(), modelName, modelVersion, requestId),
+    };
+  }
+
+  /** REQUEST_END; a failure is recorded on the model span. */
+  end(error?: unknown): void {
+    this.mark('REQUEST_END');
+    if (!this.modelSpan) return;
+    if (error !== undefined) this.modelSpan.recordError(error);
+    this.modelSpan.end();
+  }
+}
