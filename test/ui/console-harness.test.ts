@@ -76,14 +76,21 @@ describe('the console test harness', () => {
       const watched = await harness.newPage();
       await watched.page.goto(`${echo.url}/page`);
       await watched.page.waitForLoadState('load');
-      await watched.page.waitForTimeout(50);
+      // The page's script throws from a timer and fetches after load: wait until both were seen (bounded), not a fixed time.
+      for (let i = 0; i < 200 && !(watched.pageErrors.length > 0 && watched.resourceFailures.some((f) => f.url.endsWith('/missing'))); i++) await watched.page.waitForTimeout(25);
       assert.deepEqual(watched.blocked, ['https://cdn.example.invalid/logo.png']);
       assert.ok(
         watched.consoleErrors.some((line) => line.startsWith('from the page')),
         watched.consoleErrors.join('\n'),
       );
-      assert.ok(watched.pageErrors.some((line) => line.includes('uncaught in the page')));
-      assert.ok(watched.resourceFailures.some((f) => f.url === `${echo.url}/missing` && f.status === 404));
+      assert.ok(
+        watched.pageErrors.some((line) => line.includes('uncaught in the page')),
+        `page errors: ${watched.pageErrors.join(' | ')}`,
+      );
+      assert.ok(
+        watched.resourceFailures.some((f) => f.url === `${echo.url}/missing` && f.status === 404),
+        `failed loads: ${JSON.stringify(watched.resourceFailures)}`,
+      );
       const violations = await axeViolations(watched.page);
       assert.ok(
         violations.some((v) => v.id === 'label' && v.targets.includes('#unlabelled')),

@@ -7,7 +7,7 @@ import { time } from '../format.ts';
 import { useAction } from '../hooks.ts';
 import { useSession } from '../session.ts';
 import type { KeyJson } from '../types.ts';
-import { changedPolicyBody, EMPTY_POLICY, PolicyInputs, policyBody, policyFieldsOf } from './policy-form.tsx';
+import { EMPTY_POLICY, PolicyInputs, policyBody } from './policy-form.tsx';
 
 export interface Secret {
   title: string;
@@ -15,7 +15,7 @@ export interface Secret {
   note?: string;
 }
 
-const keyUrl = (key: KeyJson) => `../admin/v1/keys/${encodeURIComponent(key.id)}`;
+export const keyUrl = (key: KeyJson) => `../admin/v1/keys/${encodeURIComponent(key.id)}`;
 
 export function CreateKeyForm({ onCreated }: { onCreated: (secret: Secret) => void }) {
   const currency = useSession().server.currency;
@@ -134,35 +134,5 @@ export function KeyActions({ apiKey: key, editing, onEdit, onChanged, onError }:
         Revoke
       </button>
     </>
-  );
-}
-
-export function EditKeyLimits({ apiKey: key, onDone, onChanged }: { apiKey: KeyJson; onDone: () => void; onChanged: () => void }) {
-  const currency = useSession().server.currency;
-  const initial = policyFieldsOf(key);
-  const [policy, setPolicy] = useState(initial);
-  const action = useAction();
-  const submit = (event: Event) => {
-    event.preventDefault();
-    void action.run(async () => {
-      const body = changedPolicyBody(initial, policy);
-      if (Object.keys(body).length > 0) await api(keyUrl(key), { method: 'PATCH', body });
-      onDone();
-      onChanged();
-    });
-  };
-  return (
-    <form class="grid-form" aria-label={`Limits of ${key.name}`} onSubmit={submit}>
-      <PolicyInputs fields={policy} onChange={setPolicy} prefix={`edit-key-${key.id}`} currency={currency} />
-      <div class="form-actions">
-        <button type="submit" disabled={action.busy}>
-          Save limits
-        </button>
-        <button type="button" onClick={onDone}>
-          Cancel
-        </button>
-      </div>
-      <ErrorNote error={action.error} />
-    </form>
   );
 }

@@ -7,7 +7,8 @@ import { money, time } from '../format.ts';
 import { useLoad } from '../hooks.ts';
 import { useIsAdmin, useSession } from '../session.ts';
 import type { KeyJson, Page } from '../types.ts';
-import { CreateKeyForm, EditKeyLimits, KeyActions, type Secret } from './key-forms.tsx';
+import { CreateKeyForm, KeyActions, keyUrl, type Secret } from './key-forms.tsx';
+import { EditLimitsForm } from './policy-form.tsx';
 import { policySummary } from './policy-form.tsx';
 import { SecretOnce } from './secret-once.tsx';
 
@@ -146,7 +147,7 @@ function KeyRow({ apiKey: key, currency, editing, onEdit, onChanged, onError }: 
       {admin && editing && (
         <tr>
           <td colSpan={9}>
-            <EditKeyLimits apiKey={key} onDone={() => onEdit(undefined)} onChanged={onChanged} />
+            <EditLimitsForm owner={key} url={keyUrl(key)} prefix={`edit-key-${key.id}`} onDone={() => onEdit(undefined)} onChanged={onChanged} />
           </td>
         </tr>
       )}

@@ -1,6 +1,11 @@
 // The limits and budget fields keys and teams share (allowed models, rpm, tpm, concurrency, one budget),
 // as form state, and their conversion to the admin API's body: absent on create, null to clear on edit.
+import { useState } from 'preact/hooks';
+import { api } from '../api.ts';
+import { ErrorNote } from '../components.tsx';
 import { decimalToMicros, microsToDecimal } from '../format.ts';
+import { useAction } from '../hooks.ts';
+import { useSession } from '../session.ts';
 import type { PolicyJson } from '../types.ts';
 
 export interface PolicyFields {
@@ -118,4 +123,47 @@ export function changedPolicyBody(initial: PolicyFields, fields: PolicyFields): 
   const before = policyBody(initial, true);
   const after = policyBody(fields, true);
   return Object.fromEntries(Object.entries(after).filter(([name, value]) => JSON.stringify(value) !== JSON.stringify(before[name])));
+}
+
+/** The limits and budget of a key or a team, edited in place: only the changed fields are sent (PATCH). */
+export function EditLimitsForm({
+  owner,
+  url,
+  prefix,
+  onDone,
+  onChanged,
+}: {
+  owner: PolicyJson & { name: string };
+  url: string;
+  prefix: string;
+  onDone: () => void;
+  onChanged: () => void;
+}) {
+  const currency = useSession().server.currency;
+  const initial = policyFieldsOf(owner);
+  const [policy, setPolicy] = useState(initial);
+  const action = useAction();
+  const submit = (event: Event) => {
+    event.preventDefault();
+    void action.run(async () => {
+      const body = changedPolicyBody(initial, policy);
+      if (Object.keys(body).length > 0) await api(url, { method: 'PATCH', body });
+      onDone();
+      onChanged();
+    });
+  };
+  return (
+    <form class="grid-form" aria-label={`Limits of ${owner.name}`} onSubmit={submit}>
+      <PolicyInputs fields={policy} onChange={setPolicy} prefix={prefix} currency={currency} />
+      <div class="form-actions">
+        <button type="submit" disabled={action.busy}>
+          Save limits
+        </button>
+        <button type="button" onClick={onDone}>
+          Cancel
+        </button>
+      </div>
+      <ErrorNote error={action.error} />
+    </form>
+  );
 }

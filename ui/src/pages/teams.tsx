@@ -8,7 +8,7 @@ import { time } from '../format.ts';
 import { useAction, useLoad } from '../hooks.ts';
 import { useIsAdmin, useSession } from '../session.ts';
 import type { Page, TeamJson } from '../types.ts';
-import { changedPolicyBody, EMPTY_POLICY, PolicyInputs, policyBody, policyFieldsOf, policySummary } from './policy-form.tsx';
+import { EditLimitsForm, EMPTY_POLICY, PolicyInputs, policyBody, policySummary } from './policy-form.tsx';
 
 const teamUrl = (team: TeamJson) => `../admin/v1/teams/${encodeURIComponent(team.id)}`;
 
@@ -152,7 +152,7 @@ function TeamTable({ teams, onChanged }: { teams: TeamJson[]; onChanged: () => v
               {admin && editing === team.id && (
                 <tr>
                   <td colSpan={5}>
-                    <EditTeamLimits team={team} onDone={() => setEditing(undefined)} onChanged={onChanged} />
+                    <EditLimitsForm owner={team} url={teamUrl(team)} prefix={`edit-team-${team.id}`} onDone={() => setEditing(undefined)} onChanged={onChanged} />
                   </td>
                 </tr>
               )}
@@ -161,35 +161,5 @@ function TeamTable({ teams, onChanged }: { teams: TeamJson[]; onChanged: () => v
         </tbody>
       </table>
     </>
-  );
-}
-
-function EditTeamLimits({ team, onDone, onChanged }: { team: TeamJson; onDone: () => void; onChanged: () => void }) {
-  const currency = useSession().server.currency;
-  const initial = policyFieldsOf(team);
-  const [policy, setPolicy] = useState(initial);
-  const action = useAction();
-  const submit = (event: Event) => {
-    event.preventDefault();
-    void action.run(async () => {
-      const body = changedPolicyBody(initial, policy);
-      if (Object.keys(body).length > 0) await api(teamUrl(team), { method: 'PATCH', body });
-      onDone();
-      onChanged();
-    });
-  };
-  return (
-    <form class="grid-form" aria-label={`Limits of ${team.name}`} onSubmit={submit}>
-      <PolicyInputs fields={policy} onChange={setPolicy} prefix={`edit-team-${team.id}`} currency={currency} />
-      <div class="form-actions">
-        <button type="submit" disabled={action.busy}>
-          Save limits
-        </button>
-        <button type="button" onClick={onDone}>
-          Cancel
-        </button>
-      </div>
-      <ErrorNote error={action.error} />
-    </form>
   );
 }
