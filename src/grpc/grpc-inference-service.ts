@@ -13,7 +13,7 @@ import { convertGrpcInferResponse } from './convert-grpc-infer-response.ts';
 import type { ModelInferRequestMessage } from './grpc-messages.ts';
 import { convertErrorToServiceError } from './map-grpc-status.ts';
 import { endGrpcTrace, type GrpcServiceDeps, servingTracingOf, startGrpcInferTrace } from './grpc-service-deps.ts';
-import type { ServingTracing } from '../serving/infer-trace.ts';
+import { type ServingTracing, withTraceIds } from '../serving/infer-trace.ts';
 import { createStreamInferHandler } from './stream-infer-handler.ts';
 import type { ApiGroup, ApiGroupGuard } from '../core/api-groups.ts';
 import { checkGrpcApiGroup } from './grpc-api-guard.ts';
@@ -129,7 +129,7 @@ export function createHealthService(isReady: () => boolean, apiGuard?: ApiGroupG
 
 function fail(callback: sendUnaryData<unknown>, err: unknown, log: ((line: string) => void) | undefined): void {
   const error = convertErrorToServiceError(err);
-  if (!(err instanceof HerdError)) log?.(`internal error: ${formatErrorForLog(err)}`);
+  if (!(err instanceof HerdError)) log?.(withTraceIds(`internal error: ${formatErrorForLog(err)}`, err));
   callback(error, null);
 }
 

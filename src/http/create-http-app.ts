@@ -27,6 +27,7 @@ import { registerTraceAndLoggingRoutes } from './trace-and-logging-routes.ts';
 import { createLimitedServer } from './create-limited-server.ts';
 import { ClientAddressResolver, useClientAddressResolver } from './resolve-client-address.ts';
 import { type ConsoleOptions, registerConsoleRoutes } from './console/console-routes.ts';
+import { withTraceIds } from '../serving/infer-trace.ts';
 
 /** How often a closing server closes connections that went idle since (a finished stream's keep-alive socket). */
 const IDLE_SWEEP_MS = 250;
@@ -174,7 +175,8 @@ function registerBodyCodings(app: FastifyInstance, maxInputSize: number, isClosi
 function registerErrorAnswers(app: FastifyInstance, routes: readonly { pattern: RegExp; methods: string[] }[], options: HttpAppOptions): void {
   app.setErrorHandler((error: FastifyError | HerdError, _request, reply) => {
     const { status, body, logLine } = describeError(error, options.maxInputSize);
-    if (logLine !== undefined) options.log?.(logLine);
+    // A traced inference's failure names its request and trace (tagged by the route as its trace ended).
+    if (logLine !== undefined) options.log?.(withTraceIds(logLine, error));
     void reply.code(status).header('Content-Type', 'application/json').send(body);
   });
 

@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InferenceService } from '../serving/inference-service.ts';
 import type { LoadedModel } from '../serving/repository/loaded-model.ts';
 import { endHttpTrace, resolveInferModel, runInferExchange, startHttpInferTrace } from './kserve-infer-exchange.ts';
-import type { InferTrace, ServingTracing } from '../serving/infer-trace.ts';
+import { type InferTrace, type ServingTracing, withTraceIds } from '../serving/infer-trace.ts';
 import { mapErrorToKserve } from './map-kserve-error.ts';
 import type { SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
 import { hasPlainBody, readBody } from './plain-body.ts';
@@ -49,7 +49,7 @@ export function createFastInferHandler(options: FastInferOptions): (req: Incomin
     }
     const sendError = (err: unknown) => {
       const { status, body, logLine } = mapErrorToKserve(err);
-      if (logLine !== undefined) options.log?.(logLine);
+      if (logLine !== undefined) options.log?.(withTraceIds(logLine, err));
       res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(options.isClosing() ? { connection: 'close' } : {}) });
       res.end(body);
     };
@@ -90,6 +90,7 @@ export function createFastInferHandler(options: FastInferOptions): (req: Incomin
         },
         (err: unknown) => {
           trace?.capture('HTTP_SEND_START');
+          trace?.markFailure(err);
           sendError(err);
           if (trace !== undefined) endHttpTrace(trace, err);
         },

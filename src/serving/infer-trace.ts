@@ -43,6 +43,20 @@ export function startInferTrace(tracing: ServingTracing | undefined, modelName: 
 const PROPAGATED = Object.freeze({ propagated: true });
 const NOT_PROPAGATED = Object.freeze({ propagated: false });
 
+/** A traced request's failure → `request <id>, trace <trace id>`; weak, so an error's tag goes with it. */
+const FAILURE_IDS = new WeakMap<object, string>();
+
+/**
+ * A log line about a failure, with the traced request's ids after its first word group when `markFailure` tagged it:
+ * `internal error (request sc-1, trace 5b8e…): …`. Untraced failures' lines are unchanged.
+ */
+export function withTraceIds(line: string, error: unknown): string {
+  const ids = typeof error === 'object' && error !== null ? FAILURE_IDS.get(error) : undefined;
+  if (ids === undefined) return line;
+  const colon = line.indexOf(': ');
+  return colon < 0 ? `${line} (${ids})` : `${line.slice(0, colon)} (${ids})${line.slice(colon)}`;
+}
+
 /** Monotonic milliseconds: the trace file's nanoseconds and, offset by the time origin, the spans' epoch times. */
 const now = () => performance.now();
 const epochMs = (ms: number) => performance.timeOrigin + ms;
@@ -55,6 +69,8 @@ export class InferTrace implements InferTraceParent {
   private readonly frontend: TritonTraceTimestamp[] | undefined;
   private readonly span: HerdSpan | undefined;
   private started = false;
+  /** The client's request id (the KServe `id`), once the request's model started. */
+  private requestId = '';
 
   readonly tracer: Tracer;
 
@@ -76,6 +92,7 @@ export class InferTrace implements InferTraceParent {
     // A second model under the same request (never from a transport) takes an id of its own.
     const first = !this.started;
     this.started = true;
+    if (first) this.requestId = requestId;
     return new ModelTrace(this, first ? this.sampled.id : this.nextId(), 0, this.span?.context(), modelName, modelVersion, requestId, first ? this.frontend : undefined);
   }
 
@@ -85,12 +102,23 @@ export class InferTrace implements InferTraceParent {
     else this.span?.addEvent(activity, undefined, epochMs(t));
   }
 
+  /**
+   * Tags a failure with this request's ids, so the transport's one error log line names them (`withTraceIds`),
+   * as the gateway's lines do: a log line leads to the trace.
+   */
+  markFailure(error: unknown): void {
+    if (typeof error !== 'object' || error === null) return;
+    const ids = [this.requestId === '' ? '' : `request ${this.requestId}`, this.span ? `trace ${this.span.context().traceId}` : ''].filter((s) => s !== '');
+    if (ids.length > 0) FAILURE_IDS.set(error, ids.join(', '));
+  }
+
   nextId(): number {
     return this.tracing.settings.nextTraceId();
   }
 
   /** After the answer was sent (or refused): the InferRequest span ends, the Triton records go to the trace file. */
   end(error?: unknown): void {
+    if (error !== undefined) this.markFailure(error);
     if (this.span) {
       if (error !== undefined) this.span.recordError(error);
       this.span.end();

@@ -4,6 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startHerd } from '../../src/app.ts';
@@ -81,4 +83,46 @@ routes:
     assert.ok(at, `${span.name} under the chat step's compute span`);
   }
   assert.ok(upstreamParent && (ids.has(upstreamParent.spanId) || upstreamParent.spanId === chatCompute.spanId));
+});
+
+test("a traced inference's failure is logged with its request id and trace id", async (t) => {
+  const receiver = await startOtlpReceiver();
+  t.after(() => receiver.close());
+  // An upstream that always fails: the llm step's error is the request's, and the server logs it.
+  const upstream = createServer((_req, res) => res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"message":"boom"}}'));
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  t.after(() => upstream.close());
+  const dir = mkdtempSync(join(tmpdir(), 'herd-smart-chat-log-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const config = parseHerdConfig(
+    `
+server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0 }
+serving:
+  model_repository: [${JSON.stringify(EXAMPLE_REPOSITORY)}]
+  identity: smart-chat-service
+  trace: { mode: opentelemetry, level: [TIMESTAMPS], rate: 1000, opentelemetry: { url: "${receiver.url}" } }
+auth: { db: "${join(dir, 'keys.db')}" }
+billing: { currency: CNY, fx: { USD: 7.3 }, ledger: "sqlite:${join(dir, 'ledger.db')}", flush_interval_ms: 50 }
+providers:
+  relay: { type: openai, base_url: "http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1", api_key_env: FAKE_RELAY_KEY, timeout_ms: 5000, retry: { attempts: 1 } }
+models:
+  fast-model: { price: { input: 0.1, output: 0.2 }, deployments: [{ provider: relay, upstream_model: fast-up }] }
+routes:
+  tiers: { fast: fast-model, balanced: fast-model, quality: fast-model }
+`,
+    join(dir, 'herd.yaml'),
+  );
+  const lines: string[] = [];
+  const server = await startHerd(config, { env: { FAKE_RELAY_KEY: 'sk-fake-relay' }, log: (line) => lines.push(line) });
+  t.after(() => server.close());
+  const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+  const res = await postJson(
+    `${server.httpUrl}/v2/models/smart_chat/infer`,
+    { id: 'sc-fail', inputs: [{ name: 'text_input', datatype: 'BYTES', shape: [1], data: ['hello'] }] },
+    { traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+  );
+  assert.ok(res.status >= 500, res.body.toString());
+  const line = lines.find((l) => l.includes(traceId));
+  assert.ok(line, `a log line names the trace: ${JSON.stringify(lines)}`);
+  assert.match(line, new RegExp(`\\(request sc-fail, trace ${traceId}\\): `));
 });
