@@ -5,6 +5,7 @@
 import { type AttributeList, type RecordedSpan, type SpanEvent, toAttributeList } from './recorded-span.ts';
 import type { AttributeValue } from './tracer.ts';
 
+/** Fixed for the process: its encoded resource and scope are kept (RESOURCE_BYTES) and reused by every request. */
 export interface OtlpResource {
   attributes: Readonly<Record<string, AttributeValue>>;
   scopeName: string;
@@ -19,6 +20,23 @@ const FLAGS_SAMPLED = 0x01;
 const FLAGS_HAS_IS_REMOTE = 0x100;
 const FLAGS_IS_REMOTE = 0x200;
 const TWO_32 = 4294967296;
+
+/**
+ * Attribute keys, event names and span names repeat on every span: each is encoded once (tag, length, UTF-8) and
+ * copied after, per tag. Bounded, so names made from client input (model names) cannot grow it without limit.
+ */
+type FieldCache = Map<string, Uint8Array>;
+const KEY_FIELDS: FieldCache = new Map();
+const EVENT_NAME_FIELDS: FieldCache = new Map();
+const SPAN_NAME_FIELDS: FieldCache = new Map();
+const MAX_CACHED_FIELDS = 4096;
+let cachedFields = 0;
+/** The resource's and the scope's fields, encoded once for each OtlpResource. */
+const RESOURCE_BYTES = new WeakMap<OtlpResource, { bytes: Uint8Array; scopeSpansAt: number }>();
+
+/** A lowercase hex digit's char code → its value. */
+const HEX_DIGIT = new Uint8Array(128);
+for (let i = 0; i < 16; i++) HEX_DIGIT['0123456789abcdef'.charCodeAt(i)] = i;
 
 const varintSize = (n: number) => (n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : 5);
 
@@ -90,11 +108,44 @@ class Out {
     this.close(at);
   }
 
+  /** A string field whose encoding repeats (a key, a name): from its cache, encoded there on its first use. */
+  cachedString(byTag: FieldCache, tagByte: number, s: string): void {
+    let bytes = byTag.get(s);
+    if (bytes === undefined) {
+      if (cachedFields >= MAX_CACHED_FIELDS) return this.string(tagByte, s);
+      const start = this.pos;
+      this.string(tagByte, s);
+      bytes = new Uint8Array(this.buf.subarray(start, this.pos));
+      byTag.set(s, bytes);
+      cachedFields++;
+      return;
+    }
+    this.bytes(bytes);
+  }
+
+  bytes(bytes: Uint8Array): void {
+    const n = bytes.length;
+    this.ensure(n);
+    const buf = this.buf;
+    let pos = this.pos;
+    // A byte loop: cheaper than Buffer#copy's native call for the few dozen bytes of a key or name.
+    if (n < 64) for (let i = 0; i < n; i++) buf[pos++] = bytes[i] as number;
+    else {
+      buf.set(bytes, pos);
+      pos += n;
+    }
+    this.pos = pos;
+  }
+
   hex(tagByte: number, hex: string): void {
     this.ensure(2 + hex.length / 2);
     this.buf[this.pos++] = tagByte;
     this.buf[this.pos++] = hex.length / 2;
-    this.pos += this.buf.write(hex, this.pos, hex.length / 2, 'hex');
+    // Ids are lowercase hex (span-ids.ts, trace-parent.ts): a table lookup per digit, no native call.
+    const buf = this.buf;
+    let pos = this.pos;
+    for (let i = 0; i < hex.length; i += 2) buf[pos++] = ((HEX_DIGIT[hex.charCodeAt(i)] as number) << 4) | (HEX_DIGIT[hex.charCodeAt(i + 1)] as number);
+    this.pos = pos;
   }
 
   fixed32(n: number): void {
@@ -131,14 +182,17 @@ class Out {
 export function encodeOtlpTraces(spans: readonly RecordedSpan[], resource: OtlpResource): Uint8Array {
   const out = new Out(512 + spans.length * 512);
   const resourceSpans = out.open(tag(1, LEN)); // ExportTraceServiceRequest.resource_spans
-  const res = out.open(tag(1, LEN)); // ResourceSpans.resource
-  writeAttributes(out, tag(1, LEN), toAttributeList(resource.attributes)); // Resource.attributes
-  out.close(res);
-  const scopeSpans = out.open(tag(2, LEN)); // ResourceSpans.scope_spans
-  const scope = out.open(tag(1, LEN)); // ScopeSpans.scope
-  out.string(tag(1, LEN), resource.scopeName);
-  out.string(tag(2, LEN), resource.scopeVersion);
-  out.close(scope);
+  const head = RESOURCE_BYTES.get(resource);
+  let scopeSpans: number;
+  if (head === undefined) {
+    const start = out.pos;
+    scopeSpans = writeResourceAndScope(out, resource);
+    // Kept up to inside the open scope_spans field: its length byte is rewritten by close() each time.
+    RESOURCE_BYTES.set(resource, { bytes: new Uint8Array(out.buf.subarray(start, out.pos)), scopeSpansAt: scopeSpans - start });
+  } else {
+    scopeSpans = out.pos + head.scopeSpansAt;
+    out.bytes(head.bytes);
+  }
   for (const span of spans) {
     const at = out.open(tag(2, LEN)); // ScopeSpans.spans
     writeSpan(out, span);
@@ -149,12 +203,25 @@ export function encodeOtlpTraces(spans: readonly RecordedSpan[], resource: OtlpR
   return out.buf.subarray(0, out.pos);
 }
 
+/** ResourceSpans.resource, then ResourceSpans.scope_spans opened with its ScopeSpans.scope; returns scope_spans' length position. */
+function writeResourceAndScope(out: Out, resource: OtlpResource): number {
+  const res = out.open(tag(1, LEN)); // ResourceSpans.resource
+  writeAttributes(out, tag(1, LEN), toAttributeList(resource.attributes)); // Resource.attributes
+  out.close(res);
+  const scopeSpans = out.open(tag(2, LEN)); // ResourceSpans.scope_spans
+  const scope = out.open(tag(1, LEN)); // ScopeSpans.scope
+  out.string(tag(1, LEN), resource.scopeName);
+  out.string(tag(2, LEN), resource.scopeVersion);
+  out.close(scope);
+  return scopeSpans;
+}
+
 function writeSpan(out: Out, span: RecordedSpan): void {
   out.hex(tag(1, LEN), span.traceId);
   out.hex(tag(2, LEN), span.spanId);
   if (span.traceState !== undefined) out.string(tag(3, LEN), span.traceState);
   if (span.parentSpanId !== undefined) out.hex(tag(4, LEN), span.parentSpanId);
-  out.string(tag(5, LEN), span.name);
+  out.cachedString(SPAN_NAME_FIELDS, tag(5, LEN), span.name);
   out.ensure(2);
   out.byte(tag(6, 0));
   out.byte(span.kind);
@@ -189,7 +256,7 @@ function writeSpan(out: Out, span: RecordedSpan): void {
 function writeEvent(out: Out, event: SpanEvent): void {
   const at = out.open(tag(11, LEN));
   out.timeNs(tag(1, 1), event.timeMs);
-  out.string(tag(2, LEN), event.name);
+  out.cachedString(EVENT_NAME_FIELDS, tag(2, LEN), event.name);
   if (event.attributes !== undefined) writeAttributes(out, tag(3, LEN), event.attributes);
   out.close(at);
 }
@@ -198,7 +265,7 @@ function writeAttributes(out: Out, tagByte: number, attributes: AttributeList): 
   const { keys, values } = attributes;
   for (let i = 0; i < keys.length; i++) {
     const kv = out.open(tagByte); // KeyValue
-    out.string(tag(1, LEN), keys[i] as string);
+    out.cachedString(KEY_FIELDS, tag(1, LEN), keys[i] as string);
     const value = out.open(tag(2, LEN)); // KeyValue.value: AnyValue
     writeAnyValue(out, values[i] as AttributeValue);
     out.close(value);
