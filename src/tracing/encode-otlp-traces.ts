@@ -110,17 +110,17 @@ class Out {
 
   /** A string field whose encoding repeats (a key, a name): from its cache, encoded there on its first use. */
   cachedString(byTag: FieldCache, tagByte: number, s: string): void {
-    let bytes = byTag.get(s);
-    if (bytes === undefined) {
-      if (cachedFields >= MAX_CACHED_FIELDS) return this.string(tagByte, s);
-      const start = this.pos;
-      this.string(tagByte, s);
-      bytes = new Uint8Array(this.buf.subarray(start, this.pos));
-      byTag.set(s, bytes);
-      cachedFields++;
+    const bytes = byTag.get(s);
+    if (bytes !== undefined) {
+      this.bytes(bytes);
       return;
     }
-    this.bytes(bytes);
+    const start = this.pos;
+    this.string(tagByte, s);
+    if (cachedFields < MAX_CACHED_FIELDS) {
+      byTag.set(s, new Uint8Array(this.buf.subarray(start, this.pos)));
+      cachedFields++;
+    }
   }
 
   bytes(bytes: Uint8Array): void {

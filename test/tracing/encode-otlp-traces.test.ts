@@ -80,3 +80,23 @@ test('large spans (multi-byte lengths), many spans, events, status and dropped c
   );
   assert.equal(decoded[0]?.flags, 0x101);
 });
+
+test('the second encoding (keys, names, resource from their cached bytes) is byte for byte the first, and decodes the same', () => {
+  const resource = { attributes: { 'service.name': 'x', 'a.long.resource.attribute': 'v'.repeat(200) }, scopeName: 'herd', scopeVersion: '1' };
+  const make = () => {
+    const s = span(`cached ${'é'.repeat(3)}`, 1_700_000_000_000);
+    s.setAttributes({ 'key.one': 'a', 'kéy.two': 2, [`long.${'k'.repeat(150)}`]: true });
+    s.addEvent('an event', { 'event.key': 'x' }, 1_700_000_000_000.5);
+    s.end(1_700_000_000_001);
+    return s;
+  };
+  const first = Buffer.from(encodeOtlpTraces([make()], resource));
+  const second = Buffer.from(encodeOtlpTraces([make(), make()], resource));
+  const third = Buffer.from(encodeOtlpTraces([make()], resource));
+  assert.ok(first.equals(third));
+  const [a, b] = decode(second);
+  assert.deepEqual(a, b);
+  assert.deepEqual(decode(first)[0], a);
+  assert.equal(a?.resource['a.long.resource.attribute'], 'v'.repeat(200));
+  assert.equal(a?.events[0]?.name, 'an event');
+});
