@@ -161,7 +161,9 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
       apiGuard: httpGuard,
       trustedProxies: config.server.trusted_proxies,
       limits: config.server.limits,
-      ...(gateway ? gatewayRoutesOf(gateway, config, log, { repository, inference, isReady }, options.configSources ?? describeConfigSources({ config })) : {}),
+      ...(gateway
+        ? gatewayRoutesOf(gateway, config, log, { repository, inference, isReady, apiGuard: httpGuard }, options.configSources ?? describeConfigSources({ config }))
+        : {}),
       ...(config.server.ui.enabled ? { console: consoleOptionsOf(config, gateway, options.consoleRoot) } : {}),
     },
   );

@@ -172,6 +172,11 @@ describe('the console data API on the real server', () => {
     assert.equal(data.find((m) => m.name === 'simple_int8')?.state, null);
     const denied = await call('POST', '/admin/v1/serving/models/simple_int8/load', undefined, { authorization: `Bearer ${viewer}` });
     assert.equal(denied.status, 403);
+    // An admin key that is not the master key: the model-repository group needs the master key here as on /v2/repository.
+    const admin = await call('POST', '/admin/v1/keys', { name: 'operator', role: 'admin' }, { 'idempotency-key': 'operator' });
+    const byAdmin = await call('POST', '/admin/v1/serving/models/simple_int8/load', undefined, { authorization: `Bearer ${(admin.json as { secret: string }).secret}` });
+    assert.equal(byAdmin.status, 403, byAdmin.text);
+    assert.match(byAdmin.text, /needs the master key/);
     const loaded = await call('POST', '/admin/v1/serving/models/simple_int8/load');
     assert.equal(loaded.status, 200, loaded.text);
     assert.deepEqual(loaded.json, { name: 'simple_int8', action: 'load', state: 'READY' });

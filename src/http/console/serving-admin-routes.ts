@@ -1,7 +1,9 @@
 // The console's serving pages on the admin API: the repository's models with their configs, their
 // statistics (as /v2/models/stats), and load/unload (explicit mode, admin only), over the KServe routes' own deps.
 import { HerdError } from '../../core/errors.ts';
+import type { ApiGroupGuard } from '../../core/api-groups.ts';
 import { requireAccess } from '../../gateway/admin/admin-roles.ts';
+import type { Actor } from '../../gateway/keys/key-store.ts';
 import type { ServingSummary } from '../../gateway/admin/console-reads.ts';
 import type { InferenceService } from '../../serving/inference-service.ts';
 import { convertModelConfigToJson } from '../../serving/model-config/convert-model-config-to-json.ts';
@@ -16,6 +18,8 @@ export interface ServingAdminSource {
   repository: ModelRepositoryManager;
   inference: InferenceService;
   isReady: () => boolean;
+  /** Triton's API groups on HTTP: load/unload answer to the model-repository group's rule, as /v2/repository does. */
+  apiGuard?: ApiGroupGuard | undefined;
 }
 
 /** Triton's words when the load API is off (model_repository_manager.cc), answered 400 here. */
@@ -100,13 +104,30 @@ function loadRoute(action: 'load' | 'unload', need: () => ServingAdminSource): A
     response: servingActionJson,
     handle: async ({ ctx, params }) => {
       requireAccess(ctx.actor, 'write', `${action}ing model '${params.name}'`);
-      const { repository } = need();
+      const { repository, apiGuard } = need();
+      requireRepositoryGroup(apiGuard, ctx.actor, `${action}ing model '${params.name}'`);
       if (repository.controlMode !== 'explicit') throw new HerdError('INVALID_ARG', NOT_EXPLICIT);
       await (action === 'load' ? repository.load(params.name) : repository.unload(params.name));
       const state = repository.summary().find((m) => m.name === params.name)?.state ?? null;
       return answer(200, { name: params.name, action, state });
     },
   });
+}
+
+/**
+ * The model-repository group's rule (by default the master key when one is set), the one every route that
+ * loads or unloads a model answers to: a master-key rule passes the master key (or its console session) only;
+ * a Triton header rule cannot be met from here and points to /v2/repository.
+ */
+function requireRepositoryGroup(guard: ApiGroupGuard | undefined, actor: Actor, what: string): void {
+  if (guard === undefined || !guard.isRestricted('model-repository')) return;
+  const refusal = guard.check('model-repository', () => undefined);
+  if (refusal === undefined || (refusal instanceof HerdError && actor.id === 'master')) return;
+  const why =
+    refusal instanceof HerdError
+      ? 'the model-repository API needs the master key (server.restricted_api); sign in with it'
+      : `the model-repository API is restricted to the header '${refusal.header}': use /v2/repository with it`;
+  throw new HerdError('PERMISSION_DENIED', `The key '${actor.name}' may not do this: ${what}. ${why.charAt(0).toUpperCase()}${why.slice(1)}.`, { reason: 'admin_only' });
 }
 
 function describeServingModels(source: ServingAdminSource) {
