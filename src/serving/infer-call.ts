@@ -1,5 +1,6 @@
 // An inference request and its answer as the serving side's callers write them (transports, ensembles,
 // the inference port): plain data, so a caller needs none of the service that runs it.
+import type { AbortLink } from '../core/abort-link.ts';
 import type { ChatCaller } from '../core/chat-port.ts';
 import type { Parameters, Tensor } from '../core/tensor.ts';
 import type { ComputeDurations } from './backends/backend.ts';
@@ -28,6 +29,12 @@ export interface InferCall {
   caller?: ChatCaller;
   /** Set when the request is traced (Triton's trace settings sampled it): where its model's trace hangs. */
   trace?: InferTraceParent;
+  /**
+   * Fires when the client is gone (HTTP disconnect, gRPC cancel or deadline, stream cancelled): a queued
+   * request leaves the queue, a running one is told (JS AbortSignal, Python is_cancelled, llm upstream abort).
+   * Ensemble steps inherit it.
+   */
+  signal?: AbortLink;
 }
 
 export interface InferAnswer {
