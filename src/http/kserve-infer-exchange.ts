@@ -58,6 +58,7 @@ export async function runInferExchange(
   if (caller !== undefined) call.caller = caller;
   if (trace !== undefined) call.trace = trace;
   const answer = await inference.infer(call, model);
+  trace?.responseComplete();
   if (outputRegions) {
     for (const tensor of answer.outputs) {
       const region = outputRegions.get(tensor.name);
@@ -121,11 +122,13 @@ export function startHttpInferTrace(
   tracing: ServingTracing | undefined,
   model: LoadedModel,
   headers: Readonly<Record<string, string | string[] | undefined>>,
+  /** Monotonic ms when the request began arriving, when that was before now (HTTP_RECV_START). */
+  receivedAt?: number,
 ): InferTrace | undefined {
   // Triton reads the context in OpenTelemetry mode only.
   const parent = tracing?.settings.mode === 'opentelemetry' ? extractFromHeaders(headers) : undefined;
-  const trace = tracing === undefined ? undefined : startInferTrace(tracing, model.name, parent);
-  trace?.capture('HTTP_RECV_START');
+  const trace = tracing === undefined ? undefined : startInferTrace(tracing, model.name, parent, receivedAt);
+  trace?.capture('HTTP_RECV_START', receivedAt);
   return trace;
 }
 

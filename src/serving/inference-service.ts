@@ -137,7 +137,8 @@ export class InferenceService {
     if (responseSender) request.responseSender = responseSender;
     if (call.ensemble !== undefined) request.ensemble = call.ensemble;
     if (call.caller !== undefined) request.caller = call.caller;
-    if (trace !== undefined) request.trace = trace;
+    // A traced request's tensors and a decoupled model's responses are watched on the way (infer-trace.ts).
+    if (trace !== undefined) return trace.submit(request, model.scheduler);
     return model.scheduler.submit(request);
   }
 
