@@ -65,8 +65,12 @@ export async function runStreamRequest(
   try {
     await relayEvents(deps, request, events, outputRegions, write, fail, trace);
   } finally {
-    // After the last response was written: InferRequest ends, Triton mode's records go to the file.
-    if (trace !== undefined) endGrpcTrace(trace);
+    if (trace !== undefined) {
+      // relayEvents stops at the final event: finishing the iteration runs streamInfer's REQUEST_END first.
+      await events.return?.();
+      // After the last response was written: InferRequest ends, Triton mode's records go to the file.
+      endGrpcTrace(trace);
+    }
   }
 }
 

@@ -70,7 +70,7 @@ export async function answerGenerateCall(deps: GenerateDeps, { call, model, trac
       if (!res.writableFinished) controller.abort(new HerdError('UNAVAILABLE', 'client closed the connection'));
     });
   }
-  const events = traceGenerateEvents(trace, deps.inference.streamInfer(call, signal, model), streaming, res);
+  const events = traceGenerateEvents(trace, deps.inference.streamInfer(call, signal, model), res);
   const fail = (err: unknown) => logged(mapErrorToKserve(err), deps.log);
   if (streaming) await writeStream(new SseWriter(res, deps.streams ?? DEFAULT_STREAM_LIMITS, NO_ACTION), res, events, fail);
   else await writeSingle(res, events, fail);

@@ -27,35 +27,36 @@ export function startHttpGenerateTrace(
 
 /**
  * A traced request's events, passed through: INFER_RESPONSE_COMPLETE at each (Triton's generate callback stamps
- * every response), HTTP_SEND_START as the answer starts (a stream's first chunk), and once the response has
- * closed, HTTP_SEND_END and the trace's end: a stream's InferRequest ends with its last chunk. Untraced: `events` itself.
+ * every response), HTTP_SEND_START as the last one is written (so trace_summary.py's send time is the answer's last
+ * write, as for an infer), and once the response has closed, HTTP_SEND_END and the trace's end: a stream's
+ * InferRequest ends with its last chunk. Untraced: `events` itself.
  */
-export function traceGenerateEvents(trace: InferTrace | undefined, events: Events, streaming: boolean, res: ServerResponse): Events {
+export function traceGenerateEvents(trace: InferTrace | undefined, events: Events, res: ServerResponse): Events {
   if (trace === undefined) return events;
   const state = { sending: false };
   res.once('close', () => {
     if (state.sending) trace.capture('HTTP_SEND_END');
     trace.end(res.writableFinished ? undefined : new HerdError('UNAVAILABLE', 'client closed the connection'));
   });
-  return relay(trace, events, streaming, state);
+  return relay(trace, events, state);
 }
 
-async function* relay(trace: InferTrace, events: Events, streaming: boolean, state: { sending: boolean }): Events {
+async function* relay(trace: InferTrace, events: Events, state: { sending: boolean }): Events {
   try {
     for await (const event of events) {
       trace.responseComplete();
       if (event.error) trace.fail(event.error);
-      if (streaming && !state.sending) {
-        state.sending = true;
-        trace.capture('HTTP_SEND_START');
-      }
+      if (event.final) sendStart(trace, state);
       yield event;
     }
   } finally {
-    // generate writes its one answer as soon as the events end.
-    if (!state.sending) {
-      state.sending = true;
-      trace.capture('HTTP_SEND_START');
-    }
+    // No final event (the stream failed): the error answer is written next.
+    sendStart(trace, state);
   }
+}
+
+function sendStart(trace: InferTrace, state: { sending: boolean }): void {
+  if (state.sending) return;
+  state.sending = true;
+  trace.capture('HTTP_SEND_START');
 }
