@@ -2,8 +2,7 @@
 // a span named after the model → `compute`, with Triton's timestamps as events; in Triton mode the same timestamps as trace-file records.
 import type { Tensor } from '../core/tensor.ts';
 import { type HerdSpan, SpanKind, type TraceParent, type Tracer } from '../tracing/index.ts';
-import type { InferenceRequest, InferenceResult } from './backends/backend.ts';
-import { ResponseStamps, TRACED_TENSOR_LIMIT, TracedResponseSender, tensorEventAttributes } from './trace-responses.ts';
+import { ResponseStamps, TRACED_TENSOR_LIMIT, tensorEventAttributes } from './trace-responses.ts';
 import type { SampledTrace, TraceSettings } from './trace-settings.ts';
 import { formatTraceTensor } from './trace-tensor.ts';
 import type { TritonTraceRecord, TritonTraceTensor, TritonTraceTimestamp } from './triton-trace-file.ts';
@@ -171,10 +170,8 @@ export class InferTrace implements InferTraceParent {
   }
 }
 
-/** How a traced request reaches its model: the model's scheduler (or an ensemble's). */
-export interface TracedScheduler {
-  submit(request: InferenceRequest): Promise<InferenceResult>;
-}
+/** A response as its trace reads it (an InferenceResult). */
+export type TracedResult = { ok: true; outputs: readonly Tensor[] } | { ok: false; error: unknown };
 
 /**
  * One model's part of a traced request (Triton's trace id): its model span and compute span, or its record.
@@ -236,30 +233,16 @@ export class ModelTrace {
     else (this.computeSpan ?? this.modelSpan)?.addEvent(activity, undefined, epochMs(t));
   }
 
-  /**
-   * Hands the traced request to its scheduler: its inputs as TENSOR_QUEUE_INPUT, a decoupled model's responses
-   * watched through its sender, a single answer's outputs as TENSOR_BACKEND_OUTPUT (Triton's InferenceResponse::Send).
-   */
-  submit(request: InferenceRequest, scheduler: TracedScheduler): Promise<InferenceResult> {
-    request.trace = this;
-    this.recordTensors('TENSOR_QUEUE_INPUT', request.inputs);
-    if (request.responseSender !== undefined) {
-      request.responseSender = new TracedResponseSender(request.responseSender, this);
-      return scheduler.submit(request);
-    }
-    const result = scheduler.submit(request);
-    if (!this.root.tensors) return result;
-    return result.then((r) => {
-      if (r.ok) this.recordTensors('TENSOR_BACKEND_OUTPUT', r.outputs);
-      return r;
-    });
+  /** Whether the level records tensors (submitTraced skips reading outputs when not). */
+  get tensors(): boolean {
+    return this.root.tensors;
   }
 
   /**
    * One response of a decoupled model, as its backend sends it: a RESPONSE_SEND event on the model span (the
    * first TRACED_RESPONSE_LIMIT, then the last), its outputs with TENSORS, its failure kept for REQUEST_END.
    */
-  response(result: InferenceResult, final: boolean): void {
+  response(result: TracedResult, final: boolean): void {
     const t = now();
     if (!result.ok) this.failure ??= result.error;
     this.lastFinal = final;
@@ -322,7 +305,7 @@ export class ModelTrace {
   }
 
   /** Level TENSORS: each tensor to the record (Triton mode) or as an event on the open span, up to TRACED_TENSOR_LIMIT. */
-  private recordTensors(activity: TritonTraceTensor['activity'], tensors: readonly Tensor[]): void {
+  recordTensors(activity: TritonTraceTensor['activity'], tensors: readonly Tensor[]): void {
     if (!this.root.tensors) return;
     for (const tensor of tensors) {
       this.tensorCount += 1;

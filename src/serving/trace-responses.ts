@@ -1,6 +1,5 @@
-// The bounded parts of a traced request that grow with it: the stamps of a stream's responses, the tensors of
-// level TENSORS, and the sender through which a traced decoupled model's responses are watched.
-import type { InferenceResult, ResponseSender } from './backends/backend.ts';
+// The bounded parts of a traced request that grow with it: the stamps of a stream's responses and the tensors
+// of level TENSORS.
 import type { TritonTraceTensor } from './triton-trace-file.ts';
 
 /** Per request (or model trace): the first responses stamped one by one, then only the last (docs/observability.md). */
@@ -42,35 +41,4 @@ export function tensorEventAttributes(tensor: TritonTraceTensor): Record<string,
     'triton.tensor.data': tensor.data,
     'triton.tensor.truncated': tensor.truncated,
   };
-}
-
-/** What the traced sender reports: each response as the backend sends it. */
-export interface ResponseWatcher {
-  response(result: InferenceResult, final: boolean): void;
-}
-
-/** A decoupled request's sender that tells its trace of every response, then passes it on unchanged. */
-export class TracedResponseSender implements ResponseSender {
-  constructor(
-    private readonly inner: ResponseSender,
-    private readonly watcher: ResponseWatcher,
-  ) {}
-
-  send(result: InferenceResult, final = false): void {
-    // A send the inner sender refuses (after the final response) is no response.
-    if (!this.inner.closed) this.watcher.response(result, final);
-    this.inner.send(result, final);
-  }
-
-  close(): void {
-    this.inner.close();
-  }
-
-  get closed(): boolean {
-    return this.inner.closed;
-  }
-
-  get signal(): AbortSignal {
-    return this.inner.signal;
-  }
 }

@@ -8,6 +8,7 @@ import type { Tensor } from '../../src/core/tensor.ts';
 import type { InferenceRequest, InferenceResult, ResponseSender } from '../../src/serving/backends/backend.ts';
 import { type InferTrace, startInferTrace } from '../../src/serving/infer-trace.ts';
 import { TRACED_RESPONSE_LIMIT, TRACED_TENSOR_LIMIT } from '../../src/serving/trace-responses.ts';
+import { submitTraced } from '../../src/serving/trace-submit.ts';
 import { TraceSettings } from '../../src/serving/trace-settings.ts';
 import { formatTritonTrace, type TritonTraceRecord } from '../../src/serving/triton-trace-file.ts';
 import type { RecordedSpan } from '../../src/tracing/recorded-span.ts';
@@ -66,20 +67,24 @@ test('a decoupled model: its span runs to the last response, RESPONSE_SEND per r
   const model = trace.startModel('m', 1, 'r');
   const inner = sink();
   const total = TRACED_RESPONSE_LIMIT + 8;
-  await model.submit(request([int32('IN', [1])], inner), {
-    submit: async (r) => {
-      model.computeStart(1);
-      const t = performance.now();
-      model.computeEnd(t, t, t);
-      // Sent after execute returned, as a decoupled model does.
-      const sender = r.responseSender as ResponseSender;
-      for (let i = 0; i < total - 1; i++) sender.send(i === 3 ? { ok: false, error: new HerdError('INVALID_ARG', 'bad element') } : { ok: true, outputs: [] });
-      sender.send({ ok: true, outputs: [] }, true);
-      // A send after the final one is refused by the stream, and is not a response.
-      assert.throws(() => sender.send({ ok: true, outputs: [] }));
-      return { ok: true, outputs: [] };
+  await submitTraced(
+    request([int32('IN', [1])], inner),
+    {
+      submit: async (r) => {
+        model.computeStart(1);
+        const t = performance.now();
+        model.computeEnd(t, t, t);
+        // Sent after execute returned, as a decoupled model does.
+        const sender = r.responseSender as ResponseSender;
+        for (let i = 0; i < total - 1; i++) sender.send(i === 3 ? { ok: false, error: new HerdError('INVALID_ARG', 'bad element') } : { ok: true, outputs: [] });
+        sender.send({ ok: true, outputs: [] }, true);
+        // A send after the final one is refused by the stream, and is not a response.
+        assert.throws(() => sender.send({ ok: true, outputs: [] }));
+        return { ok: true, outputs: [] };
+      },
     },
-  });
+    model,
+  );
   assert.equal(inner.sent, total, 'every send reached the stream');
   model.end();
   trace.end();
@@ -119,7 +124,7 @@ test('INFER_RESPONSE_COMPLETE: bounded in the file the same way, the held last o
 test('TENSORS in Triton mode: TENSOR_QUEUE_INPUT and TENSOR_BACKEND_OUTPUT records in the file, as tracer.cc writes them', async () => {
   const { trace, written } = traced('triton', ['TIMESTAMPS', 'TENSORS']);
   const model = trace.startModel('m', 1, 'r');
-  await model.submit(request([int32('INPUT0', [1, 2])]), { submit: async () => ({ ok: true, outputs: [int32('OUTPUT0', [3, 4])] }) });
+  await submitTraced(request([int32('INPUT0', [1, 2])]), { submit: async () => ({ ok: true, outputs: [int32('OUTPUT0', [3, 4])] }) }, model);
   model.end();
   trace.end();
   const objects = JSON.parse(`[${formatTritonTrace(written[0] ?? [])}]`) as { id: number; activity?: string; tensor?: unknown }[];
@@ -136,7 +141,7 @@ test('TENSORS without TIMESTAMPS records no timestamps (Triton gates each on its
   const only = traced('triton', ['TENSORS']);
   only.trace.capture('HTTP_RECV_START');
   const model = only.trace.startModel('m', 1, '');
-  await model.submit(request([int32('IN', [1])]), { submit: async () => ({ ok: true, outputs: [] }) });
+  await submitTraced(request([int32('IN', [1])]), { submit: async () => ({ ok: true, outputs: [] }) }, model);
   model.end();
   only.trace.end();
   assert.deepEqual(only.written[0]?.[0]?.timestamps, []);
@@ -144,7 +149,7 @@ test('TENSORS without TIMESTAMPS records no timestamps (Triton gates each on its
 
   const stamps = traced('triton');
   const m2 = stamps.trace.startModel('m', 1, '');
-  await m2.submit(request([int32('IN', [1])]), { submit: async () => ({ ok: true, outputs: [int32('OUT', [1])] }) });
+  await submitTraced(request([int32('IN', [1])]), { submit: async () => ({ ok: true, outputs: [int32('OUT', [1])] }) }, m2);
   m2.end();
   stamps.trace.end();
   assert.equal(stamps.written[0]?.[0]?.tensors, undefined);
@@ -154,7 +159,7 @@ test('TENSORS in OpenTelemetry mode: events on the model span with the tensor as
   const { trace, ended } = traced('opentelemetry', ['TIMESTAMPS', 'TENSORS']);
   const model = trace.startModel('m', 1, '');
   const inputs = Array.from({ length: TRACED_TENSOR_LIMIT + 3 }, (_, i) => int32(`IN${i}`, [i]));
-  await model.submit(request(inputs), { submit: async () => ({ ok: true, outputs: [int32('OUT', [7, 8])] }) });
+  await submitTraced(request(inputs), { submit: async () => ({ ok: true, outputs: [int32('OUT', [7, 8])] }) }, model);
   model.end();
   trace.end();
   const span = ended.find((s) => s.name === 'm') as RecordedSpan;
