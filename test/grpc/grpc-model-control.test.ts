@@ -98,7 +98,7 @@ test('load with files: the model is built from the bytes sent, under any name', 
       { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: values },
     ]);
     assert.deepEqual(
-      [...(result.outputs.find((o) => o.name === 'OUTPUT0')?.data as Int32Array)],
+      [...(result.outputs.find((o) => o.name === 'OUTPUT0')!.data as Int32Array)],
       [...values].map((v) => v * 2),
     );
     assert.ok((await client.repositoryIndex()).some((m) => m.name === 'simple_sent' && m.state === 'READY'));
