@@ -58,7 +58,10 @@ export function validateModelName(name: string): void {
 
 /** Triton's answer when the repository cannot give the model (INTERNAL, its words), with the reason Triton only logs. */
 export function pollFailure(name: string, reason: string): HerdError {
-  return new HerdError('INTERNAL', `failed to load '${name}', failed to poll from model repository: ${reason}`);
+  const error = new HerdError('INTERNAL', `failed to load '${name}', failed to poll from model repository: ${reason}`);
+  // Logged as Triton logs it, one line: a stack would read as a fault in Herd, and the request is what failed.
+  error.stack = `${error.name}: ${error.message}`;
+  return error;
 }
 
 function invalidKind(name: string, expected: string): HerdError {

@@ -1,6 +1,7 @@
 // A model built from the load API's `file:` parameters, as Triton's LocalizeRepoAgent builds it: the files are
 // written into a fresh temporary folder (never the repository, never ./data) that lives as long as the model.
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
+import { mkdir, mkdtemp, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { HerdError } from '../../core/errors.ts';
@@ -23,15 +24,16 @@ export interface LocalizedModelFiles {
  * Triton's words for what Triton refuses (no config, a path leaving the folder, a name too long), having removed
  * whatever it wrote; the caller answers it as Triton does, a failure to poll the repository.
  */
-export function localizeModelFiles(modelName: string, files: ReadonlyMap<string, Buffer>, hasConfig: boolean): LocalizedModelFiles {
+export async function localizeModelFiles(modelName: string, files: ReadonlyMap<string, Buffer>, hasConfig: boolean): Promise<LocalizedModelFiles> {
   if (!hasConfig) throw new HerdError('INVALID_ARG', "Load parameter 'config' must be specified for model file override");
   const targets = [...files].map(([name, bytes]) => ({ name, bytes, path: confineFileParameter(name) }));
-  const root = mkdtempSync(join(tmpdir(), 'herd-model-files-'));
+  const root = await mkdtemp(join(tmpdir(), 'herd-model-files-'));
   const modelPath = join(root, modelName);
   const remove = () => rmSync(root, { recursive: true, force: true });
   try {
-    mkdirSync(modelPath);
-    for (const target of targets) writeFileParameter(modelPath, target);
+    await mkdir(modelPath);
+    // Asynchronously: a model file can be large, and the other models keep serving while it is written.
+    for (const target of targets) await writeFileParameter(modelPath, target);
   } catch (err) {
     remove();
     throw err;
@@ -54,15 +56,14 @@ function confineFileParameter(name: string): string {
   return rel;
 }
 
-function writeFileParameter(modelPath: string, target: { name: string; bytes: Buffer; path: string }): void {
+async function writeFileParameter(modelPath: string, target: { name: string; bytes: Buffer; path: string }): Promise<void> {
   const file = join(modelPath, target.path);
   const dir = join(file, '..');
   try {
-    if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) {
-      if (statSync(dir, { throwIfNoEntry: false }) !== undefined) throw invalidFile(`Invalid file parameter '${target.name}', directory has been created as a file`);
-      mkdirSync(dir, { recursive: true });
-    }
-    writeFileSync(file, target.bytes, { flag: 'wx' });
+    const existing = await stat(dir).catch(() => undefined);
+    if (existing !== undefined && !existing.isDirectory()) throw invalidFile(`Invalid file parameter '${target.name}', directory has been created as a file`);
+    if (existing === undefined) await mkdir(dir, { recursive: true });
+    await writeFile(file, target.bytes, { flag: 'wx' });
   } catch (err) {
     if (err instanceof HerdError) throw err;
     const code = (err as NodeJS.ErrnoException).code;

@@ -170,7 +170,7 @@ export class ModelRepositoryManager {
       const { config, files } = parameters;
       let localized: LocalizedModelFiles | undefined;
       try {
-        localized = files === undefined ? undefined : localizeModelFiles(name, files, config !== undefined);
+        localized = files === undefined ? undefined : await localizeModelFiles(name, files, config !== undefined);
       } catch (err) {
         throw pollFailure(name, toHerdError(err).message);
       }

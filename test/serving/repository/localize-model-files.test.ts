@@ -20,8 +20,8 @@ after(() => {
 
 const files = (entries: Record<string, string>) => new Map(Object.entries(entries).map(([k, v]) => [k, Buffer.from(v)]));
 
-test('files land under a folder named after the model, in a temporary folder that remove() deletes', () => {
-  const localized = localizeModelFiles('m', files({ 'file:1/model.onnx': 'onnx', 'file:1/sub/./x.txt': 'x', 'file:labels.txt': 'a\nb' }), true);
+test('files land under a folder named after the model, in a temporary folder that remove() deletes', async () => {
+  const localized = await localizeModelFiles('m', files({ 'file:1/model.onnx': 'onnx', 'file:1/sub/./x.txt': 'x', 'file:labels.txt': 'a\nb' }), true);
   assert.equal(localized.modelPath.startsWith(temp), true);
   assert.equal(readFileSync(join(localized.modelPath, '1', 'model.onnx'), 'utf8'), 'onnx');
   assert.equal(readFileSync(join(localized.modelPath, '1', 'sub', 'x.txt'), 'utf8'), 'x');
@@ -33,7 +33,7 @@ test('files land under a folder named after the model, in a temporary folder tha
   assert.deepEqual(readdirSync(temp), []);
 });
 
-test("Triton's refusals, each before or instead of leaving anything on disk", () => {
+test("Triton's refusals, each before or instead of leaving anything on disk", async () => {
   const refusals: [Record<string, string>, RegExp, boolean?][] = [
     [{ 'file:1/model.onnx': 'x' }, /^Load parameter 'config' must be specified for model file override$/, false],
     [{ [`file:1/${'é'.repeat(128)}`]: 'x' }, /^Invalid file parameter '1\/é{128}': File name too long \(a path component is 256 bytes, NAME_MAX is 255\)$/],
@@ -46,8 +46,8 @@ test("Triton's refusals, each before or instead of leaving anything on disk", ()
     [{ 'file:1/model.onnx': 'x', 'file:1': 'x' }, /^Invalid file parameter 'file:1': a directory or file of that name has been created by another file parameter$/],
   ];
   for (const [entries, message, hasConfig = true] of refusals) {
-    assert.throws(
-      () => localizeModelFiles('m', files(entries), hasConfig),
+    await assert.rejects(
+      localizeModelFiles('m', files(entries), hasConfig),
       (err: Error & { code: string }) => err.code === 'INVALID_ARG' && message.test(err.message),
       JSON.stringify(Object.keys(entries)),
     );
