@@ -93,6 +93,10 @@ test("HTTP: Triton's refusals, with its status and words first, then the reason"
       assert.equal(answer.status, status, answer.body.toString());
       assert.match(error(answer), message);
     }
+    // The sent config is a load-API override: the files it names stay inside the temporary model folder.
+    const outside = await load(url, 'sent', { config: JSON.stringify({ backend: 'onnxruntime', default_model_filename: '../../../simple/1/model.onnx' }), 'file:1/x': 'YQ==' });
+    assert.equal(outside.status, 400);
+    assert.match(error(outside), /^failed to load 'sent': model 'sent': default_model_filename '..\/..\/..\/simple\/1\/model.onnx' resolves outside the model directory/);
     assert.deepEqual(folders(), [], 'a refused load leaves nothing behind');
     assert.deepEqual((await postJson(`${url}/v2/repository/index`, { ready: true })).json(), [], 'nothing loaded');
 
