@@ -31,8 +31,12 @@ from herd_stub_wire import Wire, WireClosed  # noqa: E402
 
 
 def _last_line(exc):
-    lines = traceback.format_exception_only(type(exc), exc)
-    return lines[-1].strip() if lines else type(exc).__name__
+    # As pybind11 names the exception in Triton's messages: the class's own name, never its module
+    # ("TritonModelException: …", not "triton_python_backend_utils.TritonModelException: …").
+    if isinstance(exc, SyntaxError):
+        return traceback.format_exception_only(type(exc), exc)[-1].strip()
+    message = str(exc)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
 def _describe(exc):
