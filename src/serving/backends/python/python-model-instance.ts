@@ -6,7 +6,7 @@ import type { Backend, ExecutionMarks, InferenceRequest, InferenceResult, Respon
 import { convertStubResponse, type StubResponse } from './convert-stub-response.ts';
 import { encodeStubTensors } from './convert-stub-tensors.ts';
 import type { ModelTrace } from '../../infer-trace.ts';
-import type { CustomMetricRegistry } from '../../../metrics/custom-metric-registry.ts';
+import { CustomMetricRegistry } from '../../../metrics/custom-metric-registry.ts';
 import { answerBlsCall, type BlsInference } from './python-bls-bridge.ts';
 import { formatModelLogRecord, type ModelLogLevels } from './format-model-log.ts';
 import { PythonStubMetrics } from './python-stub-metrics.ts';
@@ -28,8 +28,8 @@ export interface PythonInstanceOptions {
   timeoutMs: number;
   log: (line: string) => void;
   inference: BlsInference | undefined;
-  /** Where pb_utils.MetricFamily's families live (the server's /metrics). */
-  metrics: CustomMetricRegistry;
+  /** Where pb_utils.MetricFamily's families live (the server's /metrics); default a registry of this instance's own. */
+  metrics?: CustomMetricRegistry;
   /** The server's log settings now, for pb_utils.Logger's levels (none: every record shows). */
   logLevels?: () => ModelLogLevels;
 }
@@ -248,7 +248,7 @@ export class PythonModelInstance implements Backend {
 
   private async spawnAndInitialize(): Promise<PythonStubProcess> {
     const { label, log } = this.options;
-    const metrics = new PythonStubMetrics(this.options.metrics, (line) => log(`python model ${label}: ${line}`));
+    const metrics = new PythonStubMetrics(this.options.metrics ?? new CustomMetricRegistry(), (line) => log(`python model ${label}: ${line}`));
     this.stubMetrics = metrics;
     const stub: PythonStubProcess = new PythonStubProcess({
       executable: this.options.executable,
