@@ -476,6 +476,24 @@ def _log(level, message):
                          "file": os.path.basename(caller.f_code.co_filename), "line": caller.f_lineno})
 
 
+def _no_model_control(what):
+    raise TritonModelException(
+        f"{what}: Herd does not offer the model loading API to Python models; load and unload models with "
+        "the repository API (POST /v2/repository/models/<name>/load) instead")
+
+
+def load_model(model_name, config="", files=None):
+    _no_model_control("load_model")
+
+
+def unload_model(model_name, unload_dependents=False):
+    _no_model_control("unload_model")
+
+
+def is_model_ready(model_name, model_version=""):
+    _no_model_control("is_model_ready")
+
+
 class PreferredMemory:
     """Where BLS outputs should be placed: Herd keeps every tensor in CPU memory, so this is accepted and ignored."""
 
