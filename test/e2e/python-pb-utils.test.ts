@@ -63,6 +63,11 @@ test('MetricFamily counters, gauges and histograms show on /metrics; value() ans
     assert.ok(text.split('\n').includes(line), `/metrics has '${line}'`);
   }
 
+  // A thread's update after execute returned arrives without any response to carry it.
+  const deadline = Date.now() + 5000;
+  while (Date.now() < deadline && !/^pyutils_background\{instance="custom_metrics_0_\d"\} 3$/m.test(await metricsText())) await new Promise((r) => setTimeout(r, 50));
+  assert.match(await metricsText(), /^pyutils_background\{instance="custom_metrics_0_\d"\} 3$/m);
+
   const refused = await infer('custom_metrics', x([-1]));
   assert.deepEqual((refused.json() as { error: string }).error.split('\n'), [
     'Failed to increment metric value: TRITONSERVER_METRIC_KIND_COUNTER can only be incremented monotonically by non-negative values.',
