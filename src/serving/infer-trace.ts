@@ -304,7 +304,7 @@ export class ModelTrace {
     this.modelSpan.end();
   }
 
-  /** Level TENSORS: each tensor to the record (Triton mode) or as an event on the open span, up to TRACED_TENSOR_LIMIT. */
+  /** Level TENSORS: each tensor to the record (Triton mode) or as an event on the model span, up to TRACED_TENSOR_LIMIT. */
   recordTensors(activity: TritonTraceTensor['activity'], tensors: readonly Tensor[]): void {
     if (!this.root.tensors) return;
     for (const tensor of tensors) {
@@ -312,7 +312,8 @@ export class ModelTrace {
       if (this.tensorCount > TRACED_TENSOR_LIMIT) continue;
       const traced = formatTraceTensor(activity, tensor);
       if (this.record) (this.record.tensors ??= []).push(traced);
-      else (this.computeSpan ?? this.modelSpan)?.addEvent(activity, tensorEventAttributes(traced));
+      // On the model span whichever span is open, so a model's tensors are found in one place.
+      else this.modelSpan?.addEvent(activity, tensorEventAttributes(traced));
     }
   }
 }
