@@ -4,6 +4,7 @@ import { HerdError, type ErrorCode } from '../../../core/errors.ts';
 import type { Parameters } from '../../../core/tensor.ts';
 import type { InferenceResult } from '../backend.ts';
 import { decodeStubTensors } from './convert-stub-tensors.ts';
+import type { StubSharedMemory } from './stub-shared-memory.ts';
 
 /** pb_utils.TritonError codes (TRITONSERVER_Error_Code). */
 export const TRITON_ERROR_CODES = { UNKNOWN: 0, INTERNAL: 1, NOT_FOUND: 2, INVALID_ARG: 3, UNAVAILABLE: 4, UNSUPPORTED: 5, ALREADY_EXISTS: 6, CANCELLED: 7 } as const;
@@ -50,12 +51,13 @@ export interface StubResponse {
   none?: boolean;
 }
 
-export function convertStubResponse(response: StubResponse, body: Buffer, label: string): InferenceResult {
+/** `shm`: the stub's segment, where an execute reply's large outputs are (decoupled responses use the body only). */
+export function convertStubResponse(response: StubResponse, body: Buffer, label: string, shm?: StubSharedMemory): InferenceResult {
   if (response.none) return { ok: false, error: new HerdError('INTERNAL', `python model ${label}: execute() returned None for this request`) };
   if (response.error) {
     return { ok: false, error: new HerdError(mapTritonErrorCode(response.error.code), String(response.error.message ?? '')) };
   }
-  const outputs = decodeStubTensors(response.outputs, body, `python model ${label}`);
+  const outputs = decodeStubTensors(response.outputs, body, `python model ${label}`, shm);
   const parameters = parseParameters(response.parameters);
   return parameters ? { ok: true, outputs, parameters } : { ok: true, outputs };
 }
