@@ -8,6 +8,8 @@ import type { Readable, Writable } from 'node:stream';
 export interface PipeFloor {
   p50us: number;
   p90us: number;
+  /** CPU of this (Node) process per round trip, µs: what waking the far end costs the sender here. */
+  nodeCpuUs: number;
 }
 
 export async function measurePipeFloor(python: string, options: { messages: number; idle: boolean; pollUs: number }): Promise<PipeFloor> {
@@ -16,6 +18,7 @@ export async function measurePipeFloor(python: string, options: { messages: numb
   const inp = child.stdio[4] as Readable;
   const message = Buffer.alloc(300, 7);
   const times: number[] = [];
+  let cpu0 = process.cpuUsage();
   await new Promise<void>((done) => {
     let sent = 0n;
     const send = () => {
@@ -23,6 +26,7 @@ export async function measurePipeFloor(python: string, options: { messages: numb
       out.write(message);
     };
     inp.on('data', () => {
+      if (times.length === 0) cpu0 = process.cpuUsage();
       times.push(Number(process.hrtime.bigint() - sent) / 1000);
       if (times.length >= options.messages) return done();
       if (options.idle) setTimeout(send, 1);
@@ -30,8 +34,9 @@ export async function measurePipeFloor(python: string, options: { messages: numb
     });
     setTimeout(send, 200);
   });
+  const cpu = process.cpuUsage(cpu0);
   out.end();
   times.sort((a, b) => a - b);
   const q = (p: number) => times[Math.min(times.length - 1, Math.floor(times.length * p))] ?? 0;
-  return { p50us: q(0.5), p90us: q(0.9) };
+  return { p50us: q(0.5), p90us: q(0.9), nodeCpuUs: (cpu.user + cpu.system) / Math.max(1, times.length - 1) };
 }

@@ -134,15 +134,17 @@ const lines = [
   '',
   '## Floor: a bare pipe round trip Node → Python → Node (300 bytes, no Herd code)',
   '',
-  '| how | p50 µs | p90 µs |',
-  '| --- | ---: | ---: |',
-  ...floors.map((f) => `| ${f.label} | ${fmt(f.floor.p50us, 1)} | ${fmt(f.floor.p90us, 1)} |`),
+  '| how | p50 µs | p90 µs | Node CPU µs per round trip |',
+  '| --- | ---: | ---: | ---: |',
+  ...floors.map((f) => `| ${f.label} | ${fmt(f.floor.p50us, 1)} | ${fmt(f.floor.p90us, 1)} | ${fmt(f.floor.nodeCpuUs, 1)} |`),
   '',
-  '## Large tensors: FP32 identity, one `PythonModelInstance.execute` in process (p50)',
+  '## Large tensors: FP32 identity, one `PythonModelInstance.execute` in process',
   '',
-  '| tensor | pipe µs | shared memory µs | pipe GB/s (both ways) | shared memory GB/s |',
+  '| tensor | pipe p50 µs | shm p50 µs | pipe CPU µs/call (Herd + stub) | shm CPU µs/call (Herd + stub) |',
   '| ---: | ---: | ---: | ---: | ---: |',
-  ...transfer.map((t) => `| ${t.label} | ${fmt(t.pipeUs)} | ${fmt(t.shmUs)} | ${fmt((2 * t.bytes) / t.pipeUs / 1000, 2)} | ${fmt((2 * t.bytes) / t.shmUs / 1000, 2)} |`),
+  ...transfer.map(
+    (t) => `| ${t.label} | ${fmt(t.pipe.p50us)} | ${fmt(t.shm.p50us)} | ${fmt(t.pipe.herdCpuUs)} + ${fmt(t.pipe.stubCpuUs)} | ${fmt(t.shm.herdCpuUs)} + ${fmt(t.shm.stubCpuUs)} |`,
+  ),
   '',
 ];
 const out = values.out ?? `bench/results/python-${new Date().toISOString().slice(0, 10)}.md`;

@@ -1,5 +1,6 @@
 // Large tensors to the stub and back: bench/python's identity_py run through one PythonModelInstance in
 // process (no HTTP), once with every tensor on the pipe (no segment) and once with the shared-memory segment.
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { InferenceRequest } from '../../src/serving/backends/backend.ts';
 import { startPythonInstance, type PythonModelInstance } from '../../src/serving/backends/python/python-model-instance.ts';
@@ -7,9 +8,18 @@ import { startPythonInstance, type PythonModelInstance } from '../../src/serving
 export interface TransferRow {
   label: string;
   bytes: number;
-  pipeUs: number;
-  shmUs: number;
+  pipe: Sample;
+  shm: Sample;
 }
+
+/** p50 latency of one execute, and CPU per execute of Herd's process and of the stub (µs). */
+export interface Sample {
+  p50us: number;
+  herdCpuUs: number;
+  stubCpuUs: number;
+}
+
+const stubCpuNs = (pid: number | undefined) => (pid ? Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) : 0);
 
 const SIZES = [
   { label: '64 KiB', bytes: 64 << 10 },
@@ -33,7 +43,7 @@ function start(python: string, sharedMemoryBytes: number): Promise<PythonModelIn
   });
 }
 
-async function p50(instance: PythonModelInstance, bytes: number): Promise<number> {
+async function sample(instance: PythonModelInstance, bytes: number): Promise<Sample> {
   const data = Float32Array.from({ length: bytes / 4 }, (_, i) => i);
   const request: InferenceRequest = {
     id: '',
@@ -45,14 +55,22 @@ async function p50(instance: PythonModelInstance, bytes: number): Promise<number
   };
   const runs = bytes >= 16 << 20 ? 40 : 400;
   const times: number[] = [];
+  let cpu0 = process.cpuUsage();
+  let stub0 = 0;
   for (let i = 0; i < runs + 5; i++) {
+    if (i === 5) {
+      cpu0 = process.cpuUsage();
+      stub0 = stubCpuNs(instance.pid);
+    }
     const t0 = process.hrtime.bigint();
     const [result] = await instance.execute([request]);
     if (!result?.ok) throw new Error(result ? result.error.message : 'no result');
     if (i >= 5) times.push(Number(process.hrtime.bigint() - t0) / 1000);
   }
+  const cpu = process.cpuUsage(cpu0);
+  const stubUs = (stubCpuNs(instance.pid) - stub0) / 1000;
   times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)] ?? 0;
+  return { p50us: times[Math.floor(times.length / 2)] ?? 0, herdCpuUs: (cpu.user + cpu.system) / runs, stubCpuUs: stubUs / runs };
 }
 
 /** Pipe and segment alternate per size, so both see the same background load. */
@@ -62,9 +80,7 @@ export async function measureTensorTransfer(python: string): Promise<TransferRow
   const rows: TransferRow[] = [];
   try {
     for (const { label, bytes } of SIZES) {
-      const pipeUs = await p50(pipe, bytes);
-      const shmUs = await p50(shm, bytes);
-      rows.push({ label, bytes, pipeUs, shmUs });
+      rows.push({ label, bytes, pipe: await sample(pipe, bytes), shm: await sample(shm, bytes) });
     }
   } finally {
     await pipe.unload();
