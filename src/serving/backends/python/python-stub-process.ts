@@ -49,7 +49,10 @@ export class PythonStubProcess {
   private readonly stderrTail: string[] = [];
 
   constructor(private readonly options: StubProcessOptions) {
-    if (!existsSync(STUB_SCRIPT)) throw new HerdError('INTERNAL', `python backend: stub script missing at ${STUB_SCRIPT}`);
+    if (!existsSync(STUB_SCRIPT)) {
+      options.sharedMemory?.close();
+      throw new HerdError('INTERNAL', `python backend: stub script missing at ${STUB_SCRIPT}`);
+    }
     const shm = options.sharedMemory;
     const extra = [...(shm?.handle !== undefined ? ['--shm', '5', String(shm.size)] : []), ...(options.pollMicroseconds ? ['--poll-us', String(options.pollMicroseconds)] : [])];
     this.child = spawn(options.executable, [STUB_SCRIPT, options.modelFile, '3', '4', ...extra], {
