@@ -9,8 +9,10 @@ export interface CompatExample {
   checkout: Checkout;
   /** Path inside its repository. */
   path: string;
-  protocol: 'HTTP' | 'gRPC';
+  protocol: 'HTTP' | 'gRPC' | 'HTTP, gRPC';
   args?: string[];
+  /** Python (tritonclient from the checkout) unless 'node': the generated-stub JavaScript client. */
+  runner?: 'node';
   /** Why it is not run (needs a GPU, a framework or weights not here); reported, never executed. */
   skip?: string;
   /**
@@ -63,6 +65,7 @@ export const EXAMPLES: CompatExample[] = [
   ...both('memory_growth_test.py', { note: IDENTITY_NOTE }, false),
   ...both('reuse_infer_objects_client.py'),
   client('simple_grpc_aio_infer_client.py', 'gRPC'),
+  client('simple_grpc_aio_infer_client.py', 'gRPC', { args: ['-C', 'gzip'] }),
   client('simple_grpc_aio_sequence_stream_infer_client.py', 'gRPC'),
   client('simple_grpc_async_infer_client.py', 'gRPC'),
   client('simple_grpc_cudashm_client.py', 'gRPC', { skip: CUDA }),
@@ -70,6 +73,8 @@ export const EXAMPLES: CompatExample[] = [
   client('simple_grpc_custom_repeat.py', 'gRPC', { note: "repeat_int32 is python_backend's examples/decoupled model" }),
   client('simple_grpc_health_metadata.py', 'gRPC'),
   client('simple_grpc_infer_client.py', 'gRPC'),
+  client('simple_grpc_infer_client.py', 'gRPC', { args: ['-C', 'gzip'] }),
+  client('simple_grpc_infer_client.py', 'gRPC', { args: ['-C', 'deflate'] }),
   client('simple_grpc_keepalive_client.py', 'gRPC'),
   client('simple_grpc_model_control.py', 'gRPC', { exampleRepository: { omit: [] } }),
   client('simple_grpc_sequence_stream_infer_client.py', 'gRPC'),
@@ -78,10 +83,13 @@ export const EXAMPLES: CompatExample[] = [
   client('simple_grpc_shm_string_client.py', 'gRPC'),
   client('simple_grpc_string_infer_client.py', 'gRPC'),
   client('simple_http_aio_infer_client.py', 'HTTP'),
+  client('simple_http_aio_infer_client.py', 'HTTP', { args: ['--request-compression-algorithm', 'gzip', '--response-compression-algorithm', 'gzip'] }),
   client('simple_http_async_infer_client.py', 'HTTP'),
   client('simple_http_cudashm_client.py', 'HTTP', { skip: CUDA }),
   client('simple_http_health_metadata.py', 'HTTP'),
   client('simple_http_infer_client.py', 'HTTP'),
+  client('simple_http_infer_client.py', 'HTTP', { args: ['--request-compression-algorithm', 'gzip', '--response-compression-algorithm', 'gzip'] }),
+  client('simple_http_infer_client.py', 'HTTP', { args: ['--request-compression-algorithm', 'deflate', '--response-compression-algorithm', 'deflate'] }),
   client('simple_http_model_control.py', 'HTTP', {
     exampleRepository: { omit: ['simple_identity'] },
     note: "Triton's example repository less simple_identity: the example counts 7 models, the gRPC one 8 (the repository holds 8)",
@@ -90,6 +98,14 @@ export const EXAMPLES: CompatExample[] = [
   client('simple_http_shm_client.py', 'HTTP'),
   client('simple_http_shm_string_client.py', 'HTTP'),
   client('simple_http_string_infer_client.py', 'HTTP'),
+  {
+    checkout: 'client',
+    path: 'src/grpc_generated/javascript/client.js',
+    protocol: 'gRPC',
+    runner: 'node',
+    args: ['localhost', '8001'],
+    note: "Triton's protos in ./proto, @grpc/grpc-js and @grpc/proto-loader from Herd's node_modules",
+  },
   pb('add_sub/client.py', 'HTTP'),
   pb('add_sub/client.py', 'gRPC', { grpcRewrite: true, note: REWRITE_NOTE }),
   pb('auto_complete/client.py', 'HTTP'),
@@ -110,6 +126,31 @@ export const EXAMPLES: CompatExample[] = [
   pb('preprocessing/client.py', 'gRPC', { skip: 'needs TensorRT (resnet50_trt) and torchvision' }),
   pb('pytorch/client.py', 'HTTP', { skip: 'needs PyTorch' }),
 ];
+
+/** Why the client repository's examples in other languages are not run here, by folder. */
+const OTHER_LANGUAGES: [string, RegExp, string, CompatExample['protocol']?][] = [
+  ['src/c++/examples', /\.cc$/, "needs the C++ client library built (its CMake build fetches Triton's common and third_party repositories)"],
+  ['src/java', /examples\/\w+\.java$/, 'needs Maven to fetch the Java client and its dependencies', 'HTTP'],
+  ['src/grpc_generated/java', /\.(java|scala)$/, 'needs Maven/sbt to fetch grpc-java and generate the stubs'],
+  ['src/grpc_generated/go', /\.go$/, 'needs a Go toolchain and its gRPC modules (not on this machine)'],
+  ['src/rust', /examples\/\w+\.rs$/, 'needs Cargo to fetch the Rust client and its crates'],
+];
+
+function protocolOf(file: string): CompatExample['protocol'] {
+  if (/grpc/i.test(file)) return 'gRPC';
+  return /http/i.test(file) ? 'HTTP' : 'HTTP, gRPC';
+}
+
+/** The client repository's C++, Java, Go and Rust examples, each as a row that says what running it needs. */
+export function otherLanguageExamples(clientRoot: string): CompatExample[] {
+  const rows: CompatExample[] = [];
+  for (const [dir, keep, skip, protocol] of OTHER_LANGUAGES) {
+    const found: string[] = [];
+    walk(clientRoot, join(clientRoot, dir), (rel) => keep.test(rel), found);
+    for (const path of found.sort()) rows.push({ checkout: 'client', path, protocol: protocol ?? protocolOf(path), skip });
+  }
+  return rows;
+}
 
 function walk(root: string, dir: string, keep: (rel: string) => boolean, out: string[]): void {
   for (const name of readdirSync(dir)) {

@@ -18,7 +18,7 @@ const REPOSITORY = { client: 'client', python_backend: 'python_backend' } as con
 
 function cell(text: string): string {
   const flat = text.replace(/\s+/g, ' ').replace(/\|/g, '\\|').trim();
-  return flat.length > 220 ? `${flat.slice(0, 217)}…` : flat;
+  return flat.length > 320 ? `${flat.slice(0, 317)}…` : flat;
 }
 
 function row(r: ExampleResult): string {

@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { cpus, hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { EXAMPLES, unclassified, type CompatExample } from './compat-examples.ts';
+import { EXAMPLES, otherLanguageExamples, unclassified, type CompatExample } from './compat-examples.ts';
 import { startCompatHerd, type CompatHerd } from './compat-herd.ts';
 import { assembleTritonclient, buildRepository, copyExampleRepository } from './compat-setup.ts';
 import { keptPart, renderReport, writeReport } from './compatibility-report.ts';
@@ -40,13 +40,15 @@ const INSIDE = 'HERD_COMPAT_NETNS';
  */
 function reexecInNamespace(): never | undefined {
   if (process.env[INSIDE]) return undefined;
-  if (spawnSync('unshare', ['-n', 'true']).status !== 0) {
+  // As root a network namespace alone; otherwise inside a user namespace that maps the caller to root.
+  const flags = process.getuid?.() === 0 ? ['-n'] : ['-rn'];
+  if (spawnSync('unshare', [...flags, 'true']).status !== 0) {
     console.error('unshare -n is not available: running in the host namespace (ports 8000-8002 must be free)');
     return undefined;
   }
   if (!values['no-build']) execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
   const self = [process.execPath, ...process.execArgv, ...process.argv.slice(1), '--no-build'];
-  const run = spawnSync('unshare', ['-n', 'sh', '-c', 'ip link set lo up && exec "$@"', 'sh', ...self], {
+  const run = spawnSync('unshare', [...flags, 'sh', '-c', 'ip link set lo up && exec "$@"', 'sh', ...self], {
     stdio: 'inherit',
     env: { ...process.env, [INSIDE]: '1' },
   });
@@ -85,8 +87,9 @@ async function main(): Promise<void> {
   const tritonExamples = join(resolve(values.testdata), 'triton_model_repository');
   const repository = join(scratch, 'models');
   buildRepository({ tritonExamples, pythonBackend: checkouts.python_backend }, repository);
-  const ctx: RunContext = { python: values.python, pythonPath, checkouts, scratch, timeoutMs: Number(values.timeout) * 1000 };
-  const chosen = EXAMPLES.map((e, i) => [e, i] as [CompatExample, number]).filter(([e]) => !values.only || `${e.checkout}/${e.path} ${e.protocol}`.includes(values.only));
+  const ctx: RunContext = { python: values.python, pythonPath, checkouts, scratch, protos: resolve(values.protos), timeoutMs: Number(values.timeout) * 1000 };
+  const catalogue = [...EXAMPLES, ...otherLanguageExamples(checkouts.client)];
+  const chosen = catalogue.map((e, i) => [e, i] as [CompatExample, number]).filter(([e]) => !values.only || `${e.checkout}/${e.path} ${e.protocol}`.includes(values.only));
   const results: ExampleResult[] = [];
   const shared = chosen.filter(([e]) => !e.exampleRepository || e.skip);
   if (shared.length) await runAgainst(await startCompatHerd(repository, values.python, join(scratch, 'herd.log'), true), shared, ctx, results);
@@ -95,7 +98,7 @@ async function main(): Promise<void> {
     copyExampleRepository(tritonExamples, own, example.exampleRepository?.omit ?? []);
     await runAgainst(await startCompatHerd(own, values.python, join(scratch, `herd-${i}.log`), false), [[example, i]], ctx, results);
   }
-  results.sort((a, b) => EXAMPLES.indexOf(a.example) - EXAMPLES.indexOf(b.example));
+  results.sort((a, b) => catalogue.indexOf(a.example) - catalogue.indexOf(b.example));
   console.log(`Herd's logs: ${scratch}/herd*.log`);
   if (values.only) return; // a partial run prints, and leaves the table alone
   const facts = {
@@ -106,7 +109,7 @@ async function main(): Promise<void> {
     commits: [
       ['triton-inference-server/client', commitOf(checkouts.client)],
       ['triton-inference-server/python_backend', commitOf(checkouts.python_backend)],
-      [`gRPC protos (${values.protos})`, commitOf(resolve(values.protos))],
+      [`gRPC protos: ${values.protos}`, commitOf(resolve(values.protos))],
       ['Herd', commitOf('.')],
     ] as [string, string][],
   };

@@ -1,8 +1,8 @@
 // Runs one Triton example program against the Herd the compatibility run started: its own Python
 // process, a time limit, and the verdict with the first line that says what went wrong.
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { CompatExample } from './compat-examples.ts';
 
 export type Verdict = 'pass' | 'fail' | 'timeout' | 'not run';
@@ -21,6 +21,8 @@ export interface RunContext {
   pythonPath: string;
   checkouts: Record<CompatExample['checkout'], string>;
   scratch: string;
+  /** Triton's .proto files (grpc_service.proto, model_config.proto). */
+  protos: string;
   timeoutMs: number;
 }
 
@@ -61,13 +63,27 @@ function expectsPass(source: string): boolean {
   return readFileSync(source, 'utf8').includes('PASS');
 }
 
+/**
+ * The JavaScript client as its README sets it up: a folder with client.js, Triton's protos in ./proto and
+ * node_modules (here Herd's own, which hold @grpc/grpc-js and @grpc/proto-loader).
+ */
+function nodeCopy(source: string, ctx: RunContext, index: number): string {
+  const dir = join(ctx.scratch, `node-client-${index}`);
+  mkdirSync(join(dir, 'proto'), { recursive: true });
+  cpSync(ctx.protos, join(dir, 'proto'), { recursive: true });
+  symlinkSync(resolve('node_modules'), join(dir, 'node_modules'));
+  const file = join(dir, basename(source));
+  cpSync(source, file);
+  return file;
+}
+
 export function runExample(example: CompatExample, index: number, ctx: RunContext): Promise<ExampleResult> {
   if (example.skip) return Promise.resolve({ example, verdict: 'not run', detail: example.skip, seconds: 0 });
   const source = join(ctx.checkouts[example.checkout], example.path);
-  const file = example.grpcRewrite ? grpcCopy(source, ctx.scratch, index) : source;
+  const file = example.runner === 'node' ? nodeCopy(source, ctx, index) : example.grpcRewrite ? grpcCopy(source, ctx.scratch, index) : source;
   const started = process.hrtime.bigint();
   return new Promise((done) => {
-    const child = spawn(ctx.python, [file, ...(example.args ?? [])], {
+    const child = spawn(example.runner === 'node' ? process.execPath : ctx.python, [file, ...(example.args ?? [])], {
       cwd: dirname(source),
       env: {
         PATH: process.env.PATH ?? '/usr/bin:/bin',
