@@ -3,7 +3,7 @@
 // Usage: node --import tsx bench/compat/run-compat.ts --client DIR --python-backend DIR [--protos DIR]
 //   [--testdata DIR] [--python /usr/bin/python3] [--timeout 60] [--only TEXT] [--out docs/compatibility.md] [--no-build]
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -99,7 +99,9 @@ async function main(): Promise<void> {
     await runAgainst(await startCompatHerd(own, values.python, join(scratch, `herd-${i}.log`), false), [[example, i]], ctx, results);
   }
   results.sort((a, b) => catalogue.indexOf(a.example) - catalogue.indexOf(b.example));
-  console.log(`Herd's logs: ${scratch}/herd*.log`);
+  // The scratch folder (tritonclient, repositories, Herd's logs) stays only when there is a failure to read.
+  if (results.some((r) => r.verdict === 'fail' || r.verdict === 'timeout')) console.log(`Herd's logs: ${scratch}/herd*.log`);
+  else rmSync(scratch, { recursive: true, force: true });
   if (values.only) return; // a partial run prints, and leaves the table alone
   const facts = {
     date: new Date().toISOString().slice(0, 10),
