@@ -29,7 +29,7 @@ const UNIT_US: Record<string, number> = { us: 1, ms: 1000, s: 1e6 };
 
 /** Parses the summary h2load prints at its end. */
 export function parseH2loadOutput(out: string, answerBytes: number): ToolWindow {
-  const finished = /finished in ([\d.]+)s/.exec(out);
+  const finished = /finished in ([\d.]+)(us|ms|s),/.exec(out);
   const requests = /requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/.exec(out);
   const statuses = /status codes: (\d+) 2xx/.exec(out);
   const data = /traffic: .* \((\d+)\) data/.exec(out);
@@ -41,7 +41,7 @@ export function parseH2loadOutput(out: string, answerBytes: number): ToolWindow 
   const grpcErrors = Math.max(0, Math.round(Number(statuses[1]) - withMessage));
   return {
     requests: done,
-    seconds: Number(finished[1]),
+    seconds: (Number(finished[1]) * (UNIT_US[finished[2] as string] as number)) / 1e6,
     failed: done - succeeded + grpcErrors,
     meanLatencyUs: Number(latency[1]) * (UNIT_US[latency[2] as string] as number),
   };
