@@ -86,9 +86,7 @@ try {
     Object.entries(result).forEach(([label, r], i) => {
       const key = keys[i] as string;
       const client = (clientCpu[key] ?? 0) / Math.max(1, clientCpu[`${key}#requests`] ?? 1);
-      rows.push(
-        `| ${concurrency} | ${label} | ${Math.round(r.perSecond)} | ${Math.round(r.meanLatencyUs)} | ${r.cpuUsPerRequest.toFixed(1)} | ${client.toFixed(1)} | ${r.failed} |`,
-      );
+      rows.push(`| ${concurrency} | ${label} | ${Math.round(r.perSecond)} | ${r.cpuUsPerRequest.toFixed(1)} | ${client.toFixed(1)} | ${r.failed} |`);
     });
   }
 } finally {
@@ -106,8 +104,8 @@ process.stdout.write(
     `Method: bench/grpc/compare-load-methods.ts, model \`${model.name}\`, ${windows} interleaved windows of ${seconds} s per target after a 1 s warm-up; server CPU from /proc/<pid>/stat over each target's windows;`,
     "load generator CPU: process.cpuUsage() for the in-process Node generators, the bench process's cutime+cstime (its exited children) for wrk and h2load, warm-up included.",
     '',
-    '| c | load generator | req/s | mean latency µs | server CPU µs/request | generator CPU µs/request | failed |',
-    '| ---: | --- | ---: | ---: | ---: | ---: | ---: |',
+    '| c | load generator | req/s | server CPU µs/request | generator CPU µs/request | failed |',
+    '| ---: | --- | ---: | ---: | ---: | ---: |',
     ...rows,
     '',
   ].join('\n'),

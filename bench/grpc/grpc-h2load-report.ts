@@ -15,14 +15,13 @@ const n = (x: number) => Math.round(x).toLocaleString('en-US');
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const times = (x: number) => `${x.toFixed(2)}×`;
 
+/** No latency column: wrk corrects its latencies for coordinated omission and h2load does not, so they do not compare. */
 export function renderCells(cells: readonly MeasuredCell[]): string[] {
-  const lines = ['| model | c | target | req/s | mean latency µs | server CPU µs/request | requests | failed |', '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |'];
+  const lines = ['| model | c | target | req/s | server CPU µs/request | requests | failed |', '| --- | ---: | --- | ---: | ---: | ---: | ---: |'];
   for (const cell of cells)
     for (const key of Object.keys(LABELS) as CellKey[]) {
       const r = cell.results[key];
-      lines.push(
-        `| ${cell.model} | ${cell.concurrency} | ${LABELS[key]} | ${n(r.perSecond)} | ${n(r.meanLatencyUs)} | ${r.cpuUsPerRequest.toFixed(1)} | ${n(r.requests)} | ${r.failed} |`,
-      );
+      lines.push(`| ${cell.model} | ${cell.concurrency} | ${LABELS[key]} | ${n(r.perSecond)} | ${r.cpuUsPerRequest.toFixed(1)} | ${n(r.requests)} | ${r.failed} |`);
     }
   return lines;
 }

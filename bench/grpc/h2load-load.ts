@@ -11,6 +11,8 @@ export interface H2loadSpec {
   bodyFile: string;
   headers: Record<string, string>;
   concurrency: number;
+  /** Streams each connection keeps in flight (h2load -m); connections = concurrency ÷ this. Default 1, as wrk's connections. */
+  streamsPerConnection?: number;
   seconds: number;
   /** The size of the DATA a successful answer carries (one framed response). */
   answerBytes: number;
@@ -49,7 +51,9 @@ export function parseH2loadOutput(out: string, answerBytes: number): ToolWindow 
 
 export async function runH2loadLoad(spec: H2loadSpec): Promise<ToolWindow> {
   const headers = Object.entries(spec.headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
-  const args = ['-t1', `-c${spec.concurrency}`, '-m1', `-D${spec.seconds}`, '-d', spec.bodyFile, ...headers, spec.origin + spec.path];
+  const streams = Math.min(spec.concurrency, spec.streamsPerConnection ?? 1);
+  const connections = Math.ceil(spec.concurrency / streams);
+  const args = ['-t1', `-c${connections}`, `-m${streams}`, `-D${spec.seconds}`, '-d', spec.bodyFile, ...headers, spec.origin + spec.path];
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn('h2load', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let text = '';

@@ -1,7 +1,7 @@
 // gRPC against KServe binary HTTP on one `herd serve`, with C load tools on both sides (h2load sending framed
 // ModelInferRequests, wrk the same request as binary HTTP), beside the floor (bare node:http2 and node:http
 // answering Herd's own answer bytes), at c = 1, 16, 64, for Triton's `simple` and a 1 MB tensor model.
-// Usage: npm run --silent bench:grpc -- [--herd CHECKOUT] [--seconds 2] [--windows 3] [--concurrency 1,16,64]
+// Usage: npm run --silent bench:grpc -- [--herd CHECKOUT] [--seconds 2] [--windows 3] [--concurrency 1,16,64] [--streams 1]
 //        > bench/results/grpc-h2load-DATE.md        (method: docs/decisions/grpc-bench-method.md)
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,12 +25,15 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '2' },
     windows: { type: 'string', default: '3' },
     concurrency: { type: 'string', default: '1,16,64' },
+    // gRPC clients that share one channel (tritonclient's cached channel, perf_analyzer) multiplex: --streams 16.
+    streams: { type: 'string', default: '1' },
   },
 });
 const checkout = resolve(values.herd);
 const seconds = Number(values.seconds);
 const windows = Number(values.windows);
 const levels = values.concurrency.split(',').map(Number);
+const streams = Number(values.streams);
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 ensureCheckoutBuilt(checkout);
@@ -81,7 +84,7 @@ async function measureModel(model: BenchModel): Promise<{ cells: MeasuredCell[];
     const wrk = (origin: string, s: number) =>
       asWindow(runWrkLoad({ origin, path: `/v2/models/${model.name}/infer`, body: http.body, headers: http.headers, concurrency, durationMs: s * 1000 }));
     const h2load = (origin: string, s: number) =>
-      runH2loadLoad({ origin, path: MODEL_INFER_PATH, bodyFile: frameFile, headers: GRPC_HEADERS, concurrency, seconds: s, answerBytes: grpcAnswer.length });
+      runH2loadLoad({ origin, path: MODEL_INFER_PATH, bodyFile: frameFile, headers: GRPC_HEADERS, concurrency, streamsPerConnection: streams, seconds: s, answerBytes: grpcAnswer.length });
     const targets: Record<CellKey, Target> = {
       herdHttp: { pid: herd.pid, run: (s) => wrk(herd.httpOrigin, s) },
       herdGrpc: { pid: herd.pid, run: (s) => h2load(herd.grpcOrigin, s) },
@@ -133,7 +136,7 @@ process.stdout.write(
       .map((x) => x.toFixed(2))
       .join(' ')} after.`,
     `Method: bench/grpc/run-grpc-h2load.ts (docs/decisions/grpc-bench-method.md): per model and concurrency c, four targets in ${windows} interleaved windows of ${seconds} s after a 1 s warm-up each;`,
-    'gRPC from `h2load -t1 -cC -m1` (C connections, one stream each) sending the framed ModelInferRequest (raw_input_contents), HTTP from `wrk -t1 -cC` sending the same tensors as KServe binary;',
+    `gRPC from \`h2load -t1 -c⌈C/${streams}⌉ -m${streams}\` (${streams === 1 ? 'C connections, one stream each' : `up to ${streams} streams per connection`}) sending the framed ModelInferRequest (raw_input_contents), HTTP from `wrk -t1 -cC` sending the same tensors as KServe binary;`,
     "server CPU is the serving process's utime+stime over its own windows ÷ the requests the tool completed; the floor is one process with a bare node:http and a bare node:http2 server answering Herd's answer bytes.",
     '',
     ...renderRatios(cells),
