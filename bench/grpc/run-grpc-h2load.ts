@@ -84,7 +84,16 @@ async function measureModel(model: BenchModel): Promise<{ cells: MeasuredCell[];
     const wrk = (origin: string, s: number) =>
       asWindow(runWrkLoad({ origin, path: `/v2/models/${model.name}/infer`, body: http.body, headers: http.headers, concurrency, durationMs: s * 1000 }));
     const h2load = (origin: string, s: number) =>
-      runH2loadLoad({ origin, path: MODEL_INFER_PATH, bodyFile: frameFile, headers: GRPC_HEADERS, concurrency, streamsPerConnection: streams, seconds: s, answerBytes: grpcAnswer.length });
+      runH2loadLoad({
+        origin,
+        path: MODEL_INFER_PATH,
+        bodyFile: frameFile,
+        headers: GRPC_HEADERS,
+        concurrency,
+        streamsPerConnection: streams,
+        seconds: s,
+        answerBytes: grpcAnswer.length,
+      });
     const targets: Record<CellKey, Target> = {
       herdHttp: { pid: herd.pid, run: (s) => wrk(herd.httpOrigin, s) },
       herdGrpc: { pid: herd.pid, run: (s) => h2load(herd.grpcOrigin, s) },
@@ -136,7 +145,7 @@ process.stdout.write(
       .map((x) => x.toFixed(2))
       .join(' ')} after.`,
     `Method: bench/grpc/run-grpc-h2load.ts (docs/decisions/grpc-bench-method.md): per model and concurrency c, four targets in ${windows} interleaved windows of ${seconds} s after a 1 s warm-up each;`,
-    `gRPC from \`h2load -t1 -c⌈C/${streams}⌉ -m${streams}\` (${streams === 1 ? 'C connections, one stream each' : `up to ${streams} streams per connection`}) sending the framed ModelInferRequest (raw_input_contents), HTTP from `wrk -t1 -cC` sending the same tensors as KServe binary;`,
+    `gRPC from \`h2load -t1 -c⌈C/${streams}⌉ -m${streams}\` (${streams === 1 ? 'C connections, one stream each' : `up to ${streams} streams per connection`}) sending the framed ModelInferRequest (raw_input_contents), HTTP from \`wrk -t1 -cC\` sending the same tensors as KServe binary;`,
     "server CPU is the serving process's utime+stime over its own windows ÷ the requests the tool completed; the floor is one process with a bare node:http and a bare node:http2 server answering Herd's answer bytes.",
     '',
     ...renderRatios(cells),
