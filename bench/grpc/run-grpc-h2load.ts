@@ -145,7 +145,7 @@ process.stdout.write(
       .map((x) => x.toFixed(2))
       .join(' ')} after.`,
     `Method: bench/grpc/run-grpc-h2load.ts (docs/decisions/grpc-bench-method.md): per model and concurrency c, four targets in ${windows} interleaved windows of ${seconds} s after a 1 s warm-up each;`,
-    `gRPC from \`h2load -t1 -c⌈C/${streams}⌉ -m${streams}\` (${streams === 1 ? 'C connections, one stream each' : `up to ${streams} streams per connection`}) sending the framed ModelInferRequest (raw_input_contents), HTTP from \`wrk -t1 -cC\` sending the same tensors as KServe binary;`,
+    `gRPC from \`h2load -t1 ${streams === 1 ? '-cC -m1` (C connections, one stream each)' : `-c⌈C/${streams}⌉ -m${streams}\` (up to ${streams} streams per connection)`} sending the framed ModelInferRequest (raw_input_contents), HTTP from \`wrk -t1 -cC\` sending the same tensors as KServe binary;`,
     "server CPU is the serving process's utime+stime over its own windows ÷ the requests the tool completed; the floor is one process with a bare node:http and a bare node:http2 server answering Herd's answer bytes.",
     '',
     ...renderRatios(cells),
