@@ -59,26 +59,18 @@ const asWindow = async (run: Promise<Awaited<ReturnType<typeof runWrkLoad>>>): P
   return { requests: r.requests, seconds: r.seconds, failed: r.errors + (r.statuses[599] ?? 0), meanLatencyUs };
 };
 
-/** Every cell of one model: its request prepared once, both answers checked, the floor started on them. */
-async function measureModel(model: BenchModel): Promise<{ cells: MeasuredCell[]; checks: string }> {
-  const frame = encodeModelInferFrame(model.name, model.inputs);
-  const frameFile = join(scratch, `${model.name}.grpc`);
-  writeFileSync(frameFile, frame);
-  const http = createBinaryInferBody(model.inputs);
-  const grpcAnswer = await verifyGrpcAnswer(herd.grpcOrigin, frame, model);
-  const httpAnswer = await verifyHttpAnswer(herd.httpOrigin, http.body, http.headers, model);
-  writeFileSync(join(scratch, `${model.name}.grpc-answer`), grpcAnswer);
-  writeFileSync(join(scratch, `${model.name}.http-answer`), httpAnswer.body);
-  const floorArgs = [join(scratch, `${model.name}.http-answer`), String(httpAnswer.headerLength), join(scratch, `${model.name}.grpc-answer`)];
-  const floor = await startBenchProcess([resolve(import.meta.dirname, 'bare-floor-servers.mjs'), ...floorArgs], /listening http (\d+) grpc (\d+)/, (m) => `${m[1]} ${m[2]}`);
-  const [httpPort, grpcPort] = floor.url.split(' ');
-  const floorHttp = `http://127.0.0.1:${httpPort}`;
-  const floorGrpc = `http://127.0.0.1:${grpcPort}`;
-  await verifyGrpcAnswer(floorGrpc, frame, model);
-  await verifyHttpAnswer(floorHttp, http.body, http.headers, model);
-  const floorPid = floor.child.pid as number;
-  const before = await readCounts(herd, model.name);
-  const cells: MeasuredCell[] = [];
+interface Prepared {
+  frameFile: string;
+  http: { body: Buffer; headers: Record<string, string> };
+  grpcAnswer: Buffer;
+  floorHttp: string;
+  floorGrpc: string;
+  floorPid: number;
+}
+
+/** One cell per concurrency level: Herd and the floor, each protocol, in alternating windows. */
+async function measureCells(model: BenchModel, prepared: Prepared, cells: MeasuredCell[]): Promise<void> {
+  const { frameFile, http, grpcAnswer, floorHttp, floorGrpc, floorPid } = prepared;
   for (const concurrency of levels) {
     log(`${model.name} c=${concurrency} (herd pid ${herd.pid}, floor pid ${floorPid})`);
     const wrk = (origin: string, s: number) =>
@@ -102,7 +94,33 @@ async function measureModel(model: BenchModel): Promise<{ cells: MeasuredCell[];
     };
     cells.push({ model: model.name, concurrency, results: await runInterleavedCell(targets, windows, seconds) });
   }
-  await floor.stop();
+}
+
+/** Every cell of one model: its request prepared once, both answers checked, the floor started on them. */
+async function measureModel(model: BenchModel): Promise<{ cells: MeasuredCell[]; checks: string }> {
+  const frame = encodeModelInferFrame(model.name, model.inputs);
+  const frameFile = join(scratch, `${model.name}.grpc`);
+  writeFileSync(frameFile, frame);
+  const http = createBinaryInferBody(model.inputs);
+  const grpcAnswer = await verifyGrpcAnswer(herd.grpcOrigin, frame, model);
+  const httpAnswer = await verifyHttpAnswer(herd.httpOrigin, http.body, http.headers, model);
+  writeFileSync(join(scratch, `${model.name}.grpc-answer`), grpcAnswer);
+  writeFileSync(join(scratch, `${model.name}.http-answer`), httpAnswer.body);
+  const floorArgs = [join(scratch, `${model.name}.http-answer`), String(httpAnswer.headerLength), join(scratch, `${model.name}.grpc-answer`)];
+  const floor = await startBenchProcess([resolve(import.meta.dirname, 'bare-floor-servers.mjs'), ...floorArgs], /listening http (\d+) grpc (\d+)/, (m) => `${m[1]} ${m[2]}`);
+  const [httpPort, grpcPort] = floor.url.split(' ');
+  const floorHttp = `http://127.0.0.1:${httpPort}`;
+  const floorGrpc = `http://127.0.0.1:${grpcPort}`;
+  const cells: MeasuredCell[] = [];
+  let before: Counts;
+  try {
+    await verifyGrpcAnswer(floorGrpc, frame, model);
+    await verifyHttpAnswer(floorHttp, http.body, http.headers, model);
+    before = await readCounts(herd, model.name);
+    await measureCells(model, { frameFile, http, grpcAnswer, floorHttp, floorGrpc, floorPid: floor.child.pid as number }, cells);
+  } finally {
+    await floor.stop();
+  }
   const after = await readCounts(herd, model.name);
   const checks = `${model.name}: answers checked (gRPC grpc-status 0 and outputs; HTTP 200 and outputs), Herd counted ${after.success - before.success} successes and ${after.fail - before.fail} failures during the load; gRPC answer ${grpcAnswer.length} B, HTTP answer ${httpAnswer.body.length} B.`;
   return { cells, checks };
