@@ -1,7 +1,7 @@
 // gRPC against KServe binary HTTP on one `herd serve`, with C load tools on both sides (h2load sending framed
 // ModelInferRequests, wrk the same request as binary HTTP), beside the floor (bare node:http2 and node:http
 // answering Herd's own answer bytes), at c = 1, 16, 64, for Triton's `simple` and a 1 MB tensor model.
-// Usage: npm run --silent bench:grpc -- [--herd CHECKOUT] [--seconds 2] [--windows 3] [--concurrency 1,16,64] [--streams 1]
+// Usage: npm run --silent bench:grpc -- [--herd CHECKOUT] [--seconds 2] [--tensor-seconds 5] [--windows 3] [--concurrency 1,16,64] [--streams 1]
 //        > bench/results/grpc-h2load-DATE.md        (method: docs/decisions/grpc-bench-method.md)
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,6 +23,8 @@ const { values } = parseArgs({
   options: {
     herd: { type: 'string', default: '.' },
     seconds: { type: 'string', default: '2' },
+    // The 1 MB model completes tens of requests per second: longer windows, so fewer are cut at a window's end.
+    'tensor-seconds': { type: 'string', default: '5' },
     windows: { type: 'string', default: '3' },
     concurrency: { type: 'string', default: '1,16,64' },
     // gRPC clients that share one channel (tritonclient's cached channel, perf_analyzer) multiplex: --streams 16.
@@ -31,6 +33,7 @@ const { values } = parseArgs({
 });
 const checkout = resolve(values.herd);
 const seconds = Number(values.seconds);
+const windowSeconds = (model: BenchModel) => (model.name === 'tensor_1mb' ? Number(values['tensor-seconds']) : seconds);
 const windows = Number(values.windows);
 const levels = values.concurrency.split(',').map(Number);
 const streams = Number(values.streams);
@@ -92,7 +95,7 @@ async function measureCells(model: BenchModel, prepared: Prepared, cells: Measur
       floorHttp: { pid: floorPid, run: (s) => wrk(floorHttp, s) },
       floorGrpc: { pid: floorPid, run: (s) => h2load(floorGrpc, s) },
     };
-    cells.push({ model: model.name, concurrency, results: await runInterleavedCell(targets, windows, seconds) });
+    cells.push({ model: model.name, concurrency, results: await runInterleavedCell(targets, windows, windowSeconds(model)) });
   }
 }
 
@@ -162,7 +165,7 @@ process.stdout.write(
     `Herd: ${checkout}, commit ${describeCheckout(checkout)}. Started ${started.toISOString()}, ${minutes} min; load average ${loadBefore.map((x) => x.toFixed(2)).join(' ')} before, ${loadavg()
       .map((x) => x.toFixed(2))
       .join(' ')} after.`,
-    `Method: bench/grpc/run-grpc-h2load.ts (docs/decisions/grpc-bench-method.md): per model and concurrency c, four targets in ${windows} interleaved windows of ${seconds} s after a 1 s warm-up each;`,
+    `Method: bench/grpc/run-grpc-h2load.ts (docs/decisions/grpc-bench-method.md): per model and concurrency c, four targets in ${windows} interleaved windows of ${seconds} s (the 1 MB model: ${values['tensor-seconds']} s) after a 1 s warm-up each;`,
     `gRPC from \`h2load -t1 ${streams === 1 ? '-cC -m1` (C connections, one stream each)' : `-c⌈C/${streams}⌉ -m${streams}\` (up to ${streams} streams per connection)`} sending the framed ModelInferRequest (raw_input_contents), HTTP from \`wrk -t1 -cC\` sending the same tensors as KServe binary;`,
     "server CPU is the serving process's utime+stime over its own windows ÷ the requests the tool completed; the floor is one process with a bare node:http and a bare node:http2 server answering Herd's answer bytes.",
     '',
