@@ -90,7 +90,7 @@ export class GrpcHttp2Call {
 
   /** A unary answer: headers, the one framed message, then OK trailers. */
   sendUnary(frame: Buffer): void {
-    if (this.ended || this.stream.destroyed) return;
+    if (this.ended || this.stream.closed) return;
     this.ended = true;
     this.clearTimer();
     const stream = this.stream;
@@ -101,7 +101,7 @@ export class GrpcHttp2Call {
 
   /** One framed message of a streaming answer (headers go out before the first). */
   write(frame: Buffer): void {
-    if (this.ended || this.stream.destroyed) return;
+    if (this.ended || this.stream.closed) return;
     if (!this.headersSent) {
       this.headersSent = true;
       this.stream.respond(RESPONSE_HEADERS, { waitForTrailers: true });

@@ -15,7 +15,9 @@ const stream = service['ModelStreamInfer'] as MethodDefinition<object, object>;
 
 /** proto-loader's decoding with `defaults` fills every field; compare what both decoders say. */
 function normalise(value: unknown): unknown {
-  return JSON.parse(JSON.stringify(value, (_k, v: unknown) => (v instanceof Uint8Array || (v as { type?: string })?.type === 'Buffer' ? Buffer.from(v as Uint8Array).toString('hex') : v)));
+  return JSON.parse(
+    JSON.stringify(value, (_k, v: unknown) => (v instanceof Uint8Array || (v as { type?: string })?.type === 'Buffer' ? Buffer.from(v as Uint8Array).toString('hex') : v)),
+  );
 }
 
 test('a request proto-loader writes decodes to what proto-loader reads, raw contents as views into the message', () => {
@@ -105,10 +107,12 @@ test('a response encodes once into a framed message proto-loader reads back, bar
   assert.deepEqual(got.raw_output_contents, expected.raw_output_contents);
   assert.deepEqual([got.model_name, got.model_version, got.id], ['simple', '1', 'ü-1']);
   const params = got.parameters as unknown as Record<string, Record<string, unknown>>;
-  assert.deepEqual(
-    Object.fromEntries(Object.entries(params).map(([k, p]) => [k, p[p['parameter_choice'] as string]])),
-    { triton_final_response: false, count: '-3', text: 'x', ratio: 1.5 },
-  );
+  assert.deepEqual(Object.fromEntries(Object.entries(params).map(([k, p]) => [k, p[p['parameter_choice'] as string]])), {
+    triton_final_response: false,
+    count: '-3',
+    text: 'x',
+    ratio: 1.5,
+  });
 
   const streamed = encodeModelStreamInferResponse({ error_message: 'bad ✗', infer_response: response });
   const streamBack = stream.responseDeserialize(streamed.subarray(5)) as { error_message: string; infer_response: { id: string } };

@@ -18,7 +18,8 @@ import type { GrpcServiceDeps } from '../../src/grpc/grpc-service-deps.ts';
 import { startTestServer, TRITON_REPOSITORY } from '../e2e/start-test-server.ts';
 
 const infer = (loadGrpcProtos()['inference.GRPCInferenceService'] as ServiceDefinition)['ModelInfer'] as MethodDefinition<object, Record<string, unknown>>;
-const SLOW_CONFIG = 'name: "slow"\nbackend: "js"\nmax_batch_size: 0\ninput [ { name: "IN" data_type: TYPE_INT32 dims: [ 1 ] } ]\noutput [ { name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] } ]\n';
+const SLOW_CONFIG =
+  'name: "slow"\nbackend: "js"\nmax_batch_size: 0\ninput [ { name: "IN" data_type: TYPE_INT32 dims: [ 1 ] } ]\noutput [ { name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] } ]\n';
 
 let server: HerdServer;
 let repo: string;
@@ -59,7 +60,9 @@ const simpleRequest = (model = 'simple') => ({
 
 function callInfer(client: Client, request: object): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
-    client.makeUnaryRequest(infer.path, infer.requestSerialize, infer.responseDeserialize, request, new Metadata(), (err, value) => (err ? reject(err) : resolve(value as Record<string, unknown>)));
+    client.makeUnaryRequest(infer.path, infer.requestSerialize, infer.responseDeserialize, request, new Metadata(), (err, value) =>
+      err ? reject(err) : resolve(value as Record<string, unknown>),
+    );
   });
 }
 
@@ -106,7 +109,14 @@ test('an unknown method, an unknown message coding and a non-gRPC content type a
 
 test('keepalive: the server pings a connection every grpc_keepalive.time_ms', async () => {
   const deps = { isReady: () => true, serverId: 'test' } as unknown as Omit<GrpcServiceDeps, 'trackStream'>;
-  const keepalive = { time_ms: 20, timeout_ms: 10_000, permit_without_calls: true, http2_max_pings_without_data: 2, http2_min_recv_ping_interval_without_data_ms: 0, http2_max_ping_strikes: 2 };
+  const keepalive = {
+    time_ms: 20,
+    timeout_ms: 10_000,
+    permit_without_calls: true,
+    http2_max_pings_without_data: 2,
+    http2_min_recv_ping_interval_without_data_ms: 0,
+    http2_max_ping_strikes: 2,
+  };
   const grpc = await startGrpcServer(deps, { host: '127.0.0.1', port: 0, keepalive });
   const session = connect(`http://${grpc.address}`);
   await once(session, 'ping');
