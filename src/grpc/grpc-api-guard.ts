@@ -3,9 +3,7 @@
 import type { ApiGroup, ApiGroupGuard } from '../core/api-groups.ts';
 import { readMetadata } from './grpc-caller.ts';
 import type { CallMetadata } from './grpc-call-metadata.ts';
-import { convertErrorToServiceError, type GrpcStatus } from './map-grpc-status.ts';
-
-const UNAVAILABLE = 14;
+import { convertErrorToServiceError, GrpcCode, type GrpcStatus } from './map-grpc-status.ts';
 
 /** Undefined when the call may use `group`; else the status to answer. */
 export function checkGrpcApiGroup(guard: ApiGroupGuard | undefined, group: ApiGroup, metadata: CallMetadata): GrpcStatus | undefined {
@@ -13,6 +11,6 @@ export function checkGrpcApiGroup(guard: ApiGroupGuard | undefined, group: ApiGr
   const refusal = guard.check(group, (name) => readMetadata(metadata, name));
   if (refusal === undefined) return undefined;
   // Triton's own status and words for its restricted-protocol metadata (grpc_server.cc): UNAVAILABLE.
-  if ('kind' in refusal) return { code: UNAVAILABLE, details: `This protocol is restricted, expecting header '${refusal.header}'` };
+  if ('kind' in refusal) return { code: GrpcCode.UNAVAILABLE, details: `This protocol is restricted, expecting header '${refusal.header}'` };
   return convertErrorToServiceError(refusal);
 }

@@ -6,15 +6,11 @@ import { LightAbortController, type LightAbortSignal } from '../core/abort-link.
 import { HerdError } from '../core/errors.ts';
 import { type CallMetadata, HeaderMetadata } from './grpc-call-metadata.ts';
 import { ACCEPTED_ENCODINGS, encodeGrpcMessage, GrpcMessageReader, type MessageEncoding, parseGrpcTimeout } from './grpc-frames.ts';
-import { convertErrorToServiceError, type GrpcStatus } from './map-grpc-status.ts';
+import { convertErrorToServiceError, GrpcCode, type GrpcStatus } from './map-grpc-status.ts';
 
 const CONTENT_TYPE = 'application/grpc+proto';
 const RESPONSE_HEADERS = { ':status': 200, 'content-type': CONTENT_TYPE, 'grpc-accept-encoding': ACCEPTED_ENCODINGS, 'grpc-encoding': 'identity' };
 const OK_TRAILERS = { 'grpc-status': '0' };
-const DEADLINE_EXCEEDED = 4;
-const CANCELLED = 1;
-const INTERNAL = 13;
-const UNIMPLEMENTED = 12;
 
 export class GrpcHttp2Call {
   readonly metadata: CallMetadata;
@@ -33,15 +29,15 @@ export class GrpcHttp2Call {
     const timeout = parseGrpcTimeout(headers['grpc-timeout'] as string | undefined);
     if (Number.isNaN(timeout)) {
       // As grpc-js: the call fails at once (after the handler is set up, so its listeners see it).
-      process.nextTick(() => this.end({ code: INTERNAL, details: `Invalid grpc-timeout value "${String(headers['grpc-timeout'])}"` }));
+      process.nextTick(() => this.end({ code: GrpcCode.INTERNAL, details: `Invalid grpc-timeout value "${String(headers['grpc-timeout'])}"` }));
     } else if (timeout !== undefined) {
-      this.timer = setTimeout(() => this.end({ code: DEADLINE_EXCEEDED, details: 'Deadline exceeded' }), timeout);
+      this.timer = setTimeout(() => this.end({ code: GrpcCode.DEADLINE_EXCEEDED, details: 'Deadline exceeded' }), timeout);
       this.timer.unref();
     }
     stream.on('close', () => {
       if (this.ended) return;
       this.ended = true;
-      this.stop({ code: CANCELLED, details: 'Cancelled' });
+      this.stop({ code: GrpcCode.CANCELLED, details: 'Cancelled' });
     });
   }
 
@@ -66,7 +62,7 @@ export class GrpcHttp2Call {
     });
     this.stream.on('end', () => {
       if (this.ended) return;
-      if (reader.partial) this.end({ code: INTERNAL, details: 'Received incomplete message' });
+      if (reader.partial) this.end({ code: GrpcCode.INTERNAL, details: 'Received incomplete message' });
       else onEnd();
     });
   }
@@ -79,10 +75,10 @@ export class GrpcHttp2Call {
       maxMessageBytes,
       (message) => {
         if (request === undefined) request = message;
-        else this.end({ code: UNIMPLEMENTED, details: `Received a second request message for unary method ${path}` });
+        else this.end({ code: GrpcCode.UNIMPLEMENTED, details: `Received a second request message for unary method ${path}` });
       },
       () => {
-        if (request === undefined) this.end({ code: UNIMPLEMENTED, details: `Received no request message for unary method ${path}` });
+        if (request === undefined) this.end({ code: GrpcCode.UNIMPLEMENTED, details: `Received no request message for unary method ${path}` });
         else onRequest(request);
       },
     );
@@ -134,7 +130,8 @@ export class GrpcHttp2Call {
 
   private stop(status: GrpcStatus): void {
     this.clearTimer();
-    this.abort.abort(new HerdError(status.code === DEADLINE_EXCEEDED ? 'UPSTREAM_TIMEOUT' : 'UNAVAILABLE', status.details));
+    // The reason a queued or running request reports: the call's own status words (`Cancelled`, `Deadline exceeded`, …).
+    this.abort.abort(new HerdError('CANCELLED', status.details));
   }
 
   private clearTimer(): void {

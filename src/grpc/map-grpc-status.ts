@@ -6,6 +6,7 @@ import { toHerdError, type ErrorCode } from '../core/errors.ts';
 export const GrpcCode = {
   OK: 0,
   CANCELLED: 1,
+  UNKNOWN: 2,
   INVALID_ARGUMENT: 3,
   DEADLINE_EXCEEDED: 4,
   NOT_FOUND: 5,
@@ -25,6 +26,8 @@ const STATUS: Record<ErrorCode, number> = {
   UNAVAILABLE: GrpcCode.UNAVAILABLE,
   UNSUPPORTED: GrpcCode.UNIMPLEMENTED,
   ALREADY_EXISTS: GrpcCode.ALREADY_EXISTS,
+  CANCELLED: GrpcCode.CANCELLED,
+  UNKNOWN: GrpcCode.UNKNOWN,
   INTERNAL: GrpcCode.INTERNAL,
   UNAUTHENTICATED: GrpcCode.UNAUTHENTICATED,
   PERMISSION_DENIED: GrpcCode.PERMISSION_DENIED,
