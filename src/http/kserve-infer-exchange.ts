@@ -5,6 +5,7 @@ import { convertTensorDataToBinary } from '../core/codecs/kserve-binary-tensor.t
 import { parseInferRequestBody, type DecodedInferRequest } from '../core/codecs/kserve-infer-request.ts';
 import { createInferResponseBody } from '../core/codecs/kserve-infer-response.ts';
 import { HerdError, invalidArg } from '../core/errors.ts';
+import { parseModelVersion } from '../core/parse-model-version.ts';
 import type { ChatCaller } from '../core/chat-port.ts';
 import type { InferCall, RequestedOutput } from '../serving/infer-call.ts';
 import { type InferTrace, startInferTrace, type ServingTracing } from '../serving/infer-trace.ts';
@@ -104,13 +105,7 @@ function toRequestedOutput(o: DecodedInferRequest['outputs'][number]): Requested
 }
 
 export function parseVersion(raw: string | undefined): number | undefined {
-  if (raw === undefined || raw === '') return undefined;
-  if (!/^[0-9]+$/.test(raw)) throw new HerdError('INVALID_ARG', `failed to parse model version '${raw}': versions are non-negative integers`);
-  const version = Number(raw);
-  if (!Number.isSafeInteger(version)) {
-    throw new HerdError('INVALID_ARG', `failed to parse model version '${raw}': out of range (at most ${Number.MAX_SAFE_INTEGER})`);
-  }
-  return version;
+  return parseModelVersion(raw);
 }
 
 /**
