@@ -21,6 +21,8 @@ export function mapGrpcStatusToErrorCode(code: number): ErrorCode {
       return 'PERMISSION_DENIED';
     case Status.RESOURCE_EXHAUSTED:
       return 'RATE_LIMITED';
+    case Status.CANCELLED:
+      return 'CANCELLED';
     default:
       return 'INTERNAL';
   }

@@ -19,6 +19,7 @@ const STATUS: Record<ErrorCode, Status> = {
   UPSTREAM_TIMEOUT: Status.DEADLINE_EXCEEDED,
   UPSTREAM_UNAVAILABLE: Status.UNAVAILABLE,
   UPSTREAM_RATE_LIMITED: Status.RESOURCE_EXHAUSTED,
+  CANCELLED: Status.CANCELLED,
 };
 
 export function mapErrorCodeToGrpcStatus(code: ErrorCode): Status {

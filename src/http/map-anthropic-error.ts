@@ -53,6 +53,7 @@ export const ANTHROPIC_ERROR_BY_CODE: Readonly<Record<ErrorCode, AnthropicErrorS
   UPSTREAM_UNAVAILABLE: shape(529, 'overloaded_error', true),
   UPSTREAM_TIMEOUT: shape(504, 'timeout_error'),
   UPSTREAM_ERROR: shape(502, 'api_error'),
+  CANCELLED: shape(499, 'invalid_request_error'),
 };
 
 export const ANTHROPIC_ERROR_BY_REASON: Readonly<Record<ErrorReason, AnthropicErrorShape>> = {

@@ -22,6 +22,8 @@ const STATUS: Readonly<Record<ErrorCode, number>> = {
   UPSTREAM_TIMEOUT: 504,
   UPSTREAM_UNAVAILABLE: 503,
   UPSTREAM_RATE_LIMITED: 429,
+  // The client went away (nginx's 499, client closed request): it rarely reads this; the access log and ensembles do.
+  CANCELLED: 499,
 };
 
 /** One error answer: the status, the JSON body, and the line to log when the failure is the server's. */

@@ -36,6 +36,7 @@ export const OPENAI_ERROR_BY_CODE: Readonly<Record<ErrorCode, OpenAIErrorShape>>
   UPSTREAM_UNAVAILABLE: shape(503, 'server_error', 'upstream_unavailable', true),
   UPSTREAM_TIMEOUT: shape(504, 'server_error', 'upstream_timeout'),
   UPSTREAM_ERROR: shape(502, 'server_error', 'upstream_error'),
+  CANCELLED: shape(499, 'invalid_request_error', 'request_cancelled'),
 };
 
 export const OPENAI_ERROR_BY_REASON: Readonly<Record<ErrorReason, OpenAIErrorShape>> = {
