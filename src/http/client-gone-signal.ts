@@ -7,7 +7,10 @@ import { cancelled } from '../core/errors.ts';
 
 export class ClientGoneSignal implements AbortLink {
   private fired = false;
-  private listeners: (() => void)[] | undefined;
+  private watching = false;
+  // Most requests get one listener (the scheduler's): a slot, and an array only for more.
+  private first: (() => void) | undefined;
+  private more: (() => void)[] | undefined;
   private failure: unknown;
 
   constructor(private readonly res: ServerResponse) {}
@@ -24,28 +27,34 @@ export class ClientGoneSignal implements AbortLink {
 
   addEventListener(_type: 'abort', listener: () => void): void {
     if (this.fired) return;
-    if (this.listeners === undefined) {
-      this.listeners = [];
-      this.res.once('close', this.onClose);
+    if (!this.watching) {
+      this.watching = true;
+      this.res.on('close', () => this.onClose());
     }
-    this.listeners.push(listener);
+    if (this.first === undefined) this.first = listener;
+    else (this.more ??= []).push(listener);
   }
 
   removeEventListener(_type: 'abort', listener: () => void): void {
-    const at = this.listeners?.indexOf(listener) ?? -1;
-    if (at >= 0) this.listeners?.splice(at, 1);
+    if (this.first === listener) {
+      this.first = this.more?.shift();
+      return;
+    }
+    const at = this.more?.indexOf(listener) ?? -1;
+    if (at >= 0) this.more?.splice(at, 1);
   }
 
-  private readonly onClose = (): void => {
-    // 'close' follows every response; only one that closed before its answer finished means the client left.
+  /** 'close' follows every response; only one that closed before its answer finished means the client left. */
+  private onClose(): void {
     if (!this.fired && !this.res.writableFinished) this.fire();
-  };
+  }
 
   private fire(): void {
     this.fired = true;
     this.failure = cancelled('Request cancelled: the client closed the connection before its answer');
-    const listeners = this.listeners ?? [];
-    this.listeners = [];
+    const listeners = this.first === undefined ? [] : [this.first, ...(this.more ?? [])];
+    this.first = undefined;
+    this.more = undefined;
     for (const listener of listeners) listener();
   }
 }
