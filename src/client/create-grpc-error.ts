@@ -10,6 +10,10 @@ export function mapGrpcStatusToErrorCode(code: number): ErrorCode {
       return 'NOT_FOUND';
     case Status.ALREADY_EXISTS:
       return 'ALREADY_EXISTS';
+    case Status.CANCELLED:
+      return 'CANCELLED';
+    case Status.UNKNOWN:
+      return 'UNKNOWN';
     case Status.UNIMPLEMENTED:
       return 'UNSUPPORTED';
     case Status.UNAVAILABLE:
@@ -21,8 +25,6 @@ export function mapGrpcStatusToErrorCode(code: number): ErrorCode {
       return 'PERMISSION_DENIED';
     case Status.RESOURCE_EXHAUSTED:
       return 'RATE_LIMITED';
-    case Status.CANCELLED:
-      return 'CANCELLED';
     default:
       return 'INTERNAL';
   }

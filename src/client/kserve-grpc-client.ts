@@ -131,8 +131,12 @@ export class KserveGrpcClient {
   async repositoryIndex(ready = false): Promise<{ name: string; version: string; state: string; reason: string }[]> {
     return (await this.rpc<{ models: { name: string; version: string; state: string; reason: string }[] }>('RepositoryIndex', { ready })).models;
   }
-  async loadModel(model: string, options: { config?: string } = {}): Promise<void> {
-    await this.rpc('RepositoryModelLoad', { model_name: model, parameters: options.config === undefined ? {} : { config: { string_param: options.config } } });
+  /** As tritonclient's load_model: `files` maps `file:<path>` to the bytes of a model file (needs `config`). */
+  async loadModel(model: string, options: { config?: string; files?: Record<string, Uint8Array> } = {}): Promise<void> {
+    const parameters: Record<string, Message> = {};
+    if (options.config !== undefined) parameters['config'] = { string_param: options.config };
+    for (const [name, bytes] of Object.entries(options.files ?? {})) parameters[name] = { bytes_param: bytes };
+    await this.rpc('RepositoryModelLoad', { model_name: model, parameters });
   }
   async unloadModel(model: string): Promise<void> {
     await this.rpc('RepositoryModelUnload', { model_name: model });

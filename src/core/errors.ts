@@ -8,6 +8,8 @@ export const ERROR_CODES = [
   'UNAVAILABLE',
   'UNSUPPORTED',
   'ALREADY_EXISTS',
+  'CANCELLED',
+  'UNKNOWN',
   'INTERNAL',
   'UNAUTHENTICATED',
   'PERMISSION_DENIED',
@@ -18,7 +20,6 @@ export const ERROR_CODES = [
   'UPSTREAM_TIMEOUT',
   'UPSTREAM_UNAVAILABLE',
   'UPSTREAM_RATE_LIMITED',
-  'CANCELLED',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -4,7 +4,7 @@ import type { sendUnaryData, ServerUnaryCall, UntypedServiceImplementation } fro
 import { HerdError, invalidArg } from '../core/errors.ts';
 import type { LogSettingUpdate } from '../serving/log-settings.ts';
 import { convertModelConfigToJson } from '../serving/model-config/convert-model-config-to-json.ts';
-import { resolveLoadOverride } from '../serving/repository/resolve-load-override.ts';
+import { readLoadParameters, type LoadParameters, type LoadParameterValue } from '../serving/repository/load-parameters.ts';
 import { createServerMetadata } from '../serving/server-metadata.ts';
 import { describeCudaSharedMemory, registerCudaSharedMemory } from '../serving/shared-memory/cuda-shared-memory.ts';
 import { parseTraceSettingUpdate } from '../serving/trace-settings.ts';
@@ -59,7 +59,7 @@ export function createGrpcInferenceService(deps: GrpcServiceDeps): UntypedServic
     ModelStatistics: unary('statistics', (r) => ({ model_stats: inference.statistics(name(r) || undefined, name(r) ? version(r) : undefined) })),
     RepositoryIndex: unary('model-repository', (r) => ({ models: repository.index(r['ready'] === true) })),
     RepositoryModelLoad: unary('model-repository', async (r) => {
-      await repository.load(String(r['model_name'] ?? ''), parseLoadOverride(r['parameters'] as Record<string, Message> | undefined));
+      await repository.load(String(r['model_name'] ?? ''), parseLoadParameters(r['parameters'] as Record<string, Message> | undefined));
       return {};
     }),
     RepositoryModelUnload: unary('model-repository', async (r) => {
@@ -133,12 +133,16 @@ function fail(callback: sendUnaryData<unknown>, err: unknown, log: ((line: strin
   callback(error, null);
 }
 
-/** The load parameters as the serving side's one rule reads them: a string `config`, and every name. */
-function parseLoadOverride(parameters: Record<string, Message> | undefined): string | undefined {
-  if (!parameters) return undefined;
-  const config = parameters['config'];
-  const value = config?.['parameter_choice'] === 'string_param' ? String(config['string_param']) : config;
-  return resolveLoadOverride(value, Object.keys(parameters));
+/** RepositoryModelLoad's parameters map (ModelRepositoryParameter oneofs) as the serving side's one rule reads them. */
+function parseLoadParameters(parameters: Record<string, Message> | undefined): LoadParameters {
+  const entries = Object.entries(parameters ?? {}).map(([name, parameter]): [string, LoadParameterValue] => {
+    const choice = parameter['parameter_choice'];
+    if (choice === 'string_param') return [name, { kind: 'string', value: String(parameter['string_param']) }];
+    const bytes = parameter['bytes_param'];
+    if (choice === 'bytes_param' && bytes instanceof Uint8Array) return [name, { kind: 'bytes', value: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) }];
+    return [name, { kind: 'other' }];
+  });
+  return readLoadParameters(entries, { string: 'string_param', bytes: 'bytes_param' });
 }
 
 /** ModelInfer: one request, traced when Triton's trace settings sample it (its parent from the call's metadata). */

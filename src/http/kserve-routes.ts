@@ -7,7 +7,7 @@ import type { InferenceService } from '../serving/inference-service.ts';
 import type { ModelRepositoryManager } from '../serving/repository/model-repository-manager.ts';
 import type { SystemSharedMemoryRegistry } from '../serving/shared-memory/system-shared-memory-registry.ts';
 import { convertModelConfigToJson } from '../serving/model-config/convert-model-config-to-json.ts';
-import { resolveLoadOverride } from '../serving/repository/resolve-load-override.ts';
+import { readJsonLoadParameters } from '../serving/repository/load-parameters.ts';
 import { createServerMetadata } from '../serving/server-metadata.ts';
 import { endHttpTrace, parseVersion, resolveInferModel, runInferExchange, startHttpInferTrace } from './kserve-infer-exchange.ts';
 import { NOOP_TRACER, type Tracer } from '../tracing/index.ts';
@@ -105,7 +105,7 @@ export function registerKserveRoutes(app: FastifyInstance, deps: KserveDeps, all
   post('/v2/repository/models/:model/load', async (req, reply) => {
     const body = parseJsonBody(req.body);
     const params = objectField(body, 'parameters');
-    await repository.load(req.params.model, resolveLoadOverride(params?.['config'], Object.keys(params ?? {})));
+    await repository.load(req.params.model, readJsonLoadParameters(params));
     return reply.code(200).send();
   });
   post('/v2/repository/models/:model/unload', async (req, reply) => {

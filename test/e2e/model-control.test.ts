@@ -48,9 +48,10 @@ test('explicit mode: only --load-model at start, then load and unload through th
     assert.equal(entry?.reason, 'unloaded');
     assert.equal((await request(`${url}/v2/models/simple/ready`)).status, 404);
 
+    // Triton's status and words (INTERNAL: its poll of the repository failed), then the reason it only logs.
     const unknown = await postJson(`${url}/v2/repository/models/nope/load`, {});
-    assert.equal(unknown.status, 400);
-    assert.match((unknown.json() as { error: string }).error, /failed to load 'nope'/);
+    assert.equal(unknown.status, 500);
+    assert.equal((unknown.json() as { error: string }).error, "failed to load 'nope', failed to poll from model repository: model not found in any model repository");
   } finally {
     await server.close();
   }

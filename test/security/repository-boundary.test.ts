@@ -180,14 +180,20 @@ describe('a load-API config override naming a file outside the model directory i
     });
   }
 
-  it("Triton's file: parameters are refused before anything is written or run", async () => {
+  it("Triton's file: parameters leaving the model folder are refused before anything is written or run", async () => {
+    const config = JSON.stringify({ name: 'jsm', backend: 'js', ...IO });
     const res = await postJson(`${server.httpUrl}/v2/repository/models/jsm/load`, {
-      parameters: { config: JSON.stringify({ name: 'jsm', backend: 'js', ...IO }), 'file:../../outside/evil.mjs': Buffer.from(JS_MODEL).toString('base64') },
+      parameters: { config, 'file:../../outside/evil.mjs': Buffer.from(JS_MODEL).toString('base64') },
     });
-    assert.equal(res.status, 501);
+    // Triton's status and words (its poll fails), then why.
+    assert.equal(res.status, 500);
+    assert.match((res.json() as { error: string }).error, /failed to poll from model repository: Invalid file parameter .* must stay within model directory\.$/);
     await assert.rejects(
-      grpc.rpc('RepositoryModelLoad', { model_name: 'jsm', parameters: { 'file:../../../outside/x.mjs': { bytes_param: Buffer.from(JS_MODEL) } } }),
-      (err: { grpcCode: number }) => err.grpcCode === Status.UNIMPLEMENTED,
+      grpc.rpc('RepositoryModelLoad', {
+        model_name: 'jsm',
+        parameters: { config: { string_param: config }, 'file:../../../outside/x.mjs': { bytes_param: Buffer.from(JS_MODEL) } },
+      }),
+      (err: { grpcCode: number; message: string }) => err.grpcCode === Status.INTERNAL && /must stay within model directory/.test(err.message),
     );
     assert.ok(!existsSync(join(layout.root, 'outside', 'x.mjs')));
     assertClean('');

@@ -12,7 +12,9 @@ import type { RateLimiter } from '../scheduler/rate-limiter.ts';
 import { createEnsembleVersions } from './create-ensemble-versions.ts';
 import { loadModelConfig } from './load-model-config.ts';
 import { loadModelVersion } from './load-model-version.ts';
+import { pollFailure, validateModelName, type LoadParameters } from './load-parameters.ts';
 import type { LoadedModel } from './loaded-model.ts';
+import { localizeModelFiles, type LocalizedModelFiles } from './localize-model-files.ts';
 import { fingerprintModelFolder } from './model-fingerprint.ts';
 import { listVersionFolders, selectVersions } from './model-versions.ts';
 import { createRepositoryPathRedactor, redactError } from './redact-repository-paths.ts';
@@ -38,6 +40,8 @@ interface ModelRecord {
   fingerprint: string;
   /** Set while a JSON config override from the load API is in force. */
   overrideJson?: string;
+  /** The temporary folder of a model built from the load API's files, removed when the model goes. */
+  localized?: LocalizedModelFiles;
   loadSeconds?: number;
 }
 
@@ -153,20 +157,32 @@ export class ModelRepositoryManager {
     });
   }
 
-  /** The load API (explicit mode only); `overrideJson` replaces config.pbtxt. */
-  load(name: string, overrideJson?: string): Promise<void> {
+  /**
+   * The load API (explicit mode only): `config` replaces config.pbtxt; `files` build the model in a temporary
+   * folder instead of the repository's, as Triton's load with file overrides. What Triton cannot poll (no such
+   * model, files it refuses) is INTERNAL with its words, followed by the reason Triton only logs.
+   */
+  load(name: string, parameters: LoadParameters = {}): Promise<void> {
     this.requireControl();
+    validateModelName(name);
     return this.exclusive(async () => {
       const scan = this.rescan();
-      const location = scan.get(name);
-      if (!location) throw new HerdError('INVALID_ARG', `failed to load '${name}', failed to poll from model repository`);
+      const { config, files } = parameters;
+      let localized: LocalizedModelFiles | undefined;
+      try {
+        localized = files === undefined ? undefined : await localizeModelFiles(name, files, config !== undefined);
+      } catch (err) {
+        throw pollFailure(name, toHerdError(err).message);
+      }
+      const location = localized ? { name, path: localized.modelPath } : scan.get(name);
+      if (!location) throw pollFailure(name, ['model not found in any model repository', ...this.repositoryErrors.map(this.redact)].join('; '));
       // An ensemble's step models load with it unless they are serving already.
       const ready = [...this.models.entries()].filter(([n, r]) => n !== name && r.state === 'READY').map(([n]) => n);
       this.pass = { scan, done: new Set(ready), stack: [name] };
       let error: HerdError | undefined;
       try {
         this.pass.done.add(name);
-        error = await this.loadRecord(location, overrideJson, true);
+        error = await this.loadRecord(location, config, true, localized);
       } finally {
         this.pass = undefined;
       }
@@ -298,19 +314,20 @@ export class ModelRepositoryManager {
 
   /**
    * Loads (or reloads) one model. On failure a READY previous load keeps serving, as in Triton;
-   * returns the failure so the load API can answer it.
+   * returns the failure so the load API can answer it. A model built from files owns `localized` from here on.
    */
-  private async loadRecord(location: ModelLocation, overrideJson: string | undefined, fromApi = false): Promise<HerdError | undefined> {
+  private async loadRecord(location: ModelLocation, overrideJson: string | undefined, fromApi = false, localized?: LocalizedModelFiles): Promise<HerdError | undefined> {
     const previous = this.models.get(location.name);
     const fingerprint = fingerprintModelFolder(location.path);
-    const problem = this.scanProblems.get(location.name);
+    const problem = localized ? undefined : this.scanProblems.get(location.name);
     const started = process.hrtime.bigint();
     let loaded: Map<number, LoadedModel>;
     try {
       if (problem) throw new HerdError('INVALID_ARG', problem);
       loaded = await this.loadVersions(location, overrideJson);
     } catch (err) {
-      const error = redactError(toHerdError(err), this.redact);
+      const error = redactError(redactError(toHerdError(err), localized?.redact ?? ((m) => m)), this.redact);
+      localized?.remove();
       if (previous && previous.state === 'READY') {
         previous.fingerprint = fingerprint;
         if (!fromApi) previous.reason = `reload failed, still serving the previous version: ${error.message}`;
@@ -322,8 +339,9 @@ export class ModelRepositoryManager {
     }
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     // The new versions serve from here on; the old ones finish what they were given, so a reload has no gap.
-    this.models.set(location.name, { location, state: 'READY', reason: '', versions: loaded, fingerprint, overrideJson, loadSeconds: seconds });
+    this.models.set(location.name, { location, state: 'READY', reason: '', versions: loaded, fingerprint, overrideJson, localized, loadSeconds: seconds });
     if (previous) await Promise.allSettled([...previous.versions.values()].map((m) => m.scheduler.close()));
+    previous?.localized?.remove();
     for (const model of loaded.values()) this.options.onLoaded?.(model, seconds);
     return undefined;
   }
@@ -411,6 +429,7 @@ export class ModelRepositoryManager {
     });
   }
 
+  /** Closes every version (in-flight work finishes), then deletes a model's temporary folder if it was built from files. */
   private async unloadRecord(name: string, record: ModelRecord, reason: string): Promise<void> {
     if (record.versions.size === 0) {
       if (reason === 'unloaded') this.models.set(name, { ...record, state: 'UNAVAILABLE', reason });
@@ -418,6 +437,7 @@ export class ModelRepositoryManager {
     }
     record.state = 'UNLOADING';
     await Promise.allSettled([...record.versions.values()].map((m) => m.scheduler.close()));
-    this.models.set(name, { ...record, state: 'UNAVAILABLE', reason, versions: new Map() });
+    record.localized?.remove();
+    this.models.set(name, { ...record, state: 'UNAVAILABLE', reason, versions: new Map(), localized: undefined });
   }
 }

@@ -27,7 +27,7 @@ test('a KServe client that leaves mid-call aborts the upstream call; the ledger 
   // As /v1 settles a non-streaming call its client left: an error row (its code, its status), no usage, since
   // the upstream never reported any. A streaming call bills what was delivered (llm-backend.test.ts).
   assert.equal(row['status'], 'CANCELLED');
-  assert.equal(row['http_status'], 499);
+  assert.equal(row['http_status'], 400);
   assert.equal(row['origin'], 'triton:chat/1');
   assert.equal(row['completion_tokens'], 0, 'nothing was delivered');
   assert.equal(row['cost_micros'], 0);

@@ -6,7 +6,10 @@ import type { Backend, ExecutionMarks, InferenceRequest, InferenceResult, Respon
 import { convertStubResponse, type StubResponse } from './convert-stub-response.ts';
 import { encodeStubTensors } from './convert-stub-tensors.ts';
 import type { ModelTrace } from '../../infer-trace.ts';
+import { CustomMetricRegistry } from '../../../metrics/custom-metric-registry.ts';
 import { answerBlsCall, type BlsInference } from './python-bls-bridge.ts';
+import { formatModelLogRecord, type ModelLogLevels } from './format-model-log.ts';
+import { PythonStubMetrics } from './python-stub-metrics.ts';
 import { PythonStubProcess } from './python-stub-process.ts';
 import type { StubFrame } from './stub-wire.ts';
 
@@ -25,9 +28,12 @@ export interface PythonInstanceOptions {
   timeoutMs: number;
   log: (line: string) => void;
   inference: BlsInference | undefined;
+  /** Where pb_utils.MetricFamily's families live (the server's /metrics); default a registry of this instance's own. */
+  metrics?: CustomMetricRegistry;
+  /** The server's log settings now, for pb_utils.Logger's levels (none: every record shows). */
+  logLevels?: () => ModelLogLevels;
 }
 
-const LOG_LEVELS = ['INFO', 'WARNING', 'ERROR', 'VERBOSE'];
 /** A stub that keeps dying is restarted at most this often. */
 const RESTART_MIN_INTERVAL_MS = 1000;
 
@@ -52,6 +58,8 @@ export class PythonModelInstance implements Backend {
   private readonly blsCalls = new Map<unknown, AbortController>();
   /** The traced request of the batch the stub is executing: its BLS calls are traced under its compute span. */
   private executingTrace: ModelTrace | undefined;
+  /** The running stub's custom metrics, let go of when it ends. */
+  private stubMetrics: PythonStubMetrics | undefined;
 
   constructor(private readonly options: PythonInstanceOptions) {}
 
@@ -214,6 +222,7 @@ export class PythonModelInstance implements Backend {
       this.options.log(`python model ${this.options.label}: ${toHerdError(err).message}`);
     } finally {
       await stub.close();
+      this.stubMetrics?.release();
       this.failOpen(new HerdError('UNAVAILABLE', `python model ${this.options.label}: the instance was unloaded`));
     }
   }
@@ -243,14 +252,17 @@ export class PythonModelInstance implements Backend {
 
   private async spawnAndInitialize(): Promise<PythonStubProcess> {
     const { label, log } = this.options;
+    const metrics = new PythonStubMetrics(this.options.metrics ?? new CustomMetricRegistry(), (line) => log(`python model ${label}: ${line}`));
+    this.stubMetrics = metrics;
     const stub: PythonStubProcess = new PythonStubProcess({
       executable: this.options.executable,
       modelFile: this.options.modelFile,
       env: this.options.env,
       label,
       log,
-      onFrame: (frame) => this.onFrame(stub, frame),
+      onFrame: (frame) => (frame.header.type === 'metrics' ? metrics.handle(frame.header, (h) => stub.send(h)) : this.onFrame(stub, frame)),
       onExit: (error) => {
+        metrics.release();
         if (this.stub !== stub) return;
         this.stub = undefined;
         this.failOpen(error);
@@ -276,8 +288,8 @@ export class PythonModelInstance implements Backend {
     const { header } = frame;
     switch (header.type) {
       case 'log': {
-        const level = LOG_LEVELS[Number(header['level'])] ?? 'INFO';
-        this.options.log(`python model ${this.options.label} ${level}: ${String(header['message'])}`);
+        const line = formatModelLogRecord(this.options.label, header, this.options.logLevels?.());
+        if (line !== undefined) this.options.log(line);
         return;
       }
       case 'response':

@@ -26,12 +26,17 @@ except ImportError as err:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import triton_python_backend_utils as pb_utils  # noqa: E402
+from herd_stub_metrics import install_metric_channel  # noqa: E402
 from herd_stub_wire import Wire, WireClosed  # noqa: E402
 
 
 def _last_line(exc):
-    lines = traceback.format_exception_only(type(exc), exc)
-    return lines[-1].strip() if lines else type(exc).__name__
+    # As pybind11 names the exception in Triton's messages: the class's own name, never its module
+    # ("TritonModelException: …", not "triton_python_backend_utils.TritonModelException: …").
+    if isinstance(exc, SyntaxError):
+        return traceback.format_exception_only(type(exc), exc)[-1].strip()
+    message = str(exc)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
 def _describe(exc):
@@ -79,6 +84,8 @@ class HerdStub:
                 self._bls_calls.pop(header["call"], None)
                 call.header, call.body = header, body
             call.done.set()
+        elif kind == "metrics_reply":
+            self.metrics.on_reply(header)
         elif kind == "cancel":
             for rid in header["rids"]:
                 request = self._requests.get(rid)
@@ -118,7 +125,7 @@ class HerdStub:
                     if self._pending_frames:
                         continue
                 header, body = self.wire.read()
-            if header["type"] in ("bls_response", "cancel"):
+            if header["type"] in ("bls_response", "cancel", "metrics_reply"):
                 self._dispatch(header, body)
             else:
                 return header, body
@@ -388,6 +395,7 @@ def main():
         _fail_early("usage: herd_python_stub.py <model.py> <read fd> <write fd>")
     wire = Wire(int(sys.argv[2]), int(sys.argv[3]))
     stub = HerdStub(sys.argv[1], wire)
+    install_metric_channel(stub)
     pb_utils._runtime = stub
     stub.run()
 
