@@ -3,6 +3,7 @@ import { HerdError } from '../../../core/errors.ts';
 import type { Parameters } from '../../../core/tensor.ts';
 import type { InferenceResult } from '../backend.ts';
 import { decodeStubTensors } from './convert-stub-tensors.ts';
+import type { StubSharedMemory } from './stub-shared-memory.ts';
 import { mapTritonErrorCode } from './triton-error-codes.ts';
 
 export interface StubResponse {
@@ -12,12 +13,13 @@ export interface StubResponse {
   none?: boolean;
 }
 
-export function convertStubResponse(response: StubResponse, body: Buffer, label: string): InferenceResult {
+/** `shm`: the stub's segment, where an execute reply's large outputs are (decoupled responses use the body only). */
+export function convertStubResponse(response: StubResponse, body: Buffer, label: string, shm?: StubSharedMemory): InferenceResult {
   if (response.none) return { ok: false, error: new HerdError('INTERNAL', `python model ${label}: execute() returned None for this request`) };
   if (response.error) {
     return { ok: false, error: new HerdError(mapTritonErrorCode(response.error.code), String(response.error.message ?? '')) };
   }
-  const outputs = decodeStubTensors(response.outputs, body, `python model ${label}`);
+  const outputs = decodeStubTensors(response.outputs, body, `python model ${label}`, shm);
   const parameters = parseParameters(response.parameters);
   return parameters ? { ok: true, outputs, parameters } : { ok: true, outputs };
 }

@@ -15,6 +15,7 @@ import type { BlsInference } from './python-bls-bridge.ts';
 import { DEFAULT_PYTHON_SETTINGS, resolvePythonExecutable, type PythonBackendSettings } from './python-backend-options.ts';
 import { startPythonInstance } from './python-model-instance.ts';
 import { PythonStubProcess } from './python-stub-process.ts';
+import { sweepStaleSegments } from './stub-shared-memory.ts';
 
 export interface PythonBackendOptions {
   settings?: PythonBackendSettings;
@@ -34,6 +35,7 @@ export interface PythonBackendOptions {
 export function createPythonBackend(options: PythonBackendOptions = {}): BackendFactory {
   const settings = options.settings ?? DEFAULT_PYTHON_SETTINGS;
   const log = options.log ?? (() => undefined);
+  let swept = false;
   const metrics = options.metrics ?? new CustomMetricRegistry();
   const childEnv = (config: ModelConfig) => createChildProcessEnv(options.env ?? process.env, readChildEnvNames(config, { protectedNames: options.protectedEnvNames ?? [] }));
   return {
@@ -43,6 +45,11 @@ export function createPythonBackend(options: PythonBackendOptions = {}): Backend
       const { config } = context;
       const modelFile = findModelFile(config, context.versionPath, context.version);
       const label = `${config.name}/${context.version}/${context.instanceName}`;
+      if (!swept) {
+        swept = true;
+        const removed = sweepStaleSegments();
+        if (removed.length > 0) log(`python backend: removed ${removed.length} shared memory segment(s) left by a Herd that is gone: ${removed.join(', ')}`);
+      }
       return startPythonInstance({
         executable: resolvePythonExecutable(config, context.modelPath, settings),
         modelFile,
@@ -62,6 +69,8 @@ export function createPythonBackend(options: PythonBackendOptions = {}): Backend
         timeoutMs: settings.stubTimeoutSeconds * 1000,
         log,
         inference: options.inference?.(),
+        sharedMemoryBytes: settings.shmDefaultByteSize,
+        pollMicroseconds: settings.stubPollMicroseconds,
         metrics,
         ...(options.logLevels ? { logLevels: options.logLevels } : {}),
       });
