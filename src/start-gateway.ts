@@ -10,6 +10,7 @@ import { createConsoleApi } from './http/admin-console-routes.ts';
 import type { ServingAdminSource } from './http/console/serving-admin-routes.ts';
 import type { ConfigSources } from './config/describe-config-sources.ts';
 import { openLedger } from './gateway/billing/open-ledger.ts';
+import { type BatchParts, openBatchParts } from './gateway/batch/open-batch-parts.ts';
 import { startAlertSender } from './gateway/billing/start-alert-sender.ts';
 import { createResponseCache } from './gateway/cache/create-response-cache.ts';
 import type { ResponseCache } from './gateway/cache/response-cache.ts';
@@ -95,6 +96,7 @@ export function gatewayRoutesOf(gateway: RunningGateway, config: HerdConfig, log
       ...ledgerHealthOf(gateway.ledger, config),
       log,
     },
+    ...(gateway.batch ? { files: { files: gateway.batch.files, authenticator: gateway.auth.authenticator, log } } : {}),
     admin: {
       authenticator: gateway.auth.authenticator,
       ...gateway.admin,
@@ -124,6 +126,8 @@ export interface RunningGateway {
   /** Undefined with `billing.ledger: off`. */
   ledger: Ledger | undefined;
   billing: BillingService | undefined;
+  /** The batch store and the Files API's service; undefined without a ledger or with batch.enabled: false. */
+  batch: BatchParts | undefined;
   tracing: FlowTracing;
   close(): Promise<void>;
 }
@@ -142,6 +146,7 @@ export async function startGateway(
   let cache: ResponseCache | undefined;
   let ledger: Ledger | undefined;
   let affinity: AffinityStore | undefined;
+  let batch: BatchParts | undefined;
   const feed = new RequestFeed({ onError: (err) => log(`request feed: ${err instanceof Error ? err.message : String(err)}`) });
   const traffic = new RecentTraffic();
   traffic.attach(feed);
@@ -168,6 +173,7 @@ export async function startGateway(
       billing = new BillingService({ config, ledger: publishingLedger(ledger, feed) });
       // Budget alerts (#28): this process drains the ledger's outbox; the sender stops when the ledger closes.
       startAlertSender(ledger, config.billing, env, log);
+      batch = await openBatchParts(config);
     } else {
       log('billing.ledger is off: requests are not priced or recorded, and key budgets are not enforced');
     }
@@ -216,9 +222,11 @@ export async function startGateway(
       inFlight,
       ledger,
       billing,
+      batch,
       tracing,
       async close() {
         await admin.audit.close();
+        await batch?.store.close();
         await chat.close();
         await embeddings.close();
         await opened.cache.close();
@@ -229,6 +237,7 @@ export async function startGateway(
       },
     };
   } catch (err) {
+    await batch?.store.close();
     await cache?.close();
     await affinity?.close();
     await ledger?.close();
