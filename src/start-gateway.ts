@@ -191,27 +191,8 @@ export async function startGateway(
     });
     const reads = new ConsoleReads({ ledger, feed, traffic, currency: config.billing.currency, catalog: chat.catalog, breakers: () => chat.health().breakers });
     const opened = { limits, cache, ledger, affinity };
-    const admission = limits.admission;
     const inFlight = { value: 0 };
-    registerGatewayStateMetrics(registry, {
-      requestsInFlight: () => inFlight.value,
-      cache: () => opened.cache.stats,
-      modelQueues: () => admission.stats().models,
-      providerQueues: () => admission.stats().providers,
-      breakers: () => chat.health().breakers,
-      ...(ledger ? { ledger: () => (opened.ledger as Ledger).stats() } : {}),
-      ...(limits.store.outage
-        ? {
-            limitsUnavailable: () => {
-              const outage = opened.limits.store.outage ?? { allowed: 0, refused: 0 };
-              return [
-                { mode: 'fail_open', count: outage.allowed },
-                { mode: 'fail_closed', count: outage.refused },
-              ];
-            },
-          }
-        : {}),
-    });
+    registerStateMetrics(registry, chat, opened, inFlight);
     return {
       chat,
       flow,
@@ -245,4 +226,34 @@ export async function startGateway(
     await auth.close();
     throw err;
   }
+}
+
+/** The gateway's gauges (in flight, cache, queues, breakers, ledger, the limit store's outage) over the opened parts. */
+function registerStateMetrics(
+  registry: Registry,
+  chat: ChatService,
+  opened: { limits: GatewayLimits; cache: ResponseCache; ledger: Ledger | undefined },
+  inFlight: InFlightCount,
+): void {
+  const { limits, ledger } = opened;
+  const admission = limits.admission;
+  registerGatewayStateMetrics(registry, {
+    requestsInFlight: () => inFlight.value,
+    cache: () => opened.cache.stats,
+    modelQueues: () => admission.stats().models,
+    providerQueues: () => admission.stats().providers,
+    breakers: () => chat.health().breakers,
+    ...(ledger ? { ledger: () => ledger.stats() } : {}),
+    ...(limits.store.outage
+      ? {
+          limitsUnavailable: () => {
+            const outage = limits.store.outage ?? { allowed: 0, refused: 0 };
+            return [
+              { mode: 'fail_open', count: outage.allowed },
+              { mode: 'fail_closed', count: outage.refused },
+            ];
+          },
+        }
+      : {}),
+  });
 }

@@ -52,7 +52,7 @@ export class DirectoryFileStore implements FileStore {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new HerdError('NOT_FOUND', `the bytes of batch file ${ref} are missing from ${this.dir}`);
       throw wrapFailure(err, 'reading a batch file');
     }
-    return createReadStream('', { fd: handle.fd, autoClose: true, ...(range ?? {}) });
+    return createReadStream('', { fd: handle, autoClose: true, ...(range ?? {}) });
   }
 
   async delete(ref: string): Promise<void> {
