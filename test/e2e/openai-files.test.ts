@@ -19,11 +19,11 @@ const MASTER = 'sk-herd-master-key-for-the-files-tests-0123456789';
 const ENV = { RELAY_API_KEY: 'sk-upstream-relay', HERD_FILES_MASTER: MASTER };
 const LINE = (i: number) => `${JSON.stringify({ custom_id: `r${i}`, method: 'POST', url: '/v1/chat/completions', body: { model: 'gpt-4.1', messages: [] } })}\n`;
 
-async function start(dir: string, batch: string): Promise<HerdServer> {
+async function start(dir: string, batch: string, maxInputSize = 64 * 1024 * 1024): Promise<HerdServer> {
   const db = join(dir, 'herd.db');
   const config = parseHerdConfig(
     `
-server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0 }
+server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0, http_max_input_size: ${maxInputSize} }
 auth: { master_key_env: HERD_FILES_MASTER, db: "${db}" }
 billing: { currency: USD, ledger: "sqlite:${db}", flush_interval_ms: 10 }
 batch: ${batch}
@@ -179,14 +179,15 @@ describe('OpenAI Files API limits', () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'herd-files-limits-'));
-    server = await start(dir, '{ files: { max_bytes: 100000, dir: uploads }, max_lines: 3 }');
+    // server.http_max_input_size is for JSON bodies: an upload is bounded by batch.files.max_bytes alone.
+    server = await start(dir, '{ files: { max_bytes: 100000, dir: uploads }, max_lines: 3 }', 20_000);
   });
   after(async () => {
     await server?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('refuses a file over batch.files.max_bytes (413) or batch.max_lines (400) and keeps nothing of it', async () => {
+  it('refuses a file over batch.files.max_bytes (413) or batch.max_lines (400) and keeps nothing of it; server.http_max_input_size does not apply', async () => {
     const client = clientOf(server, MASTER);
     await assert.rejects(
       client.files.create({ file: await toFile(Buffer.alloc(150_000, 'x'), 'big.jsonl'), purpose: 'batch' }),
@@ -197,7 +198,9 @@ describe('OpenAI Files API limits', () => {
       (err: unknown) => err instanceof OpenAI.BadRequestError && /more than 3 requests/.test(err.message),
     );
     assert.deepEqual(readdirSync(join(dir, 'uploads')), [], 'batch.files.dir is relative to herd.yaml');
-    const ok = await client.files.create({ file: await toFile(Buffer.from(LINE(1) + LINE(2) + LINE(3)), 'ok.jsonl'), purpose: 'batch' });
+    const padded = (i: number) => `${LINE(i).trimEnd()}${' '.repeat(20_000)}\n`;
+    const ok = await client.files.create({ file: await toFile(Buffer.from(padded(1) + padded(2) + padded(3)), 'ok.jsonl'), purpose: 'batch' });
+    assert.ok(ok.bytes > 60_000);
     assert.equal(readdirSync(join(dir, 'uploads')).length, 1);
     assert.equal((await client.files.list()).data[0]?.id, ok.id);
   });
