@@ -59,6 +59,9 @@ export function readMultipartUpload<T>(body: Readable, headers: IncomingHttpHead
       }
     });
     parser.on('file', (name, stream, filename) => {
+      // A part cut short errors its stream too, possibly after the form failed: the form's own 'error' (or storeFile's
+      // rejection) reports it, so this listener only keeps it from being unhandled.
+      stream.on('error', () => undefined);
       if (failed || name !== handlers.fileField || fileTask !== undefined) {
         stream.resume();
         return;

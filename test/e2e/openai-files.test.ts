@@ -204,4 +204,53 @@ describe('OpenAI Files API limits', () => {
     assert.equal(readdirSync(join(dir, 'uploads')).length, 1);
     assert.equal((await client.files.list()).data[0]?.id, ok.id);
   });
+
+  it('refuses a purpose sent before the file without keeping the file, a body that is not multipart, and a malformed form', async () => {
+    const auth = { authorization: `Bearer ${MASTER}` };
+    const form = new FormData();
+    form.set('purpose', 'assistants');
+    form.set('file', new Blob([LINE(1)]), 'a.jsonl');
+    const early = await fetch(`${server.httpUrl}/v1/files`, { method: 'POST', headers: auth, body: form });
+    assert.equal(early.status, 400);
+    assert.equal(((await early.json()) as { error: { param: string } }).error.param, 'purpose');
+    const asJson = await fetch(`${server.httpUrl}/v1/files`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"purpose":"batch"}' });
+    assert.equal(asJson.status, 400);
+    assert.match(((await asJson.json()) as { error: { message: string } }).error.message, /multipart\/form-data/);
+    const broken = await fetch(`${server.httpUrl}/v1/files`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'multipart/form-data; boundary=xyz' },
+      body: '--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.jsonl"\r\n\r\n{"a":1}\n',
+    });
+    assert.equal(broken.status, 400);
+    assert.equal(readdirSync(join(dir, 'uploads')).filter((n) => !n.startsWith('.')).length, 1, 'only the file accepted above');
+  });
+});
+
+describe('OpenAI Files API without a ledger', () => {
+  it("is not served: batch files live in the ledger's database, so /v1/files answers OpenAI's 404 as any unknown path", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'herd-files-off-'));
+    const config = parseHerdConfig(
+      `
+server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0 }
+auth: { master_key_env: HERD_FILES_MASTER, db: "${join(dir, 'keys.db')}" }
+billing: { ledger: "off" }
+providers:
+  relay: { type: openai, base_url: "http://127.0.0.1:9/v1" }
+models:
+  gpt-4.1:
+    price: { input: 2, output: 8 }
+    deployments: [{ provider: relay }]
+`,
+      join(dir, 'herd.yaml'),
+    );
+    const server = await startHerd(config, { env: ENV });
+    try {
+      const res = await fetch(`${server.httpUrl}/v1/files`, { headers: { authorization: `Bearer ${MASTER}` } });
+      assert.equal(res.status, 404);
+      assert.deepEqual(((await res.json()) as { error: { message: string } }).error.message, 'Invalid URL (GET /v1/files)');
+    } finally {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
