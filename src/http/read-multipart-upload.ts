@@ -77,7 +77,8 @@ export function readMultipartUpload<T>(body: Readable, headers: IncomingHttpHead
       }, fail);
     });
     parser.on('error', (err: unknown) => fail(new HerdError('INVALID_ARG', `malformed multipart/form-data request: ${err instanceof Error ? err.message : String(err)}`)));
-    body.on('error', fail);
+    // A client that goes away mid-upload is a refusal, not Herd's failure (no INTERNAL, no stack in the log).
+    body.on('error', () => fail(new HerdError('INVALID_ARG', 'the upload ended before its multipart body was complete')));
     body.pipe(parser);
   });
 }

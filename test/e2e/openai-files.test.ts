@@ -5,9 +5,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { once } from 'node:events';
 import { createReadStream, createWriteStream, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect } from 'node:net';
 import { finished } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import OpenAI, { toFile } from 'openai';
@@ -37,6 +39,12 @@ models:
     join(dir, 'herd.yaml'),
   );
   return startHerd(config, { env: ENV });
+}
+
+/** Polls until `done` holds; the bound only keeps a broken build from hanging the run. */
+async function waitFor(done: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 500 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(done(), what);
 }
 
 const clientOf = (server: HerdServer, apiKey: string) => new OpenAI({ apiKey, baseURL: `${server.httpUrl}/v1`, maxRetries: 0 });
@@ -223,6 +231,21 @@ describe('OpenAI Files API limits', () => {
     });
     assert.equal(broken.status, 400);
     assert.equal(readdirSync(join(dir, 'uploads')).filter((n) => !n.startsWith('.')).length, 1, 'only the file accepted above');
+  });
+
+  it('keeps nothing of an upload whose client goes away midway', async () => {
+    const url = new URL(server.httpUrl);
+    const socket = connect(Number(url.port), url.hostname);
+    await once(socket, 'connect');
+    const head = '--b\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n--b\r\nContent-Disposition: form-data; name="file"; filename="a.jsonl"\r\n\r\n';
+    socket.write(
+      `POST /v1/files HTTP/1.1\r\nHost: herd\r\nAuthorization: Bearer ${MASTER}\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 1000000\r\n\r\n${head}`,
+    );
+    socket.write(LINE(1).repeat(200));
+    const partial = () => readdirSync(join(dir, 'uploads')).filter((n) => n.startsWith('.partial-'));
+    await waitFor(() => partial().length === 1, 'the upload is being written');
+    socket.destroy();
+    await waitFor(() => partial().length === 0, 'the partial file is removed');
   });
 });
 
