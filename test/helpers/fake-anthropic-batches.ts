@@ -21,7 +21,7 @@ export interface FakeAnthropicBatch {
 }
 
 export interface FakeAnthropicOptions {
-  /** Required as `x-api-key` when set; `anthropic-version` is always required. */
+  /** Required as `x-api-key` (or `Authorization: Bearer`) when set; `anthropic-version` is always required. */
   apiKey?: string;
   /** End (or finish cancelling) every unfinished batch on each tick. */
   tickMs?: number;
@@ -39,7 +39,9 @@ export class FakeAnthropicBatches {
     this.server = new FakeBatchServer({
       routes: this.routes(),
       authenticate: (req) => {
-        if (options.apiKey !== undefined && req.headers['x-api-key'] !== options.apiKey) return anthropicError(401, 'authentication_error', 'invalid x-api-key');
+        // The key as `x-api-key`, or as a Bearer token (what @anthropic-ai/sdk 1.x sends).
+        const given = req.headers['x-api-key'] ?? req.headers.authorization?.replace(/^Bearer /, '');
+        if (options.apiKey !== undefined && given !== options.apiKey) return anthropicError(401, 'authentication_error', 'invalid x-api-key');
         if (req.headers['anthropic-version'] === undefined) return anthropicError(400, 'invalid_request_error', 'anthropic-version: header is required');
         return undefined;
       },
@@ -119,7 +121,10 @@ export class FakeAnthropicBatches {
     const n = this.seq++;
     const type = this.failing.get(request.custom_id);
     if (type !== undefined) {
-      return { custom_id: request.custom_id, result: { type: 'errored', error: { type: 'error', error: { type, message: `fake failure for ${request.custom_id}` }, request_id: `req_fake${n}` } } };
+      return {
+        custom_id: request.custom_id,
+        result: { type: 'errored', error: { type: 'error', error: { type, message: `fake failure for ${request.custom_id}` }, request_id: `req_fake${n}` } },
+      };
     }
     return { custom_id: request.custom_id, result: { type: 'succeeded', message: fakeAnthropicMessage(request.params, n) } };
   }
@@ -167,7 +172,8 @@ export class FakeAnthropicBatches {
     for (const [index, request] of body.requests.entries()) {
       const customId = isObject(request) ? request.custom_id : undefined;
       const params = isObject(request) ? request.params : undefined;
-      if (typeof customId !== 'string' || !CUSTOM_ID.test(customId)) return anthropicError(400, 'invalid_request_error', `requests.${index}.custom_id: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`);
+      if (typeof customId !== 'string' || !CUSTOM_ID.test(customId))
+        return anthropicError(400, 'invalid_request_error', `requests.${index}.custom_id: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`);
       if (seen.has(customId)) return anthropicError(400, 'invalid_request_error', `requests.${index}.custom_id: Duplicate custom_id '${customId}'`);
       if (!isObject(params) || typeof params.model !== 'string' || typeof params.max_tokens !== 'number' || !Array.isArray(params.messages)) {
         return anthropicError(400, 'invalid_request_error', `requests.${index}.params: model, max_tokens and messages are required`);
@@ -200,7 +206,8 @@ export class FakeAnthropicBatches {
   }
 
   private delete(batch: FakeAnthropicBatch): FakeReply {
-    if (batch.wire.processing_status !== 'ended') return anthropicError(400, 'invalid_request_error', `Message Batch ${batch.wire.id} cannot be deleted while it is processing; cancel it first`);
+    if (batch.wire.processing_status !== 'ended')
+      return anthropicError(400, 'invalid_request_error', `Message Batch ${batch.wire.id} cannot be deleted while it is processing; cancel it first`);
     this.batches.delete(batch.wire.id);
     return { status: 200, json: { id: batch.wire.id, type: 'message_batch_deleted' } };
   }
@@ -220,7 +227,10 @@ export class FakeAnthropicBatches {
     let page: typeof all;
     let hasMore: boolean;
     if (beforeId !== null) {
-      const end = Math.max(0, all.findIndex((b) => b.id === beforeId));
+      const end = Math.max(
+        0,
+        all.findIndex((b) => b.id === beforeId),
+      );
       page = all.slice(Math.max(0, end - limit), end);
       hasMore = end - limit > 0;
     } else {

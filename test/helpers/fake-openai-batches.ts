@@ -50,10 +50,11 @@ export class FakeOpenAIBatches {
   private seq = 0;
   private timer: NodeJS.Timeout | undefined;
 
-  private constructor(private readonly options: FakeOpenAIOptions) {
+  private constructor(options: FakeOpenAIOptions) {
     this.server = new FakeBatchServer({
       routes: this.routes(),
-      authenticate: (req) => (options.apiKey === undefined || req.headers.authorization === `Bearer ${options.apiKey}` ? undefined : openAIError(401, 'Incorrect API key provided.', 'invalid_api_key')),
+      authenticate: (req) =>
+        options.apiKey === undefined || req.headers.authorization === `Bearer ${options.apiKey}` ? undefined : openAIError(401, 'Incorrect API key provided.', 'invalid_api_key'),
       notFound: (method, path) => openAIError(404, `Invalid URL (${method} ${path})`),
       rateLimited: () => openAIError(429, 'Rate limit reached for requests', 'rate_limit_exceeded', 'requests').json,
     });
@@ -205,7 +206,7 @@ export class FakeOpenAIBatches {
       {
         method: 'DELETE',
         pattern: /^\/v1\/files\/([^/]+)$/,
-        handle: (m: RegExpExecArray) => this.withFile(m[1]!, (f) => (this.files.delete(f.id), { status: 200, json: { id: f.id, object: 'file', deleted: true } })),
+        handle: (m: RegExpExecArray) => this.withFile(m[1]!, (f) => this.deleteFile(f)),
       },
       { method: 'POST', pattern: /^\/v1\/batches$/, name: 'create', handle: (_m: RegExpExecArray, req: IncomingMessage) => this.createBatch(req) },
       { method: 'GET', pattern: /^\/v1\/batches$/, handle: (_m: RegExpExecArray, _r: IncomingMessage, url: URL) => this.listBatches(url) },
@@ -222,6 +223,11 @@ export class FakeOpenAIBatches {
   private withBatch(id: string, reply: (batch: FakeOpenAIBatch) => FakeReply): FakeReply {
     const batch = this.batches.get(id);
     return batch === undefined ? openAIError(404, `No batch found with id '${id}'.`) : reply(batch);
+  }
+
+  private deleteFile(file: FakeOpenAIFile): FakeReply {
+    this.files.delete(file.id);
+    return { status: 200, json: { id: file.id, object: 'file', deleted: true } };
   }
 
   private async uploadFile(req: IncomingMessage): Promise<FakeReply> {
@@ -241,7 +247,8 @@ export class FakeOpenAIBatches {
     const body = await readJson(req);
     if (!isObject(body)) return openAIError(400, 'We could not parse the JSON body of your request.');
     const { input_file_id: inputFileId, endpoint, completion_window: window, metadata } = body;
-    if (typeof endpoint !== 'string' || !FAKE_OPENAI_ENDPOINTS.includes(endpoint)) return openAIError(400, `Invalid value for 'endpoint': ${String(endpoint)}.`, null, 'invalid_request_error', 'endpoint');
+    if (typeof endpoint !== 'string' || !FAKE_OPENAI_ENDPOINTS.includes(endpoint))
+      return openAIError(400, `Invalid value for 'endpoint': ${String(endpoint)}.`, null, 'invalid_request_error', 'endpoint');
     if (window !== '24h') return openAIError(400, "Invalid value for 'completion_window': only '24h' is supported.", null, 'invalid_request_error', 'completion_window');
     const file = typeof inputFileId === 'string' ? this.files.get(inputFileId) : undefined;
     if (file === undefined) return openAIError(400, `Invalid 'input_file_id': '${String(inputFileId)}'.`, null, 'invalid_request_error', 'input_file_id');
@@ -300,7 +307,17 @@ export function openAIError(status: number, message: string, code: string | null
 }
 
 function fileObject(file: FakeOpenAIFile): Record<string, unknown> {
-  return { id: file.id, object: 'file', bytes: file.bytes.length, created_at: file.createdAt, filename: file.filename, purpose: file.purpose, status: 'processed', expires_at: null, status_details: null };
+  return {
+    id: file.id,
+    object: 'file',
+    bytes: file.bytes.length,
+    created_at: file.createdAt,
+    filename: file.filename,
+    purpose: file.purpose,
+    status: 'processed',
+    expires_at: null,
+    status_details: null,
+  };
 }
 
 function now(): number {

@@ -19,7 +19,7 @@ import type {
   UpstreamBatchStatus,
   UpstreamBatchSubmission,
 } from '../upstream-batch-client.ts';
-import { ANTHROPIC_VERSION } from './anthropic-provider.ts';
+import { ANTHROPIC_VERSION } from './anthropic-api-version.ts';
 
 /** Anthropic's documented ceiling for one Message Batch: 100,000 requests or 256 MB, whichever comes first. */
 export const ANTHROPIC_BATCH_LIMITS: UpstreamBatchLimits = { maxLines: 100_000, maxBytes: 256 * 1024 * 1024 };

@@ -2,12 +2,15 @@
 // failures, expiry, cancel, 429 on create, the documented limits, and the key kept out of every error.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { HerdError } from '../../../../src/core/errors.ts';
 import { UpstreamError } from '../../../../src/gateway/protocol/upstream-error.ts';
 import { createOpenAIBatchClient } from '../../../../src/gateway/providers/openai/openai-batch-client.ts';
 import type { UpstreamBatchClient, UpstreamBatchLine, UpstreamBatchResult } from '../../../../src/gateway/providers/upstream-batch-client.ts';
 import { fakePromptText, fakeReplyText, fakeTokens } from '../../../helpers/fake-batch-answers.ts';
 import { FakeOpenAIBatches } from '../../../helpers/fake-openai-batches.ts';
+import { startMockUpstream } from '../../helpers/mock-upstream.ts';
 
 const KEY = 'sk-upstream-openai-batch-secret';
 const signal = new AbortController().signal;
@@ -69,10 +72,7 @@ describe('OpenAI batch client', () => {
     assert.equal(first.statusCode, 200);
     assert.equal(first.body.object, 'chat.completion');
     assert.deepEqual([first.usage?.promptTokens, first.usage?.completionTokens], [fakeTokens(fakePromptText(body)), fakeTokens(fakeReplyText(body))]);
-    assert.deepEqual(
-      fake.calls.map((c) => `${c.method} ${c.path.replace(/\?.*/, '')}`).slice(0, 2),
-      ['POST /v1/files', 'POST /v1/batches'],
-    );
+    assert.deepEqual(fake.calls.map((c) => `${c.method} ${c.path.replace(/\?.*/, '')}`).slice(0, 2), ['POST /v1/files', 'POST /v1/batches']);
   });
 
   it('reads failed lines from the error file with their status and error, next to the answered ones', async () => {
@@ -122,7 +122,10 @@ describe('OpenAI batch client', () => {
     const status = await client.poll(id, signal);
     assert.equal(status.phase, 'failed');
     assert.match(status.errors?.[0] ?? '', /^line 2: .*duplicate/);
-    await assert.rejects(async () => collect(client.results(id, signal)), (err: unknown) => err instanceof HerdError && err.code === 'INVALID_ARG');
+    await assert.rejects(
+      async () => collect(client.results(id, signal)),
+      (err: unknown) => err instanceof HerdError && err.code === 'INVALID_ARG',
+    );
   });
 
   it('429 on create is an UPSTREAM_RATE_LIMITED error with the Retry-After, which a retry later gets past', async () => {
@@ -183,5 +186,39 @@ describe('OpenAI batch client', () => {
     }
     const missing = await client.poll('batch_missing', signal).catch((err: unknown) => err);
     assert.ok(missing instanceof UpstreamError && missing.failure === 'not_found');
+  });
+
+  it('reads the documented batch object and result lines (test/fixtures/openai), whatever the piece size', async () => {
+    const fixture = (name: string) => readFileSync(resolve(import.meta.dirname, '../../../fixtures/openai', name));
+    const output = fixture('batch-output.jsonl');
+    const mock = await startMockUpstream((req, res) => {
+      if (req.url === '/v1/batches/batch_abc123') return void res.writeHead(200, { 'content-type': 'application/json' }).end(fixture('batch.json'));
+      if (req.url === '/v1/files/file-HOWS94/content') return void res.writeHead(200).end();
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      // Seven-byte pieces: lines and multi-byte characters arrive cut anywhere.
+      for (let at = 0; at < output.length; at += 7) res.write(output.subarray(at, at + 7));
+      res.end();
+    });
+    const reader = createOpenAIBatchClient({ name: 'openai', baseUrl: `${mock.url}/v1`, apiKey: KEY });
+    try {
+      const status = await reader.poll('batch_abc123', signal);
+      assert.deepEqual(status.counts, { total: 100, succeeded: 95, errored: 5, processing: 0, canceled: 0, expired: 0 });
+      assert.deepEqual(status.metadata, { customer_id: 'user_123456789', batch_description: 'Nightly eval job' });
+      const results = await collect(reader.results('batch_abc123', signal));
+      const ok = results.get('request-2')!;
+      assert.ok(ok.outcome === 'succeeded');
+      assert.deepEqual([ok.usage?.promptTokens, ok.usage?.completionTokens], [22, 2]);
+      const refused = results.get('request-1')!;
+      assert.ok(refused.outcome === 'errored');
+      assert.deepEqual([refused.statusCode, refused.error], [400, { type: 'invalid_request_error', message: 'Invalid model' }]);
+      assert.equal(results.get('request-3')!.outcome, 'expired');
+      assert.deepEqual(
+        mock.requests.map((r) => r.url),
+        ['/v1/batches/batch_abc123', '/v1/batches/batch_abc123', '/v1/files/file-cvaTdG/content', '/v1/files/file-HOWS94/content'],
+      );
+    } finally {
+      await reader.close();
+      await mock.close();
+    }
   });
 });
