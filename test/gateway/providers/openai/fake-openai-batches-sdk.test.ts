@@ -3,6 +3,7 @@
 // they read OpenAI, so the fake is proven to speak the wire format Herd's client is tested against.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import OpenAI, { toFile } from 'openai';
@@ -141,5 +142,22 @@ describe('fake OpenAI batch upstream, through the openai SDK', () => {
     const documented = JSON.parse(readFileSync(resolve(import.meta.dirname, '../../../fixtures/openai/batch.json'), 'utf8')) as Record<string, unknown>;
     const batch = await sdk.batches.create({ input_file_id: await upload(['f']), endpoint: '/v1/chat/completions', completion_window: '24h' });
     for (const field of Object.keys(documented)) assert.ok(field in batch, `fake batch has ${field}`);
+  });
+
+  it('moves batches on its own when started with a tick', async () => {
+    const ticking = await FakeOpenAIBatches.start({ tickMs: 2 });
+    try {
+      const client = new OpenAI({ apiKey: 'any', baseURL: ticking.baseUrl, maxRetries: 0 });
+      const file = await client.files.create({ file: await toFile(Buffer.from(jsonl(['t'])), 'tick.jsonl'), purpose: 'batch' });
+      const batch = await client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+      let status = batch.status;
+      for (let i = 0; i < 500 && status !== 'completed'; i++) {
+        await sleep(2);
+        status = (await client.batches.retrieve(batch.id)).status;
+      }
+      assert.equal(status, 'completed');
+    } finally {
+      await ticking.close();
+    }
   });
 });
