@@ -13,11 +13,13 @@ import { createServingStatsSource } from './http/convert-model-statistics-to-sna
 import { createHttpApp } from './http/create-http-app.ts';
 import { startMetricsServer } from './http/metrics-server.ts';
 import { createMetricsRegistry } from './metrics/create-metrics-registry.ts';
+import { CustomMetricRegistry } from './metrics/custom-metric-registry.ts';
 import { registerInferenceMetrics } from './metrics/inference-metrics.ts';
 import type { BackendFactory } from './serving/backends/backend.ts';
 import { jsBackend } from './serving/backends/js/js-backend.ts';
 import { createLlmBackend } from './serving/backends/llm/llm-backend.ts';
 import { createLazyBackend } from './serving/backends/lazy-backend.ts';
+import type { ModelLogLevels } from './serving/backends/python/format-model-log.ts';
 import type { BlsInference } from './serving/backends/python/python-bls-bridge.ts';
 import { parsePythonBackendSettings } from './serving/backends/python/python-backend-options.ts';
 import { InferenceService } from './serving/inference-service.ts';
@@ -89,6 +91,10 @@ export interface BackendOptions {
   env?: NodeJS.ProcessEnv;
   /** Variables holding Herd's secrets, which a model config may not pass to its processes. */
   protectedEnvNames?: readonly string[];
+  /** Where models' custom metrics (pb_utils.MetricFamily) are shown: the server's /metrics. */
+  metrics?: CustomMetricRegistry;
+  /** The server's log settings now: which of a Python model's pb_utils.Logger records show. */
+  logLevels?: () => ModelLogLevels;
 }
 
 export function createBackends(options: BackendOptions = {}): ReadonlyMap<string, BackendFactory> {
@@ -106,6 +112,8 @@ export function createBackends(options: BackendOptions = {}): ReadonlyMap<string
           inference: options.inference,
           ...(options.env ? { env: options.env } : {}),
           protectedEnvNames: options.protectedEnvNames ?? [],
+          ...(options.metrics ? { metrics: options.metrics } : {}),
+          ...(options.logLevels ? { logLevels: options.logLevels } : {}),
         }),
       ),
     ],
@@ -130,7 +138,11 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   const tracing = createTracing(mergeTritonTraceConfig(config.tracing, config.serving.trace), { env, log, metrics: () => registerTracingMetrics(registry) });
   // Python models call back into inference (BLS) and llm models into the gateway, which starts after serving.
   let chatPort: ChatPort | undefined;
-  const { repository, inference, responseCache, loadSeconds } = await startServing(config, env, log, () => chatPort);
+  // One store each for HTTP and gRPC: a setting made over one transport is answered over the other (and Python models' Logger obeys it).
+  const logSettings = new LogSettings();
+  if (config.server.log_verbose > 0) logSettings.update({ log_verbose_level: config.server.log_verbose });
+  const modelHooks = { metrics: new CustomMetricRegistry(registry), logLevels: () => logSettings.get() };
+  const { repository, inference, responseCache, loadSeconds } = await startServing(config, env, log, () => chatPort, modelHooks);
 
   // The gateway exists when herd.yaml names models: a serving-only deployment opens no key store.
   // type: triton deployments without base_url run this repository's models in process, through this port.
@@ -147,8 +159,6 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
   const sharedMemory = new SystemSharedMemoryRegistry();
   // One store each for HTTP and gRPC: a setting made over one transport is answered over the other.
   const traceSettings = new TraceSettings(config.serving.trace, { env, log });
-  const logSettings = new LogSettings();
-  if (config.server.log_verbose > 0) logSettings.update({ log_verbose_level: config.server.log_verbose });
   const isReady = () => !exiting && (!config.serving.strict_readiness || repository.allReady());
   // What both transports serve from; the tracer traces the inferences Triton's trace settings sample.
   const transportDeps = { inference, repository, sharedMemory, traceSettings, tracer: tracing.tracer, logSettings, isReady, serverId: config.server.id, callers: chatPort };
@@ -226,7 +236,13 @@ interface StartedServing {
 }
 
 /** The serving side: response cache, repository (models loaded, polling started) and the inference service. */
-async function startServing(config: HerdConfig, env: NodeJS.ProcessEnv, log: (line: string) => void, chatPort: () => ChatPort | undefined): Promise<StartedServing> {
+async function startServing(
+  config: HerdConfig,
+  env: NodeJS.ProcessEnv,
+  log: (line: string) => void,
+  chatPort: () => ChatPort | undefined,
+  modelHooks: Pick<BackendOptions, 'metrics' | 'logLevels'>,
+): Promise<StartedServing> {
   const loadSeconds = new WeakMap<LoadedModel, number>();
   const responseCache = await createInferenceResponseCache({ config: config.serving.cache, env, log });
   // Python models call back into inference (BLS); the service exists once the repository does.
@@ -242,6 +258,7 @@ async function startServing(config: HerdConfig, env: NodeJS.ProcessEnv, log: (li
       chatPort,
       env,
       protectedEnvNames: listSecretEnvNames(config),
+      ...modelHooks,
     }),
     rateLimiter: config.serving.rate_limit === 'execution_count' ? new RateLimiter(new Map(Object.entries(config.serving.rate_limit_resources))) : undefined,
     onLoaded: (model, seconds) => loadSeconds.set(model, seconds),

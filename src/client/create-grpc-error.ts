@@ -10,6 +10,10 @@ export function mapGrpcStatusToErrorCode(code: number): ErrorCode {
       return 'NOT_FOUND';
     case Status.ALREADY_EXISTS:
       return 'ALREADY_EXISTS';
+    case Status.CANCELLED:
+      return 'CANCELLED';
+    case Status.UNKNOWN:
+      return 'UNKNOWN';
     case Status.UNIMPLEMENTED:
       return 'UNSUPPORTED';
     case Status.UNAVAILABLE:

@@ -156,7 +156,9 @@ async function modelInfer(deps: GrpcServiceDeps, tracing: ServingTracing, reques
   if (trace === undefined) return convertGrpcInferResponse(await inference.infer(call, model), outputRegions, shm);
   call.trace = trace;
   try {
-    const response = convertGrpcInferResponse(await inference.infer(call, model), outputRegions, shm);
+    const answer = await inference.infer(call, model);
+    trace.responseComplete();
+    const response = convertGrpcInferResponse(answer, outputRegions, shm);
     endGrpcTrace(trace);
     return response;
   } catch (err) {

@@ -63,10 +63,14 @@ export async function runStreamRequest(
     return;
   }
   try {
-    await relayEvents(deps, request, events, outputRegions, write, fail);
+    await relayEvents(deps, request, events, outputRegions, write, fail, trace);
   } finally {
-    // After the last response was written: InferRequest ends, Triton mode's records go to the file.
-    if (trace !== undefined) endGrpcTrace(trace);
+    if (trace !== undefined) {
+      // relayEvents stops at the final event: finishing the iteration runs streamInfer's REQUEST_END first.
+      await events.return?.();
+      // After the last response was written: InferRequest ends, Triton mode's records go to the file.
+      endGrpcTrace(trace);
+    }
   }
 }
 
@@ -78,11 +82,13 @@ async function relayEvents(
   outputRegions: ReturnType<typeof convertGrpcInferRequest>['outputRegions'],
   write: Write,
   fail: Fail,
+  trace: InferTrace | undefined,
 ): Promise<void> {
   const shm = deps.sharedMemory;
   const emptyFinal = request.parameters['triton_enable_empty_final_response']?.bool_param === true;
   // The first step runs now, synchronously up to the scheduler: arrival order is submission order.
   let next = events.next();
+  const first = next;
   for (;;) {
     let step: IteratorResult<InferStreamEvent<InferAnswer>>;
     try {
@@ -93,6 +99,8 @@ async function relayEvents(
     }
     if (step.done) return;
     const event = step.value;
+    // Triton's stream handler stamps the request's first response only.
+    if (trace !== undefined && next === first) trace.responseComplete();
     if (event.error) {
       fail(event.error, request, event.final);
     } else if (event.answer) {

@@ -70,7 +70,15 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
       })
     : () => false;
   const fastGenerate = inferenceOpen
-    ? createFastGenerateHandler({ inference: deps.inference, maxInputSize: options.maxInputSize, isClosing, log: options.log, callers: deps.callers, streams: options.streams })
+    ? createFastGenerateHandler({
+        inference: deps.inference,
+        maxInputSize: options.maxInputSize,
+        isClosing,
+        log: options.log,
+        callers: deps.callers,
+        streams: options.streams,
+        tracing: servingTracingOf(deps),
+      })
     : () => false;
   const session = options.console?.auth;
   const gateway = options.gateway && session ? { ...options.gateway, session } : options.gateway;
@@ -118,7 +126,11 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   registerKserveRoutes(app, deps, allow);
   registerSharedMemoryRoutes(app, deps.sharedMemory, allow);
   registerTraceAndLoggingRoutes(app, deps, allow);
-  registerGenerateRoutes(app, { inference: deps.inference, maxInputSize: options.maxInputSize, log: options.log, callers: deps.callers, streams: options.streams }, allow);
+  registerGenerateRoutes(
+    app,
+    { inference: deps.inference, maxInputSize: options.maxInputSize, log: options.log, callers: deps.callers, streams: options.streams, tracing: servingTracingOf(deps) },
+    allow,
+  );
   if (gateway && exchanges) {
     registerExchangeRoutes(app, exchanges, allow);
     registerOpenAIRoutes(app, gateway, allow);

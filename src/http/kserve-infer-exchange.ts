@@ -5,6 +5,7 @@ import { convertTensorDataToBinary } from '../core/codecs/kserve-binary-tensor.t
 import { parseInferRequestBody, type DecodedInferRequest } from '../core/codecs/kserve-infer-request.ts';
 import { createInferResponseBody } from '../core/codecs/kserve-infer-response.ts';
 import { HerdError, invalidArg } from '../core/errors.ts';
+import { parseModelVersion } from '../core/parse-model-version.ts';
 import type { ChatCaller } from '../core/chat-port.ts';
 import type { InferCall, RequestedOutput } from '../serving/infer-call.ts';
 import { type InferTrace, startInferTrace, type ServingTracing } from '../serving/infer-trace.ts';
@@ -58,6 +59,7 @@ export async function runInferExchange(
   if (caller !== undefined) call.caller = caller;
   if (trace !== undefined) call.trace = trace;
   const answer = await inference.infer(call, model);
+  trace?.responseComplete();
   if (outputRegions) {
     for (const tensor of answer.outputs) {
       const region = outputRegions.get(tensor.name);
@@ -104,13 +106,7 @@ function toRequestedOutput(o: DecodedInferRequest['outputs'][number]): Requested
 }
 
 export function parseVersion(raw: string | undefined): number | undefined {
-  if (raw === undefined || raw === '') return undefined;
-  if (!/^[0-9]+$/.test(raw)) throw new HerdError('INVALID_ARG', `failed to parse model version '${raw}': versions are non-negative integers`);
-  const version = Number(raw);
-  if (!Number.isSafeInteger(version)) {
-    throw new HerdError('INVALID_ARG', `failed to parse model version '${raw}': out of range (at most ${Number.MAX_SAFE_INTEGER})`);
-  }
-  return version;
+  return parseModelVersion(raw);
 }
 
 /**
@@ -121,11 +117,13 @@ export function startHttpInferTrace(
   tracing: ServingTracing | undefined,
   model: LoadedModel,
   headers: Readonly<Record<string, string | string[] | undefined>>,
+  /** Monotonic ms when the request began arriving, when that was before now (HTTP_RECV_START). */
+  receivedAt?: number,
 ): InferTrace | undefined {
   // Triton reads the context in OpenTelemetry mode only.
   const parent = tracing?.settings.mode === 'opentelemetry' ? extractFromHeaders(headers) : undefined;
-  const trace = tracing === undefined ? undefined : startInferTrace(tracing, model.name, parent);
-  trace?.capture('HTTP_RECV_START');
+  const trace = tracing === undefined ? undefined : startInferTrace(tracing, model.name, parent, receivedAt);
+  trace?.capture('HTTP_RECV_START', receivedAt);
   return trace;
 }
 

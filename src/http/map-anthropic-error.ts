@@ -39,6 +39,8 @@ export const ANTHROPIC_ERROR_BY_CODE: Readonly<Record<ErrorCode, AnthropicErrorS
   INVALID_ARG: shape(400, 'invalid_request_error'),
   UNSUPPORTED: shape(400, 'invalid_request_error'),
   ALREADY_EXISTS: shape(400, 'invalid_request_error'),
+  CANCELLED: shape(400, 'invalid_request_error'),
+  UNKNOWN: shape(500, 'api_error'),
   PAYLOAD_TOO_LARGE: shape(413, 'request_too_large'),
   UNAUTHENTICATED: shape(401, 'authentication_error'),
   PERMISSION_DENIED: shape(403, 'permission_error'),

@@ -1,6 +1,6 @@
 // The one mapping from Herd's error taxonomy to KServe HTTP answers: `{"error": "..."}` with Triton's
 // status codes (server src/http_server.cc HttpCodeFromError: INVALID_ARG 400, NOT_FOUND 404,
-// UNAVAILABLE 503, UNSUPPORTED 501, ALREADY_EXISTS 400, INTERNAL 500). Every KServe-shaped error answer, on :8000 and
+// UNAVAILABLE 503, UNSUPPORTED 501, ALREADY_EXISTS, CANCELLED and UNKNOWN 400, INTERNAL 500). Every KServe-shaped error answer, on :8000 and
 // :8002, is built here, and here alone decides which ones are logged.
 import { type ErrorCode, toHerdError } from '../core/errors.ts';
 import { escapeLogText, formatErrorForLog } from '../core/escape-log-text.ts';
@@ -13,6 +13,8 @@ const STATUS: Readonly<Record<ErrorCode, number>> = {
   UNAVAILABLE: 503,
   UNSUPPORTED: 501,
   ALREADY_EXISTS: 400,
+  CANCELLED: 400,
+  UNKNOWN: 400,
   INTERNAL: 500,
   UNAUTHENTICATED: 401,
   PERMISSION_DENIED: 403,

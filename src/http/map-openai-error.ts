@@ -24,6 +24,8 @@ export const OPENAI_ERROR_BY_CODE: Readonly<Record<ErrorCode, OpenAIErrorShape>>
   INVALID_ARG: shape(400, 'invalid_request_error', null),
   UNSUPPORTED: shape(400, 'invalid_request_error', 'unsupported_parameter'),
   ALREADY_EXISTS: shape(400, 'invalid_request_error', null),
+  CANCELLED: shape(400, 'invalid_request_error', null),
+  UNKNOWN: shape(500, 'server_error', null),
   PAYLOAD_TOO_LARGE: shape(413, 'invalid_request_error', 'request_too_large'),
   UNAUTHENTICATED: shape(401, 'invalid_request_error', null),
   PERMISSION_DENIED: shape(403, 'invalid_request_error', null),

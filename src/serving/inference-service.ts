@@ -8,6 +8,7 @@ import type { ComputeDurations, InferenceRequest, InferenceResult, ResponseSende
 import { classifyTensor } from './classification.ts';
 import type { InferAnswer, InferCall, RequestedOutput } from './infer-call.ts';
 import type { ModelTrace } from './infer-trace.ts';
+import { submitTraced } from './trace-submit.ts';
 import { ResponseStream, type InferStreamEvent } from './response-stream.ts';
 import { createSequenceControls } from './scheduler/sequence-controls.ts';
 import { createModelMetadata, type ModelMetadata } from './model-metadata.ts';
@@ -137,7 +138,8 @@ export class InferenceService {
     if (responseSender) request.responseSender = responseSender;
     if (call.ensemble !== undefined) request.ensemble = call.ensemble;
     if (call.caller !== undefined) request.caller = call.caller;
-    if (trace !== undefined) request.trace = trace;
+    // A traced request's tensors and a decoupled model's responses are watched on the way (infer-trace.ts).
+    if (trace !== undefined) return submitTraced(request, model.scheduler, trace);
     return model.scheduler.submit(request);
   }
 

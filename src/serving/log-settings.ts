@@ -1,6 +1,6 @@
 // Log settings as tritonserver's LogSettings answers them. One store answers both the gRPC LogSettings
 // RPC and HTTP /v2/logging. Herd stores what a client sets and answers it; its own log lines do not
-// change level with them.
+// change level with them, a Python model's pb_utils.Logger records do (as in Triton).
 import { HerdError, invalidArg } from '../core/errors.ts';
 
 export interface LogSettingValues {

@@ -265,8 +265,8 @@ test("print(), stderr and pb_utils.Logger land in Herd's log and never corrupt t
     'stdout: noisy: initialize says hello',
     'stdout: noisy stdout: [1.0, 2.0, 3.0]',
     'stderr: noisy stderr line',
-    'INFO: noisy logger info',
-    'WARNING: noisy logger warning',
+    'INFO model.py:18] noisy logger info',
+    'WARNING model.py:19] noisy logger warning',
   ];
   while (Date.now() < deadline && !wanted.every((w) => logs.some((l) => l.includes(w)))) await new Promise((r) => setTimeout(r, 50));
   for (const w of wanted)

@@ -10,16 +10,23 @@ export interface PythonBackendSettings {
   executable: string;
   /** How long initialize / auto_complete_config / finalize may take (Triton's stub-timeout-seconds). */
   stubTimeoutSeconds: number;
-  /** Accepted for Triton command-line compatibility; tensors cross through the pipe (see docs/python-backend.md). */
+  /**
+   * Size of each instance's shared-memory segment, where tensors of 64 KiB and more cross (half each way;
+   * sparse, so memory only as used). Unlike Triton's, it does not grow: what does not fit takes the pipe.
+   */
   shmDefaultByteSize: number;
+  /** Accepted for Triton command-line compatibility; the segment does not grow. */
   shmGrowthByteSize: number;
+  /** Herd's own: how long a stub polls for the next message after it answered, before it sleeps (0: never polls). */
+  stubPollMicroseconds: number;
 }
 
 export const DEFAULT_PYTHON_SETTINGS: PythonBackendSettings = {
   executable: 'python3',
   stubTimeoutSeconds: 30,
-  shmDefaultByteSize: 1 << 20,
+  shmDefaultByteSize: 64 << 20,
   shmGrowthByteSize: 1 << 20,
+  stubPollMicroseconds: 0,
 };
 
 /** Triton's python backend keys Herd accepts without using (shared memory is not its transport). */
@@ -42,6 +49,9 @@ export function parsePythonBackendSettings(values: Readonly<Record<string, strin
         break;
       case 'shm-growth-byte-size':
         settings.shmGrowthByteSize = parsePositive(key, value);
+        break;
+      case 'stub-poll-microseconds':
+        settings.stubPollMicroseconds = value === '0' ? 0 : parsePositive(key, value);
         break;
       default:
         if (!ACCEPTED_UNUSED.has(key)) warn(`backend config python,${key}: unknown to Herd's python backend, ignored`);

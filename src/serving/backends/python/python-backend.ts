@@ -9,10 +9,13 @@ import type { ModelConfig } from '../../model-config/model-config.ts';
 import { parseJsonModelConfig } from '../../model-config/parse-model-config.ts';
 import type { BackendFactory, BackendLoadContext } from '../backend.ts';
 import { createChildProcessEnv, readChildEnvNames } from '../child-process-env.ts';
+import { CustomMetricRegistry } from '../../../metrics/custom-metric-registry.ts';
+import type { ModelLogLevels } from './format-model-log.ts';
 import type { BlsInference } from './python-bls-bridge.ts';
 import { DEFAULT_PYTHON_SETTINGS, resolvePythonExecutable, type PythonBackendSettings } from './python-backend-options.ts';
 import { startPythonInstance } from './python-model-instance.ts';
 import { PythonStubProcess } from './python-stub-process.ts';
+import { sweepStaleSegments } from './stub-shared-memory.ts';
 
 export interface PythonBackendOptions {
   settings?: PythonBackendSettings;
@@ -23,11 +26,17 @@ export interface PythonBackendOptions {
   env?: NodeJS.ProcessEnv;
   /** Variables that hold Herd's secrets (configured key and password variables): a model may not name them. */
   protectedEnvNames?: readonly string[];
+  /** Where models' custom metrics (pb_utils.MetricFamily) go: the server's /metrics; default a registry of the backend's own, not shown. */
+  metrics?: CustomMetricRegistry;
+  /** The server's log settings now: which pb_utils.Logger records show. */
+  logLevels?: () => ModelLogLevels;
 }
 
 export function createPythonBackend(options: PythonBackendOptions = {}): BackendFactory {
   const settings = options.settings ?? DEFAULT_PYTHON_SETTINGS;
   const log = options.log ?? (() => undefined);
+  let swept = false;
+  const metrics = options.metrics ?? new CustomMetricRegistry();
   const childEnv = (config: ModelConfig) => createChildProcessEnv(options.env ?? process.env, readChildEnvNames(config, { protectedNames: options.protectedEnvNames ?? [] }));
   return {
     name: 'python',
@@ -36,6 +45,11 @@ export function createPythonBackend(options: PythonBackendOptions = {}): Backend
       const { config } = context;
       const modelFile = findModelFile(config, context.versionPath, context.version);
       const label = `${config.name}/${context.version}/${context.instanceName}`;
+      if (!swept) {
+        swept = true;
+        const removed = sweepStaleSegments();
+        if (removed.length > 0) log(`python backend: removed ${removed.length} shared memory segment(s) left by a Herd that is gone: ${removed.join(', ')}`);
+      }
       return startPythonInstance({
         executable: resolvePythonExecutable(config, context.modelPath, settings),
         modelFile,
@@ -55,6 +69,10 @@ export function createPythonBackend(options: PythonBackendOptions = {}): Backend
         timeoutMs: settings.stubTimeoutSeconds * 1000,
         log,
         inference: options.inference?.(),
+        sharedMemoryBytes: settings.shmDefaultByteSize,
+        pollMicroseconds: settings.stubPollMicroseconds,
+        metrics,
+        ...(options.logLevels ? { logLevels: options.logLevels } : {}),
       });
     },
   };
@@ -92,6 +110,10 @@ async function autoCompletePythonConfig(
     log,
     onFrame: (frame) => {
       if (frame.header.type === 'log') log(`python model ${label}: ${String(frame.header['message'])}`);
+      // Triton offers custom metrics in initialize, execute and finalize only.
+      if (frame.header.type === 'metrics' && frame.header['ask'] !== undefined) {
+        stub.send({ type: 'metrics_reply', ask: frame.header['ask'], error: 'custom metrics are not available in auto_complete_config' });
+      }
     },
     onExit: () => undefined,
   });

@@ -2,7 +2,7 @@
 // serving side's inference, so a Python model can call any model Herd serves, with no network hop.
 import { HerdError, toHerdError } from '../../../core/errors.ts';
 import type { Parameters, Tensor } from '../../../core/tensor.ts';
-import { mapHerdErrorCode } from './convert-stub-response.ts';
+import { mapHerdErrorCode } from './triton-error-codes.ts';
 import { decodeStubTensors, encodeStubTensors } from './convert-stub-tensors.ts';
 import type { StubFrame, StubHeader } from './stub-wire.ts';
 import type { InferTraceParent } from '../../infer-trace.ts';

@@ -4,10 +4,14 @@
 import { HerdError, toHerdError } from '../../../core/errors.ts';
 import type { Backend, ExecutionMarks, InferenceRequest, InferenceResult, ResponseSender } from '../backend.ts';
 import { convertStubResponse, type StubResponse } from './convert-stub-response.ts';
-import { encodeStubTensors } from './convert-stub-tensors.ts';
+import { encodeStubBatch } from './convert-stub-tensors.ts';
 import type { ModelTrace } from '../../infer-trace.ts';
+import { CustomMetricRegistry } from '../../../metrics/custom-metric-registry.ts';
 import { answerBlsCall, type BlsInference } from './python-bls-bridge.ts';
+import { formatModelLogRecord, type ModelLogLevels } from './format-model-log.ts';
+import { PythonStubMetrics } from './python-stub-metrics.ts';
 import { PythonStubProcess } from './python-stub-process.ts';
+import { StubSharedMemory } from './stub-shared-memory.ts';
 import type { StubFrame } from './stub-wire.ts';
 
 export interface PythonInstanceOptions {
@@ -25,9 +29,16 @@ export interface PythonInstanceOptions {
   timeoutMs: number;
   log: (line: string) => void;
   inference: BlsInference | undefined;
+  /** Size of the stub's shared-memory segment for large tensors (0: none, everything crosses the pipe). */
+  sharedMemoryBytes?: number;
+  /** How long the stub polls for the next frame before it sleeps (see python-backend-options.ts). */
+  pollMicroseconds?: number;
+  /** Where pb_utils.MetricFamily's families live (the server's /metrics); default a registry of this instance's own. */
+  metrics?: CustomMetricRegistry;
+  /** The server's log settings now, for pb_utils.Logger's levels (none: every record shows). */
+  logLevels?: () => ModelLogLevels;
 }
 
-const LOG_LEVELS = ['INFO', 'WARNING', 'ERROR', 'VERBOSE'];
 /** A stub that keeps dying is restarted at most this often. */
 const RESTART_MIN_INTERVAL_MS = 1000;
 
@@ -45,6 +56,8 @@ export class PythonModelInstance implements Backend {
   private lastError: HerdError | undefined;
   private unloading = false;
   private nextRid = 0;
+  /** Executes sent to the stub and not answered yet. */
+  private awaitingReply = 0;
   private readonly inflight = new Set<Promise<unknown>>();
   /** Decoupled requests not complete yet, by wire id: their responses arrive as 'response' frames. */
   private readonly open = new Map<number, { sender: ResponseSender; stop: () => void }>();
@@ -52,6 +65,8 @@ export class PythonModelInstance implements Backend {
   private readonly blsCalls = new Map<unknown, AbortController>();
   /** The traced request of the batch the stub is executing: its BLS calls are traced under its compute span. */
   private executingTrace: ModelTrace | undefined;
+  /** The running stub's custom metrics, let go of when it ends. */
+  private stubMetrics: PythonStubMetrics | undefined;
 
   constructor(private readonly options: PythonInstanceOptions) {}
 
@@ -78,7 +93,7 @@ export class PythonModelInstance implements Backend {
   /** Decoupled models: responses reach each request's sender as the stub sends them, also after this resolves. */
   async executeDecoupled(requests: InferenceRequest[], marks?: ExecutionMarks): Promise<void> {
     if (this.unloading) throw new HerdError('UNAVAILABLE', `python model ${this.options.label}: instance is unloading`);
-    const run = this.exchange(requests, marks, true).then((reply) => {
+    const run = this.exchange(requests, marks, true).then(({ reply }) => {
       if (reply.header.type === 'execute_error') throw new HerdError('INTERNAL', String(reply.header['error']));
     });
     this.inflight.add(run);
@@ -90,7 +105,7 @@ export class PythonModelInstance implements Backend {
   }
 
   private async run(requests: InferenceRequest[], marks: ExecutionMarks | undefined): Promise<InferenceResult[]> {
-    const reply = await this.exchange(requests, marks, false);
+    const { reply, shm } = await this.exchange(requests, marks, false);
     if (reply.header.type === 'execute_error') {
       const error = new HerdError('INTERNAL', String(reply.header['error']));
       return requests.map(() => ({ ok: false, error }));
@@ -102,19 +117,22 @@ export class PythonModelInstance implements Backend {
         `python model ${this.options.label}: the stub answered ${Array.isArray(responses) ? responses.length : 'no'} responses for ${requests.length} requests`,
       );
     }
-    return responses.map((r: StubResponse) => convertStubResponse(r, reply.body, this.options.label));
+    return responses.map((r: StubResponse) => convertStubResponse(r, reply.body, this.options.label, shm));
   }
 
-  /** Sends one batch to the stub and waits for execute() to return there. */
-  private async exchange(requests: InferenceRequest[], marks: ExecutionMarks | undefined, decoupled: boolean): Promise<StubFrame> {
+  /**
+   * Sends one batch to the stub and waits for execute() to return there. The reply's large outputs are in
+   * `shm` (the segment of the stub that answered), valid until the next execute on this instance.
+   */
+  private async exchange(requests: InferenceRequest[], marks: ExecutionMarks | undefined, decoupled: boolean): Promise<{ reply: StubFrame; shm: StubSharedMemory | undefined }> {
     const stub = await this.ensureStub();
-    const parts: Uint8Array[] = [];
-    let offset = 0;
+    const shm = stub.sharedMemory;
+    const batch = encodeStubBatch(
+      requests.map((r) => r.inputs),
+      shm,
+    );
     const rids: number[] = [];
-    const items = requests.map((request) => {
-      const encoded = encodeStubTensors(request.inputs, offset);
-      for (const p of encoded.parts) offset += p.byteLength;
-      parts.push(...encoded.parts);
+    const items = requests.map((request, i) => {
       const rid = ++this.nextRid;
       rids.push(rid);
       if (decoupled && request.responseSender) this.track(stub, rid, request.responseSender);
@@ -127,18 +145,23 @@ export class PythonModelInstance implements Backend {
         flags: (request.parameters['sequence_start'] === true ? 1 : 0) | (request.parameters['sequence_end'] === true ? 2 : 0),
         parameters: JSON.stringify(request.parameters),
         outputs: request.requestedOutputs.length > 0 ? request.requestedOutputs : this.options.outputNames,
-        inputs: encoded.descriptors,
+        inputs: batch.inputs[i],
       };
     });
+    // The segment's output half holds one reply at a time: only a batch with no other in flight may use it.
+    const outputsInShm = shm !== undefined && this.awaitingReply === 0;
     let reply: StubFrame;
     const traced = requests.find((r) => r.trace !== undefined)?.trace;
     if (traced !== undefined) this.executingTrace = traced;
+    this.awaitingReply++;
     try {
-      reply = await stub.call({ type: 'execute', requests: items }, parts);
+      reply = await stub.call({ type: 'execute', requests: items, ...(batch.slot ? { slot: batch.slot } : {}), ...(outputsInShm ? { shm_out: true } : {}) }, batch.parts);
+      shm?.release(reply.header['released']);
     } catch (err) {
       const error = toHerdError(err);
       throw new HerdError('UNAVAILABLE', `${error.message} while executing this request; Herd restarts the instance`, { cause: err });
     } finally {
+      this.awaitingReply--;
       if (traced !== undefined && this.executingTrace === traced) this.executingTrace = undefined;
     }
     const arrived = process.hrtime.bigint();
@@ -150,7 +173,7 @@ export class PythonModelInstance implements Backend {
     }
     // A failed decoupled batch: the scheduler answers the requests still open; they are no longer ours.
     if (decoupled && reply.header.type === 'execute_error') for (const rid of rids) this.untrack(rid);
-    return reply;
+    return { reply, shm: outputsInShm ? shm : undefined };
   }
 
   private track(stub: PythonStubProcess, rid: number, sender: ResponseSender): void {
@@ -210,6 +233,7 @@ export class PythonModelInstance implements Backend {
       this.options.log(`python model ${this.options.label}: ${toHerdError(err).message}`);
     } finally {
       await stub.close();
+      this.stubMetrics?.release();
       this.failOpen(new HerdError('UNAVAILABLE', `python model ${this.options.label}: the instance was unloaded`));
     }
   }
@@ -239,14 +263,19 @@ export class PythonModelInstance implements Backend {
 
   private async spawnAndInitialize(): Promise<PythonStubProcess> {
     const { label, log } = this.options;
+    const metrics = new PythonStubMetrics(this.options.metrics ?? new CustomMetricRegistry(), (line) => log(`python model ${label}: ${line}`));
+    this.stubMetrics = metrics;
     const stub: PythonStubProcess = new PythonStubProcess({
       executable: this.options.executable,
       modelFile: this.options.modelFile,
       env: this.options.env,
       label,
       log,
-      onFrame: (frame) => this.onFrame(stub, frame),
+      onFrame: (frame) => (frame.header.type === 'metrics' ? metrics.handle(frame.header, (h) => stub.send(h)) : this.onFrame(stub, frame)),
+      sharedMemory: this.options.sharedMemoryBytes ? StubSharedMemory.create(this.options.sharedMemoryBytes, log) : undefined,
+      pollMicroseconds: this.options.pollMicroseconds ?? 0,
       onExit: (error) => {
+        metrics.release();
         if (this.stub !== stub) return;
         this.stub = undefined;
         this.failOpen(error);
@@ -272,8 +301,8 @@ export class PythonModelInstance implements Backend {
     const { header } = frame;
     switch (header.type) {
       case 'log': {
-        const level = LOG_LEVELS[Number(header['level'])] ?? 'INFO';
-        this.options.log(`python model ${this.options.label} ${level}: ${String(header['message'])}`);
+        const line = formatModelLogRecord(this.options.label, header, this.options.logLevels?.());
+        if (line !== undefined) this.options.log(line);
         return;
       }
       case 'response':

@@ -1,6 +1,7 @@
 // One running Python stub: spawns the interpreter on herd_python_stub.py with the wire on fds 3 (to the
 // stub) and 4 (from it), forwards the model's stdout/stderr lines to Herd's log, matches replies to
 // commands by `seq`, and hands every other frame (logs, BLS calls, decoupled responses) to its owner.
+// A shared-memory segment, when given, is inherited as fd 5 and closed when the process is gone.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -8,6 +9,7 @@ import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { HerdError } from '../../../core/errors.ts';
+import type { StubSharedMemory } from './stub-shared-memory.ts';
 import { encodeStubFrame, StubFrameReader, type StubFrame, type StubHeader } from './stub-wire.ts';
 
 /** The stub script: beside this module in src/ (and in dist/, where the build copies it). */
@@ -25,6 +27,10 @@ export interface StubProcessOptions {
   onFrame: (frame: StubFrame) => void;
   /** Called once when the process is gone, with why; not called after close(). */
   onExit: (error: HerdError) => void;
+  /** The segment large tensors cross through; this process owns it from now on. */
+  sharedMemory?: StubSharedMemory | undefined;
+  /** How long the stub polls the pipe for the next frame before it sleeps (0: it sleeps at once). */
+  pollMicroseconds?: number;
 }
 
 interface Waiter {
@@ -43,13 +49,21 @@ export class PythonStubProcess {
   private readonly stderrTail: string[] = [];
 
   constructor(private readonly options: StubProcessOptions) {
-    if (!existsSync(STUB_SCRIPT)) throw new HerdError('INTERNAL', `python backend: stub script missing at ${STUB_SCRIPT}`);
-    this.child = spawn(options.executable, [STUB_SCRIPT, options.modelFile, '3', '4'], {
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
+    if (!existsSync(STUB_SCRIPT)) {
+      options.sharedMemory?.close();
+      throw new HerdError('INTERNAL', `python backend: stub script missing at ${STUB_SCRIPT}`);
+    }
+    const shm = options.sharedMemory;
+    const extra = [...(shm?.handle !== undefined ? ['--shm', '5', String(shm.size)] : []), ...(options.pollMicroseconds ? ['--poll-us', String(options.pollMicroseconds)] : [])];
+    this.child = spawn(options.executable, [STUB_SCRIPT, options.modelFile, '3', '4', ...extra], {
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', ...(shm?.handle !== undefined ? [shm.handle] : [])],
       // Unbuffered so a model's print() reaches the log when it happens; no __pycache__ in the
       // model folder, whose fingerprint poll mode watches.
       env: { ...options.env, PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' },
     });
+    // The stub holds the segment through its descriptor now: the name is not needed, and without it
+    // nothing is left in /dev/shm whatever happens to either process.
+    shm?.unlink();
     this.toStub = this.child.stdio[3] as Writable;
     const fromStub = this.child.stdio[4] as Readable;
     const reader = new StubFrameReader();
@@ -81,6 +95,11 @@ export class PythonStubProcess {
 
   get pid(): number | undefined {
     return this.child.pid;
+  }
+
+  /** The segment this stub maps, if it has one; closed once the process is gone. */
+  get sharedMemory(): StubSharedMemory | undefined {
+    return this.exited ? undefined : this.options.sharedMemory;
   }
 
   /** Sends a command and resolves with the frame that answers it (same `seq`). */
@@ -161,6 +180,7 @@ export class PythonStubProcess {
   private finish(error: HerdError): void {
     if (this.exited) return;
     this.exited = error;
+    this.options.sharedMemory?.close();
     for (const waiter of this.waiters.values()) waiter.reject(error);
     this.waiters.clear();
     if (!this.closing) this.options.onExit(error);

@@ -56,6 +56,9 @@ describe('python backend settings', () => {
     assert.equal(s.stubTimeoutSeconds, 5);
     assert.deepEqual(warnings, ["backend config python,bogus: unknown to Herd's python backend, ignored"]);
     assert.throws(() => parsePythonBackendSettings({ 'shm-growth-byte-size': 'lots' }, () => undefined), /shm-growth-byte-size must be a positive integer, got 'lots'/);
+    assert.equal(parsePythonBackendSettings({ 'stub-poll-microseconds': '300' }, () => undefined).stubPollMicroseconds, 300);
+    assert.equal(parsePythonBackendSettings({ 'stub-poll-microseconds': '0' }, () => undefined).stubPollMicroseconds, 0);
+    assert.throws(() => parsePythonBackendSettings({ 'stub-poll-microseconds': '-1' }, () => undefined), /stub-poll-microseconds must be a positive integer/);
   });
 
   it("EXECUTION_ENV_PATH picks the model's own interpreter; a packed environment is refused with what to do", () => {

@@ -26,12 +26,17 @@ except ImportError as err:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import triton_python_backend_utils as pb_utils  # noqa: E402
-from herd_stub_wire import Wire, WireClosed  # noqa: E402
+from herd_stub_metrics import install_metric_channel  # noqa: E402
+from herd_stub_wire import SharedSegment, Wire, WireClosed  # noqa: E402
 
 
 def _last_line(exc):
-    lines = traceback.format_exception_only(type(exc), exc)
-    return lines[-1].strip() if lines else type(exc).__name__
+    # As pybind11 names the exception in Triton's messages: the class's own name, never its module
+    # ("TritonModelException: …", not "triton_python_backend_utils.TritonModelException: …").
+    if isinstance(exc, SyntaxError):
+        return traceback.format_exception_only(type(exc), exc)[-1].strip()
+    message = str(exc)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
 def _describe(exc):
@@ -48,8 +53,9 @@ class _BlsCall:
 
 
 class HerdStub:
-    def __init__(self, model_path, wire):
+    def __init__(self, model_path, wire, shm=None):
         self.model_path = model_path
+        self.shm = shm
         self.model_dir = os.path.dirname(os.path.dirname(os.path.abspath(model_path)))
         self.wire = wire
         self.decoupled = False
@@ -79,6 +85,8 @@ class HerdStub:
                 self._bls_calls.pop(header["call"], None)
                 call.header, call.body = header, body
             call.done.set()
+        elif kind == "metrics_reply":
+            self.metrics.on_reply(header)
         elif kind == "cancel":
             for rid in header["rids"]:
                 request = self._requests.get(rid)
@@ -118,7 +126,7 @@ class HerdStub:
                     if self._pending_frames:
                         continue
                 header, body = self.wire.read()
-            if header["type"] in ("bls_response", "cancel"):
+            if header["type"] in ("bls_response", "cancel", "metrics_reply"):
                 self._dispatch(header, body)
             else:
                 return header, body
@@ -197,13 +205,7 @@ class HerdStub:
         self.wire.write({"type": "init_done", "seq": header.get("seq")})
 
     def execute(self, header, body):
-        requests = []
-        for item in header["requests"]:
-            inputs = [pb_utils.Tensor._from_wire(t["name"], t["datatype"], t["shape"], body[t["offset"]:t["offset"] + t["size"]])
-                      for t in item["inputs"]]
-            request = pb_utils.InferenceRequest._from_wire(item, inputs, item["outputs"])
-            requests.append(request)
-            self._requests[request._wire_id] = request
+        requests = self._read_requests(header, body)
         started = time.perf_counter_ns()
         try:
             returned = self.model.execute(requests)
@@ -214,25 +216,51 @@ class HerdStub:
             self._fail_batch(header, requests, exc, spent)
             return
         spent = time.perf_counter_ns() - started
+        shm_out = self.shm if header.get("shm_out") else None
+        if shm_out is not None:
+            shm_out.begin_outputs()
         try:
             responses = self._check_returned(requests, returned)
-            encoded = [encode_response(r, q._requested) if r is not None else ({"none": True}, []) for r, q in zip(responses, requests)]
+            encoded = [encode_response(r, q._requested, shm_out) if r is not None else ({"none": True}, []) for r, q in zip(responses, requests)]
         except Exception as exc:  # noqa: BLE001
             self._fail_batch(header, requests, exc, spent)
             return
         if not self.decoupled:
-            for request in requests:
-                self._requests.pop(request._wire_id, None)
+            for wire_id in [request._wire_id for request in requests]:
+                self._requests.pop(wire_id, None)
+        # Dropped before the reply so that a batch whose arrays the model let go frees its segment slot now.
+        del requests, returned, responses
         parts = []
         headers = []
         offset = 0
         for response_header, response_parts in encoded:
-            for tensor in response_header.get("outputs", []):
+            in_body = [tensor for tensor in response_header.get("outputs", []) if not tensor.get("shm")]
+            for tensor in in_body:
                 tensor["offset"] += offset
-            offset += sum(tensor["size"] for tensor in response_header.get("outputs", []))
+            offset += sum(tensor["size"] for tensor in in_body)
             headers.append(response_header)
             parts.extend(response_parts)
-        self.wire.write({"type": "execute_done", "seq": header["seq"], "responses": headers, "execute_ns": spent}, parts)
+        reply = {"type": "execute_done", "seq": header["seq"], "responses": headers, "execute_ns": spent}
+        if self.shm is not None:
+            reply["released"] = self.shm.take_released()
+        self.wire.write(reply, parts)
+
+    def _read_requests(self, header, body):
+        slot = self.shm.slot(header["slot"][0]) if self.shm is not None and header.get("slot") else None
+        requests = []
+        for item in header["requests"]:
+            inputs = [self._input_tensor(t, body, slot) for t in item["inputs"]]
+            request = pb_utils.InferenceRequest._from_wire(item, inputs, item["outputs"])
+            requests.append(request)
+            self._requests[request._wire_id] = request
+        return requests
+
+    def _input_tensor(self, t, body, slot):
+        def make(view):
+            return pb_utils.Tensor._from_wire(t["name"], t["datatype"], t["shape"], view)
+        if t.get("shm") and slot is not None:
+            return self.shm.input(slot, t["offset"], t["size"], make)
+        return make(body[t["offset"]:t["offset"] + t["size"]])
 
     def _check_returned(self, requests, returned):
         if self.decoupled:
@@ -260,7 +288,10 @@ class HerdStub:
             if request._sender is not None:
                 request._sender._close()
             self._requests.pop(request._wire_id, None)
-        self.wire.write({"type": "execute_error", "seq": header["seq"], "error": message, "execute_ns": spent})
+        reply = {"type": "execute_error", "seq": header["seq"], "error": message, "execute_ns": spent}
+        if self.shm is not None:
+            reply["released"] = self.shm.take_released()
+        self.wire.write(reply)
 
     def _run_coroutine(self, coroutine):
         if self._loop is None:
@@ -338,7 +369,8 @@ class _BlsResponseIterator:
         self._stub.wire.write({"type": "bls_cancel", "call": self._call_id})
 
 
-def encode_tensors(tensors):
+def encode_tensors(tensors, shm_out=None):
+    """Descriptors and body parts; with shm_out, large non-BYTES tensors go into the segment's output half instead."""
     descs = []
     parts = []
     offset = 0
@@ -352,13 +384,17 @@ def encode_tensors(tensors):
         else:
             data = array.data if array.flags.c_contiguous else numpy.ascontiguousarray(array).data
         size = memoryview(data).nbytes
+        at = shm_out.put_output(data) if shm_out is not None and tensor._datatype != "BYTES" else None
+        if at is not None:
+            descs.append({"name": tensor.name(), "datatype": tensor._datatype, "shape": list(array.shape), "offset": at, "size": size, "shm": 1})
+            continue
         descs.append({"name": tensor.name(), "datatype": tensor._datatype, "shape": list(array.shape), "offset": offset, "size": size})
         parts.append(data)
         offset += size
     return descs, parts
 
 
-def encode_response(response, requested):
+def encode_response(response, requested, shm_out=None):
     """One InferenceResponse -> (header dict, body parts); outputs pruned to the requested names (as Triton)."""
     if response is None:
         return {}, []
@@ -368,7 +404,7 @@ def encode_response(response, requested):
         return header, []
     wanted = set(requested)
     outputs = [t for t in response.output_tensors() if not wanted or t.name() in wanted]
-    header["outputs"], parts = encode_tensors(outputs)
+    header["outputs"], parts = encode_tensors(outputs, shm_out)
     if response.parameters() != "{}":
         header["parameters"] = response.parameters()
     return header, parts
@@ -384,10 +420,23 @@ def decode_bls_response(header, body):
 
 
 def main():
-    if len(sys.argv) != 4:
-        _fail_early("usage: herd_python_stub.py <model.py> <read fd> <write fd>")
-    wire = Wire(int(sys.argv[2]), int(sys.argv[3]))
-    stub = HerdStub(sys.argv[1], wire)
+    args = sys.argv[1:]
+    if len(args) < 3:
+        _fail_early("usage: herd_python_stub.py <model.py> <read fd> <write fd> [--shm <fd> <size>] [--poll-us <n>]")
+    options = {}
+    rest = args[3:]
+    while rest:
+        if rest[0] == "--shm" and len(rest) >= 3:
+            options["shm"] = SharedSegment(int(rest[1]), int(rest[2]))
+            rest = rest[3:]
+        elif rest[0] == "--poll-us" and len(rest) >= 2:
+            options["poll_us"] = int(rest[1])
+            rest = rest[2:]
+        else:
+            _fail_early(f"unknown argument {rest[0]}")
+    wire = Wire(int(args[1]), int(args[2]), options.get("poll_us", 0))
+    stub = HerdStub(args[0], wire, options.get("shm"))
+    install_metric_channel(stub)
     pb_utils._runtime = stub
     stub.run()
 

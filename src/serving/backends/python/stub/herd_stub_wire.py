@@ -1,11 +1,15 @@
 # Herd's Python stub wire format: length-framed messages on two inherited file descriptors, so the
 # model's own stdout/stderr never mix with the protocol. A frame is an 8-byte little-endian header
-# (JSON length, body length), a UTF-8 JSON header, then raw tensor bytes the JSON points into.
+# (JSON length, body length), a UTF-8 JSON header, then raw tensor bytes the JSON points into. Large
+# tensors may instead lie in a shared-memory segment Herd hands over as an inherited descriptor.
 import json
+import mmap
 import os
 import select
 import struct
 import threading
+import time
+import weakref
 
 _HEADER = struct.Struct("<II")
 _CHUNK = 1 << 16
@@ -16,9 +20,13 @@ class WireClosed(Exception):
 
 
 class Wire:
-    def __init__(self, read_fd, write_fd):
+    def __init__(self, read_fd, write_fd, poll_us=0):
         self._read_fd = read_fd
         self._write_fd = write_fd
+        # Polling a little before sleeping saves the wake-up of an idle CPU when the next frame follows soon.
+        self._poll_ns = poll_us * 1000
+        if self._poll_ns:
+            os.set_blocking(read_fd, False)
         self._write_lock = threading.Lock()
         self._buffer = bytearray()
         self._pos = 0
@@ -28,13 +36,24 @@ class Wire:
     def _fill(self, size):
         """Reads until `size` bytes are buffered; one read usually brings a whole small frame."""
         while len(self._buffer) - self._pos < size:
-            chunk = os.read(self._read_fd, max(_CHUNK, size))
+            chunk = self._read_some(max(_CHUNK, size))
             if not chunk:
                 raise WireClosed()
             if self._pos:
                 del self._buffer[:self._pos]
                 self._pos = 0
             self._buffer += chunk
+
+    def _read_some(self, size):
+        if not self._poll_ns:
+            return os.read(self._read_fd, size)
+        deadline = time.perf_counter_ns() + self._poll_ns
+        while True:
+            try:
+                return os.read(self._read_fd, size)
+            except BlockingIOError:
+                if time.perf_counter_ns() > deadline:
+                    select.select([self._read_fd], [], [])
 
     def _take(self, size):
         self._fill(size)
@@ -55,7 +74,11 @@ class Wire:
         filled = first
         while filled < body_size:
             # Large bodies are read straight into their own buffer.
-            count = os.readv(self._read_fd, [view[filled:]])
+            try:
+                count = os.readv(self._read_fd, [view[filled:]])
+            except BlockingIOError:
+                select.select([self._read_fd], [], [])
+                continue
             if count == 0:
                 raise WireClosed()
             filled += count
@@ -88,3 +111,87 @@ class Wire:
                     views.pop(0)
                 if views and written > 0:
                     views[0] = views[0][written:]
+
+
+MIN_SHM_TENSOR = 64 * 1024
+_ALIGN = 64
+
+
+class SharedSegment:
+    """Herd's segment for this stub: inputs in its first half, read as numpy views; outputs written to its second."""
+
+    def __init__(self, fd, size):
+        self._fd = fd
+        self._view = memoryview(mmap.mmap(fd, size))
+        self.input_bytes = size // 2 // _ALIGN * _ALIGN
+        self._output_bytes = size - self.input_bytes
+        self._out_at = 0
+        self._released = []
+        self._lock = threading.Lock()
+
+    def input(self, slot, offset, size, make):
+        """A tensor made by make(view) over the segment's bytes; the slot is released when its arrays are all gone."""
+        tensor = make(self._view[offset:offset + size])
+        # Every numpy view of these bytes keeps this object (the buffer numpy took) alive, however derived.
+        base = tensor.as_numpy()
+        while not isinstance(base, memoryview) and getattr(base, "base", None) is not None:
+            base = base.base
+        slot.hold(base)
+        return tensor
+
+    def slot(self, slot_id):
+        return _Slot(self, slot_id)
+
+    def _release(self, slot_id):
+        with self._lock:
+            self._released.append(slot_id)
+
+    def take_released(self):
+        with self._lock:
+            released, self._released = self._released, []
+        return released
+
+    def begin_outputs(self):
+        self._out_at = 0
+
+    def put_output(self, data):
+        """Writes one output into the second half; its offset there, or None when it does not fit (the pipe takes it)."""
+        size = memoryview(data).nbytes
+        if size < MIN_SHM_TENSOR or self._out_at + size > self._output_bytes:
+            return None
+        view = memoryview(data).cast("B")
+        at = self._out_at
+        try:
+            done = 0
+            while done < size:
+                done += os.pwrite(self._fd, view[done:], self.input_bytes + at + done)
+        except OSError:
+            # tmpfs full (ENOSPC): written with os.pwrite rather than through the map, which would SIGBUS.
+            return None
+        self._out_at = at + (size + _ALIGN - 1) // _ALIGN * _ALIGN
+        return at
+
+
+class _Slot:
+    """One batch's range of the input half: free again once every array viewing it is gone."""
+
+    def __init__(self, segment, slot_id):
+        self._segment = segment
+        self._id = slot_id
+        self._live = 0
+        self._lock = threading.Lock()
+
+    def hold(self, base):
+        with self._lock:
+            self._live += 1
+        try:
+            weakref.finalize(base, self._drop)
+        except TypeError:
+            pass  # not trackable: the slot stays held for good, never reused under a live array
+
+    def _drop(self):
+        with self._lock:
+            self._live -= 1
+            last = self._live == 0
+        if last:
+            self._segment._release(self._id)

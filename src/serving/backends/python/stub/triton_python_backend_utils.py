@@ -2,8 +2,12 @@
 # model.py files import (`import triton_python_backend_utils as pb_utils`). Written for Herd: tensors
 # are numpy arrays, and everything that talks to the server goes through the stub's runtime object.
 import json
+import os
+import sys
 
 import numpy as np
+
+from herd_pb_metrics import MetricFamily, MetricKind  # noqa: F401  (pb_utils.MetricFamily, as in Triton)
 
 # Set by herd_python_stub before model.py is imported.
 _runtime = None
@@ -46,6 +50,16 @@ _WIRE_TO_NUMPY = {
 }
 
 
+def _as_str(value, what):
+    """A str, or bytes read as UTF-8: pybind11 accepts both wherever Triton's C++ takes a std::string
+    (examples/bls/sync_model.py passes model_name as the bytes it read from a BYTES tensor)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8")
+    raise TypeError(f"{what} must be str or bytes, got {type(value).__name__}")
+
+
 class TritonModelException(Exception):
     """Raised by the API when a call cannot be done (Triton's c_python_backend_utils exception)."""
 
@@ -65,7 +79,7 @@ class TritonError:
     def __init__(self, message, code=INTERNAL):
         if message is None:
             raise TypeError("TritonError: message must not be None")
-        self._message = str(message)
+        self._message = _as_str(message, "TritonError: message") if isinstance(message, (bytes, bytearray)) else str(message)
         self._code = int(code)
 
     def message(self):
@@ -105,8 +119,7 @@ class Tensor:
     """A named tensor backed by a numpy array (BYTES: an object array of bytes, as in Triton)."""
 
     def __init__(self, name, data, *_):
-        if not isinstance(name, str):
-            raise TypeError("Tensor: name must be a str")
+        name = _as_str(name, "Tensor: name")
         if not isinstance(data, np.ndarray):
             raise TritonModelException(f"Tensor '{name}': data must be a numpy array, got {type(data).__name__}")
         self._name = name
@@ -241,14 +254,15 @@ class InferenceRequest:
 
     def __init__(self, request_id="", correlation_id=0, inputs=(), requested_output_names=(), model_name="",
                  model_version=-1, flags=0, timeout=0, preferred_memory=None, trace=None, parameters=None):
+        model_name = _as_str(model_name, "InferenceRequest: model_name")
         if not model_name:
             raise TritonModelException("InferenceRequest: model_name is required")
         if not isinstance(correlation_id, (int, str)):
             raise TritonModelException("Correlation ID must be integer or string")
-        self._id = request_id
+        self._id = _as_str(request_id, "InferenceRequest: request_id")
         self._correlation_id = correlation_id
         self._inputs = list(inputs)
-        self._requested = list(requested_output_names)
+        self._requested = [_as_str(name, "InferenceRequest: requested_output_names") for name in requested_output_names]
         self._model_name = model_name
         self._model_version = int(model_version)
         self._flags = int(flags)
@@ -426,7 +440,7 @@ def get_model_dir():
 
 
 class Logger:
-    """Writes into Herd's log, tagged with the model instance."""
+    """Writes into Herd's log as Triton's logger does: the level, the calling file:line, the message."""
 
     INFO = 0
     WARNING = 1
@@ -435,23 +449,62 @@ class Logger:
 
     @staticmethod
     def log(message, level=0):
-        _runtime.log(level, str(message))
+        _log(int(level), message)
 
     @staticmethod
     def log_info(message):
-        _runtime.log(Logger.INFO, str(message))
+        _log(Logger.INFO, message)
 
     @staticmethod
     def log_warn(message):
-        _runtime.log(Logger.WARNING, str(message))
+        _log(Logger.WARNING, message)
 
     @staticmethod
     def log_error(message):
-        _runtime.log(Logger.ERROR, str(message))
+        _log(Logger.ERROR, message)
 
     @staticmethod
     def log_verbose(message):
-        _runtime.log(Logger.VERBOSE, str(message))
+        _log(Logger.VERBOSE, message)
+
+
+def _log(level, message):
+    # The model's frame: two up from here (Logger.log_*, then its caller), as Triton's inspect.currentframe().
+    caller = sys._getframe(2)
+    text = _as_str(message, "Logger: message") if isinstance(message, (bytes, bytearray)) else str(message)
+    _runtime.wire.write({"type": "log", "level": level, "message": text,
+                         "file": os.path.basename(caller.f_code.co_filename), "line": caller.f_lineno})
+
+
+def _no_model_control(what):
+    raise TritonModelException(
+        f"{what}: Herd does not offer the model loading API to Python models; load and unload models with "
+        "the repository API (POST /v2/repository/models/<name>/load) instead")
+
+
+def load_model(model_name, config="", files=None):
+    _no_model_control("load_model")
+
+
+def unload_model(model_name, unload_dependents=False):
+    _no_model_control("unload_model")
+
+
+def is_model_ready(model_name, model_version=""):
+    _no_model_control("is_model_ready")
+
+
+class PreferredMemory:
+    """Where BLS outputs should be placed: Herd keeps every tensor in CPU memory, so this is accepted and ignored."""
+
+    def __init__(self, preferred_memory_type, preferred_device_id=0):
+        self.preferred_memory_type = preferred_memory_type
+        self.preferred_device_id = preferred_device_id
+
+
+# PreferredMemory::MemoryType's numbering.
+TRITONSERVER_MEMORY_GPU = 0
+TRITONSERVER_MEMORY_CPU = 1
 
 
 class ModelConfig:
@@ -464,6 +517,11 @@ class ModelConfig:
         self._config.setdefault("max_batch_size", 0)
 
     def as_dict(self):
+        return self._config
+
+    @property
+    def _model_config(self):
+        # Triton's attribute for the dict; some models read it directly.
         return self._config
 
     def _name(self):
