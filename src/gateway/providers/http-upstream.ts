@@ -1,5 +1,6 @@
 // One keep-alive undici Pool per provider base URL, with the two exchanges providers need: POST JSON
-// and read JSON back, or POST JSON and read Server-Sent Events. Every failure leaves as UpstreamError.
+// and read JSON back, or POST JSON and read Server-Sent Events (and, for batch APIs, any method with a
+// streamed body or a streamed answer). Every failure leaves as UpstreamError.
 import type { AbortLink } from '../../core/abort-link.ts';
 import { Readable } from 'node:stream';
 import { Pool } from 'undici';
