@@ -160,6 +160,9 @@ export const GATEWAY_LAYERS: Record<string, readonly string[]> = {
   'flow/': ['billing/', 'cache/', 'keys/', 'limits/', 'router/', 'resilience/', 'providers/', 'wire/', ...GATEWAY_BASE],
   // admin/ is an application layer over the stores: the admin API's and the CLI's one service (roles, audit, spend).
   'admin/': ['billing/', 'keys/', 'limits/', 'router/', 'resilience/', 'providers/', 'wire/', ...GATEWAY_BASE],
+  // batch/ runs batch lines the way flow/ runs a realtime request, over the ledger's database; only http/ and the
+  // composition root import it.
+  'batch/': ['flow/', 'billing/', 'cache/', 'keys/', 'limits/', 'router/', 'storage/', 'resilience/', 'providers/', 'wire/', ...GATEWAY_BASE],
 };
 
 export const FOLDER_LAYERS: ImportRules['folderLayers'] = { serving: SERVING_LAYERS, gateway: GATEWAY_LAYERS };
