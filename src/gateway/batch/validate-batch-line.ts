@@ -3,6 +3,7 @@
 // admission routes it, priced as the realtime budget reservation is (dearest deployment, prompt + largest answer).
 import type { BillingService } from '../billing/billing-service.ts';
 import type { Micros } from '../billing/money.ts';
+import { hasBudgets } from '../billing/plan-budgets.ts';
 import { checkEmbeddingDimensions, embeddingsRoutingRequest } from '../flow/embeddings-routing.ts';
 import type { KeyInfo } from '../keys/key-store.ts';
 import type { ChatRequest } from '../protocol/chat-types.ts';
@@ -40,6 +41,11 @@ export interface BatchLineCheckDeps {
   promptCount: 'exact' | 'upper-bound';
   /** Epoch ms whose prices apply: the batch's submission. */
   atMs: number;
+}
+
+/** As admission decides for a realtime request: tokenize only when a budget (the key's or its team's) holds the cost. */
+export function choosePromptCount(key: KeyInfo): BatchLineCheckDeps['promptCount'] {
+  return hasBudgets(key) ? 'exact' : 'upper-bound';
 }
 
 export function createBatchLineCheck(deps: BatchLineCheckDeps): CheckLineBody {

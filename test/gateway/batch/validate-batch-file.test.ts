@@ -8,6 +8,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { HerdError } from '../../../src/core/errors.ts';
 import { validateBatchFile } from '../../../src/gateway/batch/validate-batch-file.ts';
+import { choosePromptCount } from '../../../src/gateway/batch/validate-batch-line.ts';
 import { chatCodec } from '../../../src/gateway/ingress/openai-chat/chat-codec.ts';
 import { PromptTokenEstimate } from '../../../src/gateway/router/prompt-token-estimate.ts';
 import { resolveRoute } from '../../../src/gateway/router/resolve-route.ts';
@@ -213,6 +214,11 @@ describe('validateBatchFile (OpenAI JSONL)', () => {
     assert.equal(result.totalMaxCostMicros, fixture.billing.estimateForModel({ model, promptTokens: prompt, maxCompletionTokens: 0, atMs: AT_MS }));
   });
 
+  it('tokenizes prompts only for a key or team with a budget, as admission does', () => {
+    assert.equal(choosePromptCount(key()), 'upper-bound');
+    assert.equal(choosePromptCount(key({ budgets: [{ period: 'day', amountMicros: 1_000_000 }] })), 'exact');
+  });
+
   it("passes Herd's own failures through instead of blaming the line", async () => {
     const records = readJsonlLines(source(openaiLine('a', chatBody('1'))), { maxLineBytes: 1000 });
     const broken = validateBatchFile({
@@ -229,7 +235,7 @@ describe('validateBatchFile (OpenAI JSONL)', () => {
 
   it('validates 100,000 lines with a live heap far below the file size', async () => {
     const gc = exposeGc();
-    const review = 'The parcel arrived on time, the product works as described and the battery lasts all day. '.repeat(4);
+    const review = 'The parcel arrived on time, the product works as described and the battery lasts all day. '.repeat(2);
     const template = openaiLine('ID', chatBody(`Classify the sentiment of this review as positive, neutral or negative: ${review}`, 'gpt-4.1', { max_tokens: 5 }));
     const [head, tail] = template.split('"ID"') as [string, string];
     const count = 100_000;
@@ -265,8 +271,8 @@ describe('validateBatchFile (OpenAI JSONL)', () => {
     assert.equal(result.ok, true);
     assert.equal(result.total, count);
     assert.equal(seen, count);
-    // The custom_id table (5 words a slot, at most half full: ~5 MB here) is most of what stays; the file is ~50 MB.
-    assert.ok(fileBytes > 40_000_000, `file of ${fileBytes} bytes`);
+    // The custom_id table (5 words a slot, at most half full: ~5 MB here) is most of what stays; the file is ~40 MB.
+    assert.ok(fileBytes > 30_000_000, `file of ${fileBytes} bytes`);
     assert.ok(peak < fileBytes / 4, `live heap grew ${peak} bytes for a ${fileBytes}-byte file`);
     console.log(`# 100k lines: ${fileBytes} bytes, ${(count / seconds).toFixed(0)} lines/s (GCs included), live heap +${(peak / 1e6).toFixed(1)} MB`);
   });
