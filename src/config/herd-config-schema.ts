@@ -42,8 +42,8 @@ export const serverSchema = z.strictObject({
         .int()
         .min(0)
         .default(300_000)
-        .describe('--grpc-http2-min-recv-ping-interval-without-data (accepted; grpc-js does not enforce it)'),
-      http2_max_ping_strikes: z.number().int().min(0).default(2).describe('--grpc-http2-max-ping-strikes (accepted; grpc-js does not enforce it)'),
+        .describe('--grpc-http2-min-recv-ping-interval-without-data (accepted; not enforced)'),
+      http2_max_ping_strikes: z.number().int().min(0).default(2).describe('--grpc-http2-max-ping-strikes (accepted; not enforced)'),
     })
     .prefault({})
     .describe("tritonserver's --grpc-keepalive-* and --grpc-http2-* settings, with its defaults"),

@@ -10,7 +10,7 @@ import { convertGrpcInferResponse } from './convert-grpc-infer-response.ts';
 import type { ModelInferRequestMessage, ModelInferResponseMessage, ModelStreamInferResponseMessage } from './grpc-messages.ts';
 import { endGrpcTrace, type GrpcServiceDeps, startGrpcInferTrace } from './grpc-service-deps.ts';
 import type { InferTrace, ServingTracing } from '../serving/infer-trace.ts';
-import type { Metadata } from '@grpc/grpc-js';
+import type { CallMetadata } from './grpc-call-metadata.ts';
 import { formatErrorForLog } from '../core/escape-log-text.ts';
 
 export type Write = (response: ModelStreamInferResponseMessage) => void;
@@ -19,7 +19,7 @@ export type Fail = (error: HerdError, request: ModelInferRequestMessage, final: 
 export type Resolved = { model: LoadedModel; caller: ChatCaller | undefined } | { error: unknown };
 export type StreamRequestDeps = Pick<GrpcServiceDeps, 'inference' | 'sharedMemory' | 'log'> & {
   /** Triton's trace settings and the tracer, with the stream's metadata (its traceparent is every request's parent). */
-  tracing?: { serving: ServingTracing; metadata: Metadata };
+  tracing?: { serving: ServingTracing; metadata: CallMetadata };
 };
 
 /** A request's model as it arrives (resolved once: the decoupled test, the conversion and the infer share it), or why not. */
@@ -53,6 +53,7 @@ export async function runStreamRequest(
     if ('error' in resolved) throw resolved.error;
     const converted = convertGrpcInferRequest(request, resolved.model, shm);
     if (resolved.caller !== undefined) converted.call.caller = resolved.caller;
+    converted.call.signal = signal;
     if (deps.tracing !== undefined) trace = startGrpcInferTrace(deps.tracing.serving, resolved.model.name, deps.tracing.metadata);
     if (trace !== undefined) converted.call.trace = trace;
     outputRegions = converted.outputRegions;

@@ -7,8 +7,9 @@ import { createGenerateResponse, parseGenerateRequest, type GenerateInputSpec } 
 import { isDataType } from '../core/datatype.ts';
 import { HerdError } from '../core/errors.ts';
 import type { InferAnswer, InferCall } from '../serving/infer-call.ts';
+import { ClientGoneSignal } from './client-gone-signal.ts';
 import type { InferenceService } from '../serving/inference-service.ts';
-import { isDecoupledModel, type LoadedModel } from '../serving/repository/loaded-model.ts';
+import type { LoadedModel } from '../serving/repository/loaded-model.ts';
 import type { InferStreamEvent } from '../serving/response-stream.ts';
 import { DEFAULT_STREAM_LIMITS, SseWriter, type StreamLimits } from './sse-writer.ts';
 import { createModelMetadata } from '../serving/model-metadata.ts';
@@ -61,16 +62,9 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps,
 
 /** Runs a decoded call and writes every response: one JSON object (generate) or SSE events (generate_stream). */
 export async function answerGenerateCall(deps: GenerateDeps, { call, model, trace }: GenerateCall, streaming: boolean, res: ServerResponse): Promise<void> {
-  // Only a decoupled model's request can be cancelled; an AbortController per request costs the others.
-  let signal: AbortSignal | undefined;
-  if (isDecoupledModel(model)) {
-    const controller = new AbortController();
-    signal = controller.signal;
-    res.once('close', () => {
-      if (!res.writableFinished) controller.abort(new HerdError('UNAVAILABLE', 'client closed the connection'));
-    });
-  }
-  const events = traceGenerateEvents(trace, deps.inference.streamInfer(call, signal, model), res);
+  // A client gone before the answer cancels the request, queued or running (decoupled models included).
+  call.signal = new ClientGoneSignal(res);
+  const events = traceGenerateEvents(trace, deps.inference.streamInfer(call, undefined, model), res);
   const fail = (err: unknown) => logged(mapErrorToKserve(err), deps.log);
   if (streaming) await writeStream(new SseWriter(res, deps.streams ?? DEFAULT_STREAM_LIMITS, NO_ACTION), res, events, fail);
   else await writeSingle(res, events, fail);

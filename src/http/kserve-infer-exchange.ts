@@ -4,6 +4,7 @@
 import { convertTensorDataToBinary } from '../core/codecs/kserve-binary-tensor.ts';
 import { parseInferRequestBody, type DecodedInferRequest } from '../core/codecs/kserve-infer-request.ts';
 import { createInferResponseBody } from '../core/codecs/kserve-infer-response.ts';
+import type { AbortLink } from '../core/abort-link.ts';
 import { HerdError, invalidArg } from '../core/errors.ts';
 import { parseModelVersion } from '../core/parse-model-version.ts';
 import type { ChatCaller } from '../core/chat-port.ts';
@@ -40,6 +41,8 @@ export async function runInferExchange(
   caller?: ChatCaller,
   /** The request's trace when Triton's trace settings sampled it (the caller ends it once the answer is sent). */
   trace?: InferTrace,
+  /** Fires when the client goes away before the answer (ClientGoneSignal): the request is cancelled. */
+  signal?: AbortLink,
 ): Promise<InferReply> {
   if (isDecoupledModel(model)) {
     throw new HerdError('UNSUPPORTED', "HTTP end point doesn't support models with decoupled transaction policy");
@@ -58,6 +61,7 @@ export async function runInferExchange(
   };
   if (caller !== undefined) call.caller = caller;
   if (trace !== undefined) call.trace = trace;
+  if (signal !== undefined) call.signal = signal;
   const answer = await inference.infer(call, model);
   trace?.responseComplete();
   if (outputRegions) {
