@@ -156,6 +156,7 @@ class RequestsScanner {
       return i;
     }
     if (this.expect === 'comma') throw invalid('The request body is not valid JSON: a `,` is missing between two items of `requests`.');
+    if (c === CLOSE_BRACE || c === COLON) throw invalid('The request body is not valid JSON.');
     this.expect = 'comma';
     return undefined;
   }
@@ -219,6 +220,8 @@ class RequestsScanner {
     } catch {
       throw invalid('The request body is not valid JSON.');
     }
-    if (!this.sawRequests || typeof parsed !== 'object' || parsed === null) throw invalid('`requests` is required: an array of {custom_id, params}.');
+    // A later `requests` that is not an array would win in JSON.parse: the items read are not the body's.
+    const requests = (parsed as { requests?: unknown }).requests;
+    if (!this.sawRequests || !Array.isArray(requests)) throw invalid('`requests` is required: an array of {custom_id, params}.');
   }
 }

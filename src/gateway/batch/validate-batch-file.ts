@@ -102,7 +102,7 @@ export async function validateBatchFile(input: ValidateBatchInput): Promise<Batc
     }
   }
   if (result.total === 0) fail({ code: 'empty_file', message: 'The batch holds no requests.', param: null });
-  result.ok = result.errors.length === 0;
+  result.ok = result.failed === 0 && result.errors.length === 0;
   return result;
 }
 
