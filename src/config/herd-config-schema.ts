@@ -1,6 +1,7 @@
 // The herd.yaml schema (zod): field names are the contract docs/configuration.md documents. Sections arrive as
 // their features do; an unknown key is an error so a typo never silently does nothing.
 import { z } from 'zod';
+import { batchConfigSchema, checkBatchConfig } from './batch-config-schema.ts';
 import { billingConfigSchema, checkBillingConfig } from './billing-config-schema.ts';
 import { cacheConfigShape } from './cache-config-schema.ts';
 import { servingCacheSchema } from './serving-cache-config-schema.ts';
@@ -179,12 +180,14 @@ export const herdConfigSchema = z
     ...cacheConfigShape,
     ...limitsConfigShape,
     billing: billingConfigSchema.prefault({}).describe('Settlement currency, exchange rates, the ledger and dated prices.'),
+    batch: batchConfigSchema,
     tracing: tracingConfigSchema.prefault({}).describe('OpenTelemetry traces exported by OTLP/HTTP (docs/observability.md): off unless enabled here or by the OTEL_* variables.'),
   })
   .superRefine((config, ctx) => {
     checkGatewayConfig(config, ctx);
     checkBillingConfig(config, ctx);
     checkLimitsConfig(config, ctx);
+    checkBatchConfig(config, ctx);
   });
 
 export type HerdConfig = z.infer<typeof herdConfigSchema>;

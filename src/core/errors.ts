@@ -39,6 +39,7 @@ export const ERROR_REASONS = [
   'model_not_allowed',
   'admin_only',
   'csrf_failed',
+  'unknown_object',
 ] as const;
 
 export type ErrorReason = (typeof ERROR_REASONS)[number];
