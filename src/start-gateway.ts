@@ -173,7 +173,7 @@ export async function startGateway(
       billing = new BillingService({ config, ledger: publishingLedger(ledger, feed) });
       // Budget alerts (#28): this process drains the ledger's outbox; the sender stops when the ledger closes.
       startAlertSender(ledger, config.billing, env, log);
-      batch = await openBatchParts(config);
+      batch = await openBatchParts(config, { log });
     } else {
       log('billing.ledger is off: requests are not priced or recorded, and key budgets are not enforced');
     }
