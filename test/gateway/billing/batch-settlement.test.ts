@@ -11,7 +11,7 @@ import type { Ledger, LedgerOptions } from '../../../src/gateway/billing/ledger.
 import { PostgresLedger } from '../../../src/gateway/billing/postgres-ledger.ts';
 import { SqliteLedger } from '../../../src/gateway/billing/sqlite-ledger.ts';
 import { dayMonthLines } from './budget-fixtures.ts';
-import type { OpenTestLedger } from './ledger-contract.ts';
+import { type OpenTestLedger, sampleRequest } from './ledger-contract.ts';
 import { DATABASE_URL, dropSchema, skipWithoutPostgres, uniqueSchema } from './pg-test-schema.ts';
 
 const T0 = Date.parse('2026-05-20T10:00:00Z');
@@ -96,6 +96,21 @@ async function runBatchSettlement(t: TestContext, open: OpenTestLedger): Promise
     await l.settlePart(`${k}-batch`, `${k}-line5`, 100);
     await l.settlePart(`${k}-batch`, `${k}-line6`, 300);
     assert.deepEqual((await mine()).sort(), [50, 80]);
+  });
+
+  await t.test("a line's row names its batch and keeps the realtime list price; a realtime row has neither", async () => {
+    const l = await ledger();
+    const k = key();
+    const line = sampleRequest({ requestId: `${k}-line`, keyId: k, startedAt: clock.now, batchId: `${k}-batch`, listUsdMicros: 4_000, realtimeListUsdMicros: 8_000 });
+    const plain = sampleRequest({ requestId: `${k}-rt`, keyId: k, startedAt: clock.now });
+    await Promise.all([l.record(line, []), l.record(plain, [])]);
+    await l.flush();
+    const read = await l.getRequest(`${k}-line`);
+    assert.deepEqual([read?.request.batchId, read?.request.realtimeListUsdMicros], [`${k}-batch`, 8_000]);
+    const other = await l.getRequest(`${k}-rt`);
+    assert.equal('batchId' in (other?.request ?? {}) || 'realtimeListUsdMicros' in (other?.request ?? {}), false);
+    const page = await l.listRequests({ keyId: k, limit: 10 });
+    assert.deepEqual(page.rows.map((r) => r.batchId ?? null).sort(), [`${k}-batch`, null].sort());
   });
 
   await t.test("recover() leaves a batch's reservation open until its window has passed, then refunds what it holds", async () => {
