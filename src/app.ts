@@ -14,7 +14,7 @@ import { createHttpApp } from './http/create-http-app.ts';
 import { startMetricsServer } from './http/metrics-server.ts';
 import { createMetricsRegistry } from './metrics/create-metrics-registry.ts';
 import { CustomMetricRegistry } from './metrics/custom-metric-registry.ts';
-import { registerInferenceMetrics } from './metrics/inference-metrics.ts';
+import { registerCancelledMetrics, registerInferenceMetrics } from './metrics/inference-metrics.ts';
 import type { BackendFactory } from './serving/backends/backend.ts';
 import { jsBackend } from './serving/backends/js/js-backend.ts';
 import { createLlmBackend } from './serving/backends/llm/llm-backend.ts';
@@ -178,6 +178,7 @@ export async function startHerd(config: HerdConfig, options: StartOptions = {}):
     },
   );
   registerInferenceMetrics(registry, createServingStatsSource(repository, loadSeconds), { cache: responseCache !== undefined });
+  registerCancelledMetrics(registry, createServingStatsSource(repository, loadSeconds));
   let metrics: Awaited<ReturnType<typeof startMetricsServer>>;
   let address: string;
   let grpc: RunningGrpcServer | undefined;

@@ -10,6 +10,7 @@ import { createConsoleApi } from './http/admin-console-routes.ts';
 import type { ServingAdminSource } from './http/console/serving-admin-routes.ts';
 import type { ConfigSources } from './config/describe-config-sources.ts';
 import { openLedger } from './gateway/billing/open-ledger.ts';
+import { type BatchParts, openBatchParts } from './gateway/batch/open-batch-parts.ts';
 import { startAlertSender } from './gateway/billing/start-alert-sender.ts';
 import { createResponseCache } from './gateway/cache/create-response-cache.ts';
 import type { ResponseCache } from './gateway/cache/response-cache.ts';
@@ -95,6 +96,7 @@ export function gatewayRoutesOf(gateway: RunningGateway, config: HerdConfig, log
       ...ledgerHealthOf(gateway.ledger, config),
       log,
     },
+    ...(gateway.batch ? { files: { files: gateway.batch.files, authenticator: gateway.auth.authenticator, log } } : {}),
     admin: {
       authenticator: gateway.auth.authenticator,
       ...gateway.admin,
@@ -124,6 +126,8 @@ export interface RunningGateway {
   /** Undefined with `billing.ledger: off`. */
   ledger: Ledger | undefined;
   billing: BillingService | undefined;
+  /** The batch store and the Files API's service; undefined without a ledger or with batch.enabled: false. */
+  batch: BatchParts | undefined;
   tracing: FlowTracing;
   close(): Promise<void>;
 }
@@ -142,6 +146,7 @@ export async function startGateway(
   let cache: ResponseCache | undefined;
   let ledger: Ledger | undefined;
   let affinity: AffinityStore | undefined;
+  let batch: BatchParts | undefined;
   const feed = new RequestFeed({ onError: (err) => log(`request feed: ${err instanceof Error ? err.message : String(err)}`) });
   const traffic = new RecentTraffic();
   traffic.attach(feed);
@@ -168,6 +173,7 @@ export async function startGateway(
       billing = new BillingService({ config, ledger: publishingLedger(ledger, feed) });
       // Budget alerts (#28): this process drains the ledger's outbox; the sender stops when the ledger closes.
       startAlertSender(ledger, config.billing, env, log);
+      batch = await openBatchParts(config);
     } else {
       log('billing.ledger is off: requests are not priced or recorded, and key budgets are not enforced');
     }
@@ -185,27 +191,8 @@ export async function startGateway(
     });
     const reads = new ConsoleReads({ ledger, feed, traffic, currency: config.billing.currency, catalog: chat.catalog, breakers: () => chat.health().breakers });
     const opened = { limits, cache, ledger, affinity };
-    const admission = limits.admission;
     const inFlight = { value: 0 };
-    registerGatewayStateMetrics(registry, {
-      requestsInFlight: () => inFlight.value,
-      cache: () => opened.cache.stats,
-      modelQueues: () => admission.stats().models,
-      providerQueues: () => admission.stats().providers,
-      breakers: () => chat.health().breakers,
-      ...(ledger ? { ledger: () => (opened.ledger as Ledger).stats() } : {}),
-      ...(limits.store.outage
-        ? {
-            limitsUnavailable: () => {
-              const outage = opened.limits.store.outage ?? { allowed: 0, refused: 0 };
-              return [
-                { mode: 'fail_open', count: outage.allowed },
-                { mode: 'fail_closed', count: outage.refused },
-              ];
-            },
-          }
-        : {}),
-    });
+    registerStateMetrics(registry, chat, opened, inFlight);
     return {
       chat,
       flow,
@@ -216,9 +203,11 @@ export async function startGateway(
       inFlight,
       ledger,
       billing,
+      batch,
       tracing,
       async close() {
         await admin.audit.close();
+        await batch?.store.close();
         await chat.close();
         await embeddings.close();
         await opened.cache.close();
@@ -229,6 +218,7 @@ export async function startGateway(
       },
     };
   } catch (err) {
+    await batch?.store.close();
     await cache?.close();
     await affinity?.close();
     await ledger?.close();
@@ -236,4 +226,34 @@ export async function startGateway(
     await auth.close();
     throw err;
   }
+}
+
+/** The gateway's gauges (in flight, cache, queues, breakers, ledger, the limit store's outage) over the opened parts. */
+function registerStateMetrics(
+  registry: Registry,
+  chat: ChatService,
+  opened: { limits: GatewayLimits; cache: ResponseCache; ledger: Ledger | undefined },
+  inFlight: InFlightCount,
+): void {
+  const { limits, ledger } = opened;
+  const admission = limits.admission;
+  registerGatewayStateMetrics(registry, {
+    requestsInFlight: () => inFlight.value,
+    cache: () => opened.cache.stats,
+    modelQueues: () => admission.stats().models,
+    providerQueues: () => admission.stats().providers,
+    breakers: () => chat.health().breakers,
+    ...(ledger ? { ledger: () => ledger.stats() } : {}),
+    ...(limits.store.outage
+      ? {
+          limitsUnavailable: () => {
+            const outage = limits.store.outage ?? { allowed: 0, refused: 0 };
+            return [
+              { mode: 'fail_open', count: outage.allowed },
+              { mode: 'fail_closed', count: outage.refused },
+            ];
+          },
+        }
+      : {}),
+  });
 }

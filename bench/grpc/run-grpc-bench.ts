@@ -2,6 +2,8 @@
 // host's drift falls on both: add_sub at c=1 (p50), my_model at c=64 (req/s), and mlp_2048 with 64-sample
 // requests through system shared memory against HTTP binary (samples/s); server CPU per request of each.
 // Usage: npx tsx bench/grpc/run-grpc-bench.ts [SECONDS_PER_CELL] > bench/results/grpc-DATE-HOST.md
+// Its load generators (undici, grpc-js) run in this process on the server's cores and cost more than the server:
+// gRPC against HTTP is measured with C tools by run-grpc-h2load.ts (docs/decisions/grpc-bench-method.md).
 import { spawn, execSync } from 'node:child_process';
 import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import { cpus, hostname } from 'node:os';

@@ -1,6 +1,7 @@
 // The herd.yaml schema (zod): field names are the contract docs/configuration.md documents. Sections arrive as
 // their features do; an unknown key is an error so a typo never silently does nothing.
 import { z } from 'zod';
+import { batchConfigSchema, checkBatchConfig } from './batch-config-schema.ts';
 import { billingConfigSchema, checkBillingConfig } from './billing-config-schema.ts';
 import { cacheConfigShape } from './cache-config-schema.ts';
 import { servingCacheSchema } from './serving-cache-config-schema.ts';
@@ -42,8 +43,8 @@ export const serverSchema = z.strictObject({
         .int()
         .min(0)
         .default(300_000)
-        .describe('--grpc-http2-min-recv-ping-interval-without-data (accepted; grpc-js does not enforce it)'),
-      http2_max_ping_strikes: z.number().int().min(0).default(2).describe('--grpc-http2-max-ping-strikes (accepted; grpc-js does not enforce it)'),
+        .describe('--grpc-http2-min-recv-ping-interval-without-data (accepted; not enforced)'),
+      http2_max_ping_strikes: z.number().int().min(0).default(2).describe('--grpc-http2-max-ping-strikes (accepted; not enforced)'),
     })
     .prefault({})
     .describe("tritonserver's --grpc-keepalive-* and --grpc-http2-* settings, with its defaults"),
@@ -179,12 +180,14 @@ export const herdConfigSchema = z
     ...cacheConfigShape,
     ...limitsConfigShape,
     billing: billingConfigSchema.prefault({}).describe('Settlement currency, exchange rates, the ledger and dated prices.'),
+    batch: batchConfigSchema,
     tracing: tracingConfigSchema.prefault({}).describe('OpenTelemetry traces exported by OTLP/HTTP (docs/observability.md): off unless enabled here or by the OTEL_* variables.'),
   })
   .superRefine((config, ctx) => {
     checkGatewayConfig(config, ctx);
     checkBillingConfig(config, ctx);
     checkLimitsConfig(config, ctx);
+    checkBatchConfig(config, ctx);
   });
 
 export type HerdConfig = z.infer<typeof herdConfigSchema>;

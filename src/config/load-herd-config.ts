@@ -154,6 +154,7 @@ function resolvePaths(config: HerdConfig, base: string): HerdConfig {
       ledger: resolveStorePath(config.billing.ledger, base),
       ...(config.billing.spool_dir !== undefined ? { spool_dir: resolve(base, config.billing.spool_dir) } : {}),
     },
+    batch: { ...config.batch, files: { ...config.batch.files, ...(config.batch.files.dir !== undefined ? { dir: resolve(base, config.batch.files.dir) } : {}) } },
   };
 }
 

@@ -1,6 +1,7 @@
 // Where the serving side meets the gateway: an `llm` model asks for a chat completion through this
 // interface, and app.ts plugs in the gateway's chat flow (routing, fallbacks, cache, limits, ledger).
 // Plain data only, so serving needs nothing from gateway/.
+import type { AbortLink } from './abort-link.ts';
 import type { HerdError } from './errors.ts';
 
 export type ChatPortPriority = 'HIGH' | 'NORMAL' | 'BATCH';
@@ -28,8 +29,8 @@ export interface ChatPortRequest {
   caller?: ChatCaller;
   /** Names the caller in the ledger, e.g. `triton:smart_chat/chat:1`. */
   origin: string;
-  /** Aborted when the Triton client went away or cancelled. */
-  signal?: AbortSignal;
+  /** Aborted when the Triton client went away or cancelled: the gateway aborts the upstream call and settles what it used. */
+  signal?: AbortLink;
   /**
    * The W3C traceparent of the calling step's span (an llm model's), so the gateway's operation and attempts join
    * its trace; absent or tracing off: the gateway's spans start their own. tracestate rides along in traceState.

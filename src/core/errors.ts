@@ -39,6 +39,7 @@ export const ERROR_REASONS = [
   'model_not_allowed',
   'admin_only',
   'csrf_failed',
+  'unknown_object',
 ] as const;
 
 export type ErrorReason = (typeof ERROR_REASONS)[number];
@@ -74,6 +75,8 @@ export const notFound = (message: string, options?: HerdErrorOptions) => new Her
 export const unavailable = (message: string, options?: HerdErrorOptions) => new HerdError('UNAVAILABLE', message, options);
 export const unsupported = (message: string, options?: HerdErrorOptions) => new HerdError('UNSUPPORTED', message, options);
 export const internal = (message: string, options?: HerdErrorOptions) => new HerdError('INTERNAL', message, options);
+/** A request whose client went away or cancelled it before its answer (Triton's CANCELLED). */
+export const cancelled = (message = 'Request cancelled: the client went away or cancelled before its answer') => new HerdError('CANCELLED', message);
 
 /** Any thrown value as a HerdError; unknown errors become INTERNAL with their message kept. */
 export function toHerdError(err: unknown): HerdError {

@@ -4,6 +4,7 @@
 import { parseBinaryTensorData } from '../core/codecs/kserve-binary-tensor.ts';
 import { isDataType, DATATYPES } from '../core/datatype.ts';
 import { invalidArg } from '../core/errors.ts';
+import { parseModelVersion } from '../core/parse-model-version.ts';
 import type { Tensor } from '../core/tensor.ts';
 import type { InferCall, RequestedOutput } from '../serving/infer-call.ts';
 import type { InferenceService } from '../serving/inference-service.ts';
@@ -97,9 +98,5 @@ function parseClassification(output: InferRequestedOutputMessage): number | unde
 
 /** '' means the policy's choice; otherwise a non-negative integer, as over HTTP. */
 export function parseGrpcVersion(raw: string): number | undefined {
-  if (raw === '') return undefined;
-  if (!/^[0-9]+$/.test(raw)) throw invalidArg(`failed to parse model version '${raw}': versions are non-negative integers`);
-  const version = Number(raw);
-  if (!Number.isSafeInteger(version)) throw invalidArg(`failed to parse model version '${raw}': out of range (at most ${Number.MAX_SAFE_INTEGER})`);
-  return version;
+  return parseModelVersion(raw);
 }

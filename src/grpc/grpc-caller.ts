@@ -1,13 +1,13 @@
 // Who pays for a gRPC ModelInfer / ModelStreamInfer request to a model that spends: the key from metadata
 // `authorization: Bearer <key>` or `x-api-key` (tritonclient's headers= sends them), admitted by the gateway.
-import type { Metadata } from '@grpc/grpc-js';
+import type { CallMetadata } from './grpc-call-metadata.ts';
 import type { ChatCaller, ChatCallerGate } from '../core/chat-port.ts';
 import { HerdError } from '../core/errors.ts';
 import { readCallerKey } from '../gateway/flow/serving-principals.ts';
 import type { LoadedModel } from '../serving/repository/loaded-model.ts';
 
 /** The caller for a request to `model`, or undefined when it does not spend; throws the refusal. */
-export function admitGrpcCaller(gate: ChatCallerGate | undefined, model: LoadedModel, metadata: Metadata, peer: string): ChatCaller | undefined {
+export function admitGrpcCaller(gate: ChatCallerGate | undefined, model: LoadedModel, metadata: CallMetadata, peer: string): ChatCaller | undefined {
   const spending = model.spending;
   if (spending === undefined || gate === undefined) return undefined;
   const apiKey = readCallerKey(readMetadata(metadata, 'authorization'), readMetadata(metadata, 'x-api-key'));
@@ -17,7 +17,7 @@ export function admitGrpcCaller(gate: ChatCallerGate | undefined, model: LoadedM
 }
 
 /** A text metadata value (keys are lower-case on the wire), else undefined. */
-export function readMetadata(metadata: Metadata, key: string): string | undefined {
+export function readMetadata(metadata: CallMetadata, key: string): string | undefined {
   const value = metadata.get(key)[0];
   return typeof value === 'string' ? value : undefined;
 }

@@ -1,6 +1,5 @@
 // inference.GRPCInferenceService's unary RPCs over the serving side: each handler converts the message,
 // calls serving, and converts the answer; errors go through map-grpc-status.ts only.
-import type { sendUnaryData, ServerUnaryCall, UntypedServiceImplementation } from '@grpc/grpc-js';
 import { HerdError, invalidArg } from '../core/errors.ts';
 import type { LogSettingUpdate } from '../serving/log-settings.ts';
 import { convertModelConfigToJson } from '../serving/model-config/convert-model-config-to-json.ts';
@@ -8,44 +7,35 @@ import { readLoadParameters, type LoadParameters, type LoadParameterValue } from
 import { createServerMetadata } from '../serving/server-metadata.ts';
 import { describeCudaSharedMemory, registerCudaSharedMemory } from '../serving/shared-memory/cuda-shared-memory.ts';
 import { parseTraceSettingUpdate } from '../serving/trace-settings.ts';
-import { convertGrpcInferRequest, parseGrpcVersion, resolveGrpcModel } from './convert-grpc-infer-request.ts';
-import { convertGrpcInferResponse } from './convert-grpc-infer-response.ts';
-import type { ModelInferRequestMessage } from './grpc-messages.ts';
-import { convertErrorToServiceError } from './map-grpc-status.ts';
-import { endGrpcTrace, type GrpcServiceDeps, servingTracingOf, startGrpcInferTrace } from './grpc-service-deps.ts';
-import { type ServingTracing, withTraceIds } from '../serving/infer-trace.ts';
-import { createStreamInferHandler } from './stream-infer-handler.ts';
-import type { ApiGroup, ApiGroupGuard } from '../core/api-groups.ts';
-import { checkGrpcApiGroup } from './grpc-api-guard.ts';
-import { admitGrpcCaller } from './grpc-caller.ts';
+import { parseGrpcVersion } from './convert-grpc-infer-request.ts';
+import type { GrpcServiceDeps } from './grpc-service-deps.ts';
+import { withTraceIds } from '../serving/infer-trace.ts';
+import type { ApiGroup } from '../core/api-groups.ts';
+import type { CallMetadata } from './grpc-call-metadata.ts';
+import type { AbortLink } from '../core/abort-link.ts';
 import { formatErrorForLog } from '../core/escape-log-text.ts';
 
-type Message = Record<string, unknown>;
-type Handler = (request: Message, call: ServerUnaryCall<Message, unknown>) => unknown;
+export type Message = Record<string, unknown>;
 
-export function createGrpcInferenceService(deps: GrpcServiceDeps): UntypedServiceImplementation {
+/** What a handler sees of its call. */
+export interface GrpcCallContext {
+  metadata: CallMetadata;
+  getPeer(): string;
+  /** Fires when the client cancels, the stream closes early or the deadline passes. */
+  signal: AbortLink;
+}
+
+/** A unary RPC: the Triton API group it belongs to (checked before it runs) and its handler. */
+export interface UnaryMethod {
+  group: ApiGroup;
+  run: (request: Message, call: GrpcCallContext) => unknown;
+}
+
+/** Every unary method of GRPCInferenceService except ModelInfer (its own hot path, model-infer-route.ts). */
+export function createGrpcInferenceService(deps: GrpcServiceDeps): Record<string, UnaryMethod> {
   const { inference, repository, sharedMemory: shm } = deps;
   const serverMetadata = createServerMetadata(deps.serverId);
-  const tracing = servingTracingOf(deps);
-  // Each method is checked against its Triton API group (grpc-api-guard.ts) before its handler runs.
-  const unary = (group: ApiGroup, handler: Handler) => (call: ServerUnaryCall<Message, unknown>, callback: sendUnaryData<unknown>) => {
-    const refusal = checkGrpcApiGroup(deps.apiGuard, group, call.metadata);
-    if (refusal !== undefined) {
-      callback(refusal, null);
-      return;
-    }
-    try {
-      const result = handler(call.request, call);
-      if (result instanceof Promise)
-        result.then(
-          (value) => callback(null, value),
-          (err: unknown) => fail(callback, err, deps.log),
-        );
-      else callback(null, result);
-    } catch (err) {
-      fail(callback, err, deps.log);
-    }
-  };
+  const unary = (group: ApiGroup, run: UnaryMethod['run']): UnaryMethod => ({ group, run });
   const version = (request: Message) => parseGrpcVersion(String(request['version'] ?? ''));
   const name = (request: Message) => String(request['name'] ?? '');
 
@@ -66,8 +56,6 @@ export function createGrpcInferenceService(deps: GrpcServiceDeps): UntypedServic
       await repository.unload(String(r['model_name'] ?? ''));
       return {};
     }),
-    ModelInfer: unary('inference', (r, unaryCall) => modelInfer(deps, tracing, r as unknown as ModelInferRequestMessage, unaryCall)),
-    ModelStreamInfer: createStreamInferHandler(deps),
     SystemSharedMemoryStatus: unary('shared-memory', (r) => ({
       regions: Object.fromEntries(shm.status(name(r)).map((s) => [s.name, s])),
     })),
@@ -117,20 +105,13 @@ export function createGrpcInferenceService(deps: GrpcServiceDeps): UntypedServic
 }
 
 /** grpc.health.v1.Health/Check: SERVING while the server is ready. */
-export function createHealthService(isReady: () => boolean, apiGuard?: ApiGroupGuard): UntypedServiceImplementation {
-  return {
-    Check: (call: ServerUnaryCall<Message, unknown>, callback: sendUnaryData<unknown>) => {
-      const refusal = checkGrpcApiGroup(apiGuard, 'health', call.metadata);
-      if (refusal !== undefined) callback(refusal, null);
-      else callback(null, { status: isReady() ? 'SERVING' : 'NOT_SERVING' });
-    },
-  };
+export function createHealthCheck(isReady: () => boolean): UnaryMethod {
+  return { group: 'health', run: () => ({ status: isReady() ? 'SERVING' : 'NOT_SERVING' }) };
 }
 
-function fail(callback: sendUnaryData<unknown>, err: unknown, log: ((line: string) => void) | undefined): void {
-  const error = convertErrorToServiceError(err);
+/** A failure as its status; anything not a HerdError is logged (the client sees INTERNAL). */
+export function logUnexpectedError(err: unknown, log: ((line: string) => void) | undefined): void {
   if (!(err instanceof HerdError)) log?.(withTraceIds(`internal error: ${formatErrorForLog(err)}`, err));
-  callback(error, null);
 }
 
 /** RepositoryModelLoad's parameters map (ModelRepositoryParameter oneofs) as the serving side's one rule reads them. */
@@ -143,24 +124,4 @@ function parseLoadParameters(parameters: Record<string, Message> | undefined): L
     return [name, { kind: 'other' }];
   });
   return readLoadParameters(entries, { string: 'string_param', bytes: 'bytes_param' });
-}
-
-/** ModelInfer: one request, traced when Triton's trace settings sample it (its parent from the call's metadata). */
-async function modelInfer(deps: GrpcServiceDeps, tracing: ServingTracing, request: ModelInferRequestMessage, unaryCall: ServerUnaryCall<Message, unknown>) {
-  const { inference, sharedMemory: shm } = deps;
-  const model = resolveGrpcModel(inference, request);
-  const caller = admitGrpcCaller(deps.callers, model, unaryCall.metadata, unaryCall.getPeer());
-  const { call, outputRegions } = convertGrpcInferRequest(request, model, shm);
-  if (caller !== undefined) call.caller = caller;
-  const trace = startGrpcInferTrace(tracing, model.name, unaryCall.metadata);
-  if (trace === undefined) return convertGrpcInferResponse(await inference.infer(call, model), outputRegions, shm);
-  call.trace = trace;
-  try {
-    const response = convertGrpcInferResponse(await inference.infer(call, model), outputRegions, shm);
-    endGrpcTrace(trace);
-    return response;
-  } catch (err) {
-    endGrpcTrace(trace, err);
-    throw err;
-  }
 }

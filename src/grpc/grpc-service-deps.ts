@@ -9,7 +9,7 @@ import type { SystemSharedMemoryRegistry } from '../serving/shared-memory/system
 import type { TraceSettings } from '../serving/trace-settings.ts';
 import { type InferTrace, startInferTrace, type ServingTracing } from '../serving/infer-trace.ts';
 import { extractTraceParent, NOOP_TRACER, type TraceParent, type Tracer } from '../tracing/index.ts';
-import type { Metadata } from '@grpc/grpc-js';
+import type { CallMetadata } from './grpc-call-metadata.ts';
 
 export interface GrpcServiceDeps {
   inference: InferenceService;
@@ -45,7 +45,7 @@ export function servingTracingOf(deps: Pick<GrpcServiceDeps, 'traceSettings' | '
 }
 
 /** The trace of a gRPC infer when its model's setting samples it; its parent is the call's traceparent/tracestate metadata. */
-export function startGrpcInferTrace(tracing: ServingTracing, modelName: string, metadata: Metadata): InferTrace | undefined {
+export function startGrpcInferTrace(tracing: ServingTracing, modelName: string, metadata: CallMetadata): InferTrace | undefined {
   // Triton reads the context in OpenTelemetry mode only; metadata.get() makes an array, so Triton mode skips it.
   const parent = tracing.settings.mode === 'opentelemetry' ? readTraceParent(metadata) : undefined;
   const trace = startInferTrace(tracing, modelName, parent);
@@ -62,7 +62,7 @@ export function endGrpcTrace(trace: InferTrace, error?: unknown): void {
   trace.end(error);
 }
 
-function readTraceParent(metadata: Metadata): TraceParent | undefined {
+function readTraceParent(metadata: CallMetadata): TraceParent | undefined {
   const traceparent = metadata.get('traceparent');
   return traceparent.length === 0 ? undefined : extractTraceParent(traceparent.map(String), metadata.get('tracestate').map(String));
 }

@@ -10,7 +10,7 @@ import { convertGrpcInferResponse } from './convert-grpc-infer-response.ts';
 import type { ModelInferRequestMessage, ModelInferResponseMessage, ModelStreamInferResponseMessage } from './grpc-messages.ts';
 import { endGrpcTrace, type GrpcServiceDeps, startGrpcInferTrace } from './grpc-service-deps.ts';
 import type { InferTrace, ServingTracing } from '../serving/infer-trace.ts';
-import type { Metadata } from '@grpc/grpc-js';
+import type { CallMetadata } from './grpc-call-metadata.ts';
 import { formatErrorForLog } from '../core/escape-log-text.ts';
 
 export type Write = (response: ModelStreamInferResponseMessage) => void;
@@ -19,7 +19,7 @@ export type Fail = (error: HerdError, request: ModelInferRequestMessage, final: 
 export type Resolved = { model: LoadedModel; caller: ChatCaller | undefined } | { error: unknown };
 export type StreamRequestDeps = Pick<GrpcServiceDeps, 'inference' | 'sharedMemory' | 'log'> & {
   /** Triton's trace settings and the tracer, with the stream's metadata (its traceparent is every request's parent). */
-  tracing?: { serving: ServingTracing; metadata: Metadata };
+  tracing?: { serving: ServingTracing; metadata: CallMetadata };
 };
 
 /** A request's model as it arrives (resolved once: the decoupled test, the conversion and the infer share it), or why not. */
@@ -53,6 +53,7 @@ export async function runStreamRequest(
     if ('error' in resolved) throw resolved.error;
     const converted = convertGrpcInferRequest(request, resolved.model, shm);
     if (resolved.caller !== undefined) converted.call.caller = resolved.caller;
+    converted.call.signal = signal;
     if (deps.tracing !== undefined) trace = startGrpcInferTrace(deps.tracing.serving, resolved.model.name, deps.tracing.metadata);
     if (trace !== undefined) converted.call.trace = trace;
     outputRegions = converted.outputRegions;
@@ -63,10 +64,14 @@ export async function runStreamRequest(
     return;
   }
   try {
-    await relayEvents(deps, request, events, outputRegions, write, fail);
+    await relayEvents(deps, request, events, outputRegions, write, fail, trace);
   } finally {
-    // After the last response was written: InferRequest ends, Triton mode's records go to the file.
-    if (trace !== undefined) endGrpcTrace(trace);
+    if (trace !== undefined) {
+      // relayEvents stops at the final event: finishing the iteration runs streamInfer's REQUEST_END first.
+      await events.return?.();
+      // After the last response was written: InferRequest ends, Triton mode's records go to the file.
+      endGrpcTrace(trace);
+    }
   }
 }
 
@@ -78,11 +83,13 @@ async function relayEvents(
   outputRegions: ReturnType<typeof convertGrpcInferRequest>['outputRegions'],
   write: Write,
   fail: Fail,
+  trace: InferTrace | undefined,
 ): Promise<void> {
   const shm = deps.sharedMemory;
   const emptyFinal = request.parameters['triton_enable_empty_final_response']?.bool_param === true;
   // The first step runs now, synchronously up to the scheduler: arrival order is submission order.
   let next = events.next();
+  const first = next;
   for (;;) {
     let step: IteratorResult<InferStreamEvent<InferAnswer>>;
     try {
@@ -93,6 +100,8 @@ async function relayEvents(
     }
     if (step.done) return;
     const event = step.value;
+    // Triton's stream handler stamps the request's first response only.
+    if (trace !== undefined && next === first) trace.responseComplete();
     if (event.error) {
       fail(event.error, request, event.final);
     } else if (event.answer) {

@@ -10,6 +10,8 @@ export interface LiveModelState {
   pending: number;
   /** Failures by Triton's reason labels; their sum is the /stats fail count. */
   failures?: Partial<Record<'REJECTED' | 'CANCELED' | 'BACKEND' | 'OTHER', number>>;
+  /** Requests whose client went away, by where they were (herd_inference_cancelled_total). */
+  cancelled?: { queued: number; running: number };
   /** Seconds its last load took; omitted, the load-duration series is left out. */
   loadDurationSecs?: number;
   /** The model enables response_cache: its nv_cache_* series exist (zero without a server cache, as in Triton). */
@@ -33,6 +35,7 @@ export function convertModelStatisticsToSnapshot(stats: ModelStatistics, live: L
     inference_count: stats.inference_count,
     execution_count: stats.execution_count,
     pending: live.pending,
+    ...(live.cancelled === undefined ? {} : { cancelled: { ...live.cancelled } }),
     ...(live.loadDurationSecs === undefined ? {} : { load_duration_secs: live.loadDurationSecs }),
     ...(live.cacheEnabled ? { cache: { hit: duration(s.cache_hit), miss: duration(s.cache_miss) } } : {}),
     ...(live.tags && Object.keys(live.tags).length > 0 ? { tags: live.tags } : {}),
@@ -51,6 +54,7 @@ export function createServingStatsSource(repository: { loadedModels(): LoadedMod
       return convertModelStatisticsToSnapshot(model.stats.snapshot(), {
         pending: model.stats.pending,
         failures: model.stats.failureCounts(),
+        cancelled: model.stats.cancelled,
         ...(seconds === undefined ? {} : { loadDurationSecs: seconds }),
         cacheEnabled: model.config.response_cache?.enable === true,
         tags: model.config.metric_tags,

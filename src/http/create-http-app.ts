@@ -21,6 +21,7 @@ import { registerAdminRoutes, type AdminDeps } from './admin-routes.ts';
 import { registerMeRoute } from './me-route.ts';
 import type { OpenAIDeps } from './openai-deps.ts';
 import { registerOpenAIRoutes } from './openai-routes.ts';
+import { type OpenAIFilesDeps, registerOpenAIFilesRoutes } from './openai-files-routes.ts';
 import { registerSharedMemoryRoutes } from './shared-memory-routes.ts';
 import type { StreamLimits } from './sse-writer.ts';
 import { registerTraceAndLoggingRoutes } from './trace-and-logging-routes.ts';
@@ -36,6 +37,8 @@ export interface HttpAppOptions {
   maxInputSize: number;
   /** The LLM gateway's routes (/v1, /health), when the gateway is configured. */
   gateway?: OpenAIDeps;
+  /** /v1/files, when the gateway runs with a ledger (batch files live in its database); absent: those paths answer 404. */
+  files?: OpenAIFilesDeps;
   /** /admin/v1 (keys, teams, usage, audit, catalogue), the older /admin/usage, and GET /v1/me, when the gateway runs. */
   admin?: AdminDeps;
   /** Slow readers of streamed answers (server.stream_idle_reader_ms, server.stream_max_buffered_bytes). */
@@ -70,7 +73,15 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
       })
     : () => false;
   const fastGenerate = inferenceOpen
-    ? createFastGenerateHandler({ inference: deps.inference, maxInputSize: options.maxInputSize, isClosing, log: options.log, callers: deps.callers, streams: options.streams })
+    ? createFastGenerateHandler({
+        inference: deps.inference,
+        maxInputSize: options.maxInputSize,
+        isClosing,
+        log: options.log,
+        callers: deps.callers,
+        streams: options.streams,
+        tracing: servingTracingOf(deps),
+      })
     : () => false;
   const session = options.console?.auth;
   const gateway = options.gateway && session ? { ...options.gateway, session } : options.gateway;
@@ -118,10 +129,15 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
   registerKserveRoutes(app, deps, allow);
   registerSharedMemoryRoutes(app, deps.sharedMemory, allow);
   registerTraceAndLoggingRoutes(app, deps, allow);
-  registerGenerateRoutes(app, { inference: deps.inference, maxInputSize: options.maxInputSize, log: options.log, callers: deps.callers, streams: options.streams }, allow);
+  registerGenerateRoutes(
+    app,
+    { inference: deps.inference, maxInputSize: options.maxInputSize, log: options.log, callers: deps.callers, streams: options.streams, tracing: servingTracingOf(deps) },
+    allow,
+  );
   if (gateway && exchanges) {
     registerExchangeRoutes(app, exchanges, allow);
     registerOpenAIRoutes(app, gateway, allow);
+    if (options.files) registerOpenAIFilesRoutes(app, options.files, allow);
   }
   if (options.admin) registerAdminRoutes(app, session ? { ...options.admin, session } : options.admin, allow);
   if (options.console) registerConsoleRoutes(app, options.console, options.trustedProxies ?? [], allow);

@@ -36,10 +36,12 @@ export function createFastGenerateHandler(options: FastGenerateOptions): (req: I
       res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       res.end(body);
     };
+    // HTTP_RECV_START of a traced request: it is sampled once the body is read and its model known.
+    const receivedAt = performance.now();
     readBody(req, (body) => {
       let call: GenerateCall;
       try {
-        call = decodeGenerateCall(options, version === undefined ? { model } : { model, version }, body, req);
+        call = decodeGenerateCall(options, version === undefined ? { model } : { model, version }, body, req, receivedAt);
       } catch (err) {
         sendError(err);
         return;

@@ -14,6 +14,7 @@ import type { SystemSharedMemoryRegistry } from '../serving/shared-memory/system
 import { hasPlainBody, readBody } from './plain-body.ts';
 import { admitKserveCaller, type CallerGate } from './kserve-caller.ts';
 import type { ChatCaller } from '../core/chat-port.ts';
+import { ClientGoneSignal } from './client-gone-signal.ts';
 
 const INFER_PATH = /^\/v2\/models\/([^/?]+)(?:\/versions\/([^/?]+))?\/infer$/;
 
@@ -78,7 +79,7 @@ export function createFastInferHandler(options: FastInferOptions): (req: Incomin
     }
     readBody(req, (body) => {
       trace?.capture('HTTP_RECV_END');
-      runInferExchange(options.inference, options.sharedMemory, loaded, body, headers['inference-header-content-length'], caller, trace).then(
+      runInferExchange(options.inference, options.sharedMemory, loaded, body, headers['inference-header-content-length'], caller, trace, new ClientGoneSignal(res)).then(
         (reply) => {
           const out: Record<string, string | number> = { 'content-type': reply.contentType, 'content-length': reply.body.length };
           if (reply.headerLength !== undefined) out['inference-header-content-length'] = reply.headerLength;

@@ -7,14 +7,17 @@ import { createGenerateResponse, parseGenerateRequest, type GenerateInputSpec } 
 import { isDataType } from '../core/datatype.ts';
 import { HerdError } from '../core/errors.ts';
 import type { InferAnswer, InferCall } from '../serving/infer-call.ts';
+import { ClientGoneSignal } from './client-gone-signal.ts';
 import type { InferenceService } from '../serving/inference-service.ts';
-import { isDecoupledModel, type LoadedModel } from '../serving/repository/loaded-model.ts';
+import type { LoadedModel } from '../serving/repository/loaded-model.ts';
 import type { InferStreamEvent } from '../serving/response-stream.ts';
 import { DEFAULT_STREAM_LIMITS, SseWriter, type StreamLimits } from './sse-writer.ts';
 import { createModelMetadata } from '../serving/model-metadata.ts';
 import type { ModelConfig } from '../serving/model-config/model-config.ts';
 import { admitKserveCaller, type CallerGate } from './kserve-caller.ts';
-import { resolveInferModel } from './kserve-infer-exchange.ts';
+import { endHttpTrace, resolveInferModel } from './kserve-infer-exchange.ts';
+import { startHttpGenerateTrace, traceGenerateEvents } from './kserve-generate-trace.ts';
+import type { InferTrace, ServingTracing } from '../serving/infer-trace.ts';
 import { createKserveErrorAnswer, type KserveErrorAnswer, mapErrorToKserve } from './map-kserve-error.ts';
 
 export interface GenerateDeps {
@@ -26,6 +29,8 @@ export interface GenerateDeps {
   callers?: CallerGate | undefined;
   /** generate_stream's slow-reader bounds (server.stream_*); absent: the defaults. */
   streams?: StreamLimits | undefined;
+  /** Triton's trace settings and the tracer; absent: nothing is traced. */
+  tracing?: ServingTracing | undefined;
 }
 
 type ModelParams = { model: string; version?: string };
@@ -34,6 +39,8 @@ type ModelParams = { model: string; version?: string };
 export interface GenerateCall {
   call: InferCall;
   model: LoadedModel;
+  /** When Triton's trace settings sampled the request; it ends once the answer's last byte went out. */
+  trace?: InferTrace | undefined;
 }
 
 export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps, allow: (url: string, methods: string[]) => void): void {
@@ -54,17 +61,10 @@ export function registerGenerateRoutes(app: FastifyInstance, deps: GenerateDeps,
 }
 
 /** Runs a decoded call and writes every response: one JSON object (generate) or SSE events (generate_stream). */
-export async function answerGenerateCall(deps: GenerateDeps, { call, model }: GenerateCall, streaming: boolean, res: ServerResponse): Promise<void> {
-  // Only a decoupled model's request can be cancelled; an AbortController per request costs the others.
-  let signal: AbortSignal | undefined;
-  if (isDecoupledModel(model)) {
-    const controller = new AbortController();
-    signal = controller.signal;
-    res.once('close', () => {
-      if (!res.writableFinished) controller.abort(new HerdError('UNAVAILABLE', 'client closed the connection'));
-    });
-  }
-  const events = deps.inference.streamInfer(call, signal, model);
+export async function answerGenerateCall(deps: GenerateDeps, { call, model, trace }: GenerateCall, streaming: boolean, res: ServerResponse): Promise<void> {
+  // A client gone before the answer cancels the request, queued or running (decoupled models included).
+  call.signal = new ClientGoneSignal(res);
+  const events = traceGenerateEvents(trace, deps.inference.streamInfer(call, undefined, model), res);
   const fail = (err: unknown) => logged(mapErrorToKserve(err), deps.log);
   if (streaming) await writeStream(new SseWriter(res, deps.streams ?? DEFAULT_STREAM_LIMITS, NO_ACTION), res, events, fail);
   else await writeSingle(res, events, fail);
@@ -77,14 +77,24 @@ function logged(answer: KserveErrorAnswer, log: GenerateDeps['log']): KserveErro
 }
 
 /** Everything that can fail before inference starts: the caller answers it as a plain JSON error. */
-/** `sender`: the request, read for its key and address only when the model spends. */
-export function decodeGenerateCall(deps: GenerateDeps, params: ModelParams, body: unknown, sender: IncomingMessage): GenerateCall {
+/** `sender`: the request, read for its key and address only when the model spends, and for its traceparent. */
+/** `receivedAt`: monotonic ms when the request began arriving (HTTP_RECV_START of a traced one), if before now. */
+export function decodeGenerateCall(deps: GenerateDeps, params: ModelParams, body: unknown, sender: IncomingMessage, receivedAt?: number): GenerateCall {
   const model = resolveInferModel(deps.inference, params.model, params.version);
   const caller = admitKserveCaller(deps.callers, model, sender);
-  const decoded = parseGenerateRequest(parseBody(body), inputSpecs(model.config), deps.maxInputSize);
+  // Sampled once the model is known, before the body is converted, as Triton's HandleGenerate does.
+  const trace = startHttpGenerateTrace(deps.tracing, model, sender.headers, receivedAt);
+  let decoded: ReturnType<typeof parseGenerateRequest>;
+  try {
+    decoded = parseGenerateRequest(parseBody(body), inputSpecs(model.config), deps.maxInputSize);
+  } catch (err) {
+    if (trace !== undefined) endHttpTrace(trace, err);
+    throw err;
+  }
   const call: InferCall = { modelName: model.name, version: model.version, id: decoded.id, parameters: decoded.parameters, inputs: decoded.inputs, outputs: [] };
   if (caller !== undefined) call.caller = caller;
-  return { call, model };
+  if (trace !== undefined) call.trace = trace;
+  return { call, model, trace };
 }
 
 /** The inputs as model metadata describes them (batch dim as -1), computed once per loaded config. */

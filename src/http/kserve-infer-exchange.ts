@@ -4,7 +4,9 @@
 import { convertTensorDataToBinary } from '../core/codecs/kserve-binary-tensor.ts';
 import { parseInferRequestBody, type DecodedInferRequest } from '../core/codecs/kserve-infer-request.ts';
 import { createInferResponseBody } from '../core/codecs/kserve-infer-response.ts';
+import type { AbortLink } from '../core/abort-link.ts';
 import { HerdError, invalidArg } from '../core/errors.ts';
+import { parseModelVersion } from '../core/parse-model-version.ts';
 import type { ChatCaller } from '../core/chat-port.ts';
 import type { InferCall, RequestedOutput } from '../serving/infer-call.ts';
 import { type InferTrace, startInferTrace, type ServingTracing } from '../serving/infer-trace.ts';
@@ -39,6 +41,8 @@ export async function runInferExchange(
   caller?: ChatCaller,
   /** The request's trace when Triton's trace settings sampled it (the caller ends it once the answer is sent). */
   trace?: InferTrace,
+  /** Fires when the client goes away before the answer (ClientGoneSignal): the request is cancelled. */
+  signal?: AbortLink,
 ): Promise<InferReply> {
   if (isDecoupledModel(model)) {
     throw new HerdError('UNSUPPORTED', "HTTP end point doesn't support models with decoupled transaction policy");
@@ -57,7 +61,9 @@ export async function runInferExchange(
   };
   if (caller !== undefined) call.caller = caller;
   if (trace !== undefined) call.trace = trace;
+  if (signal !== undefined) call.signal = signal;
   const answer = await inference.infer(call, model);
+  trace?.responseComplete();
   if (outputRegions) {
     for (const tensor of answer.outputs) {
       const region = outputRegions.get(tensor.name);
@@ -104,13 +110,7 @@ function toRequestedOutput(o: DecodedInferRequest['outputs'][number]): Requested
 }
 
 export function parseVersion(raw: string | undefined): number | undefined {
-  if (raw === undefined || raw === '') return undefined;
-  if (!/^[0-9]+$/.test(raw)) throw new HerdError('INVALID_ARG', `failed to parse model version '${raw}': versions are non-negative integers`);
-  const version = Number(raw);
-  if (!Number.isSafeInteger(version)) {
-    throw new HerdError('INVALID_ARG', `failed to parse model version '${raw}': out of range (at most ${Number.MAX_SAFE_INTEGER})`);
-  }
-  return version;
+  return parseModelVersion(raw);
 }
 
 /**
@@ -121,11 +121,13 @@ export function startHttpInferTrace(
   tracing: ServingTracing | undefined,
   model: LoadedModel,
   headers: Readonly<Record<string, string | string[] | undefined>>,
+  /** Monotonic ms when the request began arriving, when that was before now (HTTP_RECV_START). */
+  receivedAt?: number,
 ): InferTrace | undefined {
   // Triton reads the context in OpenTelemetry mode only.
   const parent = tracing?.settings.mode === 'opentelemetry' ? extractFromHeaders(headers) : undefined;
-  const trace = tracing === undefined ? undefined : startInferTrace(tracing, model.name, parent);
-  trace?.capture('HTTP_RECV_START');
+  const trace = tracing === undefined ? undefined : startInferTrace(tracing, model.name, parent, receivedAt);
+  trace?.capture('HTTP_RECV_START', receivedAt);
   return trace;
 }
 

@@ -14,6 +14,7 @@ import { NOOP_TRACER, type Tracer } from '../tracing/index.ts';
 import type { ServingTracing } from '../serving/infer-trace.ts';
 import { admitKserveCaller, type CallerGate } from './kserve-caller.ts';
 import { sendJson } from './send-body.ts';
+import { ClientGoneSignal } from './client-gone-signal.ts';
 
 export interface KserveDeps {
   inference: InferenceService;
@@ -83,7 +84,7 @@ export function registerKserveRoutes(app: FastifyInstance, deps: KserveDeps, all
     trace?.capture('HTTP_RECV_END');
     let answer: Awaited<ReturnType<typeof runInferExchange>>;
     try {
-      answer = await runInferExchange(inference, deps.sharedMemory, model, bodyBuffer(req.body), req.headers[HEADER_LENGTH], caller, trace);
+      answer = await runInferExchange(inference, deps.sharedMemory, model, bodyBuffer(req.body), req.headers[HEADER_LENGTH], caller, trace, new ClientGoneSignal(reply.raw));
     } catch (err) {
       if (trace !== undefined) endHttpTrace(trace, err);
       throw err;

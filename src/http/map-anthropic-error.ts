@@ -67,6 +67,7 @@ export const ANTHROPIC_ERROR_BY_REASON: Readonly<Record<ErrorReason, AnthropicEr
   model_not_allowed: shape(403, 'permission_error'),
   admin_only: shape(403, 'permission_error'),
   csrf_failed: shape(403, 'permission_error'),
+  unknown_object: shape(404, 'not_found_error'),
 };
 
 export const ANTHROPIC_ERROR_BY_UPSTREAM_FAILURE: Readonly<Record<UpstreamFailure, AnthropicErrorShape>> = {

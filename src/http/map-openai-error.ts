@@ -52,6 +52,8 @@ export const OPENAI_ERROR_BY_REASON: Readonly<Record<ErrorReason, OpenAIErrorSha
   admin_only: shape(403, 'invalid_request_error', 'insufficient_permissions'),
   // The console's session cookie without its x-csrf-token (docs/console.md): the page's own words for it.
   csrf_failed: shape(403, 'permission_error', 'csrf_failed'),
+  // A file or batch id the key cannot see (unknown, deleted, or another key's): OpenAI answers 404 without a code.
+  unknown_object: shape(404, 'invalid_request_error', null),
 };
 
 export const OPENAI_ERROR_BY_UPSTREAM_FAILURE: Readonly<Record<UpstreamFailure, OpenAIErrorShape>> = {

@@ -107,6 +107,21 @@ export function registerInferenceMetrics(registry: Registry, source: () => reado
   }
 }
 
+/**
+ * Herd's own family beside Triton's: requests whose client went away, by where the cancellation found
+ * them. Registered apart so the nv_* families stay exactly Triton's.
+ */
+export function registerCancelledMetrics(registry: Registry, source: () => readonly InferenceStatsSnapshot[]): void {
+  createComputedCounter<ModelLabel | 'stage'>({
+    registry,
+    name: 'herd_inference_cancelled_total',
+    help: 'Inference requests whose client went away (HTTP disconnect, gRPC cancel or deadline): dropped from the queue (stage="queued") or told while running (stage="running")',
+    labelNames: ['model', 'stage', 'version'],
+    read: () => source().flatMap(cancelledSamples),
+    extraLabels: true,
+  });
+}
+
 type CacheStats = NonNullable<InferenceStatsSnapshot['cache']>;
 
 /** Names and HELP text of Triton core's metrics.cc. */
@@ -125,6 +140,13 @@ function labelsOf(s: InferenceStatsSnapshot, extra: Record<string, string> = {})
   const labels: Record<string, string> = { ...extra, model: s.model, version: s.version };
   for (const [key, value] of Object.entries(s.tags ?? {})) labels[`_${key}`] = value;
   return Object.fromEntries(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) as Record<ModelLabel, string>;
+}
+
+/** Both stages of a model version that reports cancellations, zeros included. */
+function cancelledSamples(s: InferenceStatsSnapshot): Sample<ModelLabel | 'stage'>[] {
+  const counts = s.cancelled;
+  if (counts === undefined) return [];
+  return (['queued', 'running'] as const).map((stage) => ({ labels: labelsOf(s, { stage }) as Record<ModelLabel | 'stage', string>, value: counts[stage] }));
 }
 
 /** Every reason gets a series, zeros included, as Triton creates all four when a model loads. */

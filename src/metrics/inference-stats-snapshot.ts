@@ -43,6 +43,8 @@ export interface InferenceStatsSnapshot {
   execution_count: number;
   /** Requests waiting in the scheduler queue, not yet executing (Triton's meaning of "pending"). */
   pending: number;
+  /** Requests whose client went away: dropped while queued, or told while running; undefined leaves the series out. */
+  cancelled?: { queued: number; running: number };
   /** Seconds the last load of this version took; undefined leaves the series out. */
   load_duration_secs?: number;
   /** Response cache hits and misses; present when the model enables response_cache (Triton's nv_cache_* series exist then). */

@@ -8,6 +8,7 @@ import type { ComputeDurations, InferenceRequest, InferenceResult, ResponseSende
 import { classifyTensor } from './classification.ts';
 import type { InferAnswer, InferCall, RequestedOutput } from './infer-call.ts';
 import type { ModelTrace } from './infer-trace.ts';
+import { submitTraced } from './trace-submit.ts';
 import { ResponseStream, type InferStreamEvent } from './response-stream.ts';
 import { createSequenceControls } from './scheduler/sequence-controls.ts';
 import { createModelMetadata, type ModelMetadata } from './model-metadata.ts';
@@ -99,7 +100,8 @@ export class InferenceService {
       yield { error: toHerdError(err), final: true };
       return;
     }
-    const stream = new ResponseStream<InferAnswer>((result) => answer(model, call, result.outputs, result.parameters, result.compute), signal);
+    // The transport's own stream signal, else the call's (a gRPC cancel or an HTTP disconnect).
+    const stream = new ResponseStream<InferAnswer>((result) => answer(model, call, result.outputs, result.parameters, result.compute), signal ?? call.signal);
     // Refusals before execution (validation, a full queue, a timeout) come back here, not through the sender.
     let submitted: Promise<InferenceResult>;
     const trace = call.trace?.startModel(model.name, model.version, call.id);
@@ -137,7 +139,9 @@ export class InferenceService {
     if (responseSender) request.responseSender = responseSender;
     if (call.ensemble !== undefined) request.ensemble = call.ensemble;
     if (call.caller !== undefined) request.caller = call.caller;
-    if (trace !== undefined) request.trace = trace;
+    if (call.signal !== undefined) request.signal = call.signal;
+    // A traced request's tensors and a decoupled model's responses are watched on the way (infer-trace.ts).
+    if (trace !== undefined) return submitTraced(request, model.scheduler, trace);
     return model.scheduler.submit(request);
   }
 

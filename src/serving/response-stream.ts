@@ -1,5 +1,6 @@
 // The responses of one decoupled request: the backend pushes them through the ResponseSender side, the
 // transport reads them as an async iterable, in order, ending after the final one.
+import type { AbortLink } from '../core/abort-link.ts';
 import { HerdError, toHerdError } from '../core/errors.ts';
 import type { InferenceResult, ResponseSender } from './backends/backend.ts';
 
@@ -21,7 +22,7 @@ export class ResponseStream<Answer> implements ResponseSender, AsyncIterable<Inf
   /** `toAnswer` shapes a backend's outputs for the client (requested subset, classification); it may throw. */
   constructor(
     private readonly toAnswer: (result: Extract<InferenceResult, { ok: true }>) => Answer,
-    cancel?: AbortSignal,
+    cancel?: AbortLink,
   ) {
     if (cancel?.aborted) this.controller.abort(cancel.reason);
     else cancel?.addEventListener('abort', () => this.controller.abort(cancel.reason), { once: true });

@@ -46,6 +46,8 @@ export interface RequestTimings {
 
 /** Why a request failed, as Triton labels nv_inference_request_failure. */
 export type FailureReason = 'REJECTED' | 'CANCELED' | 'BACKEND' | 'OTHER';
+/** Where a cancelled request was when its client went away. */
+export type CancelStage = 'queued' | 'running';
 
 const zero = (): Duration => ({ count: 0, ns: 0 });
 // Whole nanoseconds, as Triton reports them: the clock reads fractional milliseconds.
@@ -60,6 +62,8 @@ export class ModelStats {
   private readonly failures: Record<FailureReason, number> = { REJECTED: 0, CANCELED: 0, BACKEND: 0, OTHER: 0 };
   /** Requests queued and not yet executing (nv_inference_pending_request_count, as Triton counts it). */
   pending = 0;
+  /** Requests whose client went away: dropped from the queue, or told while running (herd_inference_cancelled_total). */
+  readonly cancelled: Record<CancelStage, number> = { queued: 0, running: 0 };
 
   constructor(name: string, version: number) {
     this.stats = {

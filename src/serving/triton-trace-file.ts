@@ -17,6 +17,8 @@ export interface TritonTraceTensor {
   shape: readonly number[];
   /** Triton's datatype name: INT32, FP32, BYTES … */
   datatype: string;
+  /** Herd's bound cut the data short (trace-tensor.ts); Triton writes every element and has no such member. */
+  truncated?: boolean;
 }
 
 /** One trace id of a request: the request itself, or (with parent_id) an ensemble step or a BLS call it made. */
@@ -29,7 +31,7 @@ export interface TritonTraceRecord {
   parent_id?: bigint | number;
   /** In the order they happened; frontend ones (HTTP_RECV_START) may come before REQUEST_START. */
   timestamps: readonly TritonTraceTimestamp[];
-  tensors?: readonly TritonTraceTensor[];
+  tensors?: TritonTraceTensor[];
 }
 
 const text = (value: string) => JSON.stringify(value);
@@ -58,7 +60,8 @@ function formatRecord(record: TritonTraceRecord): string {
   }
   if (!headerWritten) parts.unshift(`{${header.join(',')}}`);
   for (const t of record.tensors ?? []) {
-    const tensor = `{"name":${text(t.name)},"data":${text(t.data)},"shape":${text(t.shape.join(','))},"dtype":${text(t.datatype)}}`;
+    const cut = t.truncated ? ',"truncated":true' : '';
+    const tensor = `{"name":${text(t.name)},"data":${text(t.data)},"shape":${text(t.shape.join(','))},"dtype":${text(t.datatype)}${cut}}`;
     parts.push(`{"id":${id},"activity":${text(t.activity)},"tensor":${tensor}}`);
   }
   return parts.join(',');

@@ -97,8 +97,10 @@ export const SERVING_LAYERS: Record<string, readonly string[]> = {
   'trace-sampler.ts': [],
   'triton-trace-file.ts': [],
   'trace-settings.ts': ['trace-sampler.ts', 'triton-trace-file.ts'],
+  'trace-tensor.ts': ['triton-trace-file.ts'],
+  'trace-responses.ts': ['triton-trace-file.ts'],
   // One traced inference (spans or trace-file records): what a request carries down to its backend.
-  'infer-trace.ts': ['trace-settings.ts', 'triton-trace-file.ts'],
+  'infer-trace.ts': ['trace-settings.ts', 'triton-trace-file.ts', 'trace-tensor.ts', 'trace-responses.ts'],
   'server-metadata.ts': [],
   // Read the config.
   'backends/': [CONFIG, 'infer-trace.ts'],
@@ -107,6 +109,8 @@ export const SERVING_LAYERS: Record<string, readonly string[]> = {
   'validate-infer-request.ts': [CONFIG],
   'infer-call.ts': ['backends/', 'infer-trace.ts'],
   'response-stream.ts': ['backends/'],
+  // A traced request handed to its scheduler: its tensors and a decoupled model's responses reported to its trace.
+  'trace-submit.ts': ['backends/', 'infer-trace.ts'],
   // Run backends.
   'scheduler/': [CONFIG, 'backends/', 'stats.ts'],
   'warmup/': [CONFIG, 'backends/', 'scheduler/', 'validate-infer-request.ts'],
@@ -126,6 +130,7 @@ export const SERVING_LAYERS: Record<string, readonly string[]> = {
     'response-stream.ts',
     'scheduler/',
     'stats.ts',
+    'trace-submit.ts',
     'validate-infer-request.ts',
   ],
   'serving-inference-port.ts': ['infer-call.ts', 'inference-service.ts'],
@@ -155,6 +160,9 @@ export const GATEWAY_LAYERS: Record<string, readonly string[]> = {
   'flow/': ['billing/', 'cache/', 'keys/', 'limits/', 'router/', 'resilience/', 'providers/', 'wire/', ...GATEWAY_BASE],
   // admin/ is an application layer over the stores: the admin API's and the CLI's one service (roles, audit, spend).
   'admin/': ['billing/', 'keys/', 'limits/', 'router/', 'resilience/', 'providers/', 'wire/', ...GATEWAY_BASE],
+  // batch/ runs batch lines the way flow/ runs a realtime request, over the ledger's database; only http/ and the
+  // composition root import it.
+  'batch/': ['flow/', 'billing/', 'cache/', 'keys/', 'limits/', 'router/', 'storage/', 'resilience/', 'providers/', 'wire/', ...GATEWAY_BASE],
 };
 
 export const FOLDER_LAYERS: ImportRules['folderLayers'] = { serving: SERVING_LAYERS, gateway: GATEWAY_LAYERS };

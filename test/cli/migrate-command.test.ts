@@ -1,4 +1,4 @@
-// `herd migrate` on SQLite and PostgreSQL: applies the ledger's and the key store's migrations once, says so,
+// `herd migrate` on SQLite and PostgreSQL: applies the ledger's, the batch store's and the key store's migrations once, says so,
 // is a no-op the second time, and refuses a database newer than this build, as the servers then refuse to start.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { runMigrate } from '../../src/cli/migrate-command.ts';
+import { batchStoreMigrations } from '../../src/gateway/batch/batch-store-migrations.ts';
 import { ledgerMigrations } from '../../src/gateway/billing/ledger-migrations.ts';
 import { openLedger } from '../../src/gateway/billing/open-ledger.ts';
 import { keyStoreMigrations, postgresKeyStoreMigrations } from '../../src/gateway/keys/key-store-migrations.ts';
@@ -37,13 +38,16 @@ test('SQLite: applies every migration once, then is up to date; a newer schema i
   const first = await migrate(config);
   assert.deepEqual(first.versions, [
     ['ledger', 0, LEDGER_LATEST],
+    ['batch', 0, batchStoreMigrations.length],
     ['keys', 0, keyStoreMigrations.length],
   ]);
   assert.match(first.lines[0] as string, new RegExp(`^ledger at ${join(dir, 'ledger.db')}: schema v0 -> v${LEDGER_LATEST}, applied v1 \\(`));
-  assert.match(first.lines[1] as string, /^key store at .*keys\.db: schema v0 -> v\d+, applied v1 \(/);
+  assert.match(first.lines[1] as string, new RegExp(`^batch store at ${join(dir, 'ledger.db')}: schema v0 -> v1, applied v1 \\(`));
+  assert.match(first.lines[2] as string, /^key store at .*keys\.db: schema v0 -> v\d+, applied v1 \(/);
   const again = await migrate(config);
   assert.deepEqual(again.lines, [
     `ledger at ${join(dir, 'ledger.db')}: schema v${LEDGER_LATEST}, up to date`,
+    `batch store at ${join(dir, 'ledger.db')}: schema v${batchStoreMigrations.length}, up to date`,
     `key store at ${join(dir, 'keys.db')}: schema v${keyStoreMigrations.length}, up to date`,
   ]);
 
@@ -70,6 +74,7 @@ test('PostgreSQL: the ledger and the key store (on the ledger database by defaul
   const first = await migrate(config);
   assert.deepEqual(first.versions, [
     ['ledger', 0, LEDGER_LATEST],
+    ['batch', 0, batchStoreMigrations.length],
     ['keys', 0, postgresKeyStoreMigrations.length],
   ]);
   assert.match(first.lines[0] as string, /^ledger at postgres:\/\/.*: schema v0 -> v\d+, applied v1 \(/);
@@ -78,10 +83,11 @@ test('PostgreSQL: the ledger and the key store (on the ledger database by defaul
     again.versions.map(([scope, from, to]) => [scope, from === to]),
     [
       ['ledger', true],
+      ['batch', true],
       ['keys', true],
     ],
   );
-  assert.match(again.lines.join('\n'), /up to date\n.*up to date$/);
+  assert.match(again.lines.join('\n'), /up to date\n.*up to date\n.*up to date$/);
 
   const client = new pg.Client({ connectionString: database.url });
   await client.connect();

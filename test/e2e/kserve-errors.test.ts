@@ -343,19 +343,20 @@ test('an unknown version is 404 naming model and version', async () => {
 });
 
 test('a non-numeric version in the URL is 400 naming it', async () => {
+  // Triton's words (core GetModelVersionFromString), which tritonclient's grpc_explicit_*_client examples match on.
   for (const version of ['abc', '-1', '1.0']) {
     await assertError(
       postJson(`${url}/v2/models/simple/versions/${version}/infer`, { inputs: goodInputs() }),
       400,
-      `failed to parse model version '${version}': versions are non-negative integers`,
+      `failed to get model version from specified version string '${version}' (details: versions are non-negative integers), version should be an integral value > 0`,
     );
   }
-  await assertError(request(`${url}/v2/models/simple/versions/x1`), 400, /failed to parse model version 'x1'/);
+  await assertError(request(`${url}/v2/models/simple/versions/x1`), 400, /failed to get model version from specified version string 'x1'/);
   // Digits beyond what a version can be are refused as such, not looked up as "version 1e+23".
   await assertError(
     request(`${url}/v2/models/simple/versions/99999999999999999999999`),
     400,
-    "failed to parse model version '99999999999999999999999': out of range (at most 9007199254740991)",
+    "failed to get model version from specified version string '99999999999999999999999' (details: out of range, at most 9007199254740991), version should be an integral value > 0",
   );
 });
 

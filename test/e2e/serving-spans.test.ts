@@ -76,7 +76,7 @@ test('KServe HTTP infer of simple in OpenTelemetry mode: InferRequest → simple
   const { root, modelSpan } = checkTritonShape(spans, 'simple', 1);
   assert.equal(root.parentSpanId, '', 'no traceparent: a new trace');
   // The frontend's timestamps are InferRequest's events, as Triton's CaptureTimestamp adds them to its root span.
-  assert.deepEqual(names(root), ['HTTP_RECV_START', 'HTTP_RECV_END', 'HTTP_SEND_START', 'HTTP_SEND_END']);
+  assert.deepEqual(names(root), ['HTTP_RECV_START', 'HTTP_RECV_END', 'INFER_RESPONSE_COMPLETE', 'HTTP_SEND_START', 'HTTP_SEND_END']);
   assert.equal(modelSpan.attributes['triton.request_id'], 'req-7');
   assert.equal(root.resource['service.name'], 'herd-serving-spans');
 });

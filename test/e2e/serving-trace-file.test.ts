@@ -67,10 +67,11 @@ test('Triton mode writes the JSON trace file Triton writes: frontend stamps, mod
     'COMPUTE_OUTPUT_START',
     'COMPUTE_END',
     'REQUEST_END',
+    'INFER_RESPONSE_COMPLETE',
     'HTTP_SEND_START',
     'HTTP_SEND_END',
   ]);
-  assert.deepEqual(stamps(ensemble as number), ['HTTP_RECV_START', 'HTTP_RECV_END', 'REQUEST_START', 'REQUEST_END', 'HTTP_SEND_START', 'HTTP_SEND_END']);
+  assert.deepEqual(stamps(ensemble as number), ['HTTP_RECV_START', 'HTTP_RECV_END', 'REQUEST_START', 'REQUEST_END', 'INFER_RESPONSE_COMPLETE', 'HTTP_SEND_START', 'HTTP_SEND_END']);
   assert.deepEqual(stamps(step as number), ['REQUEST_START', 'QUEUE_START', 'COMPUTE_START', 'COMPUTE_INPUT_END', 'COMPUTE_OUTPUT_START', 'COMPUTE_END', 'REQUEST_END']);
   assert.deepEqual(stamps(viaGrpc as number).slice(0, 2), ['GRPC_WAITREAD_START', 'GRPC_WAITREAD_END']);
   // The model header comes at REQUEST_START, after the frontend's first stamps (as tracer.cc streams them).

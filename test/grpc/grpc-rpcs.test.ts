@@ -223,7 +223,11 @@ test("errors: Triton's status codes, the same messages as HTTP", async () => {
     Status.INVALID_ARGUMENT,
     /INPUT1/,
   );
-  await rejectsWith(client.infer('simple', [int32('INPUT0', A), int32('INPUT1', B)], { version: 'x' }), Status.INVALID_ARGUMENT, /failed to parse model version 'x'/);
+  await rejectsWith(
+    client.infer('simple', [int32('INPUT0', A), int32('INPUT1', B)], { version: 'x' }),
+    Status.INVALID_ARGUMENT,
+    /failed to get model version from specified version string 'x'/,
+  );
   await rejectsWith(
     client.rpc('ModelInfer', {
       model_name: 'simple',

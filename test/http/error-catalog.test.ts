@@ -86,6 +86,7 @@ function codeOfReason(reason: ErrorReason): ErrorCode {
     model_not_allowed: 'PERMISSION_DENIED',
     admin_only: 'PERMISSION_DENIED',
     csrf_failed: 'PERMISSION_DENIED',
+    unknown_object: 'NOT_FOUND',
   };
   return codes[reason];
 }

@@ -116,7 +116,7 @@ function costOf(cost: Cost | undefined, cacheHit: boolean): ChatPortCost | undef
 }
 
 /** The gateway reads signals as AbortLinks; a missing one is a signal that never fires. */
-function linkSignal(signal: AbortSignal | undefined): AbortLink {
+function linkSignal(signal: AbortLink | undefined): AbortLink {
   if (signal) return signal;
   return new LightAbortController().signal;
 }

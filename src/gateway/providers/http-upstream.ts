@@ -1,6 +1,8 @@
 // One keep-alive undici Pool per provider base URL, with the two exchanges providers need: POST JSON
-// and read JSON back, or POST JSON and read Server-Sent Events. Every failure leaves as UpstreamError.
+// and read JSON back, or POST JSON and read Server-Sent Events (and, for batch APIs, any method with a
+// streamed body or a streamed answer). Every failure leaves as UpstreamError.
 import type { AbortLink } from '../../core/abort-link.ts';
+import { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import { createParser } from 'eventsource-parser';
 import { AttemptTimer } from './attempt-timer.ts';
@@ -44,6 +46,19 @@ export interface UpstreamCall {
    * leaves at most a few trailing bytes, which are read so the keep-alive socket is reused, not closed.
    */
   isFinal?: (message: SseMessage) => boolean;
+}
+
+/** A request other than POST-JSON (batch APIs: uploads, downloads, DELETE, a POST with no body). */
+export interface ExchangeCall {
+  method: 'GET' | 'POST' | 'DELETE';
+  path: string;
+  /** JSON text, or bytes sent as they come (chunked); absent: no body. */
+  body?: string | AsyncIterable<Uint8Array>;
+  contentType?: string;
+  signal: AbortLink;
+  timeoutMs?: number;
+  /** exchangeStream() only: longest silence between reads once the response began. Defaults to timeoutMs. */
+  idleTimeoutMs?: number;
 }
 
 /** What the reader of postSseText() has seen, read back by it between reads and when it ends. */
@@ -210,6 +225,64 @@ export class HttpUpstream {
     await this.pool.close();
   }
 
+  /** Any method, a text or streamed body, a JSON answer (an empty one reads as undefined). */
+  async exchangeJson(call: ExchangeCall): Promise<unknown> {
+    const timer = new AttemptTimer(call.signal, call.timeoutMs ?? this.options.timeoutMs);
+    try {
+      const response = await this.sendExchange(call, timer, 'application/json');
+      if (response.statusCode >= 400) throw await this.errorFromResponse(response);
+      let text: string;
+      try {
+        text = await response.body.text();
+      } catch (err) {
+        throw this.translate(err, call, timer, 'body');
+      }
+      return text === '' ? undefined : this.parseJson(text, 'response body');
+    } finally {
+      timer.dispose();
+    }
+  }
+
+  /** Any method, the answer's bytes as they arrive (a JSONL download); breaking out releases the socket. */
+  async *exchangeStream(call: ExchangeCall): AsyncGenerator<Buffer> {
+    const timer = new AttemptTimer(call.signal, call.timeoutMs ?? this.options.timeoutMs);
+    let response: UndiciResponse | undefined;
+    try {
+      response = await this.sendExchange(call, timer, '*/*');
+      if (response.statusCode >= 400) throw await this.errorFromResponse(response);
+      const idleMs = call.idleTimeoutMs ?? call.timeoutMs ?? this.options.timeoutMs;
+      const body = response.body[Symbol.asyncIterator]();
+      for (;;) {
+        timer.arm(idleMs);
+        let next: IteratorResult<Buffer>;
+        try {
+          next = await body.next();
+        } catch (err) {
+          throw this.translate(err, call, timer, 'body');
+        }
+        if (next.done) break;
+        // The consumer's own pace (writing to disk) is not the upstream's silence.
+        timer.disarm();
+        yield next.value;
+      }
+    } finally {
+      timer.dispose();
+      if (response !== undefined && !response.body.destroyed) response.body.destroy();
+    }
+  }
+
+  private async sendExchange(call: ExchangeCall, timer: AttemptTimer, accept: string): Promise<UndiciResponse> {
+    const headers: Record<string, string> = { ...this.options.headers, accept };
+    if (call.contentType !== undefined) headers['content-type'] = call.contentType;
+    // A Readable, which undici streams chunked: its body types do not name async iterables.
+    const body = call.body === undefined || typeof call.body === 'string' ? (call.body ?? null) : Readable.from(call.body, { objectMode: false });
+    try {
+      return await this.pool.request({ method: call.method, path: this.pathPrefix + call.path, headers, body, signal: timer.signal });
+    } catch (err) {
+      throw this.translate(err, call, timer, 'connect');
+    }
+  }
+
   private async send(call: UpstreamCall, timer: AttemptTimer, headers: Record<string, string>, method: 'POST' | 'GET' = 'POST'): Promise<UndiciResponse> {
     // Encoded outside the transport's try: a body Herd cannot encode never reached the upstream.
     const body = method === 'GET' ? null : encodeUpstreamBody(call.body);
@@ -230,7 +303,7 @@ export class HttpUpstream {
    * Maps a thrown transport error; a caller abort passes through as the caller's own reason, and so does
    * Herd's own HerdError (a body it could not encode): neither says anything about the upstream.
    */
-  private translate(err: unknown, call: UpstreamCall, timer: AttemptTimer, phase: 'connect' | 'body'): unknown {
+  private translate(err: unknown, call: { signal: AbortLink }, timer: AttemptTimer, phase: 'connect' | 'body'): unknown {
     if (err instanceof HerdError) return err;
     if (call.signal.aborted) return call.signal.reason;
     const code = errorCode(err);

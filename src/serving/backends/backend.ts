@@ -1,5 +1,6 @@
 // The contract between the scheduler and a backend (ONNX Runtime, in-process JS, ...).
 // A backend instance is one loaded copy of one model version; it knows nothing about HTTP.
+import type { AbortLink } from '../../core/abort-link.ts';
 import type { ChatCaller, ModelSpending } from '../../core/chat-port.ts';
 import type { HerdError } from '../../core/errors.ts';
 import type { Parameters, Tensor } from '../../core/tensor.ts';
@@ -24,6 +25,11 @@ export interface InferenceRequest {
   caller?: ChatCaller;
   /** This request's trace when it is traced: the scheduler marks its queue and compute, a backend hands on its context(). */
   trace?: ModelTrace;
+  /**
+   * Fires when the client went away or cancelled (InferCall.signal): the scheduler drops the request while
+   * it is queued; a backend that can stop early reads it while running.
+   */
+  signal?: AbortLink;
 }
 
 /** How a decoupled model's backend answers one request: any number of responses, then the final flag. */

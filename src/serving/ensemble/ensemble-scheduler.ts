@@ -3,7 +3,7 @@
 // the serving side's own inference path (so its model's batcher, queue policy and statistics apply).
 // An ensemble with a decoupled step is itself decoupled: every response of that step runs the steps
 // downstream of it again, and each completed set of ensemble outputs is one response of the ensemble.
-import { HerdError, toHerdError } from '../../core/errors.ts';
+import { cancelled, HerdError, toHerdError } from '../../core/errors.ts';
 import type { Tensor } from '../../core/tensor.ts';
 import type { ComputeDurations, InferenceRequest, InferenceResult, ResponseSender } from '../backends/backend.ts';
 import type { InferAnswer, InferCall, RequestedOutput } from '../infer-call.ts';
@@ -147,7 +147,7 @@ export class EnsembleScheduler implements Scheduler {
       await this.runContext(run, root);
       const totalNs = Number(process.hrtime.bigint() - started);
       if (run.failure === undefined && sender.signal.aborted) {
-        run.failure = new HerdError('UNAVAILABLE', `in ensemble '${config.name}', the request was cancelled`);
+        run.failure = cancelled(`Request cancelled: the client went away before ensemble '${config.name}' finished`);
       }
       if (run.failure !== undefined) {
         if (!sender.closed) sender.send({ ok: false, error: run.failure }, true);
@@ -284,6 +284,11 @@ export class EnsembleScheduler implements Scheduler {
     let failure: HerdError | undefined;
     return new Promise((resolve, reject) => {
       const startReady = () => {
+        // A client gone away: the steps in flight finish (each saw the signal), the later ones never start.
+        if (request.signal?.aborted) {
+          failure ??= cancelled(`Request cancelled: the client went away before ensemble '${config.name}' finished`);
+          return;
+        }
         for (let index = 0; index < plans.length; index++) {
           if (started[index] === 1) continue;
           const plan = plans[index] as StepPlan;
@@ -321,7 +326,10 @@ export class EnsembleScheduler implements Scheduler {
         }
       };
       startReady();
-      if (running === 0) resolve(tensors);
+      if (running === 0) {
+        if (failure) reject(failure);
+        else resolve(tensors);
+      }
     });
   }
 
@@ -342,13 +350,14 @@ export class EnsembleScheduler implements Scheduler {
     const call: InferCall = { modelName: plan.step.model_name, id: request.id, parameters: request.parameters, inputs, outputs: plan.requested, ensemble };
     if (plan.step.model_version >= 0) call.version = plan.step.model_version;
     if (request.caller !== undefined) call.caller = request.caller;
+    if (request.signal !== undefined) call.signal = request.signal;
     // A traced ensemble's steps are traced too: each its own trace id, its model span under the ensemble's.
     if (request.trace !== undefined) call.trace = request.trace.child();
     return call;
   }
 
   private fail(error: HerdError, totalNs: number): InferenceResult {
-    this.options.stats.recordFailure(totalNs, Date.now(), 'OTHER');
+    this.options.stats.recordFailure(totalNs, Date.now(), error.code === 'CANCELLED' ? 'CANCELED' : 'OTHER');
     return { ok: false, error };
   }
 

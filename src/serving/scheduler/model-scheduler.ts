@@ -3,7 +3,8 @@
 // leave as batches (Triton's dynamic batcher). Every accepted request gets exactly one answer,
 // including during shutdown, which first drains the queue.
 import { systemClock, type Clock, type Timer } from '../../core/clock.ts';
-import { HerdError, toHerdError } from '../../core/errors.ts';
+import type { AbortLink } from '../../core/abort-link.ts';
+import { cancelled, HerdError, toHerdError } from '../../core/errors.ts';
 import type { Backend, ComputeDurations, ExecutionMarks, InferenceRequest, InferenceResult } from '../backends/backend.ts';
 import type { ModelQueuePolicy } from '../model-config/model-config.ts';
 import type { FailureReason, ModelStats } from '../stats.ts';
@@ -93,6 +94,11 @@ export class ModelScheduler implements Scheduler {
     } catch (err) {
       return Promise.resolve(this.fail(toHerdError(err), 0, 'REJECTED'));
     }
+    const signal = request.signal;
+    if (signal?.aborted) {
+      this.options.stats.cancelled.queued += 1;
+      return Promise.resolve(this.fail(cancelled(), 0, 'CANCELED'));
+    }
     const policy = this.queue.policyOf(level);
     const timeoutUs = this.timeoutOf(request, policy);
     request.trace?.mark('QUEUE_START');
@@ -105,6 +111,8 @@ export class ModelScheduler implements Scheduler {
         deadline: timeoutUs > 0 ? now + timeoutUs / 1000 : Infinity,
         seq: -1,
         finish: resolve,
+        running: false,
+        unwatch: undefined,
       };
       if (!this.queue.push(item, level)) {
         resolve(this.fail(this.queueFullError(), 0, 'REJECTED'));
@@ -112,8 +120,32 @@ export class ModelScheduler implements Scheduler {
       }
       item.seq = this.seq++;
       this.options.stats.pending += 1;
+      if (signal !== undefined) this.watch(item, signal);
       this.schedule();
     });
+  }
+
+  /**
+   * A queued request whose client goes away leaves the queue at once, answered CANCELLED (Triton's
+   * CANCELED failure); one already running is only counted: its backend reads the same signal.
+   */
+  private watch(item: QueuedRequest, signal: AbortLink): void {
+    const onAbort = () => {
+      if (item.running) {
+        this.options.stats.cancelled.running += 1;
+        return;
+      }
+      if (!this.queue.remove(item)) return;
+      const stats = this.options.stats;
+      stats.pending -= 1;
+      stats.cancelled.queued += 1;
+      item.unwatch = undefined;
+      this.deliver(item, this.fail(cancelled(), (this.clock.now() - item.enqueuedAt) * MS_TO_NS, 'CANCELED'));
+      // The request may have been what a batch was waiting on, or the last thing a drain waited for.
+      this.schedule();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    item.unwatch = () => signal.removeEventListener('abort', onAbort);
   }
 
   /**
@@ -184,6 +216,7 @@ export class ModelScheduler implements Scheduler {
       }
       const items = this.queue.take(count);
       this.options.stats.pending -= items.length;
+      for (const item of items) item.running = true;
       const instance = this.idle.pop() as SchedulerInstance;
       this.inFlight += 1;
       void this.run(instance, items);
@@ -222,6 +255,8 @@ export class ModelScheduler implements Scheduler {
           deadline: Infinity,
           seq: -1,
           finish: () => undefined,
+          running: true,
+          unwatch: undefined,
         }),
       );
       const results = await this.execute(instance, items);
@@ -318,6 +353,7 @@ export class ModelScheduler implements Scheduler {
 
   /** Answers in arrival order when preserve_ordering is set, otherwise at once. */
   private deliver(item: QueuedRequest, result: InferenceResult): void {
+    item.unwatch?.();
     if (!this.options.batching?.preserveOrdering) {
       item.finish(result);
       return;

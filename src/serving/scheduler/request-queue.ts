@@ -15,6 +15,10 @@ export interface QueuedRequest {
   /** Arrival order, used to answer in order when preserve_ordering is set. */
   seq: number;
   finish: (result: InferenceResult) => void;
+  /** Taken from the queue for execution: a cancellation then reaches the backend instead. */
+  running: boolean;
+  /** Removes the cancellation listener once the request is answered. */
+  unwatch: (() => void) | undefined;
 }
 
 /** A FIFO that does not shift arrays on every pop. */
@@ -46,6 +50,14 @@ class Fifo<T> {
       this.head = 0;
     }
     return item;
+  }
+
+  /** Removes one item wherever it waits; false when it is not here. */
+  remove(item: T): boolean {
+    const at = this.items.indexOf(item, this.head);
+    if (at < 0) return false;
+    this.items.splice(at, 1);
+    return true;
   }
 
   /** Removes and returns the items that match, keeping the order of the rest. */
@@ -157,6 +169,18 @@ export class RequestQueue {
       for (let i = 0; i < level.queue.length; i++) min = Math.min(min, (level.queue.at(i) as QueuedRequest).deadline);
     }
     return min;
+  }
+
+  /** Takes out one request whose client went away; false when it is no longer queued. */
+  remove(item: QueuedRequest): boolean {
+    for (const level of this.levels) {
+      if (level.queue.remove(item) || level.delayed.remove(item)) {
+        this.count -= 1;
+        if (item.deadline !== Infinity) this.withDeadline -= 1;
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Removes everything (shutdown of a model that cannot drain). */

@@ -18,9 +18,12 @@ export interface ChatBody {
   messages: { role: string; content: string }[];
 }
 
-/** Answers `echo(<upstream model>): <last user message>`; streams it word by word; `fail-*` upstream models answer 500. */
-export async function startFakeUpstream(options: { frameDelayMs?: number } = {}): Promise<MockUpstream & { closedEarly: number }> {
-  const state = { closedEarly: 0 };
+/**
+ * Answers `echo(<upstream model>): <last user message>`; streams it word by word; `fail-*` upstream models answer 500;
+ * `hold-*` ones never answer a non-streaming call (a caller that leaves closes it: counted in closedEarly).
+ */
+export async function startFakeUpstream(options: { frameDelayMs?: number } = {}): Promise<MockUpstream & { closedEarly: number; holding: number }> {
+  const state = { closedEarly: 0, holding: 0 };
   const upstream = await startMockUpstream(async (req: RecordedRequest, res: ServerResponse, raw: IncomingMessage) => {
     const body = req.body as ChatBody;
     if (body.model.startsWith('fail')) {
@@ -28,6 +31,14 @@ export async function startFakeUpstream(options: { frameDelayMs?: number } = {})
       return;
     }
     const text = `echo(${body.model}): ${body.messages.at(-1)?.content ?? ''}`;
+    if (!body.stream && body.model.startsWith('hold')) {
+      state.holding += 1;
+      raw.socket.on('close', () => {
+        state.holding -= 1;
+        state.closedEarly += 1;
+      });
+      return;
+    }
     if (!body.stream) {
       sendJson(res, 200, openAICompletion(body.model, text));
       return;
@@ -67,7 +78,8 @@ export async function startFakeUpstream(options: { frameDelayMs?: number } = {})
     res.end(encodeSse([{ data: '[DONE]' }]));
   });
   // A getter, not a copy: Object.assign would read the count once.
-  return Object.defineProperty(upstream, 'closedEarly', { get: () => state.closedEarly }) as MockUpstream & { closedEarly: number };
+  Object.defineProperty(upstream, 'holding', { get: () => state.holding });
+  return Object.defineProperty(upstream, 'closedEarly', { get: () => state.closedEarly }) as MockUpstream & { closedEarly: number; holding: number };
 }
 
 export interface RepositoryModel {
@@ -98,7 +110,7 @@ export function llmModel(name: string, options: { model?: string; decoupled?: bo
 
 export interface GatewayHerd {
   server: HerdServer;
-  upstream: MockUpstream & { closedEarly: number };
+  upstream: MockUpstream & { closedEarly: number; holding: number };
   ledgerPath: string;
   /** Ledger request rows written so far (flushed every 50 ms, and on close). */
   ledgerRows(): Record<string, unknown>[];

@@ -11,7 +11,7 @@ import { parseUpstreamModelList } from '../parse-upstream-model-list.ts';
 import { HttpUpstream, type SseRead } from '../http-upstream.ts';
 import { bridgeUnmodeled } from '../bridge-unmodeled.ts';
 import type { AnthropicRequest } from '../../wire/anthropic-messages/anthropic-types.ts';
-import type { Provider, ProviderRequest, ProviderResult, ProviderStreamEvent, ProviderWarning } from '../provider.ts';
+import type { ProviderRequest, ProviderResult, ProviderStreamEvent, ProviderWarning } from '../provider.ts';
 import { SseEventSplitter } from '../../wire/split-sse-events.ts';
 import { DEFAULT_TIMEOUT_MS, type ProviderOptions } from '../provider-options.ts';
 import { UpstreamError } from '../../protocol/upstream-error.ts';
@@ -22,8 +22,11 @@ import { convertAnthropicResponse, isAnthropicResponse } from '../../wire/anthro
 import { convertAnthropicUsage, countAnthropicReasoning } from '../../wire/anthropic-messages/convert-anthropic-usage.ts';
 import { convertAnthropicStreamError, mapAnthropicErrorType, parseAnthropicErrorBody } from '../../wire/anthropic-messages/map-anthropic-error.ts';
 import { AnthropicMessagesPassThrough } from '../../wire/anthropic-messages/pass-anthropic-events.ts';
+import type { BatchCapableProvider, UpstreamBatchClient } from '../upstream-batch-client.ts';
+import { ANTHROPIC_VERSION } from './anthropic-api-version.ts';
+import { createAnthropicBatchClient } from './anthropic-batch-client.ts';
 
-export const ANTHROPIC_VERSION = '2023-06-01';
+export { ANTHROPIC_VERSION };
 const PATH = '/v1/messages';
 // One page: Anthropic's largest; a longer list is cut, which only shortens GET /v1/models.
 const MODELS_PATH = '/v1/models?limit=1000';
@@ -33,17 +36,20 @@ export interface AnthropicProviderOptions extends ProviderOptions {
   defaultMaxTokens?: number;
 }
 
-export function createAnthropicProvider(options: AnthropicProviderOptions): Provider {
+export function createAnthropicProvider(options: AnthropicProviderOptions): BatchCapableProvider {
   return new AnthropicProvider(options);
 }
 
-class AnthropicProvider implements Provider {
+class AnthropicProvider implements BatchCapableProvider {
   readonly name: string;
+  /** Message Batches on the same account; whether Herd uses them is the configuration's choice. */
+  readonly batches: UpstreamBatchClient;
   private readonly upstream: HttpUpstream;
   private readonly defaultMaxTokens: number;
 
   constructor(options: AnthropicProviderOptions) {
     this.name = options.name;
+    this.batches = createAnthropicBatchClient(options);
     this.defaultMaxTokens = options.defaultMaxTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS;
     this.upstream = new HttpUpstream({
       provider: options.name,
@@ -195,8 +201,8 @@ class AnthropicProvider implements Provider {
     return ids;
   }
 
-  close(): Promise<void> {
-    return this.upstream.close();
+  async close(): Promise<void> {
+    await Promise.all([this.upstream.close(), this.batches.close()]);
   }
 
   private bodyError(body: Record<string, unknown>): UpstreamError {

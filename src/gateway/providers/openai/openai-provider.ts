@@ -18,7 +18,7 @@ import { HttpUpstream, type SseRead } from '../http-upstream.ts';
 import { SseEventSplitter } from '../../wire/split-sse-events.ts';
 import { OpenAIChatPassThrough } from '../../wire/openai-chat/pass-openai-chat-events.ts';
 import { OpenAIResponsesPassThrough } from '../../wire/openai-responses/pass-openai-responses-events.ts';
-import type { EmbedRequest, EmbedResult, Provider, ProviderRequest, ProviderResult, ProviderStreamEvent, ProviderWarning } from '../provider.ts';
+import type { EmbedRequest, EmbedResult, ProviderRequest, ProviderResult, ProviderStreamEvent, ProviderWarning } from '../provider.ts';
 import { DEFAULT_TIMEOUT_MS, type ProviderOptions } from '../provider-options.ts';
 import { UpstreamError } from '../../protocol/upstream-error.ts';
 import { convertOpenAIEmbeddingsRequest, convertOpenAIEmbeddingsResponse } from './convert-openai-embeddings.ts';
@@ -29,6 +29,8 @@ import { createPassThroughBody } from '../../wire/openai-chat/create-pass-throug
 import { convertOpenAIUsage } from '../../wire/openai-chat/convert-openai-usage.ts';
 import { mapOpenAIFinishReason } from '../../wire/openai-chat/map-openai-finish-reason.ts';
 import { parseOpenAIErrorBody } from '../../wire/openai-chat/parse-openai-error.ts';
+import type { BatchCapableProvider, UpstreamBatchClient } from '../upstream-batch-client.ts';
+import { createOpenAIBatchClient } from './openai-batch-client.ts';
 
 const PATH = '/chat/completions';
 const MODELS_PATH = '/models';
@@ -42,17 +44,20 @@ interface EndpointPass {
   body: Readonly<JsonObject>;
 }
 
-export function createOpenAIProvider(options: ProviderOptions): Provider {
+export function createOpenAIProvider(options: ProviderOptions): BatchCapableProvider {
   return new OpenAIProvider(options);
 }
 
-class OpenAIProvider implements Provider {
+class OpenAIProvider implements BatchCapableProvider {
   readonly name: string;
+  /** Files + Batch API on the same account (relays may lack it: the configuration says whether Herd uses it). */
+  readonly batches: UpstreamBatchClient;
   private readonly upstream: HttpUpstream;
   private readonly endpoints: ReadonlySet<OpenAIExtraEndpoint>;
 
   constructor(options: ProviderOptions) {
     this.name = options.name;
+    this.batches = createOpenAIBatchClient(options);
     this.endpoints = new Set(options.endpoints ?? []);
     this.upstream = new HttpUpstream({
       provider: options.name,
@@ -329,8 +334,8 @@ class OpenAIProvider implements Provider {
     return ids;
   }
 
-  close(): Promise<void> {
-    return this.upstream.close();
+  async close(): Promise<void> {
+    await Promise.all([this.upstream.close(), this.batches.close()]);
   }
 
   /** A 200 can still carry an error object (relays do this); anything without choices is malformed. */

@@ -36,6 +36,11 @@ export interface JsModelRequest {
   /** Outputs to produce; every output of the config when the client named none (as Triton does). */
   requestedOutputNames(): string[];
   /**
+   * Aborted when the client went away (HTTP disconnect) or cancelled (gRPC cancel or deadline) while the
+   * model runs: a long execute() may stop early; what it then returns for the request is discarded.
+   */
+  readonly signal: AbortSignal;
+  /**
    * Decoupled models only (`model_transaction_policy { decoupled: true }`): where this request's
    * responses go, any number of them, then the final flag; execute() then returns nothing for it.
    */

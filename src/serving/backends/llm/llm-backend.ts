@@ -3,7 +3,7 @@
 // call slot, so instance_group count bounds a model's concurrent calls. A decoupled model streams: one
 // response per text delta, then a final response carrying the finish reason, token counts and cost.
 import type { ChatPort, ChatPortResult } from '../../../core/chat-port.ts';
-import { HerdError, toHerdError } from '../../../core/errors.ts';
+import { cancelled, HerdError, toHerdError } from '../../../core/errors.ts';
 import type { Tensor } from '../../../core/tensor.ts';
 import type { Backend, BackendFactory, BackendLoadContext, InferenceRequest, InferenceResult, ResponseSender } from '../backend.ts';
 import { formatTraceParent, isValidTraceParent } from '../../../tracing/index.ts';
@@ -83,11 +83,13 @@ class LlmInstance implements Backend {
       return { ok: false, error: new HerdError('INVALID_ARG', `llm model '${request.modelName}' is not decoupled: streaming needs model_transaction_policy { decoupled: true }`) };
     const port = this.chatPort();
     if (port instanceof HerdError) return { ok: false, error: port };
+    // The client going away aborts the upstream call; the gateway settles what it used.
+    if (request.signal !== undefined) call.chat.signal = request.signal;
     try {
       const result = await port.complete(call.chat);
       return { ok: true, outputs: createOutputs(call, result, (call.prependInput ? call.prompt : '') + result.text) };
     } catch (err) {
-      return { ok: false, error: this.named(err) };
+      return { ok: false, error: request.signal?.aborted ? cancelled() : this.named(err) };
     }
   }
 

@@ -154,13 +154,17 @@ export class PythonModelInstance implements Backend {
     const traced = requests.find((r) => r.trace !== undefined)?.trace;
     if (traced !== undefined) this.executingTrace = traced;
     this.awaitingReply++;
+    const pending = stub.call({ type: 'execute', requests: items, ...(batch.slot ? { slot: batch.slot } : {}), ...(outputsInShm ? { shm_out: true } : {}) }, batch.parts);
+    // After the execute frame: a cancel the stub reads before it knows the request would be lost.
+    const unwatch = decoupled ? undefined : watchCancels(stub, requests, rids);
     try {
-      reply = await stub.call({ type: 'execute', requests: items, ...(batch.slot ? { slot: batch.slot } : {}), ...(outputsInShm ? { shm_out: true } : {}) }, batch.parts);
+      reply = await pending;
       shm?.release(reply.header['released']);
     } catch (err) {
       const error = toHerdError(err);
       throw new HerdError('UNAVAILABLE', `${error.message} while executing this request; Herd restarts the instance`, { cause: err });
     } finally {
+      unwatch?.();
       this.awaitingReply--;
       if (traced !== undefined && this.executingTrace === traced) this.executingTrace = undefined;
     }
@@ -341,4 +345,27 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Pr
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * An ordinary request whose client goes away while the stub runs it: the stub marks it, so the model's
+ * request.is_cancelled() turns true (decoupled requests are watched through their sender instead).
+ */
+function watchCancels(stub: PythonStubProcess, requests: readonly InferenceRequest[], rids: readonly number[]): (() => void) | undefined {
+  const stops: (() => void)[] = [];
+  for (let i = 0; i < requests.length; i++) {
+    const signal = requests[i]?.signal;
+    if (signal === undefined) continue;
+    const onAbort = () => stub.send({ type: 'cancel', rids: [rids[i]] });
+    if (signal.aborted) {
+      onAbort();
+      continue;
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+    stops.push(() => signal.removeEventListener('abort', onAbort));
+  }
+  if (stops.length === 0) return undefined;
+  return () => {
+    for (const stop of stops) stop();
+  };
 }

@@ -1,0 +1,97 @@
+// The batch store's schema (scope 'batch' in schema_migrations, beside the ledger's and the key store's scopes in
+// the ledger's database): one list per engine, the PostgreSQL one the same tables with BIGINT times. Never edit a released one.
+import type { SqliteMigration } from '../storage/apply-sqlite-migrations.ts';
+
+export const BATCH_STORE_SCOPE = 'batch';
+
+// Times are epoch milliseconds; JSON columns are TEXT. A line's body is a range of its input file, never a copy.
+const BATCH_TABLES_SQL = `
+  CREATE TABLE batch_files (
+    id          TEXT    PRIMARY KEY,
+    key_id      TEXT    NOT NULL,
+    purpose     TEXT    NOT NULL CHECK (purpose IN ('batch', 'batch_output')),
+    filename    TEXT    NOT NULL,
+    bytes       INTEGER NOT NULL CHECK (bytes >= 0),
+    lines       INTEGER NOT NULL CHECK (lines >= 0),
+    created_at  INTEGER NOT NULL,
+    expires_at  INTEGER,
+    deleted_at  INTEGER,
+    storage_ref TEXT    NOT NULL
+  );
+  CREATE INDEX batch_files_listing ON batch_files (key_id, created_at, id);
+  CREATE INDEX batch_files_created ON batch_files (created_at, id);
+
+  CREATE TABLE batches (
+    id                   TEXT    PRIMARY KEY,
+    dialect              TEXT    NOT NULL CHECK (dialect IN ('openai', 'anthropic')),
+    key_id               TEXT    NOT NULL,
+    team_id              TEXT,
+    endpoint             TEXT    NOT NULL,
+    input_file_id        TEXT    NOT NULL,
+    status               TEXT    NOT NULL,
+    completion_window_ms INTEGER NOT NULL,
+    created_at           INTEGER NOT NULL,
+    expires_at           INTEGER NOT NULL,
+    in_progress_at       INTEGER,
+    finalizing_at        INTEGER,
+    completed_at         INTEGER,
+    cancelling_at        INTEGER,
+    cancelled_at         INTEGER,
+    failed_at            INTEGER,
+    expired_at           INTEGER,
+    metadata_json        TEXT,
+    total                INTEGER NOT NULL DEFAULT 0,
+    completed            INTEGER NOT NULL DEFAULT 0,
+    failed               INTEGER NOT NULL DEFAULT 0,
+    output_file_id       TEXT,
+    error_file_id        TEXT,
+    reserved_micros      INTEGER NOT NULL DEFAULT 0,
+    currency             TEXT    NOT NULL,
+    errors_json          TEXT
+  );
+  CREATE INDEX batches_listing ON batches (dialect, key_id, created_at, id);
+  CREATE INDEX batches_status ON batches (status);
+
+  CREATE TABLE batch_lines (
+    batch_id          TEXT    NOT NULL,
+    line_no           INTEGER NOT NULL,
+    custom_id         TEXT    NOT NULL,
+    request_id        TEXT    NOT NULL UNIQUE,
+    body_offset       INTEGER NOT NULL,
+    body_length       INTEGER NOT NULL,
+    model             TEXT,
+    deployment        TEXT,
+    state             TEXT    NOT NULL CHECK (state IN ('pending', 'queued_upstream', 'running', 'succeeded', 'errored', 'canceled', 'expired')),
+    upstream_batch_id TEXT,
+    lease_owner       TEXT,
+    lease_until       INTEGER,
+    attempts          INTEGER NOT NULL DEFAULT 0,
+    result_ref        TEXT,
+    status_code       INTEGER,
+    PRIMARY KEY (batch_id, line_no)
+  );
+  CREATE INDEX batch_lines_claim ON batch_lines (state, lease_until);
+  CREATE INDEX batch_lines_upstream ON batch_lines (upstream_batch_id);
+
+  CREATE TABLE upstream_batches (
+    id                TEXT    PRIMARY KEY,
+    deployment        TEXT    NOT NULL,
+    provider_batch_id TEXT,
+    state             TEXT    NOT NULL,
+    lines             INTEGER NOT NULL DEFAULT 0,
+    created_at        INTEGER NOT NULL,
+    submitted_at      INTEGER,
+    next_poll_at      INTEGER,
+    lease_owner       TEXT,
+    lease_until       INTEGER,
+    input_file_ref    TEXT,
+    output_file_ref   TEXT
+  );
+  CREATE INDEX upstream_batches_poll ON upstream_batches (state, next_poll_at);
+`;
+
+export const batchStoreMigrations: readonly SqliteMigration[] = [{ version: 1, name: 'batch files, batches, lines, upstream batches', sql: BATCH_TABLES_SQL }];
+
+export const postgresBatchStoreMigrations: readonly SqliteMigration[] = [
+  { version: 1, name: 'batch files, batches, lines, upstream batches', sql: BATCH_TABLES_SQL.replaceAll('INTEGER', 'BIGINT') },
+];

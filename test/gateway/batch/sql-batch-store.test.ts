@@ -1,0 +1,204 @@
+// The batch store on SQLite (a temp file) and PostgreSQL (a schema of its own, dropped after; skipped without
+// DATABASE_URL): files and their pages, batches and guarded status changes, lines and leases taken over at expiry.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Batch, BatchFile, BatchLine, BatchStore } from '../../../src/gateway/batch/batch-store.ts';
+import { openBatchStore } from '../../../src/gateway/batch/open-batch-store.ts';
+import { openLedger } from '../../../src/gateway/billing/open-ledger.ts';
+import { DATABASE_URL, dropSchema, skipWithoutPostgres, uniqueSchema } from '../billing/pg-test-schema.ts';
+
+function bothEngines(name: string, body: (store: BatchStore) => Promise<void>): void {
+  test(`${name} (sqlite)`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'herd-batch-store-'));
+    // Beside a real ledger in the same file: the batch scope's migrations leave the ledger's alone.
+    const ledger = await openLedger(`sqlite:${join(dir, 'herd.db')}`);
+    const store = await openBatchStore(`sqlite:${join(dir, 'herd.db')}`);
+    try {
+      await body(store);
+    } finally {
+      await store.close();
+      await ledger.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  test(`${name} (postgres)`, { skip: skipWithoutPostgres('batch store on PostgreSQL') }, async () => {
+    const schema = uniqueSchema('h_batch');
+    const store = await openBatchStore(DATABASE_URL as string, { schema, poolSize: 2 });
+    try {
+      await body(store);
+    } finally {
+      await store.close();
+      await dropSchema(schema);
+    }
+  });
+}
+
+const file = (id: string, keyId: string, createdAt: number, extra: Partial<BatchFile> = {}): BatchFile => ({
+  id,
+  keyId,
+  purpose: 'batch',
+  filename: `${id}.jsonl`,
+  bytes: 100,
+  lines: 2,
+  createdAt,
+  expiresAt: undefined,
+  deletedAt: undefined,
+  storageRef: `ref-${id}`,
+  ...extra,
+});
+
+const batch = (id: string, keyId: string, createdAt: number): Batch => ({
+  id,
+  dialect: 'openai',
+  keyId,
+  teamId: undefined,
+  endpoint: '/v1/chat/completions',
+  inputFileId: 'file-a',
+  status: 'validating',
+  completionWindowMs: 86_400_000,
+  createdAt,
+  expiresAt: createdAt + 86_400_000,
+  inProgressAt: undefined,
+  finalizingAt: undefined,
+  completedAt: undefined,
+  cancellingAt: undefined,
+  cancelledAt: undefined,
+  failedAt: undefined,
+  expiredAt: undefined,
+  metadata: { job: 'nightly' },
+  total: 3,
+  completed: 0,
+  failed: 0,
+  outputFileId: undefined,
+  errorFileId: undefined,
+  reservedMicros: 1_500_000,
+  currency: 'USD',
+  errors: undefined,
+});
+
+const line = (batchId: string, lineNo: number): BatchLine => ({
+  batchId,
+  lineNo,
+  customId: `req-${lineNo}`,
+  requestId: `${batchId}-${lineNo}`,
+  bodyOffset: lineNo * 100,
+  bodyLength: 99,
+  model: undefined,
+  deployment: undefined,
+  state: 'pending',
+  upstreamBatchId: undefined,
+  leaseOwner: undefined,
+  leaseUntil: undefined,
+  attempts: 0,
+  resultRef: undefined,
+  statusCode: undefined,
+});
+
+bothEngines('files: stored, read back with their numbers, paged by cursor in both orders, deleted once', async (store) => {
+  const now = 1_800_000_000_000;
+  for (let i = 1; i <= 5; i++) await store.insertFile(file(`file-${i}`, i % 2 === 0 ? 'hk_b' : 'hk_a', now + i * 1000));
+  await store.insertFile(file('file-old', 'hk_a', now, { expiresAt: now + 10 }));
+  assert.deepEqual(await store.getFile('file-2'), file('file-2', 'hk_b', now + 2000));
+  assert.equal(await store.getFile('file-none'), undefined);
+
+  const first = await store.listFiles({ keyId: undefined, purpose: 'batch', after: undefined, limit: 2, order: 'desc', now: now + 100 });
+  assert.deepEqual(
+    first.items.map((f) => f.id),
+    ['file-5', 'file-4'],
+  );
+  assert.equal(first.hasMore, true);
+  const rest = await store.listFiles({ keyId: undefined, purpose: undefined, after: 'file-4', limit: 10, order: 'desc', now: now + 100 });
+  assert.deepEqual(
+    rest.items.map((f) => f.id),
+    ['file-3', 'file-2', 'file-1'],
+    'the expired file is not listed',
+  );
+  assert.equal(rest.hasMore, false);
+  const mine = await store.listFiles({ keyId: 'hk_a', purpose: undefined, after: 'file-1', limit: 10, order: 'asc', now: now + 100 });
+  assert.deepEqual(
+    mine.items.map((f) => f.id),
+    ['file-3', 'file-5'],
+  );
+  assert.deepEqual((await store.listFiles({ keyId: undefined, purpose: undefined, after: 'file-unknown', limit: 10, order: 'asc', now })).items, []);
+
+  assert.equal(await store.markFileDeleted('file-3', now + 9), true);
+  assert.equal(await store.markFileDeleted('file-3', now + 10), false);
+  assert.equal((await store.getFile('file-3'))?.deletedAt, now + 9);
+  const after = await store.listFiles({ keyId: 'hk_a', purpose: 'batch', after: undefined, limit: 10, order: 'asc', now: now + 100 });
+  assert.deepEqual(
+    after.items.map((f) => f.id),
+    ['file-1', 'file-5'],
+  );
+});
+
+bothEngines('batches: metadata and errors round-trip as JSON; a status change guarded by the current status', async (store) => {
+  const now = 1_800_000_000_000;
+  await store.insertBatch(batch('batch_1', 'hk_a', now));
+  await store.insertBatch(batch('batch_2', 'hk_b', now + 1));
+  assert.deepEqual(await store.getBatch('batch_1'), batch('batch_1', 'hk_a', now));
+  assert.equal(await store.updateBatch('batch_1', { status: 'in_progress', inProgressAt: now + 5 }, ['validating']), true);
+  assert.equal(await store.updateBatch('batch_1', { status: 'in_progress' }, ['validating']), false, 'no longer validating');
+  assert.equal(await store.updateBatch('batch_1', { errors: { object: 'list', data: [{ line: 2, message: 'bad' }] }, completed: 2 }), true);
+  const read = await store.getBatch('batch_1');
+  assert.equal(read?.status, 'in_progress');
+  assert.equal(read?.inProgressAt, now + 5);
+  assert.equal(read?.completed, 2);
+  assert.deepEqual(read?.errors, { object: 'list', data: [{ line: 2, message: 'bad' }] });
+  const page = await store.listBatches({ dialect: 'openai', keyId: undefined, after: undefined, limit: 1, order: 'desc' });
+  assert.deepEqual(
+    page.items.map((b) => b.id),
+    ['batch_2'],
+  );
+  assert.equal(page.hasMore, true);
+  assert.deepEqual((await store.listBatches({ dialect: 'anthropic', keyId: undefined, after: undefined, limit: 5, order: 'desc' })).items, []);
+});
+
+bothEngines('lines: inserted in chunks, claimed under a lease, taken over when it expires, updated only by the holder', async (store) => {
+  const lines = Array.from({ length: 1203 }, (_, i) => line('batch_1', i + 1));
+  await store.insertLines(lines);
+  assert.deepEqual(await store.countLines('batch_1'), { pending: 1203 });
+  assert.deepEqual(
+    (await store.listLines('batch_1', 1202, 10)).map((l) => l.lineNo),
+    [1202, 1203],
+  );
+
+  const now = 1_800_000_000_000;
+  const a = await store.claimLines({ owner: 'replica-a', states: ['pending'], now, leaseMs: 1000, limit: 3 });
+  assert.deepEqual(
+    a.map((l) => [l.lineNo, l.leaseOwner, l.leaseUntil, l.attempts]),
+    [
+      [1, 'replica-a', now + 1000, 1],
+      [2, 'replica-a', now + 1000, 1],
+      [3, 'replica-a', now + 1000, 1],
+    ],
+  );
+  const b = await store.claimLines({ owner: 'replica-b', states: ['pending'], now: now + 10, leaseMs: 1000, limit: 2 });
+  assert.deepEqual(
+    b.map((l) => l.lineNo),
+    [4, 5],
+    'leased lines are skipped',
+  );
+  assert.equal(await store.updateLine('batch_1', 1, { state: 'succeeded', statusCode: 200, resultRef: 'r1:0:10' }, 'replica-b'), false, 'not the holder');
+  assert.equal(
+    await store.updateLine('batch_1', 1, { state: 'succeeded', statusCode: 200, resultRef: 'r1:0:10', leaseOwner: undefined, leaseUntil: undefined }, 'replica-a'),
+    true,
+  );
+
+  // replica-a dies: its other lines' leases expire and replica-b takes them.
+  const takeover = await store.claimLines({ owner: 'replica-b', states: ['pending'], now: now + 1001, leaseMs: 1000, limit: 2, batchId: 'batch_1' });
+  assert.deepEqual(
+    takeover.map((l) => [l.lineNo, l.leaseOwner, l.attempts]),
+    [
+      [2, 'replica-b', 2],
+      [3, 'replica-b', 2],
+    ],
+  );
+  const done = (await store.listLines('batch_1', 1, 1))[0];
+  assert.equal(done?.state, 'succeeded');
+  assert.equal(done?.statusCode, 200);
+  assert.equal(done?.leaseOwner, undefined);
+  assert.deepEqual(await store.countLines('batch_1'), { pending: 1202, succeeded: 1 });
+});
