@@ -38,12 +38,7 @@ export const serverSchema = z.strictObject({
       timeout_ms: z.number().int().min(0).default(20_000).describe('--grpc-keepalive-timeout: ms to wait for a ping answer'),
       permit_without_calls: z.boolean().default(false).describe('--grpc-keepalive-permit-without-calls'),
       http2_max_pings_without_data: z.number().int().min(0).default(2).describe('--grpc-http2-max-pings-without-data'),
-      http2_min_recv_ping_interval_without_data_ms: z
-        .number()
-        .int()
-        .min(0)
-        .default(300_000)
-        .describe('--grpc-http2-min-recv-ping-interval-without-data (accepted; not enforced)'),
+      http2_min_recv_ping_interval_without_data_ms: z.number().int().min(0).default(300_000).describe('--grpc-http2-min-recv-ping-interval-without-data (accepted; not enforced)'),
       http2_max_ping_strikes: z.number().int().min(0).default(2).describe('--grpc-http2-max-ping-strikes (accepted; not enforced)'),
     })
     .prefault({})
