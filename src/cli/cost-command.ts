@@ -3,6 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { HerdError } from '../core/errors.ts';
+import { createBatchDiscounts } from '../gateway/billing/batch-price.ts';
 import { convertCostProjectionToJson, formatCostProjection, projectCosts } from '../gateway/billing/cost-projection.ts';
 import { openLedger, parseLedgerLocation } from '../gateway/billing/open-ledger.ts';
 import { createPriceCatalog } from '../gateway/billing/price-catalog.ts';
@@ -56,7 +57,8 @@ export async function runCost(flags: CostFlags, io: BillingCliIo): Promise<void>
   const priced = { ...config, ...(billing ? { billing } : {}) };
   const atMs = flags.at === undefined ? now : parseSince(flags.at, now);
   const profile = await loadProfile(flags, priced, location, now);
-  const projection = projectCosts({ profile, config: priced, catalog: createPriceCatalog(priced), rates: createSettlementRates(priced), atMs });
+  const batchDiscounts = createBatchDiscounts(priced.providers, billing?.batch_discount);
+  const projection = projectCosts({ profile, config: priced, catalog: createPriceCatalog(priced), rates: createSettlementRates(priced), atMs, batchDiscounts });
   io.stdout(flags.json ? `${JSON.stringify(convertCostProjectionToJson(projection), null, 2)}\n` : formatCostProjection(projection));
 }
 

@@ -127,6 +127,12 @@ export const billingConfigSchema = z.strictObject({
   alerts: alertsConfigSchema
     .default({ thresholds: [50, 80, 100], max_attempts: 8, timeout_ms: 10_000, lease_ms: 30_000, poll_interval_ms: 1000 })
     .describe('budget alerts: a webhook called once per budget, period and threshold crossed'),
+  batch_discount: z
+    .record(z.string().min(1), z.number().min(0).max(1))
+    .default({})
+    .describe(
+      'by provider name: the fraction taken off its realtime prices for lines of a client batch sent to its batch API (0.5: half price), where a price has no batch rate of its own; absent: 0.5 for providers of type openai, anthropic and gemini (their documented batch pricing), none elsewhere',
+    ),
   prices: z
     .array(billingPriceSchema)
     .default([])
@@ -154,6 +160,9 @@ export function checkBillingConfig(config: { billing: BillingConfig } & Pick<Gat
   }
   if (billing.alerts.secret_env !== undefined && billing.alerts.webhook_url === undefined) {
     report(['billing', 'alerts', 'secret_env'], 'needs webhook_url (where the signed alerts go)');
+  }
+  for (const name of Object.keys(billing.batch_discount)) {
+    if (!(name in config.providers)) report(['billing', 'batch_discount', name], `unknown provider '${name}'`);
   }
   const owners = new Map<string, string>();
   for (const [name, model] of Object.entries(config.models)) {

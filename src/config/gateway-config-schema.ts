@@ -57,6 +57,15 @@ export const authSchema = z.strictObject({
     .describe('Slows key guessing: a per-address count of incorrect keys. Other addresses are not affected; behind a proxy every client shares its address.'),
 });
 
+/** A batch API's rate, per million tokens like the realtime one; cache prices it leaves out scale with input. */
+export const batchPriceSchema = z.strictObject({
+  input: usdPerMTok.describe('per million prompt tokens of a batch line'),
+  output: usdPerMTok.describe('per million completion tokens of a batch line'),
+  cached_input: usdPerMTok.optional().describe('absent: the realtime cached_input × (batch input ÷ realtime input)'),
+  cache_write: usdPerMTok.optional().describe('absent: the realtime cache_write × (batch input ÷ realtime input)'),
+  cache_write_1h: usdPerMTok.optional().describe('absent: the realtime cache_write_1h × (batch input ÷ realtime input)'),
+});
+
 /** USD per million tokens, as the maker (or a relay) lists it. */
 export const priceSchema = z.strictObject({
   input: usdPerMTok.describe('USD per million prompt tokens'),
@@ -64,6 +73,7 @@ export const priceSchema = z.strictObject({
   cached_input: usdPerMTok.optional().describe("prompt tokens read from the upstream's cache; absent: 0.1 × input on anthropic providers, input elsewhere"),
   cache_write: usdPerMTok.optional().describe('prompt tokens written to a cache for 5 minutes (Anthropic); absent: 1.25 × input on anthropic providers, input elsewhere'),
   cache_write_1h: usdPerMTok.optional().describe('prompt tokens written to a cache for 1 hour (Anthropic); absent: 2 × input on anthropic providers, cache_write elsewhere'),
+  batch: batchPriceSchema.optional().describe("lines of a client batch sent to this provider's batch API; absent: these prices less billing.batch_discount for the provider"),
 });
 
 const retrySchema = z.strictObject({

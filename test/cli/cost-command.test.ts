@@ -74,9 +74,11 @@ test('1M output tokens a month of gpt-4.1 at $8/M: official at ¥7.3 → ¥58.40
   await runCost({ config, model: 'gpt-4.1', output: '1000000', per: 'month' }, io);
   const text = io.text();
   assert.match(text, /^Monthly cost \(30 days\) in CNY; true USD at the market rate ¥7\.3\/\$; usage: --model gpt-4\.1 \(per month\)\n/);
-  assert.match(text, /gpt-4\.1 +0 +1,000,000 +holysheep +×1 +¥8\.00 +\$1\.10 +cheapest/);
-  assert.match(text, /\n +openai +×7\.3 +¥58\.40 +\$8\.00 +\+¥50\.40/);
+  // As batch: both are of type openai, half price by default (billing.batch_discount).
+  assert.match(text, /gpt-4\.1 +0 +1,000,000 +holysheep +×1 +¥8\.00 +\$1\.10 +¥4\.00 +cheapest/);
+  assert.match(text, /\n +openai +×7\.3 +¥58\.40 +\$8\.00 +¥29\.20 +\+¥50\.40/);
   assert.match(text, /saving ¥50\.40 \(86\.30%\)\./);
+  assert.match(text, /Sent as batches where a route has a batch price \(up to 24 h\), each model where it is then cheapest: ¥4\.00\/month, saving ¥4\.00 more\./);
 });
 
 test("seed 000's monthly example, computed right: 10万/5万/50万 output tokens a day of GPT-4.1, Claude, DeepSeek", async () => {
@@ -104,6 +106,11 @@ test("seed 000's monthly example, computed right: 10万/5万/50万 output tokens
     saving_micros: 332_640_000,
     saving: '332.64',
     saving_percent: '86.30',
+    // Every route here is of type openai, anthropic or gemini: half price as batches.
+    batch_cheapest_micros: 26_400_000,
+    batch_cheapest: '26.40',
+    batch_saving_micros: 26_400_000,
+    batch_saving: '26.40',
   });
   assert.deepEqual(
     json.provider_totals.map((p: { provider: string; cost: string }) => [p.provider, p.cost]),

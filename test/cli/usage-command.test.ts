@@ -76,9 +76,10 @@ test('a table by model and by provider, with totals in ¥ and $', async () => {
   await runUsage({ ledger: `sqlite:${file}`, by: 'provider', since: '7d' }, io);
   const text = io.text();
   assert.match(text, /^Usage from 2026-05-14 12:00 UTC to 2026-05-21 12:00 UTC by provider\n/);
-  assert.match(text, /holysheep +1 +0 +0 +0 +0 +0 +1,000,000 +0 +¥8\.00 +\$1\.10 +\$8\.00 +¥0\.00 +¥0\.00/);
-  assert.match(text, /openai +1 +0 +0 +0 +0 +0 +1,000,000 +0 +¥58\.40 +\$8\.00 +\$8\.00 +¥0\.00 +¥0\.00/);
-  assert.match(text, /total +2 +0 +0 +0 +0 +0 +2,000,000 +0 +¥66\.40 +\$9\.10 +\$16\.00 +¥0\.00 +¥0\.00/, 'the April request is outside --since 7d');
+  // After list USD: rate saved (list less true USD), batch saved, cache saved, read saved.
+  assert.match(text, /holysheep +1 +0 +0 +0 +0 +0 +1,000,000 +0 +¥8\.00 +\$1\.10 +\$8\.00 +\$6\.90 +\$0\.00 +¥0\.00 +¥0\.00/);
+  assert.match(text, /openai +1 +0 +0 +0 +0 +0 +1,000,000 +0 +¥58\.40 +\$8\.00 +\$8\.00 +\$0\.00 +\$0\.00 +¥0\.00 +¥0\.00/);
+  assert.match(text, /total +2 +0 +0 +0 +0 +0 +2,000,000 +0 +¥66\.40 +\$9\.10 +\$16\.00 +\$6\.90 +\$0\.00 +¥0\.00 +¥0\.00/, 'the April request is outside --since 7d');
   assert.match(text, /true USD: that at the market rate/);
 });
 
@@ -110,9 +111,49 @@ test('--json is exact (micros and tokens) with cent strings, grouped by key with
       saved: '0.00',
       cache_read_saved_micros: 0,
       cache_read_saved: '0.00',
+      rate_saved_usd_micros: 0,
+      rate_saved_usd: '0.00',
+      batch_requests: 0,
+      batch_saved_usd_micros: 0,
+      batch_saved_usd: '0.00',
     },
   ]);
   assert.equal(json.totals[0].cost, '58.40');
+});
+
+test('batch lines: the saving from batching beside the saving from the exchange rate, in the table and --json', async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'herd-usage-')), 'herd.db');
+  const ledger = SqliteLedger.open(file);
+  const at = Date.parse('2026-05-21T09:00:00Z');
+  const tokens = { promptTokens: 0, cachedPromptTokens: 0, completionTokens: 1_000_000, reasoningTokens: 0 };
+  // gpt-4.1's 1M output at half price ($4 list, ¥29.20 at ¥7.3/$), realtime list $8; a relay's realtime line at ¥1/$.
+  ledger.record(
+    sampleRequest({
+      ...tokens,
+      requestId: 'line1',
+      startedAt: at,
+      provider: 'openai',
+      batchId: 'batch_1',
+      costMicros: 29_200_000,
+      usdMicros: 4_000_000,
+      listUsdMicros: 4_000_000,
+      realtimeListUsdMicros: 8_000_000,
+    }),
+    [],
+  );
+  ledger.record(sampleRequest({ ...tokens, requestId: 'rt', startedAt: at, provider: 'holysheep', costMicros: 8_000_000, usdMicros: 1_095_890, listUsdMicros: 8_000_000 }), []);
+  await ledger.close();
+  const io = captureIo();
+  await runUsage({ ledger: file, by: 'provider', since: '7d' }, io);
+  const text = io.text();
+  assert.match(text, /openai +1 +0 +0 +0 +0 +0 +1,000,000 +0 +¥29\.20 +\$4\.00 +\$4\.00 +\$0\.00 +\$4\.00 /);
+  assert.match(text, /holysheep +1 .* +\$8\.00 +\$6\.90 +\$0\.00 /);
+  assert.match(text, /total +2 .* +\$12\.00 +\$6\.90 +\$4\.00 /);
+  assert.match(text, /batch saved: batch lines at the realtime list price less their batch price \(1 batch line\(s\)\)/);
+  const json = captureIo();
+  await runUsage({ ledger: file, by: 'provider', since: '7d', json: true }, json);
+  const [total] = JSON.parse(json.text()).totals as Array<Record<string, unknown>>;
+  assert.deepEqual([total?.batch_requests, total?.batch_saved_usd_micros, total?.rate_saved_usd_micros], [1, 4_000_000, 6_904_110]);
 });
 
 test('per key: prompt-cache reads and writes, and what the reads saved, apart from what cache hits saved', async () => {
@@ -198,8 +239,8 @@ test('by key: the master key is named once, and sums below a cent show their dig
   assert.match(text, /\n\s*master \(\$HERD_MASTER_KEY\) +1 /);
   assert.doesNotMatch(text, /master \(master/);
   assert.match(text, /key_t \(tiny\) +1 /);
-  assert.match(text, /master .* ¥0\.0042 +\$0\.00058 +\$0\.0042 +¥0\.00\b/);
-  assert.match(text, /key_t .* ¥0\.000012 +\$0\.000002 +\$0\.000012 +¥0\.00\b/);
+  assert.match(text, /master .* ¥0\.0042 +\$0\.00058 +\$0\.0042 +\$0\.0036 +\$0\.00 +¥0\.00\b/);
+  assert.match(text, /key_t .* ¥0\.000012 +\$0\.000002 +\$0\.000012 +\$0\.000010 +\$0\.00 +¥0\.00\b/);
   assert.match(text, /total .* ¥0\.0042 +\$0\.00058 +\$0\.0042 /, 'the total (4212 micro-yuan) to two significant digits');
   assert.doesNotMatch(text, /¥0\.00 +\$0\.00 /, 'no spend reads as zero');
 });

@@ -13,6 +13,8 @@ import type { BudgetLine, Ledger, ReleaseResult, RequestRecord, Reservation, Res
 import type { CurrencyCode, Micros } from './money.ts';
 import { createPriceCatalog, type PriceCatalog } from './price-catalog.ts';
 import { createSettlementRates, priceTokens, type Cost, type SettlementRates } from './price-usage.ts';
+import { createBatchDiscounts, findBatchPrice, priceBatchTokens, type BatchCost } from './batch-price.ts';
+import type { Rational } from './rational.ts';
 import type { CompletionMeta, ChatMeta } from '../router/chat-meta.ts';
 import type { StreamResult } from '../protocol/stream-relay-types.ts';
 
@@ -59,6 +61,13 @@ export interface FinishBase {
   httpStatus?: number;
   /** Whether reserve() ran for this request (default true): decides whether there is a reservation to settle. */
   reserved?: boolean;
+  /**
+   * A line of a client batch: the row's batch_id, and the batch's one reservation is settled by this line's
+   * cost (Ledger.settlePart, by requestId), not a reservation of its own (`reserved` is then ignored; a line
+   * that got no answer settles nothing: the batch's release refunds it). `upstreamBatch`: answered through
+   * the upstream's batch API, billed at the batch price; false: run realtime, billed at the realtime price.
+   */
+  batch?: { id: string; upstreamBatch: boolean } | undefined;
 }
 
 export type FinishInput = FinishBase &
@@ -83,6 +92,8 @@ export class BillingService {
   readonly currency: CurrencyCode;
   readonly catalog: PriceCatalog;
   readonly rates: SettlementRates;
+  /** billing.batch_discount with its defaults, by provider. */
+  readonly batchDiscounts: ReadonlyMap<string, Rational>;
   readonly ledger: Ledger;
   /** Alert thresholds (percent) for owners that set none: billing.alerts.thresholds. */
   readonly defaultThresholds: readonly number[];
@@ -98,7 +109,15 @@ export class BillingService {
     this.now = options.now ?? Date.now;
     this.catalog = createPriceCatalog(options.config);
     this.rates = createSettlementRates(options.config);
+    this.batchDiscounts = createBatchDiscounts(options.config.providers, options.config.billing?.batch_discount);
     this.currency = this.rates.currency;
+  }
+
+  /** As price(), for a batch line answered through the upstream's batch API: its batch price (the realtime one where it has none), with the realtime list price beside. */
+  priceBatch(input: Parameters<BillingService['price']>[0]): BatchCost {
+    const at = input.atMs ?? this.now();
+    const price = findBatchPrice(this.catalog, this.batchDiscounts, input.provider, input.model, at, input.upstreamModel);
+    return priceBatchTokens(input.usage, price ?? this.catalog.get(input.provider, input.model, at, input.upstreamModel), input.provider, this.rates);
   }
 
   /** Cost of `usage` on (provider, model) with the price in force at `atMs`; `upstreamModel`, the id sent, may match billing.prices' `match` entries. */
@@ -164,7 +183,7 @@ export class BillingService {
   finishDurably(input: FinishInput): { committed: Promise<void>; done: Promise<FinishResult>; cost: Cost | undefined } {
     const finishedAt = this.now();
     const answer = this.describeAnswer(input);
-    const { request, attempts } = createLedgerRecords(
+    const records = createLedgerRecords(
       {
         requestId: input.requestId,
         keyId: input.key.id,
@@ -188,6 +207,8 @@ export class BillingService {
       answer,
       this.currency,
     );
+    const { attempts } = records;
+    const request = input.batch === undefined ? records.request : withBatch(records.request, input.batch.id, answer.cost);
     let committed: Promise<void>;
     try {
       committed = this.ledger.record(request, attempts);
@@ -205,6 +226,7 @@ export class BillingService {
    * its request row alone (a transaction per request cost a third of the gateway's throughput).
    */
   private async settleAfter(committed: Promise<void>, input: FinishInput, answer: AnswerFacts, request: RequestRecord): Promise<FinishResult> {
+    if (input.batch !== undefined) return this.settleBatchLine(committed, input, input.batch.id, answer, request);
     const reserved = input.reserved ?? true;
     let settlement: SettleResult | ReleaseResult | undefined;
     if (reserved) {
@@ -223,6 +245,20 @@ export class BillingService {
       }
     }
     return { cost: answer.cost, settlement, record: request };
+  }
+
+  /** A batch line: its cost moves from the batch's reservation to settled spend once its row is committed (idempotent by request id). */
+  private async settleBatchLine(committed: Promise<void>, input: FinishInput, batchId: string, answer: AnswerFacts, request: RequestRecord): Promise<FinishResult> {
+    if (answer.model === undefined) return { cost: answer.cost, settlement: undefined, record: request };
+    await committed.catch(() => undefined);
+    const resolve = () => this.ledger.settlePart(batchId, input.requestId, request.costMicros, input.startedAt);
+    try {
+      await resolve();
+    } catch (err) {
+      if ((err as Partial<HerdError>).code === 'UNAVAILABLE') this.retryLater(input.requestId, resolve);
+      throw err;
+    }
+    return { cost: answer.cost, settlement: undefined, record: request };
   }
 
   /** Settlements and releases waiting for the ledger to answer again (see retryLater). */
@@ -250,7 +286,9 @@ export class BillingService {
   }
 
   private describeAnswer(input: FinishInput): AnswerFacts {
-    const priced = (provider: string, model: string, upstreamModel: string, usage: Usage) => this.price({ provider, model, upstreamModel, usage, atMs: input.startedAt });
+    const atBatchPrice = input.batch?.upstreamBatch === true;
+    const priced = (provider: string, model: string, upstreamModel: string, usage: Usage) =>
+      (atBatchPrice ? this.priceBatch : this.price).call(this, { provider, model, upstreamModel, usage, atMs: input.startedAt });
     switch (input.outcome) {
       case 'completion':
       case 'stream': {
@@ -298,6 +336,12 @@ export class BillingService {
         };
     }
   }
+}
+
+/** A batch line's row: its batch, and the realtime list price beside what it was billed (equal when priced realtime). */
+function withBatch(request: RequestRecord, batchId: string, cost: Cost | undefined): RequestRecord {
+  const realtime = cost !== undefined && 'realtimeListUsdMicros' in cost ? (cost as BatchCost).realtimeListUsdMicros : request.listUsdMicros;
+  return { ...request, batchId, realtimeListUsdMicros: realtime };
 }
 
 function sumAttemptTime(meta: ChatMeta): number {

@@ -1,6 +1,7 @@
 // How both ledgers store a reservation's budget lines (JSON on its row), read back rows written before
 // lines existed (the key's UTC day and month), and find the alert thresholds a settlement crosses.
 import { createHash } from 'node:crypto';
+import { HerdError } from '../../core/errors.ts';
 import type { BudgetLine, Reservation, ReserveInput, Spend } from './ledger.ts';
 import type { Micros } from './money.ts';
 
@@ -99,4 +100,19 @@ export function openReservation(input: Pick<ReserveInput, 'requestId' | 'keyId' 
     spent: keySpend(input.keyId, input.lines, lineSpend),
     lineSpend,
   };
+}
+
+/** What an open reservation still holds once `partMicros` of it were settled line by line (settlePart): never below zero. */
+export function heldMicros(state: string, estimateMicros: Micros, partMicros: Micros): Micros {
+  return state === 'open' ? Math.max(0, estimateMicros - partMicros) : 0;
+}
+
+/**
+ * One line settled against a hold: the part of its cost the hold covers, and the counter changes. Spend
+ * counters (open holds + settled) grow by what the hold did not cover; settled spend by the whole cost.
+ */
+export function splitPart(hold: Micros, costMicros: Micros): { held: Micros; delta: Micros; remaining: Micros } {
+  if (!Number.isSafeInteger(costMicros) || costMicros < 0) throw new HerdError('INVALID_ARG', `a line's cost must be whole micros, at least 0, got ${costMicros}`);
+  const held = Math.min(hold, Math.max(0, costMicros));
+  return { held, delta: costMicros - held, remaining: hold - held };
 }

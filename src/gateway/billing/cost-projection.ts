@@ -1,6 +1,7 @@
 // `herd cost`'s arithmetic and output: a month of a usage profile priced through every deployment of each
 // model, the cheapest and dearest route and the saving between them — exact micros, shown to the cent.
 import { MODEL_PLACEHOLDER, type GatewayConfig } from '../../config/gateway-config-schema.ts';
+import { findBatchPrice } from './batch-price.ts';
 import { formatCount, formatReportTable } from './format-report-table.ts';
 import { addMicros, formatMicros, formatMoney, type CurrencyCode, type Micros } from './money.ts';
 import type { PriceCatalog, PriceEntry } from './price-catalog.ts';
@@ -14,6 +15,8 @@ export interface RouteCost {
   cost: Cost;
   /** How much more than the model's cheapest route (0 for the cheapest). */
   overCheapestMicros: Micros;
+  /** The same month sent as batches at this route's batch price; undefined: it has none. */
+  batch: Cost | undefined;
 }
 
 export interface ModelProjection {
@@ -33,18 +36,41 @@ export interface CostProjection {
   description: string;
   skipped: string[];
   models: ModelProjection[];
-  totals: { cheapestMicros: Micros; dearestMicros: Micros; savingMicros: Micros; savingRatio: Rational | undefined };
+  totals: {
+    cheapestMicros: Micros;
+    dearestMicros: Micros;
+    savingMicros: Micros;
+    savingRatio: Rational | undefined;
+    /** Each model at its cheapest route, batch prices included, and what that saves against cheapestMicros (0 without batch prices). */
+    batchCheapestMicros: Micros;
+    batchSavingMicros: Micros;
+  };
   /** Providers that serve every model of the profile: the month if everything went through them. */
   providerTotals: Array<{ provider: string; costMicros: Micros; usdMicros: Micros }>;
 }
 
-export function projectCosts(input: { profile: UsageProfile; config: Pick<GatewayConfig, 'models'>; catalog: PriceCatalog; rates: SettlementRates; atMs: number }): CostProjection {
+export function projectCosts(input: {
+  profile: UsageProfile;
+  config: Pick<GatewayConfig, 'models'>;
+  catalog: PriceCatalog;
+  rates: SettlementRates;
+  atMs: number;
+  /** billing.batch_discount with its defaults (createBatchDiscounts); absent: only prices' own batch rates. */
+  batchDiscounts?: ReadonlyMap<string, Rational>;
+}): CostProjection {
   const { profile, config, catalog, rates, atMs } = input;
+  const discounts = input.batchDiscounts ?? new Map<string, Rational>();
   const models = profile.models.map((p): ModelProjection => {
     const priced = (config.models[p.model]?.deployments ?? [])
       .map((d) => {
         const upstreamModel = (d.upstream_model ?? p.model).replaceAll(MODEL_PLACEHOLDER, p.model);
-        return { provider: d.provider, upstreamModel, cost: priceTokens(p.monthly, catalog.get(d.provider, p.model, atMs, upstreamModel), d.provider, rates) };
+        const batch = findBatchPrice(catalog, discounts, d.provider, p.model, atMs, upstreamModel);
+        return {
+          provider: d.provider,
+          upstreamModel,
+          cost: priceTokens(p.monthly, catalog.get(d.provider, p.model, atMs, upstreamModel), d.provider, rates),
+          batch: batch === undefined ? undefined : priceTokens(p.monthly, batch.batch, d.provider, rates),
+        };
       })
       .sort((a, b) => a.cost.costMicros - b.cost.costMicros);
     const cheapest = priced[0]?.cost.costMicros ?? 0;
@@ -59,6 +85,8 @@ export function projectCosts(input: { profile: UsageProfile; config: Pick<Gatewa
   });
   const cheapestMicros = models.reduce((sum, m) => addMicros(sum, m.routes[0]?.cost.costMicros ?? 0), 0);
   const dearestMicros = models.reduce((sum, m) => addMicros(sum, m.routes.at(-1)?.cost.costMicros ?? 0), 0);
+  const asBatch = (r: RouteCost) => (r.batch ?? r.cost).costMicros;
+  const batchCheapestMicros = models.reduce((sum, m) => addMicros(sum, m.routes.length === 0 ? 0 : Math.min(...m.routes.map(asBatch))), 0);
   return {
     currency: rates.currency,
     marketPerUsd: rates.marketPerUsd,
@@ -66,7 +94,14 @@ export function projectCosts(input: { profile: UsageProfile; config: Pick<Gatewa
     description: profile.description,
     skipped: profile.skipped,
     models,
-    totals: { cheapestMicros, dearestMicros, savingMicros: dearestMicros - cheapestMicros, savingRatio: ratio(dearestMicros - cheapestMicros, dearestMicros) },
+    totals: {
+      cheapestMicros,
+      dearestMicros,
+      savingMicros: dearestMicros - cheapestMicros,
+      savingRatio: ratio(dearestMicros - cheapestMicros, dearestMicros),
+      batchCheapestMicros,
+      batchSavingMicros: cheapestMicros - batchCheapestMicros,
+    },
     providerTotals: sumByProvider(models),
   };
 }
@@ -145,6 +180,7 @@ export function convertCostProjectionToJson(p: CostProjection) {
         ...money('usd', r.cost.usdMicros),
         ...money('list_usd', r.cost.listUsdMicros),
         ...money('over_cheapest', r.overCheapestMicros),
+        ...(r.batch === undefined ? { batch_cost_micros: null, batch_cost: null } : { ...money('batch_cost', r.batch.costMicros), batch_price: priceJson(r.batch.price) }),
       })),
       cheapest: m.routes[0]?.provider ?? null,
       dearest: m.routes.at(-1)?.provider ?? null,
@@ -156,6 +192,8 @@ export function convertCostProjectionToJson(p: CostProjection) {
       ...money('dearest', p.totals.dearestMicros),
       ...money('saving', p.totals.savingMicros),
       saving_percent: formatPercent(p.totals.savingRatio),
+      ...money('batch_cheapest', p.totals.batchCheapestMicros),
+      ...money('batch_saving', p.totals.batchSavingMicros),
     },
     provider_totals: p.providerTotals.map((t) => ({ provider: t.provider, ...money('cost', t.costMicros), ...money('usd', t.usdMicros) })),
   };
@@ -174,12 +212,13 @@ export function formatCostProjection(p: CostProjection): string {
       `${r.cost.price.currency === 'USD' ? `×${r.cost.exchangeRate.toDecimalString()}` : r.cost.price.currency}`,
       formatMoney(r.cost.costMicros, c),
       formatMoney(r.cost.usdMicros, 'USD'),
+      r.batch === undefined ? '-' : formatMoney(r.batch.costMicros, c),
       m.routes.length === 1 ? '' : i === 0 ? 'cheapest' : `+${formatMoney(r.overCheapestMicros, c)}`,
     ]),
   );
   const table = formatReportTable({
-    header: ['model', 'input tok/mo', 'output tok/mo', 'via', 'rate', `cost/month`, 'true USD', 'vs cheapest'],
-    align: ['left', 'right', 'right', 'left', 'left', 'right', 'right', 'left'],
+    header: ['model', 'input tok/mo', 'output tok/mo', 'via', 'rate', `cost/month`, 'true USD', 'as batch', 'vs cheapest'],
+    align: ['left', 'right', 'right', 'left', 'left', 'right', 'right', 'right', 'left'],
     rows,
   });
   const t = p.totals;
@@ -188,6 +227,12 @@ export function formatCostProjection(p: CostProjection): string {
     `Each model where it is cheapest: ${formatMoney(t.cheapestMicros, c)}/month; where it is dearest: ${formatMoney(t.dearestMicros, c)}/month; ` +
       `saving ${formatMoney(t.savingMicros, c)}${t.savingRatio ? ` (${formatPercent(t.savingRatio)}%)` : ''}.`,
   );
+  if (t.batchSavingMicros > 0) {
+    lines.push(
+      `Sent as batches where a route has a batch price (up to 24 h), each model where it is then cheapest: ${formatMoney(t.batchCheapestMicros, c)}/month, ` +
+        `saving ${formatMoney(t.batchSavingMicros, c)} more.`,
+    );
+  }
   if (p.providerTotals.length > 1) {
     lines.push(`Everything through one provider: ${p.providerTotals.map((x) => `${x.provider} ${formatMoney(x.costMicros, c)}`).join(', ')}.`);
   }

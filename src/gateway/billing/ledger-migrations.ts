@@ -1,12 +1,16 @@
 // The ledger schema as numbered migrations (scope 'ledger' in schema_migrations), each one SQL text
 // that SQLite and PostgreSQL both run unchanged. Money: integer micros (BIGINT); times: epoch ms (UTC).
 import type { SqliteMigration } from '../storage/apply-sqlite-migrations.ts';
-import { CREATE_LEDGER_DAILY, buildDailyUpsert } from './ledger-daily.ts';
+import { CREATE_LEDGER_DAILY, DAILY_SUMS_V9, buildDailyUpsert } from './ledger-daily.ts';
 
 export const LEDGER_SCOPE = 'ledger';
 
 // Portable on purpose: BIGINT, TEXT, SMALLINT and DOUBLE PRECISION mean the same to both databases,
 // and flags are 0/1 SMALLINTs (SQLite has no boolean). Dialect-specific SQL stays out of migrations.
+
+/** A request row q of a ledger_daily row's group (migration 11's backfill). */
+const SAME_GROUP = `q.started_at / 86400000 = ledger_daily.day AND q.key_id = ledger_daily.key_id AND COALESCE(q.team_id, '-') = ledger_daily.team_id
+  AND COALESCE(q.model, '-') = ledger_daily.model AND COALESCE(q.provider, '-') = ledger_daily.provider AND q.currency = ledger_daily.currency`;
 
 export const ledgerMigrations: readonly SqliteMigration[] = [
   {
@@ -235,6 +239,47 @@ export const ledgerMigrations: readonly SqliteMigration[] = [
     // The console's 30-day reports read the rollup for whole UTC days instead of every row
     // (docs/decisions/console-spend-rollup.md); every batch adds its inserted rows in its own transaction.
     sql: `${CREATE_LEDGER_DAILY}
-      ${buildDailyUpsert('ledger_requests', '1 = 1')};`,
+      ${buildDailyUpsert('ledger_requests', '1 = 1', DAILY_SUMS_V9)};`,
+  },
+  {
+    version: 10,
+    name: 'batches: request batch id and realtime list price, rollup sums, reservation parts and expiry',
+    sql: `
+      -- A line of a client batch (OpenAI /v1/batches, Anthropic message batches): the batch's id; NULL otherwise.
+      ALTER TABLE ledger_requests ADD COLUMN batch_id TEXT;
+      -- A batch line: the same tokens at the realtime list price in USD (list_usd_micros is at the batch
+      -- price it was billed at); NULL for every other row. Stored, not derived: docs/decisions/batch-design.md.
+      ALTER TABLE ledger_requests ADD COLUMN realtime_list_usd_micros BIGINT;
+      CREATE INDEX ledger_requests_batch ON ledger_requests (batch_id) WHERE batch_id IS NOT NULL;
+
+      -- A batch's one reservation is settled line by line (Ledger.settlePart): the sum settled so far
+      -- (the hold left is estimate - part_micros, never below zero), and until when recover() leaves it
+      -- open (a batch runs up to its completion window, longer than stale_reservation_minutes).
+      ALTER TABLE ledger_reservations ADD COLUMN part_micros BIGINT NOT NULL DEFAULT 0;
+      ALTER TABLE ledger_reservations ADD COLUMN expires_at BIGINT;
+      -- One row per line settled against a reservation: a replayed line finds its row and charges nothing.
+      CREATE TABLE ledger_reservation_parts (
+        line_request_id TEXT   PRIMARY KEY,
+        reservation_id  TEXT   NOT NULL,
+        cost_micros     BIGINT NOT NULL,
+        held_micros     BIGINT NOT NULL,           -- of cost_micros, taken from the hold (the rest was charged beyond it)
+        created_at      BIGINT NOT NULL
+      );
+      CREATE INDEX ledger_reservation_parts_reservation ON ledger_reservation_parts (reservation_id);
+    `,
+  },
+  {
+    version: 11,
+    name: 'ledger_daily: batch lines and their saving, backfilled',
+    // Backfilled from the batch rows alone (the partial index): on a ledger without any, nothing is read.
+    sql: `
+      ALTER TABLE ledger_daily ADD COLUMN batch_requests BIGINT NOT NULL DEFAULT 0;
+      ALTER TABLE ledger_daily ADD COLUMN batch_saved_usd_micros BIGINT NOT NULL DEFAULT 0;
+      UPDATE ledger_daily SET
+        batch_requests = (SELECT COUNT(*) FROM ledger_requests q WHERE q.batch_id IS NOT NULL AND ${SAME_GROUP}),
+        batch_saved_usd_micros = (SELECT CAST(SUM(COALESCE(q.realtime_list_usd_micros - q.list_usd_micros, 0)) AS BIGINT)
+          FROM ledger_requests q WHERE q.batch_id IS NOT NULL AND ${SAME_GROUP})
+      WHERE EXISTS (SELECT 1 FROM ledger_requests q WHERE q.batch_id IS NOT NULL AND ${SAME_GROUP});
+    `,
   },
 ];

@@ -68,6 +68,9 @@ export function convertRowToRequest(row: Row): RequestRecord {
     finishedAt: int(row.finished_at),
     // Only when traced: a record read back equals the one written, which names no trace when tracing was off.
     ...(typeof row.trace_id === 'string' ? { traceId: row.trace_id } : {}),
+    // Only on batch lines, for the same reason.
+    ...(typeof row.batch_id === 'string' ? { batchId: row.batch_id } : {}),
+    ...(row.realtime_list_usd_micros === null || row.realtime_list_usd_micros === undefined ? {} : { realtimeListUsdMicros: int(row.realtime_list_usd_micros) }),
   };
 }
 

@@ -62,6 +62,9 @@ export const REQUEST_COLUMNS = [
   'key_metadata',
   // Migration 8.
   'trace_id',
+  // Migration 10.
+  'batch_id',
+  'realtime_list_usd_micros',
 ] as const;
 
 export const ATTEMPT_COLUMNS = [
@@ -140,6 +143,8 @@ export function convertRequestToValues(r: RequestRecord, inline?: InlineAttempt)
     r.keyTags === undefined || r.keyTags.length === 0 ? null : JSON.stringify(r.keyTags),
     r.keyMetadata === undefined || Object.keys(r.keyMetadata).length === 0 ? null : JSON.stringify(r.keyMetadata),
     orNull(r.traceId),
+    orNull(r.batchId),
+    orNull(r.realtimeListUsdMicros),
   ];
 }
 
@@ -211,5 +216,7 @@ export function convertUsageRow(row: Record<string, unknown>): UsageRow {
     savedMicros: int('saved_micros'),
     cacheWrite1hTokens: int('cache_write_1h_tokens'),
     cacheReadSavedMicros: int('cache_read_saved_micros'),
+    batchRequests: int('batch_requests'),
+    batchSavedUsdMicros: int('batch_saved_usd_micros'),
   };
 }

@@ -41,6 +41,11 @@ export interface ReserveInput {
   currency?: CurrencyCode;
   /** Epoch ms; default now. */
   atMs?: number;
+  /**
+   * Epoch ms until which recover() leaves the reservation open however old it is: a client batch's, held
+   * for its completion window and settled line by line (settlePart). Undefined: stale_reservation_minutes apply.
+   */
+  expiresAtMs?: number;
 }
 
 export interface Reservation {
@@ -77,6 +82,19 @@ export interface SettleResult {
   /** The amount now charged for this request (the first settlement's, on a repeat call). */
   actualMicros: Micros;
   /** False when the call changed nothing (already settled, or no reservation and nothing to charge). */
+  changed: boolean;
+}
+
+export interface SettlePartResult {
+  /** The reservation's state (a part settled after a release or a settle still charges). */
+  state: ReservationState;
+  /** This line's charge (the first call's, on a replay). */
+  costMicros: Micros;
+  /** Of costMicros, what came out of the reservation's hold; the rest was charged beyond it (the estimate was short). */
+  heldMicros: Micros;
+  /** What the reservation still holds after this part. */
+  remainingMicros: Micros;
+  /** False when this line had been settled before: nothing was charged again. */
   changed: boolean;
 }
 
@@ -128,6 +146,13 @@ export interface RequestRecord extends TokenColumns, CostColumns {
   teamId?: string | undefined;
   /** The request's trace id (tracing on), the spans' W3C trace id; undefined: not traced. */
   traceId?: string | undefined;
+  /** A line of a client batch: the batch's id; undefined: a realtime request. */
+  batchId?: string | undefined;
+  /**
+   * A batch line: the same tokens at the realtime list price in USD (listUsdMicros is at the batch price it
+   * was billed at); undefined for every other row. The difference is the saving from batching.
+   */
+  realtimeListUsdMicros?: Micros | undefined;
   teamName?: string | undefined;
   /** The key's tags and metadata at the time (stored as JSON); undefined: none. */
   keyTags?: readonly string[] | undefined;
@@ -224,6 +249,10 @@ export interface UsageRow {
   cacheWrite1hTokens: number;
   /** What upstream prompt-cache reads saved: cached tokens at input less what they cost. */
   cacheReadSavedMicros: Micros;
+  /** Rows that were lines of a client batch. */
+  batchRequests: number;
+  /** What batch prices saved against the realtime list price, in USD (the saving from the exchange rate is listUsdMicros − usdMicros). */
+  batchSavedUsdMicros: Micros;
 }
 
 /** Filters of the console's request list (each optional; all given must hold). */
@@ -322,7 +351,14 @@ export interface Ledger {
   reserve(input: ReserveInput): Promise<Reservation>;
   /** Replaces the reservation with the real cost on every line it holds, writing the alert outbox rows the settled spend crosses. Idempotent; a settlement after a release (recover) still charges. */
   settle(requestId: string, actual: SettleInput): Promise<SettleResult>;
-  /** Refunds an open reservation (the request failed). Idempotent; no effect once settled. */
+  /**
+   * One line of a batch's reservation: moves `costMicros` from the open hold to settled spend on every line
+   * the reservation holds, atomically, writing the alerts it crosses. The hold never goes below zero: a line
+   * costing more than the hold has left is charged in full anyway (settled spend beyond the estimate).
+   * Idempotent by lineRequestId: a replayed line charges nothing. NOT_FOUND without such a reservation.
+   */
+  settlePart(reservationId: string, lineRequestId: string, costMicros: Micros, atMs?: number): Promise<SettlePartResult>;
+  /** Refunds an open reservation (the request failed; a batch: what its settled parts left of the hold). Idempotent; no effect once settled. */
   release(requestId: string): Promise<ReleaseResult>;
   /** Settles open reservations whose request row exists; releases those without one older than RecoverOptions.olderThanMs. */
   recover(options: RecoverOptions): Promise<RecoverResult>;

@@ -6,9 +6,9 @@
 // rows they cross in the same transaction (ON CONFLICT DO NOTHING on subject, bucket, threshold).
 import type { PoolClient } from 'pg';
 import { HerdError } from '../../core/errors.ts';
-import { type StoredLine, counterKey, draftAlerts, openReservation, parseStoredLines, serializeLines, spendCounters } from './budget-lines.ts';
+import { type StoredLine, counterKey, draftAlerts, heldMicros, openReservation, parseStoredLines, serializeLines, spendCounters, splitPart } from './budget-lines.ts';
 import { budgetPeriods, checkBudgetLines } from './check-budgets.ts';
-import type { BudgetLine, ReleaseResult, Reservation, ReservationState, ReserveInput, SettleInput, SettleResult } from './ledger.ts';
+import type { BudgetLine, ReleaseResult, Reservation, ReservationState, ReserveInput, SettleInput, SettleResult, SettlePartResult } from './ledger.ts';
 import { toSafeMicros, type Micros } from './money.ts';
 
 interface ReservationRow {
@@ -21,6 +21,7 @@ interface ReservationRow {
   month_period: string;
   lines: string | null;
   created_at: string;
+  part_micros: string;
 }
 
 const LOCK_COUNTERS = `INSERT INTO ledger_spend (key_id, period, micros) SELECT s, b, 0 FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS t(s, b, n) ORDER BY n
@@ -31,8 +32,12 @@ const ADD_COUNTERS = `INSERT INTO ledger_spend (key_id, period, micros, settled_
   RETURNING key_id, period, settled_micros`;
 const READ_COUNTERS = `SELECT key_id, period, micros FROM ledger_spend WHERE (key_id, period) IN (SELECT * FROM unnest($1::text[], $2::text[]))`;
 const SELECT_RESERVATION = 'SELECT * FROM ledger_reservations WHERE request_id = $1';
-const INSERT_RESERVATION = `INSERT INTO ledger_reservations (request_id, key_id, state, estimate_micros, actual_micros, day_period, month_period, lines, created_at, resolved_at)
-  VALUES ($1, $2, $3, $4::bigint, $5::bigint, $6, $7, $8, $9, $10)`;
+const INSERT_RESERVATION = `INSERT INTO ledger_reservations (request_id, key_id, state, estimate_micros, actual_micros, day_period, month_period, lines, created_at, resolved_at, expires_at)
+  VALUES ($1, $2, $3, $4::bigint, $5::bigint, $6, $7, $8, $9, $10, $11::bigint)`;
+const SELECT_PART = 'SELECT cost_micros, held_micros FROM ledger_reservation_parts WHERE line_request_id = $1';
+const INSERT_PART = `INSERT INTO ledger_reservation_parts (line_request_id, reservation_id, cost_micros, held_micros, created_at)
+  VALUES ($1, $2, $3::bigint, $4::bigint, $5) ON CONFLICT (line_request_id) DO NOTHING`;
+const ADD_PART = 'UPDATE ledger_reservations SET part_micros = part_micros + $2::bigint WHERE request_id = $1';
 const RESOLVE = 'UPDATE ledger_reservations SET state = $2, actual_micros = $3::bigint, resolved_at = $4 WHERE request_id = $1';
 const INSERT_ALERTS = `INSERT INTO ledger_alerts (id, subject, bucket, threshold, payload, state, attempts, next_at, created_at)
   SELECT i, s, b, t, p, 'pending', 0, $6, $6 FROM unnest($1::text[], $2::text[], $3::text[], $4::smallint[], $5::text[]) AS u(i, s, b, t, p)
@@ -69,7 +74,20 @@ export async function reserveLines(c: PoolClient, input: ReserveInput, at: numbe
   if (over) throw over;
   const periods = budgetPeriods(at);
   // A plain INSERT: a reservation of the same id racing this one fails with 23505 and the retry finds it.
-  await c.query(INSERT_RESERVATION, [input.requestId, input.keyId, 'open', input.estimateMicros, null, periods.day, periods.month, serializeLines(input.lines), at, null]);
+  const expiresAt = input.expiresAtMs === undefined ? null : Math.round(input.expiresAtMs);
+  await c.query(INSERT_RESERVATION, [
+    input.requestId,
+    input.keyId,
+    'open',
+    input.estimateMicros,
+    null,
+    periods.day,
+    periods.month,
+    serializeLines(input.lines),
+    at,
+    null,
+    expiresAt,
+  ]);
   await applyDeltas(c, input.lines, input.estimateMicros, 0, at);
   return openReservation(input, spent);
 }
@@ -118,6 +136,7 @@ export async function settleLines(c: PoolClient, requestId: string, actual: Sett
       stored,
       at,
       at,
+      null,
     ]);
     if (inserted.rowCount === 1) {
       await applyDeltas(c, parseStoredLines(stored, actual.keyId, periods.day, periods.month), actual.costMicros, actual.costMicros, at);
@@ -128,11 +147,33 @@ export async function settleLines(c: PoolClient, requestId: string, actual: Sett
   throw new HerdError('UNAVAILABLE', `the PostgreSQL ledger could not settle ${requestId}: it kept changing`);
 }
 
-/** Open: the estimate is replaced. Released (recover() gave up on it): the charge still counts. */
+/** Open: what it still holds is replaced (parts settled stay charged). Released (recover() gave up on it): the charge still counts. */
 async function settleRow(c: PoolClient, row: ReservationRow, costMicros: Micros, at: number): Promise<void> {
-  const delta = costMicros - (row.state === 'open' ? toSafeMicros(row.estimate_micros) : 0);
+  const delta = costMicros - holdOf(row);
   await c.query(RESOLVE, [row.request_id, 'settled', costMicros, at]);
   await applyDeltas(c, parseStoredLines(row.lines, row.key_id, row.day_period, row.month_period), delta, costMicros, at);
+}
+
+const holdOf = (row: ReservationRow) => heldMicros(row.state, toSafeMicros(row.estimate_micros), toSafeMicros(row.part_micros));
+
+/**
+ * One line of a batch's reservation, inside a transaction: the reservation row locked first (as settle does),
+ * so two parts of one batch, or one line replayed on two replicas, take turns; the part's row decides a replay.
+ */
+export async function settlePartLines(c: PoolClient, reservationId: string, lineRequestId: string, costMicros: Micros, at: number): Promise<SettlePartResult> {
+  const row = (await c.query<ReservationRow>(`${SELECT_RESERVATION} FOR UPDATE`, [reservationId])).rows[0];
+  if (!row) throw new HerdError('NOT_FOUND', `no reservation ${reservationId} to settle line ${lineRequestId} against`);
+  const hold = holdOf(row);
+  const part = splitPart(hold, costMicros);
+  const inserted = await c.query(INSERT_PART, [lineRequestId, reservationId, costMicros, part.held, at]);
+  if (inserted.rowCount !== 1) {
+    const done = (await c.query<{ cost_micros: string; held_micros: string }>(SELECT_PART, [lineRequestId])).rows[0];
+    const cost = toSafeMicros(done?.cost_micros ?? 0);
+    return { state: row.state, costMicros: cost, heldMicros: toSafeMicros(done?.held_micros ?? 0), remainingMicros: hold, changed: false };
+  }
+  await c.query(ADD_PART, [reservationId, costMicros]);
+  await applyDeltas(c, parseStoredLines(row.lines, row.key_id, row.day_period, row.month_period), part.delta, costMicros, at);
+  return { state: row.state, costMicros, heldMicros: part.held, remainingMicros: part.remaining, changed: true };
 }
 
 /** Release, inside a transaction. */
@@ -141,20 +182,22 @@ export async function releaseLines(c: PoolClient, requestId: string, at: number)
   if (!row) return { state: 'none', changed: false };
   if (row.state !== 'open') return { state: row.state, changed: false };
   await c.query(RESOLVE, [row.request_id, 'released', null, at]);
-  await applyDeltas(c, parseStoredLines(row.lines, row.key_id, row.day_period, row.month_period), -toSafeMicros(row.estimate_micros), 0, at);
+  await applyDeltas(c, parseStoredLines(row.lines, row.key_id, row.day_period, row.month_period), -holdOf(row), 0, at);
   return { state: 'released', changed: true };
 }
 
 /** recover(): every open reservation older than the cut-off released in one transaction; returns how many and how much. */
 export async function releaseStale(c: PoolClient, now: number, cutoff: number): Promise<{ released: number; releasedMicros: Micros }> {
-  const { rows } = await c.query<ReservationRow>("UPDATE ledger_reservations SET state = 'released', resolved_at = $1 WHERE state = 'open' AND created_at < $2 RETURNING *", [
-    now,
-    cutoff,
-  ]);
+  // A batch's reservation (expires_at set) stays open until its window has passed, however old. RETURNING
+  // gives the new row (state released): the hold is taken from its estimate and parts, as an open one's.
+  const { rows } = await c.query<ReservationRow>(
+    "UPDATE ledger_reservations SET state = 'released', resolved_at = $1 WHERE state = 'open' AND created_at < $2 AND (expires_at IS NULL OR expires_at < $1) RETURNING *",
+    [now, cutoff],
+  );
   const deltas = new Map<string, CounterDelta>();
   let releasedMicros = 0;
   for (const row of rows) {
-    const micros = toSafeMicros(row.estimate_micros);
+    const micros = heldMicros('open', toSafeMicros(row.estimate_micros), toSafeMicros(row.part_micros));
     releasedMicros += micros;
     for (const counter of spendCounters(parseStoredLines(row.lines, row.key_id, row.day_period, row.month_period))) {
       const id = counterKey(counter.subject, counter.bucket);

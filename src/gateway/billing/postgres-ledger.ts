@@ -26,6 +26,7 @@ import type {
   ReserveInput,
   SettleInput,
   SettleResult,
+  SettlePartResult,
   Spend,
   SpendTotal,
   UsagePage,
@@ -45,7 +46,7 @@ import { assembleUsagePage, buildSpendTotalsQuery, buildUsagePageQuery } from '.
 import { createPostgresPool } from '../storage/create-postgres-pool.ts';
 import { PostgresRunner } from './postgres-runner.ts';
 import { writePostgresEntries } from './write-postgres-entries.ts';
-import { ANSWERED_OPEN, readCounters, releaseLines, releaseStale, reserveLines, settleLines } from './postgres-budgets.ts';
+import { ANSWERED_OPEN, readCounters, releaseLines, releaseStale, reserveLines, settleLines, settlePartLines } from './postgres-budgets.ts';
 import { PostgresAlertOutbox } from './postgres-alert-outbox.ts';
 import type { AlertOutbox } from './alert-outbox.ts';
 
@@ -171,6 +172,12 @@ export class PostgresLedger implements Ledger {
     this.requireOpened();
     const at = Math.round(actual.atMs ?? this.now());
     return this.runner.transaction((c) => settleLines(c, requestId, actual, at));
+  }
+
+  async settlePart(reservationId: string, lineRequestId: string, costMicros: Micros, atMs?: number): Promise<SettlePartResult> {
+    this.requireOpened();
+    const at = Math.round(atMs ?? this.now());
+    return this.runner.transaction((c) => settlePartLines(c, reservationId, lineRequestId, costMicros, at));
   }
 
   async release(requestId: string): Promise<ReleaseResult> {

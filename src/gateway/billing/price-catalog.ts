@@ -29,9 +29,23 @@ export interface PriceEntry {
   /** Epoch ms; -Infinity for herd.yaml's models.*.price and deployments[].price (in force since always). */
   effectiveFrom: number;
   source: string;
+  /** The price's own batch rate (price.batch); undefined: the provider's batch_discount applies (batch-price.ts: findBatchPrice). */
+  batch?: BatchRates | undefined;
 }
 
-export type PriceInput = Omit<PriceEntry, 'input' | 'output' | 'cachedInput' | 'cacheWrite' | 'cacheWrite1h'> & {
+/** A batch API's rate per million tokens; cache prices left out scale with input (batch-price.ts). */
+export interface BatchRates {
+  input: Rational;
+  output: Rational;
+  cachedInput?: Rational | undefined;
+  cacheWrite?: Rational | undefined;
+  cacheWrite1h?: Rational | undefined;
+}
+
+type Amount = Rational | number | string;
+
+export type PriceInput = Omit<PriceEntry, 'input' | 'output' | 'cachedInput' | 'cacheWrite' | 'cacheWrite1h' | 'batch'> & {
+  batch?: { input: Amount; output: Amount; cachedInput?: Amount | undefined; cacheWrite?: Amount | undefined; cacheWrite1h?: Amount | undefined } | undefined;
   input: Rational | number | string;
   output: Rational | number | string;
   cachedInput?: Rational | number | string | undefined;
@@ -66,6 +80,7 @@ export class PriceCatalog {
   /** model → provider ('' for generic) → entries, newest first. */
   private readonly entries = new Map<string, Map<string, PriceEntry[]>>();
   private readonly anthropicProviders: ReadonlySet<string>;
+
   /** An entry with Anthropic's cache multipliers filled in, made once per entry. */
   private readonly withAnthropicDefaults = new WeakMap<PriceEntry, PriceEntry>();
   /** `match` entries grouped by (glob, provider), in the order herd.yaml lists them first. */
@@ -73,6 +88,7 @@ export class PriceCatalog {
 
   constructor(entries: readonly PriceInput[] = [], options: PriceCatalogOptions = {}) {
     this.anthropicProviders = new Set(options.anthropicProviders ?? []);
+
     for (const entry of entries) this.add(entry);
   }
 
@@ -84,6 +100,7 @@ export class PriceCatalog {
       cachedInput: input.cachedInput === undefined ? undefined : Rational.of(input.cachedInput),
       cacheWrite: input.cacheWrite === undefined ? undefined : Rational.of(input.cacheWrite),
       cacheWrite1h: input.cacheWrite1h === undefined ? undefined : Rational.of(input.cacheWrite1h),
+      batch: parseBatchRates(input.batch),
     };
     if (entry.match === true) {
       this.addMatch(entry);
@@ -224,5 +241,27 @@ function fromConfigPrice(model: string, provider: string | undefined, price: Pri
     cacheWrite1h: price.cache_write_1h,
     effectiveFrom: Number.NEGATIVE_INFINITY,
     source,
+    batch:
+      price.batch === undefined
+        ? undefined
+        : {
+            input: price.batch.input,
+            output: price.batch.output,
+            cachedInput: price.batch.cached_input,
+            cacheWrite: price.batch.cache_write,
+            cacheWrite1h: price.batch.cache_write_1h,
+          },
+  };
+}
+
+function parseBatchRates(batch: PriceInput['batch']): BatchRates | undefined {
+  if (batch === undefined) return undefined;
+  const optional = (v: Amount | undefined) => (v === undefined ? undefined : Rational.of(v));
+  return {
+    input: Rational.of(batch.input),
+    output: Rational.of(batch.output),
+    cachedInput: optional(batch.cachedInput),
+    cacheWrite: optional(batch.cacheWrite),
+    cacheWrite1h: optional(batch.cacheWrite1h),
   };
 }

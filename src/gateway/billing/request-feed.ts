@@ -75,6 +75,7 @@ export function publishingLedger(ledger: Ledger, feed: RequestFeed): Ledger {
     kind: ledger.kind,
     reserve: (input) => ledger.reserve(input),
     settle: (requestId, actual) => ledger.settle(requestId, actual),
+    settlePart: (reservationId, lineRequestId, costMicros, atMs) => ledger.settlePart(reservationId, lineRequestId, costMicros, atMs),
     release: (requestId) => ledger.release(requestId),
     recover: (options) => ledger.recover(options),
     budgetSpend: (lines) => ledger.budgetSpend(lines),

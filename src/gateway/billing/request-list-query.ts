@@ -48,6 +48,8 @@ export const REQUEST_READ_COLUMNS = [
   'price_effective_at',
   'started_at',
   'finished_at',
+  'batch_id',
+  'realtime_list_usd_micros',
 ] as const;
 
 const ORDER = 'ORDER BY started_at DESC, request_id DESC';

@@ -3,9 +3,9 @@
 // each method inside BEGIN IMMEDIATE (SqliteLedger.immediate): one writer at a time across processes.
 import type Database from 'better-sqlite3';
 import { HerdError } from '../../core/errors.ts';
-import { type StoredLine, counterKey, draftAlerts, openReservation, parseStoredLines, serializeLines, spendCounters } from './budget-lines.ts';
+import { type StoredLine, counterKey, draftAlerts, heldMicros, openReservation, parseStoredLines, serializeLines, spendCounters, splitPart } from './budget-lines.ts';
 import { budgetPeriods, checkBudgetLines } from './check-budgets.ts';
-import type { BudgetLine, RecoverResult, ReleaseResult, Reservation, ReservationState, ReserveInput, SettleInput, SettleResult, Spend } from './ledger.ts';
+import type { BudgetLine, RecoverResult, ReleaseResult, Reservation, ReservationState, ReserveInput, SettleInput, SettleResult, SettlePartResult, Spend } from './ledger.ts';
 import type { Micros } from './money.ts';
 
 interface ReservationRow {
@@ -18,6 +18,8 @@ interface ReservationRow {
   month_period: string;
   lines: string | null;
   created_at: number;
+  part_micros: number;
+  expires_at: number | null;
 }
 
 export class SqliteBudgets {
@@ -28,13 +30,16 @@ export class SqliteBudgets {
     this.sql = {
       reservation: db.prepare('SELECT * FROM ledger_reservations WHERE request_id = ?'),
       insertReservation:
-        db.prepare(`INSERT INTO ledger_reservations (request_id, key_id, state, estimate_micros, actual_micros, day_period, month_period, lines, created_at, resolved_at)
-        VALUES (@request_id, @key_id, @state, @estimate_micros, @actual_micros, @day_period, @month_period, @lines, @created_at, @resolved_at)`),
+        db.prepare(`INSERT INTO ledger_reservations (request_id, key_id, state, estimate_micros, actual_micros, day_period, month_period, lines, created_at, resolved_at, expires_at)
+        VALUES (@request_id, @key_id, @state, @estimate_micros, @actual_micros, @day_period, @month_period, @lines, @created_at, @resolved_at, @expires_at)`),
       resolve: db.prepare('UPDATE ledger_reservations SET state = ?, actual_micros = ?, resolved_at = ? WHERE request_id = ?'),
       addSpend: db.prepare(`INSERT INTO ledger_spend (key_id, period, micros, settled_micros) VALUES (?, ?, ?, ?)
         ON CONFLICT (key_id, period) DO UPDATE SET micros = micros + excluded.micros, settled_micros = settled_micros + excluded.settled_micros
         RETURNING settled_micros`),
-      stale: db.prepare("SELECT * FROM ledger_reservations WHERE state = 'open' AND created_at < ? ORDER BY created_at"),
+      stale: db.prepare("SELECT * FROM ledger_reservations WHERE state = 'open' AND created_at < ? AND (expires_at IS NULL OR expires_at < ?) ORDER BY created_at"),
+      part: db.prepare('SELECT cost_micros, held_micros FROM ledger_reservation_parts WHERE line_request_id = ?'),
+      insertPart: db.prepare('INSERT INTO ledger_reservation_parts (line_request_id, reservation_id, cost_micros, held_micros, created_at) VALUES (?, ?, ?, ?, ?)'),
+      addPart: db.prepare('UPDATE ledger_reservations SET part_micros = part_micros + ? WHERE request_id = ?'),
       answered: db.prepare(`SELECT r.*, q.model AS answered_model, q.cost_micros AS answered_cost FROM ledger_reservations r
         JOIN ledger_requests q ON q.request_id = r.request_id WHERE r.state = 'open' ORDER BY r.created_at`),
       insertAlert: db.prepare(`INSERT INTO ledger_alerts (id, subject, bucket, threshold, payload, state, attempts, next_at, created_at)
@@ -60,6 +65,7 @@ export class SqliteBudgets {
       lines: serializeLines(input.lines),
       created_at: Math.round(at),
       resolved_at: null,
+      expires_at: input.expiresAtMs === undefined ? null : Math.round(input.expiresAtMs),
     });
     this.apply(input.lines, input.estimateMicros, 0, at);
     return openReservation(input, spent);
@@ -83,6 +89,7 @@ export class SqliteBudgets {
         lines: actual.lines ? serializeLines(actual.lines) : null,
         created_at: Math.round(at),
         resolved_at: Math.round(at),
+        expires_at: null,
       });
       this.apply(lines, actual.costMicros, actual.costMicros, at);
       return { state: 'settled', actualMicros: actual.costMicros, changed: true };
@@ -92,11 +99,24 @@ export class SqliteBudgets {
     return { state: 'settled', actualMicros: actual.costMicros, changed: true };
   }
 
-  /** Open: the estimate is replaced. Released (recover() gave up on it): the charge still counts. */
+  /** Open: what it still holds is replaced (parts settled stay charged). Released (recover() gave up on it): the charge still counts. */
   private settleRow(row: ReservationRow, costMicros: Micros, at: number): void {
-    const delta = costMicros - (row.state === 'open' ? row.estimate_micros : 0);
+    const delta = costMicros - heldMicros(row.state, row.estimate_micros, row.part_micros);
     this.sql.resolve.run('settled', costMicros, Math.round(at), row.request_id);
     this.apply(parseStoredLines(row.lines, row.key_id, row.day_period, row.month_period), delta, costMicros, at);
+  }
+
+  settlePart(reservationId: string, lineRequestId: string, costMicros: Micros, at: number): SettlePartResult {
+    const row = this.sql.reservation.get(reservationId) as ReservationRow | undefined;
+    if (!row) throw new HerdError('NOT_FOUND', `no reservation ${reservationId} to settle line ${lineRequestId} against`);
+    const hold = heldMicros(row.state, row.estimate_micros, row.part_micros);
+    const done = this.sql.part.get(lineRequestId) as { cost_micros: number; held_micros: number } | undefined;
+    if (done) return { state: row.state, costMicros: done.cost_micros, heldMicros: done.held_micros, remainingMicros: hold, changed: false };
+    const part = splitPart(hold, costMicros);
+    this.sql.insertPart.run(lineRequestId, reservationId, costMicros, part.held, Math.round(at));
+    this.sql.addPart.run(costMicros, reservationId);
+    this.apply(parseStoredLines(row.lines, row.key_id, row.day_period, row.month_period), part.delta, costMicros, at);
+    return { state: row.state, costMicros, heldMicros: part.held, remainingMicros: part.remaining, changed: true };
   }
 
   release(requestId: string, at: number): ReleaseResult {
@@ -107,9 +127,12 @@ export class SqliteBudgets {
     return { state: 'released', changed: true };
   }
 
-  private releaseRow(row: ReservationRow, at: number): void {
+  /** Refunds what the row still holds; its settled parts stay charged. */
+  private releaseRow(row: ReservationRow, at: number): Micros {
+    const hold = heldMicros(row.state, row.estimate_micros, row.part_micros);
     this.sql.resolve.run('released', null, Math.round(at), row.request_id);
-    this.apply(parseStoredLines(row.lines, row.key_id, row.day_period, row.month_period), -row.estimate_micros, 0, at);
+    this.apply(parseStoredLines(row.lines, row.key_id, row.day_period, row.month_period), -hold, 0, at);
+    return hold;
   }
 
   recover(now: number, olderThanMs: number): RecoverResult {
@@ -125,12 +148,10 @@ export class SqliteBudgets {
       settled++;
       settledMicros += row.answered_cost;
     }
-    const rows = this.sql.stale.all(now - olderThanMs) as ReservationRow[];
+    // A batch's reservation (expires_at set) stays open until its window has passed, however old.
+    const rows = this.sql.stale.all(now - olderThanMs, now) as ReservationRow[];
     let releasedMicros = 0;
-    for (const row of rows) {
-      this.releaseRow(row, now);
-      releasedMicros += row.estimate_micros;
-    }
+    for (const row of rows) releasedMicros += this.releaseRow(row, now);
     return { released: rows.length, releasedMicros, settled, settledMicros };
   }
 

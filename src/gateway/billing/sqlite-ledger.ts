@@ -21,6 +21,7 @@ import type {
   ReserveInput,
   SettleInput,
   SettleResult,
+  SettlePartResult,
   Spend,
   UsageGroup,
   UsageQuery,
@@ -141,6 +142,10 @@ export class SqliteLedger implements Ledger {
 
   async settle(requestId: string, actual: SettleInput): Promise<SettleResult> {
     return this.immediate(() => this.budgets.settle(requestId, actual, actual.atMs ?? this.now()));
+  }
+
+  async settlePart(reservationId: string, lineRequestId: string, costMicros: Micros, atMs?: number): Promise<SettlePartResult> {
+    return this.immediate(() => this.budgets.settlePart(reservationId, lineRequestId, costMicros, atMs ?? this.now()));
   }
 
   async release(requestId: string): Promise<ReleaseResult> {

@@ -72,6 +72,8 @@ const SUMMED = [
   'savedMicros',
   'cacheWrite1hTokens',
   'cacheReadSavedMicros',
+  'batchRequests',
+  'batchSavedUsdMicros',
 ] as const satisfies ReadonlyArray<keyof UsageRow>;
 
 /** Exact integers (micros, tokens) for programs; cent-rounded strings for people. */
@@ -104,6 +106,12 @@ export function convertUsageReportToJson(report: UsageReport) {
     saved: formatMicros(r.savedMicros),
     cache_read_saved_micros: r.cacheReadSavedMicros,
     cache_read_saved: formatMicros(r.cacheReadSavedMicros),
+    // The two savings in USD side by side: the providers' exchange rates (list less true USD) and batch prices.
+    rate_saved_usd_micros: r.listUsdMicros - r.usdMicros,
+    rate_saved_usd: formatMicros(r.listUsdMicros - r.usdMicros),
+    batch_requests: r.batchRequests,
+    batch_saved_usd_micros: r.batchSavedUsdMicros,
+    batch_saved_usd: formatMicros(r.batchSavedUsdMicros),
   });
   return {
     object: 'usage.report',
@@ -132,6 +140,8 @@ export function formatUsageReport(report: UsageReport): string {
     formatBillAmount(r.costMicros, r.currency),
     formatBillAmount(r.usdMicros, 'USD'),
     formatBillAmount(r.listUsdMicros, 'USD'),
+    formatBillAmount(r.listUsdMicros - r.usdMicros, 'USD'),
+    formatBillAmount(r.batchSavedUsdMicros, 'USD'),
     formatBillAmount(r.savedMicros, r.currency),
     formatBillAmount(r.cacheReadSavedMicros, r.currency),
   ];
@@ -148,6 +158,8 @@ export function formatUsageReport(report: UsageReport): string {
     'cost',
     'true USD',
     'list USD',
+    'rate saved',
+    'batch saved',
     'cache saved',
     'read saved',
   ];
@@ -160,8 +172,10 @@ export function formatUsageReport(report: UsageReport): string {
   const estimated = report.totals.reduce((n, t) => n + t.estimated, 0);
   const reasoning = report.totals.reduce((n, t) => n + t.reasoningTokens, 0);
   const reported = report.totals.reduce((n, t) => n + t.reportedReasoningTokens, 0);
+  const batchLines = report.totals.reduce((n, t) => n + t.batchRequests, 0);
   const notes = [
-    'cost: what was charged, in the settlement currency; true USD: that at the market rate; list USD: the same tokens at list price.',
+    'cost: what was charged, in the settlement currency; true USD: that at the market rate; list USD: the same tokens at list price (a batch line: its batch price).',
+    `rate saved: list USD less true USD, what the providers' exchange rates saved; batch saved: batch lines at the realtime list price less their batch price (${formatCount(batchLines)} batch line(s)).`,
     "cached / cache write: prompt tokens read from / written to the upstream's prompt cache; cache saved: answers from Herd's cache; read saved: cached tokens at the input price less what they cost.",
     ...(reasoning > 0
       ? [`reasoning: completion tokens spent reasoning; ${formatCount(reported)} of them as the upstreams reported them, the rest counted by Herd (Anthropic reports none apart).`]

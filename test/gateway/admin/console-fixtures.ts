@@ -97,6 +97,8 @@ export function usageRow(group: string, costMicros: number, overrides: Partial<U
     savedMicros: 0,
     cacheWrite1hTokens: 0,
     cacheReadSavedMicros: 0,
+    batchRequests: 0,
+    batchSavedUsdMicros: 0,
     ...overrides,
   };
 }

@@ -9,7 +9,7 @@ import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import type { Ledger, RequestRecord, SpendTotal, UsageGroup, UsageRow } from '../../../src/gateway/billing/ledger.ts';
-import { LEDGER_SCOPE, ledgerMigrations } from '../../../src/gateway/billing/ledger-migrations.ts';
+import { ledgerMigrations } from '../../../src/gateway/billing/ledger-migrations.ts';
 import { PostgresLedger } from '../../../src/gateway/billing/postgres-ledger.ts';
 import { SqliteLedger } from '../../../src/gateway/billing/sqlite-ledger.ts';
 import { type OpenTestLedger, sampleRequest } from './ledger-contract.ts';
@@ -19,7 +19,9 @@ const DAY = 86_400_000;
 const HOUR = 3_600_000;
 const D0 = Date.UTC(2026, 4, 18);
 const GROUPINGS: readonly UsageGroup[] = ['day', 'model', 'provider', 'key', 'team'];
-const ROLLUP_VERSION = ledgerMigrations.find((m) => m.name.startsWith('ledger_daily'))?.version;
+// The rollup's migrations: the table with its backfill, and the batch sums added later with theirs. Run again on
+// a ledger whose rollup was dropped, their text rebuilds it from the rows as an upgrade would.
+const ROLLUP_SQL = ledgerMigrations.filter((m) => m.name.startsWith('ledger_daily')).map((m) => m.sql);
 
 /** A deterministic spread over five days: edges at midnight, renamed keys, no team, nothing answered, two currencies. */
 function seedRequests(count: number): RequestRecord[] {
@@ -34,7 +36,11 @@ function seedRequests(count: number): RequestRecord[] {
     const cacheHit = next(7) === 0;
     const edge = [0, -1, 1][i % 3] as number;
     const startedAt = i % 10 === 0 ? D0 + (1 + next(4)) * DAY + edge : D0 + next(5 * DAY);
+    const listUsdMicros = next(15_000);
+    // Every fifth row a line of a client batch, priced below its realtime list price.
+    const batch = i % 5 === 1 ? { batchId: `batch_${next(3)}`, realtimeListUsdMicros: listUsdMicros + next(15_000) } : {};
     return sampleRequest({
+      ...batch,
       requestId: `roll-${i}`,
       keyId: `key_${keyIndex}`,
       keyName: `name ${keyIndex}${startedAt > D0 + 2 * DAY + 5 * HOUR ? ' (renamed)' : ''}`,
@@ -56,7 +62,7 @@ function seedRequests(count: number): RequestRecord[] {
       reportedReasoningTokens: next(2) ? next(400) : undefined,
       costMicros: next(90_000),
       usdMicros: next(12_000),
-      listUsdMicros: next(15_000),
+      listUsdMicros,
       startedAt,
       finishedAt: startedAt + 500,
     });
@@ -91,6 +97,8 @@ function expectedUsage(requests: readonly RequestRecord[], by: UsageGroup, since
       listUsdMicros: g.listUsdMicros + r.listUsdMicros,
       savedMicros: g.savedMicros + (r.cacheHit ? r.savedMicros : 0),
       cacheReadSavedMicros: g.cacheReadSavedMicros + (r.cacheHit ? 0 : r.savedMicros),
+      batchRequests: g.batchRequests + (r.batchId === undefined ? 0 : 1),
+      batchSavedUsdMicros: g.batchSavedUsdMicros + (r.realtimeListUsdMicros === undefined ? 0 : r.realtimeListUsdMicros - r.listUsdMicros),
     });
   }
   return sortRows([...groups.values()]);
@@ -99,7 +107,8 @@ function expectedUsage(requests: readonly RequestRecord[], by: UsageGroup, since
 function emptyRow(group: string, r: RequestRecord): UsageRow {
   const zero = { requests: 0, failed: 0, cacheHits: 0, estimated: 0, promptTokens: 0, cachedPromptTokens: 0, cacheWriteTokens: 0, completionTokens: 0 };
   const money = { reasoningTokens: 0, reportedReasoningTokens: 0, costMicros: 0, usdMicros: 0, listUsdMicros: 0, savedMicros: 0, cacheWrite1hTokens: 0, cacheReadSavedMicros: 0 };
-  return { group, keyName: undefined, currency: r.currency, ...zero, ...money };
+  const batch = { batchRequests: 0, batchSavedUsdMicros: 0 };
+  return { group, keyName: undefined, currency: r.currency, ...zero, ...money, ...batch };
 }
 
 const sortRows = (rows: UsageRow[]) => [...rows].sort((a, b) => (a.group < b.group ? -1 : a.group > b.group ? 1 : a.currency < b.currency ? -1 : 1));
@@ -169,7 +178,7 @@ async function runRollupContract(t: TestContext, open: OpenTestLedger, resetRoll
     requests.push(...extra);
   });
 
-  await t.test('the migration backfills the rollup of an existing ledger from its rows', async () => {
+  await t.test('the migrations backfill the rollup of an existing ledger from its rows, batch sums included', async () => {
     await ledger.close();
     await resetRollup();
     ledger = await open();
@@ -186,7 +195,7 @@ test('SQLite: the daily rollup', async (t) => {
       const db = new Database(file);
       try {
         db.exec('DROP TABLE ledger_daily');
-        db.prepare('DELETE FROM schema_migrations WHERE scope = ? AND version = ?').run(LEDGER_SCOPE, ROLLUP_VERSION);
+        for (const sql of ROLLUP_SQL) db.exec(sql);
       } finally {
         db.close();
       }
@@ -204,8 +213,9 @@ test('PostgreSQL: the daily rollup', { skip: skipWithoutPostgres('ledger-daily.t
       const client = new pg.Client({ connectionString: DATABASE_URL });
       await client.connect();
       try {
-        await client.query(`DROP TABLE "${schema}".ledger_daily`);
-        await client.query(`DELETE FROM "${schema}".schema_migrations WHERE scope = $1 AND version = $2`, [LEDGER_SCOPE, ROLLUP_VERSION]);
+        await client.query(`SET search_path TO "${schema}"`);
+        await client.query('DROP TABLE ledger_daily');
+        for (const sql of ROLLUP_SQL) await client.query(sql);
       } finally {
         await client.end();
       }

@@ -117,9 +117,13 @@ describe('ledger rows', () => {
       key_tags: null,
       key_metadata: null,
       trace_id: null,
+      batch_id: null,
+      realtime_list_usd_micros: null,
     });
     const tagged = convertRequestToRow({ ...request, teamId: 'tm_1', teamName: 'research', keyTags: ['prod'], keyMetadata: { cost_center: '42' } });
     assert.deepEqual([tagged.team_id, tagged.team_name, tagged.key_tags, tagged.key_metadata], ['tm_1', 'research', '["prod"]', '{"cost_center":"42"}']);
+    const line = convertRequestToRow({ ...request, batchId: 'batch_1', realtimeListUsdMicros: 900 });
+    assert.deepEqual([line.batch_id, line.realtime_list_usd_micros], ['batch_1', 900]);
   });
 
   it('a single attempt inline: its own columns in the request row, and the flag for its tokens', () => {

@@ -60,6 +60,7 @@ test('billing defaults: CNY, the market rate 7.3 for true USD, SQLite ledger nex
     flush_max_rows: 500,
     stale_reservation_minutes: 60,
     default_max_output_tokens: 32_768,
+    batch_discount: {},
     alerts: { thresholds: [50, 80, 100], max_attempts: 8, timeout_ms: 10_000, lease_ms: 30_000, poll_interval_ms: 1000 },
     prices: [],
   });

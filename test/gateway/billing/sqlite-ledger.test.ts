@@ -50,6 +50,8 @@ test('the ledger shares herd.db with the key store: WAL, one schema_migrations t
       { version: 7, name: 'requests: indexes for the console list filters' },
       { version: 8, name: 'requests: trace_id' },
       { version: 9, name: 'ledger_daily: the daily rollup of requests, backfilled' },
+      { version: 10, name: 'batches: request batch id and realtime list price, rollup sums, reservation parts and expiry' },
+      { version: 11, name: 'ledger_daily: batch lines and their saving, backfilled' },
     ]);
     db.close();
   } finally {
