@@ -13,14 +13,13 @@ import { parseHerdConfig } from '../../src/config/load-herd-config.ts';
 import { TestKeys } from '../helpers/test-keys.ts';
 import { EXAMPLE_REPOSITORY } from '../e2e/start-test-server.ts';
 import { TEST_PYTHON } from '../python-interpreter.ts';
+import { generatePythonGrpcStubs } from '../helpers/python-grpc-stubs.ts';
 import { llmModel, startFakeUpstream, writeModels } from '../serving/llm/llm-fixtures.ts';
 import type { MockUpstream } from '../gateway/helpers/mock-upstream.ts';
 
 const run = promisify(execFile);
 const MASTER = 'sk-herd-pyclient-master-0123456789abcdef';
 const SCRIPT = resolve('test/security/python-client-keys.py');
-const PROTOS = resolve('src/grpc/protos');
-const MISSING = 'needs python3-grpcio, python3-protobuf, protobuf-compiler and protobuf-compiler-grpc (.ci/run installs them)';
 
 interface Report {
   http: { status: number; content_type: string | null; json: Record<string, unknown> | null; text?: string[] };
@@ -28,31 +27,6 @@ interface Report {
     infer: { code: string; text?: string[]; details?: string };
     stream: { code: string; details?: string; events: { error: string; text: string[] }[] };
   };
-}
-
-/** Python stubs for Herd's own copy of Triton's service protos, as tritonclient ships its service_pb2(_grpc). */
-async function generateStubs(): Promise<string> {
-  try {
-    await run(TEST_PYTHON, ['-c', 'import grpc, google.protobuf']);
-  } catch (err) {
-    throw new Error(`${TEST_PYTHON} cannot import grpc: this test ${MISSING}\n${String(err)}`);
-  }
-  const dir = mkdtempSync(join(tmpdir(), 'herd-pystubs-'));
-  let plugin: string;
-  try {
-    plugin = (await run('sh', ['-c', 'command -v grpc_python_plugin'])).stdout.trim();
-    await run('protoc', [
-      `-I${PROTOS}`,
-      `--python_out=${dir}`,
-      `--grpc_python_out=${dir}`,
-      `--plugin=protoc-gen-grpc_python=${plugin}`,
-      'grpc_service.proto',
-      'model_config.proto',
-    ]);
-  } catch (err) {
-    throw new Error(`generating Python stubs failed: this test ${MISSING}\n${String(err)}`);
-  }
-  return dir;
 }
 
 /** Runs the client asynchronously: the server answering it lives in this process. */
@@ -80,7 +54,7 @@ describe('a Python Triton client against a keyed gateway', () => {
   let clientKey: string;
 
   before(async () => {
-    stubs = await generateStubs();
+    stubs = await generatePythonGrpcStubs();
     upstream = await startFakeUpstream();
     const dir = mkdtempSync(join(tmpdir(), 'herd-pyclient-'));
     const repository = writeModels({ chat_stream: llmModel('chat_stream', { decoupled: true }) });
