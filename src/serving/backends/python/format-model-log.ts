@@ -1,6 +1,7 @@
 // A log record from a Python model (pb_utils.Logger, or the stub reporting a failed execute) as a line
 // of Herd's log: the instance, the level, and the model's `file:line]` as Triton prints them; levels the
 // server's log settings turn off (log_info, log_warning, log_error; VERBOSE below log_verbose_level 1) are dropped.
+import { escapeLogText } from '../../../core/escape-log-text.ts';
 import type { StubHeader } from './stub-wire.ts';
 
 /** The slice of the server's log settings (GET/POST /v2/logging) that decides which records show. */
@@ -18,8 +19,9 @@ export function formatModelLogRecord(label: string, header: StubHeader, levels?:
   const level = LEVELS[Number(header['level'])] ?? 'INFO';
   if (levels && !isShown(level, levels)) return undefined;
   const file = header['file'];
-  const where = typeof file === 'string' && file ? ` ${file}:${Number(header['line']) || 0}]` : ':';
-  return `python model ${label} ${level}${where} ${String(header['message'])}`;
+  const where = typeof file === 'string' && file ? ` ${escapeLogText(file)}:${Number(header['line']) || 0}]` : ':';
+  // A model may log what a client sent: escaped, so a record never spans lines.
+  return `python model ${label} ${level}${where} ${escapeLogText(String(header['message']))}`;
 }
 
 function isShown(level: (typeof LEVELS)[number], levels: ModelLogLevels): boolean {

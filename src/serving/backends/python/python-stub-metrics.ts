@@ -1,6 +1,7 @@
 // One stub process's custom metrics: applies the 'metrics' frames its herd_stub_metrics.py sends (families
 // and metrics it creates, increments, sets, observations, value questions) to the server's
 // CustomMetricRegistry, and lets go of everything it held when the process ends.
+import { escapeLogText } from '../../../core/escape-log-text.ts';
 import { HerdError, toHerdError } from '../../../core/errors.ts';
 import type { CustomMetricFamily, CustomMetricKind, CustomMetricRegistry, CustomSeries } from '../../../metrics/custom-metric-registry.ts';
 import type { StubHeader } from './stub-wire.ts';
@@ -34,7 +35,7 @@ export class PythonStubMetrics {
       } catch (err) {
         const message = toHerdError(err).message;
         if (i === ops.length - 1 && ask !== undefined) answer = { type: 'metrics_reply', ask, error: message };
-        else this.log(`custom metric operation '${String(op['op'])}' failed: ${message}`);
+        else this.log(escapeLogText(`custom metric operation '${String(op['op'])}' failed: ${message}`));
       }
     });
     if (ask !== undefined) reply(answer);
