@@ -9,42 +9,11 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { HerdServer } from '../../src/app.ts';
+import { cancelGateConfig, createCancelGateState, writeCancelGateModels } from '../helpers/cancel-gate-models.ts';
 import { startTestServer } from './start-test-server.ts';
 
-interface CancelState {
-  executions: string[];
-  gates: Map<string, () => void>;
-  sawAbort: string[];
-}
-
-// The models run in this process: they and the test share this object.
-const state: CancelState = { executions: [], gates: new Map(), sawAbort: [] };
-(globalThis as { __herdCancelTest?: CancelState }).__herdCancelTest = state;
-
-const MODEL = `
-const state = globalThis.__herdCancelTest;
-export default class {
-  initialize(args) { this.name = args.model_name; this.herd = args.herd; }
-  async execute(requests) {
-    const out = [];
-    for (const r of requests) {
-      const key = this.name + ':' + r.id;
-      state.executions.push(key);
-      if (r.id.startsWith('block')) await new Promise((open) => state.gates.set(key, open));
-      if (r.id.startsWith('watch')) {
-        await new Promise((done) => (r.signal.aborted ? done() : r.signal.addEventListener('abort', done, { once: true })));
-        state.sawAbort.push(key);
-      }
-      out.push({ outputs: [this.herd.createTensor('OUT', 'INT32', [1], [1])] });
-    }
-    return out;
-  }
-}
-`;
-
-const jsConfig = (name: string, batching = '') =>
-  `name: "${name}"\nbackend: "js"\nmax_batch_size: 0\n${batching}instance_group [ { kind: KIND_CPU count: 1 } ]\n` +
-  'input [ { name: "IN" data_type: TYPE_INT32 dims: [ 1 ] } ]\noutput [ { name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] } ]\n';
+const state = createCancelGateState('__herdCancelTest');
+const jsConfig = cancelGateConfig;
 
 const ENSEMBLE = `name: "ens"
 platform: "ensemble"
@@ -59,17 +28,12 @@ ensemble_scheduling { step [
 
 function writeRepository(): string {
   const dir = mkdtempSync(join(tmpdir(), 'herd-cancel-'));
-  const models: Record<string, string> = {
+  writeCancelGateModels(dir, '__herdCancelTest', {
     single: jsConfig('single'),
     batched: jsConfig('batched', 'dynamic_batching { max_queue_delay_microseconds: 0 }\n'),
     ens_first: jsConfig('ens_first'),
     ens_second: jsConfig('ens_second'),
-  };
-  for (const [name, config] of Object.entries(models)) {
-    mkdirSync(join(dir, name, '1'), { recursive: true });
-    writeFileSync(join(dir, name, 'config.pbtxt'), config);
-    writeFileSync(join(dir, name, '1', 'model.mjs'), MODEL);
-  }
+  });
   mkdirSync(join(dir, 'ens', '1'), { recursive: true });
   writeFileSync(join(dir, 'ens', 'config.pbtxt'), ENSEMBLE);
   return dir;

@@ -4,55 +4,21 @@
 // in-process JS models hold requests on gates the test opens, and the test waits on counters.
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { HerdServer } from '../../src/app.ts';
 import { KserveGrpcClient } from '../../src/client/index.ts';
 import { startTestServer } from '../e2e/start-test-server.ts';
+import { cancelGateConfig, createCancelGateState, writeCancelGateModels } from '../helpers/cancel-gate-models.ts';
 
-interface CancelState {
-  executions: string[];
-  gates: Map<string, () => void>;
-  sawAbort: string[];
-}
-
-const state: CancelState = { executions: [], gates: new Map(), sawAbort: [] };
-(globalThis as { __herdGrpcCancelTest?: CancelState }).__herdGrpcCancelTest = state;
-
-const MODEL = `
-const state = globalThis.__herdGrpcCancelTest;
-export default class {
-  initialize(args) { this.name = args.model_name; this.herd = args.herd; }
-  async execute(requests) {
-    const out = [];
-    for (const r of requests) {
-      const key = this.name + ':' + r.id;
-      state.executions.push(key);
-      if (r.id.startsWith('block')) await new Promise((open) => state.gates.set(key, open));
-      if (r.id.startsWith('watch')) {
-        await new Promise((done) => (r.signal.aborted ? done() : r.signal.addEventListener('abort', done, { once: true })));
-        state.sawAbort.push(key);
-      }
-      out.push({ outputs: [this.herd.createTensor('OUT', 'INT32', [1], [1])] });
-    }
-    return out;
-  }
-}
-`;
-
-const CONFIG = (name: string) =>
-  `name: "${name}"\nbackend: "js"\nmax_batch_size: 0\ninstance_group [ { kind: KIND_CPU count: 1 } ]\n` +
-  'input [ { name: "IN" data_type: TYPE_INT32 dims: [ 1 ] } ]\noutput [ { name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] } ]\n';
+const state = createCancelGateState('__herdGrpcCancelTest');
 
 function writeRepository(): string {
   const dir = mkdtempSync(join(tmpdir(), 'herd-grpc-cancel-'));
-  for (const name of ['rst', 'deadline', 'running', 'streamed']) {
-    mkdirSync(join(dir, name, '1'), { recursive: true });
-    writeFileSync(join(dir, name, 'config.pbtxt'), CONFIG(name));
-    writeFileSync(join(dir, name, '1', 'model.mjs'), MODEL);
-  }
+  const names = ['rst', 'deadline', 'running', 'streamed'];
+  writeCancelGateModels(dir, '__herdGrpcCancelTest', Object.fromEntries(names.map((name) => [name, cancelGateConfig(name)])));
   return dir;
 }
 
