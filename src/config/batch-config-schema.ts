@@ -1,4 +1,4 @@
-// herd.yaml's `batch` section (issue #33): the OpenAI Files and Batch APIs' store. Batch state lives in the ledger's
+// herd.yaml's `batch` section: the OpenAI Files and Batch APIs' store. Batch state lives in the ledger's
 // database and input files in a folder, so the section only takes effect with billing.ledger set.
 import { z } from 'zod';
 

@@ -2,7 +2,7 @@
 // streaming: a byte scanner yields each item's bytes and byte range in the stored body, and keeps the rest of
 // the body (every other field, with `requests` emptied) to parse once at the end, so the whole body is checked.
 import { HerdError } from '../../core/errors.ts';
-import type { BatchSourceRecord, LineSourceOptions } from './jsonl-line-source.ts';
+import type { BatchSourceRecord, LineSourceOptions } from '../wire/jsonl-line-source.ts';
 
 /** Deepest nesting of arrays and objects in the body, as the realtime routes allow (docs/security.md). */
 const MAX_DEPTH = 128;

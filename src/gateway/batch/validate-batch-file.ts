@@ -6,7 +6,7 @@ import { HerdError } from '../../core/errors.ts';
 import { addMicros, type Micros } from '../billing/money.ts';
 import type { KeyInfo } from '../keys/key-store.ts';
 import { describeValue, isJsonObject, type JsonObject } from '../protocol/check-json-value.ts';
-import type { BatchSourceRecord } from './jsonl-line-source.ts';
+import type { BatchSourceRecord } from '../wire/jsonl-line-source.ts';
 import type { CheckLineBody, LinePlan } from './validate-batch-line.ts';
 import { CustomIdSet } from './validate-custom-ids.ts';
 

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { HerdError } from '../../../src/core/errors.ts';
 import { readAnthropicRequests } from '../../../src/gateway/batch/anthropic-requests-line-source.ts';
-import type { BatchSourceRecord } from '../../../src/gateway/batch/jsonl-line-source.ts';
+import type { BatchSourceRecord } from '../../../src/gateway/wire/jsonl-line-source.ts';
 import { inChunks, key, openFixture, runValidation, type Fixture } from './batch-validate-fixtures.ts';
 
 async function items(body: string | Buffer, chunk = 1 << 16, maxLineBytes = 1 << 20): Promise<BatchSourceRecord[]> {

@@ -8,7 +8,7 @@ import { BillingService } from '../../../src/gateway/billing/billing-service.ts'
 import type { Ledger } from '../../../src/gateway/billing/ledger.ts';
 import { openLedger } from '../../../src/gateway/billing/open-ledger.ts';
 import { readAnthropicRequests } from '../../../src/gateway/batch/anthropic-requests-line-source.ts';
-import { readJsonlLines } from '../../../src/gateway/batch/jsonl-line-source.ts';
+import { readJsonlLines } from '../../../src/gateway/wire/jsonl-line-source.ts';
 import { validateBatchFile, type BatchFormat, type BatchValidation, type ValidBatchLine } from '../../../src/gateway/batch/validate-batch-file.ts';
 import { createBatchLineCheck, type DecodedLineBody } from '../../../src/gateway/batch/validate-batch-line.ts';
 import { messagesCodec } from '../../../src/gateway/ingress/anthropic-messages/messages-codec.ts';

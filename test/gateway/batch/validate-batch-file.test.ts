@@ -13,7 +13,7 @@ import { chatCodec } from '../../../src/gateway/ingress/openai-chat/chat-codec.t
 import { PromptTokenEstimate } from '../../../src/gateway/router/prompt-token-estimate.ts';
 import { resolveRoute } from '../../../src/gateway/router/resolve-route.ts';
 import { chatBody, cutAt, inChunks, key, openaiLine, openFixture, runValidation, type Fixture, AT_MS } from './batch-validate-fixtures.ts';
-import { readJsonlLines } from '../../../src/gateway/batch/jsonl-line-source.ts';
+import { readJsonlLines } from '../../../src/gateway/wire/jsonl-line-source.ts';
 
 const source = (text: string | Buffer) => inChunks(Buffer.isBuffer(text) ? text : Buffer.from(text), 1 << 16);
 

@@ -1,5 +1,6 @@
-// A stored batch file's bytes as its lines, streaming: split on \n across chunks (a \r before it dropped,
-// a last line without \n kept, blank lines skipped but counted), each with its byte range in the file.
+// A JSONL byte stream (a stored batch file, an upstream batch's results) as its lines, streaming: split on \n
+// across chunks (a \r before it dropped, a last line without \n kept, blank lines skipped but counted), each with
+// its byte range in the file.
 
 /** One request of a batch as a line source yields it; the validator parses `bytes`. */
 export interface BatchSourceRecord {
