@@ -38,7 +38,21 @@ function listData(dir, out = new Map()) {
 const dataBefore = listData('data');
 const filter = process.argv.slice(2);
 const files = collect('test', []).filter((f) => filter.length === 0 || filter.some((p) => f.includes(p)));
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], { stdio: 'inherit' });
+const result = spawnSync(
+  process.execPath,
+  [
+    '--import',
+    'tsx',
+    '--test',
+    '--test-concurrency=2',
+    '--test-reporter=tap',
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${resolve(dirname(fileURLToPath(import.meta.url)), 'failure-summary-reporter.mjs')}`,
+    '--test-reporter-destination=stdout',
+    ...files,
+  ],
+  { stdio: 'inherit' },
+);
 const touched = [...listData('data')].filter(([path, state]) => dataBefore.get(path) !== state).map(([path]) => path);
 if (touched.length > 0) {
   process.stderr.write(`error: the tests wrote into ./data (${touched.join(', ')}): give every test config its own temporary ledger and key store.\n`);
