@@ -1,7 +1,7 @@
 // Rows of the batch tables to and from the store's types: one place for column names, and for PostgreSQL's BIGINT
 // (read back as text) and NULLs becoming numbers and undefined.
 import type { SqlValue } from '../storage/sql-driver.ts';
-import type { Batch, BatchChanges, BatchFile, BatchLine, LineChanges } from './batch-store.ts';
+import type { Batch, BatchChanges, BatchFile, BatchLine, LineChanges, LineResult, UpstreamBatchChanges, UpstreamBatchRow } from './batch-store.ts';
 
 type Row = Record<string, unknown>;
 
@@ -109,6 +109,8 @@ export const LINE_COLUMNS = [
   'attempts',
   'result_ref',
   'status_code',
+  'queued_at',
+  'result_json',
 ] as const;
 
 export function lineValues(l: BatchLine): SqlValue[] {
@@ -128,6 +130,8 @@ export function lineValues(l: BatchLine): SqlValue[] {
     l.attempts,
     orNull(l.resultRef),
     orNull(l.statusCode),
+    orNull(l.queuedAt),
+    resultValue(l.result),
   ];
 }
 
@@ -148,6 +152,8 @@ export function toBatchLine(r: Row): BatchLine {
     attempts: num(r.attempts),
     resultRef: optText(r.result_ref),
     statusCode: optNum(r.status_code),
+    queuedAt: optNum(r.queued_at),
+    result: r.result_json === null || r.result_json === undefined ? undefined : (JSON.parse(String(r.result_json)) as LineResult),
   };
 }
 
@@ -161,9 +167,63 @@ const LINE_FIELDS: readonly [keyof LineChanges, string][] = [
   ['attempts', 'attempts'],
   ['resultRef', 'result_ref'],
   ['statusCode', 'status_code'],
+  ['queuedAt', 'queued_at'],
 ];
+
+const resultValue = (result: LineResult | undefined): SqlValue => (result === undefined ? null : JSON.stringify(result));
 
 export function lineAssignments(changes: LineChanges): { sql: string; values: SqlValue[] } {
   const set = LINE_FIELDS.filter(([field]) => field in changes);
-  return { sql: set.map(([, column]) => `${column} = ?`).join(', '), values: set.map(([field]) => orNull(changes[field])) };
+  const sql = set.map(([, column]) => `${column} = ?`);
+  const values = set.map(([field]) => orNull(changes[field] as string | number | undefined));
+  if ('result' in changes) {
+    sql.push('result_json = ?');
+    values.push(resultValue(changes.result));
+  }
+  return { sql: sql.join(', '), values };
+}
+
+const UPSTREAM_FIELDS: readonly [keyof UpstreamBatchRow, string][] = [
+  ['id', 'id'],
+  ['deployment', 'deployment'],
+  ['provider', 'provider'],
+  ['endpoint', 'endpoint'],
+  ['providerBatchId', 'provider_batch_id'],
+  ['state', 'state'],
+  ['lines', 'lines'],
+  ['createdAt', 'created_at'],
+  ['submittedAt', 'submitted_at'],
+  ['nextPollAt', 'next_poll_at'],
+  ['pollAttempts', 'poll_attempts'],
+  ['leaseOwner', 'lease_owner'],
+  ['leaseUntil', 'lease_until'],
+  ['inputFileRef', 'input_file_ref'],
+  ['outputFileRef', 'output_file_ref'],
+];
+const UPSTREAM_NUMBERS = new Set(['lines', 'created_at', 'poll_attempts']);
+const UPSTREAM_OPTIONAL_NUMBERS = new Set(['submitted_at', 'next_poll_at', 'lease_until']);
+
+export const UPSTREAM_COLUMNS = UPSTREAM_FIELDS.map(([, column]) => column);
+
+export function upstreamValues(u: UpstreamBatchRow): SqlValue[] {
+  return UPSTREAM_FIELDS.map(([field]) => orNull(u[field]));
+}
+
+export function upstreamAssignments(changes: UpstreamBatchChanges): { sql: string; values: SqlValue[] } {
+  const set = UPSTREAM_FIELDS.filter(([field]) => field in changes);
+  return {
+    sql: set.map(([, column]) => `${column} = ?`).join(', '),
+    values: set.map(([field]) => orNull((changes as Partial<UpstreamBatchRow>)[field])),
+  };
+}
+
+export function toUpstreamBatch(r: Row): UpstreamBatchRow {
+  const out: Record<string, unknown> = {};
+  for (const [field, column] of UPSTREAM_FIELDS) {
+    const value = r[column];
+    if (UPSTREAM_NUMBERS.has(column)) out[field] = num(value);
+    else if (UPSTREAM_OPTIONAL_NUMBERS.has(column)) out[field] = optNum(value);
+    else out[field] = optText(value);
+  }
+  return out as unknown as UpstreamBatchRow;
 }

@@ -90,8 +90,23 @@ const BATCH_TABLES_SQL = `
   CREATE INDEX upstream_batches_poll ON upstream_batches (state, next_poll_at);
 `;
 
-export const batchStoreMigrations: readonly SqliteMigration[] = [{ version: 1, name: 'batch files, batches, lines, upstream batches', sql: BATCH_TABLES_SQL }];
+// The worker's columns: a line's outcome and when it was queued for an upstream batch; an upstream batch's provider,
+// endpoint and poll count. Lines queued and not yet packed are found by a partial index.
+const WORKER_COLUMNS_SQL = `
+  ALTER TABLE batch_lines ADD COLUMN result_json TEXT;
+  ALTER TABLE batch_lines ADD COLUMN queued_at INTEGER;
+  CREATE INDEX batch_lines_queued ON batch_lines (deployment, queued_at) WHERE state = 'queued_upstream' AND upstream_batch_id IS NULL;
+  ALTER TABLE upstream_batches ADD COLUMN provider TEXT NOT NULL DEFAULT '';
+  ALTER TABLE upstream_batches ADD COLUMN endpoint TEXT NOT NULL DEFAULT '';
+  ALTER TABLE upstream_batches ADD COLUMN poll_attempts INTEGER NOT NULL DEFAULT 0;
+`;
+
+export const batchStoreMigrations: readonly SqliteMigration[] = [
+  { version: 1, name: 'batch files, batches, lines, upstream batches', sql: BATCH_TABLES_SQL },
+  { version: 2, name: 'line results, queue times, upstream batch providers', sql: WORKER_COLUMNS_SQL },
+];
 
 export const postgresBatchStoreMigrations: readonly SqliteMigration[] = [
   { version: 1, name: 'batch files, batches, lines, upstream batches', sql: BATCH_TABLES_SQL.replaceAll('INTEGER', 'BIGINT') },
+  { version: 2, name: 'line results, queue times, upstream batch providers', sql: WORKER_COLUMNS_SQL.replaceAll('INTEGER', 'BIGINT') },
 ];

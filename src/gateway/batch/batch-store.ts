@@ -1,5 +1,6 @@
 // The batch half's durable state (docs/decisions/batch-design.md): uploaded files, client batches and their
 // lines, in the ledger's database. One interface; sql-batch-store.ts implements it on SQLite and PostgreSQL.
+import type { JsonObject } from '../protocol/check-json-value.ts';
 
 /** What a stored file is for: a client's input, or an output/error file Herd wrote for a batch. */
 export type BatchFilePurpose = 'batch' | 'batch_output';
@@ -85,7 +86,21 @@ export interface BatchLine {
   /** Where the line's answer is (a result file's ref and range), once it has one. */
   resultRef: string | undefined;
   statusCode: number | undefined;
+  /** Epoch ms the line was queued for an upstream batch (the aggregator's age threshold). */
+  queuedAt: number | undefined;
+  /** The line's outcome once terminal (store migration 2: batch_lines.result_json). */
+  result: LineResult | undefined;
 }
+
+/**
+ * A terminal line's outcome, dialect-shaped so the output needs no second conversion: `body` is what the
+ * realtime endpoint would have answered (its response, or its dialect's error body) with `statusCode`.
+ * `canceled` / `expired`: never run, never billed. OpenAI's output line and Anthropic's result are built from it.
+ */
+export type LineResult =
+  | { outcome: 'succeeded'; statusCode: number; body: JsonObject }
+  | { outcome: 'errored'; statusCode: number; body: JsonObject }
+  | { outcome: 'canceled' | 'expired' };
 
 export type ListOrder = 'asc' | 'desc';
 
@@ -107,7 +122,61 @@ export interface Page<T> {
 export type BatchChanges = Partial<Omit<Batch, 'id' | 'dialect' | 'keyId' | 'teamId' | 'endpoint' | 'inputFileId' | 'createdAt'>>;
 
 /** Fields of a line that move while it runs. */
-export type LineChanges = Partial<Pick<BatchLine, 'model' | 'deployment' | 'state' | 'upstreamBatchId' | 'leaseOwner' | 'leaseUntil' | 'attempts' | 'resultRef' | 'statusCode'>>;
+export type LineChanges = Partial<
+  Pick<BatchLine, 'model' | 'deployment' | 'state' | 'upstreamBatchId' | 'leaseOwner' | 'leaseUntil' | 'attempts' | 'resultRef' | 'statusCode' | 'queuedAt' | 'result'>
+>;
+
+/**
+ * An upstream batch (OpenAI Batch, Anthropic Message Batch) holding lines of any number of client batches for
+ * one deployment. `creating`: the row and its lines are written, the upstream call may or may not have happened
+ * (recovery looks it up by metadata `herd_upstream_batch_id` = id); `running`: polled until it ends; `done`:
+ * its results are split back onto the lines; `failed`: the upstream refused it whole (its lines went back to pending
+ * or errored, per the aggregator's rule).
+ */
+export type UpstreamBatchState = 'creating' | 'running' | 'done' | 'failed';
+
+export interface UpstreamBatchRow {
+  /** `ubatch_…`: Herd's own id, sent upstream as metadata. */
+  id: string;
+  /** The deployment's key (`provider/upstream_model`). */
+  deployment: string;
+  /** The provider's name in herd.yaml (whose `.batches` client carries it). */
+  provider: string;
+  /** The upstream endpoint (`/v1/chat/completions`, `/v1/embeddings`, `/v1/messages`). */
+  endpoint: string;
+  /** The upstream's batch id, once create answered. */
+  providerBatchId: string | undefined;
+  state: UpstreamBatchState;
+  lines: number;
+  createdAt: number;
+  submittedAt: number | undefined;
+  nextPollAt: number | undefined;
+  /** Polls that found it still running (the backoff's exponent). */
+  pollAttempts: number;
+  leaseOwner: string | undefined;
+  leaseUntil: number | undefined;
+  /** OpenAI: the uploaded input file's id (stored before create is called). */
+  inputFileRef: string | undefined;
+  outputFileRef: string | undefined;
+}
+
+export type UpstreamBatchChanges = Partial<Omit<UpstreamBatchRow, 'id' | 'deployment' | 'provider' | 'endpoint' | 'createdAt'>>;
+
+/** Lines queued for one deployment and not in an upstream batch yet: what the aggregator decides on. */
+export interface QueuedDeployment {
+  deployment: string;
+  lines: number;
+  /** Epoch ms the oldest of them was queued. */
+  oldestQueuedAt: number;
+}
+
+export interface ClaimUpstreamBatches {
+  owner: string;
+  states: readonly UpstreamBatchState[];
+  now: number;
+  leaseMs: number;
+  limit: number;
+}
 
 export interface ClaimLines {
   /** This replica's worker id. */
@@ -147,6 +216,32 @@ export interface BatchStore {
   updateLine(batchId: string, lineNo: number, changes: LineChanges, owner?: string): Promise<boolean>;
   /** Lines per state, for request_counts and for knowing when a batch is done. */
   countLines(batchId: string): Promise<Partial<Record<BatchLineState, number>>>;
+  /**
+   * Moves every line of the batch in one of `from` to `to` with `result` (cancel: pending → canceled; expiry:
+   * pending → expired), leases ignored; the number moved.
+   */
+  finishLines(batchId: string, from: readonly BatchLineState[], to: BatchLineState, result: LineResult): Promise<number>;
+  /** Batches in one of `statuses`, oldest first (the worker's finalizing and deadline passes). */
+  listBatchesByStatus(statuses: readonly BatchStatus[], limit: number): Promise<Batch[]>;
+
+  /** Per deployment: lines in `queued_upstream` with no upstream batch yet. */
+  listQueuedDeployments(): Promise<QueuedDeployment[]>;
+  /** The oldest `limit` such lines of one deployment, in queue order. */
+  listQueuedLines(deployment: string, limit: number): Promise<BatchLine[]>;
+  /**
+   * In one transaction: inserts the upstream batch and points the given lines at it (only those still queued
+   * with no upstream batch); returns how many it took (the row's `lines` is set to that).
+   */
+  insertUpstreamBatch(row: UpstreamBatchRow, lines: readonly { batchId: string; lineNo: number }[]): Promise<number>;
+  getUpstreamBatch(id: string): Promise<UpstreamBatchRow | undefined>;
+  /** Leases up to `limit` upstream batches in `states` whose next_poll_at has come (or is unset) and whose lease is free or expired. */
+  claimUpstreamBatches(claim: ClaimUpstreamBatches): Promise<UpstreamBatchRow[]>;
+  /** With `owner`, only while that owner holds the lease. */
+  updateUpstreamBatch(id: string, changes: UpstreamBatchChanges, owner?: string): Promise<boolean>;
+  /** Lines of an upstream batch, from `afterRequestId` (exclusive, request id order), at most `limit`. */
+  listUpstreamLines(upstreamBatchId: string, afterRequestId: string | undefined, limit: number): Promise<BatchLine[]>;
+  /** The line whose request id (the upstream custom_id) this is. */
+  getLineByRequestId(requestId: string): Promise<BatchLine | undefined>;
 
   close(): Promise<void>;
 }

@@ -59,6 +59,16 @@ export class DeferredBatchStore implements BatchStore {
   claimLines = this.forward('claimLines');
   updateLine = this.forward('updateLine');
   countLines = this.forward('countLines');
+  finishLines = this.forward('finishLines');
+  listBatchesByStatus = this.forward('listBatchesByStatus');
+  listQueuedDeployments = this.forward('listQueuedDeployments');
+  listQueuedLines = this.forward('listQueuedLines');
+  insertUpstreamBatch = this.forward('insertUpstreamBatch');
+  getUpstreamBatch = this.forward('getUpstreamBatch');
+  claimUpstreamBatches = this.forward('claimUpstreamBatches');
+  updateUpstreamBatch = this.forward('updateUpstreamBatch');
+  listUpstreamLines = this.forward('listUpstreamLines');
+  getLineByRequestId = this.forward('getLineByRequestId');
 
   async close(): Promise<void> {
     this.closed = true;

@@ -95,6 +95,8 @@ const line = (batchId: string, lineNo: number): BatchLine => ({
   attempts: 0,
   resultRef: undefined,
   statusCode: undefined,
+  queuedAt: undefined,
+  result: undefined,
 });
 
 bothEngines('files: stored, read back with their numbers, paged by cursor in both orders, deleted once', async (store) => {
