@@ -203,6 +203,8 @@ export interface BatchStore {
   insertBatch(batch: Batch): Promise<void>;
   getBatch(id: string): Promise<Batch | undefined>;
   listBatches(query: PageQuery & { dialect: BatchDialect }): Promise<Page<Batch>>;
+  /** Removes a batch and its lines (Anthropic's DELETE of an ended batch); false when unknown. */
+  deleteBatch(id: string): Promise<boolean>;
   /** Applies `changes`; with `fromStatus`, only while the batch is in one of them (false otherwise). */
   updateBatch(id: string, changes: BatchChanges, fromStatus?: readonly BatchStatus[]): Promise<boolean>;
 

@@ -4,6 +4,7 @@
 import type { AbortLink } from '../../core/abort-link.ts';
 import type { HerdError } from '../../core/errors.ts';
 import type { KeyInfo } from '../keys/key-store.ts';
+import type { CatalogDeployment } from '../router/gateway-catalog.ts';
 import type { ChatResponse, Usage } from '../protocol/chat-types.ts';
 import type { JsonObject } from '../protocol/check-json-value.ts';
 import type { Batch, BatchLine, LineResult } from './batch-store.ts';
@@ -37,4 +38,14 @@ export interface BatchLineCodecs {
   encodeAnswer(endpoint: string, decoded: DecodedLineBody, answer: CanonicalLineAnswer): JsonObject;
   /** The endpoint's dialect's error answer (OpenAI's or Anthropic's mapping). */
   encodeError(endpoint: string, error: HerdError): { statusCode: number; body: JsonObject };
+}
+
+/** The upstream half of the worker (upstream-batching.ts): aggregation, submission, polling, results. */
+export interface UpstreamBatching {
+  /** Whether a line routed to this deployment goes up in an upstream batch (its provider has a batch API that batch.upstream allows). */
+  accepts(deployment: CatalogDeployment): boolean;
+  /** One pass: pack due queues into upstream batches and submit them, poll the due ones, split ended ones' results onto their lines (billing each once). */
+  tick(now: number, signal: AbortLink): Promise<void>;
+  /** A client batch was cancelled: cancel upstream every upstream batch all of whose lines belong to cancelled client batches. */
+  cancelFor(batchId: string, signal: AbortLink): Promise<void>;
 }

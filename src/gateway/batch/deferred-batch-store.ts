@@ -59,6 +59,7 @@ export class DeferredBatchStore implements BatchStore {
   claimLines = this.forward('claimLines');
   updateLine = this.forward('updateLine');
   countLines = this.forward('countLines');
+  deleteBatch = this.forward('deleteBatch');
   finishLines = this.forward('finishLines');
   listBatchesByStatus = this.forward('listBatchesByStatus');
   listQueuedDeployments = this.forward('listQueuedDeployments');

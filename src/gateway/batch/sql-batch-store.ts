@@ -134,6 +134,9 @@ export class SqlBatchStore implements S.BatchStore {
   }
 
   // The upstream-batch and worker queries land with the worker (issue #33, in progress).
+  deleteBatch(): Promise<boolean> {
+    return notYet();
+  }
   finishLines(): Promise<number> {
     return notYet();
   }

@@ -1,3 +1,4 @@
+import { BATCH_LINE_DECODERS } from '../../../src/http/batch-line-decoders.ts';
 // What the batch validator's tests share: a catalog with chat and embedding models and prices, a real
 // BillingService on a throwaway SQLite ledger, each endpoint's real ingress decoder, and byte sources in chunks.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -47,13 +48,7 @@ billing: { currency: USD }
 `;
 
 /** Each batch endpoint's realtime decoder, as the transport hands them to the validator. */
-export const DECODERS: Readonly<Record<string, (body: unknown) => DecodedLineBody>> = {
-  '/v1/chat/completions': (body) => ({ kind: 'chat', request: chatCodec.decode(body, {}).request }),
-  '/v1/responses': (body) => ({ kind: 'chat', request: responsesCodec.decode(body, {}).request }),
-  '/v1/completions': (body) => ({ kind: 'chat', request: completionsCodec.decode(body, {}).request }),
-  '/v1/embeddings': (body) => ({ kind: 'embeddings', request: validateEmbeddingsRequest(body) }),
-  '/v1/messages': (body) => ({ kind: 'chat', request: messagesCodec.decode(body, {}).request }),
-};
+export const DECODERS = BATCH_LINE_DECODERS;
 
 export interface Fixture {
   catalog: GatewayCatalog;
