@@ -13,6 +13,10 @@ import {
   toBatch,
   toBatchFile,
   toBatchLine,
+  toUpstreamBatch,
+  UPSTREAM_COLUMNS,
+  upstreamAssignments,
+  upstreamValues,
 } from './batch-rows.ts';
 import type * as S from './batch-store.ts';
 
@@ -21,7 +25,10 @@ const LINES_PER_STATEMENT = 500;
 
 type Row = Record<string, unknown>;
 
-const placeholders = (n: number) => `(${Array.from({ length: n }, () => '?').join(', ')})`;
+const list = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+const placeholders = (n: number) => `(${list(n)})`;
+/** Lines queued for an upstream batch and not packed into one yet (the partial index batch_lines_queued). */
+const QUEUED = "state = 'queued_upstream' AND upstream_batch_id IS NULL";
 
 export class SqlBatchStore implements S.BatchStore {
   readonly kind: 'sqlite' | 'postgres';
@@ -133,39 +140,105 @@ export class SqlBatchStore implements S.BatchStore {
     return Object.fromEntries(rows.map((r) => [String(r.state), Number(r.n)]));
   }
 
-  // The upstream-batch and worker queries land with the worker (issue #33, in progress).
-  deleteBatch(): Promise<boolean> {
-    return notYet();
+  async deleteBatch(id: string): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      await tx.query('DELETE FROM batch_lines WHERE batch_id = ?', [id]);
+      return (await tx.query<Row>('DELETE FROM batches WHERE id = ? RETURNING id', [id])).length > 0;
+    });
   }
-  finishLines(): Promise<number> {
-    return notYet();
+
+  async finishLines(batchId: string, from: readonly S.BatchLineState[], to: S.BatchLineState, result: S.LineResult): Promise<number> {
+    if (from.length === 0) return 0;
+    const rows = await this.db.query<Row>(
+      `UPDATE batch_lines SET state = ?, result_json = ?, lease_owner = NULL, lease_until = NULL WHERE batch_id = ? AND state IN (${list(from.length)}) RETURNING line_no`,
+      [to, JSON.stringify(result), batchId, ...from],
+    );
+    return rows.length;
   }
-  listBatchesByStatus(): Promise<S.Batch[]> {
-    return notYet();
+
+  async listBatchesByStatus(statuses: readonly S.BatchStatus[], limit: number): Promise<S.Batch[]> {
+    if (statuses.length === 0) return [];
+    const rows = await this.db.query<Row>(`SELECT ${BATCH_COLUMNS.join(', ')} FROM batches WHERE status IN (${list(statuses.length)}) ORDER BY created_at, id LIMIT ?`, [
+      ...statuses,
+      limit,
+    ]);
+    return rows.map(toBatch);
   }
-  listQueuedDeployments(): Promise<S.QueuedDeployment[]> {
-    return notYet();
+
+  async listQueuedDeployments(): Promise<S.QueuedDeployment[]> {
+    const rows = await this.db.query<Row>(`SELECT deployment, COUNT(*) AS n, MIN(queued_at) AS oldest FROM batch_lines WHERE ${QUEUED} GROUP BY deployment ORDER BY oldest`);
+    return rows.map((r) => ({ deployment: String(r.deployment), lines: Number(r.n), oldestQueuedAt: Number(r.oldest) }));
   }
-  listQueuedLines(): Promise<S.BatchLine[]> {
-    return notYet();
+
+  async listQueuedLines(deployment: string, limit: number): Promise<S.BatchLine[]> {
+    const rows = await this.db.query<Row>(`SELECT ${LINE_COLUMNS.join(', ')} FROM batch_lines WHERE ${QUEUED} AND deployment = ? ORDER BY queued_at, batch_id, line_no LIMIT ?`, [
+      deployment,
+      limit,
+    ]);
+    return rows.map(toBatchLine);
   }
-  insertUpstreamBatch(): Promise<number> {
-    return notYet();
+
+  async insertUpstreamBatch(row: S.UpstreamBatchRow, lines: readonly { batchId: string; lineNo: number }[]): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      await tx.query(`INSERT INTO upstream_batches (${UPSTREAM_COLUMNS.join(', ')}) VALUES ${placeholders(UPSTREAM_COLUMNS.length)}`, upstreamValues(row));
+      let taken = 0;
+      for (let start = 0; start < lines.length; start += LINES_PER_STATEMENT) {
+        const chunk = lines.slice(start, start + LINES_PER_STATEMENT);
+        const pairs = chunk.map(() => '(?, CAST(? AS BIGINT))').join(', ');
+        const updated = await tx.query<Row>(`UPDATE batch_lines SET upstream_batch_id = ? WHERE ${QUEUED} AND (batch_id, line_no) IN (VALUES ${pairs}) RETURNING line_no`, [
+          row.id,
+          ...chunk.flatMap((l) => [l.batchId, l.lineNo]),
+        ]);
+        taken += updated.length;
+      }
+      await tx.query('UPDATE upstream_batches SET lines = ? WHERE id = ?', [taken, row.id]);
+      return taken;
+    });
   }
-  getUpstreamBatch(): Promise<S.UpstreamBatchRow | undefined> {
-    return notYet();
+
+  async getUpstreamBatch(id: string): Promise<S.UpstreamBatchRow | undefined> {
+    const rows = await this.db.query<Row>(`SELECT ${UPSTREAM_COLUMNS.join(', ')} FROM upstream_batches WHERE id = ?`, [id]);
+    return rows[0] === undefined ? undefined : toUpstreamBatch(rows[0]);
   }
-  claimUpstreamBatches(): Promise<S.UpstreamBatchRow[]> {
-    return notYet();
+
+  async claimUpstreamBatches(claim: S.ClaimUpstreamBatches): Promise<S.UpstreamBatchRow[]> {
+    if (claim.states.length === 0 || claim.limit <= 0) return [];
+    const pick = `SELECT id FROM upstream_batches WHERE state IN (${list(claim.states.length)}) AND (next_poll_at IS NULL OR next_poll_at <= ?) AND (lease_until IS NULL OR lease_until < ?) ORDER BY created_at, id LIMIT ?`;
+    const locked = this.kind === 'postgres' ? `${pick} FOR UPDATE SKIP LOCKED` : pick;
+    const rows = await this.db.transaction((tx) =>
+      tx.query<Row>(`UPDATE upstream_batches SET lease_owner = ?, lease_until = ? WHERE id IN (${locked}) RETURNING ${UPSTREAM_COLUMNS.join(', ')}`, [
+        claim.owner,
+        claim.now + claim.leaseMs,
+        ...claim.states,
+        claim.now,
+        claim.now,
+        claim.limit,
+      ]),
+    );
+    return rows.map(toUpstreamBatch).sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
   }
-  updateUpstreamBatch(): Promise<boolean> {
-    return notYet();
+
+  async updateUpstreamBatch(id: string, changes: S.UpstreamBatchChanges, owner?: string): Promise<boolean> {
+    const set = upstreamAssignments(changes);
+    if (set.sql === '') return (await this.getUpstreamBatch(id)) !== undefined;
+    const guard = owner === undefined ? '' : ' AND lease_owner = ?';
+    const rows = await this.db.query<Row>(`UPDATE upstream_batches SET ${set.sql} WHERE id = ?${guard} RETURNING id`, [...set.values, id, ...(owner === undefined ? [] : [owner])]);
+    return rows.length > 0;
   }
-  listUpstreamLines(): Promise<S.BatchLine[]> {
-    return notYet();
+
+  async listUpstreamLines(upstreamBatchId: string, afterRequestId: string | undefined, limit: number): Promise<S.BatchLine[]> {
+    const after = afterRequestId === undefined ? '' : ' AND request_id > ?';
+    const rows = await this.db.query<Row>(`SELECT ${LINE_COLUMNS.join(', ')} FROM batch_lines WHERE upstream_batch_id = ?${after} ORDER BY request_id LIMIT ?`, [
+      upstreamBatchId,
+      ...(afterRequestId === undefined ? [] : [afterRequestId]),
+      limit,
+    ]);
+    return rows.map(toBatchLine);
   }
-  getLineByRequestId(): Promise<S.BatchLine | undefined> {
-    return notYet();
+
+  async getLineByRequestId(requestId: string): Promise<S.BatchLine | undefined> {
+    const rows = await this.db.query<Row>(`SELECT ${LINE_COLUMNS.join(', ')} FROM batch_lines WHERE request_id = ?`, [requestId]);
+    return rows[0] === undefined ? undefined : toBatchLine(rows[0]);
   }
 
   async close(): Promise<void> {
@@ -195,8 +268,4 @@ export class SqlBatchStore implements S.BatchStore {
     );
     return { items: rows.slice(0, query.limit), hasMore: rows.length > query.limit };
   }
-}
-
-function notYet(): Promise<never> {
-  return Promise.reject(new Error('not built yet'));
 }

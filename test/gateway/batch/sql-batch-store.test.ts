@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Batch, BatchFile, BatchLine, BatchStore } from '../../../src/gateway/batch/batch-store.ts';
+import type { Batch, BatchFile, BatchLine, BatchStore, UpstreamBatchRow } from '../../../src/gateway/batch/batch-store.ts';
 import { openBatchStore } from '../../../src/gateway/batch/open-batch-store.ts';
 import { openLedger } from '../../../src/gateway/billing/open-ledger.ts';
 import { DATABASE_URL, dropSchema, skipWithoutPostgres, uniqueSchema } from '../billing/pg-test-schema.ts';
@@ -203,4 +203,113 @@ bothEngines('lines: inserted in chunks, claimed under a lease, taken over when i
   assert.equal(done?.statusCode, 200);
   assert.equal(done?.leaseOwner, undefined);
   assert.deepEqual(await store.countLines('batch_1'), { pending: 1202, succeeded: 1 });
+});
+
+bothEngines('line results round-trip; finishLines moves only lines in the given states and drops their leases', async (store) => {
+  await store.insertBatch(batch('batch_f', 'hk_a', 1000));
+  await store.insertLines([1, 2, 3].map((n) => line('batch_f', n)));
+  await store.claimLines({ owner: 'w1', states: ['pending'], now: 5000, leaseMs: 1000, limit: 1 });
+  const answer = { outcome: 'succeeded' as const, statusCode: 200, body: { id: 'chatcmpl-1', choices: [{ text: 'ünïcode' }] } };
+  assert.equal(await store.updateLine('batch_f', 1, { state: 'succeeded', statusCode: 200, result: answer }, 'w1'), true);
+  assert.equal(await store.finishLines('batch_f', ['pending'], 'canceled', { outcome: 'canceled' }), 2);
+  assert.equal(await store.finishLines('batch_f', ['pending'], 'canceled', { outcome: 'canceled' }), 0);
+  const lines = await store.listLines('batch_f', 1, 10);
+  assert.deepEqual(lines[0]?.result, answer);
+  assert.deepEqual(
+    lines.slice(1).map((l) => [l.state, l.result, l.leaseOwner]),
+    [
+      ['canceled', { outcome: 'canceled' }, undefined],
+      ['canceled', { outcome: 'canceled' }, undefined],
+    ],
+  );
+  assert.deepEqual(await store.countLines('batch_f'), { succeeded: 1, canceled: 2 });
+});
+
+bothEngines('batches by status oldest first; deleteBatch removes the batch and its lines once', async (store) => {
+  await store.insertBatch({ ...batch('batch_new', 'hk_a', 3000), status: 'in_progress' });
+  await store.insertBatch({ ...batch('batch_old', 'hk_b', 1000), status: 'cancelling' });
+  await store.insertBatch({ ...batch('batch_done', 'hk_a', 2000), status: 'completed' });
+  await store.insertLines([line('batch_old', 1)]);
+  assert.deepEqual(
+    (await store.listBatchesByStatus(['in_progress', 'cancelling'], 10)).map((b) => b.id),
+    ['batch_old', 'batch_new'],
+  );
+  assert.deepEqual(await store.listBatchesByStatus([], 10), []);
+  assert.equal(await store.deleteBatch('batch_old'), true);
+  assert.equal(await store.deleteBatch('batch_old'), false);
+  assert.equal(await store.getBatch('batch_old'), undefined);
+  assert.deepEqual(await store.listLines('batch_old', 1, 10), []);
+});
+
+bothEngines('upstream batches: queued lines per deployment, packed once, claimed when due, leased, found by request id', async (store) => {
+  await store.insertBatch(batch('batch_a', 'hk_a', 1000));
+  await store.insertBatch(batch('batch_b', 'hk_b', 1000));
+  await store.insertLines([1, 2, 3].map((n) => line('batch_a', n)));
+  await store.insertLines([1, 2].map((n) => line('batch_b', n)));
+  const queue = (batchId: string, lineNo: number, deployment: string, at: number) => store.updateLine(batchId, lineNo, { state: 'queued_upstream', deployment, queuedAt: at });
+  await queue('batch_a', 1, 'openai/gpt-4o', 200);
+  await queue('batch_a', 2, 'openai/gpt-4o', 300);
+  await queue('batch_b', 1, 'openai/gpt-4o', 100);
+  await queue('batch_b', 2, 'anthropic/claude', 400);
+  assert.deepEqual(await store.listQueuedDeployments(), [
+    { deployment: 'openai/gpt-4o', lines: 3, oldestQueuedAt: 100 },
+    { deployment: 'anthropic/claude', lines: 1, oldestQueuedAt: 400 },
+  ]);
+  const queued = await store.listQueuedLines('openai/gpt-4o', 10);
+  assert.deepEqual(
+    queued.map((l) => [l.batchId, l.lineNo]),
+    [
+      ['batch_b', 1],
+      ['batch_a', 1],
+      ['batch_a', 2],
+    ],
+  );
+  const row = upstream('ubatch_1', 5000);
+  // A line not queued (batch_a 3 is pending) is not taken.
+  assert.equal(await store.insertUpstreamBatch(row, [...queued, { batchId: 'batch_a', lineNo: 3 }]), 3);
+  assert.equal((await store.getUpstreamBatch('ubatch_1'))?.lines, 3);
+  assert.equal(await store.insertUpstreamBatch(upstream('ubatch_2', 5000), queued), 0, 'lines already packed are not packed twice');
+  assert.deepEqual(await store.listQueuedDeployments(), [{ deployment: 'anthropic/claude', lines: 1, oldestQueuedAt: 400 }]);
+
+  const inBatch = await store.listUpstreamLines('ubatch_1', undefined, 2);
+  assert.equal(inBatch.length, 2);
+  const rest = await store.listUpstreamLines('ubatch_1', inBatch[1]?.requestId, 10);
+  assert.equal(rest.length, 1);
+  assert.ok((inBatch[0]?.requestId ?? '') < (inBatch[1]?.requestId ?? '') && (inBatch[1]?.requestId ?? '') < (rest[0]?.requestId ?? ''));
+  assert.equal((await store.getLineByRequestId('batch_b-1'))?.upstreamBatchId, 'ubatch_1');
+  assert.equal(await store.getLineByRequestId('nope'), undefined);
+
+  // Due: next_poll_at unset or come; lease free or expired.
+  assert.equal(await store.updateUpstreamBatch('ubatch_1', { state: 'running', providerBatchId: 'batch_up1', nextPollAt: 6000 }), true);
+  assert.deepEqual(await store.claimUpstreamBatches({ owner: 'w1', states: ['running'], now: 5500, leaseMs: 1000, limit: 5 }), []);
+  const claimed = await store.claimUpstreamBatches({ owner: 'w1', states: ['running'], now: 6000, leaseMs: 1000, limit: 5 });
+  assert.deepEqual(
+    claimed.map((u) => [u.id, u.leaseOwner, u.leaseUntil, u.providerBatchId]),
+    [['ubatch_1', 'w1', 7000, 'batch_up1']],
+  );
+  assert.deepEqual(await store.claimUpstreamBatches({ owner: 'w2', states: ['running'], now: 6500, leaseMs: 1000, limit: 5 }), []);
+  assert.equal(await store.updateUpstreamBatch('ubatch_1', { pollAttempts: 1 }, 'w2'), false, 'only the lease holder');
+  const taken = await store.claimUpstreamBatches({ owner: 'w2', states: ['running'], now: 7001, leaseMs: 1000, limit: 5 });
+  assert.equal(taken[0]?.leaseOwner, 'w2');
+  assert.equal(await store.updateUpstreamBatch('ubatch_1', { state: 'done', pollAttempts: 2, leaseOwner: undefined, leaseUntil: undefined }, 'w2'), true);
+  const done = await store.getUpstreamBatch('ubatch_1');
+  assert.deepEqual([done?.state, done?.pollAttempts, done?.leaseOwner], ['done', 2, undefined]);
+});
+
+const upstream = (id: string, createdAt: number): UpstreamBatchRow => ({
+  id,
+  deployment: 'openai/gpt-4o',
+  provider: 'openai',
+  endpoint: '/v1/chat/completions',
+  providerBatchId: undefined,
+  state: 'creating',
+  lines: 0,
+  createdAt,
+  submittedAt: undefined,
+  nextPollAt: undefined,
+  pollAttempts: 0,
+  leaseOwner: undefined,
+  leaseUntil: undefined,
+  inputFileRef: undefined,
+  outputFileRef: undefined,
 });
