@@ -42,7 +42,7 @@ test('SQLite: applies every migration once, then is up to date; a newer schema i
     ['keys', 0, keyStoreMigrations.length],
   ]);
   assert.match(first.lines[0] as string, new RegExp(`^ledger at ${join(dir, 'ledger.db')}: schema v0 -> v${LEDGER_LATEST}, applied v1 \\(`));
-  assert.match(first.lines[1] as string, new RegExp(`^batch store at ${join(dir, 'ledger.db')}: schema v0 -> v1, applied v1 \\(`));
+  assert.match(first.lines[1] as string, new RegExp(`^batch store at ${join(dir, 'ledger.db')}: schema v0 -> v${batchStoreMigrations.length}, applied v1 \\(`));
   assert.match(first.lines[2] as string, /^key store at .*keys\.db: schema v0 -> v\d+, applied v1 \(/);
   const again = await migrate(config);
   assert.deepEqual(again.lines, [

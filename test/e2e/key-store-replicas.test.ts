@@ -94,6 +94,15 @@ describe('keys across replicas on PostgreSQL', { skip: skipWithoutPostgres('key-
       await new Promise((r) => setTimeout(r, 10));
     }
   };
+  /** Reads the key's budgets on B until `floor` micros are spent (or 10 s pass: the assertion after it says what was seen). */
+  const spendAtLeast = async (secret: string, floor: number): Promise<Me> => {
+    const started = performance.now();
+    for (;;) {
+      const seen = (await (await me(b, secret)).json()) as Me;
+      if ((seen.budgets[0]?.spent_micros ?? 0) >= floor || performance.now() - started > 10_000) return seen;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
   const chat = (server: HerdServer, secret: string) =>
     fetch(`${server.httpUrl}/v1/chat/completions`, {
       method: 'POST',
@@ -113,7 +122,7 @@ describe('keys across replicas on PostgreSQL', { skip: skipWithoutPostgres('key-
     const answered = await chat(b, created.secret);
     assert.equal(answered.status, 200, await answered.clone().text());
     await answered.arrayBuffer();
-    const spendBefore = (await (await me(b, created.secret)).json()) as Me;
+    const spendBefore = await spendAtLeast(created.secret, 1);
     const spent = spendBefore.budgets[0]?.spent_micros ?? 0;
     assert.ok(spent > 0, `the chat on B was charged to the key: ${JSON.stringify(spendBefore)}`);
 
@@ -124,7 +133,8 @@ describe('keys across replicas on PostgreSQL', { skip: skipWithoutPostgres('key-
     const old = await chat(b, created.secret);
     assert.equal(old.status, 200, 'the old secret works through its grace window');
     await old.arrayBuffer();
-    const afterRotation = (await (await me(b, rotated.secret)).json()) as Me;
+    // Settlement lands just after the answer's last byte: poll for the second charge rather than race it.
+    const afterRotation = await spendAtLeast(rotated.secret, spent * 2);
     assert.equal(afterRotation.id, created.key.id);
     assert.ok((afterRotation.budgets[0]?.spent_micros ?? 0) >= spent * 2, 'the spend before the rotation still counts in the same budget window');
     assert.equal(afterRotation.budgets[0]?.resets_at, spendBefore.budgets[0]?.resets_at);

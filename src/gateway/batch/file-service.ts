@@ -140,6 +140,51 @@ export class FileService {
     return { id: file.id, object: 'file', deleted: true };
   }
 
+  /** A batch's input: a file the key may see, uploaded for the Batch API. */
+  async inputFile(owner: KeyInfo, id: string): Promise<BatchFile> {
+    const file = await this.visible(owner, id).catch(() => {
+      throw new HerdError('NOT_FOUND', `No such File object: ${id.slice(0, 128)}`, { param: 'input_file_id', reason: 'unknown_object' });
+    });
+    if (file.purpose !== 'batch') throw new HerdError('INVALID_ARG', `File ${file.id} has purpose '${file.purpose}', not 'batch'`, { param: 'input_file_id' });
+    return file;
+  }
+
+  /**
+   * A Message Batch's body, streamed into the file store under Anthropic's limits and registered as the batch's
+   * input (kept for the worker to read lines back; removed with the batch).
+   */
+  async storeInline(owner: KeyInfo, body: AsyncIterable<Buffer | Uint8Array>, limits: PutLimits): Promise<BatchFile> {
+    const stored = await this.options.files.put(body, limits);
+    const createdAt = this.now();
+    const file: BatchFile = {
+      id: createFileId(),
+      keyId: owner.id,
+      purpose: 'batch',
+      filename: 'message-batch.json',
+      bytes: stored.bytes,
+      lines: stored.lines,
+      createdAt,
+      expiresAt: createdAt + this.options.ttlMs,
+      deletedAt: undefined,
+      storageRef: stored.ref,
+    };
+    try {
+      await this.options.store.insertFile(file);
+    } catch (err) {
+      await this.discard(stored).catch(() => undefined);
+      throw err;
+    }
+    return file;
+  }
+
+  /** Herd's own removal of a file (a refused or deleted batch's input), whoever owns it. */
+  async removeInternal(id: string): Promise<void> {
+    const file = await this.options.store.getFile(id);
+    if (file === undefined) return;
+    await this.options.store.markFileDeleted(id, this.now());
+    await this.options.files.delete(file.storageRef).catch(() => undefined);
+  }
+
   /** A file the key may see: its own (the master key: any), not deleted, not expired; else the same 404 as an unknown id. */
   private async visible(owner: KeyInfo, id: string): Promise<BatchFile> {
     const file = await this.options.store.getFile(id);
