@@ -3,9 +3,9 @@
 // running the lines is the worker's.
 import { HerdError } from '../../core/errors.ts';
 import type { KeyInfo } from '../keys/key-store.ts';
-import type { Batch, BatchDialect, BatchLine, BatchLineState, BatchStatus, BatchStore, ListOrder, Page } from './batch-store.ts';
+import type { Batch, BatchDialect, BatchLine, BatchLineState, BatchStatus, ListOrder, Page } from './batch-store.ts';
 import type { FileService } from './file-service.ts';
-import type { FileStore, PutLimits } from './file-store.ts';
+import type { PutLimits } from './file-store.ts';
 import { BatchRejected, type SubmitDeps, submitBatch } from './submit-batch.ts';
 
 /** A batch with how many of its lines are in each state (request_counts). */
