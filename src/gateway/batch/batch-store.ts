@@ -222,7 +222,12 @@ export interface BatchStore {
    * Moves every line of the batch in one of `from` to `to` with `result` (cancel: pending → canceled; expiry:
    * pending → expired), leases ignored; the number moved.
    */
-  finishLines(batchId: string, from: readonly BatchLineState[], to: BatchLineState, result: LineResult): Promise<number>;
+  finishLines(batchId: string, from: readonly BatchLineState[], to: BatchLineState, result: LineResult, options?: { unsentOnly?: boolean }): Promise<number>;
+  /**
+   * A batch's lines queued for an upstream batch and not packed into one yet go back to `pending` (no deployment):
+   * its completion window is near, so they run realtime or expire by the deadline policy. The number moved.
+   */
+  returnUnsentLines(batchId: string): Promise<number>;
   /** Batches in one of `statuses`, oldest first (the worker's finalizing and deadline passes). */
   listBatchesByStatus(statuses: readonly BatchStatus[], limit: number): Promise<Batch[]>;
 

@@ -61,6 +61,7 @@ export class DeferredBatchStore implements BatchStore {
   countLines = this.forward('countLines');
   deleteBatch = this.forward('deleteBatch');
   finishLines = this.forward('finishLines');
+  returnUnsentLines = this.forward('returnUnsentLines');
   listBatchesByStatus = this.forward('listBatchesByStatus');
   listQueuedDeployments = this.forward('listQueuedDeployments');
   listQueuedLines = this.forward('listQueuedLines');

@@ -147,11 +147,20 @@ export class SqlBatchStore implements S.BatchStore {
     });
   }
 
-  async finishLines(batchId: string, from: readonly S.BatchLineState[], to: S.BatchLineState, result: S.LineResult): Promise<number> {
+  async finishLines(batchId: string, from: readonly S.BatchLineState[], to: S.BatchLineState, result: S.LineResult, options: { unsentOnly?: boolean } = {}): Promise<number> {
     if (from.length === 0) return 0;
+    const unsent = options.unsentOnly === true ? ' AND upstream_batch_id IS NULL' : '';
     const rows = await this.db.query<Row>(
-      `UPDATE batch_lines SET state = ?, result_json = ?, lease_owner = NULL, lease_until = NULL WHERE batch_id = ? AND state IN (${list(from.length)}) RETURNING line_no`,
+      `UPDATE batch_lines SET state = ?, result_json = ?, lease_owner = NULL, lease_until = NULL WHERE batch_id = ? AND state IN (${list(from.length)})${unsent} RETURNING line_no`,
       [to, JSON.stringify(result), batchId, ...from],
+    );
+    return rows.length;
+  }
+
+  async returnUnsentLines(batchId: string): Promise<number> {
+    const rows = await this.db.query<Row>(
+      "UPDATE batch_lines SET state = 'pending', deployment = NULL, queued_at = NULL, lease_owner = NULL, lease_until = NULL WHERE batch_id = ? AND state = 'queued_upstream' AND upstream_batch_id IS NULL RETURNING line_no",
+      [batchId],
     );
     return rows.length;
   }

@@ -37,7 +37,7 @@ export async function admitFlight(deps: ChatGatewayDeps, request: ChatRequest, c
   // Tokenizing the prompt and holding a reservation cost CPU and a synchronous ledger write on the hot
   // path, so they happen only where a decision needs them: a key with a budget or a TPM limit.
   // Without a budget the settlement alone charges the exact cost (finish with reserved: false).
-  const reserving = deps.billing !== undefined && hasBudgets(caller.key);
+  const reserving = deps.billing !== undefined && hasBudgets(caller.key) && caller.batch === undefined;
   const promptTokens = reserving || caller.key.tpm !== undefined ? await prompt.exact() : 0;
   const ticket = deps.keyLimits ? await deps.keyLimits.reserve(caller.key, estimateTokenReservation(promptTokens, request)) : undefined;
   // Only chat answers are cached: an embeddings operation has no policy.
@@ -74,6 +74,7 @@ export async function admitFlight(deps: ChatGatewayDeps, request: ChatRequest, c
       priority,
       startedAt,
       reserved: reserving,
+      batch: caller.batch === undefined ? undefined : { id: caller.batch.id, upstreamBatch: false },
     },
     ticket,
     context: {

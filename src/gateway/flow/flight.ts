@@ -63,6 +63,11 @@ export interface GatewayCaller {
   traceParent?: TraceParent | undefined;
   /** With passThrough: the client's body as sent, for an upstream of its dialect (absent for OpenAI chat, whose canonical request is its body). */
   body?: JsonObject;
+  /**
+   * A line of a client batch run realtime: no reservation of its own (the batch's, made at submission, is settled
+   * by the line's cost), and the ledger row carries the batch's id. Billed at the realtime price.
+   */
+  batch?: { id: string } | undefined;
 }
 
 /**

@@ -296,6 +296,27 @@ bothEngines('upstream batches: queued lines per deployment, packed once, claimed
   assert.deepEqual([done?.state, done?.pollAttempts, done?.leaseOwner], ['done', 2, undefined]);
 });
 
+bothEngines('near the deadline: unsent queued lines go back to pending or expire, packed ones stay', async (store) => {
+  await store.insertBatch({ ...batch('batch_d', 'hk_a', 1000), status: 'in_progress' });
+  await store.insertLines([1, 2, 3, 4].map((n) => line('batch_d', n)));
+  for (const n of [1, 2, 3]) await store.updateLine('batch_d', n, { state: 'queued_upstream', deployment: 'openai/gpt-4o', queuedAt: 100 + n });
+  assert.equal(await store.insertUpstreamBatch(upstream('ubatch_d', 2000), [{ batchId: 'batch_d', lineNo: 1 }]), 1);
+  assert.equal(await store.returnUnsentLines('batch_d'), 2);
+  const lines = await store.listLines('batch_d', 1, 10);
+  assert.deepEqual(
+    lines.map((l) => [l.state, l.deployment, l.queuedAt]),
+    [
+      ['queued_upstream', 'openai/gpt-4o', 101],
+      ['pending', undefined, undefined],
+      ['pending', undefined, undefined],
+      ['pending', undefined, undefined],
+    ],
+  );
+  await store.updateLine('batch_d', 2, { state: 'queued_upstream', deployment: 'openai/gpt-4o', queuedAt: 300 });
+  assert.equal(await store.finishLines('batch_d', ['queued_upstream'], 'expired', { outcome: 'expired' }, { unsentOnly: true }), 1);
+  assert.deepEqual(await store.countLines('batch_d'), { queued_upstream: 1, expired: 1, pending: 2 });
+});
+
 const upstream = (id: string, createdAt: number): UpstreamBatchRow => ({
   id,
   deployment: 'openai/gpt-4o',
