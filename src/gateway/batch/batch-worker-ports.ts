@@ -43,7 +43,7 @@ export interface BatchLineCodecs {
 /** The upstream half of the worker (upstream-batching.ts): aggregation, submission, polling, results. */
 export interface UpstreamBatching {
   /** Whether a line routed to this deployment goes up in an upstream batch (its provider has a batch API that batch.upstream allows). */
-  accepts(deployment: CatalogDeployment): boolean;
+  accepts(deployment: CatalogDeployment, endpoint: string): boolean;
   /** One pass: pack due queues into upstream batches and submit them, poll the due ones, split ended ones' results onto their lines (billing each once). */
   tick(now: number, signal: AbortLink): Promise<void>;
   /** A client batch was cancelled: cancel upstream every upstream batch all of whose lines belong to cancelled client batches. */

@@ -177,6 +177,26 @@ export class FileService {
     return file;
   }
 
+  /** A finished batch's output or error file, owned by the batch's key (its lines streamed in, never held whole). */
+  async storeOutput(keyId: string, filename: string, lines: AsyncIterable<Buffer>): Promise<BatchFile> {
+    const stored = await this.options.files.put(lines, { maxBytes: Number.MAX_SAFE_INTEGER, maxLines: Number.MAX_SAFE_INTEGER });
+    const createdAt = this.now();
+    const file: BatchFile = {
+      id: createFileId(),
+      keyId,
+      purpose: 'batch_output',
+      filename,
+      bytes: stored.bytes,
+      lines: stored.lines,
+      createdAt,
+      expiresAt: createdAt + this.options.ttlMs,
+      deletedAt: undefined,
+      storageRef: stored.ref,
+    };
+    await this.options.store.insertFile(file);
+    return file;
+  }
+
   /** Herd's own removal of a file (a refused or deleted batch's input), whoever owns it. */
   async removeInternal(id: string): Promise<void> {
     const file = await this.options.store.getFile(id);

@@ -124,6 +124,23 @@ export class Authenticator {
   }
 
   /**
+   * A batch's owner when its lines run: the key as it stands now, by public id (the master key and open mode's
+   * anonymous key by theirs). A key revoked, blocked or expired since submission gets no more lines run.
+   */
+  authenticateKeyId(keyId: string): AuthResult {
+    if (keyId === this.masterKeyInfo.id)
+      return this.masterHash === undefined ? new HerdError('UNAUTHENTICATED', 'the master key is no longer configured') : { key: this.masterKeyInfo };
+    if (keyId === ANONYMOUS_KEY.id) return { key: ANONYMOUS_KEY };
+    try {
+      const found = this.store.lookupKeyId(keyId);
+      if (found.state === 'unknown') return new HerdError('UNAUTHENTICATED', `key ${keyId} no longer exists`, { reason: 'key_revoked' });
+      return refuseLookup(found, this.now()) ?? { key: found.key };
+    } catch (err) {
+      return toHerdError(err);
+    }
+  }
+
+  /**
    * While open, a store other replicas write (PostgreSQL) is asked once more before a keyless request
    * passes: a key created on another replica closes the gateway for the very next request, not after the
    * notification arrives. Open mode is a single-machine mode, so the round trip costs nothing that matters.

@@ -76,6 +76,17 @@ export class KeyDirectory {
     if (secret.validUntil !== undefined) return { state: 'grace', key: info, rotatedAt, graceUntil: secret.validUntil };
     return { state: 'active', key: info };
   }
+
+  /** A key by its public id, as it stands now (a batch's owner when its lines run: revoked, blocked or expired keys are not run for). */
+  lookupKeyId(keyId: string, nowMs: number): KeyLookup {
+    const entry = this.keys.get(keyId);
+    if (!entry) return { state: 'unknown' };
+    const { key, info } = entry;
+    if (key.revokedAt !== undefined) return { state: 'revoked', key: info, revokedAt: key.revokedAt.getTime() };
+    if (key.blocked) return { state: 'blocked', key: info };
+    if (key.expiresAt !== undefined && key.expiresAt <= nowMs) return { state: 'expired', key: info, expiredAt: key.expiresAt };
+    return { state: 'active', key: info };
+  }
 }
 
 /** KeyInfo alone: what a request carries, without the lifecycle dates. */

@@ -258,6 +258,8 @@ export interface KeyStore {
   lookup(secret: string): KeyLookup;
   /** The same by the secret's SHA-256 (hex): a console session holds that, never the secret. */
   lookupSecretHash(secretHash: string): KeyLookup;
+  /** By the key's public id (never `rotated` or `grace`: those are states of a secret). */
+  lookupKeyId(keyId: string): KeyLookup;
   hasActiveKeys(): boolean;
   /** Reloads now; resolves when the in-memory view includes every change committed before the call. */
   refresh(): Promise<void>;

@@ -116,6 +116,12 @@ export class SqlKeyStore implements C.KeyStore {
     return this.directory.lookup(secretHash, this.now());
   }
 
+  lookupKeyId(keyId: string): C.KeyLookup {
+    this.checkOpen();
+    this.checkSqliteFreshness();
+    return this.directory.lookupKeyId(keyId, this.now());
+  }
+
   /** The database the store runs on, for tables that live beside the keys (console sessions). */
   get driver(): SqlDriver {
     return this.db;
