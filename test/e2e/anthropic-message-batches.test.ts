@@ -173,6 +173,11 @@ describe('Anthropic Message Batches', () => {
       (err: unknown) => err instanceof Anthropic.BadRequestError && /requests\[1\]/.test(err.message) && /requests\[2\]/.test(err.message),
     );
     await assert.rejects(alice.messages.batches.create({ requests: [request('x', { model: 'no-such-model' })] }), Anthropic.BadRequestError);
+    await assert.rejects(
+      clientOf(herd.keys.frugal).messages.batches.create({ requests: [request('costly', { max_tokens: 1000 })] }),
+      (err: unknown) => err instanceof Anthropic.RateLimitError && /budget/.test(err.message),
+      "a batch whose maximum cost does not fit the key's budget: Anthropic's 429",
+    );
     for (const body of ['{"requests": [', '{}', '[]', '']) {
       const answer = await post('/v1/messages/batches', body);
       assert.equal(answer.status, 400, body);
