@@ -11,6 +11,9 @@ import type { ServingAdminSource } from './http/console/serving-admin-routes.ts'
 import type { ConfigSources } from './config/describe-config-sources.ts';
 import { openLedger } from './gateway/billing/open-ledger.ts';
 import { type BatchParts, openBatchParts } from './gateway/batch/open-batch-parts.ts';
+import { BatchService } from './gateway/batch/batch-service.ts';
+import type { GatewayCatalog } from './gateway/router/gateway-catalog.ts';
+import { BATCH_LINE_DECODERS } from './http/batch-line-decoders.ts';
 import { startAlertSender } from './gateway/billing/start-alert-sender.ts';
 import { createResponseCache } from './gateway/cache/create-response-cache.ts';
 import type { ResponseCache } from './gateway/cache/response-cache.ts';
@@ -96,7 +99,12 @@ export function gatewayRoutesOf(gateway: RunningGateway, config: HerdConfig, log
       ...ledgerHealthOf(gateway.ledger, config),
       log,
     },
-    ...(gateway.batch ? { files: { files: gateway.batch.files, authenticator: gateway.auth.authenticator, log } } : {}),
+    ...(gateway.batch
+      ? {
+          files: { files: gateway.batch.files, authenticator: gateway.auth.authenticator, log },
+          batches: { batches: gateway.batch.service, authenticator: gateway.auth.authenticator, log },
+        }
+      : {}),
     admin: {
       authenticator: gateway.auth.authenticator,
       ...gateway.admin,
@@ -126,10 +134,35 @@ export interface RunningGateway {
   /** Undefined with `billing.ledger: off`. */
   ledger: Ledger | undefined;
   billing: BillingService | undefined;
-  /** The batch store and the Files API's service; undefined without a ledger or with batch.enabled: false. */
-  batch: BatchParts | undefined;
+  /** The batch store, the Files API's and the batch APIs' services; undefined without a ledger or with batch.enabled: false. */
+  batch: RunningBatch | undefined;
   tracing: FlowTracing;
   close(): Promise<void>;
+}
+
+/** A running gateway's batch half: the opened parts and the service /v1/batches and /v1/messages/batches answer through. */
+export interface RunningBatch extends BatchParts {
+  service: BatchService;
+}
+
+/** Anthropic's limit on a Message Batch's body; its requests are counted by the validator (batch.max_lines), not as lines of text. */
+const MESSAGE_BATCH_MAX_BYTES = 256 * 1024 * 1024;
+
+function createBatchService(config: HerdConfig, parts: BatchParts, catalog: GatewayCatalog, billing: BillingService | undefined): BatchService {
+  return new BatchService({
+    store: parts.store,
+    fileStore: parts.fileStore,
+    files: parts.files,
+    catalog,
+    decoders: BATCH_LINE_DECODERS,
+    billing,
+    maxLines: config.batch.max_lines,
+    maxLineBytes: config.server.http_max_input_size,
+    // The hold outlives expires_at by a day, so results arriving late still settle against it.
+    reservationMarginMs: 86_400_000,
+    now: Date.now,
+    inlineLimits: { maxBytes: MESSAGE_BATCH_MAX_BYTES, maxLines: Number.MAX_SAFE_INTEGER },
+  });
 }
 
 /** Keys, limits, cache, ledger and the chat service, opened in order and closed in reverse; their metrics on `registry`. */
@@ -179,6 +212,8 @@ export async function startGateway(
     }
     const { chat, flow, embeddings } = createGatewayFlow(config, { env, limits, cache, billing, registry, log, inference, tracing, ...(affinity ? { affinity } : {}) });
     for (const warning of checkTritonDeployments(chat.catalog, inference)) log(`warning: ${warning}`);
+    // Batch work, over the flow's catalog: the service the batch APIs answer through (the worker starts beside it).
+    const running = batch === undefined ? undefined : { ...batch, service: createBatchService(config, batch, chat.catalog, billing) };
     // The admin API's service (/admin/v1, /v1/me) and its sign-in audit, over the same store, ledger and catalogue.
     const admin = createAdminParts({
       store: auth.store,
@@ -203,7 +238,7 @@ export async function startGateway(
       inFlight,
       ledger,
       billing,
-      batch,
+      batch: running,
       tracing,
       async close() {
         await admin.audit.close();

@@ -22,6 +22,9 @@ import { registerMeRoute } from './me-route.ts';
 import type { OpenAIDeps } from './openai-deps.ts';
 import { registerOpenAIRoutes } from './openai-routes.ts';
 import { type OpenAIFilesDeps, registerOpenAIFilesRoutes } from './openai-files-routes.ts';
+import { type BatchesDeps, registerOpenAIBatchesRoutes } from './openai-batches-routes.ts';
+import { registerAnthropicBatchesRoutes } from './anthropic-batches-routes.ts';
+import { createBaseUrlResolver } from './request-base-url.ts';
 import { registerSharedMemoryRoutes } from './shared-memory-routes.ts';
 import type { StreamLimits } from './sse-writer.ts';
 import { registerTraceAndLoggingRoutes } from './trace-and-logging-routes.ts';
@@ -39,6 +42,8 @@ export interface HttpAppOptions {
   gateway?: OpenAIDeps;
   /** /v1/files, when the gateway runs with a ledger (batch files live in its database); absent: those paths answer 404. */
   files?: OpenAIFilesDeps;
+  /** /v1/batches and /v1/messages/batches, beside /v1/files (absent: those paths answer 404). */
+  batches?: BatchesDeps;
   /** /admin/v1 (keys, teams, usage, audit, catalogue), the older /admin/usage, and GET /v1/me, when the gateway runs. */
   admin?: AdminDeps;
   /** Slow readers of streamed answers (server.stream_idle_reader_ms, server.stream_max_buffered_bytes). */
@@ -138,6 +143,11 @@ export function createHttpApp(deps: KserveDeps, options: HttpAppOptions): Fastif
     registerExchangeRoutes(app, exchanges, allow);
     registerOpenAIRoutes(app, gateway, allow);
     if (options.files) registerOpenAIFilesRoutes(app, options.files, allow);
+    if (options.batches) {
+      registerOpenAIBatchesRoutes(app, options.batches, allow);
+      const baseUrlOf = createBaseUrlResolver(options.trustedProxies ?? [], options.console?.ui.base_path ?? '');
+      registerAnthropicBatchesRoutes(app, options.batches, baseUrlOf, allow);
+    }
   }
   if (options.admin) registerAdminRoutes(app, session ? { ...options.admin, session } : options.admin, allow);
   if (options.console) registerConsoleRoutes(app, options.console, options.trustedProxies ?? [], allow);
