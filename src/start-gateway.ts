@@ -11,9 +11,7 @@ import type { ServingAdminSource } from './http/console/serving-admin-routes.ts'
 import type { ConfigSources } from './config/describe-config-sources.ts';
 import { openLedger } from './gateway/billing/open-ledger.ts';
 import { type BatchParts, openBatchParts } from './gateway/batch/open-batch-parts.ts';
-import { BatchService } from './gateway/batch/batch-service.ts';
-import type { GatewayCatalog } from './gateway/router/gateway-catalog.ts';
-import { BATCH_LINE_DECODERS } from './http/batch-line-decoders.ts';
+import { type RunningBatch, startBatch } from './start-batch.ts';
 import { startAlertSender } from './gateway/billing/start-alert-sender.ts';
 import { createResponseCache } from './gateway/cache/create-response-cache.ts';
 import type { ResponseCache } from './gateway/cache/response-cache.ts';
@@ -140,31 +138,6 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-/** A running gateway's batch half: the opened parts and the service /v1/batches and /v1/messages/batches answer through. */
-export interface RunningBatch extends BatchParts {
-  service: BatchService;
-}
-
-/** Anthropic's limit on a Message Batch's body; its requests are counted by the validator (batch.max_lines), not as lines of text. */
-const MESSAGE_BATCH_MAX_BYTES = 256 * 1024 * 1024;
-
-function createBatchService(config: HerdConfig, parts: BatchParts, catalog: GatewayCatalog, billing: BillingService | undefined): BatchService {
-  return new BatchService({
-    store: parts.store,
-    fileStore: parts.fileStore,
-    files: parts.files,
-    catalog,
-    decoders: BATCH_LINE_DECODERS,
-    billing,
-    maxLines: config.batch.max_lines,
-    maxLineBytes: config.server.http_max_input_size,
-    // The hold outlives expires_at by a day, so results arriving late still settle against it.
-    reservationMarginMs: 86_400_000,
-    now: Date.now,
-    inlineLimits: { maxBytes: MESSAGE_BATCH_MAX_BYTES, maxLines: Number.MAX_SAFE_INTEGER },
-  });
-}
-
 /** Keys, limits, cache, ledger and the chat service, opened in order and closed in reverse; their metrics on `registry`. */
 export async function startGateway(
   config: HerdConfig,
@@ -180,6 +153,7 @@ export async function startGateway(
   let ledger: Ledger | undefined;
   let affinity: AffinityStore | undefined;
   let batch: BatchParts | undefined;
+  let running: RunningBatch | undefined;
   const feed = new RequestFeed({ onError: (err) => log(`request feed: ${err instanceof Error ? err.message : String(err)}`) });
   const traffic = new RecentTraffic();
   traffic.attach(feed);
@@ -213,7 +187,7 @@ export async function startGateway(
     const { chat, flow, embeddings } = createGatewayFlow(config, { env, limits, cache, billing, registry, log, inference, tracing, ...(affinity ? { affinity } : {}) });
     for (const warning of checkTritonDeployments(chat.catalog, inference)) log(`warning: ${warning}`);
     // Batch work, over the flow's catalog: the service the batch APIs answer through (the worker starts beside it).
-    const running = batch === undefined ? undefined : { ...batch, service: createBatchService(config, batch, chat.catalog, billing) };
+    running = batch === undefined ? undefined : startBatch(config, batch, { catalog: chat.catalog, billing, flow, embeddings, authenticator: auth.authenticator, log });
     // The admin API's service (/admin/v1, /v1/me) and its sign-in audit, over the same store, ledger and catalogue.
     const admin = createAdminParts({
       store: auth.store,
@@ -242,7 +216,8 @@ export async function startGateway(
       tracing,
       async close() {
         await admin.audit.close();
-        await batch?.store.close();
+        // The worker first: its lines in flight finish through the flow and the ledger before those close.
+        await (running ?? batch?.store)?.close();
         await chat.close();
         await embeddings.close();
         await opened.cache.close();
@@ -253,7 +228,7 @@ export async function startGateway(
       },
     };
   } catch (err) {
-    await batch?.store.close();
+    await (running ?? batch?.store)?.close();
     await cache?.close();
     await affinity?.close();
     await ledger?.close();

@@ -41,7 +41,8 @@ export const LAYERS: ImportRules['layers'] = {
   grpc: ['core', 'config', 'metrics', 'tracing', 'serving', 'gateway', 'grpc'],
   client: ['core', 'client'],
   'app.ts': ['core', 'config', 'metrics', 'tracing', 'serving', 'gateway', 'http', 'grpc', 'start-gateway.ts'],
-  'start-gateway.ts': ['core', 'config', 'metrics', 'tracing', 'serving', 'gateway', 'http'],
+  'start-gateway.ts': ['core', 'config', 'metrics', 'tracing', 'serving', 'gateway', 'http', 'start-batch.ts'],
+  'start-batch.ts': ['core', 'config', 'gateway', 'http'],
   cli: ['core', 'config', 'metrics', 'serving', 'gateway', 'http', 'grpc', 'app.ts', 'cli', 'client'],
 };
 
