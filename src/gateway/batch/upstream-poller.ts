@@ -23,8 +23,10 @@ export async function pollUpstreamBatches(ctx: UpstreamContext, now: number, sig
       if (row.state === 'creating') await resumeCreating(ctx, row, now, signal);
       else await pollRunning(ctx, row, now, signal);
     } catch (err) {
-      // A result that could not be stored or billed (the database away): the whole download is read again later.
-      await backOff(ctx, row, toHerdError(err), now, 'reading it').catch((e: unknown) => log(`upstream batch ${row.id}: ${toHerdError(e).message}`));
+      // E.g. a result that could not be stored or billed (the database away): the whole download is read again later.
+      await backOff(ctx, row, toHerdError(err), now, row.state === 'creating' ? 'creating it' : 'reading its results').catch((e: unknown) =>
+        log(`upstream batch ${row.id}: ${toHerdError(e).message}`),
+      );
     }
   }
 }

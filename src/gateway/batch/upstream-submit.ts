@@ -10,6 +10,12 @@ import { countSendable, upstreamRequests } from './upstream-line-source.ts';
 /** The metadata key carrying Herd's upstream batch id (`ubatch_…`). */
 export const UPSTREAM_METADATA_KEY = 'herd_upstream_batch_id';
 
+/**
+ * How long a replica holds an upstream batch it is creating: at least as long as an upload may take (the clients'
+ * 10-minute upload timeout), so another replica never finds it `creating`, looks it up too early and sends it twice.
+ */
+const CREATE_LEASE_MS = 15 * 60_000;
+
 const RETRYABLE = new Set(['UPSTREAM_RATE_LIMITED', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_TIMEOUT', 'UNAVAILABLE']);
 
 /** A refusal worth trying again later (429, 5xx, a timeout, the store away) rather than failing the batch whole. */
@@ -28,6 +34,8 @@ export async function submitUpstreamBatch(ctx: UpstreamContext, row: UpstreamBat
     await failUpstreamBatch(ctx, row, `deployment ${row.deployment} has no batch API any more`);
     return false;
   }
+  const leaseUntil = now + Math.max(ctx.deps.config.worker.lease_ms, CREATE_LEASE_MS);
+  if (!(await store.updateUpstreamBatch(row.id, { leaseUntil }, owner))) return false;
   if ((await countSendable(ctx, row, now)) === 0) {
     // Every line was cancelled (or reached its deadline) before it went up: nothing to create.
     await store.updateUpstreamBatch(row.id, { state: 'done', leaseOwner: undefined, leaseUntil: undefined }, owner);

@@ -383,3 +383,35 @@ test('lines whose batch is at its deadline are not sent', async (t) => {
   assert.equal(creates(f).length, 0);
   assert.equal(f.openai.calls.length, 0);
 });
+
+test('cancelled lines never go up: not packed when cancelled before, not sent when cancelled while their upstream batch waits to be created', async (t) => {
+  const f = await withFixture(t);
+  const gone = await f.queueBatch({
+    id: 'batch_gone',
+    keyId: 'hk_a',
+    dialect: 'openai',
+    deployment: OPENAI_DEPLOYMENT,
+    queuedAt: T0 - 60_000,
+    requests: [{ customId: 'x', text: 'gone' }],
+  });
+  const kept = await f.queueBatch({
+    id: 'batch_kept',
+    keyId: 'hk_b',
+    dialect: 'openai',
+    deployment: OPENAI_DEPLOYMENT,
+    queuedAt: T0 - 60_000,
+    requests: [{ customId: 'y', text: 'kept' }],
+  });
+  await f.store.finishLines('batch_gone', ['pending', 'queued_upstream'], 'canceled', { outcome: 'canceled' });
+  f.openai.rejectCreates(1, 1);
+  const batcher = f.batcher();
+  await batcher.tick(T0, signal);
+  assert.equal((await lineOf(f, gone[0]!))?.upstreamBatchId, undefined, 'a cancelled line is not packed');
+  const row = (await lineOf(f, kept[0]!))?.upstreamBatchId ?? '';
+  assert.equal((await f.store.getUpstreamBatch(row))?.state, 'creating');
+  await f.store.finishLines('batch_kept', ['pending', 'queued_upstream'], 'canceled', { outcome: 'canceled' });
+  await batcher.tick(T0 + POLL_MIN, signal);
+  assert.equal((await f.store.getUpstreamBatch(row))?.state, 'done', 'nothing left to send: no upstream batch is created');
+  assert.equal(f.openai.batches.size, 0);
+  assert.equal(creates(f).length, 1, 'only the refused create');
+});
