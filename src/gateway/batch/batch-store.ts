@@ -249,6 +249,11 @@ export interface BatchStore {
   listUpstreamLines(upstreamBatchId: string, afterRequestId: string | undefined, limit: number): Promise<BatchLine[]>;
   /** The line whose request id (the upstream custom_id) this is. */
   getLineByRequestId(requestId: string): Promise<BatchLine | undefined>;
+  /**
+   * An upstream batch failed whole: its lines still `queued_upstream` go back to `pending` (no deployment, no upstream
+   * batch, no lease) to be planned again, except those already claimed `maxAttempts` times, which end `errored` with `failed`.
+   */
+  requeueUpstreamLines(upstreamBatchId: string, maxAttempts: number, failed: LineResult): Promise<{ requeued: number; errored: number }>;
 
   close(): Promise<void>;
 }

@@ -42,7 +42,11 @@ export interface BatchLineCodecs {
 
 /** The upstream half of the worker (upstream-batching.ts): aggregation, submission, polling, results. */
 export interface UpstreamBatching {
-  /** Whether a line routed to this deployment goes up in an upstream batch (its provider has a batch API that batch.upstream allows). */
+  /**
+   * Whether a line of `endpoint` routed to this deployment goes up in an upstream batch: same-dialect pass-through only
+   * (OpenAI endpoints to `type: openai` providers offering that endpoint, /v1/messages to `type: anthropic`), the provider's
+   * batch API allowed by batch.upstream.providers (default: every such provider with a batch discount above 0).
+   */
   accepts(deployment: CatalogDeployment, endpoint: string): boolean;
   /** One pass: pack due queues into upstream batches and submit them, poll the due ones, split ended ones' results onto their lines (billing each once). */
   tick(now: number, signal: AbortLink): Promise<void>;

@@ -71,6 +71,7 @@ export class DeferredBatchStore implements BatchStore {
   updateUpstreamBatch = this.forward('updateUpstreamBatch');
   listUpstreamLines = this.forward('listUpstreamLines');
   getLineByRequestId = this.forward('getLineByRequestId');
+  requeueUpstreamLines = this.forward('requeueUpstreamLines');
 
   async close(): Promise<void> {
     this.closed = true;

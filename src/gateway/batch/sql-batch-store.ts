@@ -250,6 +250,22 @@ export class SqlBatchStore implements S.BatchStore {
     return rows[0] === undefined ? undefined : toBatchLine(rows[0]);
   }
 
+  async requeueUpstreamLines(upstreamBatchId: string, maxAttempts: number, failed: S.LineResult): Promise<{ requeued: number; errored: number }> {
+    const mine = "upstream_batch_id = ? AND state = 'queued_upstream'";
+    return this.db.transaction(async (tx) => {
+      const requeued = await tx.query<Row>(
+        `UPDATE batch_lines SET state = 'pending', deployment = NULL, upstream_batch_id = NULL, queued_at = NULL, lease_owner = NULL, lease_until = NULL WHERE ${mine} AND attempts < ? RETURNING line_no`,
+        [upstreamBatchId, maxAttempts],
+      );
+      const status = failed.outcome === 'errored' || failed.outcome === 'succeeded' ? failed.statusCode : null;
+      const errored = await tx.query<Row>(
+        `UPDATE batch_lines SET state = 'errored', result_json = ?, status_code = ?, lease_owner = NULL, lease_until = NULL WHERE ${mine} RETURNING line_no`,
+        [JSON.stringify(failed), status, upstreamBatchId],
+      );
+      return { requeued: requeued.length, errored: errored.length };
+    });
+  }
+
   async close(): Promise<void> {
     await this.db.close();
   }

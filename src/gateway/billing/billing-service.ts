@@ -255,7 +255,10 @@ export class BillingService {
     try {
       await resolve();
     } catch (err) {
-      if ((err as Partial<HerdError>).code === 'UNAVAILABLE') this.retryLater(input.requestId, resolve);
+      const code = (err as Partial<HerdError>).code;
+      // A batch whose owner had no budget at submission holds no reservation: the row alone records the cost.
+      if (code === 'NOT_FOUND') return { cost: answer.cost, settlement: undefined, record: request };
+      if (code === 'UNAVAILABLE') this.retryLater(input.requestId, resolve);
       throw err;
     }
     return { cost: answer.cost, settlement: undefined, record: request };

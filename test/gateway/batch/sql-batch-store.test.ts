@@ -317,6 +317,38 @@ bothEngines('near the deadline: unsent queued lines go back to pending or expire
   assert.deepEqual(await store.countLines('batch_d'), { queued_upstream: 1, expired: 1, pending: 2 });
 });
 
+bothEngines('a failed upstream batch: its queued lines back to pending, those claimed too often errored, finished lines untouched', async (store) => {
+  await store.insertBatch(batch('batch_r', 'hk_a', 1000));
+  await store.insertLines([1, 2, 3, 4].map((n) => line('batch_r', n)));
+  await store.claimLines({ owner: 'w1', states: ['pending'], now: 2000, leaseMs: 10, limit: 4 });
+  await store.claimLines({ owner: 'w1', states: ['pending'], now: 3000, leaseMs: 10, limit: 1 });
+  for (const n of [1, 2, 3, 4])
+    await store.updateLine('batch_r', n, { state: 'queued_upstream', deployment: 'openai/gpt-4o', queuedAt: 4000, leaseOwner: undefined, leaseUntil: undefined });
+  assert.equal(
+    await store.insertUpstreamBatch(
+      upstream('ubatch_r', 5000),
+      [1, 2, 3, 4].map((n) => ({ batchId: 'batch_r', lineNo: n })),
+    ),
+    4,
+  );
+  await store.updateLine('batch_r', 4, { state: 'canceled', result: { outcome: 'canceled' } });
+  const failed = { outcome: 'errored' as const, statusCode: 500, body: { error: { message: 'the upstream batch failed' } } };
+  // Line 1 was claimed twice (attempts 2), lines 2 and 3 once.
+  assert.deepEqual(await store.requeueUpstreamLines('ubatch_r', 2, failed), { requeued: 2, errored: 1 });
+  const lines = await store.listLines('batch_r', 1, 10);
+  assert.deepEqual(
+    lines.map((l) => [l.lineNo, l.state, l.deployment, l.upstreamBatchId, l.queuedAt, l.statusCode]),
+    [
+      [1, 'errored', 'openai/gpt-4o', 'ubatch_r', 4000, 500],
+      [2, 'pending', undefined, undefined, undefined, undefined],
+      [3, 'pending', undefined, undefined, undefined, undefined],
+      [4, 'canceled', 'openai/gpt-4o', 'ubatch_r', 4000, undefined],
+    ],
+  );
+  assert.deepEqual(lines[0]?.result, failed);
+  assert.deepEqual(await store.requeueUpstreamLines('ubatch_r', 2, failed), { requeued: 0, errored: 0 }, 'nothing is left queued in it');
+});
+
 const upstream = (id: string, createdAt: number): UpstreamBatchRow => ({
   id,
   deployment: 'openai/gpt-4o',
