@@ -7,6 +7,9 @@ import type { HerdConfig } from './config/herd-config-schema.ts';
 import type { BillingService } from './gateway/billing/billing-service.ts';
 import { BatchService } from './gateway/batch/batch-service.ts';
 import { BatchWorker } from './gateway/batch/batch-worker.ts';
+import { UpstreamBatcher } from './gateway/batch/upstream-batching.ts';
+import type { Provider } from './gateway/providers/provider.ts';
+import { LightAbortController } from './core/abort-link.ts';
 import type { BatchParts } from './gateway/batch/open-batch-parts.ts';
 import type { ChatGateway } from './gateway/flow/chat-gateway.ts';
 import type { EmbeddingsGateway } from './gateway/flow/embeddings-gateway.ts';
@@ -32,6 +35,8 @@ export interface BatchFlow {
   flow: ChatGateway;
   embeddings: EmbeddingsGateway;
   authenticator: Authenticator;
+  /** The chat service's provider instances (a batch-capable one carries its upstream's batch API). */
+  providers: Readonly<Record<string, Provider>>;
   log: (line: string) => void;
 }
 
@@ -39,8 +44,13 @@ export interface BatchFlow {
 const MESSAGE_BATCH_MAX_BYTES = 256 * 1024 * 1024;
 
 export function startBatch(config: HerdConfig, parts: BatchParts, flow: BatchFlow): RunningBatch {
-  const service = createBatchService(config, parts, flow.catalog, flow.billing);
-  const worker = config.batch.worker.enabled ? createBatchWorker(config, parts, flow) : undefined;
+  const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const upstream = config.batch.worker.enabled ? createUpstreamBatcher(config, parts, flow, owner) : undefined;
+  const cancelUpstream = (batchId: string) => {
+    void upstream?.cancelFor(batchId, new LightAbortController().signal).catch((err: unknown) => flow.log(`batch: cancelling ${batchId} upstream: ${String(err)}`));
+  };
+  const service = createBatchService(config, parts, flow.catalog, flow.billing, cancelUpstream);
+  const worker = config.batch.worker.enabled ? createBatchWorker(config, parts, flow, owner, upstream) : undefined;
   worker?.start();
   return {
     ...parts,
@@ -53,8 +63,15 @@ export function startBatch(config: HerdConfig, parts: BatchParts, flow: BatchFlo
   };
 }
 
-function createBatchService(config: HerdConfig, parts: BatchParts, catalog: GatewayCatalog, billing: BillingService | undefined): BatchService {
+function createBatchService(
+  config: HerdConfig,
+  parts: BatchParts,
+  catalog: GatewayCatalog,
+  billing: BillingService | undefined,
+  onCancelled: (batchId: string) => void,
+): BatchService {
   return new BatchService({
+    onCancelled,
     store: parts.store,
     fileStore: parts.fileStore,
     files: parts.files,
@@ -70,7 +87,28 @@ function createBatchService(config: HerdConfig, parts: BatchParts, catalog: Gate
   });
 }
 
-function createBatchWorker(config: HerdConfig, parts: BatchParts, flow: BatchFlow): BatchWorker {
+/** Lines whose deployment's upstream has a batch API go up through it (needs billing: its answers are priced at the batch price). */
+function createUpstreamBatcher(config: HerdConfig, parts: BatchParts, flow: BatchFlow, owner: string): UpstreamBatcher | undefined {
+  const billing = flow.billing;
+  if (billing === undefined) return undefined;
+  return new UpstreamBatcher({
+    store: parts.store,
+    fileStore: parts.fileStore,
+    providers: (name) => flow.providers[name],
+    catalog: flow.catalog,
+    billing,
+    keyOf: async (keyId) => {
+      const found = flow.authenticator.authenticateKeyId(keyId);
+      return 'key' in found ? found.key : undefined;
+    },
+    config: config.batch,
+    owner,
+    now: Date.now,
+    log: (line) => flow.log(`batch upstream: ${line}`),
+  });
+}
+
+function createBatchWorker(config: HerdConfig, parts: BatchParts, flow: BatchFlow, owner: string, upstream: UpstreamBatcher | undefined): BatchWorker {
   return new BatchWorker({
     store: parts.store,
     fileStore: parts.fileStore,
@@ -82,10 +120,10 @@ function createBatchWorker(config: HerdConfig, parts: BatchParts, flow: BatchFlo
       const mapped = endpoint === '/v1/messages' ? mapErrorToAnthropic(error) : mapErrorToOpenAI(error);
       return { statusCode: mapped.status, body: mapped.body as unknown as JsonObject };
     },
-    upstream: undefined,
+    upstream,
     ledger: flow.billing?.ledger,
     config: config.batch,
-    owner: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    owner,
     log: (line) => flow.log(`batch: ${line}`),
   });
 }

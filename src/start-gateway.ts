@@ -187,7 +187,10 @@ export async function startGateway(
     const { chat, flow, embeddings } = createGatewayFlow(config, { env, limits, cache, billing, registry, log, inference, tracing, ...(affinity ? { affinity } : {}) });
     for (const warning of checkTritonDeployments(chat.catalog, inference)) log(`warning: ${warning}`);
     // Batch work, over the flow's catalog: the service the batch APIs answer through (the worker starts beside it).
-    running = batch === undefined ? undefined : startBatch(config, batch, { catalog: chat.catalog, billing, flow, embeddings, authenticator: auth.authenticator, log });
+    running =
+      batch === undefined
+        ? undefined
+        : startBatch(config, batch, { catalog: chat.catalog, billing, flow, embeddings, authenticator: auth.authenticator, providers: chat.providers, log });
     // The admin API's service (/admin/v1, /v1/me) and its sign-in audit, over the same store, ledger and catalogue.
     const admin = createAdminParts({
       store: auth.store,

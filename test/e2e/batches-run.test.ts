@@ -44,7 +44,10 @@ describe('batches run by the worker', () => {
 
   it('OpenAI: an uploaded file runs to completed; files.content gives one answer per line with its custom_id; one ledger row each', async () => {
     const client = new OpenAI({ apiKey: herd.keys.alice, baseURL: `${herd.server.httpUrl}/v1`, maxRetries: 0 });
-    const file = await client.files.create({ file: await toFile(Buffer.from(chatLine('q1', 'one') + chatLine('q2', 'two') + chatLine('q3', 'three')), 'in.jsonl'), purpose: 'batch' });
+    const file = await client.files.create({
+      file: await toFile(Buffer.from(chatLine('q1', 'one') + chatLine('q2', 'two') + chatLine('q3', 'three')), 'in.jsonl'),
+      purpose: 'batch',
+    });
     const created = await client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
     const ended = await until(
       () => client.batches.retrieve(created.id),
@@ -58,7 +61,9 @@ describe('batches run by the worker', () => {
     const lines = text
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { id: string; custom_id: string; response: { status_code: number; request_id: string; body: { object: string; choices: unknown[] } }; error: null });
+      .map(
+        (l) => JSON.parse(l) as { id: string; custom_id: string; response: { status_code: number; request_id: string; body: { object: string; choices: unknown[] } }; error: null },
+      );
     assert.deepEqual(
       lines.map((l) => [l.custom_id, l.response.status_code, l.response.body.object, l.error]),
       [
