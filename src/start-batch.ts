@@ -83,7 +83,11 @@ function createBatchService(
     // The hold outlives expires_at by a day, so results arriving late still settle against it.
     reservationMarginMs: 86_400_000,
     now: Date.now,
-    inlineLimits: { maxBytes: MESSAGE_BATCH_MAX_BYTES, maxLines: Number.MAX_SAFE_INTEGER },
+    inlineLimits: {
+      maxBytes: MESSAGE_BATCH_MAX_BYTES,
+      maxLines: Number.MAX_SAFE_INTEGER,
+      describe: "a Message Batch's body exceeds Anthropic's maximum of {max} bytes; split the requests into several batches",
+    },
   });
 }
 

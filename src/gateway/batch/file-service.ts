@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { HerdError } from '../../core/errors.ts';
 import type { KeyInfo } from '../keys/key-store.ts';
 import { createFileId } from './batch-ids.ts';
-import type { BatchFile, BatchStore, ListOrder } from './batch-store.ts';
+import type { BatchFile, BatchFilePurpose, BatchStore, ListOrder } from './batch-store.ts';
 import type { FileStore, PutLimits, StoredBytes } from './file-store.ts';
 
 /** OpenAI's File object. */
@@ -154,13 +154,23 @@ export class FileService {
    * input (kept for the worker to read lines back; removed with the batch).
    */
   async storeInline(owner: KeyInfo, body: AsyncIterable<Buffer | Uint8Array>, limits: PutLimits): Promise<BatchFile> {
-    const stored = await this.options.files.put(body, limits);
+    return this.storeOwn(owner.id, 'batch', 'message-batch.json', await this.options.files.put(body, limits));
+  }
+
+  /** A finished batch's output or error file, owned by the batch's key (its lines streamed in, never held whole). */
+  async storeOutput(keyId: string, filename: string, lines: AsyncIterable<Buffer>): Promise<BatchFile> {
+    const stored = await this.options.files.put(lines, { maxBytes: Number.MAX_SAFE_INTEGER, maxLines: Number.MAX_SAFE_INTEGER });
+    return this.storeOwn(keyId, 'batch_output', filename, stored);
+  }
+
+  /** Registers bytes Herd stored itself (the configured lifetime); they are discarded if the row cannot be written. */
+  private async storeOwn(keyId: string, purpose: BatchFilePurpose, filename: string, stored: StoredBytes): Promise<BatchFile> {
     const createdAt = this.now();
     const file: BatchFile = {
       id: createFileId(),
-      keyId: owner.id,
-      purpose: 'batch',
-      filename: 'message-batch.json',
+      keyId,
+      purpose,
+      filename,
       bytes: stored.bytes,
       lines: stored.lines,
       createdAt,
@@ -174,26 +184,6 @@ export class FileService {
       await this.discard(stored).catch(() => undefined);
       throw err;
     }
-    return file;
-  }
-
-  /** A finished batch's output or error file, owned by the batch's key (its lines streamed in, never held whole). */
-  async storeOutput(keyId: string, filename: string, lines: AsyncIterable<Buffer>): Promise<BatchFile> {
-    const stored = await this.options.files.put(lines, { maxBytes: Number.MAX_SAFE_INTEGER, maxLines: Number.MAX_SAFE_INTEGER });
-    const createdAt = this.now();
-    const file: BatchFile = {
-      id: createFileId(),
-      keyId,
-      purpose: 'batch_output',
-      filename,
-      bytes: stored.bytes,
-      lines: stored.lines,
-      createdAt,
-      expiresAt: createdAt + this.options.ttlMs,
-      deletedAt: undefined,
-      storageRef: stored.ref,
-    };
-    await this.options.store.insertFile(file);
     return file;
   }
 

@@ -8,6 +8,8 @@ export interface PutLimits {
   maxBytes: number;
   /** More non-empty lines than this: INVALID_ARG, nothing kept. */
   maxLines: number;
+  /** What the bytes are, for the refusal (default: an uploaded batch file, bounded by batch.files.max_bytes). */
+  describe?: string;
 }
 
 export interface StoredBytes {
@@ -47,7 +49,8 @@ export class LineCounter {
   add(chunk: Uint8Array): void {
     this.bytes += chunk.length;
     if (this.bytes > this.limits.maxBytes) {
-      throw new HerdError('PAYLOAD_TOO_LARGE', `file exceeds the maximum of ${this.limits.maxBytes} bytes for batch files (batch.files.max_bytes)`, { param: 'file' });
+      const what = this.limits.describe ?? 'file exceeds the maximum of {max} bytes for batch files (batch.files.max_bytes)';
+      throw new HerdError('PAYLOAD_TOO_LARGE', what.replace('{max}', String(this.limits.maxBytes)), { param: 'file' });
     }
     let start = 0;
     while (start < chunk.length) {
