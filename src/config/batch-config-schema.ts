@@ -15,6 +15,12 @@ export const batchConfigSchema = z
       .describe('serve /v1/files (and the batch APIs built on it); default: on when billing.ledger is not off, and true with billing.ledger: off is an error'),
     files: z
       .strictObject({
+        store: z
+          .enum(['directory', 'database'])
+          .default('directory')
+          .describe(
+            "where uploaded and produced files' bytes live: a folder (batch.files.dir; replicas must share it), or the ledger's database in 1 MiB chunks (replicas on PostgreSQL need nothing shared)",
+          ),
         dir: z
           .string()
           .min(1)

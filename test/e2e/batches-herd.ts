@@ -25,7 +25,11 @@ export interface BatchesHerd {
 }
 
 /** `maxInputSize`: server.http_max_input_size (a request's largest size; a batch's lines are bounded by it too). */
-export async function startBatchesHerd(prefix: string, maxInputSize = 64 * 1024 * 1024, options: { worker?: boolean } = {}): Promise<BatchesHerd> {
+export async function startBatchesHerd(
+  prefix: string,
+  maxInputSize = 64 * 1024 * 1024,
+  options: { worker?: boolean; filesStore?: 'directory' | 'database' } = {},
+): Promise<BatchesHerd> {
   const openai: MockUpstream = await startMockUpstream((req, res) => sendJson(res, 200, openAICompletion(String((req.body as { model?: unknown }).model), 'hi')));
   const anthropic: MockUpstream = await startMockUpstream((req, res) => sendJson(res, 200, anthropicMessage(String((req.body as { model?: unknown }).model), 'hi')));
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -35,7 +39,7 @@ export async function startBatchesHerd(prefix: string, maxInputSize = 64 * 1024 
 server: { host: 127.0.0.1, http_port: 0, grpc_port: 0, metrics_port: 0, http_max_input_size: ${maxInputSize} }
 auth: { master_key_env: HERD_BATCH_MASTER, db: "${db}" }
 billing: { currency: USD, ledger: "sqlite:${db}", flush_interval_ms: 10 }
-batch: { worker: { enabled: ${options.worker === true}, interval_ms: 20 }, upstream: { providers: [] } }
+batch: { worker: { enabled: ${options.worker === true}, interval_ms: 20 }, upstream: { providers: [] }, files: { store: ${options.filesStore ?? 'directory'} } }
 providers:
   relay: { type: openai, base_url: "${openai.url}/v1", timeout_ms: 2000, retry: { attempts: 1 } }
   anthropic: { type: anthropic, base_url: "${anthropic.url}", timeout_ms: 2000, retry: { attempts: 1 } }

@@ -110,4 +110,32 @@ describe('batches run by the worker', () => {
     );
     assert.equal(rows.length, 2);
   });
+
+  it('with batch.files.store: database the upload, the input lines and the output file live in the database', async () => {
+    const other = await startBatchesHerd('herd-batches-dbfiles-', undefined, { worker: true, filesStore: 'database' });
+    try {
+      const client = new OpenAI({ apiKey: other.keys.alice, baseURL: `${other.server.httpUrl}/v1`, maxRetries: 0 });
+      const file = await client.files.create({ file: await toFile(Buffer.from(chatLine('d1', 'one') + chatLine('d2', 'two')), 'in.jsonl'), purpose: 'batch' });
+      const created = await client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+      const ended = await until(
+        () => client.batches.retrieve(created.id),
+        (b) => b.status === 'completed',
+      );
+      assert.ok(ended.output_file_id);
+      const text = await (await client.files.content(ended.output_file_id)).text();
+      assert.deepEqual(
+        text
+          .trim()
+          .split('\n')
+          .map((l) => (JSON.parse(l) as { custom_id: string }).custom_id),
+        ['d1', 'd2'],
+      );
+      const db = new Database(join(other.dir, 'herd.db'), { readonly: true });
+      const blobs = db.prepare('SELECT COUNT(*) AS n FROM batch_file_blobs WHERE complete = 1').get() as { n: number };
+      db.close();
+      assert.equal(blobs.n, 2, 'the input and the output file');
+    } finally {
+      await other.close();
+    }
+  });
 });

@@ -101,12 +101,32 @@ const WORKER_COLUMNS_SQL = `
   ALTER TABLE upstream_batches ADD COLUMN poll_attempts INTEGER NOT NULL DEFAULT 0;
 `;
 
+// Batch files' bytes in the database (batch.files.store: database), for replicas without a shared folder: a file is
+// chunks under its ref, readable once its blob row says complete (a crash mid-upload leaves an incomplete blob to sweep).
+const FILE_BLOBS_SQL = `
+  CREATE TABLE batch_file_blobs (
+    ref         TEXT    PRIMARY KEY,
+    bytes       INTEGER NOT NULL DEFAULT 0,
+    chunk_bytes INTEGER NOT NULL,
+    complete    INTEGER NOT NULL DEFAULT 0,
+    created_at  INTEGER NOT NULL
+  );
+  CREATE TABLE batch_file_chunks (
+    ref  TEXT    NOT NULL,
+    seq  INTEGER NOT NULL,
+    data BLOB    NOT NULL,
+    PRIMARY KEY (ref, seq)
+  );
+`;
+
 export const batchStoreMigrations: readonly SqliteMigration[] = [
   { version: 1, name: 'batch files, batches, lines, upstream batches', sql: BATCH_TABLES_SQL },
   { version: 2, name: 'line results, queue times, upstream batch providers', sql: WORKER_COLUMNS_SQL },
+  { version: 3, name: 'batch file bytes in the database', sql: FILE_BLOBS_SQL },
 ];
 
 export const postgresBatchStoreMigrations: readonly SqliteMigration[] = [
   { version: 1, name: 'batch files, batches, lines, upstream batches', sql: BATCH_TABLES_SQL.replaceAll('INTEGER', 'BIGINT') },
   { version: 2, name: 'line results, queue times, upstream batch providers', sql: WORKER_COLUMNS_SQL.replaceAll('INTEGER', 'BIGINT') },
+  { version: 3, name: 'batch file bytes in the database', sql: FILE_BLOBS_SQL.replaceAll('INTEGER', 'BIGINT').replaceAll('BLOB', 'BYTEA') },
 ];

@@ -255,5 +255,29 @@ export interface BatchStore {
    */
   requeueUpstreamLines(upstreamBatchId: string, maxAttempts: number, failed: LineResult): Promise<{ requeued: number; errored: number }>;
 
+  /** batch.files.store: database — a file's bytes as chunks (database-file-store.ts); see FileBlob. */
+  blobs: FileBlobStore;
+
   close(): Promise<void>;
+}
+
+/** A stored file's bytes in the database: `chunkBytes` per chunk (the last shorter), readable once complete. */
+export interface FileBlob {
+  ref: string;
+  bytes: number;
+  chunkBytes: number;
+  complete: boolean;
+  createdAt: number;
+}
+
+export interface FileBlobStore {
+  begin(ref: string, chunkBytes: number, createdAt: number): Promise<void>;
+  putChunk(ref: string, seq: number, data: Buffer): Promise<void>;
+  complete(ref: string, bytes: number): Promise<void>;
+  get(ref: string): Promise<FileBlob | undefined>;
+  /** Chunks `fromSeq` to `toSeq` (inclusive), in order. */
+  chunks(ref: string, fromSeq: number, toSeq: number): Promise<Buffer[]>;
+  delete(ref: string): Promise<void>;
+  /** Refs of incomplete blobs begun before `before` (uploads a crash cut off). */
+  listIncomplete(before: number): Promise<string[]>;
 }

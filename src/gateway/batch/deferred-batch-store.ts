@@ -4,7 +4,7 @@
 import { HerdError } from '../../core/errors.ts';
 import { RetryUntilReady } from '../billing/retry-until-ready.ts';
 import type { BackoffPolicy } from '../resilience/backoff.ts';
-import type { BatchStore } from './batch-store.ts';
+import type { BatchStore, FileBlobStore } from './batch-store.ts';
 
 export interface DeferredBatchStoreOptions {
   open: () => Promise<BatchStore>;
@@ -16,7 +16,7 @@ export interface DeferredBatchStoreOptions {
 
 const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 200, capMs: 10_000 };
 
-type Method = Exclude<keyof BatchStore, 'close'>;
+type Method = Exclude<keyof BatchStore, 'close' | 'blobs' | 'kind'>;
 
 export class DeferredBatchStore implements BatchStore {
   readonly kind = 'postgres' as const;
@@ -72,6 +72,15 @@ export class DeferredBatchStore implements BatchStore {
   listUpstreamLines = this.forward('listUpstreamLines');
   getLineByRequestId = this.forward('getLineByRequestId');
   requeueUpstreamLines = this.forward('requeueUpstreamLines');
+  readonly blobs: FileBlobStore = {
+    begin: async (...args) => this.connected().blobs.begin(...args),
+    putChunk: async (...args) => this.connected().blobs.putChunk(...args),
+    complete: async (...args) => this.connected().blobs.complete(...args),
+    get: async (...args) => this.connected().blobs.get(...args),
+    chunks: async (...args) => this.connected().blobs.chunks(...args),
+    delete: async (...args) => this.connected().blobs.delete(...args),
+    listIncomplete: async (...args) => this.connected().blobs.listIncomplete(...args),
+  };
 
   async close(): Promise<void> {
     this.closed = true;
@@ -85,14 +94,18 @@ export class DeferredBatchStore implements BatchStore {
   }
 
   private forward<M extends Method>(method: M): BatchStore[M] {
-    const call = (...args: unknown[]): unknown => {
-      const store = this.store;
-      if (store === undefined) {
-        return Promise.reject(new HerdError('UNAVAILABLE', `${this.options.label} is unreachable: ${describe(this.retry.lastError)}; retrying in the background`));
-      }
+    const call = async (...args: unknown[]): Promise<unknown> => {
+      const store = this.connected();
       return (store[method] as (...a: unknown[]) => unknown).apply(store, args);
     };
     return call as BatchStore[M];
+  }
+
+  /** The store once reached; until then UNAVAILABLE, naming why (every call is async, so it rejects). */
+  private connected(): BatchStore {
+    const store = this.store;
+    if (store === undefined) throw new HerdError('UNAVAILABLE', `${this.options.label} is unreachable: ${describe(this.retry.lastError)}; retrying in the background`);
+    return store;
   }
 }
 

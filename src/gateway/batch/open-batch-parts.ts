@@ -3,6 +3,7 @@
 import { isBatchEnabled } from '../../config/batch-config-schema.ts';
 import type { HerdConfig } from '../../config/herd-config-schema.ts';
 import type { BatchStore } from './batch-store.ts';
+import { DatabaseFileStore } from './database-file-store.ts';
 import { DirectoryFileStore } from './directory-file-store.ts';
 import { FileService } from './file-service.ts';
 import type { FileStore } from './file-store.ts';
@@ -22,7 +23,8 @@ export async function openBatchParts(
 ): Promise<BatchParts | undefined> {
   if (!isBatchEnabled(config)) return undefined;
   const store = await openStore(config.billing.ledger, options);
-  const fileStore = new DirectoryFileStore(config.batch.files.dir ?? defaultBatchFilesDir(config.billing.ledger));
+  const fileStore: FileStore =
+    config.batch.files.store === 'database' ? new DatabaseFileStore(store.blobs) : new DirectoryFileStore(config.batch.files.dir ?? defaultBatchFilesDir(config.billing.ledger));
   const files = new FileService({
     store,
     files: fileStore,

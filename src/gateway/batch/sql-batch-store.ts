@@ -18,6 +18,7 @@ import {
   upstreamAssignments,
   upstreamValues,
 } from './batch-rows.ts';
+import { SqlFileBlobs } from './sql-file-blobs.ts';
 import type * as S from './batch-store.ts';
 
 /** Lines per INSERT: 15 columns each, well under SQLite's 32 766 parameters and PostgreSQL's 65 535. */
@@ -32,10 +33,12 @@ const QUEUED = "state = 'queued_upstream' AND upstream_batch_id IS NULL";
 
 export class SqlBatchStore implements S.BatchStore {
   readonly kind: 'sqlite' | 'postgres';
+  readonly blobs: S.FileBlobStore;
 
   /** The driver is the store's from here on (close() closes it). */
   constructor(private readonly db: SqlDriver) {
     this.kind = db.kind;
+    this.blobs = new SqlFileBlobs(db);
   }
 
   async insertFile(file: S.BatchFile): Promise<void> {

@@ -2,7 +2,8 @@
 // `?` placeholders everywhere (translated for pg), plain rows back, transactions that may span awaits.
 import { HerdError } from '../../core/errors.ts';
 
-export type SqlValue = string | number | null;
+/** Buffers are BLOB (SQLite) or BYTEA (PostgreSQL). */
+export type SqlValue = string | number | null | Buffer;
 /** A result row; callers name its columns. */
 export type SqlRow = object;
 
