@@ -43,10 +43,13 @@ export class BatchWorker {
   private readonly now: () => number;
   private readonly stopping = new LightAbortController();
   private readonly running = new Set<Promise<void>>();
+  /** The lines this replica runs now, whose leases each pass renews (a line may wait long in the BATCH admission queue). */
+  private readonly held = new Map<string, { batchId: string; lineNo: number }>();
   private timer: NodeJS.Timeout | undefined;
   private pass: Promise<void> | undefined;
   /** True while waiting for the next pass (not in one): a finished realtime line then starts one at once. */
   private sleeping = false;
+  private lastFailure: string | undefined;
 
   constructor(private readonly deps: BatchWorkerDeps) {
     this.now = deps.now ?? Date.now;
@@ -70,6 +73,7 @@ export class BatchWorker {
     const signal = this.stopping.signal;
     const now = this.now();
     let worked = false;
+    await this.renewLeases(now);
     const batches = await this.deps.store.listBatchesByStatus(['in_progress', 'cancelling', 'finalizing'], BATCHES_PER_PASS);
     for (const batch of batches) {
       if (signal.aborted) return worked;
@@ -94,8 +98,15 @@ export class BatchWorker {
     this.timer = setTimeout(() => {
       this.sleeping = false;
       this.pass = this.runOnce()
+        .then((worked) => {
+          this.lastFailure = undefined;
+          return worked;
+        })
         .catch((err: unknown) => {
-          this.deps.log(`batch worker: ${toHerdError(err).message}`);
+          // A database that is away fails every pass the same way: said once, and again when it changes.
+          const message = toHerdError(err).message;
+          if (message !== this.lastFailure) this.deps.log(`batch worker: ${message}`);
+          this.lastFailure = message;
           return false;
         })
         .then((worked) => this.schedule(worked ? 0 : this.deps.config.worker.interval_ms));
@@ -182,7 +193,25 @@ export class BatchWorker {
     return model?.enabledDeployments.find((d) => upstream.accepts(d, batch.endpoint))?.key;
   }
 
+  private async renewLeases(now: number): Promise<void> {
+    const leaseUntil = now + this.deps.config.worker.lease_ms;
+    for (const [id, line] of this.held) {
+      // False: the line was taken from this replica (its lease had run out, or the batch expired): stop renewing it.
+      if (!(await this.deps.store.updateLine(line.batchId, line.lineNo, { leaseUntil }, this.deps.owner))) this.held.delete(id);
+    }
+  }
+
   private async runRealtime(batch: Batch, line: BatchLine, key: KeyInfo, signal: AbortLink): Promise<void> {
+    const id = `${batch.id}#${line.lineNo}`;
+    this.held.set(id, { batchId: batch.id, lineNo: line.lineNo });
+    try {
+      await this.runHeld(batch, line, key, signal);
+    } finally {
+      this.held.delete(id);
+    }
+  }
+
+  private async runHeld(batch: Batch, line: BatchLine, key: KeyInfo, signal: AbortLink): Promise<void> {
     let result: LineResult;
     try {
       const file = await this.deps.store.getFile(batch.inputFileId);

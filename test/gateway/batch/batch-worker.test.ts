@@ -249,6 +249,38 @@ describe('BatchWorker', () => {
     now -= CONFIG.worker.lease_ms + 1;
   });
 
+  it('a live replica keeps the lines it runs: each pass renews their leases, so another replica does not run them twice', async () => {
+    const owner = key({ id: 'hk_renew' });
+    const created = await submit(owner, [openaiLine('slow', chatBody('a'))]);
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const slow = worker(async (run) => {
+      await gate;
+      return echo(run);
+    });
+    await slow.runOnce();
+    const start = now;
+    now += CONFIG.worker.lease_ms - 1;
+    await slow.runOnce();
+    now += 2;
+    let ranElsewhere = 0;
+    await worker(
+      async (run) => {
+        ranElsewhere += 1;
+        return echo(run);
+      },
+      { owner: 'worker-other' },
+    ).runOnce();
+    assert.equal(ranElsewhere, 0, 'the renewed lease still holds');
+    release();
+    await slow.idle();
+    await drain(slow);
+    assert.equal((await service.get(owner, 'openai', created.batch.id)).batch.status, 'completed');
+    now = start;
+  });
+
   it('lines whose model has a deployment with a batch API are queued for the upstream half, not run', async () => {
     const owner = key({ id: 'hk_up' });
     const created = await submit(owner, [openaiLine('u1', chatBody('a')), openaiLine('u2', chatBody('b', 'claude-sonnet-4.5'))]);
