@@ -41,7 +41,7 @@ export interface UpstreamHerd {
 export async function startUpstreamHerd(prefix: string, options: UpstreamHerdOptions): Promise<UpstreamHerd> {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   const db = join(dir, 'herd.db');
-  const deadline = options.deadline === undefined ? '' : `, deadline: { policy: ${options.deadline.policy}, margin_ms: ${options.deadline.marginMs} }`;
+  const deadline = options.deadline === undefined ? '' : `  deadline: { policy: ${options.deadline.policy}, margin_ms: ${options.deadline.marginMs} }`;
   const serving = options.triton === true ? `serving: { model_repository: ["${TRITON_FIXTURES}"], model_control_mode: explicit, load_model: [echo_text] }` : '';
   const local = options.triton === true ? '  local: { type: triton, timeout_ms: 5000, retry: { attempts: 1 } }' : '';
   const localModel = options.triton === true ? '  local-text: { price: { input: 1, output: 2 }, deployments: [{ provider: local, upstream_model: echo_text }] }' : '';
@@ -53,7 +53,8 @@ auth: { master_key_env: HERD_UPSTREAM_MASTER, db: "${db}" }
 billing: { currency: CNY, fx: { USD: 7.3 }, ledger: "sqlite:${db}", flush_interval_ms: 10 }
 batch:
   worker: { enabled: true, interval_ms: 20 }
-  upstream: { max_lines: 4, max_wait_ms: 600000, poll_min_ms: 50, poll_max_ms: 200 }${deadline}
+  upstream: { max_lines: 4, max_wait_ms: 600000, poll_min_ms: 50, poll_max_ms: 200 }
+${deadline}
 providers:
   relay: { type: openai, base_url: "${options.relayUrl}", api_key_env: RELAY_KEY, exchange_rate: 1, timeout_ms: 5000, retry: { attempts: 1 } }
   anthropic: { type: anthropic, base_url: "${options.anthropicUrl}", api_key_env: ANTHROPIC_KEY, exchange_rate: 7.3, timeout_ms: 5000, retry: { attempts: 1 } }
