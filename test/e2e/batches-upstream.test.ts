@@ -252,4 +252,87 @@ describe('client batches sent on to upstream batch APIs', () => {
     );
     assert.equal((herd.ledger.prepare('SELECT COUNT(*) AS n FROM ledger_requests WHERE batch_id = ?').get(batch.id) as { n: number }).n, 0, 'nothing answered, nothing billed');
   });
+  it("a cancel of one of two batches sharing an upstream batch leaves it running; the cancelled batch's lines answered upstream are billed, not returned", async () => {
+    const known = new Set(openai.batches.keys());
+    const [alice, bob] = await Promise.all([
+      submitChatBatch(herd.server.httpUrl, herd.keys.alice, 'gpt-4.1', [
+        ['x1', 'xray one'],
+        ['x2', 'xray two'],
+      ]),
+      submitChatBatch(herd.server.httpUrl, herd.keys.bob, 'gpt-4.1', [
+        ['y1', 'yankee one'],
+        ['y2', 'yankee two'],
+      ]),
+    ]);
+    const [upstream] = await until(
+      () => [...openai.batches.values()].filter((b) => !known.has(b.wire.id)),
+      (found) => found.length > 0,
+    );
+    assert.ok(upstream);
+    assert.equal(upstream.lines.length, 4);
+    openai.advance(upstream.wire.id);
+    openai.progress(upstream.wire.id, 4);
+    const cancelled = await alice.client.batches.cancel(alice.batch.id);
+    assert.ok(['cancelling', 'cancelled'].includes(cancelled.status), cancelled.status);
+    openai.runToEnd(upstream.wire.id);
+    const [a, b] = await Promise.all([
+      until(
+        () => alice.client.batches.retrieve(alice.batch.id),
+        (x) => x.status === 'cancelled',
+      ),
+      until(
+        () => bob.client.batches.retrieve(bob.batch.id),
+        (x) => x.status === 'completed',
+      ),
+    ]);
+    assert.equal(openai.calls.filter((c) => c.path === `/v1/batches/${upstream.wire.id}/cancel`).length, 0, "bob's lines still want the upstream batch: it is not cancelled");
+    assert.deepEqual(
+      (await readOutput(bob.client, b.output_file_id)).map((l) => [l.custom_id, l.response?.body.choices[0]?.message.content]),
+      [
+        ['y1', 'echo: yankee one'],
+        ['y2', 'echo: yankee two'],
+      ],
+    );
+    assert.deepEqual(
+      (await readOutput(alice.client, a.error_file_id)).map((l) => [l.custom_id, l.error?.code]),
+      [
+        ['x1', 'batch_cancelled'],
+        ['x2', 'batch_cancelled'],
+      ],
+    );
+    // The upstream answered alice's lines before the cancel and bills them: so does Herd, at the batch price.
+    const aliceRows = await rowsOf(alice.batch.id, 2);
+    for (const row of aliceRows) assert.equal(row.realtime_list_usd_micros, 2 * row.list_usd_micros);
+    assert.equal((await rowsOf(bob.batch.id, 2)).length, 2);
+  });
+  it('Anthropic: messages.batches.cancel while the requests are upstream cancels the Message Batch upstream', async () => {
+    const known = new Set(anthropic.batches.keys());
+    const client = new Anthropic({ apiKey: herd.keys.alice, baseURL: herd.server.httpUrl, maxRetries: 0 });
+    const created = await client.messages.batches.create({
+      requests: [1, 2, 3, 4].map((n) => ({ custom_id: `k${n}`, params: { model: 'claude-sonnet-4-5', max_tokens: 20, messages: messagesOf(`kilo ${n}`) } })),
+    });
+    const [upstream] = await until(
+      () => [...anthropic.batches.values()].filter((b) => !known.has(b.wire.id)),
+      (found) => found.length > 0,
+    );
+    assert.ok(upstream);
+    const canceling = await client.messages.batches.cancel(created.id);
+    assert.ok(['canceling', 'ended'].includes(canceling.processing_status), canceling.processing_status);
+    await until(
+      () => anthropic.calls.filter((c) => c.method === 'POST' && c.path === `/v1/messages/batches/${upstream.wire.id}/cancel`),
+      (calls) => calls.length === 1,
+    );
+    anthropic.advance(upstream.wire.id);
+    const ended = await until(
+      () => client.messages.batches.retrieve(created.id),
+      (b) => b.processing_status === 'ended',
+    );
+    assert.deepEqual(ended.request_counts, { processing: 0, succeeded: 0, errored: 0, canceled: 4, expired: 0 });
+    const results: [string, string][] = [];
+    for await (const entry of await client.messages.batches.results(created.id)) results.push([entry.custom_id, entry.result.type]);
+    assert.deepEqual(
+      results,
+      [1, 2, 3, 4].map((n) => [`k${n}`, 'canceled']),
+    );
+  });
 });
