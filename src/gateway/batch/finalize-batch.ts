@@ -35,7 +35,8 @@ export async function finalizeBatch(deps: FinalizeDeps, batch: Batch, counts: Pa
     from = 'finalizing';
   }
   const files = batch.dialect === 'openai' ? await writeOutputFiles(deps, batch, counts) : { output: undefined, error: undefined };
-  const status: BatchStatus = batch.status === 'cancelling' ? 'cancelled' : batch.expiresAt <= now ? 'expired' : 'completed';
+  // As OpenAI: a batch some of whose requests ran out of its window is `expired` (the rest answered, in its files).
+  const status: BatchStatus = batch.status === 'cancelling' ? 'cancelled' : batch.expiresAt <= now || (counts.expired ?? 0) > 0 ? 'expired' : 'completed';
   const ended = await deps.store.updateBatch(
     batch.id,
     {

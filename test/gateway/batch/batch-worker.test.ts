@@ -184,14 +184,14 @@ describe('BatchWorker', () => {
     );
   });
 
-  it('deadline: inside the margin lines not run expire (policy expire); past expires_at the batch is expired', async () => {
+  it('deadline: inside the margin lines not run expire and the batch ends expired (policy expire); past expires_at every open line expires', async () => {
     const owner = key({ id: 'hk_late' });
     const created = await submit(owner, [openaiLine('x', chatBody('a')), openaiLine('y', chatBody('b'))]);
     const start = now;
     now = created.batch.expiresAt - HOUR / 2;
     await drain(worker(echo));
     const late = await service.get(owner, 'openai', created.batch.id);
-    assert.deepEqual([late.batch.status, late.counts], ['completed', { expired: 2 }]);
+    assert.deepEqual([late.batch.status, late.counts], ['expired', { expired: 2 }]);
     assert.deepEqual(
       (await contentOf(owner, late.batch.errorFileId)).map((l) => l.error?.code),
       ['batch_expired', 'batch_expired'],
