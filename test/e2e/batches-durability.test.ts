@@ -2,6 +2,7 @@
 // mid-call is SIGKILLed, the other takes its lines over once their leases expire and ends the batch. Every line is
 // answered once in the output file and billed once in the ledger (the killed replica's spooled rows arrive when it
 // restarts); an upstream call cut by the kill is sent again, so calls exceed lines by at most the lines in flight.
+// Through an upstream batch API: the replica reading the results is killed mid-download; the other reads them again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pause, sendJson, startMockUpstream } from '../gateway/helpers/mock-upstream.ts';
@@ -213,6 +214,8 @@ test('upstream batch: the replica reading its results is SIGKILLed mid-download;
   t.after(() => fake.close());
   const gate = await startHoldingGate(fake.baseUrl.replace(/\/v1$/, ''));
   t.after(() => gate.close());
+  // max_wait_ms above 0: at 0 the other replica's aggregator would send the lines the planner has queued so far, and the
+  // batch would go up as several upstream batches (as configured; this test wants one).
   const replicas = await startBatchReplicas(
     'h_batch_durable_up',
     `  worker: { lease_ms: 1500, interval_ms: 50 }
