@@ -13,6 +13,7 @@ import type { ChatGatewayDeps, Ending, Flight, Progress, Settled } from './fligh
 import { estimateErrorStatus, mapStatusToClass, NO_PROVIDER, UNKNOWN_MODEL, type GatewayRequestEvent } from './gateway-observer.ts';
 
 const usedTokens = (u: Usage) => u.promptTokens + u.completionTokens;
+const nothing = (): void => undefined;
 
 export class FlightSettlement {
   constructor(private readonly deps: ChatGatewayDeps) {}
@@ -39,7 +40,10 @@ export class FlightSettlement {
         this.deps.log?.(`settling request ${escapeLogText(flight.base.requestId)}${traceOf(flight)}: ${escapeLogText(String(err))}`);
       }
     });
-    return { committed: finishing ? finishing.committed.catch(() => undefined) : Promise.resolve(), cost: finishing?.cost };
+    // A batch line is marked done once this resolves, and a done line is never run again: its part of the batch's
+    // reservation must be settled by then, or a replica killed in between leaves it answered but not charged.
+    const durable = flight.base.batch !== undefined ? billed : finishing?.committed;
+    return { committed: durable ? durable.then(nothing, nothing) : Promise.resolve(), cost: finishing?.cost };
   }
 
   /** A failed request: labelled by the last upstream tried, if any, with the status the transport will answer. */

@@ -18,10 +18,10 @@ import { createChatService, type ChatService } from '../../../src/gateway/flow/c
 import type { ChatChunk, ChatRequest } from '../../../src/gateway/protocol/chat-types.ts';
 import type { GatewayRequestEvent } from '../../../src/gateway/flow/gateway-observer.ts';
 import type { KeyInfo } from '../../../src/gateway/keys/key-store.ts';
-import { testKey } from '../billing/budget-fixtures.ts';
+import { dayMonthLines, testKey } from '../billing/budget-fixtures.ts';
 import { canonicalChunk, RawSse, type StreamPiece } from '../../../src/gateway/protocol/raw-sse.ts';
 import { gatewayConfig, openAICompletion, openAIErrorBody, openAIStreamFrames, scriptedUpstream, status, type ScriptedUpstream } from '../helpers/gateway-fixtures.ts';
-import { collectChunks, startMockUpstream, type MockUpstream } from '../helpers/mock-upstream.ts';
+import { collectChunks, pause, startMockUpstream, type MockUpstream } from '../helpers/mock-upstream.ts';
 
 const ENV = { RELAY_API_KEY: 'sk-relay' };
 const KEY: KeyInfo = testKey({ id: 'key_team', name: 'team', prefix: 'sk-herd-team' });
@@ -48,6 +48,7 @@ describe('gateway flow', () => {
   let cache: ResponseCache;
   let events: GatewayRequestEvent[];
   let gateway: ChatGateway;
+  let config: ReturnType<typeof gatewayConfig>;
 
   before(async () => {
     script = scriptedUpstream({
@@ -65,7 +66,7 @@ describe('gateway flow', () => {
     upstream.requests.length = 0;
     dir = mkdtempSync(join(tmpdir(), 'herd-flow-'));
     ledger = SqliteLedger.open(join(dir, 'herd.db'), { flushIntervalMs: 5 });
-    const config = gatewayConfig(`
+    config = gatewayConfig(`
 providers:
   relay: { type: openai, base_url: "${upstream.url}/v1", api_key_env: RELAY_API_KEY, exchange_rate: 1.0, retry: { attempts: 1 } }
 models:
@@ -230,6 +231,34 @@ models:
     await settled();
     const spend = await ledger.spend('key_budget');
     assert.equal(spend.dayMicros, rows()[0]?.cost_micros, "the reservation settled at the row's cost");
+  });
+
+  it("answers a batch line only once its part of the batch's reservation is settled (a line marked done is never run again)", async () => {
+    // A settlement slower than the row's commit, as PostgreSQL's is: the answer must still wait for it.
+    const slowLedger = new Proxy(ledger, {
+      get(target, prop) {
+        if (prop === 'settlePart') {
+          return async (...args: Parameters<SqliteLedger['settlePart']>) => {
+            await pause(30);
+            return target.settlePart(...args);
+          };
+        }
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const batchGateway = new ChatGateway({ chat, billing: new BillingService({ config, ledger: slowLedger }) });
+    const budgeted: KeyInfo = { ...KEY, id: 'key_batch', budgets: [{ period: 'day', amountMicros: 1_000_000 }] };
+    await ledger.reserve({ keyId: 'key_batch', requestId: 'batch_1', estimateMicros: 500_000, lines: dayMonthLines('key_batch', { dayMicros: 1_000_000 }, Date.now()) });
+    const answer = await batchGateway.handle(ask(), caller({ key: budgeted, requestId: 'line_1', batch: { id: 'batch_1' } }));
+    assert.equal(answer.kind, 'completion');
+    const db = new Database(join(dir, 'herd.db'), { readonly: true });
+    try {
+      const parts = db.prepare('SELECT line_request_id, cost_micros FROM ledger_reservation_parts WHERE reservation_id = ?').all('batch_1');
+      assert.deepEqual(parts, [{ line_request_id: 'line_1', cost_micros: rows()[0]?.cost_micros }]);
+    } finally {
+      db.close();
+    }
   });
 
   it('refuses a budget the estimate would pass: no upstream call, no ledger row (refusals go to the audit log)', async () => {
