@@ -45,20 +45,23 @@ export async function admitFlight(deps: ChatGatewayDeps, request: ChatRequest, c
   const requestId = caller.requestId ?? createRequestId(startedAt);
   const billing = deps.billing;
   const dialect = caller.dialect ?? 'openai-chat';
-  // The intent goes out before the call, so a process killed mid-call still leaves an attempt row.
-  const onAttemptStart = billing
-    ? (attempt: number, r: AttemptRecord) =>
-        billing.intend({
-          requestId,
-          attempt,
-          keyId: caller.key.id,
-          requestedModel: request.model,
-          model: r.model,
-          provider: r.provider,
-          upstreamModel: r.upstreamModel,
-          startedAt: Date.now(),
-        })
-    : undefined;
+  // The intent goes out before the call, so a process killed mid-call still leaves an attempt row. Not for a batch
+  // line: it is run again under the same request id when its lease runs out, and an `interrupted` row recovered
+  // first (the killed replica restarting sooner) would shadow the row of the run that answered.
+  const onAttemptStart =
+    billing && caller.batch === undefined
+      ? (attempt: number, r: AttemptRecord) =>
+          billing.intend({
+            requestId,
+            attempt,
+            keyId: caller.key.id,
+            requestedModel: request.model,
+            model: r.model,
+            provider: r.provider,
+            upstreamModel: r.upstreamModel,
+            startedAt: Date.now(),
+          })
+      : undefined;
   return {
     request,
     caller,
