@@ -101,12 +101,21 @@ const WORKER_COLUMNS_SQL = `
   ALTER TABLE upstream_batches ADD COLUMN poll_attempts INTEGER NOT NULL DEFAULT 0;
 `;
 
+// A batch's open lines in order, so a claim skips the lines already done (without it each claim walked them: 23 ms at
+// 100k lines, once per claim); (batch_id, state) makes a batch's counts an index scan. A claim names its states as literals.
+const LINE_INDEXES_SQL = `
+  CREATE INDEX batch_lines_open ON batch_lines (batch_id, line_no) WHERE state IN ('pending', 'running');
+  CREATE INDEX batch_lines_state ON batch_lines (batch_id, state);
+`;
+
 export const batchStoreMigrations: readonly SqliteMigration[] = [
   { version: 1, name: 'batch files, batches, lines, upstream batches', sql: BATCH_TABLES_SQL },
   { version: 2, name: 'line results, queue times, upstream batch providers', sql: WORKER_COLUMNS_SQL },
+  { version: 3, name: "lines: a batch's open lines, counts by state", sql: LINE_INDEXES_SQL },
 ];
 
 export const postgresBatchStoreMigrations: readonly SqliteMigration[] = [
   { version: 1, name: 'batch files, batches, lines, upstream batches', sql: BATCH_TABLES_SQL.replaceAll('INTEGER', 'BIGINT') },
   { version: 2, name: 'line results, queue times, upstream batch providers', sql: WORKER_COLUMNS_SQL.replaceAll('INTEGER', 'BIGINT') },
+  { version: 3, name: "lines: a batch's open lines, counts by state", sql: LINE_INDEXES_SQL },
 ];
