@@ -12,6 +12,8 @@ export interface RateResult {
   p90: number;
   p99: number;
   max: number;
+  /** The slowest requests: when each was due (ms into the window) and its latency, to tell one stall from a spread. */
+  worst: { dueMs: number; ms: number }[];
 }
 
 export const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
@@ -22,6 +24,7 @@ export async function runFixedRate(url: string, key: string, ratePerSecond: numb
   const total = Math.round(ratePerSecond * seconds);
   const gapMs = 1000 / ratePerSecond;
   const latencies: number[] = [];
+  const timed: { dueMs: number; ms: number }[] = [];
   const failed: Record<number, number> = {};
   const start = performance.now();
   const one = async (i: number): Promise<void> => {
@@ -31,8 +34,10 @@ export async function runFixedRate(url: string, key: string, ratePerSecond: numb
     try {
       const res = await pool.request({ method: 'POST', path: '/v1/chat/completions', headers, body: JSON.stringify(chatBody(i)) });
       await res.body.text();
-      if (res.statusCode === 200) latencies.push(performance.now() - due);
-      else failed[res.statusCode] = (failed[res.statusCode] ?? 0) + 1;
+      if (res.statusCode === 200) {
+        latencies.push(performance.now() - due);
+        timed.push({ dueMs: due - start, ms: performance.now() - due });
+      } else failed[res.statusCode] = (failed[res.statusCode] ?? 0) + 1;
     } catch {
       failed[0] = (failed[0] ?? 0) + 1;
     }
@@ -48,5 +53,6 @@ export async function runFixedRate(url: string, key: string, ratePerSecond: numb
     p90: percentile(latencies, 90),
     p99: percentile(latencies, 99),
     max: latencies.at(-1) ?? Number.NaN,
+    worst: timed.sort((a, b) => b.ms - a.ms).slice(0, 5),
   };
 }

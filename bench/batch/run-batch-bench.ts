@@ -167,6 +167,9 @@ try {
   row('while the batch runs', whileRunning);
   row('after the batch', after);
   say();
+  const worst = (r: RateResult) => r.worst.map((w) => `${fmt(w.ms)} ms at ${fmt(w.dueMs / 1000, 1)} s`).join(', ');
+  say(`Slowest realtime requests (latency at time into the window): before ${worst(before)}; while running ${worst(whileRunning)}; after ${worst(after)}.`);
+  say();
   const floorP99 = Math.max(before.p99, after.p99);
   say(
     `p99 while running ÷ floor: **${fmt(whileRunning.p99 / before.p99, 2)}×** against the run before, ${fmt(whileRunning.p99 / after.p99, 2)}× against the run after (${fmt(whileRunning.p99 / floorP99, 2)}× against the worse); p50 ${fmt(whileRunning.p50 / before.p50, 2)}×. ` +
