@@ -60,18 +60,27 @@ function createKey(dir: string): string {
 export async function startBatchBenchStack(o: BatchBenchOptions): Promise<BatchBenchStack> {
   const dir = mkdtempSync(join(tmpdir(), 'herd-batch-bench-'));
   const upstream = await startBenchProcess([resolve('bench/batch/delay-upstream.mjs'), '0', String(o.delayMs)], /listening (\d+)/, (m) => `http://127.0.0.1:${m[1]}`);
-  writeFileSync(join(dir, 'herd.yaml'), batchBenchYaml(upstream.url, o));
-  const key = createKey(dir);
-  const herd = await startBenchProcess(
-    [...(o.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`]), resolve('dist/cli/herd.js'), 'serve', '--config', join(dir, 'herd.yaml')],
-    /Started HTTPService at \S+ \((http:\/\/[^)]+)\)/,
-    (m) => m[1] as string,
-    {
-      ...process.env,
-      HERD_BENCH_MASTER: MASTER,
-      BENCH_UPSTREAM_KEY: 'sk-bench-upstream',
-    },
-  );
+  let key: string;
+  let herd: BenchProcess;
+  try {
+    writeFileSync(join(dir, 'herd.yaml'), batchBenchYaml(upstream.url, o));
+    key = createKey(dir);
+    herd = await startBenchProcess(
+      [...(o.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`]), resolve('dist/cli/herd.js'), 'serve', '--config', join(dir, 'herd.yaml')],
+      /Started HTTPService at \S+ \((http:\/\/[^)]+)\)/,
+      (m) => m[1] as string,
+      {
+        ...process.env,
+        HERD_BENCH_MASTER: MASTER,
+        BENCH_UPSTREAM_KEY: 'sk-bench-upstream',
+      },
+    );
+  } catch (err) {
+    // Herd did not start: the upstream child and the folder must not outlive the bench.
+    await upstream.stop();
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   return {
     dir,
     upstream,
