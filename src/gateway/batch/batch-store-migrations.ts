@@ -119,14 +119,23 @@ const FILE_BLOBS_SQL = `
   );
 `;
 
+// A batch's open lines in order, so a claim skips the lines already done (without it each claim walked them: 23 ms at
+// 100k lines, once per claim); (batch_id, state) makes a batch's counts an index scan. A claim names its states as literals.
+const LINE_INDEXES_SQL = `
+  CREATE INDEX batch_lines_open ON batch_lines (batch_id, line_no) WHERE state IN ('pending', 'running');
+  CREATE INDEX batch_lines_state ON batch_lines (batch_id, state);
+`;
+
 export const batchStoreMigrations: readonly SqliteMigration[] = [
   { version: 1, name: 'batch files, batches, lines, upstream batches', sql: BATCH_TABLES_SQL },
   { version: 2, name: 'line results, queue times, upstream batch providers', sql: WORKER_COLUMNS_SQL },
   { version: 3, name: 'batch file bytes in the database', sql: FILE_BLOBS_SQL },
+  { version: 4, name: "lines: a batch's open lines, counts by state", sql: LINE_INDEXES_SQL },
 ];
 
 export const postgresBatchStoreMigrations: readonly SqliteMigration[] = [
   { version: 1, name: 'batch files, batches, lines, upstream batches', sql: BATCH_TABLES_SQL.replaceAll('INTEGER', 'BIGINT') },
   { version: 2, name: 'line results, queue times, upstream batch providers', sql: WORKER_COLUMNS_SQL.replaceAll('INTEGER', 'BIGINT') },
   { version: 3, name: 'batch file bytes in the database', sql: FILE_BLOBS_SQL.replaceAll('INTEGER', 'BIGINT').replaceAll('BLOB', 'BYTEA') },
+  { version: 4, name: "lines: a batch's open lines, counts by state", sql: LINE_INDEXES_SQL },
 ];

@@ -45,6 +45,7 @@ export class BatchWorker {
   private readonly running = new Set<Promise<void>>();
   /** The lines this replica runs now, whose leases each pass renews (a line may wait long in the BATCH admission queue). */
   private readonly held = new Map<string, { batchId: string; lineNo: number }>();
+  private readonly runningByBatch = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private pass: Promise<void> | undefined;
   /** True while waiting for the next pass (not in one): a finished realtime line then starts one at once. */
@@ -132,6 +133,8 @@ export class BatchWorker {
   }
 
   private async finishIfDone(batch: Batch): Promise<boolean> {
+    // Lines of it still run here, so it is not done: counting its lines (an index scan of the whole batch) can wait.
+    if ((this.runningByBatch.get(batch.id) ?? 0) > 0) return false;
     const counts = await this.deps.store.countLines(batch.id);
     if (!allLinesEnded(counts)) return false;
     return finalizeBatch({ store: this.deps.store, files: this.deps.files, ledger: this.deps.ledger, now: this.now, log: this.deps.log }, batch, counts);
@@ -152,11 +155,14 @@ export class BatchWorker {
     if (policy === 'expire') await this.deps.store.finishLines(batch.id, ['pending'], 'expired', { outcome: 'expired' });
   }
 
-  /** As many lines as can be placed now: the claim size when lines may go upstream, else the free realtime slots. */
+  /**
+   * As many lines as can be placed now: the claim size when lines of the endpoint may go upstream, else the free realtime
+   * slots (each claimed line without a slot is handed back by one write of its own).
+   */
   private async claim(batch: Batch, now: number): Promise<BatchLine[]> {
     const { worker, realtime } = this.deps.config;
     const free = realtime.concurrency * 2 - this.running.size;
-    const limit = this.deps.upstream !== undefined ? worker.claim_lines : free;
+    const limit = this.mayGoUpstream(batch.endpoint) ? worker.claim_lines : free;
     if (limit <= 0) return [];
     return this.deps.store.claimLines({ owner: this.deps.owner, states: ['pending', 'running'], now, leaseMs: worker.lease_ms, limit, batchId: batch.id });
   }
@@ -177,12 +183,20 @@ export class BatchWorker {
       } else if (slots > 0) {
         slots -= 1;
         await this.deps.store.updateLine(batch.id, line.lineNo, { state: 'running', attempts: line.attempts + 1 }, this.deps.owner);
-        this.track(this.runRealtime(batch, line, owner.key, signal));
+        this.track(batch.id, this.runRealtime(batch, line, owner.key, signal));
       } else {
         // No realtime slot: the line waits for a later pass (the lease is handed back at once).
         await this.deps.store.updateLine(batch.id, line.lineNo, { state: 'pending', leaseOwner: undefined, leaseUntil: undefined }, this.deps.owner);
       }
     }
+  }
+
+  /** Whether any model has a deployment whose upstream batch API is used for this endpoint. */
+  private mayGoUpstream(endpoint: string): boolean {
+    const upstream = this.deps.upstream;
+    if (upstream === undefined) return false;
+    for (const model of this.deps.catalog.models.values()) if (model.enabledDeployments.some((d) => upstream.accepts(d, endpoint))) return true;
+    return false;
   }
 
   /** The first deployment of the line's model whose upstream batch API is used for this endpoint. */
@@ -232,11 +246,15 @@ export class BatchWorker {
     await this.deps.store.updateLine(batch.id, line.lineNo, { state, result, statusCode, leaseOwner: undefined, leaseUntil: undefined }, this.deps.owner);
   }
 
-  private track(run: Promise<void>): void {
+  private track(batchId: string, run: Promise<void>): void {
+    this.runningByBatch.set(batchId, (this.runningByBatch.get(batchId) ?? 0) + 1);
     const tracked = run
       .catch((err: unknown) => this.deps.log(`batch line: ${toHerdError(err).message}`))
       .finally(() => {
         this.running.delete(tracked);
+        const left = (this.runningByBatch.get(batchId) ?? 1) - 1;
+        if (left > 0) this.runningByBatch.set(batchId, left);
+        else this.runningByBatch.delete(batchId);
         this.wake();
       });
     this.running.add(tracked);

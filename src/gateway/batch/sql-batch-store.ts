@@ -1,5 +1,6 @@
 // The BatchStore, written once over SqlDriver for SQLite and PostgreSQL (like keys/sql-key-store.ts): files,
 // batches and lines in the ledger's database; lines leased with an expiry so another replica takes over a dead one's.
+import { HerdError } from '../../core/errors.ts';
 import type { SqlDriver, SqlValue } from '../storage/sql-driver.ts';
 import {
   BATCH_COLUMNS,
@@ -30,6 +31,13 @@ const list = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 const placeholders = (n: number) => `(${list(n)})`;
 /** Lines queued for an upstream batch and not packed into one yet (the partial index batch_lines_queued). */
 const QUEUED = "state = 'queued_upstream' AND upstream_batch_id IS NULL";
+const LINE_STATES: ReadonlySet<string> = new Set<S.BatchLineState>(['pending', 'queued_upstream', 'running', 'succeeded', 'errored', 'canceled', 'expired']);
+
+/** A line state as an SQL literal (checked against the closed set: it is written into the statement). */
+function stateLiteral(state: S.BatchLineState): string {
+  if (!LINE_STATES.has(state)) throw new HerdError('INTERNAL', `not a batch line state: ${String(state)}`);
+  return `'${state}'`;
+}
 
 export class SqlBatchStore implements S.BatchStore {
   readonly kind: 'sqlite' | 'postgres';
@@ -110,12 +118,13 @@ export class SqlBatchStore implements S.BatchStore {
 
   async claimLines(claim: S.ClaimLines): Promise<S.BatchLine[]> {
     if (claim.states.length === 0 || claim.limit <= 0) return [];
-    const states = claim.states.map(() => '?').join(', ');
+    // Literals, not parameters: only then may the planner use the partial index batch_lines_open.
+    const states = claim.states.map(stateLiteral).join(', ');
     const batch = claim.batchId === undefined ? '' : ' AND batch_id = ?';
     const pick = `SELECT batch_id, line_no FROM batch_lines WHERE state IN (${states}) AND (lease_until IS NULL OR lease_until < ?)${batch} ORDER BY batch_id, line_no LIMIT ?`;
     // PostgreSQL: rows another replica is claiming right now are skipped, not waited for; SQLite's write lock already serializes claims.
     const locked = this.kind === 'postgres' ? `${pick} FOR UPDATE SKIP LOCKED` : pick;
-    const params: SqlValue[] = [claim.owner, claim.now + claim.leaseMs, ...claim.states, claim.now, ...(claim.batchId === undefined ? [] : [claim.batchId]), claim.limit];
+    const params: SqlValue[] = [claim.owner, claim.now + claim.leaseMs, claim.now, ...(claim.batchId === undefined ? [] : [claim.batchId]), claim.limit];
     const rows = await this.db.transaction((tx) =>
       tx.query<Row>(
         `UPDATE batch_lines SET lease_owner = ?, lease_until = ?, attempts = attempts + 1 WHERE (batch_id, line_no) IN (${locked}) RETURNING ${LINE_COLUMNS.join(', ')}`,

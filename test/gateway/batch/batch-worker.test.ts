@@ -312,4 +312,29 @@ describe('BatchWorker', () => {
     assert.ok(ticks.length > 0, 'the upstream half is ticked every pass');
     assert.equal((await service.get(owner, 'openai', created.batch.id)).batch.status, 'in_progress', 'the queued line is still open');
   });
+  it("with an upstream half that takes none of the endpoint's deployments, a pass claims only the free realtime slots (nothing handed back)", async () => {
+    const owner = key({ id: 'hk_slots' });
+    const created = await submit(
+      owner,
+      Array.from({ length: 10 }, (_, i) => openaiLine(`s${i}`, chatBody(String(i)))),
+    );
+    const limits: number[] = [];
+    const handedBack: number[] = [];
+    // Object.create keeps the store's own methods and state; only the two calls are counted.
+    const counted: BatchStore = Object.assign(Object.create(store) as BatchStore, {
+      claimLines: (claim: Parameters<BatchStore['claimLines']>[0]) => {
+        limits.push(claim.limit);
+        return store.claimLines(claim);
+      },
+      updateLine: (...args: Parameters<BatchStore['updateLine']>) => {
+        if (args[2].state === 'pending') handedBack.push(args[1]);
+        return store.updateLine(...args);
+      },
+    });
+    const upstream: UpstreamBatching = { accepts: () => false, tick: async () => undefined, cancelFor: async () => undefined };
+    await drain(worker(echo, { store: counted, upstream }));
+    assert.equal((await service.get(owner, 'openai', created.batch.id)).batch.status, 'completed');
+    assert.ok(limits.length > 0 && limits.every((n) => n <= CONFIG.realtime.concurrency * 2), `claim limits: ${limits.join(', ')}`);
+    assert.deepEqual(handedBack, []);
+  });
 });
