@@ -1,6 +1,6 @@
-import { BATCH_LINE_DECODERS } from '../../../src/http/batch-line-decoders.ts';
 // What the batch validator's tests share: a catalog with chat and embedding models and prices, a real
 // BillingService on a throwaway SQLite ledger, each endpoint's real ingress decoder, and byte sources in chunks.
+import { BATCH_LINE_DECODERS } from '../../../src/http/batch-line-decoders.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,38 +1,9 @@
 // batch.files.store: database on both engines: bytes streamed in as chunks come back whole and by any range (across
 // chunk boundaries), a refused or cut-off upload leaves nothing readable, and incomplete leftovers are swept.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { HerdError } from '../../../src/core/errors.ts';
-import type { BatchStore } from '../../../src/gateway/batch/batch-store.ts';
+import { bothEngines } from './both-engines.ts';
 import { DatabaseFileStore } from '../../../src/gateway/batch/database-file-store.ts';
-import { openBatchStore } from '../../../src/gateway/batch/open-batch-store.ts';
-import { DATABASE_URL, dropSchema, skipWithoutPostgres, uniqueSchema } from '../billing/pg-test-schema.ts';
-
-function bothEngines(name: string, body: (store: BatchStore) => Promise<void>): void {
-  test(`${name} (sqlite)`, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'herd-db-files-'));
-    const store = await openBatchStore(`sqlite:${join(dir, 'herd.db')}`);
-    try {
-      await body(store);
-    } finally {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-  test(`${name} (postgres)`, { skip: skipWithoutPostgres('database file store on PostgreSQL') }, async () => {
-    const schema = uniqueSchema('h_dbfiles');
-    const store = await openBatchStore(DATABASE_URL as string, { schema, poolSize: 2 });
-    try {
-      await body(store);
-    } finally {
-      await store.close();
-      await dropSchema(schema);
-    }
-  });
-}
 
 const LIMITS = { maxBytes: 8 << 20, maxLines: 1_000_000 };
 const MiB = 1 << 20;

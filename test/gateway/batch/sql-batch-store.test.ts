@@ -1,40 +1,10 @@
 // The batch store on SQLite (a temp file) and PostgreSQL (a schema of its own, dropped after; skipped without
 // DATABASE_URL): files and their pages, batches and guarded status changes, lines and leases taken over at expiry.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { bothEngines as bothEnginesWith } from './both-engines.ts';
 import type { Batch, BatchFile, BatchLine, BatchStore, UpstreamBatchRow } from '../../../src/gateway/batch/batch-store.ts';
-import { openBatchStore } from '../../../src/gateway/batch/open-batch-store.ts';
-import { openLedger } from '../../../src/gateway/billing/open-ledger.ts';
-import { DATABASE_URL, dropSchema, skipWithoutPostgres, uniqueSchema } from '../billing/pg-test-schema.ts';
 
-function bothEngines(name: string, body: (store: BatchStore) => Promise<void>): void {
-  test(`${name} (sqlite)`, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'herd-batch-store-'));
-    // Beside a real ledger in the same file: the batch scope's migrations leave the ledger's alone.
-    const ledger = await openLedger(`sqlite:${join(dir, 'herd.db')}`);
-    const store = await openBatchStore(`sqlite:${join(dir, 'herd.db')}`);
-    try {
-      await body(store);
-    } finally {
-      await store.close();
-      await ledger.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-  test(`${name} (postgres)`, { skip: skipWithoutPostgres('batch store on PostgreSQL') }, async () => {
-    const schema = uniqueSchema('h_batch');
-    const store = await openBatchStore(DATABASE_URL as string, { schema, poolSize: 2 });
-    try {
-      await body(store);
-    } finally {
-      await store.close();
-      await dropSchema(schema);
-    }
-  });
-}
+const bothEngines = (name: string, body: (store: BatchStore) => Promise<void>) => bothEnginesWith(name, body, { withLedger: true });
 
 const file = (id: string, keyId: string, createdAt: number, extra: Partial<BatchFile> = {}): BatchFile => ({
   id,
