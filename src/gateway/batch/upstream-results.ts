@@ -90,37 +90,33 @@ async function billLine(
   const upstreamModel = deployment === undefined ? row.deployment.slice(row.provider.length + 1) : resolveUpstreamModel(deployment);
   const startedAt = row.submittedAt ?? row.createdAt;
   const usage = result.usage ?? NO_USAGE;
-  try {
-    await billing.finish({
-      outcome: 'completion',
-      meta: {
-        requestedModel: model,
-        route: 'model',
-        routeRule: `model:${model}`,
-        model,
-        provider: row.provider,
-        upstreamModel,
-        attempts: [],
-        upstreamMs: 0,
-        waitedMs: 0,
-        overheadMs: 0,
-        warnings: [],
-        usage,
-        rawFinishReason: null,
-      },
-      requestId: line.requestId,
-      key,
-      origin: `batch:${batch.id}`,
-      dialect: DIALECT_BY_ENDPOINT[batch.endpoint],
+  // An owner without a budget held no reservation: billing writes the row and has nothing to settle.
+  await billing.finish({
+    outcome: 'completion',
+    meta: {
       requestedModel: model,
-      priority: 'BATCH',
-      startedAt,
-      latencyMs: Math.max(0, ctx.deps.now() - startedAt),
-      httpStatus: result.statusCode,
-      batch: { id: batch.id, upstreamBatch: true },
-    });
-  } catch (err) {
-    // A batch whose owner has no budget holds no reservation: its row is written, there is nothing to settle.
-    if ((err as { code?: unknown }).code !== 'NOT_FOUND') throw err;
-  }
+      route: 'model',
+      routeRule: `model:${model}`,
+      model,
+      provider: row.provider,
+      upstreamModel,
+      attempts: [],
+      upstreamMs: 0,
+      waitedMs: 0,
+      overheadMs: 0,
+      warnings: [],
+      usage,
+      rawFinishReason: null,
+    },
+    requestId: line.requestId,
+    key,
+    origin: `batch:${batch.id}`,
+    dialect: DIALECT_BY_ENDPOINT[batch.endpoint],
+    requestedModel: model,
+    priority: 'BATCH',
+    startedAt,
+    latencyMs: Math.max(0, ctx.deps.now() - startedAt),
+    httpStatus: result.statusCode,
+    batch: { id: batch.id, upstreamBatch: true },
+  });
 }
