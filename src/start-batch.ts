@@ -14,12 +14,9 @@ import type { BatchParts } from './gateway/batch/open-batch-parts.ts';
 import type { ChatGateway } from './gateway/flow/chat-gateway.ts';
 import type { EmbeddingsGateway } from './gateway/flow/embeddings-gateway.ts';
 import type { Authenticator } from './gateway/keys/authenticator.ts';
-import type { JsonObject } from './gateway/protocol/check-json-value.ts';
 import type { GatewayCatalog } from './gateway/router/gateway-catalog.ts';
 import { BATCH_LINE_DECODERS } from './http/batch-line-decoders.ts';
-import { createBatchLineRunner } from './http/batch-line-runner.ts';
-import { mapErrorToAnthropic } from './http/map-anthropic-error.ts';
-import { mapErrorToOpenAI } from './http/map-openai-error.ts';
+import { createBatchLineRunner, encodeLineError } from './http/batch-line-runner.ts';
 
 /** A running gateway's batch half: the opened parts, the service /v1/batches and /v1/messages/batches answer through, the worker. */
 export interface RunningBatch extends BatchParts {
@@ -120,10 +117,7 @@ function createBatchWorker(config: HerdConfig, parts: BatchParts, flow: BatchFlo
     catalog: flow.catalog,
     keyOf: (keyId) => flow.authenticator.authenticateKeyId(keyId),
     runRealtime: createBatchLineRunner({ gateway: flow.flow, embeddings: flow.embeddings }),
-    encodeError: (endpoint, error) => {
-      const mapped = endpoint === '/v1/messages' ? mapErrorToAnthropic(error) : mapErrorToOpenAI(error);
-      return { statusCode: mapped.status, body: mapped.body as unknown as JsonObject };
-    },
+    encodeError: encodeLineError,
     upstream,
     ledger: flow.billing?.ledger,
     config: config.batch,

@@ -1,6 +1,5 @@
 // Each batch endpoint's realtime decoder, by endpoint path: submission's validator and the worker decode a
 // batch line's body exactly as the realtime route decodes a request body (batch/ may not import ingress/).
-import { HerdError } from '../core/errors.ts';
 import type { DecodedLineBody } from '../gateway/batch/validate-batch-line.ts';
 import { messagesCodec } from '../gateway/ingress/anthropic-messages/messages-codec.ts';
 import { chatCodec } from '../gateway/ingress/openai-chat/chat-codec.ts';
@@ -15,12 +14,3 @@ export const BATCH_LINE_DECODERS: Readonly<Record<string, (body: unknown) => Dec
   '/v1/embeddings': (body) => ({ kind: 'embeddings', request: validateEmbeddingsRequest(body) }),
   '/v1/messages': (body) => ({ kind: 'chat', request: messagesCodec.decode(body, {}).request }),
 };
-
-/** The endpoints a batch may name (OpenAI's four, and Anthropic's Messages for Message Batches). */
-export const BATCH_ENDPOINTS: readonly string[] = Object.keys(BATCH_LINE_DECODERS);
-
-export function decodeBatchLineBody(endpoint: string, body: unknown): DecodedLineBody {
-  const decode = BATCH_LINE_DECODERS[endpoint];
-  if (decode === undefined) throw new HerdError('INVALID_ARG', `batches do not serve ${endpoint.slice(0, 64)}`, { param: 'endpoint' });
-  return decode(body);
-}

@@ -46,11 +46,15 @@ export function createBatchLineRunner(deps: BatchLineRunnerDeps): RunLineRealtim
       if (run === undefined) throw new HerdError('INVALID_ARG', `batches do not serve ${batch.endpoint.slice(0, 64)}`);
       return await run(deps, { key, headers: BATCH_HEADERS, signal, requestId: line.requestId, origin: `batch:${batch.id}`, batch: { id: batch.id } }, body);
     } catch (err) {
-      const error = toHerdError(err);
-      const mapped = batch.endpoint === '/v1/messages' ? mapErrorToAnthropic(error) : mapErrorToOpenAI(error);
-      return { outcome: 'errored', statusCode: mapped.status, body: mapped.body as unknown as JsonObject };
+      return { outcome: 'errored', ...encodeLineError(batch.endpoint, toHerdError(err)) };
     }
   };
+}
+
+/** A line's error answer as its endpoint's realtime route answers errors (Anthropic's shape for Message Batches, else OpenAI's). */
+export function encodeLineError(endpoint: string, error: HerdError): { statusCode: number; body: JsonObject } {
+  const mapped = endpoint === '/v1/messages' ? mapErrorToAnthropic(error) : mapErrorToOpenAI(error);
+  return { statusCode: mapped.status, body: mapped.body as unknown as JsonObject };
 }
 
 async function runChat<D, F>(codec: IngressCodec<D, F>, deps: BatchLineRunnerDeps, caller: Caller, body: JsonObject): Promise<LineResult> {

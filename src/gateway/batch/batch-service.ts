@@ -6,6 +6,7 @@ import type { KeyInfo } from '../keys/key-store.ts';
 import type { Batch, BatchDialect, BatchLine, BatchLineState, BatchStatus, ListOrder, Page } from './batch-store.ts';
 import type { FileService } from './file-service.ts';
 import type { PutLimits } from './file-store.ts';
+import { readBatchLines } from './read-batch-lines.ts';
 import { BatchRejected, type SubmitDeps, submitBatch } from './submit-batch.ts';
 
 /** A batch with how many of its lines are in each state (request_counts). */
@@ -40,8 +41,6 @@ export interface BatchServiceOptions extends SubmitDeps {
 const COMPLETION_WINDOWS: Readonly<Record<string, number>> = { '24h': 86_400_000 };
 const MASTER_KEY_ID = 'master';
 const ENDED: readonly BatchStatus[] = ['completed', 'failed', 'expired', 'cancelled'];
-/** Lines of a batch read per store query while results stream. */
-const RESULT_PAGE = 1000;
 
 export class BatchService {
   constructor(private readonly options: BatchServiceOptions) {}
@@ -114,7 +113,7 @@ export class BatchService {
   async *results(owner: KeyInfo, dialect: BatchDialect, id: string): AsyncGenerator<BatchLine> {
     const batch = await this.visible(owner, dialect, id);
     if (!ENDED.includes(batch.status)) throw new HerdError('INVALID_ARG', `Batch ${id} has not ended yet; its results are available once processing_status is 'ended'`);
-    yield* this.linesOf(batch.id);
+    for await (const page of readBatchLines(this.options.store, batch.id)) yield* page;
   }
 
   /** Opens a batch's results first (so an unknown id is a 404 before the answer starts), then streams them. */
@@ -126,17 +125,6 @@ export class BatchService {
       yield first.value;
       yield* results;
     })();
-  }
-
-  private async *linesOf(batchId: string): AsyncGenerator<BatchLine> {
-    let from = 1;
-    for (;;) {
-      const page = await this.options.store.listLines(batchId, from, RESULT_PAGE);
-      yield* page;
-      const last = page.at(-1);
-      if (last === undefined || page.length < RESULT_PAGE) return;
-      from = last.lineNo + 1;
-    }
   }
 
   private async submit(input: Parameters<typeof submitBatch>[1]): Promise<BatchView> {

@@ -1,14 +1,11 @@
 // What the batch worker is handed from above the gateway: the client dialects' codecs live in ingress/, which
-// batch/ may not import, so the HTTP layer builds these from the same codecs and exchange operations its
-// realtime routes use (one flow per dialect, whether a request came over HTTP or out of a batch file).
+// batch/ may not import, so the HTTP layer runs a line with the same codecs and flow its realtime routes use
+// (one flow per dialect, whether a request came over HTTP or out of a batch file); and the upstream half's port.
 import type { AbortLink } from '../../core/abort-link.ts';
-import type { HerdError } from '../../core/errors.ts';
 import type { KeyInfo } from '../keys/key-store.ts';
 import type { CatalogDeployment } from '../router/gateway-catalog.ts';
-import type { ChatResponse, Usage } from '../protocol/chat-types.ts';
 import type { JsonObject } from '../protocol/check-json-value.ts';
 import type { Batch, BatchLine, LineResult } from './batch-store.ts';
-import type { DecodedLineBody } from './validate-batch-line.ts';
 
 export interface LineRun {
   batch: Batch;
@@ -26,19 +23,6 @@ export interface LineRun {
  * price (GatewayCaller.batch). Never throws: a failure is an `errored` result with the dialect's error body.
  */
 export type RunLineRealtime = (run: LineRun) => Promise<LineResult>;
-
-/** An upstream batch's answer for one line, in the canonical shapes the providers decode to. */
-export type CanonicalLineAnswer = { kind: 'chat'; response: ChatResponse; usage: Usage } | { kind: 'embeddings'; vectors: Float32Array[]; usage: Usage; model: string };
-
-/** The batch endpoints' codecs, by endpoint (`/v1/chat/completions`, `/v1/embeddings`, `/v1/responses`, `/v1/completions`, `/v1/messages`). */
-export interface BatchLineCodecs {
-  /** The endpoint's ingress decoder (as the validator's): the canonical request to send upstream. */
-  decode(endpoint: string, body: unknown): DecodedLineBody;
-  /** What the endpoint would have answered for `answer` (`decoded` is the line's decoded body). */
-  encodeAnswer(endpoint: string, decoded: DecodedLineBody, answer: CanonicalLineAnswer): JsonObject;
-  /** The endpoint's dialect's error answer (OpenAI's or Anthropic's mapping). */
-  encodeError(endpoint: string, error: HerdError): { statusCode: number; body: JsonObject };
-}
 
 /** The upstream half of the worker (upstream-batching.ts): aggregation, submission, polling, results. */
 export interface UpstreamBatching {

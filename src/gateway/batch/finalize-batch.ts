@@ -2,9 +2,10 @@
 // OpenAI's output and error files assembled in line order (streamed from the store a page at a time), the status
 // moved (completed, cancelled or expired), and what its budget reservation still holds released.
 import type { Ledger } from '../billing/ledger.ts';
-import type { Batch, BatchFile, BatchLine, BatchLineState, BatchStatus, BatchStore } from './batch-store.ts';
+import type { Batch, BatchFile, BatchLineState, BatchStatus, BatchStore } from './batch-store.ts';
 import type { FileService } from './file-service.ts';
 import { formatOutputLine, outputFileOf } from './openai-output-lines.ts';
+import { readBatchLines } from './read-batch-lines.ts';
 
 export interface FinalizeDeps {
   store: BatchStore;
@@ -15,7 +16,6 @@ export interface FinalizeDeps {
 }
 
 const OPEN_LINES: readonly BatchLineState[] = ['pending', 'queued_upstream', 'running'];
-const PAGE = 1000;
 
 /** True when no line of the batch is left to run. */
 export function allLinesEnded(counts: Partial<Record<BatchLineState, number>>): boolean {
@@ -70,16 +70,11 @@ async function writeOutputFiles(
 }
 
 async function* linesOf(store: BatchStore, batchId: string, file: 'output' | 'error'): AsyncGenerator<Buffer> {
-  let from = 1;
-  for (;;) {
-    const page: BatchLine[] = await store.listLines(batchId, from, PAGE);
+  for await (const page of readBatchLines(store, batchId)) {
     const text = page
       .filter((line) => outputFileOf(line) === file)
       .map(formatOutputLine)
       .join('');
     if (text !== '') yield Buffer.from(text, 'utf8');
-    const last = page.at(-1);
-    if (last === undefined || page.length < PAGE) return;
-    from = last.lineNo + 1;
   }
 }

@@ -1,10 +1,11 @@
 // The requests of one upstream batch as they go up: each line's body read back from its client batch's input file
 // (the byte range the validator recorded; never copied), its model replaced by the deployment's upstream model.
 import { HerdError, toHerdError } from '../../core/errors.ts';
-import { isJsonObject, type JsonObject } from '../protocol/check-json-value.ts';
+import type { JsonObject } from '../protocol/check-json-value.ts';
 import type { UpstreamBatchLine } from '../providers/upstream-batch-client.ts';
 import { type CatalogDeployment, resolveUpstreamModel } from '../router/gateway-catalog.ts';
 import type { Batch, BatchLine, UpstreamBatchRow } from './batch-store.ts';
+import { readLineBody } from './read-line-body.ts';
 import { dialectErrorBody, type UpstreamContext } from './upstream-context.ts';
 
 /** Lines read from the store at a time while an upstream batch's requests stream up. */
@@ -17,11 +18,10 @@ export async function isSendable(ctx: UpstreamContext, line: BatchLine, now: num
   return batch === undefined || ctx.pastDeadline(batch, now) ? undefined : batch;
 }
 
-/** How many of the upstream batch's lines would go up now. */
-export async function countSendable(ctx: UpstreamContext, row: UpstreamBatchRow, now: number): Promise<number> {
-  let count = 0;
-  for await (const line of pagesOf(ctx, row)) if ((await isSendable(ctx, line, now)) !== undefined) count++;
-  return count;
+/** Whether any of the upstream batch's lines would go up now (reading stops at the first). */
+export async function hasSendable(ctx: UpstreamContext, row: UpstreamBatchRow, now: number): Promise<boolean> {
+  for await (const line of pagesOf(ctx, row)) if ((await isSendable(ctx, line, now)) !== undefined) return true;
+  return false;
 }
 
 /**
@@ -37,7 +37,9 @@ export async function* upstreamRequests(ctx: UpstreamContext, row: UpstreamBatch
     }
     let body: JsonObject;
     try {
-      body = await readLineBody(ctx, batch, line);
+      const ref = await ctx.inputRef(batch);
+      if (ref === undefined) throw new HerdError('NOT_FOUND', `batch ${batch.id}: its input file ${batch.inputFileId} is gone`);
+      body = await readLineBody(ctx.deps.fileStore, ref, line, batch.dialect);
     } catch (err) {
       // One unreadable request (its input file removed) errors alone; the rest of the upstream batch goes up.
       const message = `the request could not be read back from the batch's input file: ${toHerdError(err).message}`;
@@ -67,17 +69,4 @@ export function upstreamModelOf(ctx: UpstreamContext, deployment: CatalogDeploym
   const sent = typeof body.model === 'string' ? body.model : undefined;
   const viaPattern = sent !== undefined && ctx.deps.catalog.findModel(sent) === undefined;
   return resolveUpstreamModel(deployment, viaPattern ? sent : undefined);
-}
-
-/** The line's request body: OpenAI's record `{custom_id, method, url, body}` → body; Anthropic's item `{custom_id, params}` → params. */
-async function readLineBody(ctx: UpstreamContext, batch: Batch, line: BatchLine): Promise<JsonObject> {
-  const ref = await ctx.inputRef(batch);
-  if (ref === undefined) throw new HerdError('NOT_FOUND', `batch ${batch.id}: its input file ${batch.inputFileId} is gone`);
-  const stream = await ctx.deps.fileStore.open(ref, { start: line.bodyOffset, end: line.bodyOffset + line.bodyLength - 1 });
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(chunk as Buffer);
-  const record: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  const body = isJsonObject(record) ? (batch.dialect === 'anthropic' ? record.params : record.body) : undefined;
-  if (!isJsonObject(body)) throw new HerdError('INTERNAL', `batch ${batch.id} line ${line.lineNo}: the stored request is not an object`);
-  return body;
 }

@@ -5,7 +5,7 @@ import { type HerdError, toHerdError } from '../../core/errors.ts';
 import { UpstreamError } from '../protocol/upstream-error.ts';
 import type { BatchDialect, LineResult, UpstreamBatchRow } from './batch-store.ts';
 import { dialectErrorBody, UPSTREAM_MAX_ATTEMPTS, type UpstreamContext } from './upstream-context.ts';
-import { countSendable, upstreamRequests } from './upstream-line-source.ts';
+import { hasSendable, upstreamRequests } from './upstream-line-source.ts';
 
 /** The metadata key carrying Herd's upstream batch id (`ubatch_…`). */
 export const UPSTREAM_METADATA_KEY = 'herd_upstream_batch_id';
@@ -36,7 +36,7 @@ export async function submitUpstreamBatch(ctx: UpstreamContext, row: UpstreamBat
   }
   const leaseUntil = now + Math.max(ctx.deps.config.worker.lease_ms, CREATE_LEASE_MS);
   if (!(await store.updateUpstreamBatch(row.id, { leaseUntil }, owner))) return false;
-  if ((await countSendable(ctx, row, now)) === 0) {
+  if (!(await hasSendable(ctx, row, now))) {
     // Every line was cancelled (or reached its deadline) before it went up: nothing to create.
     await store.updateUpstreamBatch(row.id, { state: 'done', leaseOwner: undefined, leaseUntil: undefined }, owner);
     return true;
